@@ -1,0 +1,146 @@
+/**
+ * The run config: one typed object with defaults for everything. The YAML file uses the same keys
+ * (the seed's `atropos_config.yaml` sections — model, training, trajectory_collection, judge, tasks —
+ * plus the sections Spindle adds). It is saved with every run and every exported adapter.
+ */
+
+export type JudgeConfig =
+  | { type: 'rule'; id: string }
+  | {
+      type: 'remote';
+      id: string;
+      base_url: string;
+      model: string;
+      /** Name of the setting (browser) or environment variable (CLI) holding the key; the key itself is never in the config. */
+      api_key_env: string | null;
+      temperature: number;
+      timeout_ms: number;
+      max_concurrency: number;
+      max_retries: number;
+    }
+  | { type: 'model'; id: string; path: string }
+  | { type: 'self'; id: string };
+
+export interface RunConfig {
+  name: string;
+  seed: number;
+  model: {
+    /** A shipped model name (`spindle-micro`), a `models/` folder, a Hugging Face layout URL or path. */
+    base_model: string;
+    /** Size preset when a fresh model is built instead of loaded. */
+    preset: 'nano' | 'micro' | 'mini';
+    dtype: 'float32';
+    quantization: 'none';
+    backend: 'auto' | 'webgpu' | 'wasm' | 'cpu';
+  };
+  lora: {
+    r: number;
+    alpha: number;
+    dropout: number;
+    target_modules: string[];
+    /** Layer range whose weights stay frozen, as in the seed's `--freeze_layers=0-8`; null freezes none. */
+    freeze_layers: string | null;
+  };
+  training: {
+    method: 'grpo' | 'sft';
+    max_steps: number;
+    /** Groups (tasks) per update. */
+    batch_size: number;
+    /** Samples per task: the G of GRPO. */
+    group_size: number;
+    learning_rate: number;
+    warmup_steps: number;
+    optimizer: 'adam' | 'adamw';
+    weight_decay: number;
+    grad_clip: number;
+    grad_accum_steps: number;
+    /** SFT only. */
+    epochs: number;
+    /** Multiplies the judge score before advantages (the seed's `rl_edit_config reward_scale 2.5`). */
+    reward_scale: number;
+    checkpoint_every: number;
+    eval_interval: number;
+  };
+  grpo: {
+    advantage: 'zscore' | 'mean';
+    clip_epsilon: number;
+    /** Upper clip (DAPO's clip-higher); null uses `clip_epsilon`. */
+    clip_epsilon_high: number | null;
+    /** KL coefficient to the reference policy (LoRA disabled); 0 turns KL off. */
+    kl_beta: number;
+    /** Discount for per-step returns. */
+    gamma: number;
+    zero_std_groups: 'skip' | 'replace';
+  };
+  sampling: { temperature: number; top_k: number; top_p: number; max_new_tokens: number };
+  replay: {
+    capacity: number;
+    /** Share of each batch from fresh rollouts; the rest comes from the replay buffer. */
+    online_ratio: number;
+    /** Trajectories scoring above this enter the buffer. */
+    admit_threshold: number;
+  };
+  curriculum: { enabled: boolean; start_level: number; window: number; advance_threshold: number; max_level: number };
+  process_rewards: { enabled: boolean; tool_success_bonus: number; thought_bonus: number; thought_min_chars: number };
+  safety: {
+    enabled: boolean;
+    check_every: number;
+    /** Relative drop that counts as a regression (0.05 = 5%). */
+    threshold: number;
+    eval_items: number;
+    rollback: boolean;
+    /** Share of capability (replay/SFT) data after a regression. */
+    capability_ratio: number;
+  };
+  trajectory_collection: {
+    /** null: from the machine (`navigator.hardwareConcurrency`, `os.availableParallelism()`). */
+    n_workers: number | null;
+    max_steps_per_trajectory: number;
+    tool_timeout_ms: number;
+    tools: string[];
+    /** Rollouts stay at most this many updates ahead of the trainer (Atropos's max_batches_offpolicy). */
+    max_offpolicy_updates: number;
+  };
+  judge: { judges: JudgeConfig[]; min_votes: number };
+  tasks: {
+    environments: string[];
+    task_file: string | null;
+    difficulty_range: [number, number];
+    /** Held-out items per environment for evaluation. */
+    eval_items: number;
+  };
+  transfer: { source_checkpoint: string | null; learning_rate_scale: number };
+}
+
+export const DEFAULT_CONFIG: RunConfig = {
+  name: 'run',
+  seed: 1,
+  model: { base_model: 'spindle-micro', preset: 'micro', dtype: 'float32', quantization: 'none', backend: 'auto' },
+  lora: { r: 8, alpha: 16, dropout: 0, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freeze_layers: null },
+  training: {
+    method: 'grpo',
+    max_steps: 100,
+    batch_size: 4,
+    group_size: 8,
+    learning_rate: 2e-3,
+    warmup_steps: 5,
+    optimizer: 'adamw',
+    weight_decay: 0,
+    grad_clip: 1,
+    grad_accum_steps: 1,
+    epochs: 3,
+    reward_scale: 1,
+    checkpoint_every: 10,
+    eval_interval: 20,
+  },
+  grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip' },
+  sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 96 },
+  replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0.7 },
+  curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
+  process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50 },
+  safety: { enabled: true, check_every: 100, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
+  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
+  judge: { judges: [{ type: 'rule', id: 'rule' }], min_votes: 1 },
+  tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], eval_items: 32 },
+  transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
+};

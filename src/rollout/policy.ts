@@ -1,0 +1,51 @@
+/**
+ * The policy interface the agent loop drives. Implementations: the local tfjs model
+ * (src/model), a remote OpenAI-compatible endpoint, and a scripted policy for tests.
+ */
+import type { ChatMessage, SamplingParams, ToolSchema } from '../contracts.ts';
+
+/** Text ↔ token ids, with the ChatML special tokens as single ids. */
+export interface TextTokenizer {
+  readonly vocabSize: number;
+  encode(text: string): number[];
+  decode(ids: number[]): string;
+  /** Id of `<|im_end|>`: generation stops on it and it ends every turn. */
+  readonly imEndId: number;
+  readonly eosId: number;
+  readonly padId: number;
+}
+
+export interface PolicyContext {
+  messages: ChatMessage[];
+  tools: ToolSchema[];
+  /**
+   * ChatML token ids of the conversation so far, ending with `<|im_start|>assistant\n`. A token-level
+   * policy continues exactly these ids (no re-tokenisation drift); empty when the policy has no tokenizer.
+   */
+  tokens: number[];
+}
+
+export interface PolicyTurn {
+  /** The assistant text, without the closing `<|im_end|>`. */
+  text: string;
+  /** Sampled token ids, including the closing `<|im_end|>` when generation stopped on it. */
+  tokens: number[];
+  /** Log-probability of each sampled token under the sampling distribution. */
+  logprobs: number[];
+  finish_reason: 'stop' | 'length';
+}
+
+export interface GenerateOptions {
+  seed: number;
+  sampling: SamplingParams;
+  signal?: AbortSignal;
+  /** Called with each new piece of text as it is sampled (for live display). */
+  onText?: (piece: string) => void;
+}
+
+export interface Policy {
+  readonly id: string;
+  /** The tokenizer the policy's tokens use; null for text-only policies (remote APIs). */
+  readonly tokenizer: TextTokenizer | null;
+  generate(context: PolicyContext, options: GenerateOptions): Promise<PolicyTurn>;
+}
