@@ -101,7 +101,13 @@ export interface RunConfig {
     /** Rollouts stay at most this many updates ahead of the trainer (Atropos's max_batches_offpolicy). */
     max_offpolicy_updates: number;
   };
-  judge: { judges: JudgeConfig[]; min_votes: number };
+  judge: {
+    judges: JudgeConfig[];
+    /** How many of the listed judges vote on each trajectory (the seed's n_judges); null: all of them. */
+    n_judges: number | null;
+    /** Fewer usable votes than this gives a null score. */
+    min_votes: number;
+  };
   tasks: {
     environments: string[];
     task_file: string | null;
@@ -140,7 +146,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50 },
   safety: { enabled: true, check_every: 100, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
-  judge: { judges: [{ type: 'rule', id: 'rule' }], min_votes: 1 },
+  judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
   tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

@@ -1,0 +1,40 @@
+/**
+ * Named presets: partial configs merged onto the defaults. Catalog data; the app's form and the CLI's
+ * `--preset` both list these.
+ */
+import type { RunConfig } from './schema.ts';
+import { validateRunConfig } from './validate.ts';
+
+type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+
+export interface Preset {
+  description: string;
+  config: DeepPartial<RunConfig>;
+}
+
+export const PRESETS: Record<string, Preset> = {
+  demo: {
+    description: 'A minute-long GRPO run on arith_tool for watching the loop work.',
+    config: { name: 'demo', training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 }, tasks: { environments: ['arith_tool'], eval_items: 8 } },
+  },
+  'arith-grpo': {
+    description: 'Online GRPO on arith_tool from the shipped model (the learning benchmark).',
+    config: { name: 'arith-grpo', training: { max_steps: 60, batch_size: 4, group_size: 8 }, tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] } },
+  },
+  sft: {
+    description: 'Supervised fine-tuning on exported trajectories (the seed’s first workflow).',
+    config: { name: 'sft', training: { method: 'sft', epochs: 3, learning_rate: 1e-3 } },
+  },
+  transfer: {
+    description: 'shell_exec → git_repo transfer with the lower layers frozen (the seed’s third workflow).',
+    config: { name: 'transfer', lora: { freeze_layers: '0-1' }, tasks: { environments: ['git_repo'] }, transfer: { learning_rate_scale: 0.3 } },
+  },
+};
+
+export function presetConfig(name: string): RunConfig {
+  const preset = PRESETS[name];
+  if (!preset) throw new Error(`Unknown preset "${name}". Presets: ${Object.keys(PRESETS).join(', ')}.`);
+  const { config, errors } = validateRunConfig(preset.config);
+  if (!config) throw new Error(`Preset "${name}" is invalid: ${errors.map((e) => e.message).join(' ')}`);
+  return config;
+}

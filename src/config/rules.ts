@@ -1,0 +1,78 @@
+/**
+ * What each config field may hold, beyond "same type as the default": allowed values and ranges.
+ * Catalog data, kept apart from the validator's logic. Keys are dotted paths into RunConfig.
+ */
+
+export type FieldRule =
+  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'int'; min?: number; max?: number; nullable?: boolean }
+  | { kind: 'number'; min?: number; max?: number; exclusiveMin?: boolean; nullable?: boolean }
+  | { kind: 'string'; pattern?: RegExp; hint?: string; nullable?: boolean }
+  | { kind: 'strings' }
+  | { kind: 'range'; min: number; max: number };
+
+export const FIELD_RULES: Record<string, FieldRule> = {
+  seed: { kind: 'int', min: 0 },
+  'model.preset': { kind: 'enum', values: ['nano', 'micro', 'mini'] },
+  'model.dtype': { kind: 'enum', values: ['float32'] },
+  'model.quantization': { kind: 'enum', values: ['none'] },
+  'model.backend': { kind: 'enum', values: ['auto', 'webgpu', 'wasm', 'cpu'] },
+  'lora.r': { kind: 'int', min: 1, max: 256 },
+  'lora.alpha': { kind: 'number', min: 0, exclusiveMin: true },
+  'lora.dropout': { kind: 'number', min: 0, max: 0.9 },
+  'lora.target_modules': { kind: 'strings' },
+  'lora.freeze_layers': { kind: 'string', pattern: /^\d+(-\d+)?$/, hint: 'a layer range like "0-8" or a single layer like "3"', nullable: true },
+  'training.method': { kind: 'enum', values: ['grpo', 'sft'] },
+  'training.max_steps': { kind: 'int', min: 1 },
+  'training.batch_size': { kind: 'int', min: 1 },
+  'training.group_size': { kind: 'int', min: 2 },
+  'training.learning_rate': { kind: 'number', min: 0, max: 1, exclusiveMin: true },
+  'training.warmup_steps': { kind: 'int', min: 0 },
+  'training.optimizer': { kind: 'enum', values: ['adam', 'adamw'] },
+  'training.weight_decay': { kind: 'number', min: 0, max: 1 },
+  'training.grad_clip': { kind: 'number', min: 0 },
+  'training.grad_accum_steps': { kind: 'int', min: 1 },
+  'training.epochs': { kind: 'int', min: 1 },
+  'training.reward_scale': { kind: 'number', min: 0, exclusiveMin: true },
+  'training.checkpoint_every': { kind: 'int', min: 1 },
+  'training.eval_interval': { kind: 'int', min: 1 },
+  'grpo.advantage': { kind: 'enum', values: ['zscore', 'mean'] },
+  'grpo.clip_epsilon': { kind: 'number', min: 0, max: 1, exclusiveMin: true },
+  'grpo.clip_epsilon_high': { kind: 'number', min: 0, max: 10, exclusiveMin: true, nullable: true },
+  'grpo.kl_beta': { kind: 'number', min: 0 },
+  'grpo.gamma': { kind: 'number', min: 0, max: 1 },
+  'grpo.zero_std_groups': { kind: 'enum', values: ['skip', 'replace'] },
+  'sampling.temperature': { kind: 'number', min: 0 },
+  'sampling.top_k': { kind: 'int', min: 0 },
+  'sampling.top_p': { kind: 'number', min: 0, max: 1, exclusiveMin: true },
+  'sampling.max_new_tokens': { kind: 'int', min: 1, max: 4096 },
+  'replay.capacity': { kind: 'int', min: 0 },
+  'replay.online_ratio': { kind: 'number', min: 0, max: 1 },
+  'replay.admit_threshold': { kind: 'number', min: 0, max: 1 },
+  'curriculum.start_level': { kind: 'int', min: 1, max: 5 },
+  'curriculum.window': { kind: 'int', min: 1 },
+  'curriculum.advance_threshold': { kind: 'number', min: 0, max: 1 },
+  'curriculum.max_level': { kind: 'int', min: 1, max: 5 },
+  'process_rewards.tool_success_bonus': { kind: 'number', min: 0, max: 1 },
+  'process_rewards.thought_bonus': { kind: 'number', min: 0, max: 1 },
+  'process_rewards.thought_min_chars': { kind: 'int', min: 0 },
+  'safety.check_every': { kind: 'int', min: 1 },
+  'safety.threshold': { kind: 'number', min: 0, max: 1 },
+  'safety.eval_items': { kind: 'int', min: 1 },
+  'safety.capability_ratio': { kind: 'number', min: 0, max: 1 },
+  'trajectory_collection.n_workers': { kind: 'int', min: 1, max: 64, nullable: true },
+  'trajectory_collection.max_steps_per_trajectory': { kind: 'int', min: 1, max: 100 },
+  'trajectory_collection.tool_timeout_ms': { kind: 'int', min: 10, max: 600_000 },
+  'trajectory_collection.tools': { kind: 'strings' },
+  'trajectory_collection.max_offpolicy_updates': { kind: 'int', min: 0 },
+  'judge.n_judges': { kind: 'int', min: 1, nullable: true },
+  'judge.min_votes': { kind: 'int', min: 1 },
+  'tasks.environments': { kind: 'strings' },
+  'tasks.task_file': { kind: 'string', nullable: true },
+  'tasks.difficulty_range': { kind: 'range', min: 1, max: 5 },
+  'tasks.eval_items': { kind: 'int', min: 1 },
+  'transfer.source_checkpoint': { kind: 'string', nullable: true },
+  'transfer.learning_rate_scale': { kind: 'number', min: 0, max: 10, exclusiveMin: true },
+};
+
+export const JUDGE_TYPES = ['rule', 'remote', 'model', 'self'] as const;

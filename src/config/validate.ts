@@ -1,0 +1,184 @@
+/**
+ * Validates a user's (partial) run config against DEFAULT_CONFIG and FIELD_RULES and merges it onto
+ * the defaults. Every error names the field, the value given and what is allowed; unknown fields get a
+ * "did you mean" suggestion. Pure: no I/O, no YAML (see yaml.ts for line numbers).
+ */
+import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig } from './schema.ts';
+import { FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
+
+export interface ConfigError {
+  /** Dotted path of the field, e.g. `training.learning_rate`. */
+  path: string;
+  message: string;
+  /** 1-based line in the YAML source, when known. */
+  line?: number;
+}
+
+export interface ValidationResult {
+  config: RunConfig | null;
+  errors: ConfigError[];
+}
+
+type Plain = Record<string, unknown>;
+const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+export function show(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/** Validates `input` (already parsed from YAML/JSON) and returns the full config or the errors. */
+export function validateRunConfig(input: unknown, options: { knownEnvironments?: readonly string[] } = {}): ValidationResult {
+  const errors: ConfigError[] = [];
+  if (input === null || input === undefined) return { config: structuredClone(DEFAULT_CONFIG), errors };
+  if (!isPlain(input)) return { config: null, errors: [{ path: '', message: `The config must be a mapping of sections, got ${show(input)}.` }] };
+  const merged = mergeSection(DEFAULT_CONFIG as unknown as Plain, input, '', errors) as unknown as RunConfig;
+  checkCrossField(merged, errors, options);
+  return errors.length ? { config: null, errors } : { config: merged, errors };
+}
+
+function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: ConfigError[]): Plain {
+  const out: Plain = structuredClone(defaults);
+  for (const [key, value] of Object.entries(given)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (!(key in defaults)) {
+      const hint = suggest(key, Object.keys(defaults));
+      errors.push({ path, message: `Unknown field "${path}".${hint ? ` Did you mean "${prefix ? prefix + '.' : ''}${hint}"?` : ''} Allowed here: ${Object.keys(defaults).join(', ')}.` });
+      continue;
+    }
+    if (path === 'judge.judges') {
+      out[key] = checkJudges(value, errors);
+      continue;
+    }
+    const fallback = defaults[key];
+    if (isPlain(fallback) && FIELD_RULES[path] === undefined) {
+      if (!isPlain(value)) errors.push({ path, message: `"${path}" must be a section (a mapping of fields), got ${show(value)}.` });
+      else out[key] = mergeSection(fallback, value, path, errors);
+      continue;
+    }
+    const problem = checkField(path, value, fallback);
+    if (problem) errors.push({ path, message: problem });
+    else out[key] = value;
+  }
+  return out;
+}
+
+/** Returns an error message, or null when `value` is acceptable for the field. */
+export function checkField(path: string, value: unknown, fallback: unknown): string | null {
+  const rule: FieldRule | undefined = FIELD_RULES[path];
+  if (!rule) {
+    const want = fallback === null ? 'string or null' : Array.isArray(fallback) ? 'list' : typeof fallback;
+    const ok = fallback === null ? value === null || typeof value === 'string' : Array.isArray(fallback) ? Array.isArray(value) : typeof value === typeof fallback;
+    return ok ? null : `"${path}" must be a ${want}, got ${show(value)}.`;
+  }
+  if (value === null && 'nullable' in rule && rule.nullable) return null;
+  switch (rule.kind) {
+    case 'enum':
+      return rule.values.includes(value as string) ? null : `"${path}" is ${show(value)}; allowed: ${rule.values.join(', ')}.`;
+    case 'int':
+    case 'number': {
+      if (typeof value !== 'number' || !Number.isFinite(value)) return `"${path}" must be a number, got ${show(value)}.`;
+      if (rule.kind === 'int' && !Number.isInteger(value)) return `"${path}" must be a whole number, got ${show(value)}.`;
+      return checkBounds(path, value, rule);
+    }
+    case 'string':
+      if (typeof value !== 'string') return `"${path}" must be ${rule.nullable ? 'a string or null' : 'a string'}, got ${show(value)}.`;
+      if (rule.pattern && !rule.pattern.test(value)) return `"${path}" is ${show(value)}; expected ${rule.hint ?? rule.pattern}.`;
+      return null;
+    case 'strings':
+      return Array.isArray(value) && value.every((v) => typeof v === 'string') ? null : `"${path}" must be a list of strings, got ${show(value)}.`;
+    case 'range': {
+      const ok = Array.isArray(value) && value.length === 2 && value.every((v) => Number.isInteger(v) && v >= rule.min && v <= rule.max) && value[0] <= value[1];
+      return ok ? null : `"${path}" must be [low, high] with whole numbers ${rule.min}–${rule.max} and low ≤ high, got ${show(value)}.`;
+    }
+  }
+}
+
+function checkBounds(path: string, value: number, rule: { min?: number; max?: number; exclusiveMin?: boolean }): string | null {
+  const belowMin = rule.min !== undefined && (rule.exclusiveMin ? value <= rule.min : value < rule.min);
+  const aboveMax = rule.max !== undefined && value > rule.max;
+  if (!belowMin && !aboveMax) return null;
+  const low = rule.min === undefined ? '' : `${rule.exclusiveMin ? '>' : '≥'} ${rule.min}`;
+  const high = rule.max === undefined ? '' : `≤ ${rule.max}`;
+  return `"${path}" is ${value}; allowed: ${[low, high].filter(Boolean).join(' and ')}.`;
+}
+
+const JUDGE_FIELDS: Record<JudgeConfig['type'], Record<string, 'string' | 'number' | 'string|null'>> = {
+  rule: { id: 'string' },
+  remote: { id: 'string', base_url: 'string', model: 'string', api_key_env: 'string|null', temperature: 'number', timeout_ms: 'number', max_concurrency: 'number', max_retries: 'number' },
+  model: { id: 'string', path: 'string' },
+  self: { id: 'string' },
+};
+const REMOTE_DEFAULTS = { api_key_env: null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 };
+
+function checkJudges(value: unknown, errors: ConfigError[]): JudgeConfig[] {
+  if (!Array.isArray(value)) {
+    errors.push({ path: 'judge.judges', message: `"judge.judges" must be a list of judges, got ${show(value)}.` });
+    return [];
+  }
+  return value.flatMap((raw, i) => {
+    const path = `judge.judges.${i}`;
+    if (!isPlain(raw) || !JUDGE_TYPES.includes(raw.type as JudgeConfig['type'])) {
+      errors.push({ path: `${path}.type`, message: `Judge ${i} needs "type": one of ${JUDGE_TYPES.join(', ')}; got ${show(isPlain(raw) ? raw.type : raw)}.` });
+      return [];
+    }
+    const type = raw.type as JudgeConfig['type'];
+    const judge: Plain = { ...(type === 'remote' ? REMOTE_DEFAULTS : {}), id: type, ...raw };
+    for (const [field, kind] of Object.entries(JUDGE_FIELDS[type])) {
+      const v = judge[field];
+      const ok = kind === 'string|null' ? v === null || typeof v === 'string' : typeof v === kind;
+      if (!ok) errors.push({ path: `${path}.${field}`, message: `A ${type} judge needs "${field}" (${kind}), got ${show(v)}.` });
+    }
+    for (const field of Object.keys(judge)) {
+      if (field !== 'type' && !(field in JUDGE_FIELDS[type])) {
+        const hint = field === 'api_key' ? ' Put the key in an environment variable or the app settings and name it in "api_key_env".' : '';
+        errors.push({ path: `${path}.${field}`, message: `Unknown field "${field}" for a ${type} judge; allowed: ${Object.keys(JUDGE_FIELDS[type]).join(', ')}.${hint}` });
+      }
+    }
+    return [judge as unknown as JudgeConfig];
+  });
+}
+
+function checkCrossField(config: RunConfig, errors: ConfigError[], options: { knownEnvironments?: readonly string[] }): void {
+  if (config.curriculum.start_level > config.curriculum.max_level) {
+    errors.push({ path: 'curriculum.start_level', message: `"curriculum.start_level" (${config.curriculum.start_level}) is above "curriculum.max_level" (${config.curriculum.max_level}).` });
+  }
+  if (options.knownEnvironments) {
+    config.tasks.environments.forEach((env, i) => {
+      if (!options.knownEnvironments!.includes(env)) {
+        errors.push({ path: `tasks.environments.${i}`, message: `Unknown environment ${show(env)}; known: ${options.knownEnvironments!.join(', ')}.` });
+      }
+    });
+  }
+  const ids = config.judge.judges.map((j) => j.id);
+  const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+  if (dup) errors.push({ path: 'judge.judges', message: `Two judges share the id ${show(dup)}; give each judge its own "id".` });
+  if (config.judge.n_judges !== null && config.judge.n_judges > config.judge.judges.length) {
+    errors.push({ path: 'judge.n_judges', message: `"judge.n_judges" is ${config.judge.n_judges} but only ${config.judge.judges.length} judge(s) are listed in "judge.judges".` });
+  }
+}
+
+/** The closest name by edit distance, if it is close enough to be a plausible typo. */
+export function suggest(name: string, candidates: readonly string[]): string | null {
+  let best: string | null = null;
+  let bestDistance = Infinity;
+  for (const c of candidates) {
+    const d = editDistance(name.toLowerCase(), c.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [c, d];
+  }
+  return best !== null && bestDistance <= Math.max(2, Math.floor(name.length / 3)) ? best : null;
+}
+
+function editDistance(a: string, b: string): number {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
