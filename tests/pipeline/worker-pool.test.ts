@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { WorkerPool, type WorkerHandle } from '../../src/pipeline/worker-pool.ts';
+import { Batcher } from '../../src/pipeline/batcher.ts';
+
+type Job = { id: number; behaviour: 'ok' | 'crash-once' | 'hang-once' | 'always-crash' };
+
+/** In-process fake workers; `seen` records which jobs each worker instance was given. */
+function fakeSpawner() {
+  const attemptsById = new Map<number, number>();
+  let spawned = 0;
+  let terminated = 0;
+  const spawn = (): WorkerHandle<Job, string> => {
+    const instance = spawned++;
+    let crash: (e: Error) => void = () => {};
+    return {
+      async run(job) {
+        const attempt = (attemptsById.get(job.id) ?? 0) + 1;
+        attemptsById.set(job.id, attempt);
+        if (job.behaviour === 'always-crash' || (job.behaviour === 'crash-once' && attempt === 1)) {
+          setTimeout(() => crash(new Error('RangeError: Maximum call stack size exceeded')), 5);
+          return new Promise<string>(() => {});
+        }
+        if (job.behaviour === 'hang-once' && attempt === 1) return new Promise<string>(() => {});
+        await new Promise((r) => setTimeout(r, 2));
+        return `job ${job.id} on worker ${instance}`;
+      },
+      terminate() { terminated++; },
+      onCrash(cb) { crash = cb; },
+    };
+  };
+  return { spawn, counts: () => ({ spawned, terminated }), attemptsById };
+}
+
+describe('WorkerPool', () => {
+  it('runs every job exactly once across crashes and hangs', async () => {
+    const fake = fakeSpawner();
+    const replaced: string[] = [];
+    const pool = new WorkerPool(fake.spawn, { size: 2, hangTimeoutMs: 50, maxAttempts: 3 }, (_i, why) => replaced.push(why));
+    const jobs: Job[] = Array.from({ length: 8 }, (_, id) => ({ id, behaviour: id === 2 ? 'crash-once' : id === 5 ? 'hang-once' : 'ok' }));
+    const results = await Promise.all(jobs.map((j) => pool.submit(j)));
+    expect(results.map((r) => r.split(' on ')[0])).toEqual(jobs.map((j) => `job ${j.id}`));
+    expect(fake.attemptsById.get(2)).toBe(2);
+    expect(fake.attemptsById.get(5)).toBe(2);
+    expect(replaced).toHaveLength(2);
+    expect(replaced.some((r) => r.startsWith('crashed'))).toBe(true);
+    expect(replaced.some((r) => r.startsWith('hung'))).toBe(true);
+    expect(fake.counts()).toEqual({ spawned: 4, terminated: 2 });
+    expect(pool.stats()).toMatchObject({ size: 2, busy: 0, queued: 0, restarts: 2 });
+    pool.close();
+  });
+
+  it('gives up on a job that kills every worker, and keeps serving others', async () => {
+    const fake = fakeSpawner();
+    const pool = new WorkerPool(fake.spawn, { size: 1, hangTimeoutMs: 1000, maxAttempts: 2 });
+    const bad = pool.submit({ id: 1, behaviour: 'always-crash' });
+    const good = pool.submit({ id: 2, behaviour: 'ok' });
+    await expect(bad).rejects.toThrow(/failed on 2 workers in a row/);
+    await expect(good).resolves.toMatch(/^job 2/);
+    pool.close();
+    await expect(pool.submit({ id: 3, behaviour: 'ok' })).rejects.toThrow(/closed/);
+  });
+});
+
+describe('Batcher', () => {
+  it('samples requests that arrive together as one batch, in order', async () => {
+    const batcher = new Batcher<number, number>(async (xs) => xs.map((x) => x * 10), { maxBatch: 4, windowMs: 5 });
+    const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((x) => batcher.submit(x)));
+    expect(answers).toEqual([10, 20, 30, 40, 50, 60]);
+    expect(batcher.batchSizes).toEqual([4, 2]);
+  });
+
+  it('rejects every request of a failed batch', async () => {
+    const batcher = new Batcher<number, number>(async () => { throw new Error('device lost'); }, { maxBatch: 2, windowMs: 1 });
+    await expect(Promise.all([batcher.submit(1), batcher.submit(2)])).rejects.toThrow('device lost');
+  });
+});
