@@ -96,8 +96,9 @@ export function setConfigValue(text: string, key: string, rawValue: string, opti
   const fallback = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], DEFAULT_CONFIG);
   const problem = checkField(path, value, fallback);
   if (problem) throw new Error(problem);
-  const doc = parseDocument(text || '{}');
+  const doc: Document = parseDocument(text);
   if (doc.errors.length) throw new Error(`The config file is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+  if (doc.contents === null) doc.contents = doc.createNode({});
   doc.setIn(path.split('.'), value);
   const updated = doc.toString({ lineWidth: 0 });
   const check = parseRunConfigYaml(updated, options);

@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseRunConfigYaml } from '../../src/config/yaml.ts';
+import { cli, tempDir } from './helpers.ts';
+
+describe('spindle config', () => {
+  it('init writes a valid full config, set edits it, check validates it', async () => {
+    const dir = tempDir();
+    expect((await cli(dir, 'config', 'init', '--preset', 'demo')).code).toBe(0);
+    expect((await cli(dir, 'config', 'set', 'reward_scale', '2.5')).code).toBe(0);
+    const config = parseRunConfigYaml(readFileSync(join(dir, 'spindle.yaml'), 'utf8')).config!;
+    expect(config.training.reward_scale).toBe(2.5);
+    expect(config.name).toBe('demo');
+    expect(await cli(dir, 'config', 'check')).toMatchObject({ code: 0, out: 'spindle.yaml: ok' });
+  });
+
+  it('a bad value, a bad flag, an unknown command: one line, non-zero exit, no stack trace', async () => {
+    const dir = tempDir();
+    const bad = await cli(dir, 'config', 'set', 'optimizer', 'sgd');
+    expect(bad).toMatchObject({ code: 1, err: 'spindle: "training.optimizer" is "sgd"; allowed: adam, adamw.' });
+    const flag = await cli(dir, 'config', 'set', '--nope');
+    expect(flag.code).toBe(2);
+    expect(flag.err).toMatch(/^spindle: Unknown option '--nope'.*see `spindle config set --help`/);
+    expect(flag.err).not.toContain('\n    at ');
+    expect((await cli(dir, 'frobnicate')).err).toMatch(/^spindle: Unknown command "frobnicate"/);
+    expect((await cli(dir, 'config')).err).toMatch(/needs a subcommand: config init, config set, config check/);
+    expect((await cli(dir, 'config', 'check')).err).toMatch(/does not exist/);
+  });
+
+  it('--verbose adds the stack trace', async () => {
+    const result = await cli(tempDir(), 'config', 'set', 'optimizer', 'sgd', '--verbose');
+    expect(result.err.split('\n').length).toBeGreaterThan(1);
+  });
+
+  it('prints help for every command', async () => {
+    const help = await cli(tempDir(), 'config', 'set', '--help');
+    expect(help.out).toContain('Usage: spindle config set KEY VALUE [options]');
+    expect(help.out).toContain('--config <file>');
+  });
+});
