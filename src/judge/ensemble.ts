@@ -1,0 +1,80 @@
+/**
+ * The ensemble (the seed's TrajectoryJudge): every judge scores the trajectory concurrently, each
+ * judge's calibration map is applied (the vote keeps `raw_score`), null votes are dropped, and the rest
+ * are combined with a trimmed mean — the highest and lowest dropped when more than two remain. Fewer
+ * than `minVotes` usable votes gives null. It never throws: a judge that throws is a null vote.
+ */
+import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
+import { applyCalibration, type CalibrationMap } from './calibration-map.ts';
+import { castVote, type Judge } from './types.ts';
+
+export interface EnsembleOptions {
+  judges: Judge[];
+  /** Usable (non-null) votes needed for a score; default 1. */
+  minVotes?: number;
+  /** Judge id → calibration map; judges without one are used raw. */
+  calibration?: Record<string, CalibrationMap>;
+  now?: () => number;
+}
+
+export interface Judgement {
+  /** Trimmed mean of the usable votes, or null when fewer than `minVotes` remain. */
+  score: number | null;
+  votes: JudgeVote[];
+  /** Why the score is null, or which votes were trimmed. */
+  note: string;
+}
+
+/** Trimmed mean of the seed: drop the single highest and lowest when there are more than two values. */
+export function trimmedMean(values: number[]): number | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const kept = sorted.length > 2 ? sorted.slice(1, -1) : sorted;
+  return kept.reduce((a, b) => a + b, 0) / kept.length;
+}
+
+export class TrajectoryJudge {
+  readonly judges: readonly Judge[];
+  readonly minVotes: number;
+  private calibration: Record<string, CalibrationMap>;
+  private readonly now?: () => number;
+
+  constructor(options: EnsembleOptions) {
+    const ids = options.judges.map((j) => j.id);
+    const dup = ids.find((id, i) => ids.indexOf(id) !== i);
+    if (dup !== undefined) throw new Error(`Judge ids must be unique; "${dup}" appears twice. Give each judge its own id.`);
+    this.judges = options.judges;
+    this.minVotes = options.minVotes ?? 1;
+    if (!Number.isInteger(this.minVotes) || this.minVotes < 1) throw new Error(`minVotes must be a positive integer, got ${options.minVotes}.`);
+    this.calibration = { ...options.calibration };
+    this.now = options.now;
+  }
+
+  /** Replaces the calibration maps (e.g. after `calibrate`). */
+  setCalibration(maps: Record<string, CalibrationMap>): void {
+    this.calibration = { ...maps };
+  }
+
+  async judge(trajectory: Trajectory, task: Task): Promise<Judgement> {
+    const raw = await Promise.all(this.judges.map((j) => castVote(j, trajectory, task, this.now)));
+    const votes = raw.map((v) => this.calibrate(v));
+    const usable = votes.flatMap((v) => (v.score === null ? [] : [v.score]));
+    if (usable.length < this.minVotes) {
+      return { score: null, votes, note: `${usable.length} usable vote${usable.length === 1 ? '' : 's'} of ${votes.length}; ${this.minVotes} needed` };
+    }
+    const trimmed = usable.length > 2 ? 'highest and lowest dropped' : 'no trimming (two votes or fewer)';
+    return { score: trimmedMean(usable), votes, note: `${usable.length} usable votes, ${trimmed}` };
+  }
+
+  /** Judges the trajectory and returns it with `votes` and `judge_score` filled in. */
+  async scoreTrajectory(trajectory: Trajectory, task: Task): Promise<Trajectory> {
+    const j = await this.judge(trajectory, task);
+    return { ...trajectory, votes: j.votes, judge_score: j.score };
+  }
+
+  private calibrate(vote: JudgeVote): JudgeVote {
+    const map = this.calibration[vote.judge_id];
+    if (!map || vote.score === null) return { ...vote, raw_score: vote.score };
+    return { ...vote, raw_score: vote.score, score: applyCalibration(map, vote.score) };
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Self-judge (the seed's "self-judging" direction): the local policy model is prompted with the same
+ * rubric as the remote judge and its reply parsed the same way. A small policy often fails to produce a
+ * score; that is a null vote with the reason, which the ensemble simply drops.
+ */
+import type { ChatMessage, SamplingParams, Task, Trajectory } from '../contracts.ts';
+import type { Policy } from '../rollout/policy.ts';
+import { parseRubricScore } from './parse-score.ts';
+import { buildRubricPrompt, RUBRIC_SYSTEM_PROMPT, type RenderOptions } from './render.ts';
+import { errorMessage, noScore, type Judge, type JudgeResult } from './types.ts';
+
+export interface SelfJudgeOptions {
+  id?: string;
+  policy: Policy;
+  /** Greedy by default, so the same trajectory gets the same score. */
+  sampling?: Partial<SamplingParams>;
+  seed?: number;
+  /** Small models have short contexts: a tighter rendering budget than the remote judge's. */
+  render?: RenderOptions;
+  /** ChatML token ids of the prompt for token-level policies; default renders ChatML and encodes it. */
+  encode?: (messages: ChatMessage[]) => number[];
+}
+
+export class SelfJudge implements Judge {
+  readonly id: string;
+  private readonly policy: Policy;
+  private readonly sampling: SamplingParams;
+  private readonly seed: number;
+  private readonly render: RenderOptions;
+  private readonly encode: (messages: ChatMessage[]) => number[];
+
+  constructor(options: SelfJudgeOptions) {
+    this.id = options.id ?? `self:${options.policy.id}`;
+    this.policy = options.policy;
+    this.sampling = { temperature: 0, top_k: 0, top_p: 1, max_new_tokens: 160, ...options.sampling };
+    this.seed = options.seed ?? 0;
+    this.render = options.render ?? { maxChars: 3_000, maxFieldChars: 300, maxAnswerChars: 600 };
+    const tokenizer = options.policy.tokenizer;
+    this.encode = options.encode ?? ((messages) => (tokenizer ? tokenizer.encode(renderChatMlPrompt(messages)) : []));
+  }
+
+  async score(trajectory: Trajectory, task: Task): Promise<JudgeResult> {
+    const messages: ChatMessage[] = [
+      { role: 'system', content: RUBRIC_SYSTEM_PROMPT },
+      { role: 'user', content: buildRubricPrompt(trajectory, task.prompt, this.render) },
+    ];
+    let text: string;
+    try {
+      const turn = await this.policy.generate({ messages, tools: [], tokens: this.encode(messages) }, { seed: this.seed, sampling: this.sampling });
+      text = turn.text;
+    } catch (err) {
+      return noScore(`policy ${this.policy.id} failed to generate a judgement: ${errorMessage(err)}`);
+    }
+    // Reasoning models may think first; the score comes after the thinking.
+    const reply = text.replace(/<think>[\s\S]*?<\/think>/g, '');
+    return parseRubricScore(reply);
+  }
+}
+
+/** ChatML up to the assistant header, so a token-level policy continues the judge prompt. */
+export function renderChatMlPrompt(messages: ChatMessage[]): string {
+  return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
+}
