@@ -1,0 +1,129 @@
+/**
+ * Turns an author's `EnvironmentSpec` into an `Environment`: validates the spec with errors that say
+ * what is missing, and adds deterministic generation with disjoint train/test splits.
+ *
+ * Splits: an item's canonical key is hashed (with the environment name) to a number in [0, 1); below
+ * `testFraction` it is a test item, otherwise train. `generate(seed, level, split)` draws items from a
+ * seed-derived stream until one falls in the requested split, so a test item can never be generated
+ * for train, whatever the seed.
+ */
+import type { Split, Task, Trajectory } from '../contracts.ts';
+import { createRng, deriveSeed, hashString } from './rng.ts';
+import { ALL_LEVELS, KNOWN_TOOLS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
+
+const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
+/** Draws before giving up on a split: with testFraction 0.2, 200 misses in a row means the item space is too small. */
+const MAX_SPLIT_ATTEMPTS = 200;
+
+export class EnvironmentSpecError extends Error {
+  constructor(readonly problems: string[], name: string) {
+    super(`Environment ${name ? `"${name}"` : '(unnamed)'} is invalid:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'EnvironmentSpecError';
+  }
+}
+
+/** Every problem with a spec, each naming the field and what it should be; empty when valid. */
+export function validateEnvironmentSpec(spec: unknown): string[] {
+  if (typeof spec !== 'object' || spec === null) return ['the environment must be an object with name, tags, requiredTools, sample and evaluate'];
+  const s = spec as Record<string, unknown>;
+  const problems: string[] = [];
+  if (typeof s.name !== 'string' || !NAME_PATTERN.test(s.name)) {
+    problems.push(`"name" must be a snake_case string like "my_task" (got ${describe(s.name)})`);
+  }
+  if (typeof s.description !== 'string' || s.description.trim() === '') problems.push('"description" is missing: one sentence saying what the task asks');
+  if (!Array.isArray(s.tags) || !s.tags.every((t) => typeof t === 'string' && t !== '')) {
+    problems.push(`"tags" must be an array of non-empty strings, e.g. ["shell"] (got ${describe(s.tags)})`);
+  }
+  if (!Array.isArray(s.requiredTools)) {
+    problems.push(`"requiredTools" must be an array of tool names from ${KNOWN_TOOLS.join(', ')} (use [] for none; got ${describe(s.requiredTools)})`);
+  } else {
+    const unknown = s.requiredTools.filter((t) => !(KNOWN_TOOLS as readonly unknown[]).includes(t));
+    if (unknown.length) problems.push(`"requiredTools" has unknown tools ${unknown.map(describe).join(', ')}; known tools: ${KNOWN_TOOLS.join(', ')}`);
+  }
+  if (s.difficulties !== undefined) {
+    const ok = Array.isArray(s.difficulties) && s.difficulties.length > 0 && s.difficulties.every((d) => (ALL_LEVELS as readonly unknown[]).includes(d));
+    if (!ok) problems.push(`"difficulties" must be a non-empty array of levels from 1 to 5 (got ${describe(s.difficulties)})`);
+  }
+  if (s.systemStyle !== undefined && s.systemStyle !== 'full' && s.systemStyle !== 'compact') {
+    problems.push(`"systemStyle" must be "full" or "compact" (got ${describe(s.systemStyle)})`);
+  }
+  if (s.testFraction !== undefined && !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction < 1)) {
+    problems.push(`"testFraction" must be a number strictly between 0 and 1 (got ${describe(s.testFraction)})`);
+  }
+  if (typeof s.sample !== 'function') problems.push('"sample" is missing: a function (rng, difficulty) => { prompt, data, key? }');
+  if (typeof s.evaluate !== 'function') problems.push('"evaluate" is missing: a function (task, trajectory) => score in [0, 1] or null');
+  for (const optional of ['expert', 'toolbox'] as const) {
+    if (s[optional] !== undefined && typeof s[optional] !== 'function') problems.push(`"${optional}" must be a function of the task when given`);
+  }
+  return problems;
+}
+
+/** A validated, split-aware environment from a spec; throws `EnvironmentSpecError` listing every problem. */
+export function defineEnvironment(spec: EnvironmentSpec): Environment {
+  const problems = validateEnvironmentSpec(spec);
+  if (problems.length) throw new EnvironmentSpecError(problems, typeof spec?.name === 'string' ? spec.name : '');
+  const difficulties = [...(spec.difficulties ?? ALL_LEVELS)].sort((a, b) => a - b);
+  const testFraction = spec.testFraction ?? 0.2;
+  const splitOf = (key: string): Split => (hashString(`${spec.name}\u0000${key}`) / 4294967296 < testFraction ? 'test' : 'train');
+
+  const env: Environment = {
+    name: spec.name,
+    description: spec.description,
+    tags: [...spec.tags],
+    difficulties,
+    requiredTools: [...spec.requiredTools],
+    systemStyle: spec.systemStyle ?? 'compact',
+    instructions: spec.instructions,
+    testFraction,
+    splitOf,
+    generate(seed: number, difficulty: number, split: Split): Task {
+      if (!difficulties.includes(difficulty)) {
+        throw new RangeError(`${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`);
+      }
+      if (split !== 'train' && split !== 'test') throw new RangeError(`${spec.name}: split must be "train" or "test", got ${describe(split)}`);
+      for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
+        const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
+        const key = item.key ?? stableJson(item.data);
+        if (splitOf(key) !== split) continue;
+        return {
+          id: `${spec.name}/${split}/${difficulty}/${seed}`,
+          env: spec.name,
+          split,
+          difficulty,
+          seed,
+          prompt: item.prompt,
+          data: { ...item.data, item_key: key },
+        };
+      }
+      throw new Error(`${spec.name}: no ${split} item at difficulty ${difficulty} after ${MAX_SPLIT_ATTEMPTS} draws; the level's item space is too small for a ${split} split`);
+    },
+    async evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore> {
+      const score = await spec.evaluate(task, trajectory);
+      if (score === null) return null;
+      if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
+        throw new RangeError(`${spec.name}.evaluate returned ${describe(score)}; it must return a number in [0, 1] or null`);
+      }
+      return score;
+    },
+    toolbox: (task: Task): ToolboxSetup => spec.toolbox?.(task) ?? {},
+  };
+  if (spec.expert) env.expert = (task: Task) => spec.expert!(task);
+  return env;
+}
+
+/** JSON with sorted object keys, so equal data always gives the same key. */
+export function stableJson(value: unknown): string {
+  return JSON.stringify(value, (_k, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+  );
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (typeof value === 'function') return 'a function';
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,195 @@
+/**
+ * git_repo: tasks on an in-memory git repository (the seed's git_repo_env), solved with the `git` and
+ * `sh` tools: read the history (last message, commit count, current branch, modified files) or change
+ * it (branch, commit). Questions are checked against the known answer; changes by replaying the
+ * trajectory's tool calls on a fresh copy of the repository and reading its branches, log and status.
+ * Target of the transfer pair shell_exec → git_repo.
+ */
+import type { Task, Trajectory } from '../contracts.ts';
+import { BRANCH_NAMES, COMMIT_MESSAGES, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
+import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
+import type { Rng } from './rng.ts';
+import { answerMatches, filesMatch, type AnswerCheck, type FileExpectations } from './state-check.ts';
+import { replayTrajectory } from './task-toolbox.ts';
+import type { EnvironmentSpec, SetupCall, TaskItem, ToolboxSetup } from './types.ts';
+
+const GIT_TOOLS = ['sh', 'git'] as const;
+
+/** What the final repository must look like. */
+export interface GitExpectation {
+  branch?: string;
+  hasBranch?: string;
+  lastMessage?: string;
+  /** The working tree has no uncommitted changes. */
+  clean?: boolean;
+  files?: FileExpectations;
+}
+
+export interface GitTaskData {
+  kind: string;
+  files: Record<string, string>;
+  setup: SetupCall[];
+  answer?: AnswerCheck;
+  expect?: GitExpectation;
+  /** Expert turns: the calls of each turn. */
+  turns: ExpertCall[][];
+  reply: string;
+  think: string;
+  [key: string]: unknown;
+}
+
+const sh = (command: string): ExpertCall => ({ name: 'sh', arguments: { command } });
+const git = (command: string): ExpertCall => ({ name: 'git', arguments: { command } });
+const asSetup = (call: ExpertCall): SetupCall => ({ tool: call.name as 'sh' | 'git', args: call.arguments });
+
+function startFiles(rng: Rng): Record<string, string> {
+  const stems = rng.shuffle(FILE_STEMS).slice(0, rng.int(2, 3));
+  return Object.fromEntries(stems.map((s) => [s + rng.pick(FILE_EXTS), `${rng.pick(CONTENT_WORDS)}\n`]));
+}
+
+/** Setup calls that add `n` commits, each changing one file; returns the calls and the messages in order. */
+function extraCommits(rng: Rng, files: string[], n: number): { calls: SetupCall[]; messages: string[] } {
+  const messages = rng.shuffle(COMMIT_MESSAGES).slice(0, n);
+  const calls = messages.flatMap((m) => {
+    const f = rng.pick(files);
+    return [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${f}`), git(`add ${f}`), git(`commit -m "${m}"`)].map(asSetup);
+  });
+  return { calls, messages };
+}
+
+function newFileName(rng: Rng, taken: string[]): string {
+  const free = FILE_STEMS.filter((s) => !taken.some((t) => t.startsWith(`${s}.`)));
+  return `${rng.pick(free)}${rng.pick(FILE_EXTS)}`;
+}
+
+const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; data: GitTaskData }> = {
+  last_message(rng) {
+    const files = startFiles(rng);
+    const { calls, messages } = extraCommits(rng, Object.keys(files), rng.int(1, 2));
+    const last = messages[messages.length - 1];
+    return { vars: {}, data: { kind: 'last_message', files, setup: calls, answer: { type: 'text', value: last }, turns: [[git('log --oneline')]], reply: last, think: 'Read the log.' } };
+  },
+  current_branch(rng) {
+    const files = startFiles(rng);
+    const branch = rng.pick(BRANCH_NAMES);
+    return { vars: {}, data: { kind: 'current_branch', files, setup: [asSetup(git(`checkout -b ${branch}`))], answer: { type: 'text', value: branch }, turns: [[git('branch')]], reply: branch, think: 'List branches.' } };
+  },
+  create_branch(rng) {
+    const files = startFiles(rng);
+    const branch = rng.pick(BRANCH_NAMES);
+    return { vars: { branch }, data: { kind: 'create_branch', files, setup: [], expect: { hasBranch: branch }, turns: [[git(`branch ${branch}`)]], reply: 'Done.', think: 'Use git branch.' } };
+  },
+  commit_file(rng) {
+    const files = startFiles(rng);
+    const file = newFileName(rng, Object.keys(files));
+    const message = rng.pick(COMMIT_MESSAGES);
+    const setup = [asSetup(sh(`echo ${rng.pick(CONTENT_WORDS)} > ${file}`))];
+    return {
+      vars: { file, message },
+      data: { kind: 'commit_file', files, setup, expect: { lastMessage: message, clean: true }, turns: [[git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Stage it, then commit.' },
+    };
+  },
+  count_commits(rng) {
+    const files = startFiles(rng);
+    const n = rng.int(1, 4);
+    const { calls } = extraCommits(rng, Object.keys(files), n);
+    return { vars: {}, data: { kind: 'count_commits', files, setup: calls, answer: { type: 'int', value: n + 1 }, turns: [[git('log --oneline')]], reply: String(n + 1), think: 'Count log lines.' } };
+  },
+  switch_new_branch(rng) {
+    const files = startFiles(rng);
+    const branch = rng.pick(BRANCH_NAMES);
+    return { vars: { branch }, data: { kind: 'switch_new_branch', files, setup: [], expect: { branch }, turns: [[git(`checkout -b ${branch}`)]], reply: 'Done.', think: 'Use checkout -b.' } };
+  },
+  write_commit(rng) {
+    const files = startFiles(rng);
+    const file = newFileName(rng, Object.keys(files));
+    const word = rng.pick(CONTENT_WORDS);
+    const message = rng.pick(COMMIT_MESSAGES);
+    return {
+      vars: { file, word, message },
+      data: {
+        kind: 'write_commit', files, setup: [], expect: { lastMessage: message, clean: true, files: { [file]: word } },
+        turns: [[sh(`echo ${word} > ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Write, stage, commit.',
+      },
+    };
+  },
+  modified_file(rng) {
+    const files = startFiles(rng);
+    const file = rng.pick(Object.keys(files));
+    const setup = [asSetup(sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`))];
+    return { vars: {}, data: { kind: 'modified_file', files, setup, answer: { type: 'path', value: file }, turns: [[git('status')]], reply: file, think: 'Check git status.' } };
+  },
+  branch_commit(rng) {
+    const files = startFiles(rng);
+    const branch = rng.pick(BRANCH_NAMES);
+    const file = newFileName(rng, Object.keys(files));
+    const word = rng.pick(CONTENT_WORDS);
+    const message = rng.pick(COMMIT_MESSAGES);
+    return {
+      vars: { branch, file, word, message },
+      data: {
+        kind: 'branch_commit', files, setup: [], expect: { branch, lastMessage: message, clean: true, files: { [file]: word } },
+        turns: [[git(`checkout -b ${branch}`), sh(`echo ${word} > ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Branch, write, stage, commit.',
+      },
+    };
+  },
+  commit_all(rng) {
+    const files = startFiles(rng);
+    const changed = rng.pick(Object.keys(files));
+    const added = newFileName(rng, Object.keys(files));
+    const message = rng.pick(COMMIT_MESSAGES);
+    const setup = [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${changed}`), sh(`echo ${rng.pick(CONTENT_WORDS)} > ${added}`)].map(asSetup);
+    return {
+      vars: { message },
+      data: { kind: 'commit_all', files, setup, expect: { lastMessage: message, clean: true }, turns: [[git('add .'), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Stage everything, then commit.' },
+    };
+  },
+};
+
+function fillPrompt(template: string, vars: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_m, k: string) => vars[k] ?? `{${k}}`);
+}
+
+export function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
+  const chosen = kind ?? rng.pick(GIT_LEVELS[difficulty]);
+  const { vars, data } = BUILDERS[chosen](rng);
+  return { prompt: fillPrompt(GIT_PROMPTS[chosen], vars), data };
+}
+
+const setupOf = (data: GitTaskData): ToolboxSetup => ({ files: data.files, gitRepo: true, calls: data.setup });
+
+async function scoreGitTask(data: GitTaskData, trajectory: Trajectory): Promise<number | null> {
+  if (data.answer && !answerMatches(trajectory, data.answer)) return 0;
+  const expect = data.expect;
+  if (!expect) return 1;
+  const toolbox = await replayTrajectory(setupOf(data), GIT_TOOLS, trajectory);
+  try {
+    const repo = await toolbox.snapshotGit();
+    if (repo === null) return 0;
+    if (expect.branch !== undefined && repo.branch !== expect.branch) return 0;
+    if (expect.hasBranch !== undefined && !repo.branches.includes(expect.hasBranch)) return 0;
+    if (expect.lastMessage !== undefined && repo.log[0]?.message.trim() !== expect.lastMessage) return 0;
+    // The snapshot lists changed paths only, so a clean tree has an empty status.
+    if (expect.clean && Object.keys(repo.status).length > 0) return 0;
+    if (expect.files && !filesMatch(toolbox.snapshotFiles(), expect.files)) return 0;
+    return 1;
+  } finally {
+    toolbox.dispose();
+  }
+}
+
+export const gitRepo: EnvironmentSpec = {
+  name: 'git_repo',
+  description: 'Tasks on an in-memory git repository: read history, branch, commit.',
+  tags: ['git', 'shell', 'tool-use'],
+  requiredTools: [...GIT_TOOLS],
+  systemStyle: 'compact',
+  sample: (rng, difficulty) => buildGitTask(rng, difficulty),
+  toolbox: (task: Task) => setupOf(task.data as GitTaskData),
+  evaluate: (task, trajectory) => scoreGitTask(task.data as GitTaskData, trajectory),
+  expert(task: Task): string[] {
+    const data = task.data as GitTaskData;
+    const turns = data.turns.map((calls, i) => callTurn(i === 0 ? data.think : null, calls));
+    return [...turns, answerTurn(data.reply)];
+  },
+};

@@ -1,0 +1,8 @@
+/** Environments: the interface, the registry, deterministic randomness, and answer helpers for authors. */
+export * from './types.ts';
+export { defineEnvironment, validateEnvironmentSpec, EnvironmentSpecError, stableJson } from './define.ts';
+export { listEnvironments, describeEnvironments, getEnvironment, hasEnvironment, listTags, registerEnvironment, unregisterEnvironment } from './registry.ts';
+export { createRng, deriveSeed, hashString, type Rng } from './rng.ts';
+export { finalAnswer, lastInteger, cleanAnswer, extractCode, usedToolSuccessfully } from './answer.ts';
+export { callTurn, answerTurn, type ExpertCall } from './expert-text.ts';
+export { openTaskToolbox, replayTrajectory } from './task-toolbox.ts';

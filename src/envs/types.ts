@@ -1,0 +1,104 @@
+/**
+ * The environment interface (the seed's community TaskSchema, Atropos's BaseEnv as a dataloader):
+ * an environment generates tasks deterministically from a seed, a difficulty level and a split,
+ * scores a finished trajectory, and can script the ideal assistant turns for a task (its expert).
+ *
+ * Authors write an `EnvironmentSpec`; `defineEnvironment` (define.ts) turns it into an `Environment`
+ * by adding ids and the deterministic train/test split, so no author has to get splits right.
+ */
+import type { Split, Task, Trajectory } from '../contracts.ts';
+import type { Rng } from './rng.ts';
+
+/** Tool names the sandbox provides (src/sandbox TOOL_SCHEMAS). */
+export const KNOWN_TOOLS = ['js', 'calc', 'sh', 'git'] as const;
+export type KnownTool = (typeof KNOWN_TOOLS)[number];
+
+/** Difficulty levels are integers 1 (easiest) … 5. */
+export const ALL_LEVELS = [1, 2, 3, 4, 5] as const;
+
+/** A score in [0, 1], or null when the environment cannot decide (never a silent 0). */
+export type EnvScore = number | null;
+
+/** One tool call run before the episode starts (hidden from the model): builds repo history etc. */
+export interface SetupCall {
+  tool: KnownTool;
+  args: Record<string, unknown>;
+}
+
+/** How to build the sandbox toolbox for a task, beyond the tool list. JSON-safe, so it can live in `task.data`. */
+export interface ToolboxSetup {
+  files?: Record<string, string>;
+  gitRepo?: boolean;
+  calls?: SetupCall[];
+}
+
+/** What a spec's `sample` returns: the user message plus the data `evaluate` and the expert need. */
+export interface TaskItem {
+  prompt: string;
+  data: Record<string, unknown>;
+  /**
+   * The item's canonical content (e.g. `"23+58"`), which decides its split: two items with the same key
+   * are the same question however they are worded. Defaults to the JSON of `data`.
+   */
+  key?: string;
+}
+
+/** What an environment author writes. */
+export interface EnvironmentSpec {
+  /** Registry name, snake_case (`arith_tool`). */
+  name: string;
+  description: string;
+  tags: string[];
+  /** Levels this environment generates; default 1–5. */
+  difficulties?: number[];
+  /** Tools the model gets (and needs) for this environment. */
+  requiredTools: string[];
+  /** System prompt style: `compact` keeps prompts short for tiny byte-level models. Default `compact`. */
+  systemStyle?: 'full' | 'compact';
+  /** Extra system-prompt instructions (one short line). */
+  instructions?: string;
+  /** Share of the item space held out as the test split, in (0, 1). Default 0.2. */
+  testFraction?: number;
+  /** Draws one item at a difficulty level. Must be a pure function of the rng's stream. */
+  sample(rng: Rng, difficulty: number): TaskItem;
+  /** Scores a finished episode: 1 for a correct answer, below 1 for a wrong one, null when it cannot decide. */
+  evaluate(task: Task, trajectory: Trajectory): EnvScore | Promise<EnvScore>;
+  /**
+   * The ideal assistant turns for a task, as raw assistant text (`<think>…</think>`, `<tool_call>`s,
+   * then a final answer turn). Used to prove solvability and to build SFT transcripts.
+   */
+  expert?(task: Task): string[];
+  /** The sandbox state a task starts from (files, a git repository, setup calls). Default: empty. */
+  toolbox?(task: Task): ToolboxSetup;
+}
+
+/** A registered environment: the spec plus deterministic generation with splits. */
+export interface Environment {
+  readonly name: string;
+  readonly description: string;
+  readonly tags: readonly string[];
+  readonly difficulties: readonly number[];
+  readonly requiredTools: readonly string[];
+  readonly systemStyle: 'full' | 'compact';
+  readonly instructions: string | undefined;
+  readonly testFraction: number;
+  /**
+   * The task for a seed, level and split. Same arguments → same task; an item's content belongs to
+   * exactly one split, so no test item ever appears in train.
+   */
+  generate(seed: number, difficulty: number, split: Split): Task;
+  evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore>;
+  expert?(task: Task): string[];
+  toolbox(task: Task): ToolboxSetup;
+  /** Which split an item key belongs to. */
+  splitOf(key: string): Split;
+}
+
+/** A plain summary for lists (CLI `list`, the UI picker); survives structured clone. */
+export interface EnvironmentInfo {
+  name: string;
+  description: string;
+  tags: string[];
+  difficulties: number[];
+  requiredTools: string[];
+}

@@ -1,0 +1,203 @@
+/**
+ * The agent loop (the seed's AtroposWorker.execute_trajectory): render the system prompt (with the
+ * environment's tools) and the task, then repeat — policy.generate → parse `<think>`/`<tool_call>` →
+ * run each call in the sandbox with a per-call timeout → record one step per call → append the tool
+ * responses — until a turn has no tool call (the final answer) or `maxSteps` turns have run.
+ *
+ * Nothing the model does throws: a tool error, a timeout and an unreadable call each become a step
+ * whose observation spells the error out, so the model can learn from it. A policy failure (a remote
+ * endpoint down) ends the episode with finish_reason 'error' and a step saying why. Only setup bugs
+ * (an environment whose sandbox cannot be built) and an aborted signal throw.
+ */
+import type { FinishReason, SamplingParams, Task, ToolCall, Trajectory, TrajectoryStep } from '../contracts.ts';
+import { DEFAULT_CONFIG } from '../config/schema.ts';
+import type { Environment } from '../envs/types.ts';
+import { deriveSeed } from '../envs/rng.ts';
+import { openTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
+import {
+  assistantTurnClose,
+  isCallError,
+  observationText,
+  parseAssistant,
+  renderChatML,
+  renderContinuation,
+  renderSystemPrompt,
+  toolResponseMessage,
+} from '../format/index.ts';
+import type { Toolbox } from '../sandbox/index.ts';
+import type { EpisodeListener } from './events.ts';
+import type { Policy, PolicyTurn } from './policy.ts';
+import { TokenTrace } from './token-trace.ts';
+
+export interface EpisodeOptions {
+  policy: Policy;
+  env: Environment;
+  task: Task;
+  /** Sampling seed: with the same weights and task it replays the episode. Turn t samples with deriveSeed(seed, t). */
+  seed: number;
+  /** Most assistant turns (the seed's max_steps). */
+  maxSteps?: number;
+  sampling?: SamplingParams;
+  /** Per tool call deadline. */
+  toolTimeoutMs?: number;
+  /** More toolbox options (result size cap…); tools, files and repo come from the environment. */
+  toolbox?: ToolboxExtras;
+  /** Tools offered instead of the environment's `requiredTools`. */
+  tools?: string[];
+  /** System prompt style instead of the environment's (remote models read the 'full' Hermes schemas best). */
+  systemStyle?: 'full' | 'compact';
+  groupId?: string;
+  runId?: string | null;
+  signal?: AbortSignal;
+  onEvent?: EpisodeListener;
+}
+
+/** Extra wall time a tool gets beyond its own deadline before the loop stops waiting for it. */
+const TOOL_GRACE_MS = 1000;
+
+export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
+  const { policy, env, task, seed } = options;
+  const maxSteps = options.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
+  const sampling = options.sampling ?? DEFAULT_CONFIG.sampling;
+  const toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_CONFIG.trajectory_collection.tool_timeout_ms;
+  const emit = options.onEvent ?? (() => {});
+  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${maxSteps}`);
+
+  const startedAt = performance.now();
+  const createdAt = Date.now();
+  const toolbox = await openTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs });
+  try {
+    const system = renderSystemPrompt(toolbox.schemas, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
+    const messages = [system, { role: 'user' as const, content: task.prompt }];
+    const trace = new TokenTrace(policy.tokenizer);
+    trace.appendPrompt(renderChatML(messages, { addGenerationPrompt: true }));
+
+    const steps: TrajectoryStep[] = [];
+    let finalResponse: string | null = null;
+    let finishReason: FinishReason = 'max_steps';
+    let sampledTokens = 0;
+
+    for (let turn = 0; turn < maxSteps; turn++) {
+      options.signal?.throwIfAborted();
+      emit({ type: 'turn_start', turn });
+      let out: PolicyTurn;
+      try {
+        out = await policy.generate(
+          { messages: messages.slice(), tools: toolbox.schemas, tokens: trace.tokens.slice() },
+          { seed: deriveSeed(seed, 'turn', turn), sampling, signal: options.signal, onText: (piece) => emit({ type: 'text', turn, piece }) },
+        );
+      } catch (error) {
+        options.signal?.throwIfAborted();
+        steps.push(makeStep(steps.length, turn, null, null, `policy error: ${errorText(error)}`));
+        finishReason = 'error';
+        break;
+      }
+      emit({ type: 'turn_end', turn, text: out.text, finish_reason: out.finish_reason });
+      if (policy.tokenizer && out.tokens.length === 0 && out.text !== '') {
+        throw new Error(`policy "${policy.id}" has a tokenizer but returned text without tokens; return the sampled ids or set tokenizer to null`);
+      }
+      sampledTokens += out.tokens.length;
+      trace.appendSampled(out.tokens, out.logprobs);
+      const close = assistantTurnClose(trace.endsWithImEnd(out.tokens));
+      messages.push({ role: 'assistant', content: out.text });
+
+      const parsed = parseAssistant(out.text);
+      if (parsed.calls.length === 0) {
+        finalResponse = parsed.answer;
+        finishReason = out.finish_reason === 'length' ? 'max_tokens' : 'answer';
+        trace.appendPrompt(close);
+        break;
+      }
+
+      const observations: string[] = [];
+      for (const [index, call] of parsed.calls.entries()) {
+        const thought = index === 0 ? parsed.thought : null;
+        let toolCall: ToolCall;
+        if (isCallError(call)) {
+          toolCall = { tool_name: '', parameters: {}, result: '', error: `parse error: ${call.error}`, latency_ms: 0 };
+        } else {
+          emit({ type: 'tool_call', turn, step_id: steps.length, name: call.name, arguments: call.arguments });
+          toolCall = await callTool(toolbox, call.name, call.arguments, toolTimeoutMs + TOOL_GRACE_MS);
+        }
+        const observation = observationText(toolCall);
+        const step = makeStep(steps.length, turn, thought, toolCall, observation);
+        steps.push(step);
+        observations.push(observation);
+        emit({ type: 'tool_result', turn, step });
+      }
+      const toolMessage = toolResponseMessage(observations);
+      messages.push(toolMessage);
+      const last = turn === maxSteps - 1;
+      // After the last allowed turn no assistant header follows: the conversation ends on the tool turn.
+      trace.appendPrompt(close + (last ? renderChatML([toolMessage]) : renderContinuation([toolMessage])));
+    }
+
+    const trajectory: Trajectory = {
+      id: newId(),
+      task_id: task.id,
+      task_description: task.prompt,
+      model_id: policy.id,
+      steps,
+      final_response: finalResponse,
+      success: null,
+      judge_score: null,
+      token_count: policy.tokenizer ? trace.length : sampledTokens,
+      wall_time_seconds: (performance.now() - startedAt) / 1000,
+      env: task.env,
+      split: task.split,
+      difficulty: task.difficulty,
+      seed,
+      group_id: options.groupId ?? newId(),
+      run_id: options.runId ?? null,
+      messages,
+      tools: toolbox.schemas.slice(),
+      tokens: trace.tokens,
+      assistant_mask: trace.assistantMask,
+      logprobs: trace.logprobs,
+      turn_spans: trace.turnSpans,
+      finish_reason: finishReason,
+      votes: [],
+      sampling: { ...sampling },
+      created_at: createdAt,
+    };
+    emit({ type: 'done', finish_reason: finishReason, trajectory });
+    return trajectory;
+  } finally {
+    toolbox.dispose();
+  }
+}
+
+/** Runs one call; a tool that overruns its own deadline is reported as a timeout instead of hanging the loop. */
+async function callTool(toolbox: Toolbox, name: string, args: Record<string, unknown>, waitMs: number): Promise<ToolCall> {
+  const t0 = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const overrun = new Promise<{ result: string; error: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ result: '', error: `tool "${name}" timed out after ${waitMs} ms` }), waitMs);
+  });
+  try {
+    const r = await Promise.race([toolbox.call(name, args), overrun]);
+    return { tool_name: name, parameters: args, result: r.result, error: r.error, latency_ms: elapsedMs(t0) };
+  } catch (error) {
+    // Toolbox.call promises never to throw; if it does anyway the model still gets a step, not a crash.
+    return { tool_name: name, parameters: args, result: '', error: `tool "${name}" failed: ${errorText(error)}`, latency_ms: elapsedMs(t0) };
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function makeStep(stepId: number, turn: number, thought: string | null, toolCall: ToolCall | null, observation: string): TrajectoryStep {
+  return { step_id: stepId, turn, thought, tool_call: toolCall, observation, timestamp: Date.now() / 1000 };
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function newId(): string {
+  return globalThis.crypto.randomUUID();
+}
+
+/** Milliseconds since t0, to 0.01 ms (fast tools would all round to 0). */
+function elapsedMs(t0: number): number {
+  return Math.round((performance.now() - t0) * 100) / 100;
+}

@@ -1,0 +1,86 @@
+/**
+ * Held-out evaluation (the seed's `hermes_eval --split test`): run a policy on generated items of each
+ * environment and level, score each episode with the environment's own `evaluate`, and report the
+ * success rate (score 1) and the mean score. Greedy sampling by default so a number means one thing.
+ */
+import type { SamplingParams, Split, Trajectory } from '../contracts.ts';
+import type { Environment } from '../envs/types.ts';
+import { deriveSeed } from '../envs/rng.ts';
+import { runEpisode } from './episode.ts';
+import type { Policy } from './policy.ts';
+
+export interface EvalOptions {
+  split?: Split;
+  /** Levels per environment; default: the environment's lowest level. */
+  levels?: number[];
+  items: number;
+  seed: number;
+  sampling?: Partial<SamplingParams>;
+  maxSteps?: number;
+  toolTimeoutMs?: number;
+  /** Episodes in flight at once (a batching policy turns these into one generation batch). */
+  concurrency?: number;
+  signal?: AbortSignal;
+  onEpisode?: (trajectory: Trajectory, score: number | null) => void;
+}
+
+export interface EvalResult {
+  env: string;
+  level: number;
+  split: Split;
+  n: number;
+  /** Share of items scored 1. */
+  success: number;
+  /** Mean score over items that could be scored. */
+  mean_score: number;
+  /** Items the environment could not score. */
+  unscored: number;
+}
+
+const GREEDY: SamplingParams = { temperature: 0, top_k: 0, top_p: 1, max_new_tokens: 96 };
+
+export async function evaluatePolicy(policy: Policy, envs: Environment[], options: EvalOptions): Promise<EvalResult[]> {
+  const split = options.split ?? 'test';
+  const sampling = { ...GREEDY, ...options.sampling };
+  const jobs = envs.flatMap((env) =>
+    (options.levels ?? [env.difficulties[0]]).filter((l) => env.difficulties.includes(l)).flatMap((level) =>
+      Array.from({ length: options.items }, (_, i) => ({ env, level, task: env.generate(deriveSeed(options.seed, 'eval', env.name, level, i), level, split) })),
+    ),
+  );
+  const scores: (number | null)[] = new Array(jobs.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < jobs.length) {
+      const index = next++;
+      const { env, task } = jobs[index];
+      const trajectory = await runEpisode({ policy, env, task, seed: task.seed, sampling, maxSteps: options.maxSteps, toolTimeoutMs: options.toolTimeoutMs, signal: options.signal });
+      const score = await env.evaluate(task, trajectory);
+      scores[index] = score;
+      options.onEpisode?.({ ...trajectory, judge_score: score, success: score === null ? null : score >= 1 }, score);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, jobs.length)) }, worker));
+
+  const results: EvalResult[] = [];
+  for (const env of envs) {
+    for (const level of new Set(jobs.filter((j) => j.env === env).map((j) => j.level))) {
+      const mine = jobs.map((j, i) => ({ j, s: scores[i] })).filter(({ j }) => j.env === env && j.level === level).map(({ s }) => s);
+      const scored = mine.filter((s): s is number => s !== null);
+      results.push({
+        env: env.name,
+        level,
+        split,
+        n: mine.length,
+        success: scored.filter((s) => s >= 1).length / mine.length,
+        mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
+        unscored: mine.length - scored.length,
+      });
+    }
+  }
+  return results;
+}
+
+export function formatEvalTable(results: EvalResult[]): string {
+  const rows = results.map((r) => `| ${r.env} | ${r.level} | ${r.split} | ${r.n} | ${(100 * r.success).toFixed(1)}% | ${r.mean_score.toFixed(3)} |`);
+  return ['| environment | level | split | items | success | mean score |', '|---|---|---|---|---|---|', ...rows].join('\n');
+}
