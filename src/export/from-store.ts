@@ -1,0 +1,40 @@
+/** Exports straight from the store, streaming: the dataset filters pick what goes out. */
+import type { ScoredGroup } from '../contracts.ts';
+import type { Store } from '../store/db.ts';
+import { iterateTrajectories, type TrajectoryFilter } from '../store/dataset.ts';
+import { listGroups } from '../store/trajectories.ts';
+import { trajectoryToChatRow } from './hf-chat.ts';
+import { jsonlChunks, toJsonl } from './jsonl.ts';
+import { trajectoriesToParquet } from './parquet.ts';
+import { scoredGroupsToJsonl } from './atropos.ts';
+import { dpoRows, sftRows, type PairOptions } from './pairs.ts';
+
+/** HF chat JSONL, as text chunks (write them to a file or a Blob). */
+export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}): AsyncGenerator<string> {
+  return jsonlChunks(iterateTrajectories(store, filter, { pageSize: 500 }), trajectoryToChatRow);
+}
+
+/** Full-trajectory JSONL (every field; what `importTrajectories` reads as 'trajectory-jsonl'). */
+export function exportTrajectoryJsonl(store: Store, filter: TrajectoryFilter = {}): AsyncGenerator<string> {
+  return jsonlChunks(iterateTrajectories(store, filter, { pageSize: 500 }));
+}
+
+export function exportParquet(store: Store, filter: TrajectoryFilter = {}): Promise<Uint8Array> {
+  return trajectoriesToParquet(iterateTrajectories(store, filter, { pageSize: 1000 }));
+}
+
+async function scoredGroups(store: Store, runId: string): Promise<ScoredGroup[]> {
+  return (await listGroups(store, runId)).flatMap((g) => (g.scored ? [g.scored] : []));
+}
+
+export async function exportScoredGroupsJsonl(store: Store, runId: string): Promise<string> {
+  return scoredGroupsToJsonl(await scoredGroups(store, runId));
+}
+
+export async function exportSftJsonl(store: Store, runId: string, options?: PairOptions): Promise<string> {
+  return toJsonl(sftRows(await scoredGroups(store, runId), options));
+}
+
+export async function exportDpoJsonl(store: Store, runId: string, options?: PairOptions): Promise<string> {
+  return toJsonl(dpoRows(await scoredGroups(store, runId), options));
+}

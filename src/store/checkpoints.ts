@@ -1,0 +1,75 @@
+/**
+ * Checkpoints, written so that a crash at any moment leaves the previous one usable:
+ *   1. the new checkpoint goes in under a fresh key, in its own transaction (all or nothing);
+ *   2. a second transaction flips the run's head (`latest`, `previous`) to it and deletes checkpoints
+ *      that are neither, including ones a crash left behind between 1 and 2.
+ * Until 2 commits, readers still get the old head, whose record was never touched.
+ */
+import { write, type Store } from './db.ts';
+import type { CheckpointHead, CheckpointRecord } from './records.ts';
+import { newId } from './runs.ts';
+
+export interface CheckpointInput {
+  run_id: string;
+  step: number;
+  adapter: ArrayBuffer;
+  optimizer: ArrayBuffer | null;
+  meta?: Record<string, unknown>;
+}
+
+/** Phase 1: the checkpoint record under a new key. Not yet visible through `loadLatestCheckpoint`. */
+export async function stageCheckpoint(store: Store, input: CheckpointInput): Promise<string> {
+  const record: CheckpointRecord = {
+    id: newId(`ckpt-${input.run_id}-${input.step}`), run_id: input.run_id, step: input.step, created_at: Date.now(),
+    adapter: input.adapter, optimizer: input.optimizer, meta: input.meta ?? {},
+  };
+  await write(store, ['checkpoints'], `the checkpoint of step ${input.step} of run ${input.run_id}`, async (tx) => { await tx.objectStore('checkpoints').add(record); });
+  return record.id;
+}
+
+/** Phase 2: make `id` the run's latest checkpoint, keep the one before as `previous`, drop the rest. */
+export async function commitCheckpoint(store: Store, runId: string, id: string): Promise<CheckpointHead> {
+  return write(store, ['checkpoints', 'checkpoint_heads'], `the checkpoint pointer of run ${runId}`, async (tx) => {
+    const heads = tx.objectStore('checkpoint_heads');
+    const old = await heads.get(runId);
+    if (!(await tx.objectStore('checkpoints').getKey(id))) throw new Error(`checkpoint ${id} is not stored`);
+    const head: CheckpointHead = { run_id: runId, latest: id, previous: old && old.latest !== id ? old.latest : (old?.previous ?? null) };
+    await heads.put(head);
+    const keep = new Set([head.latest, head.previous]);
+    const index = tx.objectStore('checkpoints').index('run_id');
+    for (let c = await index.openKeyCursor(runId); c; c = await c.continue()) {
+      if (!keep.has(c.primaryKey)) await tx.objectStore('checkpoints').delete(c.primaryKey);
+    }
+    return head;
+  });
+}
+
+/** Saves a checkpoint crash-safely (stage, then commit). */
+export async function saveCheckpoint(store: Store, input: CheckpointInput): Promise<string> {
+  const id = await stageCheckpoint(store, input);
+  await commitCheckpoint(store, input.run_id, id);
+  return id;
+}
+
+/** The run's current checkpoint; falls back to `previous` if the latest record is unreadable. */
+export async function loadLatestCheckpoint(store: Store, runId: string): Promise<CheckpointRecord | undefined> {
+  const tx = store.db.transaction(['checkpoint_heads', 'checkpoints']);
+  const head = await tx.objectStore('checkpoint_heads').get(runId);
+  if (!head) return undefined;
+  return (await tx.objectStore('checkpoints').get(head.latest))
+    ?? (head.previous ? await tx.objectStore('checkpoints').get(head.previous) : undefined);
+}
+
+export async function loadCheckpoint(store: Store, id: string): Promise<CheckpointRecord | undefined> {
+  return store.db.get('checkpoints', id);
+}
+
+export async function getCheckpointHead(store: Store, runId: string): Promise<CheckpointHead | undefined> {
+  return store.db.get('checkpoint_heads', runId);
+}
+
+/** The run's stored checkpoints without their payloads, by step. */
+export async function listCheckpoints(store: Store, runId: string): Promise<Omit<CheckpointRecord, 'adapter' | 'optimizer'>[]> {
+  const records = await store.db.getAllFromIndex('checkpoints', 'run_step', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
+  return records.map(({ adapter: _a, optimizer: _o, ...meta }) => meta);
+}

@@ -1,0 +1,62 @@
+/** Runs: config, status and a running summary of the latest metrics. */
+import type { RunConfig } from '../config/schema.ts';
+import { ALL_STORES } from './schema.ts';
+import { read, write, type Store } from './db.ts';
+import type { RunRecord, RunStatus } from './records.ts';
+
+export function newId(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+export async function createRun(store: Store, config: RunConfig, options: { id?: string; now?: number } = {}): Promise<RunRecord> {
+  const now = options.now ?? Date.now();
+  const run: RunRecord = {
+    id: options.id ?? newId('run'), name: config.name, config, status: 'created',
+    created: now, updated: now, metrics_summary: {}, last_step: -1, error: null,
+  };
+  await write(store, ['runs'], `run ${run.id}`, async (tx) => { await tx.objectStore('runs').add(run); });
+  return run;
+}
+
+export async function getRun(store: Store, id: string): Promise<RunRecord | undefined> {
+  return store.db.get('runs', id);
+}
+
+/** All runs, newest first. */
+export async function listRuns(store: Store): Promise<RunRecord[]> {
+  return (await store.db.getAllFromIndex('runs', 'created')).reverse();
+}
+
+export async function setRunStatus(store: Store, id: string, status: RunStatus, error: string | null = null): Promise<RunRecord> {
+  return write(store, ['runs'], `the status of run ${id}`, async (tx) => {
+    const runs = tx.objectStore('runs');
+    const run = await runs.get(id);
+    if (!run) throw new Error(`no run with id ${id}`);
+    const updated = { ...run, status, error, updated: Date.now() };
+    await runs.put(updated);
+    return updated;
+  });
+}
+
+/** Deletes a run and everything it produced (trajectories, groups, metrics, checkpoints, …) in one transaction. */
+export async function deleteRun(store: Store, id: string): Promise<void> {
+  await write(store, [...ALL_STORES], `the deletion of run ${id}`, async (tx) => {
+    await tx.objectStore('runs').delete(id);
+    await tx.objectStore('metrics').delete(IDBKeyRange.bound([id, -Infinity], [id, Infinity]));
+    await tx.objectStore('checkpoint_heads').delete(id);
+    const byRun = [
+      tx.objectStore('trajectories').index('run_id'), tx.objectStore('groups').index('run_id'),
+      tx.objectStore('replay').index('run_id'), tx.objectStore('checkpoints').index('run_id'),
+      tx.objectStore('evaluations').index('run_id'),
+    ];
+    for (const index of byRun) {
+      for (let c = await index.openKeyCursor(id); c; c = await c.continue()) await index.objectStore.delete(c.primaryKey);
+    }
+    const markers = tx.objectStore('markers').index('run_step');
+    for (let c = await markers.openKeyCursor(IDBKeyRange.bound([id, -Infinity], [id, Infinity])); c; c = await c.continue()) {
+      await markers.objectStore.delete(c.primaryKey);
+    }
+  });
+}
+
+export { read };

@@ -1,0 +1,40 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApp, type App } from './harness.ts';
+import type { SpindleStoreHook } from '../../src/store/debug-hook.ts';
+import { makeTrajectory } from '../store/fixtures.ts';
+
+type Hooked = { __spindleStore: SpindleStoreHook };
+
+describe('the store in real Chromium IndexedDB', () => {
+  let app: App;
+  beforeAll(async () => { app = await openApp(); });
+  afterAll(async () => { await app?.close(); });
+
+  it('writes, survives a page reload, and reads back', async () => {
+    const { page } = app;
+    const t = makeTrajectory({ id: 'e2e-1', judge_score: 0.5, group_id: 'e2e-g' });
+    await page.waitForFunction(() => '__spindleStore' in globalThis);
+    await page.evaluate(async (traj) => {
+      const s = (globalThis as unknown as Hooked).__spindleStore;
+      await s.putTrajectory(traj);
+      await s.setSetting('e2e', { n: 1 });
+      await s.saveCheckpoint('run-e2e', 1, [1, 2]);
+      await s.saveCheckpoint('run-e2e', 2, [3, 4.5]);
+    }, t);
+    await page.reload();
+    await page.waitForFunction(() => '__spindleStore' in globalThis);
+    const back = await page.evaluate(async (id) => {
+      const s = (globalThis as unknown as Hooked).__spindleStore;
+      return { version: await s.version(), t: await s.getTrajectory(id), setting: await s.getSetting('e2e'), stats: await s.stats(),
+        ckpt: await s.latestCheckpoint('run-e2e'), estimate: await s.estimate() };
+    }, t.id);
+    expect(back.version).toBe(2);
+    expect(back.t).toEqual(t);
+    expect(back.setting).toEqual({ n: 1 });
+    expect(back.stats).toMatchObject({ count: 1, avg_score: 0.5 });
+    expect(back.ckpt).toEqual({ step: 2, values: [3, 4.5] });
+    expect(back.estimate!.usage).toBeGreaterThan(0);
+    expect(back.estimate!.quota).toBeGreaterThan(back.estimate!.usage);
+    expect(app.errors).toEqual([]);
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * A small stand-in for Atropos's trajectory API server (atroposlib/api/server.py) on node:http:
+ * in-memory queue, the 'wait for trainer to start' reply until a trainer polls /batch, /status-env
+ * reading its env id from a JSON body on GET (422 without one), and 500 for an env id it does not know.
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+
+export interface FakeAtropos {
+  url: string;
+  port: number;
+  queue: Record<string, unknown>[];
+  envs: { desired_name: string; group_size: number }[];
+  requests: string[];
+  state: { started: boolean; batch_size: number; step: number };
+  /** What the trainer does: take `batch_size` sequences' worth of groups. */
+  takeBatch(): Record<string, unknown>[] | null;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+  });
+}
+
+const REQUIRED = ['tokens', 'masks', 'scores'];
+
+export async function startFakeAtropos(options: { port?: number; started?: boolean; batch_size?: number } = {}): Promise<FakeAtropos> {
+  const state = { started: options.started ?? false, batch_size: options.batch_size ?? 4, step: 0 };
+  const queue: Record<string, unknown>[] = [];
+  const envs: { desired_name: string; group_size: number }[] = [];
+  const requests: string[] = [];
+  const takeBatch = () => {
+    state.started = true;
+    let n = 0, k = 0;
+    while (k < queue.length && n < state.batch_size) n += (queue[k++].tokens as unknown[]).length;
+    if (n < state.batch_size) return null;
+    state.step++;
+    return queue.splice(0, k);
+  };
+  const server: Server = createServer(async (req, res) => {
+    const path = (req.url ?? '').split('?')[0];
+    requests.push(`${req.method} ${path}`);
+    const raw = await readBody(req);
+    const send = (status: number, body: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    let body: unknown;
+    try { body = raw ? JSON.parse(raw) : null; } catch { return send(400, { detail: 'bad json' }); }
+    const validGroup = (g: unknown) => typeof g === 'object' && g !== null && REQUIRED.every((f) => Array.isArray((g as Record<string, unknown>)[f]));
+    if (req.method === 'POST' && path === '/register-env') {
+      if (!state.started) return send(200, { status: 'wait for trainer to start' });
+      const b = body as { desired_name: string; group_size: number };
+      envs.push({ desired_name: b.desired_name, group_size: b.group_size });
+      return send(200, { status: 'success', env_id: envs.length - 1, wandb_name: `${b.desired_name}_0`, checkpoint_dir: 'ckpt', starting_step: state.step, checkpoint_interval: 10, num_steps: 100 });
+    }
+    if (req.method === 'GET' && path === '/status-env') {
+      const id = (body as { env_id?: number } | null)?.env_id;
+      if (id === undefined) return send(422, { detail: [{ loc: ['body'], msg: 'Field required' }] });
+      const env = envs[id];
+      if (!env) return send(500, 'Internal Server Error');
+      const sequences = queue.reduce((s, g) => s + (g.tokens as unknown[]).length, 0);
+      return send(200, { current_step: state.step, queue_size: Math.floor(sequences / env.group_size), env_weight: 1, self_queue_size: 0, max_group_size: env.group_size, unallocated_fraction: 1 });
+    }
+    if (req.method === 'GET' && path === '/status') return send(200, { current_step: state.step, queue_size: queue.length });
+    if (req.method === 'POST' && path === '/scored_data') {
+      if (!validGroup(body)) return send(422, { detail: 'invalid ScoredData' });
+      queue.push(body as Record<string, unknown>);
+      return send(200, { status: 'received' });
+    }
+    if (req.method === 'POST' && path === '/scored_data_list') {
+      if (!Array.isArray(body) || !body.every(validGroup)) return send(422, { detail: 'invalid ScoredData list' });
+      queue.push(...(body as Record<string, unknown>[]));
+      return send(200, { status: 'received', groups_processed: body.length });
+    }
+    if (req.method === 'GET' && path === '/batch') return send(200, { batch: takeBatch() });
+    send(404, { detail: 'Not Found' });
+  });
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}`, port, queue, envs, requests, state, takeBatch,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
