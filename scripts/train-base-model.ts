@@ -95,10 +95,10 @@ function batchTensors(batch: Example[], padId: number): { ids: number[][]; mask:
   return { ids, mask: tf.tensor2d(mask, [batch.length, T - 1]) };
 }
 
-function saveState(model: TransformerModel, optimizer: Optimizer, step: number): void {
+async function saveState(model: TransformerModel, optimizer: Optimizer, step: number): Promise<void> {
   mkdirSync(STATE_DIR, { recursive: true });
-  writeFileSync(`${STATE_DIR}/weights.safetensors`, writeSafetensors(model.getWeights()));
-  const opt = optimizer.exportState();
+  writeFileSync(`${STATE_DIR}/weights.safetensors`, writeSafetensors(await model.getWeights()));
+  const opt = await optimizer.exportState();
   const tensors = new Map<string, { shape: number[]; data: Float32Array }>();
   opt.m.forEach((m, i) => tensors.set(`m.${i}`, { shape: [m.length], data: m }));
   opt.v.forEach((v, i) => tensors.set(`v.${i}`, { shape: [v.length], data: v }));
@@ -143,7 +143,7 @@ async function train(tokenizer: ByteTokenizer): Promise<TransformerModel> {
     optimizer.accumulate(model.trainableVariables().map((v) => grads[v.name]));
     tf.dispose(grads);
     mask.dispose();
-    const { gradNorm } = optimizer.step();
+    const { gradNorm } = await optimizer.step();
     const loss = (await value.data())[0];
     value.dispose();
     step++;
@@ -152,9 +152,9 @@ async function train(tokenizer: ByteTokenizer): Promise<TransformerModel> {
       const rate = (performance.now() - started) / 1000 / step;
       console.log(`step ${step}/${STEPS} loss ${smoothed.toFixed(3)} grad_norm ${gradNorm.toFixed(2)} (${rate.toFixed(2)} s/step)`);
     }
-    if (step % Number(args['save-every']) === 0 || stop) saveState(model, optimizer, step);
+    if (step % Number(args['save-every']) === 0 || stop) await saveState(model, optimizer, step);
   }
-  saveState(model, optimizer, step);
+  await saveState(model, optimizer, step);
   if (stop) {
     console.log(`interrupted at step ${step}; run again to resume`);
     process.exit(130);

@@ -146,22 +146,22 @@ describe('with the real model (src/model)', () => {
     await initBackend({ forced: 'cpu' });
     const lora = { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
     const model = TransformerModel.create(nano, 3);
-    const baseWeights = model.getWeights();
+    const baseWeights = await model.getWeights();
     attachLora(model, lora);
     importLora(model, fakeAdapter()); // non-zero B so the merge matters
     const liveConfig = peftAdapterConfig(model, 'spindle-nano') as PeftConfig;
-    const zip = adapterZip(exportLora(model), { config: liveConfig });
+    const zip = adapterZip(await exportLora(model), { config: liveConfig });
 
     const { config: cfg, tensors } = readAdapter(zip, 'a.zip', { baseModel: 'spindle-nano', modelConfig: nano });
     const fresh = TransformerModel.create(nano, 4);
     attachLora(fresh, lora);
     importLora(fresh, tensors);
-    for (const [k, t] of exportLora(fresh)) expect(Array.from(t.data)).toEqual(Array.from(tensors.get(k)!.data));
+    for (const [k, t] of await exportLora(fresh)) expect(Array.from(t.data)).toEqual(Array.from(tensors.get(k)!.data));
 
     const ours = mergeAdapterWeights(baseWeights, tensors, cfg);
     mergeLora(model);
     let worst = 0;
-    for (const [k, t] of model.getWeights()) {
+    for (const [k, t] of await model.getWeights()) {
       const o = ours.get(k)!.data;
       for (let i = 0; i < t.data.length; i++) worst = Math.max(worst, Math.abs(t.data[i] - o[i]));
     }

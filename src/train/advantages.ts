@@ -1,0 +1,182 @@
+/**
+ * Group-relative advantages and per-step returns (seed §10.3.4, `grpo_update`). Pure numbers, no tfjs.
+ *
+ * Choices, and where they depart from the seed:
+ * 1. Scores are multiplied by `reward_scale` first (the seed's `rl_edit_config reward_scale 2.5`).
+ *    Under z-score the scale cancels out; it matters for the mean-only advantage.
+ * 2. Z-score: `(s − mean) / (std + 1e-8)` with the SAMPLE standard deviation (n − 1), exactly the
+ *    seed's `statistics.stdev` (TRL's `torch.std` is the same; Atropos's numpy std is the population
+ *    one). A group of one has no sample std: it counts as a zero-std group.
+ * 3. Mean-only (`advantage: 'mean'`, Dr. GRPO / nanochat): `s − mean`, no division, so groups with a
+ *    small spread do not get their noise amplified.
+ * 4. A group whose scores are all equal (std < 1e-6) carries no signal: its advantages are all 0.
+ *    It is flagged `zeroStd`, counted in `frac_reward_zero_std` (TRL's name), and the trainer skips it
+ *    or replaces it from the replay buffer (`grpo.zero_std_groups`).
+ * 5. Per-step returns: the seed's `compute_discounted_returns(steps, final_reward=advantage, gamma)`
+ *    with `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN (one turn may hold several tool
+ *    calls, and the final-answer turn has no tool step), because the turn is the unit of tokens the
+ *    policy sampled. The terminal reward is the group advantage on the last turn; with process
+ *    rewards on, each turn also earns its bonuses (process-rewards.ts) — the seed's `rewards[-1] +=
+ *    judge_score` with the judge score replaced by its group-relative advantage, so bonuses stay raw
+ *    (0.05, 0.02) next to an advantage of order 1.
+ * 6. Every assistant token (mask 1) of turn t gets `G_t`; prompt and tool-response tokens get 0.
+ * 7. Replayed trajectories have no group any more: they get the self-imitation advantage
+ *    `max(0, s − mean_online) / (std + 1e-8)` (Oh et al. 2018, SIL) against the online batch — a
+ *    replayed success is imitated only while it beats what the current policy achieves, and never
+ *    pushed down.
+ */
+import type { Trajectory } from '../contracts.ts';
+
+export type AdvantageMode = 'zscore' | 'mean';
+
+export interface AdvantageOptions {
+  mode: AdvantageMode;
+  /** Multiplies every score first. */
+  rewardScale: number;
+}
+
+/** Added to the std in the z-score denominator, as in the seed. */
+export const STD_EPS = 1e-8;
+/** A group std below this counts as "all scores equal". */
+export const ZERO_STD_TOL = 1e-6;
+
+export interface GroupStats {
+  mean: number;
+  /** Sample standard deviation (n − 1); 0 for a group of one. */
+  std: number;
+  zeroStd: boolean;
+}
+
+export interface GroupAdvantages extends GroupStats {
+  /** One per trajectory of the group, in order; all 0 when `zeroStd`. */
+  advantages: number[];
+}
+
+export function mean(xs: readonly number[]): number {
+  if (xs.length === 0) return 0;
+  let sum = 0;
+  for (const x of xs) sum += x;
+  return sum / xs.length;
+}
+
+/** Sample standard deviation (divides by n − 1); 0 when there are fewer than two values. */
+export function sampleStd(xs: readonly number[]): number {
+  if (xs.length < 2) return 0;
+  const m = mean(xs);
+  let ss = 0;
+  for (const x of xs) ss += (x - m) ** 2;
+  return Math.sqrt(ss / (xs.length - 1));
+}
+
+export function groupStats(scores: readonly number[]): GroupStats {
+  const std = sampleStd(scores);
+  return { mean: mean(scores), std, zeroStd: scores.length < 2 || std < ZERO_STD_TOL };
+}
+
+function checkScores(scores: readonly number[]): void {
+  if (scores.length === 0) throw new Error('advantages: empty group; a GRPO group needs at least one scored trajectory');
+  for (const s of scores) {
+    if (!Number.isFinite(s)) {
+      throw new Error(`advantages: score ${s} is not a finite number; drop unscored (null) trajectories before computing advantages`);
+    }
+  }
+}
+
+/** Advantages of one group of scores (one task, G samples). */
+export function groupAdvantages(rawScores: readonly number[], opts: AdvantageOptions): GroupAdvantages {
+  checkScores(rawScores);
+  const scores = rawScores.map((s) => s * opts.rewardScale);
+  const stats = groupStats(scores);
+  const advantages = scores.map((s) => {
+    if (stats.zeroStd) return 0;
+    return opts.mode === 'zscore' ? (s - stats.mean) / (stats.std + STD_EPS) : s - stats.mean;
+  });
+  return { ...stats, advantages };
+}
+
+export interface BatchAdvantages {
+  groups: GroupAdvantages[];
+  /** Share of groups whose scores were all equal (TRL's `frac_reward_zero_std`). */
+  fracZeroStd: number;
+  /** Mean scaled score over every trajectory (TRL's `reward`). */
+  reward: number;
+  /** Mean of the per-group sample stds (TRL's `reward_std`). */
+  rewardStd: number;
+}
+
+export function batchAdvantages(groups: readonly (readonly number[])[], opts: AdvantageOptions): BatchAdvantages {
+  const out = groups.map((g) => groupAdvantages(g, opts));
+  const all = groups.flat().map((s) => s * opts.rewardScale);
+  return {
+    groups: out,
+    fracZeroStd: out.length === 0 ? 0 : out.filter((g) => g.zeroStd).length / out.length,
+    reward: mean(all),
+    rewardStd: mean(out.map((g) => g.std)),
+  };
+}
+
+/**
+ * Self-imitation advantage for a replayed trajectory (choice 7): how much its scaled score beats the
+ * online batch's mean, never negative. `std` is the online batch's spread (z-score mode only); when
+ * the online batch has no spread the replayed item is compared without division, as in mean mode.
+ */
+export function replayAdvantage(score: number, online: { mean: number; std: number }, opts: AdvantageOptions): number {
+  const gap = Math.max(0, score * opts.rewardScale - online.mean);
+  if (opts.mode === 'mean' || online.std < ZERO_STD_TOL) return gap;
+  return gap / (online.std + STD_EPS);
+}
+
+/** `G_t = r_t + γ·G_{t+1}`, computed backwards; same length as `rewards`. */
+export function discountedReturns(rewards: readonly number[], gamma: number): number[] {
+  if (!(gamma >= 0 && gamma <= 1)) throw new Error(`advantages: gamma ${gamma} must lie in [0, 1] (grpo.gamma)`);
+  const out = new Array<number>(rewards.length);
+  let g = 0;
+  for (let t = rewards.length - 1; t >= 0; t--) {
+    g = rewards[t] + gamma * g;
+    out[t] = g;
+  }
+  return out;
+}
+
+/**
+ * Per-turn returns: the terminal `advantage` on the last turn plus optional per-turn `bonuses`,
+ * discounted backwards (choice 5).
+ */
+export function turnReturns(nTurns: number, advantage: number, gamma: number, bonuses?: readonly number[]): number[] {
+  if (bonuses && bonuses.length !== nTurns) {
+    throw new Error(`advantages: ${bonuses.length} turn bonuses for ${nTurns} assistant turns; compute them with turnBonuses(steps, turn_spans.length)`);
+  }
+  const rewards = Array.from({ length: nTurns }, (_, t) => (bonuses ? bonuses[t] : 0) + (t === nTurns - 1 ? advantage : 0));
+  return discountedReturns(rewards, gamma);
+}
+
+export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'turn_spans'>;
+
+/**
+ * The per-token advantage array aligned with `trajectory.tokens` (choice 6): `G_t` on the assistant
+ * tokens of turn t, 0 elsewhere. Without `turn_spans` every assistant token belongs to one turn.
+ */
+export function tokenAdvantages(
+  trajectory: TokenTrajectory,
+  advantage: number,
+  opts: { gamma: number; turnBonuses?: readonly number[] },
+): Float32Array {
+  const { tokens, assistant_mask: mask, turn_spans: spans } = trajectory;
+  if (mask.length !== tokens.length) {
+    throw new Error(`advantages: assistant_mask has ${mask.length} entries for ${tokens.length} tokens; they must align`);
+  }
+  const out = new Float32Array(tokens.length);
+  if (spans.length === 0) {
+    const [g] = turnReturns(1, advantage, opts.gamma, opts.turnBonuses);
+    for (let i = 0; i < mask.length; i++) if (mask[i]) out[i] = g;
+    return out;
+  }
+  const returns = turnReturns(spans.length, advantage, opts.gamma, opts.turnBonuses);
+  spans.forEach(([start, end], t) => {
+    if (start < 0 || end > tokens.length || start > end) {
+      throw new Error(`advantages: turn span [${start}, ${end}) lies outside the ${tokens.length} tokens of the trajectory`);
+    }
+    for (let i = start; i < end; i++) if (mask[i]) out[i] = returns[t];
+  });
+  return out;
+}

@@ -1,0 +1,73 @@
+/**
+ * Packs variable-length token sequences into the right-padded, shifted arrays the losses consume.
+ * Pure JS (the tensors are made by the caller inside its tidy).
+ *
+ * Alignment: the model's `tokenStats(tokens [B, T])` returns values for tokens[:, 1:], i.e. [B, T−1];
+ * so every per-token array of a sample (mask, sampling log-probs, advantages — all aligned with
+ * `tokens`) is shifted by one here. Token 0 is never predicted, hence never trained (it is always a
+ * prompt token anyway). Padding sits at the end, where causal attention keeps it from touching
+ * earlier positions; its mask is 0.
+ */
+
+/** One sequence to train on; every array has `tokens.length` entries. */
+export interface TrainSample {
+  tokens: number[];
+  /** 1 where the token's log-prob enters the loss (assistant tokens). */
+  mask: ArrayLike<number>;
+  /** Sampling log-probs (GRPO); absent for SFT. */
+  oldLogp?: ArrayLike<number>;
+  /** Per-token advantages (GRPO); absent for SFT. */
+  advantages?: ArrayLike<number>;
+}
+
+export interface PackedBatch {
+  B: number;
+  /** Padded length; the shifted arrays are [B, T−1] row-major. */
+  T: number;
+  ids: number[][];
+  mask: Float32Array;
+  oldLogp: Float32Array;
+  advantages: Float32Array;
+  /** Masked tokens in this batch. */
+  tokenCount: number;
+}
+
+export function packBatch(samples: readonly TrainSample[], padId: number, maxPositions: number): PackedBatch {
+  if (samples.length === 0) throw new Error('batch: no samples to pack');
+  const T = Math.max(2, ...samples.map((s) => s.tokens.length));
+  if (T > maxPositions) {
+    throw new Error(`batch: a sequence of ${T} tokens exceeds the model's ${maxPositions} positions; lower max_steps_per_trajectory or max_new_tokens`);
+  }
+  const B = samples.length;
+  const W = T - 1;
+  const mask = new Float32Array(B * W);
+  const oldLogp = new Float32Array(B * W);
+  const advantages = new Float32Array(B * W);
+  let tokenCount = 0;
+  const ids = samples.map((s, b) => {
+    const n = s.tokens.length;
+    if (s.mask.length !== n) throw new Error(`batch: sample ${b} has ${s.mask.length} mask entries for ${n} tokens`);
+    for (let t = 1; t < n; t++) {
+      const m = s.mask[t] ? 1 : 0;
+      mask[b * W + t - 1] = m;
+      tokenCount += m;
+      if (s.oldLogp) oldLogp[b * W + t - 1] = m ? s.oldLogp[t] : 0;
+      if (s.advantages) advantages[b * W + t - 1] = m ? s.advantages[t] : 0;
+    }
+    return n === T ? s.tokens.slice() : [...s.tokens, ...new Array<number>(T - n).fill(padId)];
+  });
+  return { B, T, ids, mask, oldLogp, advantages, tokenCount };
+}
+
+/** Splits items into `parts` contiguous chunks of near-equal size (no empty chunk). */
+export function chunk<T>(items: readonly T[], parts: number): T[][] {
+  const k = Math.max(1, Math.min(parts, items.length));
+  const out: T[][] = [];
+  let start = 0;
+  for (let i = 0; i < k; i++) {
+    const size = Math.floor(items.length / k) + (i < items.length % k ? 1 : 0);
+    out.push(items.slice(start, start + size));
+    start += size;
+  }
+  return out;
+}

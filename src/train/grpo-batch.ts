@@ -1,0 +1,105 @@
+/**
+ * Turns one step's judged groups (plus replay draws) into training samples and rollout metrics.
+ * Pure JS (no tfjs): group advantages → per-token advantages (advantages.ts), zero-std groups
+ * skipped or replaced from the replay buffer, replayed items given self-imitation advantages.
+ *
+ * Order matters for reproducibility: replay is sampled BEFORE this step's online trajectories are
+ * offered to the buffer (the seed adds first; here a fresh trajectory is never replayed in the step
+ * that produced it).
+ */
+import type { Metrics, Trajectory } from '../contracts.ts';
+import type { RunConfig } from '../config/schema.ts';
+import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions } from './advantages.ts';
+import type { TrainSample } from './batch.ts';
+import { stepBonus, turnBonuses } from './process-rewards.ts';
+import type { ReplayBuffer } from './replay-buffer.ts';
+import type { Rng } from './rng.ts';
+
+export interface BuiltBatch {
+  samples: TrainSample[];
+  /** Rollout metrics with TRL names (online trajectories only). */
+  metrics: Metrics;
+  /** Online trajectories that carry a score (for the replay buffer and the curriculum). */
+  scored: Trajectory[];
+  /** Sampling temperature shared by every sample (the log-probs are scaled by it). */
+  temperature: number;
+}
+
+function turnBonusesOf(t: Trajectory, cfg: RunConfig): number[] | undefined {
+  if (!cfg.process_rewards.enabled) return undefined;
+  if (t.turn_spans.length > 0) return turnBonuses(t.steps, t.turn_spans.length, cfg.process_rewards);
+  return [t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0)];
+}
+
+function toSample(t: Trajectory, advantage: number, cfg: RunConfig): TrainSample {
+  return {
+    tokens: t.tokens,
+    mask: t.assistant_mask,
+    oldLogp: t.logprobs,
+    advantages: tokenAdvantages(t, advantage, { gamma: cfg.grpo.gamma, turnBonuses: turnBonusesOf(t, cfg) }),
+  };
+}
+
+function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: number, nGroups: number): Metrics {
+  const m: Metrics = {
+    reward: mean(scored.map((t) => t.judge_score as number)),
+    reward_std: mean(groupStds),
+    frac_reward_zero_std: nGroups === 0 ? 0 : zeroStd / nGroups,
+    'completions/mean_length': mean(scored.map((t) => t.assistant_mask.reduce((a, b) => a + b, 0))),
+  };
+  const calls = scored.flatMap((t) => t.steps.filter((s) => s.tool_call).map((s) => s.tool_call!));
+  m['tools/call_frequency'] = scored.length === 0 ? 0 : calls.length / scored.length;
+  m['tools/failure_frequency'] = calls.length === 0 ? 0 : calls.filter((c) => c.error).length / calls.length;
+  const byJudge = new Map<string, number[]>();
+  for (const v of scored.flatMap((t) => t.votes)) {
+    if (v.score !== null) byJudge.set(v.judge_id, [...(byJudge.get(v.judge_id) ?? []), v.score]);
+  }
+  for (const [judge, scores] of byJudge) m[`rewards/${judge}/mean`] = mean(scores);
+  return m;
+}
+
+export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer; replayCount: number; rng: Rng; config: RunConfig }): BuiltBatch {
+  const cfg = p.config;
+  const opts: AdvantageOptions = { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale };
+  const samples: TrainSample[] = [];
+  const temps = new Set<number>();
+  const add = (t: Trajectory, advantage: number) => {
+    if (t.tokens.length === 0) return; // collected without a tokenizer: nothing to train on
+    temps.add(t.sampling.temperature);
+    samples.push(toSample(t, advantage, cfg));
+  };
+  const scored: Trajectory[] = [];
+  const groupStds: number[] = [];
+  let zeroStd = 0;
+  let nGroups = 0;
+  let replaceCount = 0;
+  for (const group of p.groups) {
+    // Unscorable trajectories (null) carry no reward: they leave the group, never count as 0.
+    const g = group.filter((t) => t.judge_score !== null);
+    if (g.length === 0) continue;
+    nGroups++;
+    scored.push(...g);
+    const adv = groupAdvantages(g.map((t) => t.judge_score as number), opts);
+    groupStds.push(groupStats(g.map((t) => t.judge_score as number)).std);
+    if (adv.zeroStd) {
+      zeroStd++;
+      if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;
+      continue;
+    }
+    g.forEach((t, i) => add(t, adv.advantages[i]));
+  }
+
+  const scaled = scored.map((t) => (t.judge_score as number) * opts.rewardScale);
+  const online = { mean: mean(scaled), std: sampleStd(scaled) };
+  for (const t of p.replay.sample(p.replayCount + replaceCount, p.rng)) {
+    const a = replayAdvantage(t.judge_score ?? 0, online, opts);
+    if (a > 0) add(t, a);
+  }
+
+  if (temps.size > 1) {
+    throw new Error(`grpo: trajectories sampled at different temperatures (${[...temps].join(', ')}) in one step; keep sampling.temperature fixed during a run`);
+  }
+  const metrics = rolloutMetrics(scored, groupStds, zeroStd, nGroups);
+  metrics['replay/samples'] = p.replayCount + replaceCount;
+  return { samples, metrics, scored, temperature: [...temps][0] ?? cfg.sampling.temperature };
+}

@@ -1,0 +1,80 @@
+/**
+ * Gets a model ready to train from the run config: LoRA adapters (or full fine-tuning when
+ * `lora.r` is 0), frozen layers, and — for the seed's third workflow, transfer — the source run's
+ * weights and a scaled-down learning rate.
+ *
+ * Transfer (seed: `rl_transfer_init --source_env=bash_exec_env --target_env=git_repo_env
+ * --freeze_layers=0-8`, then a lower learning rate):
+ * - a LoRA source: its adapters are attached on every layer they cover and loaded; then the layers in
+ *   `lora.freeze_layers` stop training (their adapters stay applied). The exported adapter therefore
+ *   still applies to the original base model.
+ * - a full-weights source: its weights replace the base; `freeze_layers` is frozen, and with
+ *   `lora.r > 0` fresh adapters go on the remaining layers.
+ * - the learning rate is `training.learning_rate × transfer.learning_rate_scale`.
+ */
+import type { RunConfig } from '../config/schema.ts';
+import { attachLora, freezeLayers, importLora, parseLayerRange } from '../model/lora.ts';
+import type { LoraSettings, TransformerModel } from '../model/transformer.ts';
+import { checkCheckpoint, type TrainerCheckpoint } from './checkpoint.ts';
+
+/** What `prepareModel` decided; stored in checkpoints so a resumed run rebuilds the same model. */
+export interface PreparedModel {
+  learningRate: number;
+  frozenLayers: number[];
+  /** The adapters (rank, scale, modules, layers that carry them), or null for full fine-tuning. */
+  lora: LoraSettings | null;
+}
+
+function attachFromConfig(model: TransformerModel, lora: RunConfig['lora'], seed: number, freeze: string | null): void {
+  attachLora(model, { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targetModules: lora.target_modules, freezeLayers: freeze, seed });
+}
+
+export function prepareModel(model: TransformerModel, config: RunConfig, transferFrom?: TrainerCheckpoint): PreparedModel {
+  const freeze = config.lora.freeze_layers;
+  let learningRate = config.training.learning_rate;
+  if (transferFrom) {
+    const src = checkCheckpoint(transferFrom);
+    if (model.lora) throw new Error('transfer: the model already has LoRA adapters; start from the plain base model');
+    learningRate *= config.transfer.learning_rate_scale;
+    if (src.weights.kind === 'lora') {
+      const s = src.config.lora;
+      attachFromConfig(model, { ...s, dropout: config.lora.dropout }, config.seed, s.freeze_layers);
+      importLora(model, new Map(src.weights.tensors));
+      model.frozenLayers = parseLayerRange(freeze, model.config.numLayers);
+    } else {
+      model.setWeights(new Map(src.weights.tensors), 'transfer source checkpoint');
+      if (config.lora.r > 0) attachFromConfig(model, config.lora, config.seed, freeze);
+      else freezeLayers(model, freeze);
+    }
+  } else if (config.lora.r > 0) {
+    if (!model.lora) attachFromConfig(model, config.lora, config.seed, freeze);
+  } else {
+    if (model.lora) throw new Error('lora.r is 0 (full fine-tuning) but the model has LoRA adapters; detach them or set lora.r > 0');
+    freezeLayers(model, freeze);
+  }
+  return describe(model, learningRate);
+}
+
+function describe(model: TransformerModel, learningRate: number): PreparedModel {
+  return { learningRate, frozenLayers: [...model.frozenLayers].sort((a, b) => a - b), lora: model.lora ? structuredClone(model.lora) : null };
+}
+
+/** Rebuilds the adapter layout and frozen layers a checkpoint was taken with (weights are loaded after). */
+export function prepareResumed(model: TransformerModel, config: RunConfig, setup: PreparedModel): PreparedModel {
+  if (model.lora) throw new Error('resume: the model already has LoRA adapters; pass the plain base model');
+  const all = model.layers.map((_, i) => i);
+  const lora = setup.lora;
+  if (lora) {
+    const without = all.filter((i) => !lora.layers.includes(i));
+    attachLora(model, {
+      r: lora.r,
+      alpha: lora.alpha,
+      dropout: lora.dropout,
+      targetModules: lora.targetModules,
+      freezeLayers: without.length > 0 ? without.join(',') : null,
+      seed: config.seed,
+    });
+  }
+  model.frozenLayers = new Set(setup.frozenLayers);
+  return describe(model, setup.learningRate);
+}

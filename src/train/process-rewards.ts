@@ -1,0 +1,58 @@
+/**
+ * Process rewards (seed §10.6.1, `compute_process_rewards`): small bonuses that make a sparse
+ * success/failure reward denser. Per step: `tool_success_bonus` (0.05) for a tool call without an
+ * error, `thought_bonus` (0.02) for a `<think>` longer than `thought_min_chars` (50, strictly longer,
+ * as the seed's `len(thought) > 50`); the terminal judge score is added to the last step.
+ *
+ * Pure numbers, no tfjs. Weights come from `RunConfig.process_rewards`.
+ *
+ * Two views:
+ * - `computeProcessRewards` is the seed's function, per step, terminal score included.
+ * - `turnBonuses` sums the bonuses (no terminal score) per assistant turn, which is what the
+ *   advantage code spreads over the tokens of each turn (an assistant turn with several tool calls
+ *   yields several steps sharing `turn`; the final-answer turn has no step and gets no bonus).
+ */
+import type { Trajectory, TrajectoryStep } from '../contracts.ts';
+import type { RunConfig } from '../config/schema.ts';
+
+export type ProcessRewardWeights = Pick<RunConfig['process_rewards'], 'tool_success_bonus' | 'thought_bonus' | 'thought_min_chars'>;
+
+/** The bonus one step earns (no terminal score). */
+export function stepBonus(step: TrajectoryStep, w: ProcessRewardWeights): number {
+  let r = 0;
+  // The seed tests `not step.tool_call.error`: an empty error string counts as no error.
+  if (step.tool_call && !step.tool_call.error) r += w.tool_success_bonus;
+  if (step.thought && step.thought.length > w.thought_min_chars) r += w.thought_bonus;
+  return r;
+}
+
+/**
+ * The seed's `compute_process_rewards`: one reward per step, the judge score added to the last one.
+ * A trajectory without steps (answered directly) returns `[judge_score]`, where the seed would fail
+ * on `rewards[-1]`. A null judge score counts as 0 here; callers should not train on unscored items.
+ */
+export function computeProcessRewards(trajectory: Pick<Trajectory, 'steps' | 'judge_score'>, w: ProcessRewardWeights): number[] {
+  const terminal = trajectory.judge_score ?? 0;
+  if (trajectory.steps.length === 0) return [terminal];
+  const rewards = trajectory.steps.map((s) => stepBonus(s, w));
+  rewards[rewards.length - 1] += terminal;
+  return rewards;
+}
+
+/**
+ * Bonuses summed per assistant turn, `nTurns` long (usually `turn_spans.length`). Steps whose
+ * `turn` lies outside `[0, nTurns)` are an inconsistent trajectory and throw.
+ */
+export function turnBonuses(steps: readonly TrajectoryStep[], nTurns: number, w: ProcessRewardWeights): number[] {
+  const bonuses = new Array<number>(nTurns).fill(0);
+  for (const step of steps) {
+    if (!Number.isInteger(step.turn) || step.turn < 0 || step.turn >= nTurns) {
+      throw new Error(
+        `process rewards: step ${step.step_id} has turn ${step.turn} but the trajectory has ${nTurns} assistant turns (turn_spans); ` +
+          'rebuild the trajectory so every step.turn indexes turn_spans',
+      );
+    }
+    bonuses[step.turn] += stepBonus(step, w);
+  }
+  return bonuses;
+}

@@ -1,0 +1,97 @@
+/**
+ * One optimizer update from a list of samples: split into `accumSteps` micro-batches, forward +
+ * backward each (`tf.variableGrads` over the optimizer's variables), accumulate, then clip and apply.
+ * Shared by GRPO and SFT; tensor lifetimes are closed here (a test checks `tf.memory().numTensors`).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { tokenStats } from '../model/logprobs.ts';
+import { deriveSeed } from '../model/rng.ts';
+import type { TransformerModel } from '../model/transformer.ts';
+import { chunk, packBatch, type TrainSample } from './batch.ts';
+import { finishMetrics, grpoLoss, type GrpoLossConfig } from './grpo-loss.ts';
+import type { Optimizer, StepInfo } from './optimizer.ts';
+import { sftLoss } from './sft-loss.ts';
+
+export interface UpdateOptions {
+  accumSteps: number;
+  padId: number;
+  /** Sampling temperature the log-probs are scaled by (GRPO); 1 for SFT. */
+  temperature: number;
+  /** Seeds LoRA dropout for this update. */
+  dropoutSeed: number;
+}
+
+export interface UpdateResult {
+  loss: number;
+  step: StepInfo;
+  /** GRPO only: clip_ratio/*, entropy, kl (when a reference is used). */
+  metrics: Record<string, number>;
+  tokens: number;
+}
+
+type LossKind = { kind: 'grpo'; cfg: GrpoLossConfig; useReference: boolean } | { kind: 'sft' };
+
+function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[] {
+  return vars.map((v) => {
+    const g = grads[v.name];
+    if (!g) throw new Error(`update: no gradient for variable ${v.name}; is it used by the forward pass?`);
+    return g;
+  });
+}
+
+async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
+  const chunks = chunk(samples, o.accumSteps).map((c) => packBatch(c, o.padId, model.config.maxPositions));
+  const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
+  if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
+  const temperature = o.temperature > 0 ? o.temperature : 1;
+  let lossSum = 0;
+  const sums = new Float64Array(6);
+  for (const [ci, c] of chunks.entries()) {
+    const W = c.T - 1;
+    const mask = tf.tensor2d(c.mask, [c.B, W]); // [B, T-1]
+    const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32'); // [B, T]
+    const extra: tf.Tensor[] = [];
+    let sumsT: tf.Tensor | null = null;
+    try {
+      const f = (): tf.Scalar => {
+        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci) });
+        if (loss.kind === 'sft') return sftLoss(stats.logprobs, mask, tokenCount);
+        const r = grpoLoss(
+          { logp: stats.logprobs, entropy: stats.entropy, oldLogp: extra[0] as tf.Tensor2D, advantages: extra[1] as tf.Tensor2D, refLogp: extra[2] as tf.Tensor2D | undefined, mask, tokenCount },
+          loss.cfg,
+        );
+        sumsT = tf.keep(r.sums);
+        return r.loss;
+      };
+      if (loss.kind === 'grpo') {
+        extra.push(tf.tensor2d(c.oldLogp, [c.B, W]), tf.tensor2d(c.advantages, [c.B, W]));
+        if (loss.useReference) extra.push(tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false }).logprobs));
+      }
+      const { value, grads } = tf.variableGrads(f, opt.variables);
+      lossSum += (await value.data())[0];
+      opt.accumulate(gradsInOrder(grads, opt.variables));
+      tf.dispose([value, ...Object.values(grads)]);
+      if (sumsT) (await (sumsT as tf.Tensor).data()).forEach((x, i) => (sums[i] += x));
+    } finally {
+      tf.dispose([mask, ids, ...extra]);
+      if (sumsT) (sumsT as tf.Tensor).dispose();
+    }
+  }
+  const step = await opt.step();
+  const metrics = loss.kind === 'grpo' ? finishMetrics(sums, { hasRef: loss.useReference, hasEntropy: true }) : {};
+  return { loss: lossSum, step, metrics, tokens: tokenCount };
+}
+
+export function grpoUpdate(
+  model: TransformerModel,
+  opt: Optimizer,
+  samples: TrainSample[],
+  o: UpdateOptions,
+  cfg: GrpoLossConfig & { useReference: boolean },
+): Promise<UpdateResult> {
+  return runUpdate(model, opt, samples, o, { kind: 'grpo', cfg, useReference: cfg.useReference });
+}
+
+export function sftUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions): Promise<UpdateResult> {
+  return runUpdate(model, opt, samples, o, { kind: 'sft' });
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import {
+  batchAdvantages,
+  discountedReturns,
+  groupAdvantages,
+  replayAdvantage,
+  sampleStd,
+  tokenAdvantages,
+  turnReturns,
+} from '../../src/train/advantages.ts';
+import { trajectory } from './fixtures.ts';
+
+const Z = { mode: 'zscore' as const, rewardScale: 1 };
+
+describe('group advantages', () => {
+  it('z-scores with the sample std, as the seed (statistics.stdev)', () => {
+    // scores 1,0,0,1: mean 0.5, squared deviations 4·0.25 = 1, sample var 1/3, std 0.57735
+    const g = groupAdvantages([1, 0, 0, 1], Z);
+    expect(g.mean).toBe(0.5);
+    expect(g.std).toBeCloseTo(Math.sqrt(1 / 3), 12);
+    expect(g.advantages[0]).toBeCloseTo(0.5 / Math.sqrt(1 / 3), 6); // 0.866025
+    expect(g.advantages[1]).toBeCloseTo(-0.866025, 5);
+    expect(g.zeroStd).toBe(false);
+  });
+
+  it('z-scores an uneven group', () => {
+    // 0.2, 0.4, 0.9: mean 0.5; deviations -0.3,-0.1,0.4; ss 0.26; var 0.13; std 0.360555
+    const g = groupAdvantages([0.2, 0.4, 0.9], Z);
+    expect(g.std).toBeCloseTo(0.360555, 6);
+    expect(g.advantages.map((a) => +a.toFixed(5))).toEqual([-0.83205, -0.27735, 1.1094]);
+  });
+
+  it('mean-only (Dr. GRPO) subtracts the mean and applies reward_scale', () => {
+    const g = groupAdvantages([0.2, 0.4, 0.9], { mode: 'mean', rewardScale: 2.5 });
+    // scaled 0.5, 1, 2.25; mean 1.25
+    expect(g.advantages[0]).toBeCloseTo(-0.75, 12);
+    expect(g.advantages[1]).toBeCloseTo(-0.25, 12);
+    expect(g.advantages[2]).toBeCloseTo(1, 12);
+  });
+
+  it('reward_scale cancels under z-score', () => {
+    const a = groupAdvantages([0.2, 0.4, 0.9], Z).advantages;
+    const b = groupAdvantages([0.2, 0.4, 0.9], { mode: 'zscore', rewardScale: 2.5 }).advantages;
+    b.forEach((x, i) => expect(x).toBeCloseTo(a[i], 6));
+  });
+
+  it('flags zero-std groups and gives them zero advantages', () => {
+    for (const scores of [[1, 1, 1, 1], [0, 0], [0.3]]) {
+      const g = groupAdvantages(scores, Z);
+      expect(g.zeroStd).toBe(true);
+      expect(g.advantages.every((a) => a === 0)).toBe(true);
+    }
+  });
+
+  it('counts frac_reward_zero_std, reward and reward_std over a batch', () => {
+    const b = batchAdvantages([[1, 1], [0, 1], [0, 0], [0, 0.5]], Z);
+    expect(b.fracZeroStd).toBe(0.5);
+    expect(b.reward).toBeCloseTo(3.5 / 8, 12); // (1+1+0+1+0+0+0+0.5) / 8
+    // stds: 0, 0.70711, 0, 0.35355 → mean 0.265165
+    expect(b.rewardStd).toBeCloseTo((Math.SQRT1_2 + Math.SQRT1_2 / 2) / 4, 12);
+  });
+
+  it('rejects non-finite scores and empty groups with a message', () => {
+    expect(() => groupAdvantages([1, Number.NaN], Z)).toThrow(/null/);
+    expect(() => groupAdvantages([], Z)).toThrow(/empty group/);
+  });
+
+  it('sample std of two values', () => {
+    expect(sampleStd([0, 2])).toBeCloseTo(Math.SQRT2, 12);
+  });
+});
+
+describe('replay (self-imitation) advantage', () => {
+  it('is the clipped gap to the online mean, divided by the online std', () => {
+    expect(replayAdvantage(0.9, { mean: 0.5, std: 0.2 }, Z)).toBeCloseTo(2, 6);
+    expect(replayAdvantage(0.4, { mean: 0.5, std: 0.2 }, Z)).toBe(0);
+    expect(replayAdvantage(0.9, { mean: 0.5, std: 0.2 }, { mode: 'mean', rewardScale: 1 })).toBeCloseTo(0.4, 12);
+    // no online spread: no division (an all-fail batch must not blow the advantage up)
+    expect(replayAdvantage(1, { mean: 0, std: 0 }, Z)).toBe(1);
+  });
+});
+
+describe('discounted returns', () => {
+  it('G_t = r_t + γ G_{t+1}', () => {
+    const g = discountedReturns([0.05, 0.07, 1.05], 0.9);
+    expect(g[2]).toBeCloseTo(1.05, 12);
+    expect(g[1]).toBeCloseTo(0.07 + 0.9 * 1.05, 12); // 1.015
+    expect(g[0]).toBeCloseTo(0.05 + 0.9 * 1.015, 12); // 0.9635
+  });
+
+  it('a terminal-only reward decays as γ^(T−1−t), the seed with final_reward=advantage', () => {
+    const g = turnReturns(3, 2, 0.5);
+    expect(g).toEqual([0.5, 1, 2]);
+  });
+
+  it('adds per-turn bonuses', () => {
+    expect(turnReturns(2, 1, 1, [0.07, 0])).toEqual([1.07, 1]);
+    expect(() => turnReturns(2, 1, 1, [0.07])).toThrow(/turn bonuses/);
+  });
+
+  it('rejects gamma outside [0, 1]', () => {
+    expect(() => discountedReturns([1], 1.5)).toThrow(/gamma/);
+  });
+});
+
+describe('token advantages', () => {
+  // tokens: [p p | a a a | t t | a a] — prompt, turn 0, tool response, turn 1
+  const t = trajectory({
+    tokens: [1, 2, 3, 4, 5, 6, 7, 8, 9],
+    assistant_mask: [0, 0, 1, 1, 1, 0, 0, 1, 1],
+    turn_spans: [
+      [2, 5],
+      [7, 9],
+    ],
+  });
+
+  it('puts each turn return on its assistant tokens and 0 elsewhere', () => {
+    const a = tokenAdvantages(t, 2, { gamma: 0.5, turnBonuses: [0.05, 0] });
+    // G_1 = 2, G_0 = 0.05 + 0.5·2 = 1.05
+    expect(Array.from(a)).toEqual([0, 0, 1.05, 1.05, 1.05, 0, 0, 2, 2].map(Math.fround));
+  });
+
+  it('respects the mask inside a span (the assistant header is prompt)', () => {
+    const u = trajectory({ tokens: [1, 2, 3, 4], assistant_mask: [0, 0, 1, 1], turn_spans: [[0, 4]] });
+    expect(Array.from(tokenAdvantages(u, -1, { gamma: 1 }))).toEqual([0, 0, -1, -1]);
+  });
+
+  it('without turn spans, every assistant token gets the advantage', () => {
+    const u = trajectory({ tokens: [1, 2, 3], assistant_mask: [0, 1, 1], turn_spans: [] });
+    expect(Array.from(tokenAdvantages(u, 0.5, { gamma: 0.9 }))).toEqual([0, 0.5, 0.5]);
+  });
+
+  it('rejects a misaligned mask or span', () => {
+    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1] }), 1, { gamma: 1 })).toThrow(/align/);
+    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1, 1], turn_spans: [[0, 3]] }), 1, { gamma: 1 })).toThrow(/outside/);
+  });
+});

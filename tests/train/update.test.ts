@@ -1,0 +1,121 @@
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { sequenceLogprobs } from '../../src/model/logprobs.ts';
+import type { TrainSample } from '../../src/train/batch.ts';
+import { packBatch } from '../../src/train/batch.ts';
+import { Optimizer } from '../../src/train/optimizer.ts';
+import { grpoUpdate, sftUpdate } from '../../src/train/update.ts';
+import { tinyModel, useWasm } from './helpers.ts';
+
+beforeAll(useWasm);
+
+const PROMPT = [1, 2, 3];
+const GOOD = [4, 5, 6, 7];
+const BAD = [8, 9, 10, 11];
+const GRPO = { clipEpsilon: 0.2, clipEpsilonHigh: null, klBeta: 0, useReference: false };
+const OPTS = { accumSteps: 1, padId: 0, temperature: 1, dropoutSeed: 1 };
+
+function sample(completion: number[], adv: number, oldLogp: number[]): TrainSample {
+  const tokens = [...PROMPT, ...completion];
+  const mask = tokens.map((_, i) => (i >= PROMPT.length ? 1 : 0));
+  return { tokens, mask, oldLogp: [0, ...oldLogp], advantages: mask.map((m) => m * adv) };
+}
+
+async function completionLogp(model: ReturnType<typeof tinyModel>, completion: number[]): Promise<number> {
+  const [lp] = await sequenceLogprobs(model, [[...PROMPT, ...completion]]);
+  return lp.slice(PROMPT.length - 1).reduce((a, b) => a + b, 0);
+}
+
+async function fixedBatch(model: ReturnType<typeof tinyModel>): Promise<TrainSample[]> {
+  const [g, b] = await sequenceLogprobs(model, [[...PROMPT, ...GOOD], [...PROMPT, ...BAD]]);
+  return [sample(GOOD, 1, g), sample(BAD, -1, b)];
+}
+
+describe('packBatch', () => {
+  it('shifts per-token arrays by one and pads with mask 0', () => {
+    const p = packBatch([{ tokens: [1, 2, 3], mask: [0, 1, 1], oldLogp: [0, -1, -2], advantages: [0, 3, 3] }, { tokens: [4, 5], mask: [0, 1] }], 0, 64);
+    expect(p.T).toBe(3);
+    expect(p.ids).toEqual([[1, 2, 3], [4, 5, 0]]);
+    expect(Array.from(p.mask)).toEqual([1, 1, 1, 0]);
+    expect(Array.from(p.oldLogp)).toEqual([-1, -2, 0, 0]);
+    expect(Array.from(p.advantages)).toEqual([3, 3, 0, 0]);
+    expect(p.tokenCount).toBe(3);
+    expect(() => packBatch([{ tokens: new Array(70).fill(1), mask: new Array(70).fill(1) }], 0, 64)).toThrow(/positions/);
+  });
+});
+
+describe('GRPO update on a fixed batch', () => {
+  it('raises the log-prob of the positive-advantage completion and lowers the negative one', async () => {
+    const model = tinyModel();
+    const opt = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const [good0, bad0] = [await completionLogp(model, GOOD), await completionLogp(model, BAD)];
+    const batch = await fixedBatch(model);
+    for (let i = 0; i < 3; i++) await grpoUpdate(model, opt, batch, OPTS, GRPO);
+    const [good1, bad1] = [await completionLogp(model, GOOD), await completionLogp(model, BAD)];
+    expect(good1).toBeGreaterThan(good0 + 0.01);
+    expect(bad1).toBeLessThan(bad0 - 0.01);
+    opt.dispose();
+    model.dispose();
+  });
+
+  it('on-policy: no clipping, KL 0 while LoRA is fresh (policy = reference), finite loss, and no tensor leak', async () => {
+    const model = tinyModel();
+    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-3, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const batch = await fixedBatch(model);
+    const cfg = { ...GRPO, klBeta: 0.1, useReference: true };
+    const first = await grpoUpdate(model, opt, batch, OPTS, cfg);
+    expect(first.metrics.kl).toBeCloseTo(0, 6);
+    expect(first.metrics['clip_ratio/region_mean']).toBe(0);
+    expect(first.metrics.entropy).toBeGreaterThan(0);
+    expect(Number.isFinite(first.loss)).toBe(true);
+    const before = tf.memory().numTensors;
+    const second = await grpoUpdate(model, opt, batch, OPTS, cfg);
+    expect(tf.memory().numTensors).toBe(before);
+    expect(second.metrics.kl).toBeGreaterThan(0); // the adapters moved away from the reference
+    opt.dispose();
+    model.dispose();
+  });
+
+  it('clipping engages when the sampling log-probs are far from the policy', async () => {
+    const model = tinyModel();
+    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-3, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    // old log-probs 1 nat below the policy: ratio e ≈ 2.7 > 1.2 on every token of the positive sample
+    const batch = (await fixedBatch(model)).map((s, i) => (i === 0 ? { ...s, oldLogp: Array.from(s.oldLogp!, (x, t) => (t > 0 ? x - 1 : x)) } : s));
+    const r = await grpoUpdate(model, opt, batch, OPTS, GRPO);
+    expect(r.metrics['clip_ratio/high_mean']).toBeCloseTo(0.5, 6); // 4 of 8 assistant tokens
+    expect(r.metrics['clip_ratio/low_mean']).toBe(0);
+    opt.dispose();
+    model.dispose();
+  });
+
+  it('accumulating two micro-batches gives the same update as one batch', async () => {
+    const run = async (accumSteps: number) => {
+      const model = tinyModel();
+      const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+      const r = await grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps }, GRPO);
+      const w = Array.from(model.trainableVariables()[1].dataSync());
+      opt.dispose();
+      model.dispose();
+      return { r, w };
+    };
+    const [one, two] = [await run(1), await run(2)];
+    expect(two.r.loss).toBeCloseTo(one.r.loss, 5);
+    expect(two.r.step.gradNorm).toBeCloseTo(one.r.step.gradNorm, 4);
+    two.w.forEach((x, i) => expect(x).toBeCloseTo(one.w[i], 5));
+  });
+});
+
+describe('SFT update', () => {
+  it('lowers the assistant-only cross-entropy', async () => {
+    const model = tinyModel();
+    const opt = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 2e-2, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const ex: TrainSample = { tokens: [...PROMPT, ...GOOD], mask: [0, 0, 0, 1, 1, 1, 1] };
+    const losses: number[] = [];
+    for (let i = 0; i < 5; i++) losses.push((await sftUpdate(model, opt, [ex], OPTS)).loss);
+    expect(losses[4]).toBeLessThan(losses[0] - 0.05);
+    // initial loss of an untrained model is about ln(16) per token
+    expect(losses[0]).toBeGreaterThan(2);
+    opt.dispose();
+    model.dispose();
+  });
+});
