@@ -20,6 +20,8 @@ export default defineConfig({
     // with "e is not defined" (tfjs#4107). Keeping identifiers intact keeps wasm threads working.
     minify: false,
     chunkSizeWarningLimit: 8000,
+    // selftest.html: the model's WebGPU-vs-cpu check, opened by tests/e2e/model-webgpu.e2e.test.ts.
+    rollupOptions: { input: { main: 'index.html', selftest: 'selftest.html' } },
   },
   optimizeDeps: { exclude: ['@jitl/quickjs-wasmfile-release-sync'] },
   test: {

@@ -25,7 +25,7 @@ export interface RunConfig {
   name: string;
   seed: number;
   model: {
-    /** A shipped model name (`spindle-micro`), a `models/` folder, a Hugging Face layout URL or path. */
+    /** A shipped model name (`spindle-base`), a `models/` folder, a Hugging Face layout URL or path. */
     base_model: string;
     /** Size preset when a fresh model is built instead of loaded. */
     preset: 'nano' | 'micro' | 'mini';
@@ -121,7 +121,7 @@ export interface RunConfig {
 export const DEFAULT_CONFIG: RunConfig = {
   name: 'run',
   seed: 1,
-  model: { base_model: 'spindle-micro', preset: 'micro', dtype: 'float32', quantization: 'none', backend: 'auto' },
+  model: { base_model: 'spindle-base', preset: 'nano', dtype: 'float32', quantization: 'none', backend: 'auto' },
   lora: { r: 8, alpha: 16, dropout: 0, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freeze_layers: null },
   training: {
     method: 'grpo',

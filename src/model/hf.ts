@@ -1,0 +1,173 @@
+/**
+ * Models in Hugging Face layout: `config.json` + `model.safetensors` (or shards listed in
+ * `model.safetensors.index.json`) + `tokenizer.json`, for Llama/Qwen2-family checkpoints — loaded
+ * from a URL (fetch), files the user picked (File/Blob), or a directory in Node. Spindle saves its
+ * own models (checkpoints, the shipped `models/`) the same way; a byte-tokenizer model has no
+ * tokenizer.json and says `"spindle_tokenizer": "byte"` in its config.json instead.
+ *
+ * Errors name the file, tensor or field and what was expected.
+ */
+import type { TextTokenizer } from '../rollout/policy.ts';
+import { ByteTokenizer } from './byte-tokenizer.ts';
+import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
+import { HfTokenizer } from './hf-tokenizer.ts';
+import { readSafetensors, writeSafetensors } from './safetensors.ts';
+import { TransformerModel, type HostTensors } from './transformer.ts';
+
+/** Where the files of one model come from. `read` returns null when the file does not exist. */
+export interface FileSource {
+  description: string;
+  read(name: string): Promise<Uint8Array | null>;
+}
+
+export function urlSource(base: string, fetchImpl: typeof fetch = fetch): FileSource {
+  const root = base.endsWith('/') ? base : `${base}/`;
+  return {
+    description: root,
+    async read(name) {
+      const response = await fetchImpl(root + name);
+      if (response.status === 404) return null;
+      if (!response.ok) throw new Error(`GET ${root + name} failed: HTTP ${response.status} ${response.statusText}`);
+      return new Uint8Array(await response.arrayBuffer());
+    },
+  };
+}
+
+/** Files the user picked (an <input type=file multiple|webkitdirectory>), matched by file name. */
+export function blobSource(files: File[] | Record<string, Blob>): FileSource {
+  const byName = new Map<string, Blob>(
+    Array.isArray(files) ? files.map((f) => [f.name, f] as [string, Blob]) : Object.entries(files),
+  );
+  return {
+    description: `picked files (${[...byName.keys()].join(', ')})`,
+    async read(name) {
+      const blob = byName.get(name);
+      return blob ? new Uint8Array(await blob.arrayBuffer()) : null;
+    },
+  };
+}
+
+/** Node only: a directory on disk. */
+export function dirSource(dir: string): FileSource {
+  return {
+    description: dir,
+    async read(name) {
+      const fs = await nodeFs();
+      try {
+        return new Uint8Array(await fs.readFile(`${dir}/${name}`));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+    },
+  };
+}
+
+async function nodeFs(): Promise<typeof import('node:fs/promises')> {
+  const specifier = 'node:fs/promises'; // a variable, so browser bundles do not try to include it
+  return (await import(/* @vite-ignore */ specifier)) as typeof import('node:fs/promises');
+}
+
+export type ModelSource = string | File[] | Record<string, Blob> | FileSource;
+
+export function toFileSource(source: ModelSource): FileSource {
+  if (typeof source !== 'string') return Array.isArray(source) || !('read' in source) ? blobSource(source as File[] | Record<string, Blob>) : (source as FileSource);
+  const inBrowser = typeof window !== 'undefined' || typeof importScripts === 'function';
+  return /^https?:\/\//.test(source) || inBrowser ? urlSource(source) : dirSource(source);
+}
+
+export interface LoadedModel {
+  model: TransformerModel;
+  tokenizer: TextTokenizer;
+  config: ModelConfig;
+  hfConfig: HfConfigJson;
+}
+
+function parseJson<T>(bytes: Uint8Array, what: string): T {
+  try {
+    return JSON.parse(new TextDecoder().decode(bytes)) as T;
+  } catch (err) {
+    throw new Error(`${what} is not valid JSON: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Loads an HF-layout model. Create the tfjs backend first (initBackend). */
+export async function loadHfModel(source: ModelSource): Promise<LoadedModel> {
+  const files = toFileSource(source);
+  const where = files.description;
+  const configBytes = await files.read('config.json');
+  if (!configBytes) throw new Error(`config.json is missing in ${where}; an HF model folder needs config.json, model.safetensors and tokenizer.json.`);
+  const hfConfig = parseJson<HfConfigJson>(configBytes, `config.json in ${where}`);
+  const config = fromHfConfig(hfConfig);
+  const tokenizer = await loadTokenizer(files, hfConfig);
+  if (tokenizer.vocabSize > config.vocabSize) {
+    throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
+  }
+  const weights = await loadWeights(files);
+  checkNames(weights, config, where);
+  return { model: TransformerModel.fromWeights(config, weights, `model weights in ${where}`), tokenizer, config, hfConfig };
+}
+
+async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson): Promise<TextTokenizer> {
+  const json = await files.read('tokenizer.json');
+  if (json) {
+    const configBytes = await files.read('tokenizer_config.json');
+    const tokenizerConfig = configBytes ? parseJson<Record<string, unknown>>(configBytes, 'tokenizer_config.json') : {};
+    return HfTokenizer.fromJson(parseJson<object>(json, 'tokenizer.json'), tokenizerConfig, { eosTokenId: hfConfig.eos_token_id });
+  }
+  if (hfConfig.spindle_tokenizer === 'byte') return new ByteTokenizer();
+  throw new Error(`tokenizer.json is missing in ${files.description} (and config.json does not name "spindle_tokenizer": "byte").`);
+}
+
+async function loadWeights(files: FileSource): Promise<HostTensors> {
+  const single = await files.read('model.safetensors');
+  if (single) return readSafetensors(single, 'model.safetensors').tensors;
+  const indexBytes = await files.read('model.safetensors.index.json');
+  if (!indexBytes) throw new Error(`Neither model.safetensors nor model.safetensors.index.json is in ${files.description}.`);
+  const index = parseJson<{ weight_map?: Record<string, string> }>(indexBytes, 'model.safetensors.index.json');
+  if (!index.weight_map) throw new Error('model.safetensors.index.json has no "weight_map" field.');
+  const weights: HostTensors = new Map();
+  for (const shard of new Set(Object.values(index.weight_map))) {
+    const bytes = await files.read(shard);
+    if (!bytes) throw new Error(`Shard "${shard}" listed in model.safetensors.index.json is missing in ${files.description}.`);
+    for (const [name, t] of readSafetensors(bytes, shard).tensors) weights.set(name, t);
+  }
+  for (const [name, shard] of Object.entries(index.weight_map)) {
+    if (!weights.has(name)) throw new Error(`Tensor "${name}" is listed in model.safetensors.index.json for "${shard}" but that shard does not contain it.`);
+  }
+  return weights;
+}
+
+/** Tensors that belong to no parameter mean a different architecture: say so instead of ignoring them. */
+function checkNames(weights: HostTensors, config: ModelConfig, where: string): void {
+  const layer = /^model\.layers\.(\d+)\.(input_layernorm\.weight|post_attention_layernorm\.weight|self_attn\.[qkvo]_proj\.(weight|bias)|mlp\.(gate|up|down)_proj\.weight)$/;
+  for (const name of weights.keys()) {
+    if (name === 'model.embed_tokens.weight' || name === 'model.norm.weight' || name === 'lm_head.weight') continue;
+    if (name.endsWith('rotary_emb.inv_freq')) continue; // older HF checkpoints store the RoPE table; we compute it
+    const m = layer.exec(name);
+    if (m && Number(m[1]) < config.numLayers) continue;
+    throw new Error(`model weights in ${where}: unexpected tensor "${name}" for a ${config.family} model with ${config.numLayers} layers.`);
+  }
+}
+
+/** The files of an HF-layout model folder: config.json, model.safetensors, and tokenizer.json for HF tokenizers. */
+export async function saveModel(model: TransformerModel, tokenizer: TextTokenizer): Promise<Map<string, Uint8Array>> {
+  const extra: Partial<HfConfigJson> = { eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId };
+  if (tokenizer instanceof ByteTokenizer) extra.spindle_tokenizer = 'byte';
+  const encoder = new TextEncoder();
+  const files = new Map<string, Uint8Array>();
+  files.set('config.json', encoder.encode(JSON.stringify(toHfConfig(model.config, extra), null, 2) + '\n'));
+  files.set('model.safetensors', writeSafetensors(await model.getWeights(), { format: 'pt' }));
+  if (tokenizer instanceof HfTokenizer) {
+    files.set('tokenizer.json', encoder.encode(JSON.stringify(tokenizer.json)));
+    files.set('tokenizer_config.json', encoder.encode(JSON.stringify(tokenizer.configJson)));
+  }
+  return files;
+}
+
+/** Node only: writes `saveModel`'s files into `dir` (created if needed). */
+export async function saveModelToDir(model: TransformerModel, tokenizer: TextTokenizer, dir: string): Promise<void> {
+  const fs = await nodeFs();
+  await fs.mkdir(dir, { recursive: true });
+  for (const [name, bytes] of await saveModel(model, tokenizer)) await fs.writeFile(`${dir}/${name}`, bytes);
+}

@@ -1,0 +1,171 @@
+/**
+ * Batched autoregressive sampling with a KV cache (the last stage after attention → MLP → block →
+ * model in transformer.ts).
+ *
+ * - Prompts of different lengths are left-padded; padding keys are masked and every row gets its
+ *   own positions, so a row samples the same tokens alone or in a batch (up to float rounding).
+ * - Randomness comes from `seed` only: row b draws from its own stream `deriveSeed(seed, b)`.
+ * - The returned log-prob of a sampled token is log softmax(logits / temperature) at that token,
+ *   over the full vocabulary (top-k/top-p only restrict what may be drawn). This is what TRL
+ *   recomputes for the GRPO ratio; at temperature 0 (greedy) it is the temperature-1 log-prob.
+ * - `useCache: false` recomputes the whole prefix at every step: the reference the cache is tested
+ *   and benchmarked against.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { createRng, deriveSeed, type Rng } from './rng.ts';
+import type { KVCache, TransformerModel } from './transformer.ts';
+
+export interface SamplingOptions {
+  maxNewTokens: number;
+  /** 0 = greedy. */
+  temperature: number;
+  /** Keep only the k most likely tokens; 0 = off. */
+  topK?: number;
+  /** Keep the smallest set of tokens whose probability reaches p; 1 = off. */
+  topP?: number;
+  /** Generation of a row ends after it samples one of these (the stop token is kept). */
+  stopTokens?: number[];
+  seed: number;
+  /**
+   * One seed per row instead of `deriveSeed(seed, row)`: requests batched together from different
+   * episodes keep their own streams (row b with rowSeeds[b] = deriveSeed(s, 0) samples like a
+   * batch of one with seed s).
+   */
+  rowSeeds?: number[];
+  useCache?: boolean;
+  /** false samples from the reference policy (LoRA off). */
+  useLora?: boolean;
+  /** Token fed as left padding (masked, so any id works). */
+  padId?: number;
+  signal?: AbortSignal;
+  /** Called for every sampled token, in order, per row. */
+  onToken?: (row: number, token: number) => void;
+}
+
+export interface GenerateResult {
+  /** New tokens per row, including the stop token when a row stopped on one. */
+  tokens: number[][];
+  /** Log-prob of each new token (see header). */
+  logprobs: number[][];
+  finishReasons: ('stop' | 'length')[];
+}
+
+/** Draws one token from a logits row. Pure given the RNG; exported for tests. */
+export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOptions, 'temperature' | 'topK' | 'topP'>, rng: Rng): { token: number; logprob: number } {
+  const V = logits.length;
+  const greedy = options.temperature <= 0;
+  const temperature = greedy ? 1 : options.temperature;
+  const scaled = new Float64Array(V);
+  let max = -Infinity;
+  for (let i = 0; i < V; i++) {
+    scaled[i] = logits[i] / temperature;
+    if (scaled[i] > max) max = scaled[i];
+  }
+  let total = 0;
+  for (let i = 0; i < V; i++) total += Math.exp(scaled[i] - max);
+  const logZ = max + Math.log(total);
+  const logprobOf = (token: number) => ({ token, logprob: scaled[token] - logZ });
+
+  if (greedy) {
+    let best = 0;
+    for (let i = 1; i < V; i++) if (scaled[i] > scaled[best]) best = i;
+    return logprobOf(best);
+  }
+  // Candidates, most likely first (only sorted when a filter needs the order).
+  let candidates = Array.from({ length: V }, (_, i) => i);
+  const topK = options.topK ?? 0;
+  const topP = options.topP ?? 1;
+  if ((topK > 0 && topK < V) || topP < 1) {
+    candidates.sort((a, b) => scaled[b] - scaled[a]);
+    if (topK > 0 && topK < V) candidates = candidates.slice(0, topK);
+    if (topP < 1) {
+      let cumulative = 0;
+      let keep = 0;
+      while (keep < candidates.length && cumulative < topP) cumulative += Math.exp(scaled[candidates[keep++]] - logZ);
+      candidates = candidates.slice(0, Math.max(1, keep));
+    }
+  }
+  let mass = 0;
+  for (const i of candidates) mass += Math.exp(scaled[i] - max);
+  let u = rng.next() * mass;
+  for (const i of candidates) {
+    u -= Math.exp(scaled[i] - max);
+    if (u <= 0) return logprobOf(i);
+  }
+  return logprobOf(candidates[candidates.length - 1]);
+}
+
+/** Samples continuations of each prompt. Leaves no tensors behind. */
+export async function generate(model: TransformerModel, prompts: number[][], options: SamplingOptions): Promise<GenerateResult> {
+  const B = prompts.length;
+  const V = model.config.vocabSize;
+  if (B === 0) return { tokens: [], logprobs: [], finishReasons: [] };
+  if (prompts.some((p) => p.length === 0)) throw new Error('generate: every prompt needs at least one token.');
+  const L = Math.max(...prompts.map((p) => p.length));
+  const maxNew = Math.min(options.maxNewTokens, model.config.maxPositions - L);
+  const pad = options.padId ?? 0;
+  const stops = new Set(options.stopTokens ?? []);
+  const useCache = options.useCache ?? true;
+  if (options.rowSeeds && options.rowSeeds.length !== B) throw new Error(`generate: ${options.rowSeeds.length} rowSeeds for ${B} prompts.`);
+  const rngs = prompts.map((_, b) => createRng(options.rowSeeds ? options.rowSeeds[b] : deriveSeed(options.seed, b)));
+
+  // Left-padded rows, their key validity and positions; grown by one column per step.
+  const rows = prompts.map((p) => [...Array<number>(L - p.length).fill(pad), ...p]);
+  const keyValid = prompts.map((p) => [...Array<boolean>(L - p.length).fill(false), ...p.map(() => true)]);
+  const positions = prompts.map((p) => [...Array<number>(L - p.length).fill(0), ...p.map((_, t) => t)]);
+
+  const tokens: number[][] = prompts.map(() => []);
+  const logprobs: number[][] = prompts.map(() => []);
+  const finishReasons: ('stop' | 'length')[] = prompts.map(() => 'length');
+  const done = prompts.map(() => false);
+  let cache: KVCache | null = useCache ? model.emptyCache() : null;
+  let inputIds = rows;
+  let inputPositions = positions;
+
+  try {
+    for (let step = 0; step < maxNew; step++) {
+      if (options.signal?.aborted) throw new DOMException('Generation aborted', 'AbortError');
+      const out = tf.tidy(() => {
+        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid, lastOnly: true, useLora: options.useLora });
+        return { logits: r.logits.reshape([B, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
+      }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
+      disposeCache(cache);
+      cache = out.cache;
+      const data = await out.logits.data();
+      out.logits.dispose();
+
+      for (let b = 0; b < B; b++) {
+        if (done[b]) continue;
+        const { token, logprob } = sampleToken(data.subarray(b * V, (b + 1) * V), options, rngs[b]);
+        tokens[b].push(token);
+        logprobs[b].push(logprob);
+        options.onToken?.(b, token);
+        if (stops.has(token)) {
+          done[b] = true;
+          finishReasons[b] = 'stop';
+        }
+      }
+      if (done.every(Boolean)) break;
+
+      // Next input: the new token of each row (finished rows feed padding, their output is ignored).
+      const next = tokens.map((t, b) => (done[b] && stops.has(t[t.length - 1]) ? pad : t[t.length - 1]));
+      const nextPos = prompts.map((p, b) => p.length + tokens[b].length - 1);
+      next.forEach((id, b) => {
+        rows[b].push(id);
+        keyValid[b].push(true);
+        positions[b].push(nextPos[b]);
+      });
+      inputIds = useCache ? next.map((id) => [id]) : rows;
+      inputPositions = useCache ? nextPos.map((p) => [p]) : positions;
+    }
+  } finally {
+    disposeCache(cache);
+  }
+  return { tokens, logprobs, finishReasons };
+}
+
+function disposeCache(cache: KVCache | null): void {
+  if (!cache) return;
+  for (const t of cache.k) t.dispose();
+  for (const t of cache.v) t.dispose();
+}

@@ -1,0 +1,403 @@
+/**
+ * A Llama/Qwen2-style decoder-only transformer for tfjs, in the order of the paper:
+ * attention → MLP → block → model. Sampling is in sampling.ts, log-probabilities for the losses in
+ * logprobs.ts, LoRA in lora.ts, weight files in safetensors.ts / hf.ts.
+ *
+ * Conventions
+ * - Parameters are named exactly like Hugging Face Llama (`model.layers.0.self_attn.q_proj.weight`),
+ *   so HF checkpoints and PEFT adapters map one to one.
+ * - Linear weights are held TRANSPOSED relative to HF: [in, out] instead of torch's [out, in]. The
+ *   forward pass is then `x · W` with no transpose at all, which matters on tfjs-wasm (ops.ts).
+ *   `getWeights`/`setWeights` speak the HF layout and transpose at the boundary.
+ * - Grouped-query attention folds the query heads that share a key/value head into the time axis
+ *   ([B, Hkv, rep·T, D]) instead of repeating k and v, so no key/value copy is ever made.
+ * - Every method that makes tensors is meant to run inside the caller's `tf.tidy`/`tf.variableGrads`.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { type ModelConfig, validateConfig } from './config.ts';
+import { applyRope, embed, mm, rmsNorm, ropeTables, silu } from './ops.ts';
+import { createRng, deriveSeed, normalArray } from './rng.ts';
+
+/** A tensor on the host: HF layout, float32. What weight files, fixtures and adapters exchange. */
+export interface HostTensor {
+  shape: number[];
+  data: Float32Array;
+}
+export type HostTensors = Map<string, HostTensor>;
+
+export interface LoraPair {
+  /** [in, r] (PEFT's lora_A.weight is its transpose, [r, in]). */
+  A: tf.Variable;
+  /** [r, out] (PEFT's lora_B.weight is its transpose, [out, r]). */
+  B: tf.Variable;
+}
+
+export interface Linear {
+  /** HF module path, e.g. `model.layers.0.self_attn.q_proj`. */
+  name: string;
+  /** [in, out] */
+  weight: tf.Variable;
+  /** [out] */
+  bias: tf.Variable | null;
+  lora: LoraPair | null;
+}
+
+export const TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
+export type TargetModule = (typeof TARGET_MODULES)[number];
+
+export interface LayerWeights {
+  inputNorm: tf.Variable; // [C]
+  q_proj: Linear; // [C, H·D]
+  k_proj: Linear; // [C, Hkv·D]
+  v_proj: Linear; // [C, Hkv·D]
+  o_proj: Linear; // [H·D, C]
+  postNorm: tf.Variable; // [C]
+  gate_proj: Linear; // [C, I]
+  up_proj: Linear; // [C, I]
+  down_proj: Linear; // [I, C]
+}
+
+export interface LoraSettings {
+  r: number;
+  alpha: number;
+  dropout: number;
+  targetModules: TargetModule[];
+  /** Layers that carry adapters (frozen layers do not). */
+  layers: number[];
+}
+
+/** Past keys and values per layer: [B, Hkv, Tpast, D] each. */
+export interface KVCache {
+  k: tf.Tensor4D[];
+  v: tf.Tensor4D[];
+  length: number;
+}
+
+export interface ForwardOptions {
+  /** Keys/values of earlier positions; the result carries the extended cache. */
+  cache?: KVCache | null;
+  /** Per-row positions [B][T] (left-padded batches); default `past + t`. */
+  positions?: number[][];
+  /** Per-row validity of every key [B][Tpast + T] (false on padding); default all valid. */
+  keyValid?: boolean[][];
+  /** Apply LoRA adapters (default: the model's `loraEnabled`). False gives the reference policy. */
+  useLora?: boolean;
+  /** Only compute logits of the last position ([B, 1, V]); for generation. */
+  lastOnly?: boolean;
+  /** Training forward: LoRA dropout is applied, seeded by this. */
+  dropoutSeed?: number;
+}
+
+export interface ForwardResult {
+  logits: tf.Tensor3D; // [B, T, V]
+  cache: KVCache | null;
+}
+
+interface Context {
+  cos: tf.Tensor;
+  sin: tf.Tensor;
+  bias: tf.Tensor;
+  useLora: boolean;
+  dropoutSeed: number | null;
+}
+
+const MASKED = -1e9;
+
+export class TransformerModel {
+  readonly config: ModelConfig;
+  readonly embedTokens: tf.Variable; // [V, C]
+  readonly layers: LayerWeights[];
+  readonly norm: tf.Variable; // [C]
+  /** [C, V]; null when tied to the embedding. */
+  readonly lmHead: tf.Variable | null;
+  lora: LoraSettings | null = null;
+  loraEnabled = true;
+  /** Layers whose weights do not train (the seed's `--freeze_layers`). */
+  frozenLayers = new Set<number>();
+  /** Whether the embedding (and a tied head) trains in full fine-tuning. */
+  trainEmbeddings = true;
+  private readonly rope: { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D };
+
+  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array) {
+    this.config = validateConfig(config);
+    const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
+    const variable = (name: string, shape: number[]) => tf.variable(tf.tensor(init(name, shape), shape));
+    const linear = (name: string, inDim: number, outDim: number, bias: boolean): Linear => ({
+      name,
+      weight: variable(`${name}.weight`, [inDim, outDim]),
+      bias: bias ? variable(`${name}.bias`, [outDim]) : null,
+      lora: null,
+    });
+    this.embedTokens = variable('model.embed_tokens.weight', [V, C]);
+    this.layers = [];
+    for (let i = 0; i < config.numLayers; i++) {
+      const p = `model.layers.${i}`;
+      this.layers.push({
+        inputNorm: variable(`${p}.input_layernorm.weight`, [C]),
+        q_proj: linear(`${p}.self_attn.q_proj`, C, H * D, config.attentionBias),
+        k_proj: linear(`${p}.self_attn.k_proj`, C, Hkv * D, config.attentionBias),
+        v_proj: linear(`${p}.self_attn.v_proj`, C, Hkv * D, config.attentionBias),
+        o_proj: linear(`${p}.self_attn.o_proj`, H * D, C, false),
+        postNorm: variable(`${p}.post_attention_layernorm.weight`, [C]),
+        gate_proj: linear(`${p}.mlp.gate_proj`, C, I, false),
+        up_proj: linear(`${p}.mlp.up_proj`, C, I, false),
+        down_proj: linear(`${p}.mlp.down_proj`, I, C, false),
+      });
+    }
+    this.norm = variable('model.norm.weight', [C]);
+    this.lmHead = config.tieWordEmbeddings ? null : variable('lm_head.weight', [C, V]);
+    this.rope = ropeTables(config.maxPositions, D, config.ropeTheta);
+  }
+
+  /**
+   * A fresh model from `seed`: norms at 1, biases at 0, weights N(0, 0.02²), except the projections
+   * that write into the residual stream (o_proj, down_proj), scaled by 1/√(2·layers) as in GPT-2 so
+   * the stream's variance does not grow with depth.
+   */
+  static create(config: ModelConfig, seed = 0): TransformerModel {
+    const residualStd = 0.02 / Math.sqrt(2 * config.numLayers);
+    return new TransformerModel(config, (name, shape) => {
+      const size = shape.reduce((a, b) => a * b, 1);
+      if (name.endsWith('norm.weight')) return new Float32Array(size).fill(1);
+      if (name.endsWith('.bias')) return new Float32Array(size);
+      const std = /(o_proj|down_proj)\.weight$/.test(name) ? residualStd : 0.02;
+      return normalArray(createRng(deriveSeed(seed, hashName(name))), size, std);
+    });
+  }
+
+  /** A model holding the given HF-layout weights (checked against the config). */
+  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights'): TransformerModel {
+    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)));
+    try {
+      model.setWeights(weights, source);
+    } catch (err) {
+      model.dispose();
+      throw err;
+    }
+    return model;
+  }
+
+  // ── Attention ────────────────────────────────────────────────────────────────────────────────
+
+  private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
+    const [inDim, outDim] = l.weight.shape as number[];
+    const lead = x.shape.slice(0, -1);
+    const x2 = x.reshape([-1, inDim]); // [N, in]
+    let y = mm(x2, l.weight); // [N, out]
+    if (l.bias) y = tf.add(y, l.bias);
+    if (l.lora && ctx.useLora && this.lora) {
+      const { r, alpha, dropout } = this.lora;
+      const xin = dropout > 0 && ctx.dropoutSeed !== null ? tf.dropout(x2, dropout, undefined, deriveSeed(ctx.dropoutSeed, seedOffset)) : x2;
+      const delta = mm(mm(xin, l.lora.A), l.lora.B); // [N, r] → [N, out]
+      y = tf.add(y, tf.mul(delta, alpha / r));
+    }
+    return y.reshape([...lead, outDim]);
+  }
+
+  /** [B, T, n·D] → [B, n, T, D] */
+  private splitHeads(x: tf.Tensor, n: number): tf.Tensor4D {
+    const [B, T] = x.shape as number[];
+    return x.reshape([B, T, n, this.config.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+  }
+
+  private attention(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
+    const { numHeads: H, numKvHeads: Hkv, headDim: D } = this.config;
+    const layer = this.layers[i];
+    const [B, T] = x.shape;
+    const rep = H / Hkv;
+    const q = applyRope(this.splitHeads(this.linear(layer.q_proj, x, ctx, i * 8 + 0), H), ctx.cos, ctx.sin, this.rope.rotate); // [B, H, T, D]
+    let k = applyRope(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), ctx.cos, ctx.sin, this.rope.rotate); // [B, Hkv, T, D]
+    let v = this.splitHeads(this.linear(layer.v_proj, x, ctx, i * 8 + 2), Hkv); // [B, Hkv, T, D]
+    if (cache && cache.length > 0) {
+      k = tf.concat([cache.k[i], k], 2); // [B, Hkv, Tk, D]
+      v = tf.concat([cache.v[i], v], 2); // [B, Hkv, Tk, D]
+    }
+    if (newCache) {
+      newCache.k.push(k);
+      newCache.v.push(v);
+    }
+    const Tk = k.shape[2];
+    const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
+    const scores = tf.mul(mm(qGrouped, k.transpose([0, 1, 3, 2])), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+    const masked = tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias); // bias [B|1, 1, 1, T, Tk] or [T, Tk]
+    const probs = tf.softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
+    const heads = mm(probs, v).reshape([B, H, T, D]); // [B, H, T, D]
+    const merged = heads.transpose([0, 2, 1, 3]).reshape([B, T, H * D]); // [B, T, H·D]
+    return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
+  }
+
+  // ── MLP (SwiGLU) ─────────────────────────────────────────────────────────────────────────────
+
+  private mlp(i: number, x: tf.Tensor3D, ctx: Context): tf.Tensor3D {
+    const layer = this.layers[i];
+    const gate = silu(this.linear(layer.gate_proj, x, ctx, i * 8 + 4)); // [B, T, I]
+    const up = this.linear(layer.up_proj, x, ctx, i * 8 + 5); // [B, T, I]
+    return this.linear(layer.down_proj, tf.mul(gate, up), ctx, i * 8 + 6) as tf.Tensor3D; // [B, T, C]
+  }
+
+  // ── Block (pre-norm residual) ────────────────────────────────────────────────────────────────
+
+  private block(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
+    const eps = this.config.rmsNormEps;
+    const layer = this.layers[i];
+    const h = tf.add(x, this.attention(i, rmsNorm(x, layer.inputNorm as tf.Tensor1D, eps) as tf.Tensor3D, ctx, cache, newCache)); // [B, T, C]
+    return tf.add(h, this.mlp(i, rmsNorm(h, layer.postNorm as tf.Tensor1D, eps) as tf.Tensor3D, ctx)) as tf.Tensor3D; // [B, T, C]
+  }
+
+  // ── Model ────────────────────────────────────────────────────────────────────────────────────
+
+  /** ids [B, T] → logits [B, T, V] (or [B, 1, V] with `lastOnly`), plus the extended cache when one was given. */
+  forward(ids: tf.Tensor2D | number[][], options: ForwardOptions = {}): ForwardResult {
+    const tokens = Array.isArray(ids) ? tf.tensor2d(ids, undefined, 'int32') : ids;
+    const [B, T] = tokens.shape;
+    const past = options.cache?.length ?? 0;
+    if (past + T > this.config.maxPositions && !options.positions) {
+      throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);
+    }
+    const ctx: Context = {
+      ...this.rotary(B, T, past, options.positions),
+      bias: attentionBias(B, T, past, options.keyValid),
+      useLora: options.useLora ?? this.loraEnabled,
+      dropoutSeed: options.dropoutSeed ?? null,
+    };
+    const C = this.config.hiddenSize;
+    let x = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, C]) as tf.Tensor3D; // [B, T, C]
+    const newCache: KVCache | null = options.cache ? { k: [], v: [], length: past + T } : null;
+    for (let i = 0; i < this.layers.length; i++) x = this.block(i, x, ctx, options.cache ?? null, newCache);
+    if (options.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, C]); // [B, 1, C]
+    const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
+    const head = this.lmHead ?? this.embedTokens.transpose(); // [C, V]
+    const Tout = h.shape[1] as number;
+    const logits = mm(h.reshape([B * Tout, C]), head).reshape([B, Tout, this.config.vocabSize]) as tf.Tensor3D; // [B, T', V]
+    return { logits, cache: newCache };
+  }
+
+  /** An empty cache to start generation with. */
+  emptyCache(): KVCache {
+    return { k: [], v: [], length: 0 };
+  }
+
+  private rotary(B: number, T: number, past: number, positions?: number[][]): { cos: tf.Tensor; sin: tf.Tensor } {
+    if (!positions) {
+      return { cos: this.rope.cos.slice([past, 0], [T, -1]), sin: this.rope.sin.slice([past, 0], [T, -1]) }; // [T, D]
+    }
+    const flat = tf.tensor1d(positions.flat(), 'int32'); // [B·T]
+    const D = this.config.headDim;
+    const pick = (table: tf.Tensor2D) => tf.gather(table, flat).reshape([B, 1, T, D]); // [B, 1, T, D]
+    return { cos: pick(this.rope.cos), sin: pick(this.rope.sin) };
+  }
+
+  private embeddingTrains(): boolean {
+    return this.lora === null && this.trainEmbeddings;
+  }
+
+  // ── Parameters ───────────────────────────────────────────────────────────────────────────────
+
+  /** Every base parameter with its HF name; `transposed` marks [in, out] storage of an HF [out, in] weight. */
+  namedParameters(): { name: string; variable: tf.Variable; transposed: boolean; layer: number | null }[] {
+    const out: { name: string; variable: tf.Variable; transposed: boolean; layer: number | null }[] = [];
+    out.push({ name: 'model.embed_tokens.weight', variable: this.embedTokens, transposed: false, layer: null });
+    this.layers.forEach((layer, i) => {
+      const p = `model.layers.${i}`;
+      out.push({ name: `${p}.input_layernorm.weight`, variable: layer.inputNorm, transposed: false, layer: i });
+      for (const m of TARGET_MODULES) {
+        const l = layer[m];
+        out.push({ name: `${l.name}.weight`, variable: l.weight, transposed: true, layer: i });
+        if (l.bias) out.push({ name: `${l.name}.bias`, variable: l.bias, transposed: false, layer: i });
+      }
+      out.push({ name: `${p}.post_attention_layernorm.weight`, variable: layer.postNorm, transposed: false, layer: i });
+    });
+    out.push({ name: 'model.norm.weight', variable: this.norm, transposed: false, layer: null });
+    if (this.lmHead) out.push({ name: 'lm_head.weight', variable: this.lmHead, transposed: true, layer: null });
+    return out;
+  }
+
+  parameterCount(): number {
+    return this.namedParameters().reduce((n, p) => n + p.variable.size, 0);
+  }
+
+  /**
+   * What an optimizer should update: the LoRA matrices when adapters are attached, otherwise every
+   * base weight outside the frozen layers (embeddings and final norm too, unless `trainEmbeddings` is off).
+   */
+  trainableVariables(): tf.Variable[] {
+    if (this.lora) {
+      return this.layers.flatMap((layer, i) =>
+        this.frozenLayers.has(i) ? [] : TARGET_MODULES.flatMap((m) => (layer[m].lora ? [layer[m].lora!.A, layer[m].lora!.B] : [])),
+      );
+    }
+    return this.namedParameters()
+      .filter((p) => (p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer)))
+      .map((p) => p.variable);
+  }
+
+  /**
+   * Base weights in HF layout ([out, in] linears), by HF name. Async because synchronous reads
+   * (dataSync) break later reads on tfjs-webgpu in Chromium.
+   */
+  async getWeights(): Promise<HostTensors> {
+    const out: HostTensors = new Map();
+    for (const p of this.namedParameters()) {
+      const t = p.transposed ? tf.tidy(() => p.variable.transpose()) : p.variable;
+      out.set(p.name, { shape: t.shape.slice(), data: new Float32Array(await t.data()) });
+      if (t !== p.variable) t.dispose();
+    }
+    return out;
+  }
+
+  /** Replaces base weights from an HF-layout map; every tensor must be present with its exact shape. */
+  setWeights(weights: HostTensors, source = 'weights'): void {
+    for (const p of this.namedParameters()) {
+      const hfShape = p.transposed ? [...p.variable.shape].reverse() : p.variable.shape;
+      const entry = weights.get(p.name);
+      if (!entry) throw new Error(`${source}: tensor "${p.name}" is missing (expected shape [${hfShape.join(', ')}]).`);
+      if (entry.shape.length !== hfShape.length || entry.shape.some((d, k) => d !== hfShape[k])) {
+        throw new Error(`${source}: tensor "${p.name}" has shape [${entry.shape.join(', ')}], expected [${hfShape.join(', ')}].`);
+      }
+      tf.tidy(() => {
+        const t = tf.tensor(entry.data, entry.shape, 'float32');
+        p.variable.assign(p.transposed ? t.transpose() : t);
+      });
+    }
+  }
+
+  dispose(): void {
+    for (const p of this.namedParameters()) p.variable.dispose();
+    for (const layer of this.layers) {
+      for (const m of TARGET_MODULES) {
+        layer[m].lora?.A.dispose();
+        layer[m].lora?.B.dispose();
+        layer[m].lora = null;
+      }
+    }
+    this.rope.cos.dispose();
+    this.rope.sin.dispose();
+    this.rope.rotate.dispose();
+  }
+}
+
+/** Additive mask: 0 where query t may see key j (causal, and the key is not padding), −1e9 elsewhere. */
+function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][]): tf.Tensor {
+  const Tk = past + T;
+  if (!keyValid) {
+    const bias = new Float32Array(T * Tk);
+    for (let t = 0; t < T; t++) for (let j = past + t + 1; j < Tk; j++) bias[t * Tk + j] = MASKED;
+    return tf.tensor2d(bias, [T, Tk]); // [T, Tk]
+  }
+  if (keyValid.length !== B || keyValid.some((row) => row.length !== Tk)) {
+    throw new Error(`keyValid must be [${B}][${Tk}] (batch × past+new tokens).`);
+  }
+  const bias = new Float32Array(B * T * Tk);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < T; t++) {
+      for (let j = 0; j < Tk; j++) if (j > past + t || !keyValid[b][j]) bias[(b * T + t) * Tk + j] = MASKED;
+    }
+  }
+  return tf.tensor(bias, [B, 1, 1, T, Tk]); // [B, 1, 1, T, Tk]
+}
+
+function hashName(name: string): number {
+  let h = 2166136261;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
+  return h >>> 0;
+}

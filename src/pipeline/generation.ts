@@ -1,0 +1,95 @@
+/**
+ * The engine's generation service: every rollout worker sends its `generate` requests here, and the
+ * requests that arrive together are sampled as one batch (one forward pass per new token for all of
+ * them, KV cache on). Each request keeps its own seed, so an episode samples the same tokens whether
+ * it was batched or not. Also the Policy a rollout worker holds: a thin proxy to this service.
+ */
+import type { SamplingParams } from '../contracts.ts';
+import { deriveSeed } from '../model/rng.ts';
+import { generate } from '../model/sampling.ts';
+import type { TransformerModel } from '../model/transformer.ts';
+import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from '../rollout/policy.ts';
+import { Batcher } from './batcher.ts';
+
+export interface GenerationRequest {
+  tokens: number[];
+  sampling: SamplingParams;
+  seed: number;
+}
+
+export interface GenerationStats {
+  batches: number;
+  requests: number;
+  generatedTokens: number;
+  /** Seconds spent inside model generation. */
+  seconds: number;
+}
+
+export class GenerationService {
+  private readonly batcher: Batcher<GenerationRequest, PolicyTurn>;
+  readonly stats: GenerationStats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
+
+  constructor(
+    private readonly model: () => TransformerModel,
+    private readonly tokenizer: TextTokenizer,
+    options: { maxBatch: number; windowMs: number } = { maxBatch: 16, windowMs: 4 },
+  ) {
+    this.batcher = new Batcher((requests) => this.runBatch(requests), options);
+  }
+
+  generate(request: GenerationRequest): Promise<PolicyTurn> {
+    return this.batcher.submit(request);
+  }
+
+  private async runBatch(requests: GenerationRequest[]): Promise<PolicyTurn[]> {
+    const started = performance.now();
+    const answers: PolicyTurn[] = new Array(requests.length);
+    // One generate() per distinct sampling setting; usually the whole batch shares one.
+    const bySetting = new Map<string, number[]>();
+    requests.forEach((r, i) => {
+      const key = JSON.stringify(r.sampling);
+      bySetting.set(key, [...(bySetting.get(key) ?? []), i]);
+    });
+    const stops = [this.tokenizer.imEndId, this.tokenizer.eosId];
+    for (const indices of bySetting.values()) {
+      const sampling = requests[indices[0]].sampling;
+      const out = await generate(this.model(), indices.map((i) => requests[i].tokens), {
+        maxNewTokens: sampling.max_new_tokens, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
+        stopTokens: stops, seed: 0, rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)), padId: this.tokenizer.padId,
+      });
+      indices.forEach((requestIndex, row) => {
+        const tokens = out.tokens[row];
+        const stopped = out.finishReasons[row] === 'stop';
+        answers[requestIndex] = {
+          text: this.tokenizer.decode(stopped ? tokens.slice(0, -1) : tokens),
+          tokens, logprobs: out.logprobs[row], finish_reason: stopped ? 'stop' : 'length',
+        };
+        this.stats.generatedTokens += tokens.length;
+      });
+    }
+    this.stats.batches++;
+    this.stats.requests += requests.length;
+    this.stats.seconds += (performance.now() - started) / 1000;
+    return answers;
+  }
+}
+
+/** What a rollout worker calls: the engine's `generate`, across a worker boundary. */
+export interface RemoteGenerator {
+  generate(request: GenerationRequest): Promise<PolicyTurn>;
+}
+
+/** The policy inside a rollout worker: tokens are sampled by the engine, tokenisation happens locally. */
+export class EnginePolicy implements Policy {
+  constructor(
+    readonly id: string,
+    readonly tokenizer: TextTokenizer,
+    private readonly engine: RemoteGenerator,
+  ) {}
+
+  async generate(context: PolicyContext, options: GenerateOptions): Promise<PolicyTurn> {
+    const turn = await this.engine.generate({ tokens: context.tokens, sampling: options.sampling, seed: options.seed });
+    options.onText?.(turn.text);
+    return turn;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * What a rollout worker does with one job: run the episode (the agent loop and its QuickJS sandbox)
+ * with a policy that asks the engine for tokens, then judge it with the run's judges. Lives in a web
+ * worker or a Node worker_thread (workers/rollout.*.ts) so that a sandbox that takes its host down takes
+ * only this worker; tests call it directly.
+ */
+import type { JudgeConfig } from '../config/schema.ts';
+import type { JudgeVote, SamplingParams, Task, Trajectory } from '../contracts.ts';
+import { getEnvironment } from '../envs/registry.ts';
+import { createJudges } from '../judge/from-config.ts';
+import { TrajectoryJudge } from '../judge/ensemble.ts';
+import type { Judge } from '../judge/types.ts';
+import { runEpisode } from '../rollout/episode.ts';
+import type { EpisodeEvent } from '../rollout/events.ts';
+import type { Policy } from '../rollout/policy.ts';
+
+export interface EpisodeJob {
+  /** Fixed by the scheduler, so an episode re-run after a worker crash keeps its id (no duplicates). */
+  trajectory_id: string;
+  run_id: string | null;
+  task: Task;
+  seed: number;
+  group_id: string;
+  sampling: SamplingParams;
+  max_steps: number;
+  tool_timeout_ms: number;
+  /** `configured`: the run's judges and their trimmed mean; `env`: the environment's own score only (evaluation). */
+  judging: 'configured' | 'env';
+  judges: JudgeConfig[];
+  n_judges: number | null;
+  min_votes: number;
+}
+
+export interface JudgingDeps {
+  getSecret?: (name: string) => string | null;
+  loadModelJudge?: (id: string, path: string) => Promise<Judge>;
+}
+
+/** A combined score this high counts as a success (scores are in [0, 1]; rounding aside, "full marks"). */
+const SUCCESS_SCORE = 0.999;
+
+/** Scores with the environment's own `evaluate` (the rule judge's evaluator). */
+const envEvaluator = (task: Task, trajectory: Trajectory) => getEnvironment(task.env).evaluate(task, trajectory);
+
+export class RolloutWorkerCore {
+  private readonly ensembles = new Map<string, Promise<TrajectoryJudge>>();
+
+  constructor(
+    private readonly policy: Policy,
+    private readonly deps: JudgingDeps = {},
+  ) {}
+
+  async runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory> {
+    const env = getEnvironment(job.task.env);
+    const trajectory = await runEpisode({
+      policy: this.policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps: job.max_steps,
+      toolTimeoutMs: job.tool_timeout_ms, groupId: job.group_id, runId: job.run_id, onEvent,
+    });
+    const withId = { ...trajectory, id: job.trajectory_id };
+    if (job.judging === 'env') {
+      const started = performance.now();
+      const score = await env.evaluate(job.task, withId);
+      const vote: JudgeVote = { judge_id: `env:${env.name}`, score, rationale: 'environment evaluate()', latency_ms: performance.now() - started };
+      return { ...withId, votes: [vote], judge_score: score, success: score === null ? null : score >= 1 };
+    }
+    const judged = await (await this.ensemble(job)).scoreTrajectory(withId, job.task);
+    return { ...judged, success: judged.judge_score === null ? null : judged.judge_score >= SUCCESS_SCORE };
+  }
+
+  /** One ensemble per judge configuration, built once (remote judges keep their cache and limits). */
+  private ensemble(job: EpisodeJob): Promise<TrajectoryJudge> {
+    const chosen = job.n_judges === null ? job.judges : job.judges.slice(0, job.n_judges);
+    const key = JSON.stringify([chosen, job.min_votes]);
+    let ensemble = this.ensembles.get(key);
+    if (!ensemble) {
+      ensemble = createJudges(chosen, { evaluator: envEvaluator, policy: this.policy, ...this.deps }).then(
+        (judges) => new TrajectoryJudge({ judges, minVotes: job.min_votes }),
+      );
+      this.ensembles.set(key, ensemble);
+    }
+    return ensemble;
+  }
+}

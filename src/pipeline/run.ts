@@ -1,0 +1,288 @@
+/**
+ * A training run: the seed's collection pipeline wired to the trainer.
+ *
+ *   task pool (environments × curriculum levels) → rollout worker pool (episodes + judges, one sandbox
+ *   per worker) → collector (groups, stored one transaction per trajectory) → Trainer (GRPO, replay,
+ *   safety monitor) → metrics, evaluations, checkpoints in the store → RunEvents to the UI / CLI.
+ *
+ * The model lives with the run (the engine worker in the browser, the main thread in Node) and
+ * serves every worker's generation requests in batches. Rollouts for the next update start while the
+ * trainer updates, up to `max_offpolicy_updates` ahead. Everything needed to resume after a reload is
+ * in the store: the run record, every finished trajectory and the latest checkpoint.
+ */
+import type { RunConfig } from '../config/schema.ts';
+import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
+import { getEnvironment } from '../envs/registry.ts';
+import { deriveSeed } from '../envs/rng.ts';
+import type { TransformerModel } from '../model/transformer.ts';
+import type { TextTokenizer } from '../rollout/policy.ts';
+import { toScoredGroup } from '../rollout/scored-group.ts';
+import { appendMetrics, addMarker, createRun, getRun, loadLatestCheckpoint, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setRunStatus, type Store } from '../store/index.ts';
+import { Trainer } from '../train/trainer.ts';
+import { decodeCheckpoint, encodeCheckpoint } from './checkpoint-codec.ts';
+import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
+import { GenerationService, type RemoteGenerator } from './generation.ts';
+import type { EpisodeJob } from './rollout-worker.ts';
+import { WorkerPool, type WorkerHandle } from './worker-pool.ts';
+
+export interface RunDeps {
+  store: Store;
+  loadModel(config: RunConfig): Promise<{ model: TransformerModel; tokenizer: TextTokenizer }>;
+  /** A rollout worker that asks `generator` for tokens. */
+  spawnWorker(index: number, generator: RemoteGenerator): WorkerHandle<EpisodeJob, Trajectory>;
+  /** Default pool size when the config says null. */
+  cores: number;
+  backend?: string;
+  /** An episode running longer than this is treated as hung (its worker is replaced). */
+  hangTimeoutMs?: number;
+}
+
+interface Prefetch {
+  key: string;
+  groups: Promise<Trajectory[][]>;
+}
+
+export class PipelineRun implements RunController {
+  private listeners = new Set<RunListener>();
+  private status: RunStatus = 'idle';
+  private runId = '';
+  private config!: RunConfig;
+  private trainer: Trainer | null = null;
+  private pool: WorkerPool<EpisodeJob, Trajectory> | null = null;
+  private generation: GenerationService | null = null;
+  private paused: { promise: Promise<void>; resolve(): void } | null = null;
+  private stopRequested = false;
+  private prefetch: Prefetch | null = null;
+  private loop: Promise<void> = Promise.resolve();
+  private startedAt = 0;
+  private stepsAtStart = 0;
+  private inFlight = 0;
+
+  constructor(private readonly deps: RunDeps) {}
+
+  subscribe(listener: RunListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Resolves when the run has finished, stopped or failed. */
+  done(): Promise<void> {
+    return this.loop;
+  }
+
+  async start(config: RunConfig, options: { resumeRunId?: string } = {}): Promise<string> {
+    if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
+    this.stopRequested = false;
+    this.config = config;
+    const { store } = this.deps;
+    if (options.resumeRunId) {
+      const record = await getRun(store, options.resumeRunId);
+      if (!record) throw new Error(`There is no run "${options.resumeRunId}" to resume in this store.`);
+      this.runId = record.id;
+      this.config = record.config;
+    } else {
+      this.runId = (await createRun(store, config)).id;
+    }
+    this.setStatus('starting');
+    try {
+      const { model, tokenizer } = await this.deps.loadModel(this.config);
+      this.generation = new GenerationService(() => model, tokenizer);
+      const checkpoint = options.resumeRunId ? await loadLatestCheckpoint(store, this.runId) : undefined;
+      this.trainer = new Trainer({
+        model, config: this.config, runId: this.runId, padId: tokenizer.padId,
+        collectGroups: (n, step, levels) => this.collectGroups(n, step, levels),
+        evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items) : undefined,
+        saveCheckpoint: async (ckpt) => {
+          const id = await saveCheckpoint(store, encodeCheckpoint(ckpt));
+          this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
+        },
+        onMetrics: (record) => void this.recordMetrics(record),
+        onMarker: (marker) => void this.recordMarker(marker),
+        resumeFrom: checkpoint ? decodeCheckpoint(checkpoint) : undefined,
+      });
+      this.pool = this.makePool();
+    } catch (error) {
+      await this.fail(error);
+      throw error;
+    }
+    this.loop = this.trainLoop();
+    return this.runId;
+  }
+
+  async pause(): Promise<void> {
+    if (this.status !== 'running' || this.paused) return;
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => (resolve = r));
+    this.paused = { promise, resolve };
+    this.setStatus('paused');
+    await setRunStatus(this.deps.store, this.runId, 'paused');
+  }
+
+  async resume(): Promise<void> {
+    if (!this.paused) return;
+    this.paused.resolve();
+    this.paused = null;
+    this.setStatus('running');
+    await setRunStatus(this.deps.store, this.runId, 'running');
+  }
+
+  async stop(): Promise<void> {
+    this.stopRequested = true;
+    if (this.paused) await this.resume();
+    this.setStatus('stopping');
+    await this.loop;
+  }
+
+  private makePool(): WorkerPool<EpisodeJob, Trajectory> {
+    const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
+    const generator: RemoteGenerator = { generate: (request) => this.generation!.generate(request) };
+    return new WorkerPool((i) => this.deps.spawnWorker(i, generator), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3 }, (index, reason) =>
+      this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
+    );
+  }
+
+  private async trainLoop(): Promise<void> {
+    const trainer = this.trainer!;
+    const { training } = this.config;
+    this.startedAt = performance.now();
+    this.stepsAtStart = trainer.step;
+    this.setStatus('running');
+    await setRunStatus(this.deps.store, this.runId, 'running');
+    try {
+      while (trainer.step < training.max_steps && !this.stopRequested) {
+        if (this.paused) await this.paused.promise;
+        if (this.stopRequested) break;
+        await trainer.trainStep();
+        this.emitProgress();
+        if (trainer.step % training.eval_interval === 0 || trainer.step === training.max_steps) await this.evaluate(trainer.step, this.config.tasks.eval_items);
+      }
+      await trainer.checkpoint().then((ckpt) => saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt)).then((id) =>
+        this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id })));
+      const finished = trainer.step >= training.max_steps;
+      await setRunStatus(this.deps.store, this.runId, finished ? 'completed' : 'stopped');
+      this.setStatus(finished ? 'finished' : 'stopped');
+    } catch (error) {
+      await this.fail(error);
+    } finally {
+      this.pool?.close();
+      this.prefetch = null;
+    }
+  }
+
+  /** The trainer's `collectGroups`: n fresh groups for `step`, plus a head start on the next step's. */
+  private async collectGroups(n: number, step: number, levels: Record<string, number> | null): Promise<Trajectory[][]> {
+    const key = JSON.stringify([n, step, levels]);
+    const ready = this.prefetch?.key === key ? this.prefetch.groups : this.rollGroups(n, step, levels);
+    this.prefetch = null;
+    const groups = await ready;
+    if (this.config.trajectory_collection.max_offpolicy_updates > 0 && step + 1 < this.config.training.max_steps && !this.stopRequested) {
+      const next = JSON.stringify([n, step + 1, levels]);
+      this.prefetch = { key: next, groups: this.rollGroups(n, step + 1, levels) };
+      this.prefetch.groups.catch(() => {}); // a failed prefetch is retried when asked for
+    }
+    for (const group of groups) await this.storeGroup(group, step);
+    return groups;
+  }
+
+  private rollGroups(n: number, step: number, levels: Record<string, number> | null): Promise<Trajectory[][]> {
+    const { tasks, training, seed } = this.config;
+    return Promise.all(Array.from({ length: n }, (_, g) => {
+      const envName = tasks.environments[(step * n + g) % tasks.environments.length];
+      const env = getEnvironment(envName);
+      const level = Math.min(Math.max(levels?.[envName] ?? tasks.difficulty_range[0], tasks.difficulty_range[0]), tasks.difficulty_range[1]);
+      const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
+      const groupId = `${this.runId}/${step}/${g}`;
+      return Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+    }));
+  }
+
+  private async rollout(task: Task, id: string, groupId: string, seed: number, judging: EpisodeJob['judging'], sampling: SamplingParams): Promise<Trajectory> {
+    const { trajectory_collection: tc, judge } = this.config;
+    this.inFlight++;
+    this.emit({ type: 'episode-start', run_id: this.runId, trajectory_id: id, task, worker: -1 });
+    try {
+      return await this.pool!.submit({
+        trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
+        tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes,
+      });
+    } finally {
+      this.inFlight--;
+    }
+  }
+
+  /** A finished group is stored before training on it: one transaction for its trajectories, one for the group. */
+  private async storeGroup(group: Trajectory[], step: number): Promise<void> {
+    await putTrajectories(this.deps.store, group);
+    for (const t of group) {
+      for (const s of t.steps) this.emit({ type: 'rollout-step', run_id: this.runId, trajectory_id: t.id, step: s });
+      this.emit({ type: 'trajectory', run_id: this.runId, trajectory: t });
+      this.emit({ type: 'judged', run_id: this.runId, trajectory_id: t.id, score: t.judge_score, votes: t.votes });
+    }
+    if (group.every((t) => t.judge_score !== null && t.tokens.length > 0)) {
+      const scored = toScoredGroup(group, { rewardScale: this.config.training.reward_scale });
+      await putScoredGroup(this.deps.store, { group_id: group[0].group_id, run_id: this.runId, step, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
+    }
+  }
+
+  /** Held-out success per environment (greedy, environment score): for `eval_interval` and the safety monitor. */
+  private async evaluate(step: number, items: number, split: Split = 'test'): Promise<Record<string, number>> {
+    const greedy: SamplingParams = { ...this.config.sampling, temperature: 0 };
+    const results: Record<string, number> = {};
+    for (const envName of this.config.tasks.environments) {
+      const env = getEnvironment(envName);
+      const level = this.config.tasks.difficulty_range[0];
+      const runs = await Promise.all(Array.from({ length: items }, (_, i) => {
+        const task = env.generate(deriveSeed(this.config.seed, 'eval', envName, i), level, split);
+        return this.rollout(task, `${this.runId}/eval/${step}/${envName}/${i}`, `eval/${step}/${envName}`, task.seed, 'env', greedy);
+      }));
+      const success = runs.filter((t) => t.success).length / runs.length;
+      const meanScore = runs.reduce((a, t) => a + (t.judge_score ?? 0), 0) / runs.length;
+      results[envName] = success;
+      await putEvaluation(this.deps.store, { run_id: this.runId, step, benchmark: envName, results: { success, mean_score: meanScore, n: runs.length } });
+      this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success, n: runs.length });
+    }
+    return results;
+  }
+
+  private async recordMetrics(record: MetricsRecord): Promise<void> {
+    const generation = this.generation?.stats;
+    if (generation && generation.seconds > 0) record.metrics['perf/tokens_per_second'] = generation.generatedTokens / generation.seconds;
+    this.emit({ type: 'update', run_id: this.runId, step: record.step, metrics: record.metrics });
+    await appendMetrics(this.deps.store, record);
+  }
+
+  private async recordMarker(marker: RunMarker): Promise<void> {
+    this.emit({ type: 'marker', run_id: this.runId, marker });
+    await addMarker(this.deps.store, marker);
+  }
+
+  private emitProgress(): void {
+    const done = this.trainer!.step;
+    const total = this.config.training.max_steps;
+    const elapsed = (performance.now() - this.startedAt) / 1000;
+    const rate = (done - this.stepsAtStart) / Math.max(elapsed, 1e-9);
+    const stats = this.pool!.stats();
+    const g = this.generation!.stats;
+    this.emit({
+      type: 'progress', run_id: this.runId, done, total, eta_seconds: rate > 0 ? (total - done) / rate : null,
+      tokens_per_second: g.seconds > 0 ? g.generatedTokens / g.seconds : null,
+      queue: { pending_tasks: stats.queued, in_flight: this.inFlight, ready_groups: this.prefetch ? 1 : 0, offpolicy_updates: this.prefetch ? 1 : 0 },
+    });
+  }
+
+  private async fail(error: unknown): Promise<void> {
+    const message = error instanceof Error ? error.message : String(error);
+    this.emit({ type: 'error', run_id: this.runId, message, fatal: true });
+    this.setStatus('error', message);
+    if (this.runId) await setRunStatus(this.deps.store, this.runId, 'failed', message).catch(() => {});
+  }
+
+  private setStatus(status: RunStatus, message?: string): void {
+    this.status = status;
+    this.emit({ type: 'status', run_id: this.runId, status, message, backend: this.deps.backend });
+  }
+
+  private emit(event: RunEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+}

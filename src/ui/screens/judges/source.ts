@@ -1,0 +1,49 @@
+/**
+ * What the Judges screen needs: remote judge settings (the API key lives only in this browser's
+ * IndexedDB settings), a connection test, the in-browser judge switch, and calibration.
+ */
+import type { CalibrationItem } from '../../../contracts.ts';
+
+export interface RemoteJudgeSettings {
+  id: string;
+  base_url: string;
+  model: string;
+  enabled: boolean;
+  /** Whether a key is stored for this judge (the key itself never comes back to the page). */
+  hasKey: boolean;
+}
+
+export interface InBrowserJudgeState {
+  enabled: boolean;
+  /** Why it cannot be enabled (model not shipped, backend too slow), or null. */
+  unavailable: string | null;
+}
+
+export interface ConnectionResult {
+  latency_ms: number;
+  /** A short sample of what the model answered. */
+  reply: string;
+}
+
+/** Agreement of one judge with gold labels, before and after its calibration map. */
+export interface AgreementFigures {
+  n: number;
+  /** Items the judge could score (it may return null). */
+  scored: number;
+  spearman: number | null;
+  krippendorff_alpha: number | null;
+  mae_before: number | null;
+  mae_after: number | null;
+}
+
+export interface JudgesSource {
+  load(): Promise<{ remotes: RemoteJudgeSettings[]; inBrowser: InBrowserJudgeState; calibratable: string[] }>;
+  /** Saves a remote judge; `apiKey` null keeps the stored key. */
+  saveRemote(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<void>;
+  removeRemote(id: string): Promise<void>;
+  forgetKey(id: string): Promise<void>;
+  setInBrowser(enabled: boolean): Promise<void>;
+  /** One tiny request to the endpoint; throws with a message saying what failed (DNS, CORS, 401, model name). */
+  testConnection(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<ConnectionResult>;
+  calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<AgreementFigures>;
+}

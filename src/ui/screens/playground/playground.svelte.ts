@@ -1,0 +1,157 @@
+/**
+ * Playground state: pick an environment, level and task (or type one), run the policy on it and
+ * watch it live, judge it, re-run with the same seed, or sample a group of N to compare side by
+ * side with their group-relative advantages.
+ */
+import type { Task, Trajectory } from '../../../contracts.ts';
+import { errorMessage } from '../../lib/format.ts';
+import { groupStats, type GroupStats } from '../../lib/group-stats.ts';
+import { LiveEpisode } from './live-episode.svelte.ts';
+import type { EnvironmentInfo, PlaygroundSource, PolicyOption } from './source.ts';
+
+const TASKS_TO_OFFER = 6;
+
+export function randomSeed(): number {
+  return crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
+}
+
+export class PlaygroundState {
+  environments = $state<EnvironmentInfo[]>([]);
+  policies = $state<PolicyOption[]>([]);
+  envId = $state('');
+  difficulty = $state(1);
+  policy = $state('');
+  tasks = $state<Task[]>([]);
+  taskId = $state<string | null>(null);
+  /** When set, the typed task is used instead of the picked one. */
+  customPrompt = $state('');
+  useCustom = $state(false);
+  seed = $state(randomSeed());
+  groupSize = $state(4);
+
+  loadError = $state<string | null>(null);
+  taskError = $state<string | null>(null);
+  episode = $state<LiveEpisode | null>(null);
+  group = $state<LiveEpisode[]>([]);
+
+  private controller: AbortController | null = null;
+
+  constructor(private readonly source: PlaygroundSource) {}
+
+  readonly env = $derived(this.environments.find((e) => e.id === this.envId) ?? null);
+  readonly task = $derived(this.tasks.find((t) => t.id === this.taskId) ?? null);
+  readonly busy = $derived(
+    (this.episode !== null && (this.episode.phase === 'running' || this.episode.phase === 'judging')) ||
+      this.group.some((e) => e.phase === 'running' || e.phase === 'judging'),
+  );
+  readonly groupStats = $derived.by((): GroupStats | null => {
+    if (this.group.length === 0 || this.group.some((e) => e.phase !== 'done')) return null;
+    return groupStats(this.group.map((e) => e.score ?? 0));
+  });
+
+  async load(): Promise<void> {
+    try {
+      [this.environments, this.policies] = await Promise.all([this.source.environments(), this.source.policies()]);
+      this.loadError = null;
+      this.policy = this.policies.find((p) => !p.unavailable)?.id ?? this.policies[0]?.id ?? '';
+      if (this.environments.length) await this.selectEnv(this.environments[0].id);
+    } catch (err) {
+      this.loadError = errorMessage(err);
+    }
+  }
+
+  async selectEnv(id: string): Promise<void> {
+    this.envId = id;
+    const levels = this.env?.levels ?? [1];
+    if (!levels.includes(this.difficulty)) this.difficulty = levels[0];
+    await this.refreshTasks();
+  }
+
+  async refreshTasks(): Promise<void> {
+    try {
+      this.tasks = await this.source.tasks(this.envId, this.difficulty, TASKS_TO_OFFER);
+      this.taskId = this.tasks[0]?.id ?? null;
+      this.taskError = null;
+    } catch (err) {
+      this.tasks = [];
+      this.taskId = null;
+      this.taskError = errorMessage(err);
+    }
+  }
+
+  private async resolveTask(): Promise<Task | null> {
+    try {
+      if (this.useCustom) {
+        if (!this.customPrompt.trim()) throw new Error('Type a task first, or switch back to a generated task.');
+        return await this.source.customTask(this.envId, this.difficulty, this.customPrompt.trim());
+      }
+      if (!this.task) throw new Error('Pick a task (or type one) before running.');
+      this.taskError = null;
+      return this.task;
+    } catch (err) {
+      this.taskError = errorMessage(err);
+      return null;
+    }
+  }
+
+  /** Runs one episode; `sameSeed` replays the last seed (same weights + task + seed = same episode). */
+  async run(sameSeed = false): Promise<void> {
+    const task = sameSeed && this.episode ? this.episode.task : await this.resolveTask();
+    if (!task) return;
+    if (!sameSeed) this.seed = randomSeed();
+    this.cancel();
+    this.group = [];
+    const episode = new LiveEpisode(task, this.seed);
+    this.episode = episode;
+    await this.play(episode, this.newSignal());
+  }
+
+  /** Samples `groupSize` episodes of one task with consecutive seeds, as a GRPO group would. */
+  async sampleGroup(): Promise<void> {
+    const task = await this.resolveTask();
+    if (!task) return;
+    this.cancel();
+    this.seed = randomSeed();
+    this.episode = null;
+    this.group = Array.from({ length: this.groupSize }, (_, i) => new LiveEpisode(task, this.seed + i));
+    const signal = this.newSignal();
+    // One after another: the local policy has one engine; the views fill in as each finishes.
+    for (const episode of this.group) {
+      if (signal.aborted) episode.phase = 'cancelled';
+      else await this.play(episode, signal);
+    }
+  }
+
+  cancel(): void {
+    this.controller?.abort();
+    this.controller = null;
+  }
+
+  private newSignal(): AbortSignal {
+    this.controller = new AbortController();
+    return this.controller.signal;
+  }
+
+  private async play(episode: LiveEpisode, signal: AbortSignal): Promise<void> {
+    let trajectory: Trajectory;
+    try {
+      // Sources get plain objects: a $state proxy cannot be structured-cloned into IndexedDB or a worker.
+      const task = $state.snapshot(episode.task) as Task;
+      trajectory = await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal);
+      episode.finish(trajectory);
+    } catch (err) {
+      episode.phase = signal.aborted ? 'cancelled' : 'error';
+      episode.error = signal.aborted ? null : errorMessage(err);
+      return;
+    }
+    try {
+      const result = await this.source.judge(trajectory, signal);
+      episode.votes = result.votes;
+      episode.score = result.score;
+      episode.phase = 'done';
+    } catch (err) {
+      episode.judgeError = errorMessage(err);
+      episode.phase = signal.aborted ? 'cancelled' : 'done';
+    }
+  }
+}

@@ -1,0 +1,46 @@
+/**
+ * What the playground needs from the rest of Spindle: the environment registry, the rollout (agent
+ * loop with the local or a remote policy) and the judges. The app wires the real modules; tests and
+ * the demo pass their own.
+ */
+import type { JudgeVote, Task, Trajectory, TrajectoryStep } from '../../../contracts.ts';
+
+export interface EnvironmentInfo {
+  id: string;
+  title: string;
+  description: string;
+  /** Difficulty levels the environment generates. */
+  levels: number[];
+}
+
+export interface PolicyOption {
+  id: string;
+  label: string;
+  /** Why it cannot be used now (no remote key set, model still loading), or null when it can. */
+  unavailable: string | null;
+}
+
+export type EpisodeEvent = { type: 'text'; piece: string } | { type: 'step'; step: TrajectoryStep };
+
+export interface EpisodeRequest {
+  task: Task;
+  seed: number;
+  policy: string;
+}
+
+export interface JudgeResult {
+  score: number | null;
+  votes: JudgeVote[];
+}
+
+export interface PlaygroundSource {
+  environments(): Promise<EnvironmentInfo[]>;
+  policies(): Promise<PolicyOption[]>;
+  /** A few tasks of one environment and level, to pick from. */
+  tasks(env: string, difficulty: number, count: number): Promise<Task[]>;
+  /** A task from text the user typed, for environments that accept free-form tasks; throws with the reason when not. */
+  customTask(env: string, difficulty: number, prompt: string): Promise<Task>;
+  /** Runs one episode, streaming text and steps through `onEvent`; rejects with an AbortError when `signal` fires. */
+  runEpisode(request: EpisodeRequest, onEvent: (event: EpisodeEvent) => void, signal: AbortSignal): Promise<Trajectory>;
+  judge(trajectory: Trajectory, signal: AbortSignal): Promise<JudgeResult>;
+}

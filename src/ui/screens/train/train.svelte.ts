@@ -1,0 +1,182 @@
+/**
+ * Train screen state: the run config (YAML text is the truth; the form edits it in place through
+ * src/config so comments survive), validation as you type, run controls over a RunController, and
+ * the live numbers (progress, backend, tokens/s, metrics, markers) from its event stream.
+ * Metrics land in a plain MetricTable and charts redraw once per animation frame (`chartVersion`).
+ */
+import type { RunMarker } from '../../../contracts.ts';
+import type { RunConfig } from '../../../config/schema.ts';
+import { DEFAULT_CONFIG } from '../../../config/schema.ts';
+import { PRESETS, presetConfig } from '../../../config/presets.ts';
+import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigError } from '../../../config/yaml.ts';
+import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/events.ts';
+import { FrameBatcher } from '../../lib/frame-batcher.ts';
+import { errorMessage } from '../../lib/format.ts';
+import { MetricTable } from './metric-table.ts';
+
+export interface TrainSource {
+  controller: RunController;
+  /** Environment names the config may list (for validation and the form's checkboxes). */
+  environments(): Promise<string[]>;
+}
+
+export interface RunProgress {
+  done: number;
+  total: number;
+  eta_seconds: number | null;
+  tokens_per_second: number | null;
+  queue: QueueSizes | null;
+}
+
+export interface RunErrorNote {
+  message: string;
+  fatal: boolean;
+  time: number;
+}
+
+const RUNNING: RunStatus[] = ['starting', 'running', 'paused', 'stopping'];
+
+export class TrainState {
+  yamlText = $state(stringifyRunConfig(presetConfig('demo')));
+  knownEnvironments = $state<string[]>([]);
+  /** Errors from form edits that could not be applied (the YAML is left unchanged). */
+  formErrors = $state<Record<string, string>>({});
+
+  status = $state<RunStatus>('idle');
+  statusMessage = $state<string | null>(null);
+  runId = $state<string | null>(null);
+  backend = $state<string | null>(null);
+  progress = $state<RunProgress | null>(null);
+  errors = $state<RunErrorNote[]>([]);
+  markers = $state<RunMarker[]>([]);
+  lastCheckpoint = $state<{ step: number; id: string } | null>(null);
+  controlError = $state<string | null>(null);
+  /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
+  chartVersion = $state(0);
+
+  readonly metrics = new MetricTable();
+  private readonly batcher = new FrameBatcher(() => this.chartVersion++);
+  private unsubscribe: (() => void) | null = null;
+  /** The last config that validated, so the form keeps showing values while the YAML is broken. */
+  private lastGood: RunConfig = presetConfig('demo');
+
+  constructor(private readonly source: TrainSource) {}
+
+  readonly parsed = $derived(parseRunConfigYaml(this.yamlText, { knownEnvironments: this.knownEnvironments.length ? this.knownEnvironments : undefined }));
+  readonly config = $derived(this.parsed.config);
+  readonly configErrors = $derived<ConfigError[]>(this.parsed.errors);
+  readonly shown = $derived(this.config ?? this.lastGood);
+  readonly running = $derived(RUNNING.includes(this.status));
+  readonly canStart = $derived(!this.running && this.config !== null && this.configErrors.length === 0);
+  readonly presets = Object.entries(PRESETS).map(([name, p]) => ({ name, description: p.description }));
+
+  async load(): Promise<void> {
+    try {
+      this.knownEnvironments = await this.source.environments();
+    } catch {
+      // Without the list, environment names are not checked here; the run itself will reject bad ones.
+    }
+    this.unsubscribe ??= this.source.controller.subscribe((e) => this.onEvent(e));
+  }
+
+  dispose(): void {
+    this.unsubscribe?.();
+    this.unsubscribe = null;
+    this.batcher.cancel();
+  }
+
+  setYaml(text: string): void {
+    this.yamlText = text;
+    if (this.config) this.lastGood = this.config;
+    this.formErrors = {};
+  }
+
+  /** Form edit of one field: rewrites that key in the YAML (keeping comments) or shows why not. */
+  setField(path: string, value: unknown): void {
+    try {
+      // JSON is YAML flow syntax, so strings stay strings and arrays stay arrays.
+      this.setYaml(setConfigValue(this.yamlText, path, JSON.stringify(value), { knownEnvironments: this.knownEnvironments }));
+    } catch (err) {
+      this.formErrors = { ...this.formErrors, [path]: errorMessage(err) };
+    }
+  }
+
+  applyPreset(name: string): void {
+    this.setYaml(stringifyRunConfig(presetConfig(name)));
+  }
+
+  resetToDefaults(): void {
+    this.setYaml(stringifyRunConfig(structuredClone(DEFAULT_CONFIG)));
+  }
+
+  /** The first problem with a field (form edits first, then the YAML's validation). */
+  fieldError(path: string): string | null {
+    return this.formErrors[path] ?? this.configErrors.find((e) => e.path === path || e.path.startsWith(`${path}.`))?.message ?? null;
+  }
+
+  async start(): Promise<void> {
+    if (!this.config) return;
+    this.metrics.clear();
+    this.chartVersion++;
+    this.markers = [];
+    this.errors = [];
+    this.progress = null;
+    this.lastCheckpoint = null;
+    await this.control(async () => {
+      this.status = 'starting';
+      this.runId = await this.source.controller.start($state.snapshot(this.config) as RunConfig);
+    });
+  }
+
+  pause = () => this.control(() => this.source.controller.pause());
+  resume = () => this.control(() => this.source.controller.resume());
+  stop = () => this.control(() => this.source.controller.stop());
+
+  private async control(action: () => Promise<unknown>): Promise<void> {
+    this.controlError = null;
+    try {
+      await action();
+    } catch (err) {
+      this.controlError = errorMessage(err);
+      if (this.status === 'starting') this.status = 'error';
+    }
+  }
+
+  onEvent(event: RunEvent): void {
+    if (this.runId && event.run_id !== this.runId && event.type !== 'status') return;
+    switch (event.type) {
+      case 'status':
+        this.runId ??= event.run_id;
+        this.status = event.status;
+        this.statusMessage = event.message ?? null;
+        if (event.backend) this.backend = event.backend;
+        break;
+      case 'update':
+        this.metrics.add(event.step, event.metrics);
+        this.batcher.schedule();
+        break;
+      case 'evaluation':
+        if (event.split === 'test') {
+          this.metrics.add(event.step, { [`eval/${event.env}/success`]: event.success });
+          this.batcher.schedule();
+        }
+        break;
+      case 'marker':
+        this.markers.push(event.marker);
+        this.batcher.schedule();
+        break;
+      case 'progress':
+        this.progress = { done: event.done, total: event.total, eta_seconds: event.eta_seconds, tokens_per_second: event.tokens_per_second, queue: event.queue };
+        break;
+      case 'checkpoint':
+        this.lastCheckpoint = { step: event.step, id: event.checkpoint_id };
+        break;
+      case 'error':
+        this.errors.push({ message: event.message, fatal: event.fatal, time: Date.now() });
+        if (event.fatal) this.status = 'error';
+        break;
+      default:
+        break;
+    }
+  }
+}

@@ -1,0 +1,154 @@
+/** Demo data sources (`?demo`): scripted episodes, a simulated run, in-memory judges and storage. */
+import type { Trajectory } from '../../contracts.ts';
+import type { RunConfig } from '../../config/schema.ts';
+import type { RunController, RunEvent, RunListener } from '../../pipeline/events.ts';
+import { EXAMPLE_BATCH } from '../screens/learn/example.ts';
+import type { LearnSource } from '../screens/learn/source.ts';
+import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source.ts';
+import type { ModelsSource } from '../screens/models/source.ts';
+import type { PlaygroundSource } from '../screens/playground/source.ts';
+import type { TrainSource } from '../screens/train/train.svelte.ts';
+import { demoTask, demoTrajectory, demoTurns, demoVotes } from './demo-data.ts';
+import type { AppSources } from './index.ts';
+import { MemoryTrajectorySource } from './memory-trajectories.ts';
+
+const wait = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve, reject) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(t); reject(new DOMException('stopped', 'AbortError')); });
+  });
+
+const ENVS = [
+  { id: 'arith_tool', title: 'Arithmetic with a calculator', description: 'Integer arithmetic; the calc tool gives exact results.', levels: [1, 2, 3, 4, 5] },
+  { id: 'json_extract', title: 'JSON extraction', description: 'Pull fields out of a document with the js tool.', levels: [1, 2, 3] },
+];
+
+function demoPlayground(): PlaygroundSource {
+  return {
+    environments: async () => ENVS,
+    policies: async () => [{ id: 'local', label: 'Local model (spindle-micro)', unavailable: null }, { id: 'remote', label: 'Remote model', unavailable: 'no key set' }],
+    tasks: async (env, difficulty, count) => Array.from({ length: count }, (_, i) => demoTask(env, difficulty, 100 + i)),
+    customTask: async (env, difficulty, prompt) => ({ ...demoTask(env, difficulty, 999), id: 'custom', prompt }),
+    async runEpisode({ task, seed }, onEvent, signal) {
+      const { turns, step } = demoTurns(task, seed % 2 === 1);
+      for (const [t, text] of turns.entries()) {
+        for (const piece of text.match(/.{1,4}/gs) ?? []) {
+          await wait(12, signal);
+          onEvent({ type: 'text', piece });
+        }
+        if (t === 0) onEvent({ type: 'step', step });
+      }
+      return { ...demoTrajectory(seed), task_description: task.prompt, env: task.env, seed, messages: [{ role: 'user', content: task.prompt }, { role: 'assistant', content: turns[0] }, { role: 'tool', content: step.observation }, { role: 'assistant', content: turns[1] }], steps: [step], final_response: turns[1].split('\n').pop() ?? null };
+    },
+    async judge(t, signal) {
+      await wait(300, signal);
+      const score = t.final_response?.includes(String(Number(t.final_response.replace(/\D/g, '')))) && t.seed % 2 === 0 ? 1 : 0;
+      const votes = demoVotes(score, t.seed);
+      return { score: (votes[0].score! + votes[1].score!) / 2, votes };
+    },
+  };
+}
+
+class DemoRunController implements RunController {
+  private listeners = new Set<RunListener>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+  private step = 0;
+  private total = 0;
+  private runId = '';
+
+  private emit(e: RunEvent) {
+    for (const l of this.listeners) l(e);
+  }
+  async start(config: RunConfig): Promise<string> {
+    this.runId = `demo-run-${Date.now()}`;
+    this.step = 0;
+    this.total = config.training.max_steps;
+    this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
+    this.resume();
+    return this.runId;
+  }
+  async pause() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.emit({ type: 'status', run_id: this.runId, status: 'paused' });
+  }
+  async resume() {
+    this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
+    this.timer = setInterval(() => this.tick(), 250);
+  }
+  async stop() {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    this.emit({ type: 'status', run_id: this.runId, status: 'stopped' });
+  }
+  subscribe(l: RunListener) {
+    this.listeners.add(l);
+    return () => this.listeners.delete(l);
+  }
+  private tick() {
+    const s = ++this.step;
+    const r = 0.3 + 0.6 * (1 - Math.exp(-s / 15)) + 0.05 * Math.sin(s);
+    this.emit({ type: 'update', run_id: this.runId, step: s, metrics: { reward: r, reward_std: 0.3 - r * 0.2, 'train/loss': 0.1 * Math.cos(s / 2), kl: 0.002 * s, 'clip_ratio/region_mean': 0.05 + 0.02 * Math.sin(s / 3), entropy: 1.2 - s * 0.01, 'completions/mean_length': 40 + 5 * Math.sin(s / 4), 'tools/failure_frequency': 0.3 * Math.exp(-s / 10) } });
+    if (s % 5 === 0) {
+      this.emit({ type: 'evaluation', run_id: this.runId, step: s, env: 'arith_tool', split: 'test', success: Math.min(1, r + 0.05), n: 8 });
+      this.emit({ type: 'evaluation', run_id: this.runId, step: s, env: 'json_extract', split: 'test', success: Math.min(1, r - 0.1), n: 8 });
+    }
+    if (s === 12) this.emit({ type: 'marker', run_id: this.runId, marker: { kind: 'curriculum', run_id: this.runId, step: s, env: 'arith_tool', from: 1, to: 2, time: Date.now() } });
+    if (s === 20) this.emit({ type: 'marker', run_id: this.runId, marker: { kind: 'regression', run_id: this.runId, step: s, benchmark: 'capability', baseline: 0.8, current: 0.7, rolled_back_to: 10, time: Date.now() } });
+    this.emit({ type: 'progress', run_id: this.runId, done: s, total: this.total, eta_seconds: (this.total - s) * 0.25, tokens_per_second: 850 + 50 * Math.sin(s), queue: { pending_tasks: 4, in_flight: 2, ready_groups: 1, offpolicy_updates: 1 } });
+    if (s >= this.total) {
+      void this.stop();
+      this.emit({ type: 'status', run_id: this.runId, status: 'finished' });
+    }
+  }
+}
+
+function demoJudges(): JudgesSource {
+  let remotes: RemoteJudgeSettings[] = [{ id: 'remote-1', base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true }];
+  return {
+    load: async () => ({ remotes, inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...remotes.map((r) => r.id)] }),
+    saveRemote: async (s) => { remotes = [...remotes.filter((r) => r.id !== s.id), { ...s, hasKey: true }]; },
+    removeRemote: async (id) => { remotes = remotes.filter((r) => r.id !== id); },
+    forgetKey: async () => {},
+    setInBrowser: async () => {},
+    testConnection: async (s) => { await wait(300); throw new Error(`Could not reach ${s.base_url} (demo mode makes no network requests).`); },
+    async calibrate(_id, items, onProgress, signal) {
+      for (let i = 1; i <= items.length; i++) { await wait(20, signal); onProgress(i, items.length); }
+      return { n: items.length, scored: items.length, spearman: 0.71, krippendorff_alpha: 0.64, mae_before: 0.21, mae_after: 0.12 };
+    },
+  };
+}
+
+function demoModels(): ModelsSource {
+  const slow = async (onProgress: (d: number, t: number | null) => void, signal: AbortSignal) => {
+    for (let i = 1; i <= 10; i++) { await wait(60, signal); onProgress(i * 1e5, 1e6); }
+  };
+  return {
+    modelCards: async () => [{ name: 'spindle-micro', readme: '---\nlicense: mit\n---\n# spindle-micro\n\nA **0.8M-parameter** Qwen2-style policy trained for tool use.\n\n## Rebuild\n\n```sh\nnpm run build:model\n```\n\n| eval | success |\n|---|---|\n| arith_tool L1 | 0.62 |' }],
+    checkpoints: async () => [{ id: 'cp-1', run_id: 'run-1', run_name: 'demo', step: 10, kind: 'checkpoint', created_at: Date.now(), bytes: 210_000, evals: { 'eval/arith_tool/success': 0.55 } }],
+    storage: async () => ({ usage: 12_400_000, quota: 2_000_000_000, persisted: false, runs: [{ id: 'run-1', name: 'demo', status: 'completed', created_at: Date.now(), trajectories: 120, checkpoints: 1 }] }),
+    importModelFromUrl: async (_u, p, s) => { await slow(p, s); throw new Error('Demo mode does not download models.'); },
+    importModelFromFiles: async (_f, p, s) => { await slow(p, s); return 'imported-model'; },
+    exportItem: async (kind, _t, p, s) => { await slow(p, s); return { filename: `${kind}.bin`, blob: new Blob(['demo']) }; },
+    importAdapter: async () => { throw new Error('adapter_config.json is missing from the zip.'); },
+    importDataset: async (_f, p, s) => { await slow(p, s); return { trajectories: 3 }; },
+    deleteRun: async () => {},
+  };
+}
+
+export function createDemoSources(): AppSources {
+  const trajectories: Trajectory[] = Array.from({ length: 5000 }, (_, i) => demoTrajectory(i));
+  const learn: LearnSource = { latest: async () => EXAMPLE_BATCH, subscribe: () => () => {} };
+  const train: TrainSource = { controller: new DemoRunController(), environments: async () => ENVS.map((e) => e.id) };
+  return {
+    playground: demoPlayground(),
+    train,
+    trajectories: new MemoryTrajectorySource(() => trajectories, (t) => ({
+      label: 'advantage',
+      pieces: t.messages.flatMap((m) => (m.content.match(/\S+\s*/g) ?? []).map((w) => ({ text: w, value: m.role === 'assistant' ? (t.success ? 0.8 : -0.8) * (0.4 + (w.length % 5) / 5) : null }))),
+    })),
+    judges: demoJudges(),
+    models: demoModels(),
+    learn,
+  };
+}

@@ -1,0 +1,41 @@
+/** A TrajectorySource over an in-memory array: for tests, the demo, and trajectories not yet stored. */
+import type { Trajectory } from '../../contracts.ts';
+import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../screens/trajectories/filter.ts';
+import type { TokenDetail, TrajectorySource } from '../screens/trajectories/source.ts';
+
+export class MemoryTrajectorySource implements TrajectorySource {
+  constructor(
+    private readonly items: () => Trajectory[],
+    private readonly tokenDetail: (t: Trajectory) => TokenDetail | null = () => null,
+  ) {}
+
+  private filtered(filter: TrajectoryFilter): Trajectory[] {
+    return this.items()
+      .filter((t) => matchesFilter(t, filter))
+      .sort((a, b) => b.created_at - a.created_at);
+  }
+
+  async facets() {
+    const all = this.items();
+    return {
+      envs: [...new Set(all.map((t) => t.env))].sort(),
+      runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))].sort(),
+    };
+  }
+
+  async count(filter: TrajectoryFilter): Promise<number> {
+    return this.filtered(filter).length;
+  }
+
+  async page(filter: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]> {
+    return this.filtered(filter).slice(offset, offset + limit).map(toRow);
+  }
+
+  async get(id: string): Promise<Trajectory | null> {
+    return this.items().find((t) => t.id === id) ?? null;
+  }
+
+  async tokens(t: Trajectory): Promise<TokenDetail | null> {
+    return this.tokenDetail(t);
+  }
+}

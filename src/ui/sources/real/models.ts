@@ -1,0 +1,120 @@
+/**
+ * Models & export over IndexedDB and src/export: model cards shipped in models/, checkpoints of every
+ * run, storage figures, dataset exports (chat JSONL, Parquet, Atropos JSONL), PEFT adapter zips,
+ * imports, and run deletion.
+ */
+import { ADAPTER_CONFIG, ADAPTER_WEIGHTS, peftConfigFromRun, readAdapter, zipFiles } from '../../../export/peft.ts';
+import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../../export/index.ts';
+import {
+  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type TrajectoryFilter,
+} from '../../../store/index.ts';
+import { DEFAULT_CONFIG } from '../../../config/schema.ts';
+import { writeSafetensors } from '../../../model/safetensors.ts';
+import type { CheckpointInfo, ExportFile, ModelsSource, Progress } from '../../screens/models/source.ts';
+import { getStore } from './store-handle.ts';
+
+// Shipped model cards, bundled as text at build time.
+const CARDS = import.meta.glob('../../../../models/*/README.md', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+const IMPORTED_RUN = 'imported';
+
+const stamp = () => new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
+const bytesOf = (parts: BlobPart[], type: string) => new Blob(parts, { type });
+
+async function collect(lines: AsyncGenerator<string>, onProgress: Progress, signal: AbortSignal): Promise<string[]> {
+  const out: string[] = [];
+  for await (const line of lines) {
+    signal.throwIfAborted();
+    out.push(line);
+    if (out.length % 200 === 0) onProgress(out.length, null);
+  }
+  return out;
+}
+
+export function createModelsSource(): ModelsSource {
+  return {
+    async modelCards() {
+      return Object.entries(CARDS).map(([path, readme]) => ({ name: path.split('/').slice(-2)[0], readme }));
+    },
+    async checkpoints(): Promise<CheckpointInfo[]> {
+      const store = await getStore();
+      const runs = await listRuns(store);
+      const lists = await Promise.all(runs.map(async (run) => (await listCheckpoints(store, run.id)).map((cp) => ({
+        id: cp.id, run_id: run.id, run_name: run.name, step: cp.step, kind: run.id === IMPORTED_RUN ? ('adapter' as const) : ('checkpoint' as const),
+        created_at: cp.created_at, bytes: null,
+        evals: Object.fromEntries(Object.entries(cp.meta).filter((e): e is [string, number] => e[0].startsWith('eval/') && typeof e[1] === 'number')),
+      }))));
+      return lists.flat().sort((a, b) => b.created_at - a.created_at);
+    },
+    async storage() {
+      const store = await getStore();
+      const [estimate, runs] = await Promise.all([storageEstimate(), listRuns(store)]);
+      return {
+        usage: estimate?.usage ?? null, quota: estimate?.quota ?? null, persisted: estimate?.persisted ?? null,
+        runs: await Promise.all(runs.map(async (r) => ({
+          id: r.id, name: r.name, status: r.status, created_at: r.created,
+          trajectories: await countTrajectories(store, { run_id: r.id }), checkpoints: (await listCheckpoints(store, r.id)).length,
+        }))),
+      };
+    },
+    async importModelFromUrl() {
+      throw new Error('Importing a Hugging Face model needs the engine worker, which this build does not wire yet.');
+    },
+    async importModelFromFiles() {
+      throw new Error('Importing a Hugging Face model needs the engine worker, which this build does not wire yet.');
+    },
+    async exportItem(kind, target, onProgress, signal): Promise<ExportFile> {
+      const store = await getStore();
+      const filter: TrajectoryFilter = target.runId ? { run_id: target.runId } : {};
+      const name = target.runId ?? 'all-runs';
+      switch (kind) {
+        case 'dataset-jsonl': {
+          const lines = await collect(exportChatJsonl(store, filter), onProgress, signal);
+          if (!lines.length) throw new Error('No trajectories to export: run episodes or a training run first.');
+          return { filename: `spindle-${name}-${stamp()}.jsonl`, blob: bytesOf(lines, 'application/jsonl') };
+        }
+        case 'dataset-parquet': {
+          onProgress(0, null);
+          const bytes = await exportParquet(store, filter);
+          return { filename: `spindle-${name}-${stamp()}.parquet`, blob: bytesOf([bytes as BlobPart], 'application/vnd.apache.parquet') };
+        }
+        case 'dataset-atropos': {
+          if (!target.runId) throw new Error('Atropos groups belong to one run: choose a run in "From".');
+          const text = await exportScoredGroupsJsonl(store, target.runId);
+          if (!text.trim()) throw new Error('This run has no scored groups yet (they are written as the trainer consumes them).');
+          return { filename: `spindle-${name}-atropos-${stamp()}.jsonl`, blob: bytesOf([text], 'application/jsonl') };
+        }
+        case 'adapter-zip': {
+          const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
+          if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
+          const run = await getRun(store, cp.run_id);
+          // An imported adapter keeps its own PEFT config; a trained one is described by its run's config.
+      const peft = (cp.meta.peft as object | undefined) ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
+      const config = new TextEncoder().encode(JSON.stringify(peft, null, 2));
+          const zip = zipFiles(new Map([[ADAPTER_CONFIG, config], [ADAPTER_WEIGHTS, new Uint8Array(cp.adapter)]]));
+          onProgress(zip.length, zip.length);
+          return { filename: `${run?.name ?? cp.run_id}-step${cp.step}-adapter.zip`, blob: bytesOf([zip as BlobPart], 'application/zip') };
+        }
+        case 'merged-weights':
+          throw new Error('Merged weights need the base model loaded in the engine worker, which this build does not wire yet. Export the adapter zip instead.');
+      }
+    },
+    async importAdapter(file, onProgress) {
+      const bytes = new Uint8Array(await file.arrayBuffer());
+      onProgress(bytes.length, bytes.length);
+      const { config, tensors } = readAdapter(bytes, file.name);
+      const weights = writeSafetensors(tensors, { format: 'pt' });
+      const store = await getStore();
+      if (!(await getRun(store, IMPORTED_RUN))) await createRun(store, { ...DEFAULT_CONFIG, name: 'imported adapters' }, { id: IMPORTED_RUN });
+      return saveCheckpoint(store, { run_id: IMPORTED_RUN, step: 0, adapter: weights.slice().buffer, optimizer: null, meta: { file: file.name, peft: config as unknown as Record<string, unknown> } });
+    },
+    async importDataset(file, onProgress) {
+      const data = new Uint8Array(await file.arrayBuffer());
+      onProgress(data.length, data.length);
+      const result = await importTrajectories(await getStore(), { name: file.name, data });
+      return { trajectories: result.added };
+    },
+    async deleteRun(runId) {
+      await deleteRun(await getStore(), runId);
+    },
+  };
+}

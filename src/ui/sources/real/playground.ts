@@ -1,0 +1,83 @@
+/**
+ * The playground over the real modules: environments from the registry, the agent loop
+ * (src/rollout) with the environment's scripted expert as policy (the local model joins when the
+ * engine worker is wired), the rule judge (the environment's own verifier), and every episode
+ * saved to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
+ */
+import type { Task, Trajectory } from '../../../contracts.ts';
+import { DEFAULT_CONFIG } from '../../../config/schema.ts';
+import { describeEnvironments, getEnvironment } from '../../../envs/index.ts';
+import { TrajectoryJudge } from '../../../judge/ensemble.ts';
+import { RuleJudge } from '../../../judge/rule.ts';
+import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
+import { runEpisode, ScriptedPolicy } from '../../../rollout/index.ts';
+import { createRun, getRun, putTrajectory } from '../../../store/index.ts';
+import type { PlaygroundSource } from '../../screens/playground/source.ts';
+import { getStore } from './store-handle.ts';
+
+export const PLAYGROUND_RUN = 'playground';
+const tokenizer = new ByteTokenizer();
+
+async function ensurePlaygroundRun(): Promise<void> {
+  const store = await getStore();
+  if (!(await getRun(store, PLAYGROUND_RUN))) await createRun(store, { ...DEFAULT_CONFIG, name: 'playground' }, { id: PLAYGROUND_RUN });
+}
+
+async function save(trajectory: Trajectory): Promise<void> {
+  await ensurePlaygroundRun();
+  await putTrajectory(await getStore(), trajectory);
+}
+
+export function createPlaygroundSource(): PlaygroundSource {
+  const tasks = new Map<string, Task>();
+  return {
+    async environments() {
+      return describeEnvironments().map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
+    },
+    async policies() {
+      return [
+        { id: 'expert', label: 'Scripted expert', unavailable: null },
+        { id: 'local', label: 'Local model', unavailable: 'needs the engine worker (not wired yet)' },
+      ];
+    },
+    async tasks(env, difficulty, count) {
+      const environment = getEnvironment(env);
+      const base = Math.floor(Math.random() * 1e6);
+      return Array.from({ length: count }, (_, i) => {
+        const task = environment.generate(base + i, difficulty, 'train');
+        tasks.set(task.id, task);
+        return task;
+      });
+    },
+    async customTask(env, difficulty, prompt) {
+      // A typed task has no hidden answer: the rule judge will say it cannot score, honestly.
+      return { id: `${env}/custom/${difficulty}/${Date.now()}`, env, split: 'train', difficulty, seed: 0, prompt, data: {} };
+    },
+    async runEpisode({ task, seed, policy }, onEvent, signal) {
+      const env = getEnvironment(task.env);
+      if (policy !== 'expert') throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
+      if (!env.expert) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
+      if (Object.keys(task.data).length === 0) throw new Error('The scripted expert only knows generated tasks; switch back to "generated".');
+      const turns = env.expert(task);
+      const trajectory = await runEpisode({
+        policy: new ScriptedPolicy({ id: 'expert', turns, tokenizer, pieceChars: 3 }),
+        env, task, seed, runId: PLAYGROUND_RUN, groupId: `${task.id}#${seed}`, signal,
+        onEvent: (e) => {
+          if (e.type === 'text') onEvent({ type: 'text', piece: e.piece });
+          else if (e.type === 'tool_result') onEvent({ type: 'step', step: e.step });
+        },
+      });
+      await save(trajectory);
+      return trajectory;
+    },
+    async judge(trajectory, signal) {
+      signal.throwIfAborted();
+      const env = getEnvironment(trajectory.env);
+      const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
+      const ensemble = new TrajectoryJudge({ judges: [new RuleJudge({ id: 'rule', evaluator: env })] });
+      const judgement = await ensemble.judge(trajectory, task);
+      await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: judgement.score === null ? null : judgement.score >= 0.99 });
+      return { score: judgement.score, votes: judgement.votes };
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Train screen in the built app: YAML validated as you type with the error at its line, and a
+ * (simulated, `?demo`) run streaming into the charts with progress, backend and tokens/s. The real
+ * RunController is not wired into the app yet; without `?demo` Start must say so where it happened.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openApp, type App } from './harness.ts';
+
+describe('train screen', () => {
+  let app: App;
+  beforeAll(async () => { app = await openApp('/?demo#train'); });
+  afterAll(async () => { await app?.close(); });
+
+  it('shows a YAML error at its line and keeps the text', async () => {
+    const { page } = app;
+    await page.locator('[data-testid="yaml-view"]').click();
+    const editor = page.locator('[data-testid="yaml-editor"]');
+    const original = await editor.inputValue();
+    const broken = original.replace(/learning_rate: .*/, 'learning_rate: fast');
+    await editor.fill(broken);
+    await expect.poll(() => page.locator('[data-testid="yaml-editor-errors"]').textContent()).toContain('learning_rate');
+    expect(await page.locator('[data-testid="yaml-editor-errors"] button').first().textContent()).toMatch(/^line \d+$/);
+    expect(await page.locator('[data-testid="start-run"]').isDisabled()).toBe(true);
+    expect(await editor.inputValue()).toBe(broken);
+    await editor.fill(original);
+    await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toContain('valid');
+  });
+
+  it('starts a run and the charts, progress and tokens/s update', async () => {
+    const { page } = app;
+    await page.locator('[data-testid="start-run"]').click();
+    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 20_000 }).toBe('finished');
+    expect(await page.locator('[data-testid="run-backend"]').textContent()).toBe('wasm');
+    expect(Number(await page.locator('[data-testid="tokens-per-second"]').textContent())).toBeGreaterThan(0);
+    // Every chart drew its lines (the placeholder is gone) and kept its fixed height.
+    const reward = page.locator('[data-testid="chart-Reward"]');
+    expect(await reward.locator('.empty').count()).toBe(0);
+    expect(await reward.locator('canvas').count()).toBe(1);
+    expect((await reward.locator('.plot').boundingBox())?.height).toBe(150);
+    await page.screenshot({ path: 'docs/screenshots/train.png' });
+    expect(app.errors).toEqual([]);
+  });
+
+  it('without ?demo, Start explains that training is not wired yet', async () => {
+    const page = await app.context.newPage();
+    await page.goto(app.url + '/#train');
+    await page.locator('[data-testid="start-run"]').click();
+    await expect.poll(() => page.locator('[role="alert"]').first().textContent()).toContain('not wired');
+    await page.close();
+  });
+});

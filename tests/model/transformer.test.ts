@@ -1,0 +1,247 @@
+/** Model behaviour beyond the PyTorch parity: presets, LoRA algebra, freezing, tensor hygiene, sampling. */
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { countParameters, fromHfConfig, presetConfig, type ModelConfig } from '../../src/model/config.ts';
+import { attachLora, exportLora, freezeLayers, importLora, mergeLora, parseLayerRange, peftAdapterConfig } from '../../src/model/lora.ts';
+import { crossEntropyLoss, sequenceLogprobs, tokenStats } from '../../src/model/logprobs.ts';
+import { createRng } from '../../src/model/rng.ts';
+import { generate, sampleToken } from '../../src/model/sampling.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { expectClose, useBackend } from './helpers.ts';
+
+const tiny: ModelConfig = {
+  vocabSize: 50, hiddenSize: 32, intermediateSize: 48, numLayers: 3, numHeads: 4, numKvHeads: 2, headDim: 8,
+  maxPositions: 128, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama',
+};
+const tokens = [[1, 5, 9, 2, 7, 3, 8, 4], [6, 6, 1, 0, 2, 9, 11, 12]];
+
+function logitsOf(model: TransformerModel, useLora?: boolean): Float32Array {
+  return tf.tidy(() => model.forward(tokens, { useLora }).logits.dataSync() as Float32Array);
+}
+
+/** Gives every adapter B random values, as training would (a fresh B is zero and changes nothing). */
+function perturbAdapters(model: TransformerModel, seed: number): void {
+  const rng = createRng(seed);
+  for (const layer of model.layers) {
+    for (const linear of Object.values(layer)) {
+      if (typeof linear === 'object' && 'lora' in linear && linear.lora) {
+        const B = linear.lora.B;
+        B.assign(tf.tensor(Float32Array.from({ length: B.size }, () => rng.normal() * 0.2), B.shape));
+      }
+    }
+  }
+}
+
+beforeAll(async () => {
+  await useBackend('wasm');
+});
+
+describe('presets', () => {
+  it('are about 1M, 5M and 20M parameters with the byte vocabulary', () => {
+    const counts = (['nano', 'micro', 'mini'] as const).map((p) => countParameters(presetConfig(p, 266)));
+    expect(counts[0]).toBeGreaterThan(0.8e6);
+    expect(counts[0]).toBeLessThan(1.3e6);
+    expect(counts[1]).toBeGreaterThan(4e6);
+    expect(counts[1]).toBeLessThan(6e6);
+    expect(counts[2]).toBeGreaterThan(16e6);
+    expect(counts[2]).toBeLessThan(24e6);
+  });
+
+  it('countParameters matches the variables the model holds', () => {
+    const model = TransformerModel.create(presetConfig('nano', 266), 1);
+    expect(model.parameterCount()).toBe(countParameters(model.config));
+    model.dispose();
+  });
+
+  it('reads a Qwen2.5-style config.json and names unsupported fields', () => {
+    const qwen = { model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
+      num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6,
+      tie_word_embeddings: true, hidden_act: 'silu', use_sliding_window: false, rope_scaling: null };
+    expect(fromHfConfig(qwen)).toMatchObject({ headDim: 64, numKvHeads: 2, attentionBias: true, tieWordEmbeddings: true, family: 'qwen2' });
+    expect(() => fromHfConfig({ ...qwen, model_type: 'llama', rope_scaling: { rope_type: 'llama3' } })).toThrow(/rope_scaling .*llama3.* expected null/);
+    expect(() => fromHfConfig({ ...qwen, hidden_size: undefined })).toThrow(/field "hidden_size" is missing/);
+  });
+
+  it('rejects an invalid head layout with the fields named', () => {
+    expect(() => presetConfig('nano', 266, { numKvHeads: 3 })).toThrow(/numHeads \(4\) must be a multiple of numKvHeads \(3\)/);
+  });
+});
+
+describe('LoRA', () => {
+  it('fresh adapters change nothing; trained adapters do; disabled adapters give the base model', () => {
+    const model = TransformerModel.create(tiny, 3);
+    const base = logitsOf(model);
+    attachLora(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    expectClose(logitsOf(model), base, 'fresh adapter', 1e-6, 0);
+    perturbAdapters(model, 9);
+    const adapted = logitsOf(model);
+    expect(Math.max(...adapted.map((v, i) => Math.abs(v - base[i])))).toBeGreaterThan(1e-2);
+    expectClose(logitsOf(model, false), base, 'LoRA disabled = base', 1e-6, 0);
+    model.loraEnabled = false;
+    expectClose(logitsOf(model), base, 'loraEnabled=false = base', 1e-6, 0);
+    model.loraEnabled = true;
+
+    mergeLora(model);
+    expect(model.lora).toBeNull();
+    expectClose(logitsOf(model), adapted, 'merged = LoRA forward', 1e-4, 1e-4);
+    model.dispose();
+  });
+
+  it('exports PEFT keys and shapes and imports them back', async () => {
+    const model = TransformerModel.create(tiny, 4);
+    attachLora(model, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'down_proj'], freezeLayers: '0' });
+    perturbAdapters(model, 5);
+    const adapted = logitsOf(model);
+    const exported = await exportLora(model);
+    expect([...exported.keys()].sort()).toEqual([
+      'base_model.model.model.layers.1.mlp.down_proj.lora_A.weight',
+      'base_model.model.model.layers.1.mlp.down_proj.lora_B.weight',
+      'base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight',
+      'base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight',
+      'base_model.model.model.layers.2.mlp.down_proj.lora_A.weight',
+      'base_model.model.model.layers.2.mlp.down_proj.lora_B.weight',
+      'base_model.model.model.layers.2.self_attn.q_proj.lora_A.weight',
+      'base_model.model.model.layers.2.self_attn.q_proj.lora_B.weight',
+    ]);
+    expect(exported.get('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight')!.shape).toEqual([2, 48]); // [r, in]
+    expect(exported.get('base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight')!.shape).toEqual([32, 2]); // [out, r]
+    expect(peftAdapterConfig(model, 'spindle-nano')).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, layers_to_transform: [1, 2] });
+
+    const fresh = TransformerModel.fromWeights(tiny, await model.getWeights());
+    attachLora(fresh, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'down_proj'], freezeLayers: '0' });
+    importLora(fresh, exported);
+    expectClose(logitsOf(fresh), adapted, 'imported adapter', 1e-6, 0);
+
+    const wrong = new Map(exported);
+    wrong.set('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight', { shape: [2, 32], data: new Float32Array(64) });
+    expect(() => importLora(fresh, wrong)).toThrow(/"base_model\.model\.model\.layers\.1\.mlp\.down_proj\.lora_A\.weight" has shape \[2, 32\], expected \[2, 48\]/);
+    model.dispose();
+    fresh.dispose();
+  });
+
+  it('trains only the adapters of non-frozen layers; full fine-tuning respects frozen layers', () => {
+    const model = TransformerModel.create(tiny, 5);
+    expect(model.trainableVariables()).toHaveLength(model.namedParameters().length);
+    freezeLayers(model, '0-1');
+    const perLayer = 9; // 2 norms + 7 linears
+    expect(model.trainableVariables()).toHaveLength(model.namedParameters().length - 2 * perLayer);
+    attachLora(model, { r: 2, alpha: 4, dropout: 0.1, targetModules: ['q_proj', 'v_proj'], freezeLayers: '0-1' });
+    expect(model.trainableVariables()).toHaveLength(2 * 2); // layer 2 only: q and v, A and B each
+    model.dispose();
+  });
+
+  it('parses layer ranges and explains bad ones', () => {
+    expect([...parseLayerRange('0-2,5', 8)]).toEqual([0, 1, 2, 5]);
+    expect(parseLayerRange(null, 8).size).toBe(0);
+    expect(() => parseLayerRange('0-8', 6)).toThrow(/outside the model's layers 0-5/);
+    expect(() => parseLayerRange('first', 6)).toThrow(/write it like "0-8"/);
+  });
+});
+
+describe('training step and tensor hygiene', () => {
+  it('an Adam step lowers the loss and leaves no tensors behind; neither does generation', async () => {
+    const model = TransformerModel.create(tiny, 6);
+    attachLora(model, { r: 4, alpha: 8, dropout: 0.1, targetModules: ['q_proj', 'v_proj', 'down_proj'] });
+    const optimizer = tf.train.adam(1e-2);
+    const step = (seed: number) => {
+      const loss = optimizer.minimize(() => crossEntropyLoss(model, tokens, undefined, { dropoutSeed: seed }), true, model.trainableVariables())!;
+      const value = loss.dataSync()[0];
+      loss.dispose();
+      return value;
+    };
+    const first = step(1); // creates the optimizer's moment tensors
+    const before = tf.memory().numTensors;
+    for (let s = 2; s < 8; s++) step(s);
+    expect(tf.memory().numTensors).toBe(before);
+    expect(step(9)).toBeLessThan(first);
+
+    await generate(model, [[1, 2, 3], [4]], { maxNewTokens: 5, temperature: 1, seed: 1 });
+    await generate(model, [[1, 2, 3]], { maxNewTokens: 5, temperature: 1, seed: 1, useCache: false });
+    await sequenceLogprobs(model, [[1, 2, 3], [4, 5]]);
+    expect(tf.memory().numTensors).toBe(before);
+    optimizer.dispose();
+    model.dispose();
+  });
+
+  it('variableGrads over tokenStats gives gradients for exactly the trainable variables', () => {
+    const model = TransformerModel.create(tiny, 7);
+    attachLora(model, { r: 2, alpha: 2, dropout: 0, targetModules: ['q_proj'] });
+    const vars = model.trainableVariables();
+    const { value, grads } = tf.variableGrads(() => {
+      const { logprobs, entropy } = tokenStats(model, tokens);
+      return tf.add(tf.neg(tf.mean(logprobs)), tf.mul(0.01, tf.mean(entropy))) as tf.Scalar;
+    }, vars);
+    expect(Object.keys(grads)).toHaveLength(vars.length);
+    expect(Number.isFinite(value.dataSync()[0])).toBe(true);
+    value.dispose();
+    tf.dispose(grads);
+    model.dispose();
+  });
+});
+
+describe('sampling', () => {
+  const model = () => TransformerModel.create({ ...tiny, numLayers: 2 }, 11);
+  const prompts = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11]];
+
+  it('is reproducible with a seed and differs with another seed', async () => {
+    const m = model();
+    const opts = { maxNewTokens: 12, temperature: 1.5, seed: 42 };
+    const a = await generate(m, prompts, opts);
+    const b = await generate(m, prompts, opts);
+    const c = await generate(m, prompts, { ...opts, seed: 43 });
+    expect(b.tokens).toEqual(a.tokens);
+    expect(b.logprobs).toEqual(a.logprobs);
+    expect(c.tokens).not.toEqual(a.tokens);
+    m.dispose();
+  });
+
+  it('gives the same tokens with and without the KV cache, batched or alone', async () => {
+    const m = model();
+    const opts = { maxNewTokens: 16, temperature: 1, topK: 20, topP: 0.95, seed: 7 };
+    const cached = await generate(m, prompts, opts);
+    const recomputed = await generate(m, prompts, { ...opts, useCache: false });
+    expect(recomputed.tokens).toEqual(cached.tokens);
+    for (let b = 0; b < prompts.length; b++) expectClose(recomputed.logprobs[b], cached.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+    // Row b draws from its own stream deriveSeed(seed, b): row 0 alone samples what it sampled in the batch.
+    const alone = await generate(m, [prompts[0]], opts);
+    expect(alone.tokens[0]).toEqual(cached.tokens[0]);
+    m.dispose();
+  });
+
+  it('returns log-probs equal to the model log-probs of the sampled sequence (temperature 1)', async () => {
+    const m = model();
+    const out = await generate(m, prompts, { maxNewTokens: 6, temperature: 1, seed: 3 });
+    const full = prompts.map((p, b) => [...p, ...out.tokens[b]]);
+    const lp = await sequenceLogprobs(m, full);
+    prompts.forEach((p, b) => expectClose(lp[b].slice(p.length - 1), out.logprobs[b], `row ${b}`, 1e-4, 0));
+    m.dispose();
+  });
+
+  it('stops on a stop token (kept) and reports length otherwise', async () => {
+    const m = model();
+    const free = await generate(m, [[1, 2]], { maxNewTokens: 8, temperature: 0, seed: 0 });
+    expect(free.tokens[0]).toHaveLength(8);
+    expect(free.finishReasons[0]).toBe('length');
+    const stopAt = free.tokens[0][2];
+    const stopped = await generate(m, [[1, 2]], { maxNewTokens: 8, temperature: 0, seed: 0, stopTokens: [stopAt] });
+    const firstStop = free.tokens[0].indexOf(stopAt);
+    expect(stopped.tokens[0]).toEqual(free.tokens[0].slice(0, firstStop + 1));
+    expect(stopped.finishReasons[0]).toBe('stop');
+    m.dispose();
+  });
+
+  it('top-k and top-p restrict the candidates; greedy takes the argmax', () => {
+    const logits = [0, 3, 1, 2.9, -1];
+    const draws = (o: { temperature: number; topK?: number; topP?: number }) => {
+      const rng = createRng(1);
+      return new Set(Array.from({ length: 300 }, () => sampleToken(logits, o, rng).token));
+    };
+    expect([...draws({ temperature: 1, topK: 2 })].sort()).toEqual([1, 3]);
+    expect([...draws({ temperature: 1, topP: 0.4 })]).toEqual([1]); // p(1) ≈ 0.47
+    expect([...draws({ temperature: 1, topP: 0.5 })].sort()).toEqual([1, 3]);
+    expect(draws({ temperature: 1 }).size).toBe(5);
+    expect(sampleToken(logits, { temperature: 0 }, createRng(0)).token).toBe(1);
+    const lp = sampleToken(logits, { temperature: 0 }, createRng(0)).logprob;
+    expect(lp).toBeCloseTo(3 - Math.log(logits.reduce((s, v) => s + Math.exp(v), 0)), 6);
+  });
+});
