@@ -1,0 +1,67 @@
+/**
+ * The pipeline in Node (CLI, tests, benchmarks): rollout workers on worker_threads (comlink's Node
+ * adapter), the model and trainer on the calling thread with the wasm backend, a file-backed store.
+ */
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { dirname, resolve } from 'node:path';
+import { MessageChannel, Worker } from 'node:worker_threads';
+import * as Comlink from 'comlink';
+import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
+import type { RunConfig } from '../config/schema.ts';
+import type { Trajectory } from '../contracts.ts';
+import { initBackend } from '../model/backend.ts';
+import { loadHfModel } from '../model/hf.ts';
+import type { Store } from '../store/index.ts';
+import type { RemoteGenerator } from './generation.ts';
+import type { EpisodeJob } from './rollout-worker.ts';
+import type { RolloutWorkerApi } from './rollout-worker-api.ts';
+import { PipelineRun, type RunDeps } from './run.ts';
+import type { WorkerHandle } from './worker-pool.ts';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BOOT = resolve(REPO, 'workers/node-boot.mjs');
+const ENTRY = new URL('../../workers/rollout.node.ts', import.meta.url).href;
+
+/** `spindle-base` and other bare names resolve to the shipped `models/` folder; anything else is a path or URL. */
+export function resolveModelPath(name: string): string {
+  return /^[\w.-]+$/.test(name) ? resolve(REPO, 'models', name) : name;
+}
+
+export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['loadModel']> {
+  await initBackend({ forced: config.model.backend === 'auto' ? null : config.model.backend });
+  const { model, tokenizer } = await loadHfModel(resolveModelPath(config.model.base_model));
+  return { model, tokenizer };
+}
+
+/** A rollout worker_thread; `thread` is exposed so tests (and a hung-worker watchdog) can kill it outright. */
+export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local'): WorkerHandle<EpisodeJob, Trajectory> & { thread: Worker } {
+  const channel = new MessageChannel();
+  Comlink.expose(generator, nodeEndpoint(channel.port1));
+  const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId }, transferList: [channel.port2] });
+  const api = Comlink.wrap<RolloutWorkerApi>(nodeEndpoint(worker));
+  let crashed: (error: Error) => void = () => {};
+  worker.on('error', (error) => crashed(error));
+  // Any exit we did not ask for is a crash (a terminated thread can report code 0).
+  worker.on('exit', (code) => crashed(new Error(`exited unexpectedly (code ${code})`)));
+  return {
+    thread: worker,
+    run: (job) => api.runEpisode(job),
+    terminate: () => {
+      crashed = () => {};
+      channel.port1.close();
+      void worker.terminate();
+    },
+    onCrash: (callback) => { crashed = callback; },
+  };
+}
+
+export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel'] }): PipelineRun {
+  return new PipelineRun({
+    store: options.store,
+    loadModel: options.loadModel ?? loadNodeModel,
+    spawnWorker: (i, generator) => spawnNodeRolloutWorker(i, generator),
+    cores: options.cores ?? Math.max(1, availableParallelism()),
+    backend: 'wasm',
+  });
+}
