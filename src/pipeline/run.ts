@@ -272,6 +272,7 @@ export class PipelineRun implements RunController {
 
   private async fail(error: unknown): Promise<void> {
     const message = error instanceof Error ? error.message : String(error);
+    if (typeof process !== 'undefined' && process.env?.SPINDLE_DEBUG) console.error(error);
     this.emit({ type: 'error', run_id: this.runId, message, fatal: true });
     this.setStatus('error', message);
     if (this.runId) await setRunStatus(this.deps.store, this.runId, 'failed', message).catch(() => {});

@@ -1,0 +1,85 @@
+/**
+ * Rollout throughput: the same episodes through the worker pipeline with 1, 2 and 4 rollout
+ * worker_threads (engine-batched generation) against a plain single-threaded loop (LocalPolicy, one
+ * episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
+ * against the single-threaded reference; writes bench/results/pipeline.json.
+ *
+ *   npx tsx bench/pipeline.bench.ts [--episodes 24]
+ */
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { SamplingParams, Task, Trajectory } from '../src/contracts.ts';
+import { getEnvironment } from '../src/envs/registry.ts';
+import { initBackend } from '../src/model/backend.ts';
+import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
+import { presetConfig } from '../src/model/config.ts';
+import { loadHfModel } from '../src/model/hf.ts';
+import { TransformerModel } from '../src/model/transformer.ts';
+import { GenerationService } from '../src/pipeline/generation.ts';
+import { resolveModelPath, spawnNodeRolloutWorker } from '../src/pipeline/node.ts';
+import type { EpisodeJob } from '../src/pipeline/rollout-worker.ts';
+import { WorkerPool } from '../src/pipeline/worker-pool.ts';
+import { runEpisode } from '../src/rollout/episode.ts';
+import { LocalPolicy } from '../src/rollout/local-policy.ts';
+import type { TextTokenizer } from '../src/rollout/policy.ts';
+
+const { values: args } = parseArgs({ options: { episodes: { type: 'string', default: '24' } } });
+const EPISODES = Number(args.episodes);
+const SAMPLING: SamplingParams = { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 64 };
+
+await initBackend();
+const shipped = resolveModelPath('spindle-base');
+const { model, tokenizer }: { model: TransformerModel; tokenizer: TextTokenizer } = existsSync(`${shipped}/model.safetensors`)
+  ? await loadHfModel(shipped)
+  : { model: TransformerModel.create(presetConfig('nano', 266), 1), tokenizer: new ByteTokenizer() };
+
+const envs = ['arith_tool', 'shell_exec'].map(getEnvironment);
+const tasks: Task[] = Array.from({ length: EPISODES }, (_, i) => envs[i % envs.length].generate(1000 + i, 1, 'train'));
+
+interface Measure { label: string; seconds: number; trajectories: number; tokens: number }
+
+const sampledTokens = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.assistant_mask.reduce((a, b) => a + b, 0), 0);
+
+async function singleThreaded(): Promise<Measure> {
+  const policy = new LocalPolicy(model, tokenizer);
+  // Same warm-up as the pipelined runs: one episode before the clock starts.
+  await runEpisode({ policy, env: getEnvironment(tasks[0].env), task: tasks[0], seed: 0, sampling: SAMPLING, maxSteps: 2 });
+  const started = performance.now();
+  const out: Trajectory[] = [];
+  for (const task of tasks) out.push(await runEpisode({ policy, env: getEnvironment(task.env), task, seed: task.seed, sampling: SAMPLING, maxSteps: 2 }));
+  return { label: 'single-threaded loop', seconds: (performance.now() - started) / 1000, trajectories: out.length, tokens: sampledTokens(out) };
+}
+
+async function pipelined(workers: number): Promise<Measure> {
+  const service = new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 });
+  const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, hangTimeoutMs: 300_000, maxAttempts: 2 });
+  // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.
+  await Promise.all(Array.from({ length: workers }, (_, i) => pool.submit(job(tasks[i % tasks.length], `warm-${i}`))));
+  const started = performance.now();
+  const out = await Promise.all(tasks.map((t, i) => pool.submit(job(t, `ep-${i}`))));
+  const seconds = (performance.now() - started) / 1000;
+  pool.close();
+  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}`, seconds, trajectories: out.length, tokens: sampledTokens(out) };
+}
+
+function job(task: Task, id: string): EpisodeJob {
+  return { trajectory_id: id, run_id: null, task, seed: task.seed, group_id: id, sampling: SAMPLING, max_steps: 2, tool_timeout_ms: 2000, judging: 'env', judges: [], n_judges: null, min_votes: 1 };
+}
+
+const reference = await singleThreaded();
+const rows: Measure[] = [reference];
+for (const n of [1, 2, 4]) rows.push(await pipelined(n));
+
+const perMin = (m: Measure) => (60 * m.trajectories) / m.seconds;
+const tokPerSec = (m: Measure) => m.tokens / m.seconds;
+console.log(`\n${EPISODES} episodes (arith_tool + shell_exec, ≤2 turns, ≤64 new tokens per turn)\n`);
+console.log('| setup | trajectories/min | generated tokens/s | × single-threaded |');
+console.log('|---|---|---|---|');
+for (const m of rows) console.log(`| ${m.label} | ${perMin(m).toFixed(1)} | ${tokPerSec(m).toFixed(1)} | ${(perMin(m) / perMin(reference)).toFixed(2)} |`);
+
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/pipeline.json', JSON.stringify({
+  benchmark: 'pipeline', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU (shared)', episodes: EPISODES,
+  rows: rows.map((m) => ({ ...m, trajectories_per_min: perMin(m), tokens_per_second: tokPerSec(m), ratio_vs_single: perMin(m) / perMin(reference) })),
+}, null, 2));
+process.exit(0);
