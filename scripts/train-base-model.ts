@@ -29,6 +29,7 @@ import { listEnvironments } from '../src/envs/registry.ts';
 import { createRng, deriveSeed } from '../src/envs/rng.ts';
 import { expertTrajectory } from '../src/rollout/expert.ts';
 import { evaluateModel, formatEvalTable } from './lib/evaluate-model.ts';
+import { writeModelCard } from './lib/model-card.ts';
 
 const OUT_DIR = 'models/spindle-base';
 const STATE_DIR = `${OUT_DIR}/.train-state`;
@@ -175,7 +176,9 @@ async function main(): Promise<void> {
   }
   console.log('evaluating on the held-out split…');
   const results = await evaluateModel(model, tokenizer, { items: Number(args['eval-items']), seed: SEED });
-  writeFileSync(`${OUT_DIR}/eval.json`, JSON.stringify({ steps: STEPS, batch: BATCH, results }, null, 2));
+  const facts = { steps: STEPS, batch: BATCH, learningRate: Number(args.lr), maxTokens: MAX_TOKENS, seed: SEED, mix: MIX, results };
+  writeFileSync(`${OUT_DIR}/eval.json`, JSON.stringify(facts, null, 2));
+  writeModelCard({ dir: OUT_DIR, ...facts, trainSeconds: null });
   console.log(formatEvalTable(results));
 }
 
