@@ -1,17 +1,29 @@
-import { initBackend, type BackendChoice } from '../model/backend.ts';
-import { tfjsWasmPaths } from '../model/wasm-paths.ts';
+import type { BackendChoice } from '../model/backend.ts';
+import { getEngine, onEngineCrash, watchEngineBackend } from './sources/real/engine-client.ts';
 
-/** What the status strip shows: the tfjs backend and why, isolation, storage. */
+/**
+ * What the status strip shows: the tfjs backend the engine worker trains with and why (it changes
+ * when a WebGPU device is lost and the engine falls back to wasm), isolation, storage.
+ */
 export class AppStatus {
   backend = $state<BackendChoice | null>(null);
   backendError = $state<string | null>(null);
   crossOriginIsolated = $state(globalThis.crossOriginIsolated === true);
   indexedDb = $state<'checking' | 'available' | 'unavailable'>('checking');
 
-  async start(forced: string | null): Promise<void> {
+  /** Starts the engine worker (its backend honours `?backend=`) and follows its backend. */
+  async start(): Promise<void> {
     void this.checkIndexedDb();
+    watchEngineBackend((choice) => {
+      this.backend = choice;
+      this.backendError = null;
+    });
+    onEngineCrash((message) => {
+      this.backend = null;
+      this.backendError = message;
+    });
     try {
-      this.backend = await initBackend({ forced, wasmPaths: tfjsWasmPaths });
+      await getEngine().ready;
     } catch (err) {
       this.backendError = err instanceof Error ? err.message : String(err);
     }

@@ -1,7 +1,8 @@
 /**
  * Train screen in the built app: YAML validated as you type with the error at its line, and a
- * (simulated, `?demo`) run streaming into the charts with progress, backend and tokens/s. The real
- * RunController is not wired into the app yet; without `?demo` Start must say so where it happened.
+ * (simulated, `?demo`) run streaming into the charts with progress, backend and tokens/s. Without
+ * `?demo` runs go to the engine worker (tests/e2e/pipeline.e2e.test.ts runs one); a run that cannot
+ * start must say why at the run controls.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
@@ -41,11 +42,17 @@ describe('train screen', () => {
     expect(app.errors).toEqual([]);
   });
 
-  it('without ?demo, Start explains that training is not wired yet', async () => {
+  it('without ?demo, a run whose model cannot load says why at the run controls', async () => {
     const page = await app.context.newPage();
-    await page.goto(app.url + '/#train');
+    await page.goto(app.url + '/?backend=wasm#train');
+    await page.locator('[data-testid="yaml-view"]').click();
+    const editor = page.locator('[data-testid="yaml-editor"]');
+    await editor.fill((await editor.inputValue()).replace(/base_model: .*/, 'base_model: no-such-model'));
+    await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
     await page.locator('[data-testid="start-run"]').click();
-    await expect.poll(() => page.locator('[role="alert"]').first().textContent()).toContain('not wired');
+    await expect.poll(() => page.locator('[role="alert"]').first().textContent(), { timeout: 60_000 }).toContain('"no-such-model" cannot be loaded in the browser');
+    expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('error');
+    expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('no-such-model');
     await page.close();
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The data sources behind each screen. `?demo` gives made-up data (every screen visible without a
  * model or stored runs); otherwise the real modules: envs + rollout + judges for the playground,
- * IndexedDB for trajectories, judges, models and the lesson. Training runs need the pipeline's
- * RunController (the lead wires it in `createTrainSource`).
+ * IndexedDB for trajectories, judges, models and the lesson. Training runs and the playground's local
+ * model go to the engine web worker (real/engine-client.ts).
  */
 import type { JudgesSource } from '../screens/judges/source.ts';
 import type { LearnSource } from '../screens/learn/source.ts';

@@ -4,7 +4,7 @@
  * the live numbers (progress, backend, tokens/s, metrics, markers) from its event stream.
  * Metrics land in a plain MetricTable and charts redraw once per animation frame (`chartVersion`).
  */
-import type { RunMarker } from '../../../contracts.ts';
+import type { MetricsRecord, RunMarker } from '../../../contracts.ts';
 import type { RunConfig } from '../../../config/schema.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { PRESETS, presetConfig } from '../../../config/presets.ts';
@@ -18,6 +18,22 @@ export interface TrainSource {
   controller: RunController;
   /** Environment names the config may list (for validation and the form's checkboxes). */
   environments(): Promise<string[]>;
+  /** Runs a closed page left running or paused (none live in another tab): offered for resuming. */
+  interruptedRuns?(): Promise<InterruptedRun[]>;
+  /** A run's stored metrics and markers, to refill the charts when it resumes. */
+  history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[] }>;
+}
+
+export interface InterruptedRun {
+  id: string;
+  name: string;
+  status: 'running' | 'paused';
+  /** Last step with metrics, or -1. */
+  lastStep: number;
+  maxSteps: number;
+  config: RunConfig;
+  /** Milliseconds since the epoch. */
+  updated: number;
 }
 
 export interface RunProgress {
@@ -51,6 +67,8 @@ export class TrainState {
   markers = $state<RunMarker[]>([]);
   lastCheckpoint = $state<{ step: number; id: string } | null>(null);
   controlError = $state<string | null>(null);
+  /** Runs interrupted by a page close or reload, newest first. */
+  interrupted = $state<InterruptedRun[]>([]);
   /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
   chartVersion = $state(0);
 
@@ -77,6 +95,13 @@ export class TrainState {
       // Without the list, environment names are not checked here; the run itself will reject bad ones.
     }
     this.unsubscribe ??= this.source.controller.subscribe((e) => this.onEvent(e));
+    if (!this.running) {
+      try {
+        this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
+      } catch {
+        // Not being offered a resume is no worse than before; the run's data stays in the store.
+      }
+    }
   }
 
   dispose(): void {
@@ -122,10 +147,36 @@ export class TrainState {
     this.errors = [];
     this.progress = null;
     this.lastCheckpoint = null;
+    this.runId = null;
     await this.control(async () => {
       this.status = 'starting';
       this.runId = await this.source.controller.start($state.snapshot(this.config) as RunConfig);
     });
+  }
+
+  /** Continues an interrupted run from its last checkpoint; its stored metrics refill the charts. */
+  async resumeInterrupted(runId: string): Promise<void> {
+    const run = this.interrupted.find((r) => r.id === runId);
+    if (!run || this.running) return;
+    this.interrupted = this.interrupted.filter((r) => r.id !== runId);
+    this.setYaml(stringifyRunConfig(run.config));
+    this.metrics.clear();
+    this.markers = [];
+    this.errors = [];
+    this.progress = { done: Math.max(0, run.lastStep), total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
+    this.lastCheckpoint = null;
+    this.runId = runId;
+    this.status = 'starting';
+    try {
+      const history = await this.source.history?.(runId);
+      for (const record of history?.metrics ?? []) this.metrics.add(record.step, record.metrics);
+      this.markers = history?.markers ?? [];
+    } catch {
+      // Charts start empty instead; the run itself resumes all the same.
+    }
+    this.chartVersion++;
+    const config = $state.snapshot(run.config) as RunConfig;
+    await this.control(() => this.source.controller.start(config, { resumeRunId: runId }));
   }
 
   pause = () => this.control(() => this.source.controller.pause());

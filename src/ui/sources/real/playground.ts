@@ -1,9 +1,11 @@
 /**
  * The playground over the real modules: environments from the registry, the agent loop
- * (src/rollout) with the environment's scripted expert as policy (the local model joins when the
- * engine worker is wired), the rule judge (the environment's own verifier), and every episode
- * saved to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
+ * (src/rollout) with either the environment's scripted expert (on this page) or the local model
+ * (in the engine worker: the model of the latest training run, else the shipped base model, its
+ * text streamed back piece by piece), the rule judge (the environment's own verifier), and every
+ * episode saved to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
  */
+import * as Comlink from 'comlink';
 import type { Task, Trajectory } from '../../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { describeEnvironments, getEnvironment } from '../../../envs/index.ts';
@@ -12,7 +14,9 @@ import { RuleJudge } from '../../../judge/rule.ts';
 import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
 import { runEpisode, ScriptedPolicy } from '../../../rollout/index.ts';
 import { createRun, getRun, putTrajectory } from '../../../store/index.ts';
-import type { PlaygroundSource } from '../../screens/playground/source.ts';
+import type { PlayEvent } from '../../../pipeline/browser-engine.ts';
+import type { EpisodeEvent, PlaygroundSource } from '../../screens/playground/source.ts';
+import { getEngine } from './engine-client.ts';
 import { getStore } from './store-handle.ts';
 
 export const PLAYGROUND_RUN = 'playground';
@@ -37,7 +41,7 @@ export function createPlaygroundSource(): PlaygroundSource {
     async policies() {
       return [
         { id: 'expert', label: 'Scripted expert', unavailable: null },
-        { id: 'local', label: 'Local model', unavailable: 'needs the engine worker (not wired yet)' },
+        await localPolicyOption(),
       ];
     },
     async tasks(env, difficulty, count) {
@@ -54,6 +58,7 @@ export function createPlaygroundSource(): PlaygroundSource {
       return { id: `${env}/custom/${difficulty}/${Date.now()}`, env, split: 'train', difficulty, seed: 0, prompt, data: {} };
     },
     async runEpisode({ task, seed, policy }, onEvent, signal) {
+      if (policy === 'local') return runLocalEpisode(task, seed, onEvent, signal);
       const env = getEnvironment(task.env);
       if (policy !== 'expert') throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
       if (!env.expert) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
@@ -80,4 +85,39 @@ export function createPlaygroundSource(): PlaygroundSource {
       return { score: judgement.score, votes: judgement.votes };
     },
   };
+}
+
+async function localPolicyOption() {
+  const { engine } = getEngine();
+  try {
+    const status = await engine.policyStatus();
+    return { id: 'local', label: `Local model (${status.label})`, unavailable: status.unavailable };
+  } catch (err) {
+    return { id: 'local', label: 'Local model', unavailable: `the engine could not start: ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+/** The local policy runs in the engine worker; text and steps stream back through a comlink proxy. */
+async function runLocalEpisode(task: Task, seed: number, onEvent: (event: EpisodeEvent) => void, signal: AbortSignal): Promise<Trajectory> {
+  signal.throwIfAborted();
+  const { engine } = getEngine();
+  const episodeId = `play-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+  const cancel = () => void engine.cancelEpisode(episodeId);
+  signal.addEventListener('abort', cancel);
+  try {
+    const trajectory = await engine.playEpisode(
+      { episodeId, task, seed, runId: PLAYGROUND_RUN, groupId: `${task.id}#${seed}`, sampling: DEFAULT_CONFIG.sampling },
+      Comlink.proxy((event: PlayEvent) => {
+        if (event.type === 'text') onEvent({ type: 'text', piece: event.piece });
+        else if (event.type === 'tool_result') onEvent({ type: 'step', step: event.step });
+      }),
+    );
+    await save(trajectory);
+    return trajectory;
+  } catch (err) {
+    signal.throwIfAborted();
+    throw err;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+  }
 }

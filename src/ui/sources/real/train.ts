@@ -1,21 +1,33 @@
 /**
- * Training runs go through the pipeline's RunController (engine + rollout workers). Until it is
- * wired here, `start` says so plainly instead of pretending; `?demo` shows a simulated run.
+ * Training runs go through the engine web worker (src/ui/sources/real/engine-client.ts): its
+ * RunController starts, pauses, resumes and stops runs whose rollout workers are nested web workers.
+ * Runs left `running` or `paused` in IndexedDB by a closed page (and not live in another tab) are
+ * offered for resuming; their stored metrics refill the charts.
  */
 import { describeEnvironments } from '../../../envs/index.ts';
 import type { RunController } from '../../../pipeline/events.ts';
-import type { TrainSource } from '../../screens/train/train.svelte.ts';
+import { liveRunIds } from '../../../pipeline/run-lock.ts';
+import { listMarkers, listMetrics, listRuns } from '../../../store/index.ts';
+import type { InterruptedRun, TrainSource } from '../../screens/train/train.svelte.ts';
+import { engineRunController } from './engine-client.ts';
+import { PLAYGROUND_RUN } from './playground.ts';
+import { getStore } from './store-handle.ts';
 
-const notWired: RunController = {
-  async start() {
-    throw new Error('Training is not wired into this build yet (the engine worker is missing). Open the app with ?demo to see a simulated run.');
-  },
-  async pause() {},
-  async resume() {},
-  async stop() {},
-  subscribe: () => () => {},
-};
-
-export function createTrainSource(controller: RunController = notWired): TrainSource {
-  return { controller, environments: async () => describeEnvironments().map((e) => e.name) };
+export function createTrainSource(controller: RunController = engineRunController()): TrainSource {
+  return {
+    controller,
+    environments: async () => describeEnvironments().map((e) => e.name),
+    async interruptedRuns(): Promise<InterruptedRun[]> {
+      const [runs, live] = await Promise.all([listRuns(await getStore()), liveRunIds()]);
+      return runs
+        .filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN && !live.has(r.id))
+        .sort((a, b) => b.updated - a.updated)
+        .map((r) => ({ id: r.id, name: r.name, status: r.status === 'paused' ? 'paused' as const : 'running' as const, lastStep: r.last_step, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated }));
+    },
+    async history(runId) {
+      const store = await getStore();
+      const [metrics, markers] = await Promise.all([listMetrics(store, runId), listMarkers(store, runId)]);
+      return { metrics, markers };
+    },
+  };
 }
