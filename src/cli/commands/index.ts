@@ -1,4 +1,16 @@
+/** The command table: `spindle <name>`; multi-word names are subcommands (`export adapter`). */
 import type { Command } from '../command.ts';
+import { collect } from './collect.ts';
 import { configCheck, configInit, configSet } from './config.ts';
+import { envs } from './envs.ts';
+import { evaluate } from './eval.ts';
+import { exportAdapter, exportTrajectories } from './export.ts';
+import { sft } from './sft.ts';
+import { skillsFromTrajectories, skillsToInstructionsCommand } from './skills.ts';
+import { train, transferTrain } from './train.ts';
+import { transferInit } from './transfer.ts';
 
-export const COMMANDS: Command[] = [configInit, configSet, configCheck];
+export const COMMANDS: Command[] = [
+  envs, configInit, configSet, configCheck, collect, train, exportTrajectories, exportAdapter, sft, evaluate,
+  transferInit, transferTrain, skillsFromTrajectories, skillsToInstructionsCommand,
+];

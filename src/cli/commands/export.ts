@@ -1,0 +1,99 @@
+/**
+ * `spindle export trajectories` (the seed's atropos_trajectory_export) and `spindle export adapter`
+ * (the latest checkpoint's LoRA weights as a PEFT adapter zip).
+ */
+import { CliError, type Command } from '../command.ts';
+import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../../export/from-store.ts';
+import { adapterZip, peftConfigFromRun } from '../../export/peft.ts';
+import { readSafetensors } from '../../model/safetensors.ts';
+import type { PreparedModel } from '../../train/model-setup.ts';
+import { countTrajectories, listEvaluations, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
+import {
+  choiceOption, findRun, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
+} from './shared.ts';
+import { join } from 'node:path';
+
+const FORMATS = ['parquet', 'jsonl', 'atropos'] as const;
+const FILE_NAMES = { parquet: 'trajectories.parquet', jsonl: 'trajectories.jsonl', atropos: 'scored_groups.jsonl' } as const;
+
+export const exportTrajectories: Command = {
+  name: 'export trajectories',
+  summary: 'Write stored trajectories as Parquet, HF chat JSONL, or Atropos scored-group JSONL (the seed\'s atropos_trajectory_export).',
+  options: {
+    format: { type: 'string', description: `one of ${FORMATS.join(', ')}`, placeholder: 'format' },
+    output: { type: 'string', description: `folder to write ${Object.values(FILE_NAMES).join(' / ')} into`, placeholder: 'dir' },
+    store: storeOption,
+    run: { type: 'string', description: 'only this run (default: every run)', placeholder: 'id' },
+    'min-score': { type: 'string', description: 'only trajectories scoring at least this (parquet, jsonl)', placeholder: 'x' },
+    env: { type: 'string', description: 'only this environment (parquet, jsonl)', placeholder: 'name' },
+    split: { type: 'string', description: 'only train or test items (parquet, jsonl)', placeholder: 'split' },
+  },
+  async run(values, positionals, ctx) {
+    noPositionals(positionals, 'export trajectories');
+    const format = choiceOption(values, 'format', FORMATS);
+    const output = outputDir(ctx, requireOption(values, 'output', '--output out/'));
+    const runId = stringOption(values, 'run');
+    const filter: TrajectoryFilter = {
+      run_id: runId, min_score: numberOption(values, 'min-score'),
+      envs: stringOption(values, 'env') ? [stringOption(values, 'env')!] : undefined,
+      split: stringOption(values, 'split') === undefined ? undefined : choiceOption(values, 'split', ['train', 'test'] as const),
+    };
+    const file = join(output, FILE_NAMES[format]);
+    await withStore(ctx, values, async (store) => {
+      if (runId) await findRun(store, runId);
+      if (format === 'atropos') {
+        const runs = runId ? [runId] : (await listRuns(store)).map((r) => r.id);
+        let text = '';
+        for (const id of runs) text += await exportScoredGroupsJsonl(store, id);
+        const groups = text.split('\n').filter(Boolean).length;
+        if (groups === 0) throw new CliError('No scored groups to export (collect or train first; groups need judged, tokenized trajectories).');
+        writeOutput(ctx, file, text);
+        ctx.out(`wrote ${groups} scored groups to ${file}`);
+        return;
+      }
+      const count = await countTrajectories(store, filter);
+      if (count === 0) throw new CliError('No trajectories match (check --run, --min-score, --env, --split).');
+      if (format === 'parquet') writeOutput(ctx, file, await exportParquet(store, filter));
+      else {
+        let text = '';
+        for await (const chunk of exportChatJsonl(store, filter)) text += chunk;
+        writeOutput(ctx, file, text);
+      }
+      ctx.out(`wrote ${count} trajectories to ${file}`);
+    });
+  },
+};
+
+export const exportAdapter: Command = {
+  name: 'export adapter',
+  summary: 'Write the LoRA adapter of a run\'s latest checkpoint as a PEFT adapter zip (adapter_config.json, adapter_model.safetensors, README.md).',
+  options: {
+    run: { type: 'string', description: 'the run (default: the newest run with a checkpoint)', placeholder: 'id' },
+    output: { type: 'string', description: 'the zip to write', placeholder: 'file.zip' },
+    store: storeOption,
+  },
+  async run(values, positionals, ctx) {
+    noPositionals(positionals, 'export adapter');
+    const output = requireOption(values, 'output', '--output adapter.zip');
+    await withStore(ctx, values, async (store) => {
+      const run = await findRun(store, stringOption(values, 'run'), true);
+      const ckpt = await loadLatestCheckpoint(store, run.id);
+      if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (checkpoints are taken every training.checkpoint_every steps and at the end).`);
+      const { tensors, metadata } = readSafetensors(new Uint8Array(ckpt.adapter), `checkpoint ${ckpt.id}`);
+      if (metadata.spindle_weights === 'full') throw new CliError(`Run ${run.id} fine-tuned every weight (lora.r = 0); it has no adapter to export.`);
+      const setup = (ckpt.meta.checkpoint as { setup?: PreparedModel } | undefined)?.setup;
+      const layers = setup?.lora?.layers ?? null;
+      const config = peftConfigFromRun(run.config, layers);
+      if (setup?.lora) Object.assign(config, { r: setup.lora.r, lora_alpha: setup.lora.alpha, target_modules: [...setup.lora.targetModules] });
+      const evals = (await listEvaluations(store, run.id)).map((e) => ({ benchmark: e.benchmark, step: e.step, results: e.results }));
+      let zip: Uint8Array;
+      try {
+        zip = adapterZip(tensors, { config, run: run.config, evals, title: run.name });
+      } catch (e) {
+        throw new CliError(`checkpoint ${ckpt.id}: ${(e as Error).message}`);
+      }
+      const file = writeOutput(ctx, output, zip);
+      ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${tensors.size} tensors, r=${config.r}) to ${file}`);
+    });
+  },
+};

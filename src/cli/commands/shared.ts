@@ -1,0 +1,236 @@
+/**
+ * What the CLI commands share: typed option reading (a bad number is a usage error that names the
+ * flag), loading a run config file, opening the file-backed store, loading the policy model (with an
+ * optional PEFT adapter) and writing output files. Every failure here is a one-line CliError.
+ */
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
+import { formatConfigErrors, parseRunConfigYaml } from '../../config/yaml.ts';
+import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
+import { listEnvironments } from '../../envs/registry.ts';
+import { initBackend, type BackendChoice } from '../../model/backend.ts';
+import { loadHfModel, type LoadedModel } from '../../model/hf.ts';
+import { attachLora, importLora } from '../../model/lora.ts';
+import { readAdapter, type PeftConfig } from '../../export/peft.ts';
+import { resolveModelPath } from '../../pipeline/node.ts';
+import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../../store/file-store.ts';
+import { getRun, listRuns, loadLatestCheckpoint, type RunRecord } from '../../store/index.ts';
+
+export type Values = Record<string, string | boolean | string[] | undefined>;
+
+export const DEFAULT_STORE = '.spindle';
+
+export const storeOption: OptionSpec = { type: 'string', default: DEFAULT_STORE, description: 'the Spindle store folder', placeholder: 'dir' };
+export const modelOption: OptionSpec = {
+  type: 'string', description: 'policy model folder (HF layout); default: the config\'s model.base_model (spindle-base = models/spindle-base)', placeholder: 'dir',
+};
+
+// ---------------------------------------------------------------- options
+
+export function stringOption(values: Values, name: string): string | undefined {
+  const v = values[name];
+  return typeof v === 'string' ? v : undefined;
+}
+
+export function requireOption(values: Values, name: string, example: string): string {
+  const v = stringOption(values, name);
+  if (v === undefined || v === '') throw new CliError(`--${name} is required, e.g. ${example}.`, 2);
+  return v;
+}
+
+/** A whole number flag; `undefined` when absent. */
+export function intOption(values: Values, name: string, min = 1): number | undefined {
+  const raw = stringOption(values, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new CliError(`--${name} must be a whole number ≥ ${min}, got "${raw}".`, 2);
+  return n;
+}
+
+export function numberOption(values: Values, name: string): number | undefined {
+  const raw = stringOption(values, name);
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (raw.trim() === '' || !Number.isFinite(n)) throw new CliError(`--${name} must be a number, got "${raw}".`, 2);
+  return n;
+}
+
+export function choiceOption<T extends string>(values: Values, name: string, choices: readonly T[], fallback?: T): T {
+  const raw = stringOption(values, name) ?? fallback;
+  if (raw === undefined) throw new CliError(`--${name} is required: one of ${choices.join(', ')}.`, 2);
+  if (!(choices as readonly string[]).includes(raw)) throw new CliError(`--${name} is "${raw}"; allowed: ${choices.join(', ')}.`, 2);
+  return raw as T;
+}
+
+export function noPositionals(positionals: string[], command: string): void {
+  if (positionals.length) throw new CliError(`Unexpected argument "${positionals[0]}" (see \`spindle ${command} --help\`).`, 2);
+}
+
+// ---------------------------------------------------------------- files
+
+export function inputPath(ctx: CommandContext, path: string, what = 'file'): string {
+  const full = resolve(ctx.cwd, path);
+  if (!existsSync(full)) throw new CliError(`${path} does not exist (looked for the ${what} at ${full}).`);
+  return full;
+}
+
+export function readText(ctx: CommandContext, path: string, what = 'file'): string {
+  const full = inputPath(ctx, path, what);
+  try {
+    return readFileSync(full, 'utf8');
+  } catch (e) {
+    throw new CliError(`${path} cannot be read: ${(e as Error).message}`);
+  }
+}
+
+export function readBytes(ctx: CommandContext, path: string, what = 'file'): Uint8Array {
+  const full = inputPath(ctx, path, what);
+  if (statSync(full).isDirectory()) throw new CliError(`${path} is a folder; expected a ${what}.`);
+  try {
+    return new Uint8Array(readFileSync(full));
+  } catch (e) {
+    throw new CliError(`${path} cannot be read: ${(e as Error).message}`);
+  }
+}
+
+/** Writes a file, creating its folder; returns the absolute path. */
+export function writeOutput(ctx: CommandContext, path: string, data: string | Uint8Array): string {
+  const full = resolve(ctx.cwd, path);
+  try {
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, data);
+  } catch (e) {
+    throw new CliError(`cannot write ${path}: ${(e as Error).message}`);
+  }
+  return full;
+}
+
+export function outputDir(ctx: CommandContext, path: string): string {
+  const full = resolve(ctx.cwd, path);
+  if (existsSync(full) && !statSync(full).isDirectory()) throw new CliError(`--output ${path} is a file; expected a folder.`, 2);
+  mkdirSync(full, { recursive: true });
+  return full;
+}
+
+// ---------------------------------------------------------------- config
+
+/** Loads and validates a run config file (environments checked against the registry). */
+export function loadConfigFile(ctx: CommandContext, path: string): RunConfig {
+  const text = readText(ctx, path, 'run config');
+  const { config, errors } = parseRunConfigYaml(text, { knownEnvironments: listEnvironments().map((e) => e.name) });
+  if (!config || errors.length) {
+    const [first, ...rest] = formatConfigErrors(errors, path).split('\n');
+    throw new CliError(rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first);
+  }
+  return config;
+}
+
+export function configOrDefault(ctx: CommandContext, path: string | undefined, fallback: RunConfig = DEFAULT_CONFIG): RunConfig {
+  return path ? loadConfigFile(ctx, path) : structuredClone(fallback);
+}
+
+// ---------------------------------------------------------------- store
+
+export function storeDir(ctx: CommandContext, values: Values): string {
+  return resolve(ctx.cwd, stringOption(values, 'store') ?? DEFAULT_STORE);
+}
+
+/** Opens the store (creating it with `create`), runs `fn`, and saves and closes it whatever happens. */
+export async function withStore<T>(ctx: CommandContext, values: Values, fn: (store: FileStore) => Promise<T>, create = false): Promise<T> {
+  const dir = storeDir(ctx, values);
+  if (!create && !existsSync(join(dir, SNAPSHOT_FILE))) {
+    throw new CliError(`There is no Spindle store in ${dir} (no ${SNAPSHOT_FILE}); run \`spindle collect\` or \`spindle train\` first, or pass --store DIR.`);
+  }
+  let store: FileStore;
+  try {
+    store = await openFileStore(dir);
+  } catch (e) {
+    throw new CliError(`cannot open the store in ${dir}: ${(e as Error).message}`);
+  }
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/** The run named by --run, or the newest run (with a checkpoint when `needCheckpoint`). */
+export async function findRun(store: FileStore, id: string | undefined, needCheckpoint = false): Promise<RunRecord> {
+  if (id) {
+    const run = await getRun(store, id);
+    if (!run) {
+      const known = (await listRuns(store)).slice(0, 5).map((r) => r.id);
+      throw new CliError(`There is no run "${id}" in ${store.path}.${known.length ? ` Recent runs: ${known.join(', ')}.` : ''}`);
+    }
+    return run;
+  }
+  for (const run of await listRuns(store)) {
+    if (!needCheckpoint || (await loadLatestCheckpoint(store, run.id))) return run;
+  }
+  throw new CliError(`The store ${store.path} has no run${needCheckpoint ? ' with a checkpoint' : ''} yet; train one first or pass --run ID.`);
+}
+
+// ---------------------------------------------------------------- model
+
+let backend: Promise<BackendChoice> | null = null;
+
+/** Starts the tfjs backend once per process (Node: wasm). */
+export function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoice> {
+  backend ??= initBackend({ forced: config.model.backend === 'auto' ? null : config.model.backend });
+  return backend;
+}
+
+/** The model folder: --model, else the config's base model (`spindle-base` → <repo>/models/spindle-base). */
+export function modelPath(ctx: CommandContext, values: Values, config: RunConfig = DEFAULT_CONFIG): string {
+  const flag = stringOption(values, 'model');
+  return flag ? resolve(ctx.cwd, flag) : resolveModelPath(config.model.base_model);
+}
+
+export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<LoadedModel> {
+  if (!/^https?:\/\//.test(dir)) {
+    if (!existsSync(join(dir, 'config.json'))) {
+      const shipped = dir === resolveModelPath('spindle-base');
+      throw new CliError(shipped
+        ? `The shipped model is not in ${dir} yet (build it with \`npm run model:base\`), or pass --model DIR.`
+        : `${dir} is not a model folder (no config.json); pass --model with a Hugging Face layout folder.`);
+    }
+  }
+  await ensureBackend(config);
+  try {
+    return await loadHfModel(dir);
+  } catch (e) {
+    throw new CliError(`cannot load the model from ${dir}: ${(e as Error).message}`);
+  }
+}
+
+/** Attaches a PEFT adapter zip to a plain model (layers the adapter lacks get none). */
+export function applyAdapter(ctx: CommandContext, loaded: LoadedModel, path: string): PeftConfig {
+  const bytes = readBytes(ctx, path, 'adapter zip');
+  let adapter;
+  try {
+    adapter = readAdapter(bytes, path, { modelConfig: loaded.config });
+  } catch (e) {
+    throw new CliError((e as Error).message);
+  }
+  const layers = new Set([...adapter.tensors.keys()].map((k) => Number(/layers\.(\d+)\./.exec(k)![1])));
+  const without = loaded.model.layers.map((_, i) => i).filter((i) => !layers.has(i));
+  attachLora(loaded.model, {
+    r: adapter.config.r, alpha: adapter.config.lora_alpha, dropout: 0, targetModules: adapter.config.target_modules,
+    freezeLayers: without.length ? without.join(',') : null,
+  });
+  try {
+    importLora(loaded.model, adapter.tensors);
+  } catch (e) {
+    throw new CliError(`${path}: ${(e as Error).message}`);
+  }
+  return adapter.config;
+}
+
+export function formatScore(x: number | null | undefined): string {
+  return x === null || x === undefined || Number.isNaN(x) ? '—' : x.toFixed(3);
+}
+
+export function percent(x: number): string {
+  return `${(100 * x).toFixed(1)}%`;
+}
