@@ -133,7 +133,9 @@ export const DEFAULT_CONFIG: RunConfig = {
     optimizer: 'adamw',
     weight_decay: 0,
     grad_clip: 1,
-    grad_accum_steps: 1,
+    // GRPO splits each update into this many micro-batches (same update, less memory: tfjs-wasm has a
+    // 4 GB heap, and long episodes × a full group overflow it in one pass).
+    grad_accum_steps: 4,
     epochs: 3,
     reward_scale: 1,
     checkpoint_every: 10,

@@ -34,10 +34,13 @@ export interface PackedBatch {
 
 export function packBatch(samples: readonly TrainSample[], padId: number, maxPositions: number): PackedBatch {
   if (samples.length === 0) throw new Error('batch: no samples to pack');
+  // An episode can end past the model's window (the last tool response is appended after the last
+  // sampled turn). Its tail is cut: those tokens get no gradient, the rest trains as usual.
+  const cut = (a: ArrayLike<number> | undefined) => (a ? Array.from(a).slice(0, maxPositions) : undefined);
+  samples = samples.map((s) => (s.tokens.length <= maxPositions ? s : {
+    tokens: s.tokens.slice(0, maxPositions), mask: cut(s.mask)!, oldLogp: cut(s.oldLogp), advantages: cut(s.advantages),
+  }));
   const T = Math.max(2, ...samples.map((s) => s.tokens.length));
-  if (T > maxPositions) {
-    throw new Error(`batch: a sequence of ${T} tokens exceeds the model's ${maxPositions} positions; lower max_steps_per_trajectory or max_new_tokens`);
-  }
   const B = samples.length;
   const W = T - 1;
   const mask = new Float32Array(B * W);

@@ -178,7 +178,7 @@ describe('trainer', () => {
 
   it('sftTrain lowers the loss over epochs', async () => {
     const model = tinyModel({ lora: false });
-    const t = new Trainer({ model, config: config((c) => (c.training.warmup_steps = 0)), collectGroups: fakeCollector(model) });
+    const t = new Trainer({ model, config: config((c) => { c.training.warmup_steps = 0; c.training.grad_accum_steps = 1; }), collectGroups: fakeCollector(model) });
     const ex = [
       { tokens: [1, 2, 3, 4, 5, 6], mask: [0, 0, 0, 1, 1, 1] },
       { tokens: [1, 3, 3, 7, 8, 9], mask: [0, 0, 0, 1, 1, 1] },
