@@ -14,7 +14,8 @@ export async function evaluateModel(model: TransformerModel, tokenizer: TextToke
   const results: EvalResult[] = [];
   for (const env of envs) {
     const levels = options.levels ?? (env.name === 'arith_tool' ? [1, 2, 3] : [1]);
-    const rows = await evaluatePolicy(policy, [env], { items: options.items, seed: options.seed, levels, concurrency: 16, maxSteps: 3 });
+    // A generous tool deadline: 16 episodes building git repositories at once on 2 cores are slow, not wrong.
+    const rows = await evaluatePolicy(policy, [env], { items: options.items, seed: options.seed, levels, concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000 });
     for (const r of rows) console.log(`  ${r.env} L${r.level}: success ${(100 * r.success).toFixed(1)}%`);
     results.push(...rows);
   }

@@ -36,7 +36,7 @@ async function fetchBlob(url: string, what: string): Promise<Blob> {
  * path with the app's index.html (single-page-app fallback, as `vite preview` does), an HTML page:
  * both mean "absent", so the optional files (tokenizer.json for byte-tokenizer models) are skipped.
  */
-function webFolder(base: string): FileSource {
+export function webFolder(base: string): FileSource {
   const root = base.endsWith('/') ? base : `${base}/`;
   return {
     description: root,

@@ -10,16 +10,16 @@ import type { Trajectory } from '../contracts.ts';
 import { initBackend, probeEnvironment, type BackendChoice } from '../model/backend.ts';
 import { tfjsWasmPaths } from '../model/wasm-paths.ts';
 import { openStore } from '../store/index.ts';
-import { Engine } from './browser-engine.ts';
-import { loadBrowserModel, shippedModelMissing } from './browser-model.ts';
+import { Engine, type TokenizerSpec } from './browser-engine.ts';
+import { loadBrowserModel, shippedModelMissing, webFolder } from './browser-model.ts';
 import { lockRun } from './run-lock.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
 
-/** What workers/rollout.worker.ts exposes: `init` once, then episodes. */
+/** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
 export interface RolloutWorkerBoot {
-  init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>): void;
+  init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): void;
   runEpisode(job: EpisodeJob): Promise<Trajectory>;
 }
 
@@ -66,12 +66,14 @@ export function webgpuDeviceLost(): Promise<string> | null {
  * `generate`, plus the judges' keys. An `error` event (an uncaught exception, a sandbox taking its
  * host down) is a crash: the pool terminates the worker and re-queues its episode.
  */
-export function spawnWebRolloutWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, policyId = 'local'): WorkerHandle<EpisodeJob, Trajectory> {
+export function spawnWebRolloutWorker(
+  index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
+): WorkerHandle<EpisodeJob, Trajectory> {
   const channel = new MessageChannel();
   Comlink.expose(generator, channel.port1);
   const worker = new Worker(new URL('../../workers/rollout.worker.ts', import.meta.url), { type: 'module', name: `rollout-${index}` });
   const remote = Comlink.wrap<RolloutWorkerBoot>(worker);
-  const ready = remote.init(Comlink.transfer(channel.port2, [channel.port2]), policyId, secrets);
+  const ready = remote.init(Comlink.transfer(channel.port2, [channel.port2]), policyId, secrets, tokenizer);
   let crashed: (error: Error) => void = () => {};
   worker.addEventListener('error', (event) => {
     event.preventDefault();
@@ -102,7 +104,8 @@ export function createBrowserEngine(): Engine {
       return { model, tokenizer };
     },
     baseModelMissing: shippedModelMissing,
-    spawnWorker: (index, generator, secrets) => spawnWebRolloutWorker(index, generator, secrets),
+    spawnWorker: (index, generator, secrets, tokenizer) => spawnWebRolloutWorker(index, generator, secrets, tokenizer),
+    urlFiles: (url) => webFolder(new URL(url, self.location.href).href),
     lockRun,
     cores: Math.max(1, navigator.hardwareConcurrency || 1),
   });

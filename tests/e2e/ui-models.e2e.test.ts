@@ -1,23 +1,31 @@
 /**
  * Models & export in the built app: export the stored trajectories as chat JSONL and parse the
  * download; import a PEFT adapter, export it back as a zip and parse that; a corrupt dataset file
- * gets a clear error beside its button; deleting a run empties the list.
+ * gets a clear error beside its button; deleting a run empties the list. Then, in a fresh tab: import
+ * a tiny Hugging Face-layout model from picked files (a corrupt one fails at the import control and
+ * changes nothing), export an adapter merged into it and parse the zip's model.safetensors, and play
+ * an episode with the imported model as the playground's local policy.
  */
 import { readFileSync } from 'node:fs';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFiles } from '../../src/export/peft.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { saveModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 
 const R = 2;
-function tinyAdapter(): Buffer {
+function tinyAdapter(width = 4, base = 'spindle-micro'): Buffer {
   const key = (ab: 'A' | 'B') => `base_model.model.model.layers.0.self_attn.q_proj.lora_${ab}.weight`;
   const tensors = new Map([
-    [key('A'), { shape: [R, 4], data: Float32Array.from({ length: R * 4 }, (_, i) => i / 10) }],
-    [key('B'), { shape: [4, R], data: new Float32Array(4 * R) }],
+    [key('A'), { shape: [R, width], data: Float32Array.from({ length: R * width }, (_, i) => i / 10) }],
+    [key('B'), { shape: [width, R], data: Float32Array.from({ length: width * R }, (_, i) => (i % 3) / 10) }],
   ]);
-  const config = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, target_modules: ['q_proj'], base_model_name_or_path: 'spindle-micro' };
+  const config = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, target_modules: ['q_proj'], base_model_name_or_path: base };
   const files = new Map([
     ['adapter_config.json', new TextEncoder().encode(JSON.stringify(config))],
     ['adapter_model.safetensors', writeSafetensors(tensors, { format: 'pt' })],
@@ -73,6 +81,70 @@ describe('models and export screen', () => {
     await page.locator('[data-testid="stored-run"]').filter({ hasText: 'playground' }).getByRole('button', { name: /Delete run/ }).click();
     await page.getByRole('button', { name: 'Delete for good' }).click();
     await expect.poll(() => page.locator('[data-testid="stored-run"]').count()).toBe(before - 1);
+    expect(app.errors).toEqual([]);
+  });
+});
+
+/** A one-layer Llama-layout model (hidden 32, byte tokenizer) as the files an HF folder holds. */
+async function tinyHfModel(name: string): Promise<{ name: string; mimeType: string; buffer: Buffer }[]> {
+  await initBackend({ forced: 'cpu' });
+  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 11);
+  const files = await saveModel(model, new ByteTokenizer());
+  model.dispose();
+  const config = { ...(JSON.parse(new TextDecoder().decode(files.get('config.json'))) as object), _name_or_path: name };
+  return [
+    { name: 'config.json', mimeType: 'application/json', buffer: Buffer.from(JSON.stringify(config)) },
+    { name: 'model.safetensors', mimeType: 'application/octet-stream', buffer: Buffer.from(files.get('model.safetensors')!) },
+  ];
+}
+
+describe('importing a Hugging Face model and exporting merged weights', () => {
+  let app: App;
+  beforeAll(async () => { app = await openApp('/#models'); });
+  afterAll(async () => { await app?.close(); });
+
+  it('imports picked files, refuses a corrupt model at the control, merges an adapter into it, and plays it locally', async () => {
+    const { page } = app;
+    const files = await tinyHfModel('tiny-e2e');
+    const picker = page.getByLabel('or files');
+    const importJob = page.locator('section[aria-label="Import"] [data-testid="job"]').first();
+
+    await picker.setInputFiles(files);
+    await page.locator('section[aria-label="Import"] [data-testid="job"][data-status="done"]').waitFor({ timeout: 60_000 });
+    expect(await importJob.textContent()).toContain('imported as tiny-e2e');
+
+    // An unsupported architecture: the error shows beside the import control; the import stays.
+    const gpt2 = Buffer.from(JSON.stringify({ ...(JSON.parse(files[0].buffer.toString()) as object), model_type: 'gpt2' }));
+    await picker.setInputFiles([{ ...files[0], buffer: gpt2 }, files[1]]);
+    const error = page.locator('section[aria-label="Import"] [data-testid="job-error"]');
+    await error.waitFor({ timeout: 30_000 });
+    expect(await error.textContent()).toContain('model_type "gpt2"');
+
+    // An adapter for the imported model, merged into it: HF layout whose weights parse.
+    await page.locator('[data-testid="import-adapter"]').setInputFiles({ name: 'tiny-adapter.zip', mimeType: 'application/zip', buffer: tinyAdapter(32, 'tiny-e2e') });
+    const row = page.locator('[data-testid="checkpoints"] tbody tr').first();
+    await row.getByRole('button', { name: 'Merged' }).waitFor({ timeout: 20_000 });
+    const [download] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), row.getByRole('button', { name: 'Merged' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/-merged\.zip$/);
+    const zip = unzipSync(new Uint8Array(readFileSync((await download.path())!)));
+    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', hidden_size: 32 });
+    const merged = readSafetensors(zip['model.safetensors']).tensors;
+    const base = readSafetensors(new Uint8Array(files[1].buffer)).tensors;
+    expect([...merged.keys()].sort()).toEqual([...base.keys()].sort());
+    const q = 'model.layers.0.self_attn.q_proj.weight';
+    expect(merged.get(q)!.shape).toEqual([32, 32]);
+    expect(merged.get(q)!.data).not.toEqual(base.get(q)!.data);
+    expect(merged.get('model.layers.0.mlp.up_proj.weight')!.data).toEqual(base.get('model.layers.0.mlp.up_proj.weight')!.data);
+
+    // The imported model is now the playground's local policy.
+    await page.locator('[data-testid="tab-playground"]').click();
+    const local = page.locator('[data-testid="policy-select"] option[value="local"]');
+    await expect.poll(() => local.textContent(), { timeout: 30_000 }).toContain('the imported model tiny-e2e');
+    expect(await local.isDisabled()).toBe(false);
+    await page.locator('[data-testid="policy-select"]').selectOption('local');
+    await page.locator('[data-testid="run-episode"]').click();
+    await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 120_000 });
     expect(app.errors).toEqual([]);
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Models & export over IndexedDB and src/export: model cards shipped in models/, checkpoints of every
  * run, storage figures, dataset exports (chat JSONL, Parquet, Atropos JSONL), PEFT adapter zips,
- * imports, and run deletion.
+ * imports, and run deletion. Importing a Hugging Face model and exporting merged weights go to the
+ * engine worker, which holds the models (src/pipeline/browser-engine.ts).
  */
-import { ADAPTER_CONFIG, ADAPTER_WEIGHTS, peftConfigFromRun, readAdapter, zipFiles } from '../../../export/peft.ts';
+import * as Comlink from 'comlink';
+import { ADAPTER_CONFIG, ADAPTER_WEIGHTS, peftConfigFromRun, readAdapter, zipFiles, type PeftConfig } from '../../../export/peft.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../../export/index.ts';
 import {
   countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type TrajectoryFilter,
@@ -11,6 +13,7 @@ import {
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { writeSafetensors } from '../../../model/safetensors.ts';
 import type { CheckpointInfo, ExportFile, ModelsSource, Progress } from '../../screens/models/source.ts';
+import { getEngine } from './engine-client.ts';
 import { getStore } from './store-handle.ts';
 
 // Shipped model cards, bundled as text at build time.
@@ -56,11 +59,20 @@ export function createModelsSource(): ModelsSource {
         }))),
       };
     },
-    async importModelFromUrl() {
-      throw new Error('Importing a Hugging Face model needs the engine worker, which this build does not wire yet.');
+    async importModelFromUrl(url, onProgress, signal) {
+      onProgress(0, null);
+      const { name } = await getEngine().engine.importModel({ url });
+      signal.throwIfAborted();
+      return name;
     },
-    async importModelFromFiles() {
-      throw new Error('Importing a Hugging Face model needs the engine worker, which this build does not wire yet.');
+    async importModelFromFiles(files, onProgress, signal) {
+      const total = files.reduce((n, f) => n + f.size, 0);
+      onProgress(0, total);
+      // Files are Blobs: they cross to the worker by reference, and it reads only what the import needs.
+      const { name } = await getEngine().engine.importModel({ files: Object.fromEntries(files.map((f) => [f.name, f as Blob])) });
+      signal.throwIfAborted();
+      onProgress(total, total);
+      return name;
     },
     async exportItem(kind, target, onProgress, signal): Promise<ExportFile> {
       const store = await getStore();
@@ -88,14 +100,28 @@ export function createModelsSource(): ModelsSource {
           if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
           const run = await getRun(store, cp.run_id);
           // An imported adapter keeps its own PEFT config; a trained one is described by its run's config.
-      const peft = (cp.meta.peft as object | undefined) ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
-      const config = new TextEncoder().encode(JSON.stringify(peft, null, 2));
+          const peft = (cp.meta.peft as object | undefined) ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
+          const config = new TextEncoder().encode(JSON.stringify(peft, null, 2));
           const zip = zipFiles(new Map([[ADAPTER_CONFIG, config], [ADAPTER_WEIGHTS, new Uint8Array(cp.adapter)]]));
           onProgress(zip.length, zip.length);
           return { filename: `${run?.name ?? cp.run_id}-step${cp.step}-adapter.zip`, blob: bytesOf([zip as BlobPart], 'application/zip') };
         }
-        case 'merged-weights':
-          throw new Error('Merged weights need the base model loaded in the engine worker, which this build does not wire yet. Export the adapter zip instead.');
+        case 'merged-weights': {
+          const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
+          if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
+          const run = await getRun(store, cp.run_id);
+          const imported = cp.meta.peft as PeftConfig | undefined;
+          const peft = imported ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
+          // A trained adapter sits on its run's base model; an imported one names its own.
+          const baseModel = (imported ? imported.base_model_name_or_path : null) || run?.config.model.base_model || DEFAULT_CONFIG.model.base_model;
+          onProgress(0, null);
+          const adapter = new Uint8Array(cp.adapter.slice(0));
+          const zip = await getEngine().engine.mergedModelZip(Comlink.transfer({ baseModel, adapter, peft }, [adapter.buffer]));
+          signal.throwIfAborted();
+          onProgress(zip.length, zip.length);
+          const label = (run?.name ?? cp.run_id).replace(/[^\w.-]+/g, '-');
+          return { filename: `${label}-step${cp.step}-merged.zip`, blob: bytesOf([zip as BlobPart], 'application/zip') };
+        }
       }
     },
     async importAdapter(file, onProgress) {

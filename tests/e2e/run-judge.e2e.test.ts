@@ -1,0 +1,75 @@
+/**
+ * The in-browser ONNX judge in a browser run: with the Judges screen's switch on (setting
+ * `judges.in_browser`), a run started from the Train screen gets the shipped judge, and the nested
+ * rollout web workers load it from the app's own assets (model files and the ORT wasm emitted by
+ * Vite): every stored trajectory carries a vote from 'onnx-judge' beside the rule judge's.
+ */
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { saveModel } from '../../src/model/hf.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { openApp, type App } from './harness.ts';
+
+const DIR = 'dist/e2e-model-judge';
+const YAML = `name: judge-run
+model:
+  base_model: /e2e-model-judge
+lora:
+  r: 2
+  alpha: 4
+  target_modules: [q_proj]
+training:
+  max_steps: 1
+  batch_size: 1
+  group_size: 2
+  checkpoint_every: 1
+  eval_interval: 10
+sampling:
+  max_new_tokens: 8
+safety:
+  enabled: false
+trajectory_collection:
+  n_workers: 1
+  max_steps_per_trajectory: 1
+tasks:
+  environments: [arith_tool]
+  eval_items: 1
+`;
+let app: App;
+
+beforeAll(async () => {
+  await initBackend({ forced: 'wasm' });
+  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 11);
+  mkdirSync(DIR, { recursive: true });
+  for (const [name, bytes] of await saveModel(model, new ByteTokenizer())) writeFileSync(`${DIR}/${name}`, bytes);
+  app = await openApp('/?backend=wasm#train');
+});
+afterAll(async () => { await app?.close(); rmSync(DIR, { recursive: true, force: true }); });
+
+it('puts an onnx-judge vote on every trajectory of a run started with the switch on', async () => {
+  const { page } = app;
+  await page.evaluate(() => (window as unknown as { __spindleStore: { setSetting(k: string, v: unknown): Promise<void> } }).__spindleStore.setSetting('judges.in_browser', true));
+  await page.locator('[data-testid="yaml-view"]').click();
+  await page.locator('[data-testid="yaml-editor"]').fill(YAML);
+  await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
+  await page.locator('[data-testid="start-run"]').click();
+  await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 120_000 }).toMatch(/finished|error|stopped/);
+  const votes = await page.evaluate(async () => {
+    const db = await new Promise<IDBDatabase>((res, rej) => { const r = indexedDB.open('spindle'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+    const all = await new Promise<unknown[]>((res) => { const r = db.transaction('trajectories').objectStore('trajectories').getAll(); r.onsuccess = () => res(r.result as unknown[]); });
+    return all.map((t) => (t as { votes: unknown[] }).votes);
+  });
+  expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('finished');
+  expect(votes.length).toBeGreaterThan(0);
+  for (const list of votes) {
+    const ids = (list as { judge_id: string; score: number | null }[]).map((v) => v.judge_id);
+    expect(ids).toEqual(['rule', 'onnx-judge']);
+    const onnx = (list as { judge_id: string; score: number | null }[])[1].score;
+    expect(onnx).toBeGreaterThanOrEqual(0);
+    expect(onnx!).toBeLessThanOrEqual(1);
+  }
+  expect(app.errors).toEqual([]);
+});

@@ -1,0 +1,100 @@
+/**
+ * The engine's Hugging Face import and merged-weights export (what the Models screen calls): an
+ * imported model becomes the playground's local policy and the base of new runs; a broken import
+ * changes nothing; a merge folds B·A·alpha/r into the base weights and zips the HF layout.
+ */
+import 'fake-indexeddb/auto';
+import { unzipSync } from 'fflate';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { PeftConfig } from '../../src/export/peft.ts';
+import { getEnvironment } from '../../src/envs/registry.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
+import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { Engine } from '../../src/pipeline/browser-engine.ts';
+import { openStore, type Store } from '../../src/store/index.ts';
+
+let modelDir: string;
+let store: Store;
+const R = 2;
+const Q = 'model.layers.0.self_attn.q_proj.weight';
+
+beforeAll(async () => {
+  await initBackend({ forced: 'wasm' });
+  modelDir = mkdtempSync(join(tmpdir(), 'spindle-import-model-'));
+  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 4);
+  await saveModelToDir(model, new ByteTokenizer(), modelDir);
+  model.dispose();
+  store = await openStore({ factory: new IDBFactory() });
+});
+afterAll(() => store.db.close());
+
+function engine(): Engine {
+  return new Engine({
+    initBackend: () => initBackend({ forced: 'wasm' }),
+    deviceLost: () => null,
+    openStore: async () => store,
+    loadModel: async (base) => loadHfModel(base),
+    baseModelMissing: () => 'no shipped model in this test',
+    spawnWorker: () => { throw new Error('no runs in this test'); },
+    cores: 1,
+  });
+}
+
+function modelFiles(config: (json: Record<string, unknown>) => Record<string, unknown> = (j) => j): Record<string, Blob> {
+  const json = JSON.parse(readFileSync(join(modelDir, 'config.json'), 'utf8')) as Record<string, unknown>;
+  return {
+    'config.json': new Blob([JSON.stringify(config({ ...json, _name_or_path: 'tiny-test' }))]),
+    'model.safetensors': new Blob([readFileSync(join(modelDir, 'model.safetensors'))]),
+  };
+}
+
+describe('importing a Hugging Face model into the engine', () => {
+  it('makes the imported model the local policy, and refuses a broken import without changing anything', async () => {
+    const e = engine();
+    expect(e.policyStatus().unavailable).toBe('no shipped model in this test');
+    const info = await e.importModel({ files: modelFiles() });
+    expect(info).toMatchObject({ name: 'tiny-test', base_model: 'imported:tiny-test', family: 'llama' });
+    expect(e.policyStatus()).toEqual({ unavailable: null, label: 'the imported model tiny-test' });
+    const trajectory = await e.playEpisode({ episodeId: 'p', task: getEnvironment('arith_tool').generate(2, 1, 'train'), seed: 1,
+      sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 6 }, maxSteps: 1 }, () => {});
+    expect(trajectory.token_count).toBeGreaterThan(0);
+
+    // A missing tensor, then an unsupported architecture: each names the problem; the import stays.
+    const weights = readSafetensors(new Uint8Array(readFileSync(join(modelDir, 'model.safetensors')))).tensors;
+    weights.delete(Q);
+    const missing = { ...modelFiles((j) => ({ ...j, _name_or_path: 'broken' })), 'model.safetensors': new Blob([writeSafetensors(weights) as BlobPart]) };
+    await expect(e.importModel({ files: missing })).rejects.toThrow(/q_proj/);
+    await expect(e.importModel({ files: modelFiles((j) => ({ ...j, model_type: 'gpt2' })) })).rejects.toThrow(/model_type "gpt2".*not supported/);
+    expect(e.importedModel()).toEqual({ name: 'tiny-test', base_model: 'imported:tiny-test' });
+    expect(e.policyStatus().label).toBe('the imported model tiny-test');
+  });
+
+  it('exports base + LoRA merged as an HF-layout zip: W + (alpha / r) · B · A on the adapted weight only', async () => {
+    const e = engine();
+    await e.importModel({ files: modelFiles() });
+    const A = Float32Array.from({ length: R * 32 }, (_, i) => ((i % 7) - 3) / 10); // [r, in]
+    const B = Float32Array.from({ length: 32 * R }, (_, i) => ((i % 5) - 2) / 10); // [out, r]
+    const key = (ab: string) => `base_model.model.model.layers.0.self_attn.q_proj.lora_${ab}.weight`;
+    const adapter = writeSafetensors(new Map([[key('A'), { shape: [R, 32], data: A }], [key('B'), { shape: [32, R], data: B }]]), { format: 'pt' });
+    const peft = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, lora_dropout: 0, bias: 'none', target_modules: ['q_proj'], base_model_name_or_path: 'tiny-test' } as PeftConfig;
+    const zip = unzipSync(await e.mergedModelZip({ baseModel: 'tiny-test', adapter, peft }));
+    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors']);
+    expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', spindle_tokenizer: 'byte' });
+    const merged = readSafetensors(zip['model.safetensors']).tensors;
+    const base = readSafetensors(new Uint8Array(readFileSync(join(modelDir, 'model.safetensors')))).tensors;
+    expect([...merged.keys()].sort()).toEqual([...base.keys()].sort());
+    const [o, i] = [3, 5];
+    const delta = (4 / R) * (B[o * R] * A[i] + B[o * R + 1] * A[32 + i]);
+    expect(merged.get(Q)!.data[o * 32 + i]).toBeCloseTo(base.get(Q)!.data[o * 32 + i] + delta, 5);
+    expect(merged.get('model.layers.0.self_attn.k_proj.weight')!.data).toEqual(base.get('model.layers.0.self_attn.k_proj.weight')!.data);
+
+    await expect(e.mergedModelZip({ baseModel: 'imported:other', adapter, peft })).rejects.toThrow(/not loaded in this tab/);
+  });
+});

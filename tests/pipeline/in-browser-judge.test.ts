@@ -1,0 +1,78 @@
+/**
+ * The in-browser judge in runs: with the Judges screen's switch (`judges.in_browser`) on, a run the
+ * engine starts carries the shipped ONNX judge in its saved config, and rollout workers given
+ * `loadModelJudge` put a vote from 'onnx-judge' on every trajectory beside the rule judge's.
+ */
+import 'fake-indexeddb/auto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateRunConfig } from '../../src/config/validate.ts';
+import type { Trajectory } from '../../src/contracts.ts';
+import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { Engine, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING } from '../../src/pipeline/browser-engine.ts';
+import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';
+import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+
+let modelDir: string;
+let store: Store;
+
+beforeAll(async () => {
+  await initBackend({ forced: 'wasm' });
+  modelDir = mkdtempSync(join(tmpdir(), 'spindle-judge-run-model-'));
+  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 5);
+  await saveModelToDir(model, new ByteTokenizer(), modelDir);
+  model.dispose();
+  store = await openStore({ factory: new IDBFactory() });
+});
+afterAll(() => store.db.close());
+
+describe('the in-browser ONNX judge in a run', () => {
+  it('adds the onnx-judge to runs while the setting is on, and the rollout worker core scores with it', async () => {
+    await setSetting(store, IN_BROWSER_JUDGE_SETTING, true);
+    const judgeLoads: string[] = [];
+    const engine = new Engine({
+      initBackend: () => initBackend({ forced: 'wasm' }),
+      deviceLost: () => null,
+      openStore: async () => store,
+      loadModel: async (base) => loadHfModel(base),
+      baseModelMissing: () => null,
+      // The rollout worker core in this thread, with the Node loader for model judges.
+      spawnWorker: (_i, generator) => {
+        const api = createRolloutWorkerApi(generator, 'local', {
+          loadModelJudge: (id, path) => { judgeLoads.push(`${id} ${path}`); return loadOnnxJudgeFromDir(path, { id }); },
+        });
+        return { run: (job) => api.runEpisode(job), terminate: () => {}, onCrash: () => {} };
+      },
+      cores: 1,
+    });
+    const { config, errors } = validateRunConfig({
+      name: 'judge-run', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+      training: { max_steps: 1, batch_size: 1, group_size: 2, checkpoint_every: 1, eval_interval: 50 },
+      sampling: { max_new_tokens: 6 }, safety: { enabled: false },
+      trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 }, tasks: { environments: ['arith_tool'], eval_items: 1 },
+    });
+    if (!config) throw new Error(JSON.stringify(errors));
+    const settled = new Promise<string>((resolve) => engine.subscribe((e) => { if (e.type === 'status' && ['finished', 'stopped', 'error'].includes(e.status)) resolve(e.status); }));
+    const runId = await engine.start(config);
+    expect(await settled).toBe('finished');
+
+    expect((await getRun(store, runId))?.config.judge.judges).toEqual([{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE]);
+    expect(judgeLoads[0]).toBe('onnx-judge models/judge');
+    const trajectories: Trajectory[] = [];
+    for await (const t of new TrajectoryCommons(store).load({ run_id: runId })) trajectories.push(t);
+    expect(trajectories.length).toBeGreaterThan(0);
+    for (const t of trajectories) {
+      const vote = t.votes.find((v) => v.judge_id === 'onnx-judge');
+      expect(vote?.score, JSON.stringify(t.votes)).toBeGreaterThanOrEqual(0);
+      expect(vote!.score!).toBeLessThanOrEqual(1);
+      expect(t.votes.map((v) => v.judge_id)).toContain('rule');
+    }
+  });
+});
