@@ -48,6 +48,7 @@ export function tinyConfig(over: (c: RunConfig) => void = () => {}): RunConfig {
   c.trajectory_collection.n_workers = 1;
   c.training.group_size = 2;
   c.training.batch_size = 1;
+  c.training.grad_accum_steps = 1;
   c.training.max_steps = 1;
   c.training.checkpoint_every = 1;
   c.training.eval_interval = 1;
