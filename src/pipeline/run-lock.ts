@@ -21,3 +21,18 @@ export async function liveRunIds(): Promise<Set<string>> {
   const prefix = runLockName('');
   return new Set(held.flatMap((lock) => (lock.name?.startsWith(prefix) ? [lock.name.slice(prefix.length)] : [])));
 }
+
+/**
+ * True when the run's lock can be taken within `waitMs`: nobody trains it. A page that was just
+ * reloaded can still hold its lock for a moment while its engine worker shuts down, so a held lock
+ * is waited for briefly before the run counts as live elsewhere.
+ */
+export async function runIsFree(runId: string, waitMs: number): Promise<boolean> {
+  if (typeof navigator === 'undefined' || !navigator.locks) return true;
+  try {
+    await navigator.locks.request(runLockName(runId), { signal: AbortSignal.timeout(waitMs) }, () => undefined);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -6,12 +6,15 @@
  */
 import { describeEnvironments } from '../../../envs/index.ts';
 import type { RunController } from '../../../pipeline/events.ts';
-import { liveRunIds } from '../../../pipeline/run-lock.ts';
+import { liveRunIds, runIsFree } from '../../../pipeline/run-lock.ts';
 import { listMarkers, listMetrics, listRuns } from '../../../store/index.ts';
 import type { InterruptedRun, TrainSource } from '../../screens/train/train.svelte.ts';
 import { engineRunController } from './engine-client.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
 import { getStore } from './store-handle.ts';
+
+/** How long a run's lock may stay held after a reload before the run counts as live in another tab. */
+const LOCK_GRACE_MS = 8000;
 
 export function createTrainSource(controller: RunController = engineRunController()): TrainSource {
   return {
@@ -19,8 +22,11 @@ export function createTrainSource(controller: RunController = engineRunControlle
     environments: async () => describeEnvironments().map((e) => e.name),
     async interruptedRuns(): Promise<InterruptedRun[]> {
       const [runs, live] = await Promise.all([listRuns(await getStore()), liveRunIds()]);
-      return runs
-        .filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN && !live.has(r.id))
+      const unfinished = runs.filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN);
+      // A run whose lock is held may belong to the page this one replaced: give that page time to let go.
+      const free = await Promise.all(unfinished.map((r) => !live.has(r.id) || runIsFree(r.id, LOCK_GRACE_MS)));
+      return unfinished
+        .filter((_, i) => free[i])
         .sort((a, b) => b.updated - a.updated)
         .map((r) => ({ id: r.id, name: r.name, status: r.status === 'paused' ? 'paused' as const : 'running' as const, lastStep: r.last_step, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated }));
     },
