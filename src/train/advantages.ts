@@ -120,10 +120,14 @@ export function batchAdvantages(groups: readonly (readonly number[])[], opts: Ad
  * online batch's mean, never negative. `std` is the online batch's spread (z-score mode only); when
  * the online batch has no spread the replayed item is compared without division, as in mean mode.
  */
-export function replayAdvantage(score: number, online: { mean: number; std: number }, opts: AdvantageOptions): number {
+export function replayAdvantage(score: number, online: { mean: number; std: number }, opts: AdvantageOptions, groupSize?: number): number {
   const gap = Math.max(0, score * opts.rewardScale - online.mean);
   if (opts.mode === 'mean' || online.std < ZERO_STD_TOL) return gap;
-  return gap / (online.std + STD_EPS);
+  // A nearly flat online batch (std 0.02, say) would turn a replayed success into an advantage of 40
+  // and swamp the update; it never gets more than the largest z-score a fresh group of this size can
+  // give, (G−1)/√G (one success among G−1 failures).
+  const cap = groupSize && groupSize > 1 ? (groupSize - 1) / Math.sqrt(groupSize) : Infinity;
+  return Math.min(gap / (online.std + STD_EPS), cap);
 }
 
 /** `G_t = r_t + γ·G_{t+1}`, computed backwards; same length as `rewards`. */

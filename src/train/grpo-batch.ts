@@ -92,7 +92,7 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   const scaled = scored.map((t) => (t.judge_score as number) * opts.rewardScale);
   const online = { mean: mean(scaled), std: sampleStd(scaled) };
   for (const t of p.replay.sample(p.replayCount + replaceCount, p.rng)) {
-    const a = replayAdvantage(t.judge_score ?? 0, online, opts);
+    const a = replayAdvantage(t.judge_score ?? 0, online, opts, cfg.training.group_size);
     if (a > 0) add(t, a);
   }
 

@@ -77,6 +77,9 @@ describe('replay (self-imitation) advantage', () => {
     expect(replayAdvantage(0.9, { mean: 0.5, std: 0.2 }, { mode: 'mean', rewardScale: 1 })).toBeCloseTo(0.4, 12);
     // no online spread: no division (an all-fail batch must not blow the advantage up)
     expect(replayAdvantage(1, { mean: 0, std: 0 }, Z)).toBe(1);
+    // A nearly flat online batch does not blow a replayed success up: capped at (G−1)/√G.
+    expect(replayAdvantage(1, { mean: 0.2, std: 0.02 }, Z)).toBeCloseTo(40, 4);
+    expect(replayAdvantage(1, { mean: 0.2, std: 0.02 }, Z, 8)).toBeCloseTo(7 / Math.sqrt(8), 12);
   });
 });
 
