@@ -20,15 +20,22 @@ export interface Rng {
   chance(p: number): boolean;
 }
 
+/** One mulberry32 step: the next 32-bit state and the float in [0, 1) it yields. Shared with src/train/rng.ts. */
+export function mulberry32(state: number): { state: number; value: number } {
+  const next = (state + 0x6d2b79f5) >>> 0;
+  let t = next;
+  t = Math.imul(t ^ (t >>> 15), t | 1);
+  t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+  return { state: next, value: ((t ^ (t >>> 14)) >>> 0) / 4294967296 };
+}
+
 /** A mulberry32 generator seeded with a 32-bit integer (other numbers are hashed to one). */
 export function createRng(seed: number): Rng {
   let s = toUint32(seed);
   const next = (): number => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    const step = mulberry32(s);
+    s = step.state;
+    return step.value;
   };
   const int = (lo: number, hi: number): number => {
     if (!Number.isInteger(lo) || !Number.isInteger(hi) || hi < lo) throw new RangeError(`rng.int(${lo}, ${hi}): need integers with lo <= hi`);

@@ -6,6 +6,8 @@
  * shuffling SFT examples; not for cryptography.
  */
 
+import { mulberry32 } from '../envs/rng.ts';
+
 export interface RngState {
   /** The 32-bit state (an unsigned integer). */
   s: number;
@@ -20,11 +22,9 @@ export class Rng {
 
   /** A float in [0, 1). */
   next(): number {
-    this.s = (this.s + 0x6d2b79f5) >>> 0;
-    let t = this.s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    const step = mulberry32(this.s);
+    this.s = step.state;
+    return step.value;
   }
 
   /** An integer in [0, n). */
