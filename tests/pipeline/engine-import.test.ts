@@ -5,20 +5,17 @@
  */
 import 'fake-indexeddb/auto';
 import { unzipSync } from 'fflate';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PeftConfig } from '../../src/export/peft.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
-import { TransformerModel } from '../../src/model/transformer.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
+import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
 let store: Store;
@@ -27,10 +24,7 @@ const Q = 'model.layers.0.self_attn.q_proj.weight';
 
 beforeAll(async () => {
   await initBackend({ forced: 'wasm' });
-  modelDir = mkdtempSync(join(tmpdir(), 'spindle-import-model-'));
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 4);
-  await saveModelToDir(model, new ByteTokenizer(), modelDir);
-  model.dispose();
+  modelDir = await writeTinyModel(4, 'spindle-import-model-');
   store = await openStore({ factory: new IDBFactory() });
 });
 afterAll(() => store.db.close());

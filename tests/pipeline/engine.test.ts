@@ -1,32 +1,24 @@
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunConfig } from '../../src/config/schema.ts';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
-import { TransformerModel } from '../../src/model/transformer.ts';
+import { loadHfModel } from '../../src/model/hf.ts';
 import { Engine, type EngineDeps, type PlayEvent } from '../../src/pipeline/browser-engine.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import { readSecrets, secretLookup } from '../../src/pipeline/secrets.ts';
 import { getRun, listMetrics, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
 let store: Store;
 
 beforeAll(async () => {
   await initBackend({ forced: 'wasm' });
-  modelDir = mkdtempSync(join(tmpdir(), 'spindle-engine-model-'));
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 9);
-  await saveModelToDir(model, new ByteTokenizer(), modelDir);
-  model.dispose();
+  modelDir = await writeTinyModel(9, 'spindle-engine-model-');
   store = await openStore({ factory: new IDBFactory() });
 });
 afterAll(() => store.db.close());

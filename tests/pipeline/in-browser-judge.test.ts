@@ -4,31 +4,23 @@
  * `loadModelJudge` put a vote from 'onnx-judge' on every trajectory beside the rule judge's.
  */
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
 import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
-import { TransformerModel } from '../../src/model/transformer.ts';
+import { loadHfModel } from '../../src/model/hf.ts';
 import { Engine, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING } from '../../src/pipeline/browser-engine.ts';
 import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';
 import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
 let store: Store;
 
 beforeAll(async () => {
   await initBackend({ forced: 'wasm' });
-  modelDir = mkdtempSync(join(tmpdir(), 'spindle-judge-run-model-'));
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 5);
-  await saveModelToDir(model, new ByteTokenizer(), modelDir);
-  model.dispose();
+  modelDir = await writeTinyModel(5, 'spindle-judge-run-model-');
   store = await openStore({ factory: new IDBFactory() });
 });
 afterAll(() => store.db.close());

@@ -1,29 +1,20 @@
 import 'fake-indexeddb/auto';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
 import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { presetConfig } from '../../src/model/config.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
-import { TransformerModel } from '../../src/model/transformer.ts';
 import { createNodeRun, spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { PipelineRun } from '../../src/pipeline/run.ts';
 import { loadNodeModel } from '../../src/pipeline/node.ts';
 import { getRun, listGroups, listMetrics, loadLatestCheckpoint, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
 
 beforeAll(async () => {
   await initBackend();
-  modelDir = mkdtempSync(join(tmpdir(), 'spindle-run-model-'));
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 5);
-  await saveModelToDir(model, new ByteTokenizer(), modelDir);
-  model.dispose();
+  modelDir = await writeTinyModel(5, 'spindle-run-model-');
 });
 
 function tinyConfig(over: Partial<RunConfig['training']> = {}): RunConfig {
