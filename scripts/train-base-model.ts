@@ -26,7 +26,7 @@ import { readSafetensors, writeSafetensors } from '../src/model/safetensors.ts';
 import { loadHfModel, saveModelToDir } from '../src/model/hf.ts';
 import { Optimizer, type OptimizerState } from '../src/train/optimizer.ts';
 import { listEnvironments } from '../src/envs/registry.ts';
-import { createRng, deriveSeed } from '../src/envs/rng.ts';
+import { createRng, deriveSeed } from '../src/rng.ts';
 import { expertTrajectory } from '../src/rollout/expert.ts';
 import { evaluateModel, formatEvalTable } from './lib/evaluate-model.ts';
 import { writeModelCard } from './lib/model-card.ts';

@@ -9,7 +9,7 @@ import { finalAnswer, lastInteger, usedToolSuccessfully } from './answer.ts';
 import { ARITH_LEVELS, ARITH_NO_TOOL_CREDIT, ARITH_PROMPTS } from './data/arith.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { evaluateExact, toInteger } from './expr.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 import type { EnvironmentSpec, TaskItem } from './types.ts';
 
 /** Results stay well inside what a double and the calc tool print exactly. */

@@ -9,7 +9,7 @@ import { cleanAnswer, finalAnswer } from './answer.ts';
 import { COUNTDOWN_LEVELS, COUNTDOWN_PROMPT } from './data/countdown.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { ExpressionError, equalsInteger, evaluateExact } from './expr.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 import type { EnvironmentSpec, TaskItem } from './types.ts';
 
 type Op = '+' | '-' | '*' | '/';

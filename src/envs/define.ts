@@ -8,7 +8,7 @@
  * for train, whatever the seed.
  */
 import type { Split, Task, Trajectory } from '../contracts.ts';
-import { createRng, deriveSeed, hashString } from './rng.ts';
+import { createRng, deriveSeed, hashString } from '../rng.ts';
 import { ALL_LEVELS, KNOWN_TOOLS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
 
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;

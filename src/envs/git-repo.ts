@@ -8,7 +8,7 @@
 import type { Task, Trajectory } from '../contracts.ts';
 import { BRANCH_NAMES, COMMIT_MESSAGES, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
 import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 import { answerMatches, filesMatch, type AnswerCheck, type FileExpectations } from './state-check.ts';
 import { replayTrajectory } from './task-toolbox.ts';
 import type { EnvironmentSpec, SetupCall, TaskItem, ToolboxSetup } from './types.ts';

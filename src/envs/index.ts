@@ -2,7 +2,7 @@
 export * from './types.ts';
 export { defineEnvironment, validateEnvironmentSpec, EnvironmentSpecError, stableJson } from './define.ts';
 export { listEnvironments, describeEnvironments, getEnvironment, hasEnvironment, listTags, registerEnvironment, unregisterEnvironment } from './registry.ts';
-export { createRng, deriveSeed, hashString, type Rng } from './rng.ts';
+export { createRng, deriveSeed, hashString, type Rng } from '../rng.ts';
 export { finalAnswer, lastInteger, cleanAnswer, extractCode, usedToolSuccessfully } from './answer.ts';
 export { callTurn, answerTurn, type ExpertCall } from './expert-text.ts';
 export { openTaskToolbox, replayTrajectory } from './task-toolbox.ts';

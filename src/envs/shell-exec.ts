@@ -8,7 +8,7 @@
 import type { Task, Trajectory } from '../contracts.ts';
 import { CONTENT_WORDS, DIR_NAMES, FILE_EXTS, FILE_STEMS, LOG_EVENTS, LOG_LEVELS, SHELL_LEVELS, SHELL_PROMPTS } from './data/shell.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 import { answerMatches, filesMatch, linesMatch, type AnswerCheck, type FileExpectations, type LinesExpectation } from './state-check.ts';
 import { replayTrajectory } from './task-toolbox.ts';
 import type { EnvironmentSpec, TaskItem, ToolboxSetup } from './types.ts';

@@ -1,7 +1,7 @@
 /** Drawing the text that letter_count and text_reverse ask about, and quoting it for a `js` call. */
 import { FILLER_WORDS, LONG_WORDS, SHORT_WORDS } from './data/words.ts';
 import type { TextLevel, WordSource } from './data/text-levels.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 
 const SOURCES: Record<WordSource, readonly string[]> = { short: SHORT_WORDS, long: LONG_WORDS, filler: FILLER_WORDS };
 

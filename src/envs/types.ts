@@ -7,7 +7,7 @@
  * by adding ids and the deterministic train/test split, so no author has to get splits right.
  */
 import type { Split, Task, Trajectory } from '../contracts.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 
 /** Tool names the sandbox provides (src/sandbox TOOL_SCHEMAS). */
 export const KNOWN_TOOLS = ['js', 'calc', 'sh', 'git'] as const;

@@ -8,7 +8,7 @@
  * get no adapters, like PEFT's `layers_to_transform`.
  */
 import * as tf from '@tensorflow/tfjs';
-import { createRng, deriveSeed, uniformArray } from './rng.ts';
+import { createRng, deriveSeed, uniformArray } from '../rng.ts';
 import { TARGET_MODULES, type HostTensors, type TargetModule, type TransformerModel } from './transformer.ts';
 
 export interface LoraConfig {

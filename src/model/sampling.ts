@@ -12,7 +12,7 @@
  *   and benchmarked against.
  */
 import * as tf from '@tensorflow/tfjs';
-import { createRng, deriveSeed, type Rng } from './rng.ts';
+import { createRng, deriveSeed, type Rng } from '../rng.ts';
 import type { KVCache, TransformerModel } from './transformer.ts';
 
 export interface SamplingOptions {

@@ -9,7 +9,7 @@ import { initBackend, probeEnvironment } from './backend.ts';
 import type { ModelConfig } from './config.ts';
 import { attachLora } from './lora.ts';
 import { crossEntropyLoss } from './logprobs.ts';
-import { createRng } from './rng.ts';
+import { createRng } from '../rng.ts';
 import { generate } from './sampling.ts';
 import { TransformerModel } from './transformer.ts';
 

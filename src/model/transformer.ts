@@ -16,7 +16,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
 import { applyRope, embed, mm, rmsNorm, ropeTables, silu } from './ops.ts';
-import { createRng, deriveSeed, normalArray } from './rng.ts';
+import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
 /** A tensor on the host: HF layout, float32. What weight files, fixtures and adapters exchange. */
 export interface HostTensor {
@@ -161,7 +161,7 @@ export class TransformerModel {
       if (name.endsWith('norm.weight')) return new Float32Array(size).fill(1);
       if (name.endsWith('.bias')) return new Float32Array(size);
       const std = /(o_proj|down_proj)\.weight$/.test(name) ? residualStd : 0.02;
-      return normalArray(createRng(deriveSeed(seed, hashName(name))), size, std);
+      return normalArray(createRng(deriveSeed(seed, name)), size, std);
     });
   }
 
@@ -396,8 +396,3 @@ function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][
   return tf.tensor(bias, [B, 1, 1, T, Tk]); // [B, 1, 1, T, Tk]
 }
 
-function hashName(name: string): number {
-  let h = 2166136261;
-  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 16777619);
-  return h >>> 0;
-}

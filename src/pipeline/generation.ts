@@ -5,7 +5,7 @@
  * it was batched or not. Also the Policy a rollout worker holds: a thin proxy to this service.
  */
 import type { SamplingParams } from '../contracts.ts';
-import { deriveSeed } from '../model/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import { generate } from '../model/sampling.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from '../rollout/policy.ts';

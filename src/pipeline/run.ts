@@ -13,7 +13,7 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { deriveSeed } from '../envs/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../rollout/policy.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';

@@ -12,7 +12,7 @@
 import type { FinishReason, SamplingParams, Task, ToolCall, Trajectory, TrajectoryStep } from '../contracts.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
-import { deriveSeed } from '../envs/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import { openTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
 import {
   assistantTurnClose,

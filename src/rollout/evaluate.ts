@@ -5,7 +5,7 @@
  */
 import type { SamplingParams, Split, Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
-import { deriveSeed } from '../envs/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import { runEpisode } from './episode.ts';
 import type { Policy } from './policy.ts';
 

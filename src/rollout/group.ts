@@ -3,7 +3,7 @@
  * derived from a base seed, so the whole group replays from (base seed, task).
  */
 import type { Trajectory } from '../contracts.ts';
-import { deriveSeed } from '../envs/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import { runEpisode, type EpisodeOptions } from './episode.ts';
 import type { EpisodeEvent } from './events.ts';
 

@@ -6,7 +6,7 @@
  * drawn deterministically from the sampling seed.
  */
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from './policy.ts';
-import { createRng } from '../envs/rng.ts';
+import { createRng } from '../rng.ts';
 
 export type Script = readonly string[] | ((context: PolicyContext, turn: number) => string);
 

@@ -15,7 +15,7 @@ import type { CurriculumState } from './curriculum.ts';
 import type { PreparedModel } from './model-setup.ts';
 import type { OptimizerState } from './optimizer.ts';
 import type { ReplayState } from './replay-buffer.ts';
-import type { RngState } from './rng.ts';
+import type { RngState } from '../rng.ts';
 import type { SafetyState } from './safety-monitor.ts';
 
 export const CHECKPOINT_VERSION = 1;

@@ -13,7 +13,7 @@ import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdv
 import type { TrainSample } from './batch.ts';
 import { stepBonus, turnBonuses } from './process-rewards.ts';
 import type { ReplayBuffer } from './replay-buffer.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 
 export interface BuiltBatch {
   samples: TrainSample[];

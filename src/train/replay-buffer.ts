@@ -14,7 +14,7 @@
  */
 import type { Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
-import type { Rng } from './rng.ts';
+import type { Rng } from '../rng.ts';
 
 export interface ReplayItem {
   trajectory: Trajectory;

@@ -20,7 +20,7 @@
  */
 import type { RunConfig } from '../config/schema.ts';
 import type { Metrics, MetricsRecord, RunMarker, Trajectory } from '../contracts.ts';
-import { deriveSeed } from '../model/rng.ts';
+import { createRng, deriveSeed, type Rng } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from './batch.ts';
 import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
@@ -29,7 +29,6 @@ import { buildGrpoBatch } from './grpo-batch.ts';
 import { prepareModel, prepareResumed, type PreparedModel } from './model-setup.ts';
 import { Optimizer, type OptimizerState } from './optimizer.ts';
 import { planBatch, ReplayBuffer } from './replay-buffer.ts';
-import { Rng } from './rng.ts';
 import { SafetyMonitor, type BaselineEvaluator, type SafetyReport } from './safety-monitor.ts';
 import { grpoUpdate, sftUpdate } from './update.ts';
 
@@ -101,7 +100,7 @@ export class Trainer {
     });
     this.replay = new ReplayBuffer(cfg.replay);
     this.curriculum = createCurriculum(cfg.tasks.environments, cfg.curriculum);
-    this.rng = new Rng(deriveSeed(cfg.seed, 0x7e91a7));
+    this.rng = createRng(deriveSeed(cfg.seed, 0x7e91a7));
     this.onlineRatio = cfg.replay.online_ratio;
     this.safety = cfg.safety.enabled && deps.evaluateBaselines ? new SafetyMonitor(cfg.safety, deps.evaluateBaselines, resume?.safety) : null;
     if (resume) this.restore(resume);
@@ -182,7 +181,7 @@ export class Trainer {
     const perUpdate = cfg.batch_size * cfg.grad_accum_steps;
     const losses: number[] = [];
     for (let epoch = 0; epoch < epochs && !signal?.aborted; epoch++) {
-      const order = this.rng.shuffled(examples);
+      const order = this.rng.shuffle(examples);
       for (let i = 0; i < order.length && !signal?.aborted; i += perUpdate) {
         const r = await sftUpdate(this.model, this.optimizer, order.slice(i, i + perUpdate), {
           accumSteps: cfg.grad_accum_steps,
@@ -232,7 +231,7 @@ export class Trainer {
     this.optimizer.importState(c.optimizer);
     this.replay = ReplayBuffer.fromState(c.replay);
     this.curriculum = structuredClone(c.curriculum);
-    this.rng = new Rng(c.rng);
+    this.rng = createRng(c.rng);
     this.stepNo = c.step;
     this.sftStepNo = c.sft_step;
     this.onlineRatio = c.online_ratio;

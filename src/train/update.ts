@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { tokenStats } from '../model/logprobs.ts';
-import { deriveSeed } from '../model/rng.ts';
+import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { chunk, packBatch, type TrainSample } from './batch.ts';
 import { finishMetrics, grpoLoss, type GrpoLossConfig } from './grpo-loss.ts';

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { countParameters, fromHfConfig, presetConfig, type ModelConfig } from '../../src/model/config.ts';
 import { attachLora, exportLora, freezeLayers, importLora, mergeLora, parseLayerRange, peftAdapterConfig } from '../../src/model/lora.ts';
 import { crossEntropyLoss, sequenceLogprobs, tokenStats } from '../../src/model/logprobs.ts';
-import { createRng } from '../../src/model/rng.ts';
+import { createRng } from '../../src/rng.ts';
 import { generate, sampleToken } from '../../src/model/sampling.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, useBackend } from './helpers.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planBatch, ReplayBuffer } from '../../src/train/replay-buffer.ts';
-import { Rng } from '../../src/train/rng.ts';
+import { createRng } from '../../src/rng.ts';
 import { trajectory } from './fixtures.ts';
 
 const traj = (id: string, score: number | null) => trajectory({ id, judge_score: score });
@@ -33,7 +33,7 @@ describe('replay buffer', () => {
     b.add(traj('c', null), 5);
     const n = 40_000;
     const counts: Record<string, number> = { a: 0, b: 0, c: 0 };
-    for (const t of b.sample(n, new Rng(7))) counts[t.id]++;
+    for (const t of b.sample(n, createRng(7))) counts[t.id]++;
     // expected 1/8, 2/8, 5/8; binomial sd ≤ sqrt(0.25/40000) = 0.0025, so ±0.01 is 4 sd
     expect(counts.a / n).toBeCloseTo(0.125, 1);
     expect(Math.abs(counts.a / n - 0.125)).toBeLessThan(0.01);
@@ -45,7 +45,7 @@ describe('replay buffer', () => {
     const b = new ReplayBuffer({ capacity: 5, admit_threshold: 0.5 });
     ['a', 'b', 'c', 'd'].forEach((id, i) => b.offer(traj(id, 0.6 + i * 0.1)));
     const copy = ReplayBuffer.fromState(structuredClone(b.state()));
-    const ids = (x: ReplayBuffer) => x.sample(20, new Rng(3)).map((t) => t.id);
+    const ids = (x: ReplayBuffer) => x.sample(20, createRng(3)).map((t) => t.id);
     expect(ids(copy)).toEqual(ids(b));
     expect(copy.size).toBe(4);
     // the copy keeps its insertion counter: ties still break the same way
@@ -53,7 +53,7 @@ describe('replay buffer', () => {
   });
 
   it('an empty buffer samples nothing', () => {
-    expect(new ReplayBuffer({ capacity: 5, admit_threshold: 0 }).sample(4, new Rng(1))).toEqual([]);
+    expect(new ReplayBuffer({ capacity: 5, admit_threshold: 0 }).sample(4, createRng(1))).toEqual([]);
   });
 });
 

@@ -5,7 +5,7 @@ import type { Metrics, RunMarker, Trajectory } from '../../src/contracts.ts';
 import { sequenceLogprobs } from '../../src/model/logprobs.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import type { TrainerCheckpoint } from '../../src/train/checkpoint.ts';
-import { Rng } from '../../src/train/rng.ts';
+import { createRng } from '../../src/rng.ts';
 import { Trainer, type CollectGroups } from '../../src/train/trainer.ts';
 import { trajectory } from './fixtures.ts';
 import { tinyModel, useWasm } from './helpers.ts';
@@ -31,11 +31,11 @@ function config(over: (c: RunConfig) => void = () => {}): RunConfig {
 function fakeCollector(model: TransformerModel, log: { levels: (Record<string, number> | null)[] } = { levels: [] }): CollectGroups {
   return async (n, step, levels) => {
     log.levels.push(levels);
-    const rng = new Rng(1000 + step);
+    const rng = createRng(1000 + step);
     const groups: Trajectory[][] = [];
     for (let g = 0; g < n; g++) {
       const prompt = [1, 2 + g, 3];
-      const seqs = Array.from({ length: 4 }, () => [...prompt, ...Array.from({ length: 4 }, () => 4 + rng.int(8))]);
+      const seqs = Array.from({ length: 4 }, () => [...prompt, ...Array.from({ length: 4 }, () => 4 + rng.int(0, 7))]);
       const lps = await sequenceLogprobs(model, seqs);
       groups.push(
         seqs.map((tokens, i) => {

@@ -13,7 +13,7 @@ import { CliError } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { Trajectory } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
-import { deriveSeed } from '../../envs/rng.ts';
+import { deriveSeed } from '../../rng.ts';
 import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import { EnginePolicy, GenerationService } from '../../pipeline/generation.ts';
