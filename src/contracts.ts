@@ -2,6 +2,7 @@
  * The plain data every stage of the data path shares (DESIGN.md). Everything here survives
  * `structuredClone` and JSON: no classes, no tensors, no functions. Field names follow the seed
  * (snake_case on the trajectory) and Atropos (`ScoredGroup`) so exports need no renaming.
+ * Beside the data, the one rule about it every stage applies: `isSuccess`.
  */
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
@@ -95,6 +96,7 @@ export interface Trajectory {
   model_id: string;
   steps: TrajectoryStep[];
   final_response: string | null;
+  /** `isSuccess(judge_score)`: null when there is no score. */
   success: boolean | null;
   /** Combined judge score in [0, 1], or null before judging / when no judge could score. */
   judge_score: number | null;
@@ -167,4 +169,17 @@ export type RunMarker =
 export interface CalibrationItem {
   trajectory: Trajectory;
   gold: number;
+}
+
+/** How far below 1 a score may fall from rounding (a trimmed mean of 1s, a float sum) and still be full marks. */
+const FULL_MARKS_TOLERANCE = 1e-9;
+
+/**
+ * The one success rule (DESIGN.md: one definition per rule): a trajectory succeeded when its score
+ * (the environment's, or the judges' combined score, in [0, 1]) is full marks, 1. No score, no verdict.
+ */
+export function isSuccess(score: number): boolean;
+export function isSuccess(score: number | null): boolean | null;
+export function isSuccess(score: number | null): boolean | null {
+  return score === null ? null : score >= 1 - FULL_MARKS_TOLERANCE;
 }

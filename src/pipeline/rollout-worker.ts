@@ -5,7 +5,7 @@
  * only this worker; tests call it directly.
  */
 import type { JudgeConfig } from '../config/schema.ts';
-import type { JudgeVote, SamplingParams, Task, Trajectory } from '../contracts.ts';
+import { isSuccess, type JudgeVote, type SamplingParams, type Task, type Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
 import { createJudges } from '../judge/from-config.ts';
 import { TrajectoryJudge } from '../judge/ensemble.ts';
@@ -36,9 +36,6 @@ export interface JudgingDeps {
   loadModelJudge?: (id: string, path: string) => Promise<Judge>;
 }
 
-/** A combined score this high counts as a success (scores are in [0, 1]; rounding aside, "full marks"). */
-const SUCCESS_SCORE = 0.999;
-
 /** Scores with the environment's own `evaluate` (the rule judge's evaluator). */
 const envEvaluator = (task: Task, trajectory: Trajectory) => getEnvironment(task.env).evaluate(task, trajectory);
 
@@ -61,10 +58,10 @@ export class RolloutWorkerCore {
       const started = performance.now();
       const score = await env.evaluate(job.task, withId);
       const vote: JudgeVote = { judge_id: `env:${env.name}`, score, rationale: 'environment evaluate()', latency_ms: performance.now() - started };
-      return { ...withId, votes: [vote], judge_score: score, success: score === null ? null : score >= 1 };
+      return { ...withId, votes: [vote], judge_score: score, success: isSuccess(score) };
     }
     const judged = await (await this.ensemble(job)).scoreTrajectory(withId, job.task);
-    return { ...judged, success: judged.judge_score === null ? null : judged.judge_score >= SUCCESS_SCORE };
+    return { ...judged, success: isSuccess(judged.judge_score) };
   }
 
   /** One ensemble per judge configuration, built once (remote judges keep their cache and limits). */

@@ -3,7 +3,7 @@
  * environment and level, score each episode with the environment's own `evaluate`, and report the
  * success rate (score 1) and the mean score. Greedy sampling by default so a number means one thing.
  */
-import type { SamplingParams, Split, Trajectory } from '../contracts.ts';
+import { isSuccess, type SamplingParams, type Split, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { runEpisode } from './episode.ts';
@@ -56,7 +56,7 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
       const trajectory = await runEpisode({ policy, env, task, seed: task.seed, sampling, maxSteps: options.maxSteps, toolTimeoutMs: options.toolTimeoutMs, signal: options.signal });
       const score = await env.evaluate(task, trajectory);
       scores[index] = score;
-      options.onEpisode?.({ ...trajectory, judge_score: score, success: score === null ? null : score >= 1 }, score);
+      options.onEpisode?.({ ...trajectory, judge_score: score, success: isSuccess(score) }, score);
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, Math.min(options.concurrency ?? 1, jobs.length)) }, worker));
@@ -71,7 +71,7 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
         level,
         split,
         n: mine.length,
-        success: scored.filter((s) => s >= 1).length / mine.length,
+        success: scored.filter((s) => isSuccess(s)).length / mine.length,
         mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
         unscored: mine.length - scored.length,
       });

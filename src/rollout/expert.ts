@@ -4,7 +4,7 @@
  * lead uses them to build SFT transcripts (`trajectory.messages` is the HF chat format) for the
  * shipped base model.
  */
-import type { Task, Trajectory } from '../contracts.ts';
+import { isSuccess, type Task, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { runEpisode, type EpisodeOptions } from './episode.ts';
 import type { TextTokenizer } from './policy.ts';
@@ -23,7 +23,7 @@ export async function expertTrajectory(env: Environment, task: Task, options: Ex
   const { tokenizer: _t, ...episode } = options;
   const trajectory = await runEpisode({ seed: task.seed, maxSteps: Math.max(turns.length, 1), ...episode, policy, env, task });
   const score = await env.evaluate(task, trajectory);
-  return { ...trajectory, judge_score: score, success: score === null ? null : score >= 1 };
+  return { ...trajectory, judge_score: score, success: isSuccess(score) };
 }
 
 export interface ExpertBatchOptions extends ExpertOptions {

@@ -4,7 +4,7 @@
  * from `spindle sft` / `spindle export adapter` can be applied on top of the model.
  */
 import { CliError, type Command } from '../command.ts';
-import type { Split } from '../../contracts.ts';
+import { isSuccess, type Split } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
 import type { Environment } from '../../envs/types.ts';
 import { evaluatePolicy, formatEvalTable } from '../../rollout/evaluate.ts';
@@ -68,7 +68,7 @@ export const evaluate: Command = {
         split, levels, items, seed, maxSteps, toolTimeoutMs: config.trajectory_collection.tool_timeout_ms, signal: ctx.signal,
         sampling: { max_new_tokens: maxNewTokens },
         onEpisode: (_t, score) => {
-          if (score !== null && score >= 1) solved++;
+          if (isSuccess(score)) solved++;
           progress.tick(1, `solved ${solved}`);
         },
       }).catch((e: unknown) => {

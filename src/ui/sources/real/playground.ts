@@ -6,7 +6,7 @@
  * episode saved to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
  */
 import * as Comlink from 'comlink';
-import type { Task, Trajectory } from '../../../contracts.ts';
+import { isSuccess, type Task, type Trajectory } from '../../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { describeEnvironments, getEnvironment } from '../../../envs/index.ts';
 import { TrajectoryJudge } from '../../../judge/ensemble.ts';
@@ -81,7 +81,7 @@ export function createPlaygroundSource(): PlaygroundSource {
       const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
       const ensemble = new TrajectoryJudge({ judges: [new RuleJudge({ id: 'rule', evaluator: env })] });
       const judgement = await ensemble.judge(trajectory, task);
-      await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: judgement.score === null ? null : judgement.score >= 0.99 });
+      await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: isSuccess(judgement.score) });
       return { score: judgement.score, votes: judgement.votes };
     },
   };
