@@ -4,10 +4,8 @@
  */
 import { CliError, type Command } from '../command.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../../export/from-store.ts';
-import { adapterZip, peftConfigFromRun } from '../../export/peft.ts';
-import { readSafetensors } from '../../model/safetensors.ts';
-import type { PreparedModel } from '../../train/model-setup.ts';
-import { countTrajectories, listEvaluations, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
+import { checkpointAdapterZip } from '../../pipeline/adapter-export.ts';
+import { countTrajectories, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
 import {
   choiceOption, findRun, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
@@ -79,19 +77,9 @@ export const exportAdapter: Command = {
       const run = await findRun(store, stringOption(values, 'run'), true);
       const ckpt = await loadLatestCheckpoint(store, run.id);
       if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (checkpoints are taken every training.checkpoint_every steps and at the end).`);
-      const { tensors, metadata } = readSafetensors(new Uint8Array(ckpt.adapter), `checkpoint ${ckpt.id}`);
-      if (metadata.spindle_weights === 'full') throw new CliError(`Run ${run.id} fine-tuned every weight (lora.r = 0); it has no adapter to export.`);
-      const setup = (ckpt.meta.checkpoint as { setup?: PreparedModel } | undefined)?.setup;
-      const layers = setup?.lora?.layers ?? null;
-      const config = peftConfigFromRun(run.config, layers);
-      if (setup?.lora) Object.assign(config, { r: setup.lora.r, lora_alpha: setup.lora.alpha, target_modules: [...setup.lora.targetModules] });
-      const evals = (await listEvaluations(store, run.id)).map((e) => ({ benchmark: e.benchmark, step: e.step, results: e.results }));
-      let zip: Uint8Array;
-      try {
-        zip = adapterZip(tensors, { config, run: run.config, evals, title: run.name });
-      } catch (e) {
-        throw new CliError(`checkpoint ${ckpt.id}: ${(e as Error).message}`);
-      }
+      const { zip, config, tensors } = await checkpointAdapterZip(store, ckpt).catch((e: unknown) => {
+        throw new CliError((e as Error).message);
+      });
       const file = writeOutput(ctx, output, zip);
       ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${tensors.size} tensors, r=${config.r}) to ${file}`);
     });

@@ -5,7 +5,8 @@
  * engine worker, which holds the models (src/pipeline/browser-engine.ts).
  */
 import * as Comlink from 'comlink';
-import { ADAPTER_CONFIG, ADAPTER_WEIGHTS, peftConfigFromRun, readAdapter, zipFiles, type PeftConfig } from '../../../export/peft.ts';
+import { readAdapter } from '../../../export/peft.ts';
+import { checkpointAdapter, checkpointAdapterZip } from '../../../pipeline/adapter-export.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../../export/index.ts';
 import {
   countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type TrajectoryFilter,
@@ -98,22 +99,16 @@ export function createModelsSource(): ModelsSource {
         case 'adapter-zip': {
           const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
           if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
-          const run = await getRun(store, cp.run_id);
-          // An imported adapter keeps its own PEFT config; a trained one is described by its run's config.
-          const peft = (cp.meta.peft as object | undefined) ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
-          const config = new TextEncoder().encode(JSON.stringify(peft, null, 2));
-          const zip = zipFiles(new Map([[ADAPTER_CONFIG, config], [ADAPTER_WEIGHTS, new Uint8Array(cp.adapter)]]));
+          const { zip, run } = await checkpointAdapterZip(store, cp);
           onProgress(zip.length, zip.length);
           return { filename: `${run?.name ?? cp.run_id}-step${cp.step}-adapter.zip`, blob: bytesOf([zip as BlobPart], 'application/zip') };
         }
         case 'merged-weights': {
           const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
           if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
-          const run = await getRun(store, cp.run_id);
-          const imported = cp.meta.peft as PeftConfig | undefined;
-          const peft = imported ?? peftConfigFromRun(run?.config ?? DEFAULT_CONFIG);
+          const { config: peft, run } = await checkpointAdapter(store, cp);
           // A trained adapter sits on its run's base model; an imported one names its own.
-          const baseModel = (imported ? imported.base_model_name_or_path : null) || run?.config.model.base_model || DEFAULT_CONFIG.model.base_model;
+          const baseModel = (run ? run.config.model.base_model : peft.base_model_name_or_path) || DEFAULT_CONFIG.model.base_model;
           onProgress(0, null);
           const adapter = new Uint8Array(cp.adapter.slice(0));
           const zip = await getEngine().engine.mergedModelZip(Comlink.transfer({ baseModel, adapter, peft }, [adapter.buffer]));
