@@ -55,13 +55,14 @@ export interface GrpoInputs {
   tokenCount: number;
 }
 
-/** Token sums of the metric quantities, in this order; see `finishMetrics`. */
+/** The token sums behind the metrics; `finishMetrics` divides them by `tokens`. The tensor stacks them in this order. */
 export const GRPO_SUM_NAMES = ['clip_low', 'clip_high', 'clip_region', 'kl', 'entropy', 'tokens'] as const;
+export type GrpoSums = Record<(typeof GRPO_SUM_NAMES)[number], number>;
 
 export interface GrpoLossResult {
   /** Scalar loss (already divided by tokenCount). */
   loss: tf.Scalar;
-  /** [6] token sums (GRPO_SUM_NAMES); not part of the gradient. */
+  /** [6] token sums stacked in GRPO_SUM_NAMES order (read them with `readSums`); not part of the gradient. */
   sums: tf.Tensor1D;
 }
 
@@ -96,21 +97,29 @@ export function grpoLoss(x: GrpoInputs, cfg: GrpoLossConfig): GrpoLossResult {
     const high = tf.logicalAnd(tf.greater(r, 1 + epsHigh), tf.greater(adv, 0)).toFloat(); // [B, T]
     const region = tf.maximum(low, high);
     const masked = (t: tf.Tensor) => tf.sum(tf.mul(t, mask));
-    const entropy = x.entropy ? masked(x.entropy) : tf.scalar(0);
-    return tf.stack([masked(low), masked(high), masked(region), klSum, entropy, tf.sum(mask)]) as tf.Tensor1D; // [6]
+    const named: Record<keyof GrpoSums, tf.Tensor> = {
+      clip_low: masked(low), clip_high: masked(high), clip_region: masked(region), kl: klSum,
+      entropy: x.entropy ? masked(x.entropy) : tf.scalar(0), tokens: tf.sum(mask),
+    };
+    return tf.stack(GRPO_SUM_NAMES.map((name) => named[name])) as tf.Tensor1D; // [6]
   });
   return { loss, sums };
 }
 
+/** The stacked sums tensor's values by name, added to `into` (micro-batches accumulate), or to zeros. */
+export function readSums(values: ArrayLike<number>, into?: GrpoSums): GrpoSums {
+  return Object.fromEntries(GRPO_SUM_NAMES.map((name, i) => [name, (into?.[name] ?? 0) + values[i]])) as GrpoSums;
+}
+
 /** Divides accumulated token sums into TRL-named metrics (`kl` / `entropy` only when measured). */
-export function finishMetrics(sums: ArrayLike<number>, opts: { hasRef: boolean; hasEntropy: boolean }): Record<string, number> {
-  const tokens = sums[5] || 1;
+export function finishMetrics(sums: GrpoSums, opts: { hasRef: boolean; hasEntropy: boolean }): Record<string, number> {
+  const tokens = sums.tokens || 1;
   const out: Record<string, number> = {
-    'clip_ratio/low_mean': sums[0] / tokens,
-    'clip_ratio/high_mean': sums[1] / tokens,
-    'clip_ratio/region_mean': sums[2] / tokens,
+    'clip_ratio/low_mean': sums.clip_low / tokens,
+    'clip_ratio/high_mean': sums.clip_high / tokens,
+    'clip_ratio/region_mean': sums.clip_region / tokens,
   };
-  if (opts.hasRef) out.kl = sums[3] / tokens;
-  if (opts.hasEntropy) out.entropy = sums[4] / tokens;
+  if (opts.hasRef) out.kl = sums.kl / tokens;
+  if (opts.hasEntropy) out.entropy = sums.entropy / tokens;
   return out;
 }

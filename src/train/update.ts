@@ -8,7 +8,7 @@ import { tokenStats } from '../model/logprobs.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { chunk, packBatch, type TrainSample } from './batch.ts';
-import { finishMetrics, grpoLoss, type GrpoLossConfig } from './grpo-loss.ts';
+import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
 import { sftLoss } from './sft-loss.ts';
 
@@ -45,40 +45,38 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
   const temperature = o.temperature > 0 ? o.temperature : 1;
   let lossSum = 0;
-  const sums = new Float64Array(6);
+  let sums: GrpoSums | undefined;
   for (const [ci, c] of chunks.entries()) {
     const W = c.T - 1;
     const mask = tf.tensor2d(c.mask, [c.B, W]); // [B, T-1]
     const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32'); // [B, T]
-    const extra: tf.Tensor[] = [];
+    // GRPO's per-token inputs beside the forward pass: sampling log-probs, advantages, reference log-probs.
+    let grpo: { oldLogp: tf.Tensor2D; advantages: tf.Tensor2D; refLogp?: tf.Tensor2D } | null = null;
     let sumsT: tf.Tensor | null = null;
     try {
       const f = (): tf.Scalar => {
         const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci) });
         if (loss.kind === 'sft') return sftLoss(stats.logprobs, mask, tokenCount);
-        const r = grpoLoss(
-          { logp: stats.logprobs, entropy: stats.entropy, oldLogp: extra[0] as tf.Tensor2D, advantages: extra[1] as tf.Tensor2D, refLogp: extra[2] as tf.Tensor2D | undefined, mask, tokenCount },
-          loss.cfg,
-        );
+        const r = grpoLoss({ logp: stats.logprobs, entropy: stats.entropy, ...grpo!, mask, tokenCount }, loss.cfg);
         sumsT = tf.keep(r.sums);
         return r.loss;
       };
       if (loss.kind === 'grpo') {
-        extra.push(tf.tensor2d(c.oldLogp, [c.B, W]), tf.tensor2d(c.advantages, [c.B, W]));
-        if (loss.useReference) extra.push(tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false }).logprobs));
+        grpo = { oldLogp: tf.tensor2d(c.oldLogp, [c.B, W]), advantages: tf.tensor2d(c.advantages, [c.B, W]) };
+        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false }).logprobs);
       }
       const { value, grads } = tf.variableGrads(f, opt.variables);
       lossSum += (await value.data())[0];
       opt.accumulate(gradsInOrder(grads, opt.variables));
       tf.dispose([value, ...Object.values(grads)]);
-      if (sumsT) (await (sumsT as tf.Tensor).data()).forEach((x, i) => (sums[i] += x));
+      if (sumsT) sums = readSums(await (sumsT as tf.Tensor).data(), sums);
     } finally {
-      tf.dispose([mask, ids, ...extra]);
+      tf.dispose([mask, ids, ...(grpo ? Object.values(grpo) : [])]);
       if (sumsT) (sumsT as tf.Tensor).dispose();
     }
   }
   const step = await opt.step();
-  const metrics = loss.kind === 'grpo' ? finishMetrics(sums, { hasRef: loss.useReference, hasEntropy: true }) : {};
+  const metrics = loss.kind === 'grpo' && sums ? finishMetrics(sums, { hasRef: loss.useReference, hasEntropy: true }) : {};
   return { loss: lossSum, step, metrics, tokens: tokenCount };
 }
 

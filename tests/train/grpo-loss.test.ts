@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { finishMetrics, grpoLoss, type GrpoInputs, type GrpoLossConfig } from '../../src/train/grpo-loss.ts';
+import { finishMetrics, grpoLoss, readSums, type GrpoInputs, type GrpoLossConfig } from '../../src/train/grpo-loss.ts';
 import { useWasm } from './helpers.ts';
 
 beforeAll(useWasm);
@@ -14,10 +14,10 @@ function run(logp: number[], oldLogp: number[], adv: number[], mask: number[], c
   const [lp, old, a, m] = [t(logp), t(oldLogp), t(adv), t(mask)];
   const r = ref ? t(ref) : undefined;
   const tokenCount = mask.reduce((x, y) => x + y, 0);
-  let sums: number[] = [];
+  let sums = readSums([0, 0, 0, 0, 0, 0]);
   const g = tf.grad((x: tf.Tensor) => {
     const out = grpoLoss({ logp: x as tf.Tensor2D, oldLogp: old, advantages: a, mask: m, refLogp: r, tokenCount } as GrpoInputs, cfg);
-    sums = Array.from(out.sums.dataSync());
+    sums = readSums(out.sums.dataSync());
     return out.loss;
   });
   const grad = Array.from(g(lp).dataSync());

@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
+import type { Trajectory } from '../../src/contracts.ts';
+import { createRng } from '../../src/rng.ts';
+import { replayAdvantage } from '../../src/train/advantages.ts';
+import { buildGrpoBatch } from '../../src/train/grpo-batch.ts';
+import { ReplayBuffer } from '../../src/train/replay-buffer.ts';
+import { trajectory } from './fixtures.ts';
+
+/** A tokenized trajectory: one prompt token, two assistant tokens. */
+function scored(id: string, group: string, score: number | null, over: Partial<Trajectory> = {}): Trajectory {
+  return trajectory({ id, group_id: group, judge_score: score, tokens: [1, 2, 3], assistant_mask: [0, 1, 1], logprobs: [0, -1, -1], ...over });
+}
+
+function config(zeroStd: RunConfig['grpo']['zero_std_groups']): RunConfig {
+  return { ...DEFAULT_CONFIG, grpo: { ...DEFAULT_CONFIG.grpo, zero_std_groups: zeroStd, gamma: 1 }, training: { ...DEFAULT_CONFIG.training, group_size: 2 } };
+}
+
+// Group a has signal (1 vs 0); group b is flat (0.5, 0.5); c's only trajectory could not be scored.
+const groups = () => [
+  [scored('a1', 'a', 1), scored('a0', 'a', 0)],
+  [scored('b1', 'b', 0.5), scored('b2', 'b', 0.5)],
+  [scored('c1', 'c', null)],
+];
+
+describe('buildGrpoBatch', () => {
+  it('trains on groups with signal, skips flat ones, and leaves unscored trajectories out of every figure', () => {
+    const batch = buildGrpoBatch({ groups: groups(), replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') });
+    expect(batch.samples).toHaveLength(2);
+    const [win, loss] = batch.samples.map((s) => Array.from(s.advantages));
+    expect(win[1]).toBeGreaterThan(0);
+    expect(loss[1]).toBeLessThan(0);
+    expect(win[0]).toBe(0); // the prompt token carries no advantage
+    expect(batch.scored.map((t) => t.id)).toEqual(['a1', 'a0', 'b1', 'b2']);
+    expect(batch.metrics).toMatchObject({ reward: 0.5, frac_reward_zero_std: 0.5, 'replay/samples': 0 });
+  });
+
+  it('replaces a flat group with as many replay draws, each with the capped self-imitation advantage', () => {
+    const replay = new ReplayBuffer({ capacity: 4, admit_threshold: 0 });
+    const past = scored('old', 'old', 1);
+    replay.offer(past);
+    const cfg = config('replace');
+    const batch = buildGrpoBatch({ groups: groups(), replay, replayCount: 0, rng: createRng(1), config: cfg });
+    expect(batch.metrics['replay/samples']).toBe(2);
+    expect(batch.samples).toHaveLength(4);
+    const online = [1, 0, 0.5, 0.5];
+    const mean = 0.5;
+    const std = Math.sqrt(online.reduce((s, x) => s + (x - mean) ** 2, 0) / (online.length - 1));
+    const expected = replayAdvantage(1, { mean, std }, { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale }, 2);
+    expect(expected).toBeGreaterThan(0);
+    for (const sample of batch.samples.slice(2)) expect(sample.advantages[2]).toBeCloseTo(expected, 6);
+  });
+
+  it('asks the replay buffer for nothing in skip mode, however flat the groups', () => {
+    const replay = new ReplayBuffer({ capacity: 4, admit_threshold: 0 });
+    replay.offer(scored('old', 'old', 1));
+    const batch = buildGrpoBatch({ groups: groups(), replay, replayCount: 0, rng: createRng(1), config: config('skip') });
+    expect(batch.metrics['replay/samples']).toBe(0);
+    expect(batch.samples).toHaveLength(2);
+  });
+
+  it('refuses one step sampled at two temperatures (the log-probs would not be comparable)', () => {
+    const mixed = [[scored('x1', 'x', 1), scored('x0', 'x', 0, { sampling: { temperature: 0.7, top_k: 0, top_p: 1, max_new_tokens: 16 } })]];
+    expect(() => buildGrpoBatch({ groups: mixed, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') }))
+      .toThrow(/different temperatures/);
+  });
+
+  it('scores a trajectory without tokens but makes no sample of it', () => {
+    const batch = buildGrpoBatch({
+      groups: [[scored('t1', 't', 1, { tokens: [], assistant_mask: [], logprobs: [] }), scored('t0', 't', 0)]],
+      replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip'),
+    });
+    expect(batch.scored).toHaveLength(2);
+    expect(batch.samples).toHaveLength(1);
+  });
+});
