@@ -37,9 +37,13 @@ export interface RunDeps {
   hangTimeoutMs?: number;
 }
 
+/** One later step's groups, rolled out ahead of the trainer. */
 interface Prefetch {
+  /** The request it answers (group count, curriculum levels): a different request discards it. */
   key: string;
   groups: Promise<Trajectory[][]>;
+  /** Groups of it already finished (the Train screen's "groups ready"). */
+  finished: number;
 }
 
 export class PipelineRun implements RunController {
@@ -52,7 +56,8 @@ export class PipelineRun implements RunController {
   private generation: GenerationService | null = null;
   private paused: { promise: Promise<void>; resolve(): void } | null = null;
   private stopRequested = false;
-  private prefetch: Prefetch | null = null;
+  /** By step: up to `max_offpolicy_updates` steps beyond the one being trained. */
+  private readonly prefetched = new Map<number, Prefetch>();
   private loop: Promise<void> = Promise.resolve();
   private startedAt = 0;
   private stepsAtStart = 0;
@@ -165,34 +170,45 @@ export class PipelineRun implements RunController {
       await this.fail(error);
     } finally {
       this.pool?.close();
-      this.prefetch = null;
+      this.prefetched.clear();
     }
   }
 
-  /** The trainer's `collectGroups`: n fresh groups for `step`, plus a head start on the next step's. */
+  /**
+   * The trainer's `collectGroups`: n fresh groups for `step`, plus a head start on the next
+   * `max_offpolicy_updates` steps' (their rollouts run on the weights of the update they started in).
+   */
   private async collectGroups(n: number, step: number, levels: Record<string, number> | null): Promise<Trajectory[][]> {
-    const key = JSON.stringify([n, step, levels]);
-    const ready = this.prefetch?.key === key ? this.prefetch.groups : this.rollGroups(n, step, levels);
-    this.prefetch = null;
-    const groups = await ready;
-    if (this.config.trajectory_collection.max_offpolicy_updates > 0 && step + 1 < this.config.training.max_steps && !this.stopRequested) {
-      const next = JSON.stringify([n, step + 1, levels]);
-      this.prefetch = { key: next, groups: this.rollGroups(n, step + 1, levels) };
-      this.prefetch.groups.catch(() => {}); // a failed prefetch is retried when asked for
+    const key = JSON.stringify([n, levels]);
+    const ahead = this.prefetched.get(step);
+    this.prefetched.delete(step);
+    const ready = ahead?.key === key ? ahead.groups : this.rollGroups(n, step, levels);
+    for (const [later, prefetch] of this.prefetched) if (prefetch.key !== key) this.prefetched.delete(later); // the curriculum moved on
+    const depth = this.config.trajectory_collection.max_offpolicy_updates;
+    for (let later = step + 1; later <= step + depth && later < this.config.training.max_steps && !this.stopRequested; later++) {
+      if (this.prefetched.has(later)) continue;
+      const prefetch: Prefetch = { key, finished: 0, groups: Promise.resolve([]) };
+      prefetch.groups = this.rollGroups(n, later, levels, () => prefetch.finished++);
+      prefetch.groups.catch(() => {}); // a failed prefetch is retried when asked for
+      this.prefetched.set(later, prefetch);
     }
+    const groups = await ready;
     for (const group of groups) await this.storeGroup(group, step);
     return groups;
   }
 
-  private rollGroups(n: number, step: number, levels: Record<string, number> | null): Promise<Trajectory[][]> {
+  /** Rolls out `step`'s groups, calling `onGroup` as each one finishes. */
+  private rollGroups(n: number, step: number, levels: Record<string, number> | null, onGroup?: () => void): Promise<Trajectory[][]> {
     const { tasks, training, seed } = this.config;
-    return Promise.all(Array.from({ length: n }, (_, g) => {
+    return Promise.all(Array.from({ length: n }, async (_, g) => {
       const envName = tasks.environments[(step * n + g) % tasks.environments.length];
       const env = getEnvironment(envName);
       const level = Math.min(Math.max(levels?.[envName] ?? tasks.difficulty_range[0], tasks.difficulty_range[0]), tasks.difficulty_range[1]);
       const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
       const groupId = `${this.runId}/${step}/${g}`;
-      return Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+      const group = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+      onGroup?.();
+      return group;
     }));
   }
 
@@ -266,7 +282,10 @@ export class PipelineRun implements RunController {
     this.emit({
       type: 'progress', run_id: this.runId, done, total, eta_seconds: rate > 0 ? (total - done) / rate : null,
       tokens_per_second: g.seconds > 0 ? g.generatedTokens / g.seconds : null,
-      queue: { pending_tasks: stats.queued, in_flight: this.inFlight, ready_groups: this.prefetch ? 1 : 0, offpolicy_updates: this.prefetch ? 1 : 0 },
+      queue: {
+        pending_tasks: stats.queued, in_flight: this.inFlight, offpolicy_updates: this.prefetched.size,
+        ready_groups: [...this.prefetched.values()].reduce((n, p) => n + p.finished, 0),
+      },
     });
   }
 
