@@ -6,13 +6,17 @@
  * Runs in-process: the episodes of a group run concurrently and their generation requests are
  * batched by the same GenerationService the pipeline uses, so a group costs about one sequence of
  * forward passes. `--policy expert` replays each environment's scripted expert instead of the model
- * (demonstrations for SFT and skills). Ctrl-C stops after the current group; what was collected stays.
+ * (demonstrations for SFT and skills). `--atropos URL` also streams each scored group to a running
+ * Atropos trajectory API server, at its trainer's pace (src/pipeline/atropos-feed.ts). Ctrl-C stops
+ * after the current group; what was collected stays.
  */
 import type { Command, CommandContext } from '../command.ts';
 import { CliError } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import type { Trajectory } from '../../contracts.ts';
+import type { ScoredGroup, Trajectory } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
+import { nodeGetWithBody } from '../../export/atropos-node.ts';
+import { openAtroposFeed, type AtroposFeed } from '../../pipeline/atropos-feed.ts';
 import { deriveSeed } from '../../rng.ts';
 import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
@@ -75,12 +79,13 @@ function groupJobs(config: RunConfig, runId: string, g: number, size: number): E
   }));
 }
 
-async function storeGroup(store: FileStore, config: RunConfig, runId: string, group: Trajectory[]): Promise<void> {
+/** Stores the group's trajectories, and its scored group when every member is judged and tokenized (returned). */
+async function storeGroup(store: FileStore, config: RunConfig, runId: string, group: Trajectory[]): Promise<ScoredGroup | null> {
   await putTrajectories(store, group);
-  if (group.every((t) => t.judge_score !== null && t.tokens.length > 0)) {
-    const scored = toScoredGroup(group, { rewardScale: config.training.reward_scale });
-    await putScoredGroup(store, { group_id: group[0].group_id, run_id: runId, step: -1, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
-  }
+  if (!group.every((t) => t.judge_score !== null && t.tokens.length > 0)) return null;
+  const scored = toScoredGroup(group, { rewardScale: config.training.reward_scale });
+  await putScoredGroup(store, { group_id: group[0].group_id, run_id: runId, step: -1, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
+  return scored;
 }
 
 export interface CollectSummary {
@@ -88,6 +93,8 @@ export interface CollectSummary {
   groups: number;
   trajectories: Trajectory[];
   interrupted: boolean;
+  /** With --atropos: groups the server took and refused. */
+  atropos: { delivered: number; rejected: number } | null;
 }
 
 export async function collectInto(store: FileStore, ctx: CommandContext, values: Values, config: RunConfig): Promise<CollectSummary> {
@@ -95,11 +102,18 @@ export async function collectInto(store: FileStore, ctx: CommandContext, values:
   const groups = intOption(values, 'groups') ?? config.training.batch_size;
   const size = intOption(values, 'group-size') ?? (policy === 'expert' ? 1 : config.training.group_size);
   let collector: Collector;
+  let window: number | null = null;
   if (policy === 'expert') collector = expertCollector(new ByteTokenizer());
   else {
     const { model, tokenizer } = await loadModel(ctx, modelPath(ctx, values, config), config);
     collector = modelCollector(model, tokenizer);
+    window = model.config.maxPositions;
   }
+  const atroposUrl = stringOption(values, 'atropos');
+  const feed: AtroposFeed | null = atroposUrl ? openAtroposFeed({
+    url: atroposUrl, config, maxTokenLength: window, getWithBody: nodeGetWithBody,
+    onEvent: (e) => { if (e.kind === 'waiting-for-trainer' || e.kind === 'unreachable') ctx.err(`collect: Atropos at ${atroposUrl}: ${e.kind.replace(/-/g, ' ')}, retrying`); },
+  }) : null;
   const run = await createRun(store, { ...config, name: stringOption(values, 'name') ?? `${config.name}-collect` });
   await setRunStatus(store, run.id, 'running');
   const all: Trajectory[] = [];
@@ -107,7 +121,8 @@ export async function collectInto(store: FileStore, ctx: CommandContext, values:
   try {
     for (let g = 0; g < groups && !ctx.signal.aborted; g++) {
       const group = await collector.group(groupJobs(config, run.id, g, size));
-      await storeGroup(store, config, run.id, group);
+      const scored = await storeGroup(store, config, run.id, group);
+      if (scored && feed) await feed.send(scored);
       all.push(...group);
       progress.tick(1, `mean score ${formatScore(mean(all.map((t) => t.judge_score)))}`);
     }
@@ -118,9 +133,10 @@ export async function collectInto(store: FileStore, ctx: CommandContext, values:
     progress.finish();
     collector.dispose();
   }
+  const atropos = feed ? await feed.finish() : null;
   const interrupted = ctx.signal.aborted;
   await setRunStatus(store, run.id, interrupted ? 'stopped' : 'completed');
-  return { runId: run.id, groups: all.length / size, trajectories: all, interrupted };
+  return { runId: run.id, groups: all.length / size, trajectories: all, interrupted, atropos };
 }
 
 function mean(xs: (number | null)[]): number | null {
@@ -138,6 +154,7 @@ export const collect: Command = {
     policy: { type: 'string', default: 'model', description: 'model (the local policy) or expert (each environment\'s scripted expert)', placeholder: 'kind' },
     model: modelOption,
     name: { type: 'string', description: 'run name (default: <config name>-collect)', placeholder: 'name' },
+    atropos: { type: 'string', description: 'also stream each scored group to this Atropos trajectory API server, waiting while its queue is full', placeholder: 'url' },
     store: storeOption,
   },
   async run(values, positionals, ctx) {
@@ -149,6 +166,7 @@ export const collect: Command = {
     const successes = ts.filter((t) => t.success === true).length;
     ctx.out(`run ${summary.runId}: ${ts.length} trajectories in ${summary.groups} groups (${scored.length} scored)`);
     ctx.out(`mean score ${formatScore(mean(ts.map((t) => t.judge_score)))}, success ${ts.length ? percent(successes / ts.length) : '—'}`);
+    if (summary.atropos) ctx.out(`sent ${summary.atropos.delivered} scored groups to ${stringOption(values, 'atropos')}${summary.atropos.rejected ? ` (${summary.atropos.rejected} refused by the server)` : ''}`);
     if (summary.interrupted) ctx.out(`interrupted: kept the ${summary.groups} finished groups`);
   },
 };
