@@ -12,7 +12,6 @@ export {
   putScoredGroup, getGroup, listGroups,
 } from './trajectories.ts';
 export { appendMetrics, listMetrics, addMarker, listMarkers } from './metrics.ts';
-export { putReplay, topReplay, countReplay, deleteReplay, trimReplay } from './replay.ts';
 export {
   saveCheckpoint, stageCheckpoint, commitCheckpoint, loadLatestCheckpoint, loadCheckpoint, getCheckpointHead, listCheckpoints,
   type CheckpointInput,

@@ -75,6 +75,8 @@ export const MIGRATIONS: UpgradeStep[] = [
     trajectories.createIndex('env_created', ['env', 'created_at']);
     const markers = db.createObjectStore('markers', { keyPath: 'id', autoIncrement: true });
     markers.createIndex('run_step', ['run_id', 'step']);
+    // Written by nothing since the trainer keeps its replay buffer in its checkpoints; kept so that
+    // existing databases open without a migration (deleteRun still clears what old runs left in it).
     const replay = db.createObjectStore('replay', { keyPath: 'id' });
     replay.createIndex('run_id', 'run_id');
     replay.createIndex('run_priority', ['run_id', 'priority']);

@@ -3,8 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import {
   openStore, createRun, getRun, listRuns, setRunStatus, deleteRun, putTrajectory, putTrajectories, getTrajectory,
-  getGroup, listGroups, putScoredGroup, appendMetrics, listMetrics, addMarker, listMarkers, putReplay, topReplay,
-  trimReplay, countReplay, saveCheckpoint, stageCheckpoint, loadLatestCheckpoint, listCheckpoints, getCheckpointHead,
+  getGroup, listGroups, putScoredGroup, appendMetrics, listMetrics, addMarker, listMarkers,
+  saveCheckpoint, stageCheckpoint, loadLatestCheckpoint, listCheckpoints, getCheckpointHead,
   putEvaluation, listEvaluations, putSkill, recordSkillUse, listSkills, getSetting, setSetting, deleteTrajectories,
   StoreError, type Store,
 } from '../../src/store/index.ts';
@@ -94,16 +94,6 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
     expect((await getRun(store, 'r'))?.last_step).toBe(1);
     await addMarker(store, { kind: 'regression', run_id: 'r', step: 5, benchmark: 'b', baseline: 0.8, current: 0.7, rolled_back_to: 4, time: 9 });
     expect(await listMarkers(store, 'r')).toEqual([{ kind: 'regression', run_id: 'r', step: 5, benchmark: 'b', baseline: 0.8, current: 0.7, rolled_back_to: 4, time: 9 }]);
-  });
-
-  it('reads replay entries by priority and trims the lowest', async () => {
-    const store = await fresh();
-    const entries = [0.2, 0.9, 0.5, 0.7].map((priority, i) => ({ id: `e${i}`, run_id: 'r', priority, trajectory_id: `t${i}`, group_id: null, added_at: i, uses: 0 }));
-    await putReplay(store, [...entries, { ...entries[0], id: 'other', run_id: 'r2' }]);
-    expect((await topReplay(store, 'r', 2)).map((e) => e.priority)).toEqual([0.9, 0.7]);
-    expect(await trimReplay(store, 'r', 2)).toBe(2);
-    expect((await topReplay(store, 'r')).map((e) => e.id)).toEqual(['e1', 'e3']);
-    expect(await countReplay(store, 'r2')).toBe(1);
   });
 
   it('stores evaluations, skills with use counts, and settings', async () => {
