@@ -2,16 +2,17 @@
  * Source of the script that runs first in every fresh QuickJS context, before the user's code.
  * It captures the built-ins it needs (so later tampering by the user's code cannot change how values
  * are formatted), installs a `console` that forwards lines to the host `write` function without
- * exposing `write` as a global, and returns `{ format, parse }` for the host to call.
+ * exposing `write` as a global (`write(head, length)`: lines longer than `maxLine` are cut here, in the
+ * guest, so a huge string never crosses to the host), and returns `{ format, parse }` for the host to call.
  *
  * `format(value, maxChars)` renders any guest value as a bounded JSON-ish string: strings quoted,
  * `undefined`, functions as `[Function: name]`, errors as `Name: message`, cycles as `[Circular]`,
  * depth > 4 as `[Object]`/`[Array]`, at most 100 items per container; getters that throw become
  * `[unprintable]`. It never throws and always returns a string.
  */
-export const GUEST_BOOTSTRAP = String.raw`(function (write) {
+export const GUEST_BOOTSTRAP = String.raw`(function (write, maxLine) {
   const stringify = JSON.stringify, parse = JSON.parse, keys = Object.keys, isArray = Array.isArray;
-  const apply = Reflect.apply, join = Array.prototype.join, StringFn = String;
+  const apply = Reflect.apply, join = Array.prototype.join, slice = String.prototype.slice, StringFn = String;
   const MAX_ITEMS = 100, MAX_DEPTH = 4;
 
   function fmt(x, depth, seen) {
@@ -59,7 +60,11 @@ export const GUEST_BOOTSTRAP = String.raw`(function (write) {
     for (let i = 0; i < args.length; i++) parts[i] = typeof args[i] === 'string' ? args[i] : format(args[i], 10000);
     return apply(join, parts, [' ']);
   }
-  function log() { write(logLine(arguments)); }
+  // Only the head that the host's buffer can still take crosses over, with the line's full length.
+  function log() {
+    const line = logLine(arguments);
+    write(line.length > maxLine ? apply(slice, line, [0, maxLine]) : line, line.length);
+  }
   globalThis.console = { log: log, info: log, warn: log, error: log, debug: log };
   return { format: format, parse: parse };
 })`;

@@ -12,6 +12,11 @@ export class OutputBuffer {
 
   constructor(private readonly maxBytes: number) {}
 
+  /** True once the cap is reached: later output is only counted (see `drop`). */
+  get full(): boolean {
+    return this.dropped > 0 || this.bytes >= this.maxBytes;
+  }
+
   write(line: string): void {
     const chunk = line + '\n';
     const size = encoder.encode(chunk).length;
@@ -31,6 +36,11 @@ export class OutputBuffer {
       return;
     }
     this.dropped += size;
+  }
+
+  /** Count output that was never handed over (cut in the guest, or written once full). */
+  drop(size: number): void {
+    if (size > 0) this.dropped += size;
   }
 
   get truncated(): boolean {

@@ -7,23 +7,28 @@
  *   built-ins, a `console` whose output is captured, and the host functions passed in `globals`.
  *   `fetch`, `process`, `require`, `window`, `document`, `indexedDB` do not exist in the guest.
  * - Fresh runtime + context: globalThis tampering and prototype pollution die with the call.
- * - Wall-clock deadline (interrupt handler), memory limit (a null error from out-of-memory is
- *   handled), guest stack limit (≤ 128 KiB), captured output capped with a truncation marker, and the
- *   result value formatted inside the guest into a bounded string (cycles, getters, huge arrays).
+ * - Wall-clock deadline: the interrupt handler stops guest code; pending promise jobs run in batches
+ *   between host-side deadline checks (one job can be too short to reach an interrupt); console output
+ *   and host functions refuse work once the deadline has passed.
+ * - Memory: the QuickJS heap limit, plus a cap on the module's whole wasm memory, because ArrayBuffer
+ *   data is not counted by QuickJS's limit. A module whose memory grew past its baseline is dropped
+ *   after the call, so the host gets the memory back and the next call starts from a fresh module.
+ * - Guest stack limit (≤ 128 KiB); captured output capped with a truncation marker (a long line is cut
+ *   inside the guest, before it crosses to the host); the result value formatted inside the guest into
+ *   a bounded string (cycles, getters, huge arrays).
  *
  * NOT contained (run this module inside a worker the host can terminate):
- * - A host function passed in `globals` that loops or blocks: it runs on the host thread and the
- *   deadline cannot interrupt it.
+ * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
+ *   and the deadline cannot interrupt it.
  * - CPU contention: the guest runs synchronously on the calling thread until its deadline.
  * - The host stack: if `stackBytes` exceeded the host's native stack the host itself would overflow;
  *   that is why `stackBytes` above 128 KiB is refused. Should a host RangeError still escape from the
  *   wasm, the cached module is dropped and rebuilt on the next call, but the calling worker should be
  *   treated as suspect and recreated.
- * - Wasm memory growth: the guest limit bounds QuickJS's heap, but the wasm memory the module grew
- *   into is not returned to the host until the module is dropped.
  */
 import {
   newQuickJSWASMModuleFromVariant,
+  newVariant,
   type QuickJSContext,
   type QuickJSHandle,
   type QuickJSWASMModule,
@@ -70,17 +75,52 @@ export const DEFAULT_RUN_OPTIONS = {
 } as const;
 /** Time granted after the deadline to format the error or value (formatting runs guest code). */
 const FORMAT_GRACE_MS = 50;
+/** Promise jobs run between two host-side deadline checks. */
+const JOB_BATCH = 256;
+const WASM_PAGE = 64 * 1024;
+/** The module's wasm memory when loaded (Emscripten's INITIAL_MEMORY). */
+export const WASM_BASELINE_BYTES = 16 * 1024 * 1024;
+/** Wasm memory allowed beyond twice the heap limit: QuickJS's own tables, allocator slack. */
+const WASM_HEADROOM_BYTES = 48 * 1024 * 1024;
+/** A module whose memory grew past this during a call is dropped after it. */
+const RECYCLE_ABOVE_BYTES = 2 * WASM_BASELINE_BYTES;
 
-let modulePromise: Promise<QuickJSWASMModule> | null = null;
+interface CachedModule {
+  module: Promise<QuickJSWASMModule>;
+  /** The cap on this module's wasm memory, in bytes. */
+  maxBytes: number;
+}
+let cached: CachedModule | null = null;
 
-/** The QuickJS wasm module, loaded once (release-sync variant only, so one wasm file is bundled). */
-export function loadQuickJS(): Promise<QuickJSWASMModule> {
-  if (!modulePromise) {
-    modulePromise = newQuickJSWASMModuleFromVariant(releaseSyncVariant);
+/** The wasm memory cap for calls with this heap limit, in whole pages. */
+function wasmCapFor(memoryBytes: number): number {
+  return Math.ceil((2 * memoryBytes + WASM_HEADROOM_BYTES) / WASM_PAGE) * WASM_PAGE;
+}
+
+/**
+ * The QuickJS wasm module (release-sync variant only, so one wasm file is bundled), reused across
+ * calls until one grows it. Its wasm memory is capped at `maxBytes`; a larger cap loads a new module.
+ */
+export function loadQuickJS(maxBytes = wasmCapFor(DEFAULT_RUN_OPTIONS.memoryBytes)): Promise<QuickJSWASMModule> {
+  if (!cached || cached.maxBytes < maxBytes) {
+    const memory = new WebAssembly.Memory({ initial: WASM_BASELINE_BYTES / WASM_PAGE, maximum: Math.max(maxBytes, WASM_BASELINE_BYTES) / WASM_PAGE });
+    const entry: CachedModule = { module: newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory })), maxBytes };
     // A failed load is not cached: the next call tries again.
-    modulePromise.catch(() => (modulePromise = null));
+    entry.module.catch(() => {
+      if (cached === entry) cached = null;
+    });
+    cached = entry;
   }
-  return modulePromise;
+  return cached.module;
+}
+
+/** Bytes of wasm memory the cached module holds now; the baseline when none is loaded. */
+export async function quickJsMemoryBytes(): Promise<number> {
+  return cached ? (await cached.module).getWasmMemory().buffer.byteLength : WASM_BASELINE_BYTES;
+}
+
+function dropModule(module: Promise<QuickJSWASMModule>): void {
+  if (cached?.module === module) cached = null;
 }
 
 function resolveOptions(opts: RunJsOptions): Required<Omit<RunJsOptions, 'globals'>> & { globals: Record<string, HostFunction> } {
@@ -104,19 +144,20 @@ function failure(error: string, extra: Partial<RunJsResult> = {}): RunJsResult {
  */
 export async function runJs(code: string, opts: RunJsOptions = {}): Promise<RunJsResult> {
   const options = resolveOptions(opts);
-  const quickjs = await loadQuickJS();
+  const modulePromise = loadQuickJS(wasmCapFor(options.memoryBytes));
+  const quickjs = await modulePromise;
   try {
-    return runInFreshContext(quickjs, code, options);
+    return runInFreshContext(quickjs, code, options, () => dropModule(modulePromise));
   } catch (e) {
+    // The module's state is unknown after a host failure inside the wasm: drop it.
+    dropModule(modulePromise);
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-    if (e instanceof RangeError) {
-      // The host's own stack overflowed inside the wasm: the module's state is unknown, so drop it.
-      modulePromise = null;
-      return failure(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
-    }
-    // A wasm abort (e.g. a QuickJS assertion) leaves the module unusable: rebuild it on the next call.
-    modulePromise = null;
+    // A RangeError is the host's own stack overflowing inside the wasm; anything else a wasm abort.
+    if (e instanceof RangeError) return failure(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
     return failure(`sandbox failure: ${message}`);
+  } finally {
+    // Wasm memory never shrinks: a module that grew is replaced, so the host gets the memory back.
+    if (quickjs.getWasmMemory().buffer.byteLength > RECYCLE_ABOVE_BYTES) dropModule(modulePromise);
   }
 }
 
@@ -137,18 +178,21 @@ function toGuest(ctx: QuickJSContext, parseJson: QuickJSHandle, value: unknown):
   }
 }
 
+/** `onBroken` is told when freeing the runtime failed: QuickJS leaks objects after an out-of-memory inside a promise job. */
 function runInFreshContext(
   quickjs: QuickJSWASMModule,
   code: string,
   o: ReturnType<typeof resolveOptions>,
+  onBroken: () => void,
 ): RunJsResult {
   const runtime = quickjs.newRuntime();
   let deadline = Date.now() + o.timeoutMs;
   let interrupted = false;
+  const pastDeadline = () => Date.now() > deadline;
   runtime.setMemoryLimit(o.memoryBytes);
   runtime.setMaxStackSize(o.stackBytes);
   runtime.setInterruptHandler(() => {
-    if (Date.now() <= deadline) return false;
+    if (!pastDeadline()) return false;
     interrupted = true;
     return true;
   });
@@ -159,20 +203,31 @@ function runInFreshContext(
 
   try {
     // Bootstrap: captures pristine built-ins before user code can tamper with them, installs console.
-    const write = keep(ctx.newFunction('write', (h) => void out.write(ctx.typeof(h) === 'string' ? ctx.getString(h) : String(ctx.dump(h)))));
+    // `write(head, length)`: the guest already cut the line to what the buffer can still take.
+    const write = keep(
+      ctx.newFunction('write', (head, length) => {
+        const total = ctx.getNumber(length);
+        if (out.full || pastDeadline()) return void out.drop(total);
+        const text = ctx.getString(head);
+        out.write(text);
+        out.drop(total - text.length);
+      }),
+    );
     const factory = ctx.evalCode(GUEST_BOOTSTRAP, 'spindle-bootstrap.js', { type: 'global', strict: true });
     if (factory.error) {
       const why = ctx.dump(factory.error);
       factory.error.dispose();
       return failure(`sandbox bootstrap failed: ${JSON.stringify(why)}`);
     }
-    const helpers = keep(ctx.unwrapResult(ctx.callFunction(keep(factory.value), ctx.undefined, write)));
+    const maxLine = keep(ctx.newNumber(o.maxOutputBytes + 1));
+    const helpers = keep(ctx.unwrapResult(ctx.callFunction(keep(factory.value), ctx.undefined, write, maxLine)));
     const format = keep(ctx.getProp(helpers, 'format'));
     const parseJson = keep(ctx.getProp(helpers, 'parse'));
 
     for (const [name, fn] of Object.entries(o.globals)) {
       const guestFn = keep(
         ctx.newFunction(name, (...args) => {
+          if (pastDeadline()) return { error: ctx.newError(`${name}: refused, the ${o.timeoutMs} ms deadline has passed`) };
           try {
             return toGuest(ctx, parseJson, fn(...args.map((a) => ctx.dump(a))));
           } catch (e) {
@@ -195,38 +250,58 @@ function runInFreshContext(
       return s;
     };
 
-    const outcome = evaluate(ctx, code);
-    if ('pending' in outcome) return failure('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
+    const outcome = evaluate(ctx, code, () => {
+      if (pastDeadline()) interrupted = true;
+      return interrupted;
+    });
     const timedOut = interrupted;
+    if ('pending' in outcome) {
+      if (timedOut) return failure(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
+      return failure('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
+    }
     deadline = Date.now() + FORMAT_GRACE_MS;
 
     if ('error' in outcome) {
       const errorHandle = outcome.error;
-      // QuickJS throws a bare null when it cannot even allocate the out-of-memory error.
-      const described = formatHandle(errorHandle);
-      const isNull = ctx.typeof(errorHandle) === 'object' && (described === 'null' || described === null);
+      const isNull = ctx.sameValue(errorHandle, ctx.null);
+      const described = isNull ? 'null' : formatHandle(errorHandle);
       errorHandle.dispose();
-      const memoryExceeded = isNull || /out of memory/i.test(described ?? '');
+      // QuickJS throws a bare null when it cannot even allocate its out-of-memory error; a script can
+      // throw null too, so a null counts as out-of-memory only when the script could not have thrown it.
+      const memoryExceeded = (isNull && !/\bthrow\b|\breject\b/.test(code)) || /^InternalError: out of memory/.test(described ?? '');
       let error: string;
-      if (timedOut) error = `timeout: stopped after ${o.timeoutMs} ms (the deadline interrupted the script)`;
+      if (timedOut) error = timeoutMessage(o.timeoutMs);
       else if (memoryExceeded) error = `out of memory: the script exceeded the ${formatBytes(o.memoryBytes)} heap limit`;
-      else error = described ?? 'an error that could not be described';
+      else if (isNull) error = 'uncaught exception: null (the script threw null)';
+      else error = described ?? 'uncaught exception: a value that could not be described (formatting it did not finish)';
       return { ok: false, value: null, stdout: out.text(), error, timedOut, memoryExceeded };
     }
     const value = formatHandle(outcome.value) ?? '[unprintable value]';
     outcome.value.dispose();
     return { ok: true, value, stdout: out.text(), error: null, timedOut: false, memoryExceeded: false };
   } finally {
-    for (const h of handles.reverse()) if (h.alive) h.dispose();
-    ctx.dispose();
-    runtime.dispose();
+    try {
+      for (const h of handles.reverse()) if (h.alive) h.dispose();
+      ctx.dispose();
+      runtime.dispose();
+    } catch {
+      // The wasm aborted while freeing: the result above stands, the module is not reused.
+      onBroken();
+    }
   }
+}
+
+function timeoutMessage(timeoutMs: number): string {
+  return `timeout: stopped after ${timeoutMs} ms (the deadline interrupted the script)`;
 }
 
 type Outcome = { value: QuickJSHandle } | { error: QuickJSHandle } | { pending: true };
 
-/** Evaluate as a classic script; a promise result (async IIFE) is settled by running its jobs. */
-function evaluate(ctx: QuickJSContext, code: string): Outcome {
+/**
+ * Evaluate as a classic script; a promise result (async IIFE) is settled by running its jobs, a batch
+ * at a time, until it settles, no job is left, or `stop()` says the deadline has passed.
+ */
+function evaluate(ctx: QuickJSContext, code: string, stop: () => boolean): Outcome {
   const result = ctx.evalCode(code, 'task.js', { type: 'global' });
   if (result.error) return { error: result.error };
   const state = ctx.getPromiseState(result.value);
@@ -235,15 +310,22 @@ function evaluate(ctx: QuickJSContext, code: string): Outcome {
   // runtime is, or QuickJS aborts the whole wasm module.
   if (state.type === 'fulfilled') state.value.dispose();
   else if (state.type === 'rejected') state.error.dispose();
-  const jobs = ctx.runtime.executePendingJobs();
-  if (jobs.error) {
-    result.value.dispose();
-    return { error: jobs.error };
+  for (;;) {
+    const settled = ctx.getPromiseState(result.value);
+    if (settled.type !== 'pending') {
+      result.value.dispose();
+      return settled.type === 'fulfilled' ? { value: settled.value } : { error: settled.error };
+    }
+    if (stop()) break;
+    const jobs = ctx.runtime.executePendingJobs(JOB_BATCH);
+    if (jobs.error) {
+      result.value.dispose();
+      return { error: jobs.error };
+    }
+    if (jobs.value === 0) break;
   }
-  const settled = ctx.getPromiseState(result.value);
   result.value.dispose();
-  if (settled.type === 'pending') return { pending: true };
-  return settled.type === 'fulfilled' ? { value: settled.value } : { error: settled.error };
+  return { pending: true };
 }
 
 function formatBytes(n: number): string {

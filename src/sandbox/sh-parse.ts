@@ -142,8 +142,34 @@ export function parseCommandLine(line: string): CommandList {
   return list;
 }
 
-/** Shell-style pattern (`*`, `?`) → anchored RegExp. */
-export function globToRegExp(pattern: string): RegExp {
-  const body = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]');
-  return new RegExp(`^${body}$`);
+/**
+ * Shell-style pattern (`*`, `?`; everything else literal) → a matcher for one path segment. Matched by
+ * hand with one backtrack point, so the cost is at most pattern × name: a regular expression built from
+ * `*a*a*a*b` would backtrack polynomially on a long name.
+ */
+export function globMatcher(pattern: string, options: { ignoreCase?: boolean } = {}): (name: string) => boolean {
+  const fold = (s: string) => (options.ignoreCase ? s.toLowerCase() : s);
+  const p = fold(pattern);
+  return (input: string) => {
+    const s = fold(input);
+    let i = 0;
+    let j = 0;
+    let star = -1;
+    let resume = 0;
+    while (i < s.length) {
+      if (j < p.length && p[j] !== '*' && (p[j] === s[i] || (p[j] === '?' && s[i] !== '/'))) {
+        i++;
+        j++;
+      } else if (j < p.length && p[j] === '*') {
+        star = j++;
+        resume = i;
+      } else if (star !== -1 && s[resume] !== '/') {
+        // Let the last `*` take one more character and retry from there.
+        j = star + 1;
+        i = ++resume;
+      } else return false;
+    }
+    while (p[j] === '*') j++;
+    return j === p.length;
+  };
 }

@@ -4,11 +4,13 @@
  * plus `git …` routed to the git tool when the episode has one. Pipes, `> >> <`, `&& || ;`, globs.
  *
  * Contained: everything happens on the in-memory file system; there is no process, environment,
- * network or real disk. Not contained: `grep` runs the model's regular expression on the host thread;
- * a pathological pattern is refused by a heuristic and input lines are capped, but the worker running
- * the toolbox is the backstop (it must be terminable).
+ * network or real disk. Work on the host thread is bounded: `grep` matches with RE2 (linear in the
+ * input, no backtracking, so no pattern can hang it), globs are matched without regular expressions,
+ * path length and depth are capped by the file system, and the commands that walk many lines or files
+ * stop at `state.deadline`. The worker running the toolbox stays the last backstop.
  */
-import { parseCommandLine, globToRegExp, ShellSyntaxError, type SimpleCommand, type Word } from './sh-parse.ts';
+import { RE2JS } from 're2js';
+import { parseCommandLine, globMatcher, ShellSyntaxError, type SimpleCommand, type Word } from './sh-parse.ts';
 import { FsError, resolvePath, type VirtualFs } from './vfs.ts';
 
 export interface ShOutput {
@@ -24,6 +26,8 @@ export interface ShellState {
   fs: VirtualFs;
   cwd: string;
   git: GitRunner | null;
+  /** Epoch ms after which long-running commands stop with a timeout error; none when absent. */
+  deadline?: number;
 }
 
 type Io = { stdin: string; state: ShellState };
@@ -32,6 +36,9 @@ type Builtin = (args: string[], io: Io) => ShOutput | Promise<ShOutput>;
 const ok = (stdout = ''): ShOutput => ({ stdout, stderr: '', code: 0 });
 const fail = (stderr: string, code = 1): ShOutput => ({ stdout: '', stderr: stderr.endsWith('\n') ? stderr : stderr + '\n', code });
 const MAX_GREP_LINE = 10_000;
+
+const pastDeadline = (state: ShellState): boolean => state.deadline !== undefined && Date.now() > state.deadline;
+const timedOut = (cmd: string, done: string): ShOutput => fail(`timeout: ${cmd} stopped after ${done} (the tool call's deadline passed)`, 124);
 
 /** Split leading `-abc` flags from operands; `--` ends flags. Numeric flags like `-5` are kept as flags. */
 function splitFlags(args: string[]): { flags: Set<string>; rest: string[] } {
@@ -55,11 +62,16 @@ function lines(text: string): string[] {
 
 const joinLines = (ls: string[]): string => (ls.length ? ls.join('\n') + '\n' : '');
 
+/** A path for a message: a path of thousands of characters would push the reason out of the capped result. */
+function shorten(path: string): string {
+  return path.length > 80 ? `${path.slice(0, 60)}…(${path.length} characters)` : path;
+}
+
 /** `cat: notes.txt: No such file or directory`, naming the path as the user wrote it when known. */
 function fsMessage(cmd: string, e: unknown, shownPath?: string): string {
   if (e instanceof FsError) {
-    const what = { ENOENT: 'No such file or directory', EEXIST: 'File exists', ENOTDIR: 'Not a directory', ENOTEMPTY: 'Directory not empty', EISDIR: 'Is a directory', EINVAL: 'Invalid argument', ENOSPC: 'No space left on device' }[e.code];
-    return `${cmd}: ${shownPath ?? e.path}: ${what}`;
+    const what = { ENOENT: 'No such file or directory', EEXIST: 'File exists', ENOTDIR: 'Not a directory', ENOTEMPTY: 'Directory not empty', EISDIR: 'Is a directory', EINVAL: 'Invalid argument', ENOSPC: 'No space left on device', ENAMETOOLONG: 'File name too long' }[e.code];
+    return `${cmd}: ${shorten(shownPath ?? e.path)}: ${what}`;
   }
   return `${cmd}: ${e instanceof Error ? e.message : String(e)}`;
 }
@@ -92,10 +104,15 @@ function numberFlag(args: string[], fallback: number): { n: number; rest: string
   return { n: Number.isFinite(n) && n >= 0 ? n : fallback, rest };
 }
 
-/** Nested quantifiers such as (a+)+ backtrack exponentially; refuse them rather than hang the host. */
-function safeRegExp(pattern: string, flags: string): RegExp {
-  if (/\([^)]*[+*}][^)]*\)\s*[+*{]/.test(pattern)) throw new Error(`pattern '${pattern}' has nested repetition, which is not supported`);
-  return new RegExp(pattern, flags);
+/** RE2 syntax (what `grep -E` users write, minus backreferences and lookaround), matched in linear time. */
+function grepPattern(pattern: string, flags: Set<string>): RE2JS {
+  const source = flags.has('F') ? RE2JS.quote(pattern) : pattern;
+  try {
+    return RE2JS.compile(source, flags.has('i') ? RE2JS.CASE_INSENSITIVE : 0);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    throw new Error(`invalid pattern '${pattern}': ${why} (backreferences and lookaround are not supported; use -F for a literal string)`, { cause: e });
+  }
 }
 
 const builtins: Record<string, Builtin> = {
@@ -176,7 +193,7 @@ const builtins: Record<string, Builtin> = {
         if (flags.has('p')) io.state.fs.mkdirp(p);
         else io.state.fs.mkdir(p);
       } catch (e) {
-        stderr += `mkdir: cannot create directory '${d}': ${fsMessage('', e).split(': ').pop()}\n`;
+        stderr += `mkdir: cannot create directory '${shorten(d)}': ${fsMessage('', e).split(': ').pop()}\n`;
       }
     }
     return { stdout: '', stderr, code: stderr ? 1 : 0 };
@@ -251,10 +268,9 @@ const builtins: Record<string, Builtin> = {
     const { flags, rest } = splitFlags(args);
     if (rest.length === 0) return fail('grep: usage: grep [-invclrFE] PATTERN [FILE...]', 2);
     const [pattern, ...files] = rest;
-    let re: RegExp;
+    let re: RE2JS;
     try {
-      const source = flags.has('F') ? pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : pattern;
-      re = safeRegExp(source, flags.has('i') ? 'i' : '');
+      re = grepPattern(pattern, flags);
     } catch (e) {
       return fail(`grep: ${e instanceof Error ? e.message : String(e)}`, 2);
     }
@@ -268,15 +284,20 @@ const builtins: Record<string, Builtin> = {
     const showName = targets.length > 1 || flags.has('r') || flags.has('R');
     const out: string[] = [];
     let matched = 0;
+    let scanned = 0;
     for (const { name, text } of texts) {
       let count = 0;
-      lines(text).forEach((line, i) => {
+      const all = lines(text);
+      for (let i = 0; i < all.length; i++) {
+        if (pastDeadline(io.state)) return timedOut('grep', `${scanned} lines`);
+        scanned++;
+        const line = all[i];
         const hit = re.test(line.length > MAX_GREP_LINE ? line.slice(0, MAX_GREP_LINE) : line) !== flags.has('v');
-        if (!hit) return;
+        if (!hit) continue;
         count++;
-        if (flags.has('c') || flags.has('l')) return;
+        if (flags.has('c') || flags.has('l')) continue;
         out.push(`${showName ? name + ':' : ''}${flags.has('n') ? `${i + 1}:` : ''}${line}`);
-      });
+      }
       if (flags.has('c')) out.push(`${showName ? name + ':' : ''}${count}`);
       if (flags.has('l') && count > 0) out.push(name || '(standard input)');
       matched += count;
@@ -289,13 +310,13 @@ const builtins: Record<string, Builtin> = {
 
   find: (args, io) => {
     const roots: string[] = [];
-    let name: RegExp | null = null;
+    let name: ((leaf: string) => boolean) | null = null;
     let type: string | null = null;
     for (let i = 0; i < args.length; i++) {
       if (args[i] === '-name' || args[i] === '-iname') {
         const pattern = args[++i];
         if (pattern === undefined) return fail(`find: missing argument to '${args[i - 1]}'`);
-        name = new RegExp(globToRegExp(pattern).source, args[i - 1] === '-iname' ? 'i' : '');
+        name = globMatcher(pattern, { ignoreCase: args[i - 1] === '-iname' });
       } else if (args[i] === '-type') {
         type = args[++i] ?? null;
         if (type !== 'f' && type !== 'd') return fail(`find: unknown argument to -type: ${type}`);
@@ -312,13 +333,21 @@ const builtins: Record<string, Builtin> = {
         stderr += `find: '${root}': No such file or directory\n`;
         continue;
       }
-      const visit = (p: string, shown: string) => {
+      // Depth-first with an explicit stack (children pushed in reverse), so depth never meets the call stack.
+      const stack: [string, string][] = [[base, root.replace(/(.)\/+$/, '$1')]];
+      while (stack.length > 0) {
+        if (pastDeadline(io.state)) return timedOut('find', `${out.length} results`);
+        const [p, shown] = stack.pop()!;
         const isDir = fs.isDir(p);
         const leaf = p === '/' ? '/' : p.slice(p.lastIndexOf('/') + 1);
-        if ((!type || (type === 'd') === isDir) && (!name || name.test(leaf))) out.push(shown);
-        if (isDir) for (const c of fs.list(p)) if (c !== '.git') visit(p === '/' ? `/${c}` : `${p}/${c}`, shown === '/' ? `/${c}` : `${shown}/${c}`);
-      };
-      visit(base, root.replace(/(.)\/+$/, '$1'));
+        if ((!type || (type === 'd') === isDir) && (!name || name(leaf))) out.push(shown);
+        if (!isDir) continue;
+        const children = fs.list(p).filter((c) => c !== '.git');
+        for (let k = children.length - 1; k >= 0; k--) {
+          const c = children[k];
+          stack.push([p === '/' ? `/${c}` : `${p}/${c}`, shown === '/' ? `/${c}` : `${shown}/${c}`]);
+        }
+      }
     }
     return { stdout: joinLines(out), stderr, code: stderr ? 1 : 0 };
   },
@@ -402,9 +431,9 @@ function expandWord(word: Word, state: ShellState): string[] {
   const dirPart = slash === -1 ? '' : word.text.slice(0, slash + 1);
   const dir = resolvePath(dirPart || '.', state.cwd);
   if (!state.fs.isDir(dir) || /[*?]/.test(dirPart)) return [word.text];
-  const re = globToRegExp(word.text.slice(slash + 1));
-  const matches = state.fs.list(dir).filter((n) => re.test(n) && !n.startsWith('.'));
-  return matches.length ? matches.map((n) => dirPart + n) : [word.text];
+  const matches = globMatcher(word.text.slice(slash + 1));
+  const names = state.fs.list(dir).filter((n) => matches(n) && !n.startsWith('.'));
+  return names.length ? names.map((n) => dirPart + n) : [word.text];
 }
 
 async function runSimple(cmd: SimpleCommand, stdin: string, state: ShellState): Promise<ShOutput> {
@@ -451,6 +480,7 @@ export async function runShell(line: string, state: ShellState): Promise<ShOutpu
     if ((connector === '&&' && code !== 0) || (connector === '||' && code === 0)) continue;
     let input = '';
     for (const cmd of list.pipelines[i]) {
+      if (pastDeadline(state)) return { stdout, stderr: stderr + timedOut('sh', `${i} of its ${list.pipelines.length} pipelines`).stderr, code: 124 };
       const r = await runSimple(cmd, input, state);
       input = r.stdout;
       stderr += r.stderr;

@@ -6,10 +6,10 @@
  *
  * Contained: the tools reach no network, page, DOM or storage (see quickjs.ts, sh.ts, git.ts); a call
  * never throws — an unknown tool, bad arguments, a tool failure or a timeout becomes `{ error }` text
- * the model can learn from; results are capped. Not contained: host-side tools (sh, git) run on the
- * calling thread, so the per-call timeout can report a timeout but cannot pre-empt them — they are
- * bounded by construction (no loops in the shell language, in-memory git), and the worker that owns the
- * toolbox is the backstop.
+ * the model can learn from; results are capped. Host-side tools (sh, git) run on the calling thread,
+ * so they cannot be pre-empted; they are bounded by construction instead (no loops in the shell language,
+ * linear-time grep, capped paths, in-memory git) and sh's long commands stop at the call's deadline.
+ * The worker that owns the toolbox is the last backstop.
  */
 import type { ToolSchema } from '../contracts.ts';
 import { CalcError, evaluateArithmetic, formatNumber } from './calc.ts';
@@ -134,7 +134,10 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       if (!r.ok) return { result: stdout, error: r.error };
       return { result: [stdout, r.value === 'undefined' ? '' : (r.value ?? '')].filter(Boolean).join('\n'), error: null };
     },
-    sh: async ({ command }) => shellResult(await runShell(command, shell)),
+    sh: async ({ command }) => {
+      shell.deadline = Date.now() + timeoutMs;
+      return shellResult(await runShell(command, shell));
+    },
     git: async ({ command }) => {
       let argv: string[];
       try {

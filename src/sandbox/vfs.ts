@@ -8,7 +8,7 @@
  * Nothing here touches a real disk, storage or the network. Size limits keep a runaway episode bounded.
  */
 
-export type FsErrorCode = 'ENOENT' | 'EEXIST' | 'ENOTDIR' | 'ENOTEMPTY' | 'EISDIR' | 'EINVAL' | 'ENOSPC';
+export type FsErrorCode = 'ENOENT' | 'EEXIST' | 'ENOTDIR' | 'ENOTEMPTY' | 'EISDIR' | 'EINVAL' | 'ENOSPC' | 'ENAMETOOLONG';
 
 export class FsError extends Error {
   constructor(
@@ -61,9 +61,13 @@ export interface VfsLimits {
   maxTotalBytes: number;
   /** Number of files and directories. */
   maxNodes: number;
+  /** Characters in an absolute path (Linux's PATH_MAX); this also bounds the depth of the tree. */
+  maxPathChars: number;
+  /** Characters in one path segment (Linux's NAME_MAX). */
+  maxNameChars: number;
 }
 
-const DEFAULT_LIMITS: VfsLimits = { maxTotalBytes: 32 * 1024 * 1024, maxNodes: 20_000 };
+const DEFAULT_LIMITS: VfsLimits = { maxTotalBytes: 32 * 1024 * 1024, maxNodes: 20_000, maxPathChars: 4096, maxNameChars: 255 };
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -116,7 +120,14 @@ export class VirtualFs {
     return n;
   }
 
+  /** Paths are bounded so that every walk over the tree (find, rm -r, cp -r, git) is too. */
+  private checkLength(path: string): void {
+    if (path.length > this.limits.maxPathChars) throw new FsError('ENAMETOOLONG', path.slice(0, 64) + '…', `path longer than ${this.limits.maxPathChars} characters`);
+    if (baseName(path).length > this.limits.maxNameChars) throw new FsError('ENAMETOOLONG', path.slice(0, 64) + '…', `name longer than ${this.limits.maxNameChars} characters`);
+  }
+
   private attach(path: string, node: Node): void {
+    this.checkLength(path);
     if (this.nodes.size >= this.limits.maxNodes) throw new FsError('ENOSPC', path, `too many files (limit ${this.limits.maxNodes})`);
     const parent = this.dirNode(parentOf(path));
     parent.children.add(baseName(path));
@@ -182,6 +193,7 @@ export class VirtualFs {
   /** `mkdir -p`: creates missing parents; fine if it exists as a directory. */
   mkdirp(path: string): void {
     const p = resolvePath(path);
+    this.checkLength(p);
     let at = '';
     for (const part of p.split('/').filter(Boolean)) {
       at += '/' + part;

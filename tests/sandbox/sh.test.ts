@@ -74,8 +74,16 @@ describe('sh tool on the virtual file system', () => {
     expect((await sh('$(rm -rf /)')).error).toMatch(/command not found/);
   });
 
-  it('a pathological grep pattern is refused instead of hanging the host', async () => {
-    const { sh } = await shell({ 'a.txt': 'a'.repeat(40) + '!\n' });
-    expect((await sh('grep "(a+)+$" a.txt')).error).toMatch(/nested repetition/);
+  it('grep matches nested repetition without backtracking, and names what RE2 does not support', async () => {
+    const { sh } = await shell({ 'a.txt': 'a'.repeat(40) + '!\n' + 'a'.repeat(40) + '\n' });
+    expect((await sh('grep -c "^(a+)+$" a.txt')).result).toBe('1');
+    expect((await sh('grep "(a)\\1" a.txt')).error).toMatch(/invalid pattern .*backreferences and lookaround are not supported/);
+  });
+
+  it('find -name and globs match with * and ? (ignoring case with -iname)', async () => {
+    const { sh } = await shell({ 'src/Main.JS': '', 'src/a.js': '', 'src/ab.txt': '' });
+    expect((await sh('find src -iname "*.js"')).result).toBe('src/Main.JS\nsrc/a.js');
+    expect((await sh('find src -name "a?.*"')).result).toBe('src/ab.txt');
+    expect((await sh('cd src && ls *.t?t')).result).toBe('ab.txt');
   });
 });
