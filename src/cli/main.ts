@@ -24,7 +24,7 @@ export function usage(command: Command): string {
   return lines.join('\n');
 }
 
-export function overview(): string {
+function overview(): string {
   const width = Math.max(...COMMANDS.map((c) => c.name.length)) + 4;
   return [
     'spindle — reinforcement learning for LLM agents (the same core as the browser app)',

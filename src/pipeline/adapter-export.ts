@@ -42,6 +42,6 @@ export async function checkpointAdapterZip(store: Store, checkpoint: CheckpointR
   try {
     return { ...adapter, zip: adapterZip(adapter.tensors, { config: adapter.config, run: run?.config, evals, title: run?.name }) };
   } catch (e) {
-    throw new Error(`checkpoint ${checkpoint.id}: ${(e as Error).message}`);
+    throw new Error(`checkpoint ${checkpoint.id}: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -11,10 +11,10 @@ import { loadHfModel, type FileSource, type LoadedModel } from '../model/hf.ts';
 
 const SHIPPED = import.meta.glob('../../models/spindle-base/{config.json,model.safetensors}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
 
-export const SHIPPED_MODEL = 'spindle-base';
+const SHIPPED_MODEL = 'spindle-base';
 
 /** The shipped model's file URLs by file name (empty when the model is not in this build). */
-export function shippedModelFiles(): Record<string, string> {
+function shippedModelFiles(): Record<string, string> {
   return Object.fromEntries(Object.entries(SHIPPED).map(([path, url]) => [path.slice(path.lastIndexOf('/') + 1), url]));
 }
 

@@ -35,7 +35,7 @@ function adoptPageCores(cores: number): void {
 }
 
 /** initBackend for a worker: wasm threads sized from the page's cores, and single-threaded wasm if threads fail. */
-export async function initWorkerBackend(forced: string | null, cores: number): Promise<BackendChoice> {
+async function initWorkerBackend(forced: string | null, cores: number): Promise<BackendChoice> {
   adoptPageCores(cores);
   const probe = await probeEnvironment();
   const threaded = probe.crossOriginIsolated && (forced === null || forced === 'wasm');
@@ -54,7 +54,7 @@ export async function initWorkerBackend(forced: string | null, cores: number): P
 }
 
 /** Resolves when the WebGPU device under tfjs is lost; null on other backends. */
-export function webgpuDeviceLost(): Promise<string> | null {
+function webgpuDeviceLost(): Promise<string> | null {
   if (tf.getBackend() !== 'webgpu') return null;
   const device = (tf.backend() as unknown as { device?: GPUDevice }).device;
   if (!device) return null;
@@ -66,7 +66,7 @@ export function webgpuDeviceLost(): Promise<string> | null {
  * `generate`, plus the judges' keys. An `error` event (an uncaught exception, a sandbox taking its
  * host down) is a crash: the pool terminates the worker and re-queues its episode.
  */
-export function spawnWebRolloutWorker(
+function spawnWebRolloutWorker(
   index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
 ): WorkerHandle<EpisodeJob, Trajectory> {
   const channel = new MessageChannel();

@@ -3,7 +3,7 @@
  * so a page that finds a run marked running/paused in IndexedDB can tell an interrupted run (page
  * closed mid-run: offer Resume) from one another tab is training right now.
  */
-export const runLockName = (runId: string) => `spindle-run:${runId}`;
+const runLockName = (runId: string) => `spindle-run:${runId}`;
 
 /** Holds the run's lock until the returned function is called. */
 export function lockRun(runId: string): () => void {

@@ -51,7 +51,7 @@ export type UpgradeTx = IDBPTransaction<SpindleSchema, StoreNames<SpindleSchema>
 type UpgradeStep = (db: SpindleDB, tx: UpgradeTx) => void | Promise<void>;
 
 /** `MIGRATIONS[v - 1]` turns a version v-1 database into version v. */
-export const MIGRATIONS: UpgradeStep[] = [
+const MIGRATIONS: UpgradeStep[] = [
   // v1: the first layout.
   (db) => {
     db.createObjectStore('runs', { keyPath: 'id' }).createIndex('created', 'created');

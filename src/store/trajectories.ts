@@ -7,7 +7,7 @@ import type { ScoredGroup, Trajectory } from '../contracts.ts';
 import { write, type Store } from './db.ts';
 import type { GroupRecord, TrajectoryRecord } from './records.ts';
 
-export function toRecord(t: Trajectory): TrajectoryRecord {
+function toRecord(t: Trajectory): TrajectoryRecord {
   return { ...t, n_steps: t.steps.length };
 }
 

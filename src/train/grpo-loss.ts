@@ -56,7 +56,7 @@ export interface GrpoInputs {
 }
 
 /** The token sums behind the metrics; `finishMetrics` divides them by `tokens`. The tensor stacks them in this order. */
-export const GRPO_SUM_NAMES = ['clip_low', 'clip_high', 'clip_region', 'kl', 'entropy', 'tokens'] as const;
+const GRPO_SUM_NAMES = ['clip_low', 'clip_high', 'clip_region', 'kl', 'entropy', 'tokens'] as const;
 export type GrpoSums = Record<(typeof GRPO_SUM_NAMES)[number], number>;
 
 export interface GrpoLossResult {

@@ -97,7 +97,7 @@ export interface CollectSummary {
   atropos: { delivered: number; rejected: number } | null;
 }
 
-export async function collectInto(store: FileStore, ctx: CommandContext, values: Values, config: RunConfig): Promise<CollectSummary> {
+async function collectInto(store: FileStore, ctx: CommandContext, values: Values, config: RunConfig): Promise<CollectSummary> {
   const policy = choiceOption(values, 'policy', ['model', 'expert'] as const, 'model');
   const groups = intOption(values, 'groups') ?? config.training.batch_size;
   const size = intOption(values, 'group-size') ?? (policy === 'expert' ? 1 : config.training.group_size);

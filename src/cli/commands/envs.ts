@@ -3,7 +3,7 @@ import { CliError, type Command } from '../command.ts';
 import { describeEnvironments, listTags } from '../../envs/registry.ts';
 import { noPositionals, stringOption } from './shared.ts';
 
-export function environmentTable(rows: string[][]): string {
+function environmentTable(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n');
 }

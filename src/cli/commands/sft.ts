@@ -68,7 +68,7 @@ function fitToContext(examples: TrainSample[], maxPositions: number): { kept: Tr
   return { kept, truncated };
 }
 
-export async function loadSftExamples(ctx: CommandContext, values: Values, tok: TextTokenizer, maxPositions: number): Promise<{ examples: TrainSample[]; files: number; truncated: number }> {
+async function loadSftExamples(ctx: CommandContext, values: Values, tok: TextTokenizer, maxPositions: number): Promise<{ examples: TrainSample[]; files: number; truncated: number }> {
   const files = dataFiles(ctx, requireOption(values, 'data', '--data export/trajectories.parquet'));
   const minScore = numberOption(values, 'min-score');
   const all: TrainSample[] = [];

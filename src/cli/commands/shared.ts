@@ -19,7 +19,7 @@ import { getRun, listRuns, loadLatestCheckpoint, type RunRecord } from '../../st
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
-export const DEFAULT_STORE = '.spindle';
+const DEFAULT_STORE = '.spindle';
 
 export const storeOption: OptionSpec = { type: 'string', default: DEFAULT_STORE, description: 'the Spindle store folder', placeholder: 'dir' };
 export const modelOption: OptionSpec = {
@@ -176,7 +176,7 @@ export async function findRun(store: FileStore, id: string | undefined, needChec
 let backend: Promise<BackendChoice> | null = null;
 
 /** Starts the tfjs backend once per process (Node: wasm). */
-export function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoice> {
+function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoice> {
   backend ??= initBackend({ forced: config.model.backend === 'auto' ? null : config.model.backend });
   return backend;
 }

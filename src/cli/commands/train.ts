@@ -31,7 +31,7 @@ import {
 
 export type TransferSource = { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string } | { kind: 'adapter'; path: string; label: string };
 
-export const trainOptions = {
+const trainOptions = {
   config: { type: 'string', description: 'the run config', placeholder: 'file' },
   steps: { type: 'string', description: 'override training.max_steps', placeholder: 'n' },
   'eval-interval': { type: 'string', description: 'override training.eval_interval (held-out eval every M steps)', placeholder: 'm' },
@@ -81,7 +81,7 @@ export interface TrainOutcome {
 }
 
 /** Runs (or resumes) a training run to the end or to Ctrl-C. */
-export async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: FileStore, transfer?: TransferSource): Promise<TrainOutcome> {
+async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: FileStore, transfer?: TransferSource): Promise<TrainOutcome> {
   const resumeRunId = stringOption(values, 'resume');
   let model: LoadedModel | null = null;
   const run = createNodeRun({
@@ -129,7 +129,7 @@ export async function runTraining(ctx: CommandContext, values: Values, config: R
   return outcome;
 }
 
-export function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutcome): void {
+function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutcome): void {
   const latest = new Map<string, TrainOutcome['evaluations'][number]>();
   for (const e of outcome.evaluations) latest.set(e.env, e);
   ctx.out(`run ${outcome.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`);

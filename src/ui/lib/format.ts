@@ -16,11 +16,6 @@ export function formatSigned(value: number | null | undefined, digits = 2): stri
   return value > 0 ? `+${text}` : value < 0 ? `−${text}` : text;
 }
 
-export function formatPercent(fraction: number | null | undefined, digits = 0): string {
-  if (fraction === null || fraction === undefined || Number.isNaN(fraction)) return '—';
-  return `${(fraction * 100).toFixed(digits)}%`;
-}
-
 /** Seconds as `42 s`, `3 min 05 s`, `1 h 02 min`. */
 export function formatDuration(seconds: number | null | undefined): string {
   if (seconds === null || seconds === undefined || !Number.isFinite(seconds) || seconds < 0) return '—';

@@ -27,7 +27,7 @@ export interface AppSources {
   learn: LearnSource;
 }
 
-export function isDemo(): boolean {
+function isDemo(): boolean {
   return typeof location !== 'undefined' && new URLSearchParams(location.search).has('demo');
 }
 

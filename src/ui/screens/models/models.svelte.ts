@@ -98,7 +98,7 @@ export class ModelsState {
   }
 }
 
-export function downloadBlob(file: { filename: string; blob: Blob }): void {
+function downloadBlob(file: { filename: string; blob: Blob }): void {
   const url = URL.createObjectURL(file.blob);
   const a = document.createElement('a');
   a.href = url;

@@ -11,7 +11,7 @@ import type { EnvironmentInfo, PlaygroundSource, PolicyOption } from './source.t
 
 const TASKS_TO_OFFER = 6;
 
-export function randomSeed(): number {
+function randomSeed(): number {
   return crypto.getRandomValues(new Uint32Array(1))[0] >>> 1;
 }
 

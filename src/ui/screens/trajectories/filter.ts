@@ -38,7 +38,7 @@ export interface TrajectoryRow {
   createdAt: number;
 }
 
-export function voteSpread(t: Pick<Trajectory, 'votes'>): number | null {
+function voteSpread(t: Pick<Trajectory, 'votes'>): number | null {
   const scores = t.votes.map((v) => v.score).filter((s): s is number => s !== null);
   return scores.length < 2 ? null : Math.max(...scores) - Math.min(...scores);
 }

@@ -7,7 +7,7 @@ import { errorMessage } from '../../lib/format.ts';
 import { EMPTY_FILTER, type TrajectoryFilter, type TrajectoryRow } from './filter.ts';
 import type { TokenDetail, TrajectorySource } from './source.ts';
 
-export const PAGE_SIZE = 50;
+const PAGE_SIZE = 50;
 
 export class TrajectoriesState {
   filter = $state<TrajectoryFilter>({ ...EMPTY_FILTER });

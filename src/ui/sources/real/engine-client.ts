@@ -28,7 +28,7 @@ function emitLocal(event: RunEvent): void {
 }
 
 /** `?backend=webgpu|wasm|cpu` forces the engine's backend (as the status strip explains). */
-export function forcedBackend(): string | null {
+function forcedBackend(): string | null {
   return typeof location === 'undefined' ? null : new URLSearchParams(location.search).get('backend');
 }
 

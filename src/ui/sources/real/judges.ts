@@ -16,7 +16,7 @@ import { getStore } from './store-handle.ts';
 type StoredRemote = Omit<RemoteJudgeSettings, 'hasKey'>;
 const REMOTES = 'judges.remotes';
 const IN_BROWSER = 'judges.in_browser';
-export const secretName = (id: string) => `secret.${id}`;
+const secretName = (id: string) => `secret.${id}`;
 
 async function remotes(): Promise<StoredRemote[]> {
   return getSetting<StoredRemote[]>(await getStore(), REMOTES, []);
