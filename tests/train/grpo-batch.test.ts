@@ -27,7 +27,7 @@ describe('buildGrpoBatch', () => {
   it('trains on groups with signal, skips flat ones, and leaves unscored trajectories out of every figure', () => {
     const batch = buildGrpoBatch({ groups: groups(), replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') });
     expect(batch.samples).toHaveLength(2);
-    const [win, loss] = batch.samples.map((s) => Array.from(s.advantages));
+    const [win, loss] = batch.samples.map((s) => Array.from(s.advantages ?? []));
     expect(win[1]).toBeGreaterThan(0);
     expect(loss[1]).toBeLessThan(0);
     expect(win[0]).toBe(0); // the prompt token carries no advantage
@@ -48,7 +48,7 @@ describe('buildGrpoBatch', () => {
     const std = Math.sqrt(online.reduce((s, x) => s + (x - mean) ** 2, 0) / (online.length - 1));
     const expected = replayAdvantage(1, { mean, std }, { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale }, 2);
     expect(expected).toBeGreaterThan(0);
-    for (const sample of batch.samples.slice(2)) expect(sample.advantages[2]).toBeCloseTo(expected, 6);
+    for (const sample of batch.samples.slice(2)) expect(sample.advantages?.[2]).toBeCloseTo(expected, 6);
   });
 
   it('asks the replay buffer for nothing in skip mode, however flat the groups', () => {
