@@ -145,13 +145,15 @@ export function parseLooseJson(text: string): LooseJsonResult {
 }
 
 /**
- * End index (exclusive) of the balanced `{…}` starting at `start`, skipping braces inside single- or
- * double-quoted strings; -1 when the object is not closed before `limit` (truncated output).
+ * End index (exclusive) of the bracketed value (`{…}` or `[…]`) starting at `start`, skipping brackets
+ * inside single- or double-quoted strings; -1 when it does not close: the text ends first, or a `<`
+ * appears outside any string (no JSON has one there: it is the next tag after a cut-off call, and
+ * stopping there keeps a turn of many cut-off calls from being scanned to its end once per call).
  */
-export function findObjectEnd(text: string, start: number, limit = text.length): number {
+export function scanJsonValue(text: string, start: number): number {
   let depth = 0;
   let quote: string | null = null;
-  for (let i = start; i < limit; i++) {
+  for (let i = start; i < text.length; i++) {
     const c = text[i];
     if (quote) {
       if (c === '\\') i++;
@@ -159,6 +161,7 @@ export function findObjectEnd(text: string, start: number, limit = text.length):
       continue;
     }
     if (c === '"' || c === "'") quote = c;
+    else if (c === '<') return -1;
     else if (c === '{' || c === '[') depth++;
     else if (c === '}' || c === ']') {
       depth--;

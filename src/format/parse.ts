@@ -6,9 +6,10 @@
  * `{"function": {...}}` objects, a last call without its closing tag, an unterminated `<think>`, a stray
  * `</think>` without its opening tag (templates that open the think block in the prompt), and calls written
  * inside the think block (interleaved thinking). A call that cannot be read becomes `{ error, raw }`
- * so the agent loop can answer it with an error observation the model learns from. Never throws.
+ * so the agent loop can answer it with an error observation the model learns from. Never throws, runs
+ * in time linear in the text, and reads at most MAX_CALLS_PER_TURN calls.
  */
-import { findObjectEnd, parseLooseJson } from './loose-json.ts';
+import { parseLooseJson, scanJsonValue, type LooseJsonResult } from './loose-json.ts';
 
 export type ParsedCall = { name: string; arguments: Record<string, unknown> } | { error: string; raw: string };
 
@@ -31,9 +32,14 @@ const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
+const IN_THINK_TAGS = [THINK_CLOSE, CALL_OPEN];
+const OUTSIDE_TAGS = [THINK_OPEN, THINK_CLOSE, CALL_OPEN];
+const BLOCK_ENDS = [CALL_CLOSE, CALL_OPEN];
 const EXPECTED_SHAPE = 'expected {"name":"<tool>","arguments":{...}}';
 /** Raw text kept on a parse error; enough to show the model what it wrote. */
 const MAX_RAW = 500;
+/** Calls read from one turn; the rest of a turn past this is not read (each call costs a tool run). */
+export const MAX_CALLS_PER_TURN = 64;
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -72,52 +78,70 @@ interface CallBlock {
 }
 
 /**
- * Read the call that starts at `start` (just after `<tool_call>`). The block ends at its closing tag, or,
- * when that is missing, where its JSON object ends; it never runs into the next `<tool_call>`.
+ * Next occurrence of each tag, remembered: the parser only moves forward, so a remembered position
+ * (or a remembered "none") stays right until the parser passes it. Without this, every tag would be
+ * searched to the end of the text again at every step, quadratic in the length of the turn.
  */
-function readCallBlock(text: string, start: number): CallBlock {
-  const nextOpen = text.indexOf(CALL_OPEN, start);
-  const limit = nextOpen === -1 ? text.length : nextOpen;
-  const closeAt = text.indexOf(CALL_CLOSE, start);
-  const close = closeAt !== -1 && closeAt < limit ? closeAt : -1;
+class TagFinder {
+  private readonly memo = new Map<string, { from: number; at: number }>();
+  constructor(private readonly text: string) {}
 
-  // 1. The text between the tags, when both are there.
-  const tagged = text.slice(start, close === -1 ? limit : close).trim();
-  const direct = tagged === '' ? null : parseLooseJson(tagged);
-  if (direct?.ok) return { calls: toCalls(direct.value, tagged), end: close === -1 ? limit : close + CALL_CLOSE.length };
+  next(tag: string, from: number): number {
+    const m = this.memo.get(tag);
+    if (m && from >= m.from && (m.at === -1 || m.at >= from)) return m.at;
+    const at = this.text.indexOf(tag, from);
+    this.memo.set(tag, { from, at });
+    return at;
+  }
 
-  // 2. The balanced object at the start: survives trailing junk inside the tags and a closing tag
-  //    written inside a string argument.
+  /** First occurrence of any of `tags` at or after `from`. */
+  first(tags: readonly string[], from: number): { tag: string; at: number } | null {
+    let best: { tag: string; at: number } | null = null;
+    for (const tag of tags) {
+      const at = this.next(tag, from);
+      if (at !== -1 && (best === null || at < best.at)) best = { tag, at };
+    }
+    return best;
+  }
+}
+
+/**
+ * Read the call that starts at `start` (just after `<tool_call>`). A JSON payload is delimited by its own
+ * brackets, read string-aware, so tags written inside its string arguments are text, not tags. Without
+ * a complete payload the block ends at its closing tag or, when that is missing, before the next
+ * `<tool_call>`. A payload's scan stops at the first `<` outside its strings, and tag positions are
+ * remembered, so a turn parses in linear time whatever it repeats.
+ */
+function readCallBlock(text: string, start: number, tags: TagFinder): CallBlock {
   let objStart = start;
-  while (objStart < limit && /\s/.test(text[objStart])) objStart++;
+  while (objStart < text.length && /\s/.test(text[objStart])) objStart++;
+  let tried: LooseJsonResult | null = null;
   if (text[objStart] === '{' || text[objStart] === '[') {
-    const objEnd = findObjectEnd(text, objStart, limit);
+    const objEnd = scanJsonValue(text, objStart);
     if (objEnd !== -1) {
       const raw = text.slice(objStart, objEnd);
-      const parsed = parseLooseJson(raw);
-      if (parsed.ok) {
-        const closeAfter = text.indexOf(CALL_CLOSE, objEnd);
-        const end = closeAfter !== -1 && closeAfter < limit ? closeAfter + CALL_CLOSE.length : objEnd;
-        return { calls: toCalls(parsed.value, raw), end };
+      tried = parseLooseJson(raw);
+      if (tried.ok) {
+        // Junk between the payload and its closing tag is dropped; a closing tag after the next call is not ours.
+        const close = tags.next(CALL_CLOSE, objEnd);
+        const open = tags.next(CALL_OPEN, objEnd);
+        const end = close !== -1 && (open === -1 || close < open) ? close + CALL_CLOSE.length : objEnd;
+        return { calls: toCalls(tried.value, raw), end };
       }
     }
   }
 
+  // No readable payload: the block is the text up to its closing tag or the next call.
+  const next = tags.first(BLOCK_ENDS, start);
+  const close = next?.tag === CALL_CLOSE ? next.at : -1;
+  const limit = next === null ? text.length : next.at;
   const end = close === -1 ? limit : close + CALL_CLOSE.length;
+  const tagged = text.slice(start, limit).trim();
   if (tagged === '') return { calls: [callError(`empty <tool_call>; ${EXPECTED_SHAPE}`, '')], end };
-  const why = direct && !direct.ok ? direct.error : 'unreadable';
+  tried ??= parseLooseJson(tagged);
+  if (tried.ok) return { calls: toCalls(tried.value, tagged), end };
   const truncated = close === -1 ? ' (the call is cut off: no </tool_call> and the JSON is incomplete)' : '';
-  return { calls: [callError(`invalid JSON in <tool_call>${truncated}: ${why}; ${EXPECTED_SHAPE}`, tagged)], end };
-}
-
-/** First occurrence of any of `needles` at or after `from`. */
-function nextTag(text: string, from: number, needles: string[]): { tag: string; at: number } | null {
-  let best: { tag: string; at: number } | null = null;
-  for (const tag of needles) {
-    const at = text.indexOf(tag, from);
-    if (at !== -1 && (best === null || at < best.at)) best = { tag, at };
-  }
-  return best;
+  return { calls: [callError(`invalid JSON in <tool_call>${truncated}: ${tried.error}; ${EXPECTED_SHAPE}`, tagged)], end };
 }
 
 function joinParts(parts: string[]): string {
@@ -125,18 +149,18 @@ function joinParts(parts: string[]): string {
 }
 
 export function parseAssistant(text: string): ParsedAssistant {
-  const thoughtParts: string[] = [];
+  let thoughtParts: string[] = [];
   let answerParts: string[] = [];
   const calls: ParsedCall[] = [];
   const errors: string[] = [];
   let sawThink = false;
   let inThink = false;
   let pos = 0;
+  const finder = new TagFinder(text);
 
   try {
     while (pos <= text.length) {
-      const tags = inThink ? [THINK_CLOSE, CALL_OPEN] : [THINK_OPEN, THINK_CLOSE, CALL_OPEN];
-      const next = nextTag(text, pos, tags);
+      const next = finder.first(inThink ? IN_THINK_TAGS : OUTSIDE_TAGS, pos);
       const target = inThink ? thoughtParts : answerParts;
       if (next === null) {
         target.push(text.slice(pos));
@@ -151,14 +175,18 @@ export function parseAssistant(text: string): ParsedAssistant {
       } else if (next.tag === THINK_CLOSE) {
         if (!inThink && !sawThink) {
           // `</think>` with no opening tag: the prompt opened the block, so what came before was thought.
-          thoughtParts.push(...answerParts);
+          thoughtParts = answerParts;
           answerParts = [];
         }
         sawThink = true;
         inThink = false;
       } else {
-        const block = readCallBlock(text, pos);
-        calls.push(...block.calls);
+        if (calls.length >= MAX_CALLS_PER_TURN) {
+          errors.push(`too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${calls.length + 1} on was not read`);
+          break;
+        }
+        const block = readCallBlock(text, pos, finder);
+        for (const call of block.calls.slice(0, MAX_CALLS_PER_TURN - calls.length)) calls.push(call);
         pos = block.end;
       }
     }
