@@ -7,7 +7,6 @@
  * Face model, else the shipped base model), and the base weights that merged-weights exports fold a
  * LoRA adapter into. An imported model becomes the current base: new runs that ask for the default
  * base model train it instead (their saved config names it `imported:<name>`).
- * Runs started while the Judges screen's in-browser judge is on get the shipped ONNX judge too.
  * A WebGPU device loss switches to wasm, says so, and resumes an interrupted run from its last
  * checkpoint (every finished trajectory is already in the store).
  *
@@ -31,7 +30,7 @@ import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import { LocalPolicy } from '../rollout/local-policy.ts';
 import type { TextTokenizer } from '../rollout/policy.ts';
-import { getSetting, type Store } from '../store/index.ts';
+import type { Store } from '../store/index.ts';
 import type { RunEvent, RunListener } from './events.ts';
 import { readSecrets } from './secrets.ts';
 import type { RemoteGenerator } from './generation.ts';
@@ -64,10 +63,6 @@ export interface ImportedModelInfo {
 
 /** Names an imported model in a run config (`model.base_model`). */
 export const IMPORTED_PREFIX = 'imported:';
-/** The Judges screen's switch (settings store) for the in-browser ONNX judge. */
-export const IN_BROWSER_JUDGE_SETTING = 'judges.in_browser';
-/** The in-browser judge a run gets when the switch is on; `models/judge` is the shipped model (app assets in the browser, the folder in Node). */
-export const IN_BROWSER_JUDGE = { type: 'model', id: 'onnx-judge', path: 'models/judge' } as const;
 
 export interface EngineDeps {
   /** Starts the tfjs backend (`forced` as in `?backend=`; wasm threads from `cores`); again with 'wasm' after a device loss. */
@@ -208,7 +203,7 @@ export class Engine {
     }
     const store = await this.openStore();
     const secrets = await readSecrets(store);
-    if (!options.resumeRunId) config = await this.withInBrowserJudge(store, this.withImportedBase(config));
+    if (!options.resumeRunId) config = this.withImportedBase(config);
     let tokenizer: TokenizerSpec | null = null;
     const run = new PipelineRun({
       store,
@@ -364,14 +359,6 @@ export class Engine {
   private withImportedBase(config: RunConfig): RunConfig {
     if (!this.imported || config.model.base_model !== DEFAULT_CONFIG.model.base_model) return config;
     return { ...config, model: { ...config.model, base_model: IMPORTED_PREFIX + this.imported.name } };
-  }
-
-  /** With the Judges screen's in-browser judge on, the run's ensemble gets the shipped ONNX judge (once). */
-  private async withInBrowserJudge(store: Store, config: RunConfig): Promise<RunConfig> {
-    if (!(await getSetting<boolean>(store, IN_BROWSER_JUDGE_SETTING, false))) return config;
-    if (config.judge.judges.some((j) => j.type === 'model')) return config;
-    const { judges, n_judges } = config.judge;
-    return { ...config, judge: { ...config.judge, judges: [...judges, { ...IN_BROWSER_JUDGE }], n_judges: n_judges === null ? null : n_judges + 1 } };
   }
 
   /** The model whose weights a merge starts from; `release` frees it when it was loaded just for this. */

@@ -1,6 +1,6 @@
 /**
- * The in-browser judge in runs: with the Judges screen's switch (`judges.in_browser`) on, a run the
- * engine starts carries the shipped ONNX judge in its saved config, and rollout workers given
+ * The in-browser judge in runs: with the Judges screen's switch (`judges.in_browser`) on, a new run's
+ * config carries the shipped ONNX judge (the engine reads no setting; it runs the config), and rollout workers given
  * `loadModelJudge` put a vote from 'onnx-judge' on every trajectory beside the rule judge's.
  */
 import 'fake-indexeddb/auto';
@@ -10,7 +10,8 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
-import { Engine, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING } from '../../src/pipeline/browser-engine.ts';
+import { Engine } from '../../src/pipeline/browser-engine.ts';
+import { configForNewRun, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING } from '../../src/pipeline/judge-settings.ts';
 import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';
 import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
@@ -24,6 +25,18 @@ beforeAll(async () => {
   store = await openStore({ factory: new IDBFactory() });
 });
 afterAll(() => store.db.close());
+
+describe('configForNewRun', () => {
+  it('adds the in-browser judge once while the switch is on, and nothing while it is off', async () => {
+    const { config } = validateRunConfig({ name: 'switch', judge: { n_judges: 1 } });
+    await setSetting(store, IN_BROWSER_JUDGE_SETTING, false);
+    expect(await configForNewRun(store, config!)).toBe(config);
+    await setSetting(store, IN_BROWSER_JUDGE_SETTING, true);
+    const on = await configForNewRun(store, config!);
+    expect(on.judge).toMatchObject({ judges: [{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE], n_judges: 2 });
+    expect((await configForNewRun(store, on)).judge.judges).toHaveLength(2);
+  });
+});
 
 describe('the in-browser ONNX judge in a run', () => {
   it('adds the onnx-judge to runs while the setting is on, and the rollout worker core scores with it', async () => {
@@ -52,7 +65,7 @@ describe('the in-browser ONNX judge in a run', () => {
     });
     if (!config) throw new Error(JSON.stringify(errors));
     const settled = new Promise<string>((resolve) => engine.subscribe((e) => { if (e.type === 'status' && ['finished', 'stopped', 'error'].includes(e.status)) resolve(e.status); }));
-    const runId = await engine.start(config);
+    const runId = await engine.start(await configForNewRun(store, config));
     expect(await settled).toBe('finished');
 
     expect((await getRun(store, runId))?.config.judge.judges).toEqual([{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE]);

@@ -9,13 +9,13 @@ import { calibrate } from '../../../judge/calibrate.ts';
 import { RemoteJudge } from '../../../judge/remote.ts';
 import { RuleJudge } from '../../../judge/rule.ts';
 import type { Judge } from '../../../judge/types.ts';
+import { IN_BROWSER_JUDGE_SETTING as IN_BROWSER } from '../../../pipeline/judge-settings.ts';
 import { deleteSetting, getSetting, setSetting } from '../../../store/index.ts';
 import type { AgreementFigures, JudgesSource, RemoteJudgeSettings } from '../../screens/judges/source.ts';
 import { getStore } from './store-handle.ts';
 
 type StoredRemote = Omit<RemoteJudgeSettings, 'hasKey'>;
 const REMOTES = 'judges.remotes';
-const IN_BROWSER = 'judges.in_browser';
 const secretName = (id: string) => `secret.${id}`;
 
 async function remotes(): Promise<StoredRemote[]> {
