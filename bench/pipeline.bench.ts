@@ -21,7 +21,7 @@ import type { EpisodeJob } from '../src/pipeline/rollout-worker.ts';
 import { WorkerPool } from '../src/pipeline/worker-pool.ts';
 import { runEpisode } from '../src/rollout/episode.ts';
 import { LocalPolicy } from '../src/rollout/local-policy.ts';
-import type { TextTokenizer } from '../src/rollout/policy.ts';
+import type { TextTokenizer } from '../src/model/tokenizer.ts';
 
 const { values: args } = parseArgs({ options: { episodes: { type: 'string', default: '24' } } });
 const EPISODES = Number(args.episodes);

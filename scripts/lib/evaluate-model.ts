@@ -1,6 +1,6 @@
 /** Evaluates a local model on every shipped environment's held-out split (for model cards and benchmarks). */
 import type { TransformerModel } from '../../src/model/transformer.ts';
-import type { TextTokenizer } from '../../src/rollout/policy.ts';
+import type { TextTokenizer } from '../../src/model/tokenizer.ts';
 import { listEnvironments } from '../../src/envs/registry.ts';
 import { evaluatePolicy, type EvalResult } from '../../src/rollout/evaluate.ts';
 import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';

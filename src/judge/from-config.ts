@@ -4,10 +4,9 @@
  * `api_key_env`, from settings in the browser or the environment in the CLI), the model loader and the policy.
  */
 import type { JudgeConfig } from '../config/schema.ts';
-import type { Policy } from '../rollout/policy.ts';
 import { RemoteJudge, type Pricing } from './remote.ts';
 import { RuleJudge } from './rule.ts';
-import { SelfJudge } from './self.ts';
+import { SelfJudge, type JudgingPolicy } from './self.ts';
 import type { Evaluator, Judge } from './types.ts';
 import type { JudgeCache } from './cache.ts';
 
@@ -17,7 +16,7 @@ export interface JudgeDeps {
   getSecret?: (name: string) => string | null;
   /** Loads a `type: 'model'` judge from its path (OnnxJudge via judgeAssetsFromUrl / loadOnnxJudgeFromDir). */
   loadModelJudge?: (id: string, path: string) => Promise<Judge>;
-  policy?: Policy | null;
+  policy?: JudgingPolicy | null;
   cache?: JudgeCache;
   pricing?: Record<string, Pricing>;
 }

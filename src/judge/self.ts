@@ -3,15 +3,25 @@
  * rubric as the remote judge and its reply parsed the same way. A small policy often fails to produce a
  * score; that is a null vote with the reason, which the ensemble simply drops.
  */
-import type { ChatMessage, SamplingParams, Task, Trajectory } from '../contracts.ts';
-import type { Policy } from '../rollout/policy.ts';
+import type { ChatMessage, SamplingParams, Task, ToolSchema, Trajectory } from '../contracts.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
+
+/**
+ * What the self-judge needs of the policy: one generation from a chat. Declared here rather than
+ * imported from src/rollout (judges and rollouts are sibling stages); a rollout Policy is one.
+ */
+export interface JudgingPolicy {
+  readonly id: string;
+  readonly tokenizer: TextTokenizer | null;
+  generate(context: { messages: ChatMessage[]; tools: ToolSchema[]; tokens: number[] }, options: { seed: number; sampling: SamplingParams }): Promise<{ text: string }>;
+}
 import { parseRubricScore } from './parse-score.ts';
 import { buildRubricPrompt, RUBRIC_SYSTEM_PROMPT, type RenderOptions } from './render.ts';
 import { errorMessage, noScore, type Judge, type JudgeResult } from './types.ts';
 
 export interface SelfJudgeOptions {
   id?: string;
-  policy: Policy;
+  policy: JudgingPolicy;
   /** Greedy by default, so the same trajectory gets the same score. */
   sampling?: Partial<SamplingParams>;
   seed?: number;
@@ -23,7 +33,7 @@ export interface SelfJudgeOptions {
 
 export class SelfJudge implements Judge {
   readonly id: string;
-  private readonly policy: Policy;
+  private readonly policy: JudgingPolicy;
   private readonly sampling: SamplingParams;
   private readonly seed: number;
   private readonly render: RenderOptions;

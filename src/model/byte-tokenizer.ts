@@ -7,7 +7,7 @@
  * valid UTF-8 (a multi-byte character cut by generation) decode to U+FFFD; `StreamDecoder` instead
  * holds back an incomplete trailing character until its remaining bytes arrive.
  */
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from './tokenizer.ts';
 
 export const SPECIAL_TOKENS = [
   '<|im_start|>',

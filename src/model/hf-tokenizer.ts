@@ -4,7 +4,7 @@
  * Special tokens encode as their single ids and decode back to their text (the chat format needs them).
  */
 import { Tokenizer } from '@huggingface/tokenizers';
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from './tokenizer.ts';
 
 export interface HfTokenizerIds {
   /** From config.json, used when tokenizer_config.json names no eos token. */

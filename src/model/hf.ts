@@ -7,7 +7,7 @@
  *
  * Errors name the file, tensor or field and what was expected.
  */
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from './tokenizer.ts';
 import { ByteTokenizer } from './byte-tokenizer.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';

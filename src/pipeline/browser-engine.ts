@@ -29,7 +29,7 @@ import type { TransformerModel } from '../model/transformer.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import { LocalPolicy } from '../rollout/local-policy.ts';
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { Store } from '../store/index.ts';
 import type { RunEvent, RunListener } from './events.ts';
 import { readSecrets } from './secrets.ts';

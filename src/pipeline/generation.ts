@@ -8,7 +8,8 @@ import type { SamplingParams } from '../contracts.ts';
 import { deriveSeed } from '../rng.ts';
 import { generate } from '../model/sampling.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from '../rollout/policy.ts';
+import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from '../rollout/policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import { Batcher } from './batcher.ts';
 
 export interface GenerationRequest {

@@ -6,7 +6,7 @@
  */
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import type { Trajectory } from '../contracts.ts';
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import { EnginePolicy, type RemoteGenerator } from './generation.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
 

@@ -15,7 +15,7 @@ import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory 
 import { getEnvironment } from '../envs/registry.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
 import { appendMetrics, addMarker, createRun, getRun, loadLatestCheckpoint, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setRunStatus, type Store } from '../store/index.ts';
 import { Trainer } from '../train/trainer.ts';

@@ -6,4 +6,4 @@ export { ScriptedPolicy, type Script, type ScriptedPolicyOptions } from './scrip
 export { RemotePolicy, type RemotePolicyOptions } from './remote-policy.ts';
 export { expertTrajectory, expertTranscripts, type ExpertOptions, type ExpertBatchOptions } from './expert.ts';
 export { toScoredGroup, MASK_IGNORE, LOGPROB_PLACEHOLDER, type ScoredGroupOptions } from './scored-group.ts';
-export type { Policy, PolicyContext, PolicyTurn, GenerateOptions, TextTokenizer } from './policy.ts';
+export type { Policy, PolicyContext, PolicyTurn, GenerateOptions } from './policy.ts';

@@ -6,7 +6,8 @@
  */
 import type { TransformerModel } from '../model/transformer.ts';
 import { generate } from '../model/sampling.ts';
-import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from './policy.ts';
+import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from './policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 
 export interface LocalPolicyOptions {
   id?: string;

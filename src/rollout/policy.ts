@@ -3,17 +3,7 @@
  * (src/model), a remote OpenAI-compatible endpoint, and a scripted policy for tests.
  */
 import type { ChatMessage, SamplingParams, ToolSchema } from '../contracts.ts';
-
-/** Text ↔ token ids, with the ChatML special tokens as single ids. */
-export interface TextTokenizer {
-  readonly vocabSize: number;
-  encode(text: string): number[];
-  decode(ids: number[]): string;
-  /** Id of `<|im_end|>`: generation stops on it and it ends every turn. */
-  readonly imEndId: number;
-  readonly eosId: number;
-  readonly padId: number;
-}
+import type { TextTokenizer } from '../model/tokenizer.ts';
 
 export interface PolicyContext {
   messages: ChatMessage[];

@@ -5,7 +5,8 @@
  * token-level policy: the turn text is encoded, `<|im_end|>` appended, and each token gets a logprob
  * drawn deterministically from the sampling seed.
  */
-import type { GenerateOptions, Policy, PolicyContext, PolicyTurn, TextTokenizer } from './policy.ts';
+import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from './policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import { createRng } from '../rng.ts';
 
 export type Script = readonly string[] | ((context: PolicyContext, turn: number) => string);

@@ -14,7 +14,7 @@
  */
 import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
 import { IM_END, IM_START, formatToolResponse, renderMessage, renderSystemPrompt, type SystemPromptStyle } from '../format/index.ts';
-import type { TextTokenizer } from '../rollout/policy.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TrainSample } from './batch.ts';
 
 export interface ChatRow {

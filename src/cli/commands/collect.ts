@@ -24,7 +24,7 @@ import { EnginePolicy, GenerationService } from '../../pipeline/generation.ts';
 import { RolloutWorkerCore, type EpisodeJob } from '../../pipeline/rollout-worker.ts';
 import { ScriptedPolicy } from '../../rollout/scripted-policy.ts';
 import { toScoredGroup } from '../../rollout/scored-group.ts';
-import type { TextTokenizer } from '../../rollout/policy.ts';
+import type { TextTokenizer } from '../../model/tokenizer.ts';
 import { createRun, putScoredGroup, putTrajectories, setRunStatus } from '../../store/index.ts';
 import type { FileStore } from '../../store/file-store.ts';
 import { Progress } from './progress.ts';

@@ -12,7 +12,7 @@ import { parquetToTrajectories } from '../../export/parquet.ts';
 import { adapterZip, type PeftConfig } from '../../export/peft.ts';
 import { exportLora, mergeLora, peftAdapterConfig } from '../../model/lora.ts';
 import { saveModelToDir } from '../../model/hf.ts';
-import type { TextTokenizer } from '../../rollout/policy.ts';
+import type { TextTokenizer } from '../../model/tokenizer.ts';
 import type { TrainSample } from '../../train/batch.ts';
 import { chatExample, examplesFromJsonl, type ChatRow } from '../../train/sft-data.ts';
 import { Trainer } from '../../train/trainer.ts';

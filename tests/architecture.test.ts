@@ -1,0 +1,115 @@
+/**
+ * The import rules of the README's "Layout" section, checked on the real import graph of src/ and
+ * workers/ (every `import`, `export … from` and dynamic `import()`, type-only ones included: a type
+ * import is still a dependency a reader has to follow).
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, normalize, relative } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+
+interface Edge { from: string; to: string; typeOnly: boolean }
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return /\.(ts|svelte)$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [path] : [];
+  });
+}
+
+const IMPORT = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'"`;]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+/** Every import of the file: relative ones resolved to repository paths, packages as their names. */
+function importsOf(file: string): Edge[] {
+  const text = readFileSync(join(ROOT, file), 'utf8');
+  return [...text.matchAll(IMPORT)].map((m) => {
+    const spec = m[3] ?? m[4];
+    const to = spec.startsWith('.') ? normalize(join(dirname(file), spec)) : spec;
+    return { from: file, to, typeOnly: Boolean(m[2]) };
+  });
+}
+
+const files = [...sourceFiles('src'), ...sourceFiles('workers')];
+const edges = files.flatMap(importsOf);
+
+/** The part a file belongs to: src/<dir>, src/<file>.ts, or workers. */
+function part(path: string): string {
+  if (path.startsWith('workers/')) return 'workers';
+  const [, first] = path.split('/');
+  return first?.replace(/\.ts$/, '') ?? path;
+}
+
+/** For each part, the parts it may import (besides itself). Anything else is a forbidden edge. */
+const ALLOWED: Record<string, string[]> = {
+  contracts: [],
+  rng: [],
+  config: ['contracts'],
+  format: ['contracts'],
+  sandbox: ['contracts'],
+  envs: ['contracts', 'rng', 'sandbox'],
+  store: ['contracts', 'config'],
+  model: ['contracts', 'rng', 'config'],
+  rollout: ['contracts', 'rng', 'config', 'format', 'sandbox', 'envs', 'model'],
+  judge: ['contracts', 'rng', 'config', 'format', 'envs', 'model'],
+  train: ['contracts', 'rng', 'config', 'format', 'envs', 'model'],
+  export: ['contracts', 'rng', 'config', 'format', 'envs', 'model', 'store'],
+  pipeline: ['contracts', 'rng', 'config', 'format', 'sandbox', 'envs', 'store', 'model', 'rollout', 'judge', 'train', 'export'],
+  cli: ['contracts', 'rng', 'config', 'format', 'sandbox', 'envs', 'store', 'model', 'rollout', 'judge', 'train', 'export', 'pipeline'],
+  ui: ['contracts', 'rng', 'config', 'format', 'sandbox', 'envs', 'store', 'model', 'rollout', 'judge', 'train', 'export', 'pipeline'],
+  workers: ['contracts', 'judge', 'model', 'pipeline'],
+  types: [],
+};
+
+const local = (e: Edge) => e.to.startsWith('src/') || e.to.startsWith('workers/') || e.to.startsWith('models/');
+
+describe('import graph', () => {
+  it('reads a graph of the size of the code base (the parser did not silently miss imports)', () => {
+    expect(files.length).toBeGreaterThan(150);
+    expect(edges.filter(local).length).toBeGreaterThan(500);
+  });
+
+  it('has no edge between parts that the layering forbids', () => {
+    const forbidden = edges
+      .filter((e) => e.to.startsWith('src/') || e.to.startsWith('workers/'))
+      .filter((e) => part(e.from) !== part(e.to) && !(ALLOWED[part(e.from)] ?? []).includes(part(e.to)))
+      .map((e) => `${e.from} → ${e.to}`);
+    expect(forbidden).toEqual([]);
+  });
+
+  it('lets nothing outside src/ui import Svelte, and no .svelte component import tfjs', () => {
+    const svelte = edges.filter((e) => /^svelte(\/|$)/.test(e.to) && !e.from.startsWith('src/ui/')).map((e) => e.from);
+    const tfjs = edges.filter((e) => e.from.endsWith('.svelte') && e.to.startsWith('@tensorflow/')).map((e) => e.from);
+    expect({ svelte, tfjs }).toEqual({ svelte: [], tfjs: [] });
+  });
+
+  it('keeps tfjs out of what must run in plain Node: contracts, rng, format, envs, judges but the model judge, advantage math', () => {
+    const runtime = new Map<string, string[]>();
+    for (const e of edges) if (!e.typeOnly) runtime.set(e.from, [...(runtime.get(e.from) ?? []), e.to]);
+    /** The tfjs package a file reaches at run time, through the chain that reaches it, or null. */
+    const reachesTfjs = (start: string): string | null => {
+      const seen = new Set<string>();
+      const walk = (file: string, chain: string[]): string | null => {
+        if (file.startsWith('@tensorflow/')) return [...chain, file].join(' → ');
+        if (seen.has(file)) return null;
+        seen.add(file);
+        for (const next of runtime.get(file) ?? []) {
+          const found = walk(next, [...chain, file]);
+          if (found) return found;
+        }
+        return null;
+      };
+      return walk(start, []);
+    };
+    const tfjsFree = files.filter((f) =>
+      ['src/contracts.ts', 'src/rng.ts', 'src/train/advantages.ts'].includes(f) || /^src\/(format|envs)\//.test(f) || (f.startsWith('src/judge/') && !/onnx/.test(f)));
+    expect(tfjsFree.length).toBeGreaterThan(30);
+    expect(tfjsFree.map(reachesTfjs).filter(Boolean)).toEqual([]);
+  });
+
+  it('names no file outside the repository', () => {
+    const outside = edges.filter((e) => e.to.startsWith('..') || relative(ROOT, join(ROOT, e.to)).startsWith('..')).map((e) => `${e.from} → ${e.to}`);
+    expect(outside).toEqual([]);
+  });
+});
