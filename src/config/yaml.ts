@@ -3,7 +3,7 @@
  * order, and edit one key in place (the seed's `rl_edit_config reward_scale 2.5`), keeping comments.
  * The same text runs in the app and the CLI.
  */
-import { isMap, isScalar, LineCounter, parseDocument, stringify, type Document } from 'yaml';
+import { isMap, isScalar, LineCounter, parseDocument, stringify, visit, type Document } from 'yaml';
 import { DEFAULT_CONFIG, type RunConfig } from './schema.ts';
 import { validateRunConfig, checkField, suggest, type ConfigError, type ValidationResult } from './validate.ts';
 
@@ -13,18 +13,59 @@ export interface ParseOptions {
   knownEnvironments?: readonly string[];
 }
 
+/** A run config is a page of settings; these bounds keep a hostile file from costing minutes or gigabytes. */
+export const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: 20 } as const;
+
 export function parseRunConfigYaml(text: string, options: ParseOptions = {}): ValidationResult {
+  const refuse = (message: string, line?: number): ValidationResult => ({ config: null, errors: [{ path: '', line, message }] });
+  if (text.length > YAML_LIMITS.maxChars) return refuse(`the config is ${text.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}`);
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length) {
     return {
       config: null,
-      errors: doc.errors.map((e) => ({ path: '', line: lineCounter.linePos(e.pos[0]).line, message: `YAML syntax: ${e.message.split('\n')[0]}` })),
+      errors: doc.errors.slice(0, YAML_LIMITS.maxErrors).map((e) => ({ path: '', line: lineCounter.linePos(e.pos[0]).line, message: `YAML syntax: ${e.message.split('\n')[0]}` })),
     };
   }
-  const result = validateRunConfig(doc.toJS(), options);
+  let keys = 0;
+  let aliases = 0;
+  let tooMany: { what: string; offset?: number } | null = null;
+  visit(doc, {
+    Pair: (_k, pair) => {
+      if (++keys <= YAML_LIMITS.maxKeys) return undefined;
+      tooMany = { what: `more than ${YAML_LIMITS.maxKeys} keys`, offset: isScalar(pair.key) ? pair.key.range?.[0] : undefined };
+      return visit.BREAK;
+    },
+    Alias: (_k, alias) => {
+      if (++aliases <= YAML_LIMITS.maxAliases) return undefined;
+      tooMany = { what: `more than ${YAML_LIMITS.maxAliases} aliases (*name)`, offset: alias.range?.[0] };
+      return visit.BREAK;
+    },
+  });
+  const found = tooMany as { what: string; offset?: number } | null;
+  if (found) return refuse(`the config has ${found.what}; a run config needs far fewer`, found.offset === undefined ? undefined : lineCounter.linePos(found.offset).line);
+  let value: unknown;
+  try {
+    // Each alias may expand to a large node: yaml's own count of expanded aliases bounds the bomb.
+    value = doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliases });
+  } catch (e) {
+    return refuse(`YAML aliases expand too far (${(e as Error).message}); write the values out instead of nesting aliases`, firstAliasLine(doc, lineCounter));
+  }
+  const result = validateRunConfig(value, options);
+  result.errors = result.errors.slice(0, YAML_LIMITS.maxErrors);
   for (const error of result.errors) error.line = lineOf(doc, lineCounter, error.path);
   return result;
+}
+
+function firstAliasLine(doc: Document, counter: LineCounter): number | undefined {
+  let offset: number | undefined;
+  visit(doc, {
+    Alias: (_k, alias) => {
+      offset = alias.range?.[0];
+      return visit.BREAK;
+    },
+  });
+  return offset === undefined ? undefined : counter.linePos(offset).line;
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: string): number | undefined {

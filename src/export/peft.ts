@@ -10,16 +10,19 @@
  * adapter back with every check done before anything is applied: names, ranks, shapes against the
  * base model's config, and the base model's name.
  */
-import { strFromU8, strToU8, unzipSync, zipSync } from 'fflate';
+import { strFromU8, strToU8, zipSync } from 'fflate';
 import { stringify as toYaml } from 'yaml';
 import type { RunConfig } from '../config/schema.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { HostTensors } from '../model/transformer.ts';
-import { readSafetensors, writeSafetensors } from '../model/safetensors.ts';
+import { assertFiniteTensors, readSafetensors, writeSafetensors } from '../model/safetensors.ts';
 import { ImportError } from './import-error.ts';
+import { unzipSelected } from './zip.ts';
 
 export const ADAPTER_CONFIG = 'adapter_config.json';
 export const ADAPTER_WEIGHTS = 'adapter_model.safetensors';
+/** What an imported adapter zip may inflate to, per file: a zip bomb costs at most this. */
+export const ADAPTER_ZIP_LIMITS = { [ADAPTER_CONFIG]: 1 << 20, 'README.md': 1 << 20, [ADAPTER_WEIGHTS]: 512 << 20 };
 const KEY = /^base_model\.model\.model\.layers\.(\d+)\.(self_attn|mlp)\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.lora_(A|B)\.weight$/;
 const PARENT: Record<string, string> = { q_proj: 'self_attn', k_proj: 'self_attn', v_proj: 'self_attn', o_proj: 'self_attn', gate_proj: 'mlp', up_proj: 'mlp', down_proj: 'mlp' };
 
@@ -161,18 +164,15 @@ export interface ReadAdapterOptions {
  */
 export function readAdapter(input: Uint8Array | Map<string, Uint8Array>, file: string, options: ReadAdapterOptions = {}): { config: PeftConfig; tensors: HostTensors; readme: string | null } {
   let files: Map<string, Uint8Array>;
-  if (input instanceof Map) files = input;
-  else {
-    try {
-      files = new Map(Object.entries(unzipSync(input)).map(([name, bytes]) => [name.split('/').pop()!, bytes]));
-    } catch (e) {
-      throw new ImportError(file, `not a readable zip archive, or truncated (${(e as Error).message})`, {}, { cause: e });
-    }
-  }
+  let names: Set<string>;
+  if (input instanceof Map) {
+    files = input;
+    names = new Set(input.keys());
+  } else ({ files, names } = unzipSelected(input, file, ADAPTER_ZIP_LIMITS));
   const configBytes = files.get(ADAPTER_CONFIG);
   const weights = files.get(ADAPTER_WEIGHTS);
   if (!configBytes) throw new ImportError(file, `${ADAPTER_CONFIG} is missing`);
-  if (!weights) throw new ImportError(file, `${ADAPTER_WEIGHTS} is missing${files.has('adapter_model.bin') ? ' (only the legacy adapter_model.bin is there; re-save with safe_serialization=True)' : ''}`);
+  if (!weights) throw new ImportError(file, `${ADAPTER_WEIGHTS} is missing${names.has('adapter_model.bin') ? ' (only the legacy adapter_model.bin is there; re-save with safe_serialization=True)' : ''}`);
   const config = parseConfig(strFromU8(configBytes), file);
   if (options.baseModel !== undefined && config.base_model_name_or_path && config.base_model_name_or_path !== options.baseModel) {
     throw new ImportError(file, `the adapter is for base model "${config.base_model_name_or_path}", not "${options.baseModel}"`, { field: `${ADAPTER_CONFIG} base_model_name_or_path` });
@@ -180,6 +180,7 @@ export function readAdapter(input: Uint8Array | Map<string, Uint8Array>, file: s
   let tensors: HostTensors;
   try {
     tensors = readSafetensors(weights, ADAPTER_WEIGHTS).tensors;
+    assertFiniteTensors(tensors, ADAPTER_WEIGHTS);
   } catch (e) {
     const tensor = /tensor "([^"]+)"/.exec((e as Error).message)?.[1];
     throw new ImportError(file, (e as Error).message.replace(/\.$/, ''), tensor ? { tensor } : {}, { cause: e });

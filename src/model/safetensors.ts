@@ -4,8 +4,8 @@
  * raw little-endian C-order data, offsets relative to its start.
  *
  * Reads F32, F16 and BF16 (converted to float32); writes F32 with the header padded with spaces to
- * an 8-byte boundary, as the reference writer does. Every malformed input is an error naming the
- * tensor and what was expected.
+ * an 8-byte boundary, as the reference writer does. Every malformed input is a SafetensorsError
+ * naming the tensor and what was expected.
  */
 import type { HostTensors } from './transformer.ts';
 
@@ -14,45 +14,83 @@ export interface SafetensorsFile {
   metadata: Record<string, string>;
 }
 
-interface HeaderEntry {
-  dtype: string;
-  shape: number[];
-  data_offsets: [number, number];
+/** A file that is not valid safetensors: names the file, the tensor when there is one, and the problem. */
+export class SafetensorsError extends Error {
+  constructor(
+    readonly source: string,
+    readonly problem: string,
+    readonly tensor?: string,
+  ) {
+    super(`${source}: ${tensor !== undefined ? `tensor "${tensor}" ` : ''}${problem}.`);
+    this.name = 'SafetensorsError';
+  }
 }
 
 const BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
+/** The reference implementation refuses headers over 100 MB. */
+const MAX_HEADER_BYTES = 100_000_000;
 
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/**
+ * Reads a safetensors file. Every malformed header (wrong types, shapes, offsets past the data, sizes
+ * that do not match) is a SafetensorsError before anything is allocated for the tensors, so no header
+ * can make the reader allocate more than the file holds.
+ */
 export function readSafetensors(input: ArrayBuffer | Uint8Array, source = 'safetensors'): SafetensorsFile {
   const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
-  if (bytes.length < 8) throw new Error(`${source}: file is ${bytes.length} bytes, too short for a safetensors header.`);
+  const fail = (problem: string, tensor?: string) => new SafetensorsError(source, problem, tensor);
+  if (bytes.length < 8) throw fail(`file is ${bytes.length} bytes, too short for a safetensors header`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const headerLength = Number(view.getBigUint64(0, true));
-  if (8 + headerLength > bytes.length) {
-    throw new Error(`${source}: header length ${headerLength} runs past the end of the file (${bytes.length} bytes); is this a safetensors file?`);
+  const headerLength = view.getBigUint64(0, true);
+  if (headerLength > BigInt(Math.min(bytes.length - 8, MAX_HEADER_BYTES))) {
+    throw fail(`header length ${headerLength} runs past the end of the file (${bytes.length} bytes) or over ${MAX_HEADER_BYTES} bytes; is this a safetensors file?`);
   }
-  let header: Record<string, unknown>;
+  const dataStart = 8 + Number(headerLength);
+  let header: unknown;
   try {
-    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, 8 + headerLength))) as Record<string, unknown>;
+    header = JSON.parse(new TextDecoder().decode(bytes.subarray(8, dataStart)));
   } catch (err) {
-    throw new Error(`${source}: header is not valid JSON (${(err as Error).message}).`, { cause: err });
+    throw fail(`header is not valid JSON (${(err as Error).message})`);
   }
-  const dataStart = 8 + headerLength;
+  if (!isRecord(header)) throw fail('header must be a JSON object of tensor entries');
   const dataLength = bytes.length - dataStart;
-  const metadata = (header.__metadata__ ?? {}) as Record<string, string>;
-  const tensors: HostTensors = new Map();
+  const metadata = header.__metadata__ ?? {};
+  if (!isRecord(metadata) || !Object.values(metadata).every((v) => typeof v === 'string')) throw fail('"__metadata__" must be an object of strings');
+
+  const entries: [string, { dtype: string; shape: number[]; begin: number; count: number }][] = [];
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') continue;
-    const entry = raw as HeaderEntry;
-    const width = BYTES[entry.dtype];
-    if (!width) throw new Error(`${source}: tensor "${name}" has dtype ${entry.dtype}; supported: ${Object.keys(BYTES).join(', ')}.`);
-    const [begin, end] = entry.data_offsets ?? [];
-    const count = entry.shape.reduce((a, b) => a * b, 1);
-    if (!(begin >= 0 && end <= dataLength && end - begin === count * width)) {
-      throw new Error(`${source}: tensor "${name}" offsets [${begin}, ${end}] do not fit shape [${entry.shape.join(', ')}] × ${width} bytes within ${dataLength} data bytes.`);
+    if (!isRecord(raw)) throw fail('entry must be an object with dtype, shape and data_offsets', name);
+    const { dtype, shape, data_offsets: offsets } = raw;
+    const width = typeof dtype === 'string' && Object.hasOwn(BYTES, dtype) ? BYTES[dtype] : 0;
+    if (!width) throw fail(`has dtype ${typeof dtype === 'string' ? dtype : JSON.stringify(dtype)}; supported: ${Object.keys(BYTES).join(', ')}`, name);
+    if (!Array.isArray(shape) || !shape.every(isCount)) throw fail(`has shape ${JSON.stringify(shape)}; expected a list of non-negative integers`, name);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) throw fail(`has data_offsets ${JSON.stringify(offsets)}; expected [begin, end] byte offsets`, name);
+    const [begin, end] = offsets as [number, number];
+    // Multiply with a running bound, so a shape like [1e9, 1e9] cannot overflow into a small number.
+    let count = 1;
+    for (const d of shape as number[]) count = Math.min(count * d, Number.MAX_SAFE_INTEGER);
+    if (!(begin <= end && end <= dataLength && end - begin === count * width)) {
+      throw fail(`offsets [${begin}, ${end}] do not fit shape [${shape.join(', ')}] × ${width} bytes within ${dataLength} data bytes`, name);
     }
-    tensors.set(name, { shape: entry.shape.slice(), data: decode(bytes, dataStart + begin, count, entry.dtype) });
+    entries.push([name, { dtype: dtype as string, shape: (shape as number[]).slice(), begin, count }]);
   }
-  return { tensors, metadata };
+  const tensors: HostTensors = new Map();
+  for (const [name, e] of entries) tensors.set(name, { shape: e.shape, data: decode(bytes, dataStart + e.begin, e.count, e.dtype) });
+  return { tensors, metadata: metadata as Record<string, string> };
+}
+
+/**
+ * Refuses weights holding NaN or ±Infinity, naming the first such tensor and index: such weights load
+ * and run, but every output they produce is NaN (an eval would report 0% instead of an error).
+ */
+export function assertFiniteTensors(tensors: HostTensors, source: string): void {
+  for (const [name, t] of tensors) {
+    const i = t.data.findIndex((v) => !Number.isFinite(v));
+    if (i !== -1) throw new SafetensorsError(source, `holds ${t.data[i]} at index ${i}; weights must be finite numbers (was the model saved after a diverged update?)`, name);
+  }
 }
 
 function decode(bytes: Uint8Array, offset: number, count: number, dtype: string): Float32Array {
