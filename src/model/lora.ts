@@ -64,7 +64,8 @@ export function attachLora(model: TransformerModel, config: LoraConfig): void {
       const linear = model.layers[i][m];
       const [inDim, outDim] = linear.weight.shape as number[];
       const a = uniformArray(createRng(deriveSeed(seed, i, TARGET_MODULES.indexOf(m))), inDim * config.r, 1 / Math.sqrt(inDim));
-      linear.lora = { A: tf.variable(tf.tensor2d(a, [inDim, config.r])), B: tf.variable(tf.zeros([config.r, outDim])) };
+      // tidy frees the initial tensors; the variables keep the data (dispose() then frees everything).
+      linear.lora = tf.tidy(() => ({ A: tf.variable(tf.tensor2d(a, [inDim, config.r])), B: tf.variable(tf.zeros([config.r, outDim])) }));
     }
   }
   model.lora = { r: config.r, alpha: config.alpha, dropout: config.dropout, targetModules: targets, layers };

@@ -121,7 +121,8 @@ export class TransformerModel {
   private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array) {
     this.config = validateConfig(config);
     const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
-    const variable = (name: string, shape: number[]) => tf.variable(tf.tensor(init(name, shape), shape));
+    // tidy: the initial tensor a variable is made from is its own tensor, and would outlive dispose().
+    const variable = (name: string, shape: number[]) => tf.tidy(() => tf.variable(tf.tensor(init(name, shape), shape)));
     const linear = (name: string, inDim: number, outDim: number, bias: boolean): Linear => ({
       name,
       weight: variable(`${name}.weight`, [inDim, outDim]),
