@@ -6,7 +6,8 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
-import { Engine, type EngineDeps, type PlayEvent } from '../../src/pipeline/browser-engine.ts';
+import { Engine } from '../../src/pipeline/browser-engine.ts';
+import type { EngineDeps, PlayEvent } from '../../src/pipeline/engine-api.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import { readSecrets, secretLookup } from '../../src/pipeline/secrets.ts';
@@ -98,7 +99,7 @@ describe('the engine (what the engine web worker exposes)', () => {
   it('cancels a playground episode on request', async () => {
     const engine = makeEngine({ baseModelMissing: () => null, loadModel: async () => loadHfModel(modelDir) });
     const task = getEnvironment('arith_tool').generate(6, 1, 'train');
-    const playing = engine.playEpisode({ episodeId: 'e2', task, seed: 1, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 } }, (event) => {
+    const playing = engine.playEpisode({ episodeId: 'e2', task, seed: 2, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 } }, (event) => {
       if (event.type === 'text') engine.cancelEpisode('e2');
     });
     await expect(playing).rejects.toMatchObject({ name: 'AbortError' });

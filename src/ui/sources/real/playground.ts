@@ -14,7 +14,7 @@ import { RuleJudge } from '../../../judge/rule.ts';
 import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
 import { runEpisode, ScriptedPolicy } from '../../../rollout/index.ts';
 import { createRun, getRun, putTrajectory } from '../../../store/index.ts';
-import type { PlayEvent } from '../../../pipeline/browser-engine.ts';
+import type { PlayEvent } from '../../../pipeline/engine-api.ts';
 import type { EpisodeEvent, PlaygroundSource } from '../../screens/playground/source.ts';
 import { getEngine } from './engine-client.ts';
 import { getStore } from './store-handle.ts';

@@ -1,0 +1,188 @@
+/**
+ * The engine's models, and which one each use gets:
+ * - the playground's local policy: the model of the latest run, else the imported Hugging Face model,
+ *   else the shipped base model (one order, `policy()`, which `policyStatus()` describes);
+ * - a run: a fresh copy of the imported model when its config names `imported:<name>`, else the loader;
+ * - a merged-weights export: the base the adapter was trained on.
+ * An imported model becomes the current base: new runs that ask for the default base model train it
+ * instead (their saved config names it `imported:<name>`).
+ */
+import type { RunConfig } from '../config/schema.ts';
+import { DEFAULT_CONFIG } from '../config/schema.ts';
+import type { HfConfigJson } from '../model/config.ts';
+import { HfTokenizer } from '../model/hf-tokenizer.ts';
+import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../model/hf.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TransformerModel } from '../model/transformer.ts';
+
+export interface LoadedPolicyModel {
+  model: TransformerModel;
+  tokenizer: TextTokenizer;
+}
+
+/** Where an imported model comes from: an HF folder URL, or the user's files by name (config.json, model.safetensors, …). */
+export type ModelImportSource = { url: string } | { files: Record<string, Blob> };
+
+export interface ImportedModelInfo {
+  name: string;
+  /** What a run config's `model.base_model` says to train it. */
+  base_model: string;
+  family: string;
+  parameters: number;
+}
+
+export interface PolicyStatus {
+  /** Null when the local policy can run now, else why not. */
+  unavailable: string | null;
+  /** What the local policy is: the latest run's model, the imported model or the base model. */
+  label: string;
+}
+
+/** The model a merge starts from; `release` frees it when it was loaded just for this. */
+export interface MergeBase extends LoadedPolicyModel {
+  hfConfig: HfConfigJson | null;
+  /** Tokenizer files to ship beside the merged weights. */
+  extra: Record<string, Uint8Array>;
+  release(): void;
+}
+
+/** Names an imported model in a run config (`model.base_model`). */
+const IMPORTED_PREFIX = 'imported:';
+
+interface ImportedModel {
+  name: string;
+  /** Every file the import read, so each run gets a fresh copy to train (the playground keeps `loaded`). */
+  files: Map<string, Uint8Array>;
+  loaded: LoadedModel;
+}
+
+export interface ShelfDeps {
+  /** Loads a run config's `model.base_model`. */
+  loadModel(baseModel: string): Promise<LoadedPolicyModel>;
+  /** Why the default base model cannot be loaded, or null when it can. */
+  baseModelMissing(): string | null;
+  /** The files of an HF folder at `url` (default: plain fetch). */
+  urlFiles?(url: string): FileSource;
+}
+
+export class ModelShelf {
+  /** The model of the latest run (the policy being trained). */
+  private runModel: (LoadedPolicyModel & { label: string }) | null = null;
+  private baseModel: Promise<LoadedPolicyModel> | null = null;
+  private imported: ImportedModel | null = null;
+
+  constructor(private readonly deps: ShelfDeps) {}
+
+  /** The playground's local policy model. */
+  async policy(): Promise<LoadedPolicyModel> {
+    return this.runModel ?? this.imported?.loaded ?? this.loadBase();
+  }
+
+  policyStatus(): PolicyStatus {
+    if (this.runModel) return { unavailable: null, label: this.runModel.label };
+    if (this.imported) return { unavailable: null, label: `the imported model ${this.imported.name}` };
+    return { unavailable: this.deps.baseModelMissing(), label: `the base model (${DEFAULT_CONFIG.model.base_model})` };
+  }
+
+  /** A run's model: a fresh copy of the imported model (training changes it), else the loader. It becomes the policy. */
+  async loadForRun(config: RunConfig): Promise<LoadedPolicyModel> {
+    const loaded = await this.loadRunModel(config.model.base_model);
+    this.runModel = { ...loaded, label: `the model of run ${config.name}` };
+    return loaded;
+  }
+
+  /** New runs on the default base train the imported model instead, and their saved config says so. */
+  withImportedBase(config: RunConfig): RunConfig {
+    if (!this.imported || config.model.base_model !== DEFAULT_CONFIG.model.base_model) return config;
+    return { ...config, model: { ...config.model, base_model: IMPORTED_PREFIX + this.imported.name } };
+  }
+
+  /**
+   * Loads a Hugging Face-layout model and makes it the current base. The previous import's tensors are
+   * freed unless `inUse` (an episode still plays it; then they wait for the tab's GC). A failed import changes nothing.
+   */
+  async importModel(source: ModelImportSource, inUse: boolean): Promise<ImportedModelInfo> {
+    const from: FileSource = 'url' in source
+      ? (this.deps.urlFiles ?? urlSource)(source.url)
+      : { description: `the picked files (${Object.keys(source.files).join(', ')})`, read: async (name) => (source.files[name] ? new Uint8Array(await source.files[name].arrayBuffer()) : null) };
+    const files = new Map<string, Uint8Array>();
+    const loaded = await loadHfModel({
+      description: from.description,
+      async read(name) {
+        const bytes = await from.read(name);
+        if (bytes) files.set(name, bytes);
+        return bytes;
+      },
+    });
+    const name = importedName(source, loaded.hfConfig);
+    if (!inUse) this.imported?.loaded.model.dispose();
+    this.imported = { name, files, loaded };
+    this.runModel = null; // the import is now what the playground plays
+    return { name, base_model: IMPORTED_PREFIX + name, family: loaded.config.family, parameters: loaded.model.parameterCount() };
+  }
+
+  importedModel(): { name: string; base_model: string } | null {
+    return this.imported ? { name: this.imported.name, base_model: IMPORTED_PREFIX + this.imported.name } : null;
+  }
+
+  /** The base weights a merged export folds an adapter trained on `baseModel` into. */
+  async mergeBase(baseModel: string): Promise<MergeBase> {
+    const imported = this.imported;
+    if (imported && (baseModel === IMPORTED_PREFIX + imported.name || baseModel === imported.name)) {
+      const extra: Record<string, Uint8Array> = {};
+      for (const name of ['tokenizer.json', 'tokenizer_config.json']) {
+        const bytes = imported.files.get(name);
+        if (bytes) extra[name] = bytes;
+      }
+      return { ...imported.loaded, extra, release: () => {} };
+    }
+    if (baseModel.startsWith(IMPORTED_PREFIX)) {
+      throw new Error(`The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`);
+    }
+    const shipped = baseModel === DEFAULT_CONFIG.model.base_model;
+    const loaded = shipped ? await this.loadBase() : await this.deps.loadModel(baseModel);
+    return { ...loaded, hfConfig: null, extra: hfTokenizerFiles(loaded.tokenizer), release: () => { if (!shipped) loaded.model.dispose(); } };
+  }
+
+  /** Forgets the models on a lost device (they reload on demand); the import's files stay, its tensors are gone with the device. */
+  dropDeviceModels(): void {
+    this.runModel = null;
+    this.baseModel = null;
+  }
+
+  private loadBase(): Promise<LoadedPolicyModel> {
+    this.baseModel ??= this.deps.loadModel(DEFAULT_CONFIG.model.base_model).catch((error: unknown) => {
+      this.baseModel = null;
+      throw error;
+    });
+    return this.baseModel;
+  }
+
+  private loadRunModel(baseModel: string): Promise<LoadedPolicyModel> {
+    if (!baseModel.startsWith(IMPORTED_PREFIX)) return this.deps.loadModel(baseModel);
+    const name = baseModel.slice(IMPORTED_PREFIX.length);
+    const imported = this.imported;
+    if (imported?.name !== name) {
+      throw new Error(`The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`);
+    }
+    return loadHfModel({ description: `the imported model ${name}`, read: async (file) => imported.files.get(file) ?? null });
+  }
+}
+
+/** A name for an imported model: the repository or folder of a URL, else the config's `_name_or_path`, else the family. */
+function importedName(source: ModelImportSource, hfConfig: HfConfigJson): string {
+  if ('url' in source) {
+    const path = new URL(source.url, 'http://x/').pathname.replace(/\/resolve\/[^/]+\/?$/, '').replace(/\/+$/, '');
+    const parts = path.split('/').filter(Boolean);
+    const name = (source.url.includes('huggingface.co') ? parts.slice(-2) : parts.slice(-1)).join('/');
+    if (name) return name;
+  }
+  const named = hfConfig._name_or_path;
+  return typeof named === 'string' && named.trim() ? named.trim() : `${hfConfig.model_type ?? 'model'}-${hfConfig.hidden_size ?? ''}x${hfConfig.num_hidden_layers ?? ''}`;
+}
+
+function hfTokenizerFiles(tokenizer: TextTokenizer): Record<string, Uint8Array> {
+  if (!(tokenizer instanceof HfTokenizer)) return {};
+  const encoder = new TextEncoder();
+  return { 'tokenizer.json': encoder.encode(JSON.stringify(tokenizer.json)), 'tokenizer_config.json': encoder.encode(JSON.stringify(tokenizer.configJson)) };
+}
