@@ -6,7 +6,8 @@
 import type { Metrics, MetricsRecord, RunMarker, ScoredGroup, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 
-export type RunStatus = 'created' | 'running' | 'paused' | 'completed' | 'failed' | 'stopped';
+/** `interrupted`: it was running when the process running it died (killed, crashed), found on the next read. */
+export type RunStatus = 'created' | 'running' | 'paused' | 'completed' | 'failed' | 'stopped' | 'interrupted';
 
 export interface RunRecord {
   id: string;
@@ -22,6 +23,8 @@ export interface RunRecord {
   last_step: number;
   /** Why the run failed, when it did. */
   error: string | null;
+  /** The OS process that set it running, where there is one (Node); absent in browsers and older records. */
+  owner?: { pid: number } | null;
 }
 
 /** A stored trajectory: the contract plus `n_steps`, which the min/max-steps filter and index need. */

@@ -19,12 +19,14 @@ export async function createRun(store: Store, config: RunConfig, options: { id?:
 }
 
 export async function getRun(store: Store, id: string): Promise<RunRecord | undefined> {
-  return store.db.get('runs', id);
+  const run = await store.db.get('runs', id);
+  return run && reconcile(store, run);
 }
 
 /** All runs, newest first. */
 export async function listRuns(store: Store): Promise<RunRecord[]> {
-  return (await store.db.getAllFromIndex('runs', 'created')).reverse();
+  const runs = (await store.db.getAllFromIndex('runs', 'created')).reverse();
+  return Promise.all(runs.map((run) => reconcile(store, run)));
 }
 
 export async function setRunStatus(store: Store, id: string, status: RunStatus, error: string | null = null): Promise<RunRecord> {
@@ -32,10 +34,34 @@ export async function setRunStatus(store: Store, id: string, status: RunStatus, 
     const runs = tx.objectStore('runs');
     const run = await runs.get(id);
     if (!run) throw new Error(`no run with id ${id}`);
-    const updated = { ...run, status, error, updated: Date.now() };
+    const owner = status === 'running' ? currentProcess() : (run.owner ?? null);
+    const updated = { ...run, status, error, owner, updated: Date.now() };
     await runs.put(updated);
     return updated;
   });
+}
+
+/** This OS process, in Node; null in a browser (a tab's runs are guarded by the pipeline's run lock). */
+function currentProcess(): { pid: number } | null {
+  const pid = (globalThis as { process?: { pid?: number } }).process?.pid;
+  return typeof pid === 'number' ? { pid } : null;
+}
+
+function processAlive(pid: number): boolean {
+  const proc = (globalThis as { process?: { pid: number; kill(pid: number, signal: number): void } }).process;
+  if (!proc || pid === proc.pid) return true;
+  try {
+    proc.kill(pid, 0); // signal 0 only checks that the process exists
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+/** A run still marked running whose process is gone was interrupted: record that, so it is not shown running forever. */
+async function reconcile(store: Store, run: RunRecord): Promise<RunRecord> {
+  if (run.status !== 'running' || !run.owner || processAlive(run.owner.pid)) return run;
+  return setRunStatus(store, run.id, 'interrupted', `the process running it (pid ${run.owner.pid}) exited without finishing it (killed or crashed); resume it from its last checkpoint`);
 }
 
 /** Deletes a run and everything it produced (trajectories, groups, metrics, checkpoints, …) in one transaction. */

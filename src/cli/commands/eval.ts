@@ -22,6 +22,16 @@ function parseLevels(raw: string | undefined): number[] | undefined {
   return levels;
 }
 
+/** A level an environment lacks would make its episodes silently zero: refuse it, listing the levels it has. */
+function checkLevels(envs: Environment[], levels: number[]): void {
+  for (const env of envs) {
+    const missing = levels.filter((l) => !env.difficulties.includes(l));
+    if (missing.length > 0) {
+      throw new CliError(`eval: ${env.name} has no level ${missing.join(', ')}; its levels are ${env.difficulties.join(', ')}. Nothing was evaluated.`, 2);
+    }
+  }
+}
+
 export const evaluate: Command = {
   name: 'eval',
   summary: 'Evaluate the model (plus an optional adapter) on held-out items of an environment (the seed\'s hermes_eval).',
@@ -50,6 +60,7 @@ export const evaluate: Command = {
     const split = choiceOption<Split>(values, 'split', ['test', 'train'], 'test');
     const items = intOption(values, 'items') ?? 16;
     const levels = parseLevels(stringOption(values, 'level'));
+    if (levels) checkLevels(envs, levels);
     const config = configOrDefault(ctx, stringOption(values, 'config'), DEFAULT_CONFIG);
     const maxSteps = intOption(values, 'max-steps') ?? config.trajectory_collection.max_steps_per_trajectory;
     const maxNewTokens = intOption(values, 'max-new-tokens') ?? config.sampling.max_new_tokens;
