@@ -186,6 +186,7 @@ function runInFreshContext(
   onBroken: () => void,
 ): RunJsResult {
   const runtime = quickjs.newRuntime();
+  // The bootstrap runs under a deadline too; the user's code gets a full one of its own after it.
   let deadline = Date.now() + o.timeoutMs;
   let interrupted = false;
   const pastDeadline = () => Date.now() > deadline;
@@ -250,6 +251,8 @@ function runInFreshContext(
       return s;
     };
 
+    // Setting up can be slow on a loaded machine: the user's code's deadline starts now.
+    deadline = Date.now() + o.timeoutMs;
     const outcome = evaluate(ctx, code, () => {
       if (pastDeadline()) interrupted = true;
       return interrupted;
