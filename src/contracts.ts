@@ -6,7 +6,8 @@
  */
 
 export type Role = 'system' | 'user' | 'assistant' | 'tool';
-export type Split = 'train' | 'test';
+/** `validation` is for choices made during training (the safety monitor); `test` only ever reports. */
+export type Split = 'train' | 'validation' | 'test';
 
 export interface ChatMessage {
   role: Role;

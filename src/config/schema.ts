@@ -77,7 +77,7 @@ export interface RunConfig {
     capacity: number;
     /** Share of each batch from fresh rollouts; the rest comes from the replay buffer. */
     online_ratio: number;
-    /** Trajectories scoring above this enter the buffer. */
+    /** Successful trajectories (the environment's verdict) whose judge score exceeds this enter the buffer. */
     admit_threshold: number;
   };
   curriculum: { enabled: boolean; start_level: number; window: number; advance_threshold: number; max_level: number };
@@ -85,7 +85,7 @@ export interface RunConfig {
   safety: {
     enabled: boolean;
     check_every: number;
-    /** Relative drop that counts as a regression (0.05 = 5%). */
+    /** Relative drop that counts as a regression (0.05 = 5%), when it is also beyond the evaluation's noise. */
     threshold: number;
     eval_items: number;
     rollback: boolean;
@@ -143,10 +143,10 @@ export const DEFAULT_CONFIG: RunConfig = {
   },
   grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip' },
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 96 },
-  replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0.7 },
+  replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0 },
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50 },
-  safety: { enabled: true, check_every: 100, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
+  safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
   tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], eval_items: 32 },

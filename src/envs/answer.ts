@@ -9,11 +9,14 @@ export function finalAnswer(trajectory: Trajectory): string {
   return (trajectory.final_response ?? '').trim();
 }
 
-/** The last integer in a text ("-1,234" → -1234), or null when there is none. */
-export function lastInteger(text: string): number | null {
-  const matches = text.match(/-?\d[\d,]*/g);
-  if (!matches) return null;
-  const value = Number(matches[matches.length - 1].replace(/,/g, ''));
+/**
+ * The answer as an integer when the whole cleaned answer is one ("42", "Answer: 42.", "The answer is -1,234"),
+ * else null. The whole answer is compared, never the last integer in it: "1 2 3 4 5" answers nothing.
+ */
+export function integerAnswer(text: string): number | null {
+  const s = cleanAnswer(text).replace(/^(the answer is|it is|=)\s*/i, '');
+  if (!/^-?(\d+|\d{1,3}(,\d{3})+)$/.test(s)) return null;
+  const value = Number(s.replace(/,/g, ''));
   return Number.isSafeInteger(value) ? value : null;
 }
 
@@ -31,7 +34,3 @@ export function extractCode(text: string): string {
   return fences.length ? fences[fences.length - 1][1].trim() : text.trim();
 }
 
-/** True when some step called one of these tools without an error. */
-export function usedToolSuccessfully(trajectory: Trajectory, tools: readonly string[]): boolean {
-  return trajectory.steps.some((s) => s.tool_call !== null && s.tool_call.error === null && tools.includes(s.tool_call.tool_name));
-}

@@ -1,12 +1,17 @@
 /**
  * arith_tool: an arithmetic question the model should answer by calling `calc`. Level 1 is a + b with
  * 1–2 digit numbers (RL from a tiny model starts there); higher levels add operands, digits,
- * subtraction, multiplication and parentheses. Integer results only. A correct answer scores 1 after a
- * successful tool call and ARITH_NO_TOOL_CREDIT without one; a wrong answer scores 0.
+ * subtraction, multiplication and parentheses. Integer results only.
+ *
+ * Success (score 1) needs both parts of `scoreParts`: a successful calc/js call whose source uses every
+ * operand of the question and whose result is the value, and a final answer that is exactly that
+ * integer. Either part alone is half credit. Splits go by the question's canonical form (operands and
+ * operators as multisets, and the value), so `58 + 23` in test never has `23 + 58` in train.
  */
 import type { Task, Trajectory } from '../contracts.ts';
-import { finalAnswer, lastInteger, usedToolSuccessfully } from './answer.ts';
-import { ARITH_LEVELS, ARITH_NO_TOOL_CREDIT, ARITH_PROMPTS } from './data/arith.ts';
+import { finalAnswer, integerAnswer } from './answer.ts';
+import { ARITH_LEVELS, ARITH_PROMPTS } from './data/arith.ts';
+import { scoreParts, toolDidTheWork } from './evidence.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { evaluateExact, toInteger } from './expr.ts';
 import type { Rng } from '../rng.ts';
@@ -40,6 +45,24 @@ function drawExpression(rng: Rng, difficulty: number): { expr: string; value: nu
   }
 }
 
+const integersIn = (text: string): number[] => (text.match(/\d+/g) ?? []).map(Number);
+
+/** True when `have` contains every element of `need`, counted with multiplicity. */
+function containsAll(have: number[], need: number[]): boolean {
+  const left = [...have];
+  return need.every((n) => {
+    const i = left.indexOf(n);
+    if (i >= 0) left.splice(i, 1);
+    return i >= 0;
+  });
+}
+
+/** The same question however it is ordered: sorted operands, sorted operators, the value. */
+function canonicalKey(expr: string, value: number): string {
+  const ops = (expr.match(/[+\-*]/g) ?? []).sort().join('');
+  return `${ops}|${integersIn(expr).sort((a, b) => a - b).join(',')}|=${value}`;
+}
+
 export const arithTool: EnvironmentSpec = {
   name: 'arith_tool',
   description: 'Arithmetic questions answered by calling the calc tool.',
@@ -49,12 +72,17 @@ export const arithTool: EnvironmentSpec = {
   sample(rng, difficulty): TaskItem {
     const { expr, value } = drawExpression(rng, difficulty);
     const prompt = rng.pick(ARITH_PROMPTS).replace('{expr}', expr);
-    return { prompt, data: { expression: expr, answer: value }, key: expr.replace(/\s+/g, '') };
+    return { prompt, data: { expression: expr, answer: value }, key: canonicalKey(expr, value) };
   },
   evaluate(task: Task, trajectory: Trajectory): number {
-    const given = lastInteger(finalAnswer(trajectory));
-    if (given !== task.data.answer) return 0;
-    return usedToolSuccessfully(trajectory, ['calc', 'js']) ? 1 : ARITH_NO_TOOL_CREDIT;
+    const value = task.data.answer as number;
+    const operands = integersIn(String(task.data.expression));
+    const worked = toolDidTheWork(trajectory, {
+      tools: ['calc', 'js'],
+      mentions: (source) => containsAll(integersIn(source), operands),
+      result: (text) => integerAnswer(text) === value,
+    });
+    return scoreParts(worked, integerAnswer(finalAnswer(trajectory)) === value);
   },
   expert(task: Task): string[] {
     const expression = String(task.data.expression);

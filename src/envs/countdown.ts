@@ -2,7 +2,9 @@
  * countdown: reach a target number from given numbers with + - * / (each number at most once). Items
  * are built backwards from a random expression, so each has a known solution (the expert's). The answer
  * is an expression, checked exactly with rationals: it must use only the given numbers (as a multiset)
- * and equal the target. Anything else scores 0.
+ * and equal the target. Success needs that answer and a calc call that checked such an expression
+ * (`scoreParts`; either alone is half credit). Targets reached by the sum or product of all the numbers
+ * are never drawn, so no fixed recipe solves a puzzle.
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { cleanAnswer, finalAnswer } from './answer.ts';
@@ -10,6 +12,7 @@ import { COUNTDOWN_LEVELS, COUNTDOWN_PROMPT } from './data/countdown.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { ExpressionError, equalsInteger, evaluateExact } from './expr.ts';
 import type { Rng } from '../rng.ts';
+import { scoreParts, toolDidTheWork } from './evidence.ts';
 import type { EnvironmentSpec, TaskItem } from './types.ts';
 
 type Op = '+' | '-' | '*' | '/';
@@ -52,6 +55,8 @@ function drawPuzzle(rng: Rng, difficulty: number): { numbers: number[]; target: 
     }
     const [result] = pool;
     if (result.value < level.minTarget || result.value > level.maxTarget || numbers.includes(result.value)) continue;
+    // A target that the sum or product of all the numbers reaches is solved without search: redraw.
+    if (result.value === numbers.reduce((a, b) => a + b, 0) || result.value === numbers.reduce((a, b) => a * b, 1)) continue;
     return { numbers: numbers.sort((x, y) => x - y), target: result.value, solution: result.text };
   }
 }
@@ -73,6 +78,17 @@ function usesOnly(used: number[], given: number[]): boolean {
   return true;
 }
 
+/** True when the expression uses only the given numbers and equals the target exactly. */
+function solves(expression: string, numbers: number[], target: number): boolean {
+  try {
+    const parsed = evaluateExact(expression);
+    return usesOnly(parsed.numbers, numbers) && equalsInteger(parsed.value, target);
+  } catch (error) {
+    if (error instanceof ExpressionError) return false;
+    throw error;
+  }
+}
+
 export const countdown: EnvironmentSpec = {
   name: 'countdown',
   description: 'Reach a target number from given numbers with + - * /.',
@@ -86,13 +102,13 @@ export const countdown: EnvironmentSpec = {
   },
   evaluate(task: Task, trajectory: Trajectory): number {
     const numbers = task.data.numbers as number[];
-    try {
-      const parsed = evaluateExact(answerExpression(finalAnswer(trajectory)));
-      return usesOnly(parsed.numbers, numbers) && equalsInteger(parsed.value, task.data.target as number) ? 1 : 0;
-    } catch (error) {
-      if (error instanceof ExpressionError) return 0;
-      throw error;
-    }
+    const target = task.data.target as number;
+    const worked = toolDidTheWork(trajectory, {
+      tools: ['calc'],
+      mentions: (expression) => solves(expression, numbers, target),
+      result: (value) => value.trim() === String(target),
+    });
+    return scoreParts(worked, solves(answerExpression(finalAnswer(trajectory)), numbers, target));
   },
   expert(task: Task): string[] {
     const solution = String(task.data.solution);

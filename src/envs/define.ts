@@ -3,7 +3,8 @@
  * what is missing, and adds deterministic generation with disjoint train/test splits.
  *
  * Splits: an item's canonical key is hashed (with the environment name) to a number in [0, 1); below
- * `testFraction` it is a test item, otherwise train. `generate(seed, level, split)` draws items from a
+ * `testFraction` it is a test item, in the next VALIDATION_FRACTION a validation item (what training
+ * may look at to decide things, e.g. the safety monitor), otherwise train. `generate(seed, level, split)` draws items from a
  * seed-derived stream until one falls in the requested split, so a test item can never be generated
  * for train, whatever the seed.
  */
@@ -14,6 +15,9 @@ import { ALL_LEVELS, KNOWN_TOOLS, type EnvScore, type Environment, type Environm
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 /** Draws before giving up on a split: with testFraction 0.2, 200 misses in a row means the item space is too small. */
 const MAX_SPLIT_ATTEMPTS = 200;
+/** Share of the item space held out for validation, after the test share. */
+export const VALIDATION_FRACTION = 0.1;
+const SPLITS: readonly Split[] = ['train', 'validation', 'test'];
 
 export class EnvironmentSpecError extends Error {
   constructor(readonly problems: string[], name: string) {
@@ -47,12 +51,12 @@ export function validateEnvironmentSpec(spec: unknown): string[] {
   if (s.systemStyle !== undefined && s.systemStyle !== 'full' && s.systemStyle !== 'compact') {
     problems.push(`"systemStyle" must be "full" or "compact" (got ${describe(s.systemStyle)})`);
   }
-  if (s.testFraction !== undefined && !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction < 1)) {
-    problems.push(`"testFraction" must be a number strictly between 0 and 1 (got ${describe(s.testFraction)})`);
+  if (s.testFraction !== undefined && !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction <= 1 - VALIDATION_FRACTION - 0.1)) {
+    problems.push(`"testFraction" must be a number above 0 and at most ${(0.9 - VALIDATION_FRACTION).toFixed(1)}, leaving room for validation and train (got ${describe(s.testFraction)})`);
   }
   if (typeof s.sample !== 'function') problems.push('"sample" is missing: a function (rng, difficulty) => { prompt, data, key? }');
   if (typeof s.evaluate !== 'function') problems.push('"evaluate" is missing: a function (task, trajectory) => score in [0, 1] or null');
-  for (const optional of ['expert', 'toolbox'] as const) {
+  for (const optional of ['expert', 'toolbox', 'chance'] as const) {
     if (s[optional] !== undefined && typeof s[optional] !== 'function') problems.push(`"${optional}" must be a function of the task when given`);
   }
   return problems;
@@ -64,7 +68,10 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
   if (problems.length) throw new EnvironmentSpecError(problems, typeof spec?.name === 'string' ? spec.name : '');
   const difficulties = [...(spec.difficulties ?? ALL_LEVELS)].sort((a, b) => a - b);
   const testFraction = spec.testFraction ?? 0.2;
-  const splitOf = (key: string): Split => (hashString(`${spec.name}\u0000${key}`) / 4294967296 < testFraction ? 'test' : 'train');
+  const splitOf = (key: string): Split => {
+    const h = hashString(`${spec.name}\u0000${key}`) / 4294967296;
+    return h < testFraction ? 'test' : h < testFraction + VALIDATION_FRACTION ? 'validation' : 'train';
+  };
 
   const env: Environment = {
     name: spec.name,
@@ -80,7 +87,7 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       if (!difficulties.includes(difficulty)) {
         throw new RangeError(`${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`);
       }
-      if (split !== 'train' && split !== 'test') throw new RangeError(`${spec.name}: split must be "train" or "test", got ${describe(split)}`);
+      if (!SPLITS.includes(split)) throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
       for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
         const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
         const key = item.key ?? stableJson(item.data);
@@ -106,6 +113,7 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       return score;
     },
     toolbox: (task: Task): ToolboxSetup => spec.toolbox?.(task) ?? {},
+    chance: (difficulty: number): number => spec.chance?.(difficulty) ?? 0,
   };
   if (spec.expert) env.expert = (task: Task) => spec.expert!(task);
   return env;

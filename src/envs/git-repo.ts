@@ -1,16 +1,18 @@
 /**
  * git_repo: tasks on an in-memory git repository (the seed's git_repo_env), solved with the `git` and
  * `sh` tools: read the history (last message, commit count, current branch, modified files) or change
- * it (branch, commit). Questions are checked against the known answer; changes by replaying the
- * trajectory's tool calls on a fresh copy of the repository and reading its branches, log and status.
+ * it (branch, commit). A question is a success when a tool call found the answer and the final answer states
+ * it (state-check.ts); a change when replaying the trajectory's tool calls on a fresh copy of the repository
+ * gives the right branches, log and status. Questions about a repository have no inputs to copy, so a
+ * blind guess can be lucky: answers are drawn from catalogs large enough to keep that luck small.
  * Target of the transfer pair shell_exec → git_repo.
  */
 import type { Task, Trajectory } from '../contracts.ts';
-import { BRANCH_NAMES, COMMIT_MESSAGES, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
+import { BRANCH_PREFIXES, COMMIT_OBJECTS, COMMIT_VERBS, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
 import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
 import type { Rng } from '../rng.ts';
-import { answerMatches, filesMatch, type AnswerCheck, type FileExpectations } from './state-check.ts';
-import { replayTrajectory } from './task-toolbox.ts';
+import { filesMatch, scoreQuestion, type AnswerCheck, type FileExpectations } from './state-check.ts';
+import { changedNothing, replayTrajectory } from './task-toolbox.ts';
 import type { EnvironmentSpec, SetupCall, TaskItem, ToolboxSetup } from './types.ts';
 
 const GIT_TOOLS = ['sh', 'git'] as const;
@@ -49,12 +51,24 @@ function startFiles(rng: Rng): Record<string, string> {
 
 /** Setup calls that add `n` commits, each changing one file; returns the calls and the messages in order. */
 function extraCommits(rng: Rng, files: string[], n: number): { calls: SetupCall[]; messages: string[] } {
-  const messages = rng.shuffle(COMMIT_MESSAGES).slice(0, n);
+  const messages = distinct(rng, n, commitMessage);
   const calls = messages.flatMap((m) => {
     const f = rng.pick(files);
     return [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${f}`), git(`add ${f}`), git(`commit -m "${m}"`)].map(asSetup);
   });
   return { calls, messages };
+}
+
+/** Names and messages are composed (prefix-word, verb object) so no short catalog makes a guess lucky. */
+const branchName = (rng: Rng): string => `${rng.pick(BRANCH_PREFIXES)}-${rng.pick(CONTENT_WORDS)}`;
+const commitMessage = (rng: Rng): string => `${rng.pick(COMMIT_VERBS)} ${rng.pick(COMMIT_OBJECTS)}`;
+const BRANCH_SPACE = BRANCH_PREFIXES.length * CONTENT_WORDS.length;
+const MESSAGE_SPACE = COMMIT_VERBS.length * COMMIT_OBJECTS.length;
+
+function distinct(rng: Rng, n: number, draw: (rng: Rng) => string): string[] {
+  const out = new Set<string>();
+  while (out.size < n) out.add(draw(rng));
+  return [...out];
 }
 
 function newFileName(rng: Rng, taken: string[]): string {
@@ -71,18 +85,18 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
   },
   current_branch(rng) {
     const files = startFiles(rng);
-    const branch = rng.pick(BRANCH_NAMES);
+    const branch = branchName(rng);
     return { vars: {}, data: { kind: 'current_branch', files, setup: [asSetup(git(`checkout -b ${branch}`))], answer: { type: 'text', value: branch }, turns: [[git('branch')]], reply: branch, think: 'List branches.' } };
   },
   create_branch(rng) {
     const files = startFiles(rng);
-    const branch = rng.pick(BRANCH_NAMES);
+    const branch = branchName(rng);
     return { vars: { branch }, data: { kind: 'create_branch', files, setup: [], expect: { hasBranch: branch }, turns: [[git(`branch ${branch}`)]], reply: 'Done.', think: 'Use git branch.' } };
   },
   commit_file(rng) {
     const files = startFiles(rng);
     const file = newFileName(rng, Object.keys(files));
-    const message = rng.pick(COMMIT_MESSAGES);
+    const message = commitMessage(rng);
     const setup = [asSetup(sh(`echo ${rng.pick(CONTENT_WORDS)} > ${file}`))];
     return {
       vars: { file, message },
@@ -91,20 +105,20 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
   },
   count_commits(rng) {
     const files = startFiles(rng);
-    const n = rng.int(1, 4);
+    const n = rng.int(1, 8);
     const { calls } = extraCommits(rng, Object.keys(files), n);
     return { vars: {}, data: { kind: 'count_commits', files, setup: calls, answer: { type: 'int', value: n + 1 }, turns: [[git('log --oneline')]], reply: String(n + 1), think: 'Count log lines.' } };
   },
   switch_new_branch(rng) {
     const files = startFiles(rng);
-    const branch = rng.pick(BRANCH_NAMES);
+    const branch = branchName(rng);
     return { vars: { branch }, data: { kind: 'switch_new_branch', files, setup: [], expect: { branch }, turns: [[git(`checkout -b ${branch}`)]], reply: 'Done.', think: 'Use checkout -b.' } };
   },
   write_commit(rng) {
     const files = startFiles(rng);
     const file = newFileName(rng, Object.keys(files));
     const word = rng.pick(CONTENT_WORDS);
-    const message = rng.pick(COMMIT_MESSAGES);
+    const message = commitMessage(rng);
     return {
       vars: { file, word, message },
       data: {
@@ -121,10 +135,10 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
   },
   branch_commit(rng) {
     const files = startFiles(rng);
-    const branch = rng.pick(BRANCH_NAMES);
+    const branch = branchName(rng);
     const file = newFileName(rng, Object.keys(files));
     const word = rng.pick(CONTENT_WORDS);
-    const message = rng.pick(COMMIT_MESSAGES);
+    const message = commitMessage(rng);
     return {
       vars: { branch, file, word, message },
       data: {
@@ -137,7 +151,7 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     const files = startFiles(rng);
     const changed = rng.pick(Object.keys(files));
     const added = newFileName(rng, Object.keys(files));
-    const message = rng.pick(COMMIT_MESSAGES);
+    const message = commitMessage(rng);
     const setup = [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${changed}`), sh(`echo ${rng.pick(CONTENT_WORDS)} > ${added}`)].map(asSetup);
     return {
       vars: { message },
@@ -153,13 +167,35 @@ function fillPrompt(template: string, vars: Record<string, string>): string {
 export function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
   const chosen = kind ?? rng.pick(GIT_LEVELS[difficulty]);
   const { vars, data } = BUILDERS[chosen](rng);
-  return { prompt: fillPrompt(GIT_PROMPTS[chosen], vars), data };
+  // The split goes by what is asked, what must come out and the history it is read from (the commit
+  // messages), not by the unrelated starting files: the same question about the same history is a twin.
+  const history = data.setup.flatMap((c) => (c.tool === 'git' && String(c.args.command).startsWith('commit') ? [String(c.args.command)] : []));
+  const key = `${chosen}|${Object.values(vars).join('|')}|${JSON.stringify(data.answer?.value ?? data.expect ?? null)}|${history.join(';')}`;
+  return { prompt: fillPrompt(GIT_PROMPTS[chosen], vars), data, key };
 }
+
+/**
+ * The chance that a blind guess is right, per kind: the answer (or the name to create) is one of a
+ * catalog, drawn uniformly. A guess at a name to create is also checked, so it is the same luck.
+ */
+const BLIND_LUCK: Record<string, number> = {
+  last_message: 1 / MESSAGE_SPACE,
+  current_branch: 1 / BRANCH_SPACE,
+  create_branch: 1 / BRANCH_SPACE,
+  commit_file: 0,
+  count_commits: 1 / 8,
+  switch_new_branch: 1 / BRANCH_SPACE,
+  write_commit: 0,
+  modified_file: 1 / (FILE_STEMS.length * FILE_EXTS.length),
+  branch_commit: 0,
+  commit_all: 1 / MESSAGE_SPACE,
+};
 
 const setupOf = (data: GitTaskData): ToolboxSetup => ({ files: data.files, gitRepo: true, calls: data.setup });
 
 async function scoreGitTask(data: GitTaskData, trajectory: Trajectory): Promise<number | null> {
-  if (data.answer && !answerMatches(trajectory, data.answer)) return 0;
+  if (data.answer) return scoreQuestion(trajectory, data.answer, GIT_TOOLS);
+  if (changedNothing(trajectory, GIT_TOOLS)) return 0;
   const expect = data.expect;
   if (!expect) return 1;
   const toolbox = await replayTrajectory(setupOf(data), GIT_TOOLS, trajectory);
@@ -187,6 +223,7 @@ export const gitRepo: EnvironmentSpec = {
   sample: (rng, difficulty) => buildGitTask(rng, difficulty),
   toolbox: (task: Task) => setupOf(task.data as GitTaskData),
   evaluate: (task, trajectory) => scoreGitTask(task.data as GitTaskData, trajectory),
+  chance: (difficulty) => GIT_LEVELS[difficulty].reduce((sum, kind) => sum + BLIND_LUCK[kind] / GIT_LEVELS[difficulty].length, 0),
   expert(task: Task): string[] {
     const data = task.data as GitTaskData;
     const turns = data.turns.map((calls, i) => callTurn(i === 0 ? data.think : null, calls));

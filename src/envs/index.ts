@@ -3,6 +3,7 @@ export * from './types.ts';
 export { defineEnvironment, validateEnvironmentSpec, EnvironmentSpecError, stableJson } from './define.ts';
 export { listEnvironments, describeEnvironments, getEnvironment, hasEnvironment, listTags, registerEnvironment, unregisterEnvironment } from './registry.ts';
 export { createRng, deriveSeed, hashString, type Rng } from '../rng.ts';
-export { finalAnswer, lastInteger, cleanAnswer, extractCode, usedToolSuccessfully } from './answer.ts';
+export { finalAnswer, integerAnswer, cleanAnswer, extractCode } from './answer.ts';
+export { toolDidTheWork, successfulCalls, containsToken, scoreParts, type WorkCheck } from './evidence.ts';
 export { callTurn, answerTurn, type ExpertCall } from './expert-text.ts';
 export { openTaskToolbox, replayTrajectory } from './task-toolbox.ts';

@@ -2,12 +2,14 @@
  * js_debug: fix a buggy JavaScript function (the seed's python_debug_env, in JS). The prompt states what
  * the function should do and shows the buggy code; the answer is the fixed function (a fenced block or
  * bare code). Hidden tests run in the QuickJS sandbox on the answer and on the reference fix, and the
- * score is the share of tests whose results match: a partial fix scores between 0 and 1. When the
- * sandbox cannot run the reference, the environment cannot decide and returns null.
+ * score is the share of tests whose results match: a partial fix scores between 0 and 1. Success also
+ * needs a successful js call that ran the function (the fix was tried); without one the share is halved.
+ * When the sandbox cannot run the reference, the environment cannot decide and returns null.
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { runJs } from '../sandbox/index.ts';
 import { extractCode, finalAnswer } from './answer.ts';
+import { callSource, successfulCalls } from './evidence.ts';
 import { JS_BUGS, JS_DEBUG_PROMPT, type BugTemplate } from './data/js-bugs.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import type { EnvironmentSpec, TaskItem } from './types.ts';
@@ -74,7 +76,10 @@ export const jsDebug: EnvironmentSpec = {
     if (code === '') return 0;
     const got = await runTests(code, fn, tests);
     if (got === null) return 0;
-    return expected.filter((e, i) => got[i] === e).length / expected.length;
+    const passed = expected.filter((e, i) => got[i] === e).length / expected.length;
+    // The tool part: the fix was tried in the sandbox before it was given. Without that, half credit.
+    const tried = successfulCalls(trajectory, ['js']).some((call) => callSource(call).includes(fn));
+    return tried ? passed : passed / 2;
   },
   expert(task: Task): string[] {
     const { fn, fixed, hint, demo } = task.data as { fn: string; fixed: string; hint: string; demo: unknown[] };

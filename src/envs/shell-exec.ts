@@ -1,16 +1,17 @@
 /**
  * shell_exec: tasks on a small virtual file system, solved with the `sh` tool (the seed's
  * bash_exec_env): count lines, read and create files, find files, copy/move/delete, grep logs. Each task
- * either asks a question (checked against the known answer) or asks for a change (checked by replaying
- * the trajectory's tool calls on a fresh copy of the file system and comparing files). Wrong → 0.
+ * either asks a question (a success needs an sh call that found the answer and a final answer stating it,
+ * see state-check.ts) or asks for a change (checked by replaying the trajectory's tool calls on a fresh
+ * copy of the file system and comparing files). Splits go by the question, not the distractor files.
  * Source of the transfer pair shell_exec → git_repo: both drive shell-like tools.
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { CONTENT_WORDS, DIR_NAMES, FILE_EXTS, FILE_STEMS, LOG_EVENTS, LOG_LEVELS, SHELL_LEVELS, SHELL_PROMPTS } from './data/shell.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import type { Rng } from '../rng.ts';
-import { answerMatches, filesMatch, linesMatch, type AnswerCheck, type FileExpectations, type LinesExpectation } from './state-check.ts';
-import { replayTrajectory } from './task-toolbox.ts';
+import { filesMatch, linesMatch, scoreQuestion, type AnswerCheck, type FileExpectations, type LinesExpectation } from './state-check.ts';
+import { changedNothing, replayTrajectory } from './task-toolbox.ts';
 import type { EnvironmentSpec, TaskItem, ToolboxSetup } from './types.ts';
 
 /** Everything a shell task stores: its starting files, what to check, and the expert's commands. */
@@ -61,15 +62,15 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
     const deep = difficulty >= 4;
     const dir = rng.pick(DIR_NAMES);
     const file = deep ? `${dir}/${fileName(rng)}` : fileName(rng);
-    const n = deep ? rng.int(10, 40) : rng.int(2, 9);
+    const n = deep ? rng.int(10, 40) : rng.int(1, 12);
     const files = { ...distractors(rng, [file]), [file]: lines(words(rng, n)) };
-    return { vars: { file }, data: { kind: 'count_lines', files, answer: { type: 'int', value: n }, commands: [[`wc -l ${file}`]], reply: String(n), think: 'Count lines with wc.' } };
+    return { vars: { file }, data: { kind: 'count_lines', files, answer: { type: 'int', value: n, target: file }, commands: [[`wc -l ${file}`]], reply: String(n), think: 'Count lines with wc.' } };
   },
   read_file(rng) {
     const file = fileName(rng);
     const word = rng.pick(CONTENT_WORDS);
     const files = { ...distractors(rng, [file]), [file]: `${word}\n` };
-    return { vars: { file }, data: { kind: 'read_file', files, answer: { type: 'text', value: word }, commands: [[`cat ${file}`]], reply: word, think: 'Read it with cat.' } };
+    return { vars: { file }, data: { kind: 'read_file', files, answer: { type: 'text', value: word, target: file }, commands: [[`cat ${file}`]], reply: word, think: 'Read it with cat.' } };
   },
   create_file(rng) {
     const file = fileName(rng);
@@ -82,14 +83,14 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
     const n = rng.int(1, 6);
     const files: Record<string, string> = distractors(rng, []);
     for (const name of fileNames(rng, n)) files[`${dir}/${name}`] = lines(words(rng, 1));
-    return { vars: { dir }, data: { kind: 'count_files', files, answer: { type: 'int', value: n }, commands: [[`ls ${dir}`]], reply: String(n), think: `List ${dir}.` } };
+    return { vars: { dir }, data: { kind: 'count_files', files, answer: { type: 'int', value: n, target: dir }, commands: [[`ls ${dir} | wc -l`]], reply: String(n), think: `List ${dir}.` } };
   },
   grep_count(rng) {
     const file = `${rng.pick(['app', 'server', 'build', 'sync'])}.log`;
     const log = logLines(rng, rng.int(4, 12));
     const n = log.filter((l) => l.includes('ERROR')).length;
     const files = { ...distractors(rng, [file]), [file]: lines(log) };
-    return { vars: { file }, data: { kind: 'grep_count', files, answer: { type: 'int', value: n }, commands: [[`grep -c ERROR ${file}`]], reply: String(n), think: 'Count matches with grep -c.' } };
+    return { vars: { file }, data: { kind: 'grep_count', files, answer: { type: 'int', value: n, target: file }, commands: [[`grep -c ERROR ${file}`]], reply: String(n), think: 'Count matches with grep -c.' } };
   },
   make_dir_file(rng) {
     const path = `${rng.pick(DIR_NAMES)}/${fileName(rng)}`;
@@ -122,7 +123,7 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
     const [a, b] = rng.shuffle(DIR_NAMES);
     const path = rng.chance(0.5) ? `${a}/${b}/${name}` : `${a}/${name}`;
     const files = { ...distractors(rng, []), [path]: '{}\n', [`${b}/${fileName(rng)}`]: lines(words(rng, 1)) };
-    return { vars: { name }, data: { kind: 'find_file', files, answer: { type: 'path', value: path }, commands: [[`find . -name ${name}`]], reply: path, think: 'Search with find.' } };
+    return { vars: { name }, data: { kind: 'find_file', files, answer: { type: 'path', value: path, target: name }, commands: [[`find . -name ${name}`]], reply: path, think: 'Search with find.' } };
   },
   which_contains(rng) {
     const dir = rng.pick(DIR_NAMES);
@@ -137,7 +138,7 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
       files[`${dir}/${name}`] = lines(body);
     }
     const path = `${dir}/${target}`;
-    return { vars: { dir, word }, data: { kind: 'which_contains', files, answer: { type: 'path', value: path }, commands: [[`grep -l ${word} ${dir}/*`]], reply: path, think: `grep each file for ${word}.` } };
+    return { vars: { dir, word }, data: { kind: 'which_contains', files, answer: { type: 'path', value: path, target: word }, commands: [[`grep -l ${word} ${dir}/*`]], reply: path, think: `grep each file for ${word}.` } };
   },
   append_line(rng) {
     const file = fileName(rng);
@@ -161,6 +162,10 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
       files[`${dir}/${k}`] = lines(words(rng, 1));
       expectFiles[`${dir}/${k}`] = files[`${dir}/${k}`];
     }
+    // A .tmp file in another directory must survive: a blind `rm */*.tmp` is not the task.
+    const other = `${rng.pick(DIR_NAMES.filter((d) => d !== dir))}/${rng.pick(FILE_STEMS)}.tmp`;
+    files[other] = 'keep\n';
+    expectFiles[other] = 'keep\n';
     return { vars: { dir }, data: { kind: 'delete_tmp', files, expectFiles, commands: [[`rm ${dir}/*.tmp`]], reply: 'Done.', think: 'Remove them with a glob.' } };
   },
   list_to_file(rng) {
@@ -168,6 +173,9 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
     const names = fileNames(rng, rng.int(2, 5));
     const files: Record<string, string> = {};
     for (const n of names) files[`${dir}/${n}`] = lines(words(rng, 1));
+    // Another directory with other files, so listing the wrong one (or everything) is wrong.
+    const other = rng.pick(DIR_NAMES.filter((d) => d !== dir));
+    for (const n of fileNames(rng, 2).filter((n) => !names.includes(n))) files[`${other}/${n}`] = lines(words(rng, 1));
     return { vars: { dir }, data: { kind: 'list_to_file', files, expectLines: { path: 'list.txt', lines: names }, commands: [[`ls ${dir} > list.txt`]], reply: 'Done.', think: 'Redirect ls into list.txt.' } };
   },
   count_errors(rng) {
@@ -180,7 +188,7 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
       n += log.filter((l) => l.includes('ERROR')).length;
       files[`${dir}/${name}`] = lines(log);
     }
-    return { vars: { dir }, data: { kind: 'count_errors', files, answer: { type: 'int', value: n }, commands: [[`cat ${dir}/*.log | grep -c ERROR`]], reply: String(n), think: 'Join the logs and count ERROR.' } };
+    return { vars: { dir }, data: { kind: 'count_errors', files, answer: { type: 'int', value: n, target: dir }, commands: [[`cat ${dir}/*.log | grep -c ERROR`]], reply: String(n), think: 'Join the logs and count ERROR.' } };
   },
 };
 
@@ -192,13 +200,21 @@ function fillPrompt(template: string, vars: Record<string, string>): string {
 export function buildShellTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
   const chosen = kind ?? rng.pick(SHELL_LEVELS[difficulty]);
   const { vars, data } = BUILDERS[chosen](rng, difficulty);
-  return { prompt: fillPrompt(SHELL_PROMPTS[chosen], vars), data };
+  return { prompt: fillPrompt(SHELL_PROMPTS[chosen], vars), data, key: questionKey(chosen, vars, data) };
+}
+
+/**
+ * The question itself, not the files around it: the kind, what the prompt names, and what must come
+ * out. Two tasks asking the same about the same file are twins whatever the distractor files hold.
+ */
+function questionKey(kind: string, vars: Record<string, string>, data: { answer?: AnswerCheck; expectFiles?: unknown; expectLines?: unknown; expect?: unknown }): string {
+  return `${kind}|${Object.values(vars).join('|')}|${JSON.stringify(data.answer?.value ?? data.expectFiles ?? data.expectLines ?? data.expect ?? null)}`;
 }
 
 /** Scores a file-system task: the answer and/or the replayed final state. */
 export async function scoreFsTask(data: ShellTaskData, setup: ToolboxSetup, tools: readonly string[], trajectory: Trajectory): Promise<number> {
-  if (data.answer && !answerMatches(trajectory, data.answer)) return 0;
-  if (!data.expectFiles && !data.expectLines) return 1;
+  if (data.answer) return scoreQuestion(trajectory, data.answer, tools);
+  if (changedNothing(trajectory, tools)) return 0;
   const toolbox = await replayTrajectory(setup, tools, trajectory);
   try {
     const snapshot = toolbox.snapshotFiles();

@@ -5,7 +5,8 @@
  * needs nothing but stored data and can re-score an old trajectory at any time.
  */
 import type { Trajectory } from '../contracts.ts';
-import { createToolbox, type Toolbox, type ToolboxOptions } from '../sandbox/index.ts';
+import { createToolbox, isToolName, TOOL_NAMES, TOOL_SCHEMAS, type Toolbox, type ToolboxOptions } from '../sandbox/index.ts';
+import type { ToolSchema } from '../contracts.ts';
 import type { ToolboxSetup } from './types.ts';
 
 export type ToolboxExtras = Omit<ToolboxOptions, 'tools' | 'files' | 'gitRepo'>;
@@ -34,4 +35,35 @@ export async function replayTrajectory(setup: ToolboxSetup, tools: readonly stri
     if (call && call.tool_name !== '' && tools.includes(call.tool_name)) await toolbox.call(call.tool_name, call.parameters);
   }
   return toolbox;
+}
+
+/**
+ * A task's toolbox that is only built when the first tool is called: an episode that answers at once
+ * costs no sandbox (and no git repository). `open()` builds it once; a failing setup call throws there.
+ */
+export interface LazyTaskToolbox {
+  /** The schemas the system prompt lists, in the sandbox's order (as `createToolbox` gives them). */
+  readonly schemas: ToolSchema[];
+  open(): Promise<Toolbox>;
+  dispose(): void;
+}
+
+export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], extras: ToolboxExtras = {}): LazyTaskToolbox {
+  const unknown = tools.filter((t) => !isToolName(t));
+  if (unknown.length) throw new Error(`unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`);
+  let opened: Promise<Toolbox> | null = null;
+  return {
+    schemas: TOOL_NAMES.filter((t) => tools.includes(t)).map((t) => TOOL_SCHEMAS[t]),
+    open: () => (opened ??= openTaskToolbox(setup, tools, extras)),
+    dispose: () => void opened?.then((t) => t.dispose(), () => undefined),
+  };
+}
+
+/**
+ * True when the trajectory called none of these tools: its sandbox is still in the starting state. A
+ * change task's starting state never meets its expectation (each asks for something that is not there
+ * yet), so such a trajectory fails it without a replay.
+ */
+export function changedNothing(trajectory: Trajectory, tools: readonly string[]): boolean {
+  return !trajectory.steps.some((s) => s.tool_call !== null && tools.includes(s.tool_call.tool_name));
 }

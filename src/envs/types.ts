@@ -70,6 +70,12 @@ export interface EnvironmentSpec {
   expert?(task: Task): string[];
   /** The sandbox state a task starts from (files, a git repository, setup calls). Default: empty. */
   toolbox?(task: Task): ToolboxSetup;
+  /**
+   * The success rate a task-blind policy can reach by luck at a level (a lucky guess of a branch name,
+   * say), at most 0.1. Default 0: success is out of reach without reading the task. tests/envs checks
+   * a family of blind policies against it.
+   */
+  chance?(difficulty: number): number;
 }
 
 /** A registered environment: the spec plus deterministic generation with splits. */
@@ -90,6 +96,8 @@ export interface Environment {
   evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore>;
   expert?(task: Task): string[];
   toolbox(task: Task): ToolboxSetup;
+  /** The success rate a task-blind policy can reach by luck at this level (see EnvironmentSpec.chance). */
+  chance(difficulty: number): number;
   /** Which split an item key belongs to. */
   splitOf(key: string): Split;
 }

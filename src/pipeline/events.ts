@@ -2,7 +2,7 @@
  * The run API shared by the app and the CLI: one controller per run, a stream of typed events.
  * Events are plain data (they cross worker boundaries by structured clone).
  */
-import type { JudgeVote, Metrics, RunMarker, Task, Trajectory, TrajectoryStep } from '../contracts.ts';
+import type { JudgeVote, Metrics, RunMarker, Split, Task, Trajectory, TrajectoryStep } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 
 export type RunStatus = 'idle' | 'starting' | 'running' | 'paused' | 'stopping' | 'stopped' | 'finished' | 'error';
@@ -26,7 +26,7 @@ export type RunEvent =
   | { type: 'trajectory'; run_id: string; trajectory: Trajectory }
   | { type: 'judged'; run_id: string; trajectory_id: string; score: number | null; votes: JudgeVote[] }
   | { type: 'update'; run_id: string; step: number; metrics: Metrics }
-  | { type: 'evaluation'; run_id: string; step: number; env: string; split: 'train' | 'test'; success: number; n: number }
+  | { type: 'evaluation'; run_id: string; step: number; env: string; split: Split; success: number; n: number }
   | { type: 'marker'; run_id: string; marker: RunMarker }
   | { type: 'checkpoint'; run_id: string; step: number; checkpoint_id: string }
   | { type: 'progress'; run_id: string; done: number; total: number; eta_seconds: number | null; tokens_per_second: number | null; queue: QueueSizes }

@@ -61,7 +61,9 @@ export class RolloutWorkerCore {
       return { ...withId, votes: [vote], judge_score: score, success: isSuccess(score) };
     }
     const judged = await (await this.ensemble(job)).scoreTrajectory(withId, job.task);
-    return { ...judged, success: isSuccess(judged.judge_score) };
+    // Success is the environment's verdict (the task was done), whatever the blend of judges says:
+    // replay admission, the curriculum and every success rate read it.
+    return { ...judged, success: isSuccess(await env.evaluate(job.task, withId)) };
   }
 
   /** One ensemble per judge configuration, built once (remote judges keep their cache and limits). */

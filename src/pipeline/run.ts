@@ -96,7 +96,8 @@ export class PipelineRun implements RunController {
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
         collectGroups: (n, step, levels) => this.collectGroups(n, step, levels),
-        evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items) : undefined,
+        // The safety monitor chooses checkpoints, so it looks at validation items, never at test ones.
+        evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items, 'validation') : undefined,
         saveCheckpoint: async (ckpt) => {
           const id = await saveCheckpoint(store, encodeCheckpoint(ckpt));
           this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
@@ -254,7 +255,8 @@ export class PipelineRun implements RunController {
       const success = runs.filter((t) => t.success).length / runs.length;
       const meanScore = runs.reduce((a, t) => a + (t.judge_score ?? 0), 0) / runs.length;
       results[envName] = success;
-      await putEvaluation(this.deps.store, { run_id: this.runId, step, benchmark: envName, results: { success, mean_score: meanScore, n: runs.length } });
+      const benchmark = split === 'test' ? envName : `${envName}/${split}`;
+      await putEvaluation(this.deps.store, { run_id: this.runId, step, benchmark, results: { success, mean_score: meanScore, n: runs.length } });
       this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success, n: runs.length });
     }
     return results;

@@ -13,7 +13,7 @@ import type { FinishReason, SamplingParams, Task, ToolCall, Trajectory, Trajecto
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
-import { openTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
+import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
 import {
   assistantTurnClose,
   isCallError,
@@ -65,7 +65,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
 
   const startedAt = performance.now();
   const createdAt = Date.now();
-  const toolbox = await openTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs });
+  const toolbox = lazyTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs });
   try {
     const system = renderSystemPrompt(toolbox.schemas, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
     const messages = [system, { role: 'user' as const, content: task.prompt }];
@@ -117,7 +117,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
           toolCall = { tool_name: '', parameters: {}, result: '', error: `parse error: ${call.error}`, latency_ms: 0 };
         } else {
           emit({ type: 'tool_call', turn, step_id: steps.length, name: call.name, arguments: call.arguments });
-          toolCall = await callTool(toolbox, call.name, call.arguments, toolTimeoutMs + TOOL_GRACE_MS);
+          // The sandbox is built on the first call, outside the call's deadline.
+          toolCall = await callTool(await toolbox.open(), call.name, call.arguments, toolTimeoutMs + TOOL_GRACE_MS);
         }
         const observation = observationText(toolCall);
         const step = makeStep(steps.length, turn, thought, toolCall, observation);

@@ -6,6 +6,9 @@
  * Pure state + events, no tfjs: the state is plain data (saved in checkpoints); `recordScores`
  * returns a new state and the level changes, which the trainer logs as `curriculum` run markers.
  *
+ * The trainer records successes (1 when the environment says the task was done, else 0), so the
+ * threshold is a success rate; the seed averages judge scores, which partial credit inflates.
+ *
  * Departures from the seed: the seed divides the last 100 scores by 100 even when fewer exist;
  * here a level never advances before a full window of scores. After advancing, the window starts
  * empty, so scores earned on the easier level do not count toward the next one. Levels never go

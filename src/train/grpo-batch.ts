@@ -1,7 +1,8 @@
 /**
  * Turns one step's judged groups (plus replay draws) into training samples and rollout metrics.
  * Pure JS (no tfjs): group advantages → per-token advantages (advantages.ts), zero-std groups
- * skipped or replaced from the replay buffer, replayed items given self-imitation advantages.
+ * skipped or replaced from the replay buffer, replayed items given self-imitation advantages against
+ * their own environment's online scores, process rewards folded into the ranked score.
  *
  * Order matters for reproducibility: replay is sampled BEFORE this step's online trajectories are
  * offered to the buffer (the seed adds first; here a fresh trajectory is never replayed in the step
@@ -11,7 +12,7 @@ import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions } from './advantages.ts';
 import type { TrainSample } from './batch.ts';
-import { stepBonus, turnBonuses } from './process-rewards.ts';
+import { stepBonus } from './process-rewards.ts';
 import type { ReplayBuffer } from './replay-buffer.ts';
 import type { Rng } from '../rng.ts';
 
@@ -25,24 +26,26 @@ export interface BuiltBatch {
   temperature: number;
 }
 
-function turnBonusesOf(t: Trajectory, cfg: RunConfig): number[] | undefined {
-  if (!cfg.process_rewards.enabled) return undefined;
-  if (t.turn_spans.length > 0) return turnBonuses(t.steps, t.turn_spans.length, cfg.process_rewards);
-  return [t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0)];
+/**
+ * The score a trajectory is ranked by in its group: the judges' score plus, when process rewards are
+ * on, the bonuses of its steps. Folding them in before the group z-score (not adding them to the
+ * advantages after it) means a group whose episodes all failed, but some with working tool calls, still
+ * has spread and still teaches something, instead of being skipped as flat.
+ */
+export function rankedScore(t: Trajectory, cfg: RunConfig): number {
+  const bonus = cfg.process_rewards.enabled ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
+  return (t.judge_score as number) + bonus;
 }
 
 function toSample(t: Trajectory, advantage: number, cfg: RunConfig): TrainSample {
-  return {
-    tokens: t.tokens,
-    mask: t.assistant_mask,
-    oldLogp: t.logprobs,
-    advantages: tokenAdvantages(t, advantage, { gamma: cfg.grpo.gamma, turnBonuses: turnBonusesOf(t, cfg) }),
-  };
+  return { tokens: t.tokens, mask: t.assistant_mask, oldLogp: t.logprobs, advantages: tokenAdvantages(t, advantage, { gamma: cfg.grpo.gamma }) };
 }
 
 function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: number, nGroups: number): Metrics {
   const m: Metrics = {
     reward: mean(scored.map((t) => t.judge_score as number)),
+    // Share of this step's episodes that did the task (the environment's verdict), beside the blended reward.
+    'rollout/success': mean(scored.map((t) => (t.success === true ? 1 : 0))),
     reward_std: mean(groupStds),
     frac_reward_zero_std: nGroups === 0 ? 0 : zeroStd / nGroups,
     'completions/mean_length': mean(scored.map((t) => t.assistant_mask.reduce((a, b) => a + b, 0))),
@@ -79,8 +82,9 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
     if (g.length === 0) continue;
     nGroups++;
     scored.push(...g);
-    const adv = groupAdvantages(g.map((t) => t.judge_score as number), opts);
-    groupStds.push(groupStats(g.map((t) => t.judge_score as number)).std);
+    const ranked = g.map((t) => rankedScore(t, cfg));
+    const adv = groupAdvantages(ranked, opts);
+    groupStds.push(groupStats(ranked).std);
     if (adv.zeroStd) {
       zeroStd++;
       if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;
@@ -89,11 +93,21 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
     g.forEach((t, i) => add(t, adv.advantages[i]));
   }
 
-  const scaled = scored.map((t) => (t.judge_score as number) * opts.rewardScale);
-  const online = { mean: mean(scaled), std: sampleStd(scaled) };
+  // A replayed trajectory is measured against this step's online trajectories of its own environment
+  // (scores of different environments are not on one scale); with none this step, it is not used.
+  const online = new Map<string, { mean: number; std: number }>();
+  for (const env of new Set(scored.map((t) => t.env))) {
+    const scaled = scored.filter((t) => t.env === env).map((t) => rankedScore(t, cfg) * opts.rewardScale);
+    online.set(env, { mean: mean(scaled), std: sampleStd(scaled) });
+  }
+  let replayUsed = 0;
   for (const t of p.replay.sample(p.replayCount + replaceCount, p.rng)) {
-    const a = replayAdvantage(t.judge_score ?? 0, online, opts, cfg.training.group_size);
-    if (a > 0) add(t, a);
+    const reference = online.get(t.env);
+    const a = reference ? replayAdvantage(rankedScore(t, cfg), reference, opts, cfg.training.group_size) : 0;
+    if (a > 0) {
+      add(t, a);
+      replayUsed++;
+    }
   }
 
   if (temps.size > 1) {
@@ -101,5 +115,6 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   }
   const metrics = rolloutMetrics(scored, groupStds, zeroStd, nGroups);
   metrics['replay/samples'] = p.replayCount + replaceCount;
+  metrics['replay/used'] = replayUsed;
   return { samples, metrics, scored, temperature: [...temps][0] ?? cfg.sampling.temperature };
 }

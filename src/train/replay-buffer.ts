@@ -1,8 +1,10 @@
 /**
  * Prioritized replay buffer (seed §10.4.1, `PrioritizedReplayBuffer`) and the online/replay mix.
  *
- * - Priority = judge score. A trajectory is admitted when its score exceeds `admit_threshold`
- *   (strictly, as the seed's `judge_score > 0.7`); a trajectory id already held is not added twice.
+ * - Admission is on the environment's verdict: a trajectory enters only when it succeeded
+ *   (`trajectory.success`, the task was done), and its judge score exceeds `admit_threshold` (the seed's
+ *   `judge_score > 0.7`, here a floor among successes, default 0). A blend of judges that likes a
+ *   failed episode never puts it in the buffer. Priority = judge score; an id already held is not added twice.
  * - When full, the lowest-priority item (the oldest among equals) is evicted — unless the newcomer's
  *   priority is not higher, in which case the newcomer is turned away.
  * - Sampling draws with replacement, each draw proportional to priority (Schaul et al. 2016 with
@@ -62,10 +64,10 @@ export class ReplayBuffer {
     return this.items.map((i) => i.priority);
   }
 
-  /** Admits the trajectory if it is scored above the threshold; returns whether it entered. */
+  /** Admits the trajectory if it succeeded and is scored above the threshold; returns whether it entered. */
   offer(trajectory: Trajectory): boolean {
     const score = trajectory.judge_score;
-    if (score === null || !(score > this.admitThreshold)) return false;
+    if (trajectory.success !== true || score === null || !(score > this.admitThreshold)) return false;
     return this.add(trajectory, score);
   }
 
@@ -127,16 +129,16 @@ export interface BatchPlan {
 }
 
 /**
- * How a step's budget of `batchSize × groupSize` trajectories splits between fresh groups and replay
- * (the seed's 70/30: `online_batch = scored[:n·online_ratio]`, `offline = buffer.sample(n·(1−ratio))`).
- * At least one online group always runs; when the buffer holds too few items, whole online groups fill
- * the gap, and replay tops up what is left of the budget.
+ * The online/replay mix of a step (the seed's 70/30). `round(batchSize × onlineRatio)` fresh groups run
+ * (at least one), and replay adds as many trajectories again as make them `onlineRatio` of the step:
+ * at the default batch (4 groups of 8, ratio 0.7) that is 3 groups = 24 online + 10 replayed, 70.6/29.4.
+ * While the buffer holds too few, whole fresh groups fill the gap, up to `batchSize` groups.
  */
 export function planBatch(p: { batchSize: number; groupSize: number; onlineRatio: number; replayAvailable: number }): BatchPlan {
   if (!(p.onlineRatio > 0 && p.onlineRatio <= 1)) throw new Error(`replay: online_ratio ${p.onlineRatio} must lie in (0, 1]`);
-  const total = p.batchSize * p.groupSize;
-  const wantedOnline = Math.max(1, Math.round(p.batchSize * p.onlineRatio));
-  const wantedReplay = total - wantedOnline * p.groupSize;
-  const onlineGroups = Math.max(wantedOnline, Math.ceil((total - Math.min(wantedReplay, p.replayAvailable)) / p.groupSize));
-  return { onlineGroups, replayCount: Math.max(0, Math.min(p.replayAvailable, total - onlineGroups * p.groupSize)) };
+  const online = Math.max(1, Math.round(p.batchSize * p.onlineRatio));
+  const wanted = Math.round((online * p.groupSize * (1 - p.onlineRatio)) / p.onlineRatio);
+  const replayCount = Math.min(wanted, p.replayAvailable);
+  const fill = Math.min(Math.max(0, p.batchSize - online), Math.ceil((wanted - replayCount) / p.groupSize));
+  return { onlineGroups: online + fill, replayCount };
 }

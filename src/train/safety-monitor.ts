@@ -1,7 +1,11 @@
 /**
  * The safety (regression) monitor (seed §10.4.3, `SafetyMonitor`): every `check_every` steps,
- * evaluate held-out baseline benchmarks; a benchmark whose score falls below
- * `baseline × (1 − threshold)` (5% relative, the seed's test exactly) is a regression. On any
+ * evaluate baseline benchmarks on the VALIDATION split (test items are never used to choose a
+ * checkpoint); a benchmark whose success rate falls below `baseline × (1 − threshold)` (the seed's 5%
+ * relative test) AND below the baseline by more than the evaluation's own noise is a regression.
+ * Departure from the seed: a 5% relative drop on 32 items is well inside sampling noise (one item is
+ * 3 points), so the drop must also exceed 1.96 standard errors of the difference of two rates measured
+ * on `eval_items` items each (`noiseMargin`), or every run would roll back on luck. On any
  * regression the monitor asks the trainer to roll back to the best checkpoint (when `rollback` is
  * on) and to raise the share of capability (replay) data to `capability_ratio` (the seed's
  * `adjust_data_ratio(capability_data_ratio=0.5)`, up from 0.3 = 1 − online_ratio).
@@ -15,7 +19,7 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { RunMarker } from '../contracts.ts';
 
-export type SafetyConfig = Pick<RunConfig['safety'], 'enabled' | 'check_every' | 'threshold' | 'rollback' | 'capability_ratio'>;
+export type SafetyConfig = Pick<RunConfig['safety'], 'enabled' | 'check_every' | 'threshold' | 'eval_items' | 'rollback' | 'capability_ratio'>;
 
 /** Scores of the held-out baseline sets, by benchmark name (e.g. `arith_tool/test`). */
 export type BenchmarkScores = Record<string, number>;
@@ -46,15 +50,21 @@ export interface SafetyReport {
   isBest: boolean;
 }
 
-/** The seed's regression test, per benchmark: `current < baseline × (1 − threshold)`. */
-export function detectRegressions(baselines: BenchmarkScores, current: BenchmarkScores, threshold: number): Regression[] {
+/** 1.96 standard errors of the difference between two success rates near `p`, each measured on `n` items. */
+export function noiseMargin(p: number, n: number): number {
+  return 1.96 * Math.sqrt((2 * p * (1 - p)) / Math.max(1, n));
+}
+
+/** Per benchmark: `current < baseline × (1 − threshold)` and `baseline − current > noiseMargin`. */
+export function detectRegressions(baselines: BenchmarkScores, current: BenchmarkScores, threshold: number, items: number): Regression[] {
   const out: Regression[] = [];
   for (const [benchmark, baseline] of Object.entries(baselines)) {
     const cur = current[benchmark];
     if (typeof cur !== 'number' || !Number.isFinite(cur)) {
       throw new Error(`safety: the evaluator returned no score for benchmark "${benchmark}"; it must score every baseline benchmark each time`);
     }
-    if (cur < baseline * (1 - threshold)) out.push({ benchmark, baseline, current: cur, drop: baseline - cur });
+    const pooled = (baseline + cur) / 2;
+    if (cur < baseline * (1 - threshold) && baseline - cur > noiseMargin(pooled, items)) out.push({ benchmark, baseline, current: cur, drop: baseline - cur });
   }
   return out;
 }
@@ -91,7 +101,7 @@ export class SafetyMonitor {
       this.st.best = { step, mean: meanScore(scores) };
       return { ...none, isBest: true };
     }
-    const regressions = detectRegressions(this.st.baselines, scores, this.cfg.threshold);
+    const regressions = detectRegressions(this.st.baselines, scores, this.cfg.threshold, this.cfg.eval_items);
     if (regressions.length > 0) {
       return {
         step,

@@ -241,7 +241,9 @@ export class Trainer {
   private advanceCurriculum(scored: Trajectory[]): void {
     if (!this.config.curriculum.enabled) return;
     const byEnv = new Map<string, number[]>();
-    for (const t of scored) byEnv.set(t.env, [...(byEnv.get(t.env) ?? []), t.judge_score as number]);
+    // The curriculum follows the success rate (the environment's verdict), not the blended score: a
+    // level is mastered when its tasks are done, not when the judges are pleased.
+    for (const t of scored) byEnv.set(t.env, [...(byEnv.get(t.env) ?? []), t.success === true ? 1 : 0]);
     for (const [env, scores] of byEnv) {
       const r = recordScores(this.curriculum, env, scores, this.config.curriculum);
       this.curriculum = r.state;
@@ -254,7 +256,7 @@ export class Trainer {
   private async safetyCheck(step: number): Promise<Metrics> {
     const report: SafetyReport = await this.safety!.check(step);
     const metrics: Metrics = {};
-    for (const [name, score] of Object.entries(report.scores)) metrics[`eval/${name}/success`] = score;
+    for (const [name, score] of Object.entries(report.scores)) metrics[`safety/${name}/validation_success`] = score;
     if (report.isBest) this.best = { step, weights: await snapshotWeights(this.model), optimizer: await this.optimizer.exportState() };
     for (const m of SafetyMonitor.markers(report, this.runId, this.now())) this.deps.onMarker?.(m);
     if (report.regressions.length > 0) {

@@ -1,7 +1,7 @@
 /** Environment-specific scoring rules and the shared answer helpers. */
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/contracts.ts';
-import { cleanAnswer, extractCode, lastInteger } from '../../src/envs/answer.ts';
+import { cleanAnswer, extractCode, integerAnswer } from '../../src/envs/answer.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { answerMatches, normalizePath } from '../../src/envs/state-check.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
@@ -16,9 +16,12 @@ async function score(envName: string, task: Task, turns: string[]): Promise<numb
 
 describe('answer helpers', () => {
   it('reads numbers, cleans labels and quotes, finds code and paths', () => {
-    expect(lastInteger('The answer is 1,234.')).toBe(1234);
-    expect(lastInteger('-17')).toBe(-17);
-    expect(lastInteger('none')).toBeNull();
+    expect(integerAnswer('The answer is 1,234.')).toBe(1234);
+    expect(integerAnswer('-17')).toBe(-17);
+    expect(integerAnswer('none')).toBeNull();
+    // The whole answer is compared: a list of guesses answers nothing.
+    expect(integerAnswer('1 2 3 4 5')).toBeNull();
+    expect(integerAnswer('12,34')).toBeNull();
     expect(cleanAnswer("Answer: 'olleh'.")).toBe('olleh');
     expect(cleanAnswer('`abc`')).toBe('abc');
     expect(extractCode('Here:\n```js\nfunction f() {}\n```\nDone')).toBe('function f() {}');
@@ -26,7 +29,9 @@ describe('answer helpers', () => {
     expect(normalizePath('./src/a.txt')).toBe('src/a.txt');
     expect(normalizePath('/src/a.txt')).toBe('src/a.txt');
     const check = { type: 'path' as const, value: 'src/a.txt' };
-    expect(answerMatches(fakeTrajectory({ final_response: 'It is at ./src/a.txt' }), check)).toBe(true);
+    expect(answerMatches(fakeTrajectory({ final_response: './src/a.txt' }), check)).toBe(true);
+    // The whole answer is compared: a tool's output echoed back is not an answer.
+    expect(answerMatches(fakeTrajectory({ final_response: 'modified: src/a.txt' }), check)).toBe(false);
     expect(answerMatches(fakeTrajectory({ final_response: 'src/b.txt' }), check)).toBe(false);
   });
 });
@@ -59,13 +64,21 @@ describe('countdown', () => {
   const env = getEnvironment('countdown');
   const task: Task = { ...env.generate(0, 3, 'train'), data: { numbers: [2, 3, 5, 7], target: 29, solution: '3 * 7 + 2 * 5 - 2' } };
 
-  it('accepts any exact expression over the given numbers', async () => {
-    expect(await score('countdown', task, ['5 * 7 - 3 * 2'])).toBe(1);
+  const checked = (expression: string) => `<tool_call>{"name":"calc","arguments":{"expression":"${expression}"}}</tool_call>`;
+
+  it('accepts any exact expression over the given numbers, half without a calc check', async () => {
+    expect(await score('countdown', task, [checked('5 * 7 - 3 * 2'), '5 * 7 - 3 * 2'])).toBe(1);
+    expect(await score('countdown', task, ['5 * 7 - 3 * 2'])).toBe(0.5);
     expect(await score('countdown', task, ['`(7 - 2) * 5 + 3 + 2` wait'])).toBe(0);
     expect(await score('countdown', task, ['3 * 7 + 5 + 3 = 29'])).toBe(0); // 3 used twice
-    expect(await score('countdown', task, ['7 * 5 - 3 * 2 = 29'])).toBe(1);
+    expect(await score('countdown', task, [checked('7 * 5 - 3 * 2'), '7 * 5 - 3 * 2 = 29'])).toBe(1);
     expect(await score('countdown', task, ['29'])).toBe(0); // 29 is not a given number
     expect(await score('countdown', task, ['(7 + 2 * 3) * 2 +'])).toBe(0);
+  });
+
+  it('does not count a calc check of an expression that breaks the rules', async () => {
+    // 3 * 7 + 5 + 3 is 29 but uses 3 twice: calc says 29, the check does not count.
+    expect(await score('countdown', task, [checked('3 * 7 + 5 + 3'), '5 * 7 - 3 * 2'])).toBe(0.5);
   });
 });
 
@@ -77,8 +90,10 @@ describe('js_debug', () => {
       ...env.generate(0, 1, 'train'),
       data: { fn: 'isEven', fixed: 'function isEven(n) {\n  return n % 2 === 0;\n}', tests: [[0], [1], [2], [7]] },
     };
-    expect(await score('js_debug', task, ['```js\nfunction isEven(n) { return n % 2 === 0; }\n```'])).toBe(1);
-    expect(await score('js_debug', task, ['```js\nfunction isEven(n) { return n === 0; }\n```'])).toBe(0.75);
+    const tried = '<tool_call>{"name":"js","arguments":{"code":"function isEven(n) { return n % 2 === 0; } isEven(4)"}}</tool_call>';
+    expect(await score('js_debug', task, [tried, '```js\nfunction isEven(n) { return n % 2 === 0; }\n```'])).toBe(1);
+    expect(await score('js_debug', task, ['```js\nfunction isEven(n) { return n % 2 === 0; }\n```'])).toBe(0.5); // not tried
+    expect(await score('js_debug', task, [tried, '```js\nfunction isEven(n) { return n === 0; }\n```'])).toBe(0.75);
     expect(await score('js_debug', task, ['```js\nfunction isEven(n) { while (true) {} }\n```'])).toBe(0);
     expect(await score('js_debug', task, ['```js\nfunction isEven(n) { return n %\n```'])).toBe(0);
     expect(await score('js_debug', task, ['I could not fix it.'])).toBe(0);

@@ -59,6 +59,38 @@ describe('buildGrpoBatch', () => {
     expect(batch.samples).toHaveLength(2);
   });
 
+  it("measures a replayed trajectory against its own environment's online scores, and skips it when none ran", () => {
+    const replay = new ReplayBuffer({ capacity: 4, admit_threshold: 0 });
+    replay.offer(scored('old-letters', 'old', 1, { env: 'letter_count' }));
+    // This step: arith is all-or-nothing (mean 0.5), letter_count all at 0.9 but one 0.1.
+    const step = [
+      [scored('a1', 'a', 1), scored('a0', 'a', 0)],
+      [scored('l1', 'l', 0.9, { env: 'letter_count' }), scored('l0', 'l', 0.1, { env: 'letter_count' })],
+    ];
+    const cfg = config('skip');
+    const batch = buildGrpoBatch({ groups: step, replay, replayCount: 1, rng: createRng(1), config: cfg });
+    const letters = { mean: 0.5, std: Math.sqrt(0.32) };
+    const expected = replayAdvantage(1, letters, { mode: cfg.grpo.advantage, rewardScale: 1 }, 2);
+    expect(batch.samples[4].advantages?.[2]).toBeCloseTo(expected, 6);
+    expect(batch.metrics['replay/used']).toBe(1);
+    const arithOnly = buildGrpoBatch({ groups: [step[0]], replay, replayCount: 1, rng: createRng(1), config: cfg });
+    expect(arithOnly.metrics['replay/used']).toBe(0);
+    expect(arithOnly.samples).toHaveLength(2);
+  });
+
+  it('folds process rewards into the score before the z-score, so a flat group with better tool use still teaches', () => {
+    const ok = { step_id: 0, turn: 0, thought: null, observation: '2', timestamp: 0, tool_call: { tool_name: 'calc', parameters: {}, result: '2', error: null, latency_ms: 1 } };
+    const failed = { ...ok, tool_call: { ...ok.tool_call, result: '', error: 'bad expression' } };
+    const flat = [[scored('good-call', 'f', 0, { steps: [ok] }), scored('bad-call', 'f', 0, { steps: [failed] })]];
+    const off = config('skip');
+    expect(buildGrpoBatch({ groups: flat, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: off }).samples).toHaveLength(0);
+    const on = { ...off, process_rewards: { ...off.process_rewards, enabled: true } };
+    const batch = buildGrpoBatch({ groups: flat, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: on });
+    expect(batch.samples).toHaveLength(2);
+    expect(batch.samples[0].advantages?.[2]).toBeGreaterThan(0);
+    expect(batch.samples[1].advantages?.[2]).toBeLessThan(0);
+  });
+
   it('refuses one step sampled at two temperatures (the log-probs would not be comparable)', () => {
     const mixed = [[scored('x1', 'x', 1), scored('x0', 'x', 0, { sampling: { temperature: 0.7, top_k: 0, top_p: 1, max_new_tokens: 16 } })]];
     expect(() => buildGrpoBatch({ groups: mixed, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') }))

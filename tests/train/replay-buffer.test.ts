@@ -15,6 +15,13 @@ describe('replay buffer', () => {
     expect(b.size).toBe(1);
   });
 
+  it("admits on the environment's verdict: a failed episode stays out whatever the judges' blend says", () => {
+    const b = new ReplayBuffer({ capacity: 10, admit_threshold: 0 });
+    expect(b.offer(trajectory({ id: 'liked-but-failed', judge_score: 0.95, success: false }))).toBe(false);
+    expect(b.offer(trajectory({ id: 'unjudged', judge_score: 0.95, success: null }))).toBe(false);
+    expect(b.offer(trajectory({ id: 'done', judge_score: 0.6, success: true }))).toBe(true);
+  });
+
   it('evicts the lowest priority (oldest among equals) when full, and turns away lower newcomers', () => {
     const b = new ReplayBuffer({ capacity: 3, admit_threshold: 0 });
     b.offer(traj('a', 0.8));
@@ -58,8 +65,8 @@ describe('replay buffer', () => {
 });
 
 describe('online / replay mix', () => {
-  it('70/30 of 4 groups × 8: 3 fresh groups and 8 replayed trajectories', () => {
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 100 })).toEqual({ onlineGroups: 3, replayCount: 8 });
+  it('70/30 of 4 groups × 8: 3 fresh groups (24) and 10 replayed, 70.6/29.4', () => {
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 100 })).toEqual({ onlineGroups: 3, replayCount: 10 });
   });
 
   it('after a regression (capability ratio 0.5): 2 groups and 16 replayed', () => {
@@ -68,11 +75,11 @@ describe('online / replay mix', () => {
 
   it('an empty or short buffer is made up with fresh groups', () => {
     expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 0 })).toEqual({ onlineGroups: 4, replayCount: 0 });
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 5 })).toEqual({ onlineGroups: 4, replayCount: 0 });
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 5 })).toEqual({ onlineGroups: 4, replayCount: 5 });
   });
 
   it('always keeps one online group, and all-online when the ratio is 1', () => {
-    expect(planBatch({ batchSize: 1, groupSize: 4, onlineRatio: 0.1, replayAvailable: 100 })).toEqual({ onlineGroups: 1, replayCount: 0 });
+    expect(planBatch({ batchSize: 1, groupSize: 4, onlineRatio: 0.1, replayAvailable: 100 })).toEqual({ onlineGroups: 1, replayCount: 36 });
     expect(planBatch({ batchSize: 4, groupSize: 2, onlineRatio: 1, replayAvailable: 100 })).toEqual({ onlineGroups: 4, replayCount: 0 });
     expect(() => planBatch({ batchSize: 4, groupSize: 2, onlineRatio: 0, replayAvailable: 0 })).toThrow(/online_ratio/);
   });

@@ -1,21 +1,30 @@
 import { describe, expect, it } from 'vitest';
-import { detectRegressions, SafetyMonitor, type BenchmarkScores } from '../../src/train/safety-monitor.ts';
+import { detectRegressions, noiseMargin, SafetyMonitor, type BenchmarkScores } from '../../src/train/safety-monitor.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 
-const CFG = { ...DEFAULT_CONFIG.safety, check_every: 10 };
+// Many items: the noise margin is negligible, so these tests see the seed's 5% rule and the monitor's logic.
+const CFG = { ...DEFAULT_CONFIG.safety, check_every: 10, eval_items: 1_000_000 };
+const MANY = 1_000_000;
 
 describe('regression detection (seed: current < baseline × (1 − 0.05))', () => {
   it('flags a drop beyond 5% relative, not one within it', () => {
     const base = { a: 0.8, b: 0.5 };
     // a: 0.8·0.95 = 0.76 → 0.76 is not a regression, 0.759 is; b: 0.5·0.95 = 0.475
-    expect(detectRegressions(base, { a: 0.76, b: 0.5 }, 0.05)).toEqual([]);
-    const r = detectRegressions(base, { a: 0.759, b: 0.47 }, 0.05);
+    expect(detectRegressions(base, { a: 0.76, b: 0.5 }, 0.05, MANY)).toEqual([]);
+    const r = detectRegressions(base, { a: 0.759, b: 0.47 }, 0.05, MANY);
     expect(r.map((x) => x.benchmark)).toEqual(['a', 'b']);
     expect(r[0].drop).toBeCloseTo(0.041, 12);
   });
 
+  it('does not call a drop within the evaluation noise a regression', () => {
+    // 32 items each: 0.5 → 0.4 is 3 items, well inside noise (margin ≈ 0.24); 0.5 → 0.2 is not.
+    expect(noiseMargin(0.45, 32)).toBeGreaterThan(0.2);
+    expect(detectRegressions({ a: 0.5 }, { a: 0.4 }, 0.05, 32)).toEqual([]);
+    expect(detectRegressions({ a: 0.5 }, { a: 0.2 }, 0.05, 32).map((r) => r.benchmark)).toEqual(['a']);
+  });
+
   it('names a benchmark the evaluator forgot', () => {
-    expect(() => detectRegressions({ a: 1 }, {}, 0.05)).toThrow(/"a"/);
+    expect(() => detectRegressions({ a: 1 }, {}, 0.05, MANY)).toThrow(/"a"/);
   });
 });
 

@@ -159,7 +159,7 @@ describe('trainer', () => {
       onMarker: (m) => markers.push(m),
     });
     const m0 = await t.trainStep(); // step 0: baselines (best = the fresh adapters)
-    expect(m0['eval/bench/success']).toBe(0.8);
+    expect(m0['safety/bench/validation_success']).toBe(0.8);
     const fresh = (await t.checkpoint());
     const freshB = fresh.weights.tensors.find(([k]) => k.endsWith('lora_B.weight'))!;
     await t.trainStep();

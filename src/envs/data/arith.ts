@@ -22,6 +22,3 @@ export const ARITH_LEVELS: Record<number, ArithLevel> = {
 
 /** `{expr}` is replaced by the expression. Short on purpose (tiny byte-level models). */
 export const ARITH_PROMPTS = ['What is {expr}?', 'Compute {expr}.', 'Calculate {expr}.'];
-
-/** Credit for a correct answer given without a successful calc/js call: the environment teaches tool use. */
-export const ARITH_NO_TOOL_CREDIT = 0.5;

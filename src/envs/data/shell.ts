@@ -36,11 +36,14 @@ export const SHELL_LEVELS: Record<number, string[]> = {
   5: ['delete_tmp', 'list_to_file', 'count_errors'],
 };
 
-export const COMMIT_MESSAGES = [
-  'add readme', 'fix typo', 'update notes', 'add tests', 'initial draft', 'refactor parser', 'bump version', 'remove old files',
-  'add license', 'fix build', 'update docs', 'add config', 'clean up', 'rename module', 'add logging', 'fix bug in loader',
+/** Commit messages are a verb and an object ("fix parser"): 200 messages. */
+export const COMMIT_VERBS = ['add', 'fix', 'update', 'remove', 'rename', 'refactor', 'document', 'test', 'clean up', 'speed up'];
+export const COMMIT_OBJECTS = [
+  'readme', 'parser', 'loader', 'config', 'tests', 'license', 'build', 'docs', 'logging', 'cache',
+  'router', 'schema', 'login', 'search', 'layout', 'footer', 'api', 'cli', 'styles', 'version',
 ];
-export const BRANCH_NAMES = ['feature', 'dev', 'fix', 'docs', 'test', 'release', 'hotfix', 'experiment', 'cleanup', 'refactor'];
+/** Branch names are a prefix and a content word ("feature-maple"): 250 names. */
+export const BRANCH_PREFIXES = ['feature', 'fix', 'dev', 'docs', 'test', 'release', 'hotfix', 'spike', 'perf', 'chore'];
 
 export const GIT_PROMPTS: Record<string, string> = {
   last_message: 'What is the message of the last commit?',

@@ -1,0 +1,54 @@
+/**
+ * Writes the base model's training data: expert transcripts of the shipped environments played through
+ * the real agent loop and QuickJS sandbox (every tool response is real), train split only, as JSONL of
+ * token ids with the assistant mask and the copy mask (scripts/lib/copy-mask.ts).
+ *
+ *   npx tsx scripts/base-model/transcripts.ts [--out models/spindle-base/.build/transcripts.jsonl]
+ *
+ * Also writes `heldout.jsonl`: the same for test-split items, for the teacher-forced copy accuracy.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { parseArgs } from 'node:util';
+import { getEnvironment } from '../../src/envs/registry.ts';
+import { deriveSeed } from '../../src/rng.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { expertTrajectory } from '../../src/rollout/expert.ts';
+import { copyMask } from '../lib/copy-mask.ts';
+import { TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    out: { type: 'string', default: 'models/spindle-base/.build/transcripts.jsonl' },
+    heldout: { type: 'string', default: 'models/spindle-base/.build/heldout.jsonl' },
+    'heldout-items': { type: 'string', default: '60' },
+    seed: { type: 'string', default: '7' },
+  },
+});
+const SEED = Number(args.seed);
+const tokenizer = new ByteTokenizer();
+
+async function transcripts(split: 'train' | 'test', perLevel: (items: number) => number): Promise<string[]> {
+  const lines: string[] = [];
+  for (const { env: name, level, items } of TRANSCRIPT_MIX) {
+    const env = getEnvironment(name);
+    const want = perLevel(items);
+    let kept = 0;
+    for (let i = 0; kept < want && i < want * 2; i++) {
+      const task = env.generate(deriveSeed(SEED, split, name, level, i), level, split);
+      const t = await expertTrajectory(env, task, { tokenizer });
+      if (t.success !== true || t.tokens.length > MAX_TRANSCRIPT_TOKENS) continue;
+      lines.push(JSON.stringify({ env: name, level, tokens: t.tokens, assistant: t.assistant_mask, copy: copyMask(t, tokenizer) }));
+      kept++;
+    }
+    console.log(`  ${split} ${name} L${level}: ${kept} transcripts`);
+  }
+  return lines;
+}
+
+const train = await transcripts('train', (items) => items);
+mkdirSync(dirname(args.out), { recursive: true });
+writeFileSync(args.out, `${train.join('\n')}\n`);
+const heldout = await transcripts('test', () => Number(args['heldout-items']));
+writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
+console.log(`wrote ${train.length} train and ${heldout.length} held-out transcripts`);
