@@ -1,8 +1,10 @@
 /**
  * The model's shape: one typed object, the named size presets, and the mapping to and from a
- * Hugging Face `config.json` (Llama / Qwen2 families), so a Spindle model saves as an HF layout and
- * an HF checkpoint loads as a Spindle model.
+ * Hugging Face `config.json` (Llama / Qwen2 / Qwen3 families, transformers-4 and -5 field names), so
+ * a Spindle model saves as an HF layout and an HF checkpoint loads as a Spindle model. Every field
+ * that changes the computation is read or refused by name: nothing loads silently with a default.
  */
+import { readRope, ropeScalingJson, type RopeScaling } from './rope.ts';
 
 export interface ModelConfig {
   vocabSize: number;
@@ -24,9 +26,19 @@ export interface ModelConfig {
   tieWordEmbeddings: boolean;
   /** q/k/v projections carry a bias (Qwen2 does, Llama does not). */
   attentionBias: boolean;
+  /** o_proj carries a bias (Llama/Qwen3 `attention_bias: true`; Qwen2 never). */
+  outputBias?: boolean;
+  /** gate/up/down projections carry a bias (Llama `mlp_bias: true`). */
+  mlpBias?: boolean;
+  /** Per-head RMSNorm of queries and keys before RoPE (Qwen3's q_norm / k_norm). */
+  qkNorm?: boolean;
+  /** RoPE frequency scaling (llama3, linear); absent for plain RoPE. */
+  ropeScaling?: RopeScaling;
   /** Which family the HF export names in `architectures`. */
-  family: 'llama' | 'qwen2';
+  family: ModelFamily;
 }
+
+export type ModelFamily = 'llama' | 'qwen2' | 'qwen3';
 
 export type PresetName = 'nano' | 'micro' | 'mini';
 
@@ -65,9 +77,9 @@ export function countParameters(c: ModelConfig): number {
   const C = c.hiddenSize;
   const q = C * c.numHeads * c.headDim;
   const kv = C * c.numKvHeads * c.headDim;
-  const bias = c.attentionBias ? c.numHeads * c.headDim + 2 * c.numKvHeads * c.headDim : 0;
-  const attention = 2 * q + 2 * kv + bias;
-  const mlp = 3 * C * c.intermediateSize;
+  const bias = (c.attentionBias ? c.numHeads * c.headDim + 2 * c.numKvHeads * c.headDim : 0) + (c.outputBias ? C : 0);
+  const attention = 2 * q + 2 * kv + bias + (c.qkNorm ? 2 * c.headDim : 0);
+  const mlp = 3 * C * c.intermediateSize + (c.mlpBias ? 2 * c.intermediateSize + C : 0);
   const perLayer = attention + mlp + 2 * C;
   const embed = c.vocabSize * C;
   return c.numLayers * perLayer + embed + C + (c.tieWordEmbeddings ? 0 : embed);
@@ -92,7 +104,11 @@ export interface HfConfigJson {
   mlp_bias?: boolean;
   hidden_act?: string;
   rope_scaling?: unknown;
+  /** transformers 5: `{rope_type, rope_theta, factor, …}` in place of rope_theta + rope_scaling. */
+  rope_parameters?: unknown;
   torch_dtype?: string;
+  /** transformers 5's name for torch_dtype. */
+  dtype?: string;
   bos_token_id?: number | null;
   eos_token_id?: number | number[] | null;
   /** Spindle's own marker: which tokenizer a shipped model uses when there is no tokenizer.json. */
@@ -100,16 +116,17 @@ export interface HfConfigJson {
   [key: string]: unknown;
 }
 
-const SUPPORTED_TYPES = ['llama', 'qwen2'];
+const SUPPORTED_TYPES: ModelFamily[] = ['llama', 'qwen2', 'qwen3'];
 
 /** Reads an HF config; every unsupported feature is an error naming the field and what is supported. */
 export function fromHfConfig(json: HfConfigJson): ModelConfig {
   const type = json.model_type ?? '';
-  if (!SUPPORTED_TYPES.includes(type)) {
+  if (!(SUPPORTED_TYPES as string[]).includes(type)) {
     throw new Error(
-      `config.json: model_type "${type}" (architectures ${JSON.stringify(json.architectures ?? [])}) is not supported; expected one of ${SUPPORTED_TYPES.join(', ')} (Llama/Qwen2-style decoders).`,
+      `config.json: model_type "${type}" (architectures ${JSON.stringify(json.architectures ?? [])}) is not supported; expected one of ${SUPPORTED_TYPES.join(', ')} (Llama/Qwen2/Qwen3-style decoders).`,
     );
   }
+  const family = type as ModelFamily;
   const need = (field: keyof HfConfigJson): number => {
     const v = json[field];
     if (typeof v !== 'number') throw new Error(`config.json: field "${String(field)}" is missing or not a number (got ${JSON.stringify(v)}).`);
@@ -119,12 +136,19 @@ export function fromHfConfig(json: HfConfigJson): ModelConfig {
     throw new Error(`config.json: hidden_act "${json.hidden_act}" is not supported; expected "silu" (SwiGLU).`);
   }
   if (json.use_sliding_window === true) throw new Error('config.json: use_sliding_window=true is not supported; expected false (full attention).');
-  if (json.mlp_bias) throw new Error('config.json: mlp_bias=true is not supported; expected false.');
-  if (json.rope_scaling != null) {
-    throw new Error(`config.json: rope_scaling ${JSON.stringify(json.rope_scaling)} is not supported; expected null (plain RoPE).`);
+  const layerTypes = json.layer_types;
+  if (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention')) {
+    throw new Error(`config.json: layer_types ${JSON.stringify([...new Set(layerTypes)])} is not supported; expected only "full_attention".`);
   }
+  if (json.pretraining_tp != null && json.pretraining_tp !== 1) throw new Error(`config.json: pretraining_tp ${JSON.stringify(json.pretraining_tp)} is not supported; expected 1.`);
+  // Qwen2 always biases q/k/v and never o_proj or the MLP; Llama and Qwen3 follow attention_bias for all four
+  // attention projections, and Llama's mlp_bias biases the MLP.
+  const attentionBias = family === 'qwen2' ? true : Boolean(json.attention_bias);
+  const mlpBias = family === 'llama' ? Boolean(json.mlp_bias) : false;
+  if (family !== 'llama' && json.mlp_bias) throw new Error(`config.json: mlp_bias=true is not supported for ${family} (transformers ignores it there); expected false.`);
   const hiddenSize = need('hidden_size');
   const numHeads = need('num_attention_heads');
+  const rope = readRope(json);
   return validateConfig({
     vocabSize: need('vocab_size'),
     hiddenSize,
@@ -134,17 +158,30 @@ export function fromHfConfig(json: HfConfigJson): ModelConfig {
     numKvHeads: json.num_key_value_heads ?? numHeads,
     headDim: json.head_dim ?? hiddenSize / numHeads,
     maxPositions: json.max_position_embeddings ?? 2048,
-    ropeTheta: json.rope_theta ?? 10000,
+    ropeTheta: rope.theta,
     rmsNormEps: json.rms_norm_eps ?? 1e-6,
     tieWordEmbeddings: json.tie_word_embeddings ?? false,
-    attentionBias: type === 'qwen2' ? true : Boolean(json.attention_bias),
-    family: type as 'llama' | 'qwen2',
+    attentionBias,
+    ...(family !== 'qwen2' && attentionBias ? { outputBias: true } : {}),
+    ...(mlpBias ? { mlpBias: true } : {}),
+    ...(family === 'qwen3' ? { qkNorm: true } : {}),
+    ...(rope.scaling ? { ropeScaling: rope.scaling } : {}),
+    family,
   });
 }
 
 export function toHfConfig(c: ModelConfig, extra: Partial<HfConfigJson> = {}): HfConfigJson {
+  if (c.family === 'qwen2' && (c.outputBias || c.mlpBias || !c.attentionBias)) {
+    throw new Error('toHfConfig: a qwen2 model has q/k/v biases and no o_proj or MLP bias; use family "llama" for other bias layouts.');
+  }
+  if (c.family !== 'llama' && c.mlpBias) throw new Error(`toHfConfig: mlp_bias exists only in family "llama", not "${c.family}".`);
+  if (c.family !== 'qwen2' && c.attentionBias !== Boolean(c.outputBias)) {
+    throw new Error(`toHfConfig: ${c.family}'s attention_bias biases q/k/v and o_proj together; attentionBias and outputBias must agree.`);
+  }
+  if (Boolean(c.qkNorm) !== (c.family === 'qwen3')) throw new Error('toHfConfig: q/k norms are exactly what family "qwen3" has.');
+  const architecture = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[c.family];
   return {
-    architectures: [c.family === 'qwen2' ? 'Qwen2ForCausalLM' : 'LlamaForCausalLM'],
+    architectures: [architecture],
     model_type: c.family,
     vocab_size: c.vocabSize,
     hidden_size: c.hiddenSize,
@@ -157,9 +194,10 @@ export function toHfConfig(c: ModelConfig, extra: Partial<HfConfigJson> = {}): H
     rope_theta: c.ropeTheta,
     rms_norm_eps: c.rmsNormEps,
     tie_word_embeddings: c.tieWordEmbeddings,
-    ...(c.family === 'llama' ? { attention_bias: c.attentionBias, mlp_bias: false } : {}),
+    ...(c.family === 'llama' ? { attention_bias: c.attentionBias, mlp_bias: Boolean(c.mlpBias) } : {}),
+    ...(c.family === 'qwen3' ? { attention_bias: c.attentionBias } : {}),
     hidden_act: 'silu',
-    rope_scaling: null,
+    rope_scaling: ropeScalingJson(c.ropeScaling),
     torch_dtype: 'float32',
     ...extra,
   };

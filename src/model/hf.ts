@@ -10,6 +10,7 @@
 import type { TextTokenizer } from './tokenizer.ts';
 import { ByteTokenizer } from './byte-tokenizer.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
+import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';
@@ -104,9 +105,8 @@ export async function loadHfModel(source: ModelSource): Promise<LoadedModel> {
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
   const weights = await loadWeights(files);
-  checkNames(weights, config, where);
   // Everything is checked against the files before the model allocates anything from the config.
-  checkSizes(weights, config, where);
+  checkWeights(weights, config, where);
   assertFiniteTensors(weights, `model weights in ${where}`);
   return { model: TransformerModel.fromWeights(config, weights, `model weights in ${where}`), tokenizer, config, hfConfig };
 }
@@ -139,57 +139,6 @@ async function loadWeights(files: FileSource): Promise<HostTensors> {
     if (!weights.has(name)) throw new Error(`Tensor "${name}" is listed in model.safetensors.index.json for "${shard}" but that shard does not contain it.`);
   }
   return weights;
-}
-
-/** Tensors that belong to no parameter mean a different architecture: say so instead of ignoring them. */
-function checkNames(weights: HostTensors, config: ModelConfig, where: string): void {
-  const layer = /^model\.layers\.(\d+)\.(input_layernorm\.weight|post_attention_layernorm\.weight|self_attn\.[qkvo]_proj\.(weight|bias)|mlp\.(gate|up|down)_proj\.weight)$/;
-  for (const name of weights.keys()) {
-    if (name === 'model.embed_tokens.weight' || name === 'model.norm.weight' || name === 'lm_head.weight') continue;
-    if (name.endsWith('rotary_emb.inv_freq')) continue; // older HF checkpoints store the RoPE table; we compute it
-    const m = layer.exec(name);
-    if (m && Number(m[1]) < config.numLayers) continue;
-    throw new Error(`model weights in ${where}: unexpected tensor "${name}" for a ${config.family} model with ${config.numLayers} layers.`);
-  }
-}
-
-/** The RoPE tables are the one allocation the config sizes alone (positions × head_dim, twice). */
-const MAX_ROPE_VALUES = 1 << 26;
-
-/**
- * Every tensor the config implies must be in the file with its shape, so a config claiming 100,000
- * layers or a huge hidden size fails here, naming the first missing tensor, instead of allocating
- * gigabytes for weights that do not exist.
- */
-function checkSizes(weights: HostTensors, config: ModelConfig, where: string): void {
-  const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
-  if (config.maxPositions * D > MAX_ROPE_VALUES) {
-    throw new Error(`config.json in ${where}: max_position_embeddings ${config.maxPositions} × head_dim ${D} needs a RoPE table over ${MAX_ROPE_VALUES} values; lower max_position_embeddings.`);
-  }
-  const expect = (name: string, shape: number[]) => {
-    const t = weights.get(name);
-    const declared = `config.json declares ${config.numLayers} layers, hidden size ${C}`;
-    if (!t) throw new Error(`model weights in ${where}: tensor "${name}" is missing (expected shape [${shape.join(', ')}]); ${declared}.`);
-    if (t.shape.length !== shape.length || t.shape.some((d, k) => d !== shape[k])) {
-      throw new Error(`model weights in ${where}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]; ${declared}.`);
-    }
-  };
-  expect('model.embed_tokens.weight', [V, C]);
-  expect('model.norm.weight', [C]);
-  if (!config.tieWordEmbeddings) expect('lm_head.weight', [V, C]);
-  for (let i = 0; i < config.numLayers; i++) {
-    const p = `model.layers.${i}`;
-    expect(`${p}.input_layernorm.weight`, [C]);
-    expect(`${p}.post_attention_layernorm.weight`, [C]);
-    for (const [m, out] of [['q', H * D], ['k', Hkv * D], ['v', Hkv * D]] as const) {
-      expect(`${p}.self_attn.${m}_proj.weight`, [out, C]);
-      if (config.attentionBias) expect(`${p}.self_attn.${m}_proj.bias`, [out]);
-    }
-    expect(`${p}.self_attn.o_proj.weight`, [C, H * D]);
-    expect(`${p}.mlp.gate_proj.weight`, [I, C]);
-    expect(`${p}.mlp.up_proj.weight`, [I, C]);
-    expect(`${p}.mlp.down_proj.weight`, [C, I]);
-  }
 }
 
 /** The files of an HF-layout model folder: config.json, model.safetensors, and tokenizer.json for HF tokenizers. */

@@ -51,14 +51,15 @@ export function silu(x: tf.Tensor): tf.Tensor {
   return tf.mul(x, tf.sigmoid(x));
 }
 
-/** Rotary tables as in HF Llama: cos/sin of pos · θ^(-2i/D), the D/2 frequencies repeated twice. [P, D] each. */
-export function ropeTables(maxPositions: number, headDim: number, theta: number): { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D } {
+/** Rotary tables as in HF Llama: cos/sin of pos · invFreq[i] (rope.ts), the D/2 frequencies repeated twice. [P, D] each. */
+export function ropeTables(maxPositions: number, headDim: number, invFreq: Float64Array): { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D } {
   const half = headDim / 2;
+  if (invFreq.length !== half) throw new Error(`ropeTables: ${invFreq.length} inverse frequencies for head_dim ${headDim}; expected ${half}.`);
   const cos = new Float32Array(maxPositions * headDim);
   const sin = new Float32Array(maxPositions * headDim);
   for (let p = 0; p < maxPositions; p++) {
     for (let i = 0; i < half; i++) {
-      const angle = p * Math.pow(theta, (-2 * i) / headDim);
+      const angle = p * invFreq[i];
       cos[p * headDim + i] = cos[p * headDim + i + half] = Math.cos(angle);
       sin[p * headDim + i] = sin[p * headDim + i + half] = Math.sin(angle);
     }

@@ -1,5 +1,5 @@
 /**
- * A Llama/Qwen2-style decoder-only transformer for tfjs, in the order of the paper:
+ * A Llama/Qwen2/Qwen3-style decoder-only transformer for tfjs, in the order of the paper:
  * attention → MLP → block → model. Sampling is in sampling.ts, log-probabilities for the losses in
  * logprobs.ts, LoRA in lora.ts, weight files in safetensors.ts / hf.ts.
  *
@@ -16,6 +16,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
 import { applyRope, embed, mm, rmsNorm, ropeTables, silu } from './ops.ts';
+import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
 /** A tensor on the host: HF layout, float32. What weight files, fixtures and adapters exchange. */
@@ -47,6 +48,9 @@ export type TargetModule = (typeof TARGET_MODULES)[number];
 
 export interface LayerWeights {
   inputNorm: tf.Variable; // [C]
+  /** Qwen3's per-head query/key RMSNorm weights, [D] each; null elsewhere. */
+  qNorm: tf.Variable | null;
+  kNorm: tf.Variable | null;
   q_proj: Linear; // [C, H·D]
   k_proj: Linear; // [C, Hkv·D]
   v_proj: Linear; // [C, Hkv·D]
@@ -135,19 +139,21 @@ export class TransformerModel {
       const p = `model.layers.${i}`;
       this.layers.push({
         inputNorm: variable(`${p}.input_layernorm.weight`, [C]),
+        qNorm: config.qkNorm ? variable(`${p}.self_attn.q_norm.weight`, [D]) : null,
+        kNorm: config.qkNorm ? variable(`${p}.self_attn.k_norm.weight`, [D]) : null,
         q_proj: linear(`${p}.self_attn.q_proj`, C, H * D, config.attentionBias),
         k_proj: linear(`${p}.self_attn.k_proj`, C, Hkv * D, config.attentionBias),
         v_proj: linear(`${p}.self_attn.v_proj`, C, Hkv * D, config.attentionBias),
-        o_proj: linear(`${p}.self_attn.o_proj`, H * D, C, false),
+        o_proj: linear(`${p}.self_attn.o_proj`, H * D, C, Boolean(config.outputBias)),
         postNorm: variable(`${p}.post_attention_layernorm.weight`, [C]),
-        gate_proj: linear(`${p}.mlp.gate_proj`, C, I, false),
-        up_proj: linear(`${p}.mlp.up_proj`, C, I, false),
-        down_proj: linear(`${p}.mlp.down_proj`, I, C, false),
+        gate_proj: linear(`${p}.mlp.gate_proj`, C, I, Boolean(config.mlpBias)),
+        up_proj: linear(`${p}.mlp.up_proj`, C, I, Boolean(config.mlpBias)),
+        down_proj: linear(`${p}.mlp.down_proj`, I, C, Boolean(config.mlpBias)),
       });
     }
     this.norm = variable('model.norm.weight', [C]);
     this.lmHead = config.tieWordEmbeddings ? null : variable('lm_head.weight', [C, V]);
-    this.rope = ropeTables(config.maxPositions, D, config.ropeTheta);
+    this.rope = ropeTables(config.maxPositions, D, ropeInverseFrequencies(D, config.ropeTheta, config.ropeScaling ?? null));
   }
 
   /**
@@ -206,8 +212,11 @@ export class TransformerModel {
     const layer = this.layers[i];
     const [B, T] = x.shape;
     const rep = H / Hkv;
-    const q = applyRope(this.splitHeads(this.linear(layer.q_proj, x, ctx, i * 8 + 0), H), ctx.cos, ctx.sin, this.rope.rotate); // [B, H, T, D]
-    let k = applyRope(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), ctx.cos, ctx.sin, this.rope.rotate); // [B, Hkv, T, D]
+    const eps = this.config.rmsNormEps;
+    // Qwen3 normalises each head of q and k (over D) before the rotation.
+    const headNorm = (t: tf.Tensor4D, w: tf.Variable | null) => (w ? (rmsNorm(t, w as tf.Tensor1D, eps) as tf.Tensor4D) : t);
+    const q = applyRope(headNorm(this.splitHeads(this.linear(layer.q_proj, x, ctx, i * 8 + 0), H), layer.qNorm), ctx.cos, ctx.sin, this.rope.rotate); // [B, H, T, D]
+    let k = applyRope(headNorm(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), layer.kNorm), ctx.cos, ctx.sin, this.rope.rotate); // [B, Hkv, T, D]
     let v = this.splitHeads(this.linear(layer.v_proj, x, ctx, i * 8 + 2), Hkv); // [B, Hkv, T, D]
     if (cache && cache.length > 0) {
       k = tf.concat([cache.k[i], k], 2); // [B, Hkv, Tk, D]
@@ -301,6 +310,8 @@ export class TransformerModel {
     this.layers.forEach((layer, i) => {
       const p = `model.layers.${i}`;
       out.push({ name: `${p}.input_layernorm.weight`, variable: layer.inputNorm, transposed: false, layer: i });
+      if (layer.qNorm) out.push({ name: `${p}.self_attn.q_norm.weight`, variable: layer.qNorm, transposed: false, layer: i });
+      if (layer.kNorm) out.push({ name: `${p}.self_attn.k_norm.weight`, variable: layer.kNorm, transposed: false, layer: i });
       for (const m of TARGET_MODULES) {
         const l = layer[m];
         out.push({ name: `${l.name}.weight`, variable: l.weight, transposed: true, layer: i });

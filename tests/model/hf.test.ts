@@ -181,8 +181,13 @@ describe('Hugging Face layout', () => {
     );
     const extra = new Map(weights).set('model.layers.0.mlp.experts.0.weight', { shape: [1], data: new Float32Array(1) });
     await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(extra))))).rejects.toThrow(/unexpected tensor "model\.layers\.0\.mlp\.experts\.0\.weight"/);
+    // Qwen2 has no o_proj bias: one in the file is refused, not dropped (a Llama attention_bias file saved as qwen2 would be off).
+    const oBias = new Map(weights).set('model.layers.0.self_attn.o_proj.bias', { shape: [16], data: new Float32Array(16) });
+    await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(oBias))))).rejects.toThrow(
+      /unexpected tensor "model\.layers\.0\.self_attn\.o_proj\.bias" for a qwen2 model .* \(config\.json declares no such bias: check attention_bias \/ mlp_bias\)/,
+    );
     const gpt2 = new TextEncoder().encode(JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
-    await expect(loadHfModel(blobs(new Map(files).set('config.json', gpt2)))).rejects.toThrow(/model_type "gpt2".*expected one of llama, qwen2/);
+    await expect(loadHfModel(blobs(new Map(files).set('config.json', gpt2)))).rejects.toThrow(/model_type "gpt2".*expected one of llama, qwen2, qwen3/);
     const noConfig = new Map(files);
     noConfig.delete('config.json');
     await expect(loadHfModel(blobs(noConfig))).rejects.toThrow(/config\.json is missing/);

@@ -1,7 +1,9 @@
 /**
  * The tfjs transformer against an independent PyTorch implementation (tests/fixtures/model-parity.json,
  * made by tests/fixtures/make_model_fixture.py): logits, loss and gradients of every weight, and the
- * same with PEFT-layout LoRA adapters, on the cpu and wasm backends.
+ * same with PEFT-layout LoRA adapters, on the cpu and wasm backends. The cases cover Llama (tied),
+ * Qwen2 (q/k/v bias), Llama with attention_bias + mlp_bias and a transformers-5 llama3 rope_parameters,
+ * and Qwen3 (q/k norms, rope_parameters only).
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +23,8 @@ interface Case {
   grads: Record<string, FixtureTensor>;
   lora: { r: number; alpha: number; target_modules: string[]; tensors: Record<string, FixtureTensor>; logits: FixtureTensor; loss: number; grads: Record<string, FixtureTensor> };
 }
-const fixture = loadFixture<Record<'llama' | 'qwen2', Case>>('model-parity.json');
+type Family = 'llama' | 'qwen2' | 'llama_bias' | 'qwen3';
+const fixture = loadFixture<Record<Family, Case>>('model-parity.json');
 
 /** Gradient of the loss for every variable, keyed by the variable's id. */
 function gradsOf(model: TransformerModel, tokens: number[][], vars: tf.Variable[]): { loss: number; grads: Map<number, Float32Array> } {
@@ -43,7 +46,7 @@ function transpose2d(data: Float32Array, rows: number, cols: number): Float32Arr
 
 for (const backend of ['cpu', 'wasm'] as const) {
   describe(`parity with PyTorch on ${backend}`, () => {
-    for (const family of ['llama', 'qwen2'] as const) {
+    for (const family of ['llama', 'qwen2', 'llama_bias', 'qwen3'] as const) {
       const c = fixture[family];
 
       it(`${family}: logits, loss and every weight gradient match`, async () => {

@@ -24,7 +24,7 @@ function perturbAdapters(model: TransformerModel, seed: number): void {
   const rng = createRng(seed);
   for (const layer of model.layers) {
     for (const linear of Object.values(layer)) {
-      if (typeof linear === 'object' && 'lora' in linear && linear.lora) {
+      if (typeof linear === 'object' && linear !== null && 'lora' in linear && linear.lora) {
         const B = linear.lora.B;
         B.assign(tf.tensor(Float32Array.from({ length: B.size }, () => rng.normal() * 0.2), B.shape));
       }
@@ -58,7 +58,7 @@ describe('presets', () => {
       num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6,
       tie_word_embeddings: true, hidden_act: 'silu', use_sliding_window: false, rope_scaling: null };
     expect(fromHfConfig(qwen)).toMatchObject({ headDim: 64, numKvHeads: 2, attentionBias: true, tieWordEmbeddings: true, family: 'qwen2' });
-    expect(() => fromHfConfig({ ...qwen, model_type: 'llama', rope_scaling: { rope_type: 'llama3' } })).toThrow(/rope_scaling .*llama3.* expected null/);
+    expect(() => fromHfConfig({ ...qwen, model_type: 'llama', rope_scaling: { rope_type: 'llama3' } })).toThrow(/rope_scaling "low_freq_factor" must be a positive number for rope_type "llama3"/);
     expect(() => fromHfConfig({ ...qwen, hidden_size: undefined })).toThrow(/field "hidden_size" is missing/);
   });
 
