@@ -9,7 +9,7 @@ export { trajectoryToChatRow, chatRowToTrajectory, parseChatJsonl, type ChatRow,
 export { trajectoriesToParquet, parquetToTrajectories, PARQUET_COLUMNS, PARQUET_SCHEMA_ID } from './parquet.ts';
 export { scoredGroupFromTrajectories, scoredGroupsToJsonl, parseScoredGroupsJsonl, ATROPOS_FIELDS } from './atropos.ts';
 export { sftRows, dpoRows, sftRowsFromGroup, dpoRowsFromGroup, type PairOptions, type SftRow, type DpoRow } from './pairs.ts';
-export { parseSkill, renderSkill, skillBody, skillFromTrajectory, skillsToInstructions, mergeJsonl, type InstructionRow } from './skills.ts';
+export { parseSkill, renderSkill, skillBody, skillsFromTrajectories, skillExamples, skillsToInstructions, taskType, mergeJsonl, type InstructionRow, type SkillExample } from './skills.ts';
 export {
   importTrajectories, importScoredGroups, importSkill, readTrajectoryFile, detectTrajectoryFormat,
   type ImportFile, type ImportResult, type TrajectoryFormat,

@@ -1,30 +1,33 @@
 /**
- * Skill documents (the seed's fourth workflow): Markdown with YAML front matter
+ * Skill documents (the seed's fourth workflow): experience distilled per task TYPE, as Markdown with
+ * YAML front matter
  *
  *   ---
- *   name: add-with-calculator
- *   description: Add two numbers with the calculator tool
- *   usage_count: 7
- *   success_rate: 0.86
- *   created: 2025-01-01T00:00:00.000Z
+ *   name: arith-tool-level-1
+ *   description: Arithmetic questions answered by calling the calc tool. (arith_tool, level 1)
+ *   usage_count: 37            ← successful uses: episodes of this type that did the task
+ *   success_rate: 0.41         ← successes / attempts of this type
+ *   created: 2026-12-01T00:00:00.000Z
  *   ---
- *   # Add with calculator
- *   ## When to use
- *   …
- *   ## Procedure
- *   1. Call `calculator` with {"expression": "2+3"}.
+ *   ## When to use / ## Procedure / ## Examples (```jsonl of successful episodes)
  *
- * A skill is made from a successful trajectory (its steps become the procedure). `skillsToInstructions`
- * turns well-used skills into instruction-tuning rows in chat form (`{"messages": [...]}`, the same
- * format as the HF chat export), and `mergeJsonl` joins several JSONL datasets into one, deduplicated.
+ * A skill aggregates every stored trajectory of one environment and level: its usage counts the
+ * successes, its success rate the share of attempts that succeeded, its procedure is the shortest
+ * successful episode's tool calls, and its examples are successful episodes verbatim. The instruction
+ * rows `skillsToInstructions` makes are those examples in the agent's own format (the rollout's system
+ * prompt with its tools, the user's task, `<tool_call>` turns, tool responses, the answer), so SFT on
+ * them changes what the agent does at rollout, not only what it says about itself.
+ * `mergeJsonl` joins several JSONL datasets into one, deduplicated.
  */
 import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
-import type { ChatMessage, Trajectory } from '../contracts.ts';
+import type { ChatMessage, ToolSchema, Trajectory } from '../contracts.ts';
 import type { SkillRecord } from '../store/records.ts';
 import { ImportError } from './import-error.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 
 const FRONT = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
+/** The examples block of a skill body: successful episodes, one JSON object per line. */
+const EXAMPLES = /## Examples\s*```jsonl\n([\s\S]*?)\n```/;
 
 /** Parses a skill document; throws an ImportError naming the file and the missing or wrong field. */
 export function parseSkill(markdown: string, file = 'skill.md'): SkillRecord {
@@ -55,54 +58,107 @@ export function skillBody(skill: SkillRecord): string {
 export function renderSkill(skill: SkillRecord, body = skillBody(skill)): string {
   const front = stringifyYaml({
     name: skill.name, description: skill.description, usage_count: skill.usage_count,
-    success_rate: Math.round(skill.success_rate * 1000) / 1000, created: skill.created,
+    success_rate: roundRate(skill.success_rate), created: skill.created,
   }).trimEnd();
   return `---\n${front}\n---\n${body.startsWith('\n') ? body.slice(1) : body}`;
 }
+
+/** Rates are kept to three decimals, in the record as in the document, so the two always agree. */
+const roundRate = (rate: number): number => Math.round(rate * 1000) / 1000;
 
 function slug(s: string): string {
   return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 48) || 'skill';
 }
 
+/** One worked example of a skill: an episode in the agent's own chat format. */
+export interface SkillExample {
+  messages: ChatMessage[];
+  tools: ToolSchema[];
+}
+
+export interface SkillOptions {
+  /** Skip task types whose success rate is below this (default 0: keep every type with a success). */
+  minSuccessRate?: number;
+  /** Successful episodes kept as examples per skill (default 32). */
+  maxExamples?: number;
+  /** Describes an environment for "When to use" (default: its name). */
+  describe?: (env: string) => string;
+  now?: Date;
+}
+
+/** The task type a trajectory belongs to: its environment and level. */
+export function taskType(t: Pick<Trajectory, 'env' | 'difficulty'>): string {
+  return `${t.env}/level-${t.difficulty}`;
+}
+
 /**
- * A skill from a successful trajectory: the task as "when to use", each tool call as a numbered
- * step (with the thought that led to it), and the final answer as the outcome.
+ * Skills from stored trajectories, one per task type with at least one success: usage = successes,
+ * success rate = successes / attempts, examples = successful episodes (shortest first).
  */
-export function skillFromTrajectory(t: Trajectory, options: { name?: string; description?: string; now?: Date } = {}): SkillRecord {
-  if (t.success !== true) throw new Error(`trajectory ${t.id} did not succeed (success = ${t.success}): only successful episodes become skills`);
-  const name = options.name ?? slug(`${t.env}-${t.task_description}`);
-  const description = options.description ?? `How to solve "${t.task_description.slice(0, 80)}" in ${t.env}`;
-  const steps = t.steps.filter((s) => s.tool_call).map((s, i) => {
+export function skillsFromTrajectories(trajectories: Iterable<Trajectory>, options: SkillOptions = {}): SkillRecord[] {
+  const { minSuccessRate = 0, maxExamples = 32, describe = (env: string) => env, now = new Date() } = options;
+  const byType = new Map<string, { attempts: number; wins: Trajectory[] }>();
+  for (const t of trajectories) {
+    const entry = byType.get(taskType(t)) ?? { attempts: 0, wins: [] };
+    entry.attempts++;
+    if (t.success === true && t.messages.length > 0) entry.wins.push(t);
+    byType.set(taskType(t), entry);
+  }
+  const skills: SkillRecord[] = [];
+  for (const [type, { attempts, wins }] of [...byType].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    const rate = wins.length / attempts;
+    if (wins.length === 0 || rate < minSuccessRate) continue;
+    const examples = [...wins].sort((a, b) => a.token_count - b.token_count || (a.id < b.id ? -1 : 1)).slice(0, maxExamples);
+    const { env, difficulty } = examples[0];
+    const record: SkillRecord = {
+      name: slug(type), description: `${describe(env)} (${env}, level ${difficulty})`, usage_count: wins.length, success_rate: roundRate(rate),
+      created: now.toISOString(), markdown: '',
+    };
+    skills.push({ ...record, markdown: renderSkill(record, skillDocument(type, examples)) });
+  }
+  return skills;
+}
+
+/** The body: when to use, the procedure of the shortest success, and the examples block. */
+function skillDocument(type: string, examples: Trajectory[]): string {
+  const shortest = examples[0];
+  const steps = shortest.steps.filter((s) => s.tool_call).map((s, i) => {
     const call = s.tool_call!;
     const why = s.thought ? ` (${s.thought.trim().replace(/\s+/g, ' ').slice(0, 160)})` : '';
     return `${i + 1}. Call \`${call.tool_name}\` with \`${JSON.stringify(call.parameters)}\`${why}; it returns \`${call.result.slice(0, 120)}\`.`;
   });
-  const body = [
-    `# ${name}`, '', '## When to use', '', t.task_description, '', '## Procedure', '',
-    ...(steps.length ? steps : ['1. Answer directly; no tool is needed.']),
-    `${steps.length + 1}. Give the final answer.`, '', '## Example outcome', '', t.final_response ?? '', '',
-    `Source: trajectory ${t.id} (${t.env}, score ${t.judge_score ?? 'unscored'}).`, '',
+  const lines = examples.map((t) => JSON.stringify({ messages: t.messages, tools: t.tools } satisfies SkillExample));
+  return [
+    `# ${type}`, '', '## When to use', '', `Tasks like: ${examples.slice(0, 3).map((t) => `"${t.task_description}"`).join(', ')}`, '',
+    '## Procedure', '', ...(steps.length ? steps : ['1. Answer directly; no tool is needed.']), `${steps.length + 1}. Give the final answer.`, '',
+    '## Examples', '', '```jsonl', ...lines, '```', '',
   ].join('\n');
-  const skill: SkillRecord = { name, description, usage_count: 0, success_rate: 1, created: (options.now ?? new Date()).toISOString(), markdown: '' };
-  return { ...skill, markdown: renderSkill(skill, body) };
 }
 
-export interface InstructionRow { messages: ChatMessage[]; source: string }
+/** The worked examples of a skill document (none when it has no examples block). */
+export function skillExamples(skill: SkillRecord): SkillExample[] {
+  const block = EXAMPLES.exec(skillBody(skill));
+  if (!block) return [];
+  return parseJsonl<SkillExample>(block[1], `skill ${skill.name}`, (v) => {
+    const row = v as Partial<SkillExample> | null;
+    return row && Array.isArray(row.messages) && Array.isArray(row.tools) ? null : 'each example must have "messages" and "tools" arrays';
+  });
+}
+
+export interface InstructionRow extends SkillExample {
+  source: string;
+}
 
 /**
- * skill_to_instruction: each skill used at least `minUsage` times becomes one instruction row,
- * `{"messages": [system?, user: task/description, assistant: the procedure], "source": "skill:<name>"}`.
+ * skill_to_instruction: the examples of every skill with at least `minUsage` successful uses and a
+ * success rate of at least `minSuccessRate` become instruction rows in the agent's own format
+ * (`{"messages", "tools", "source": "skill:<name>"}`, the HF chat export's layout).
  */
-export function skillsToInstructions(skills: SkillRecord[], options: { minUsage?: number; system?: string } = {}): InstructionRow[] {
-  const { minUsage = 5, system } = options;
-  return skills.filter((s) => s.usage_count >= minUsage).map((s) => ({
-    messages: [
-      ...(system ? [{ role: 'system' as const, content: system }] : []),
-      { role: 'user' as const, content: `${s.description}. Describe the procedure.` },
-      { role: 'assistant' as const, content: skillBody(s).trim() },
-    ],
-    source: `skill:${s.name}`,
-  }));
+export function skillsToInstructions(skills: SkillRecord[], options: { minUsage?: number; minSuccessRate?: number } = {}): InstructionRow[] {
+  const { minUsage = 5, minSuccessRate = 0 } = options;
+  return skills
+    .filter((s) => s.usage_count >= minUsage && s.success_rate >= minSuccessRate)
+    .flatMap((s) => skillExamples(s).map((e) => ({ ...e, source: `skill:${s.name}` })));
 }
 
 /**

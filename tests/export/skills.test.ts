@@ -1,29 +1,40 @@
 import { describe, expect, it } from 'vitest';
-import { parseSkill, renderSkill, skillFromTrajectory, skillsToInstructions, mergeJsonl, skillBody } from '../../src/export/skills.ts';
+import { parseSkill, renderSkill, skillsFromTrajectories, skillsToInstructions, mergeJsonl, skillBody, skillExamples } from '../../src/export/skills.ts';
 import { ImportError } from '../../src/export/import-error.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
 
 describe('skill documents', () => {
-  it('creates a skill from a successful trajectory: steps become a numbered procedure', () => {
-    const t = makeTrajectory({ task_description: 'What is 3 + 2?' });
-    const skill = skillFromTrajectory(t, { now: new Date('2025-01-02T03:04:05Z') });
-    expect(skill).toMatchObject({ usage_count: 0, success_rate: 1, created: '2025-01-02T03:04:05.000Z' });
-    expect(skill.name).toMatch(/^arith-tool-what-is-3-2/);
-    const body = skillBody(skill);
+  const now = new Date('2025-01-02T03:04:05Z');
+  // Three attempts at arith level 2 (two succeeded), one failed attempt at level 3.
+  const history = () => [
+    makeTrajectory({ id: 'a', difficulty: 2, token_count: 9 }),
+    makeTrajectory({ id: 'b', difficulty: 2, token_count: 6 }),
+    makeTrajectory({ id: 'c', difficulty: 2, success: false }),
+    makeTrajectory({ id: 'd', difficulty: 3, success: false }),
+  ];
+
+  it('aggregates one task type (environment and level): usage = successes, rate = successes / attempts', () => {
+    const skills = skillsFromTrajectories(history(), { now, describe: () => 'Arithmetic with calc.' });
+    expect(skills).toHaveLength(1); // level 3 never succeeded
+    expect(skills[0]).toMatchObject({ name: 'arith-tool-level-2', usage_count: 2, success_rate: 0.667, created: '2025-01-02T03:04:05.000Z' });
+    expect(skills[0].description).toBe('Arithmetic with calc. (arith_tool, level 2)');
+    const body = skillBody(skills[0]);
     expect(body).toContain('## Procedure');
     expect(body).toContain('1. Call `calculator` with `{"expression":');
-    expect(body).toContain('2. Give the final answer.');
-    expect(() => skillFromTrajectory(makeTrajectory({ success: false }))).toThrow(/did not succeed/);
+    // Examples are the successful episodes, shortest first, verbatim.
+    expect(skillExamples(skills[0]).map((e) => e.messages.length)).toEqual([5, 5]);
+    expect(skillExamples(skills[0])).toHaveLength(2);
+    expect(skillsFromTrajectories(history(), { minSuccessRate: 0.7 })).toEqual([]);
   });
 
-  it('parses and renders front matter; a round trip keeps fields and body', () => {
-    const skill = skillFromTrajectory(makeTrajectory(), { name: 'add', description: 'Add numbers: with a colon' });
+  it('parses and renders front matter; a round trip keeps fields, body and examples', () => {
+    const [skill] = skillsFromTrajectories(history(), { now });
     const parsed = parseSkill(skill.markdown, 'add.md');
     expect(parsed).toEqual(skill);
     const used = { ...parsed, usage_count: 6, success_rate: 5 / 6 };
     const again = parseSkill(renderSkill(used), 'add.md');
-    expect(again).toMatchObject({ name: 'add', description: 'Add numbers: with a colon', usage_count: 6, success_rate: 0.833 });
-    expect(skillBody(again)).toBe(skillBody(skill));
+    expect(again).toMatchObject({ name: 'arith-tool-level-2', usage_count: 6, success_rate: 0.833 });
+    expect(skillExamples(again)).toEqual(skillExamples(skill));
   });
 
   it('refuses malformed documents, naming the field', () => {
@@ -32,13 +43,14 @@ describe('skill documents', () => {
     expect(() => parseSkill('---\nname: [\n---\n', 'c.md')).toThrow(/c\.md: front matter is not valid YAML/);
   });
 
-  it('skill_to_instruction keeps skills used at least N times (5 by default)', () => {
-    const base = skillFromTrajectory(makeTrajectory(), { name: 's', description: 'Add numbers' });
-    const rows = skillsToInstructions([{ ...base, name: 'rare', usage_count: 4 }, { ...base, name: 'often', usage_count: 5 }]);
-    expect(rows.map((r) => r.source)).toEqual(['skill:often']);
-    expect(rows[0].messages.map((m) => m.role)).toEqual(['user', 'assistant']);
-    expect(rows[0].messages[1].content).toContain('## Procedure');
-    expect(skillsToInstructions([{ ...base, usage_count: 2 }], { minUsage: 2, system: 'sys' })[0].messages[0]).toEqual({ role: 'system', content: 'sys' });
+  it('skill_to_instruction: examples of skills with enough successful uses, in the agent\'s own format', () => {
+    const [skill] = skillsFromTrajectories(history(), { now });
+    const rows = skillsToInstructions([{ ...skill, name: 'rare', usage_count: 4 }, { ...skill, name: 'often', usage_count: 5 }]);
+    expect(rows.map((r) => r.source)).toEqual(['skill:often', 'skill:often']);
+    expect(rows[0].messages.map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+    expect(rows[0].messages[2].content).toContain('<tool_call>');
+    expect(rows[0].tools[0].name).toBe('calculator');
+    expect(skillsToInstructions([skill], { minUsage: 2, minSuccessRate: 0.9 })).toEqual([]);
   });
 
   it('merges JSONL files into one deduplicated dataset, validating all files first', () => {
