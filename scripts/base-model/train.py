@@ -8,7 +8,7 @@ model.safetensors in float32), the same Llama formulas as src/model/transformer.
 `reference-logits.json`, which tests/model/shipped-model.test.ts checks Spindle's forward against.
 
     /usr/bin/python3 scripts/base-model/train.py                 # train; resumes from .build/state.pt
-    /usr/bin/python3 scripts/base-model/train.py --steps 6000    # train longer (same schedule, extended)
+    /usr/bin/python3 scripts/base-model/train.py --steps 3000    # train longer (the cosine schedule stretches)
 
 Resumable: every --save-every steps the weights, optimizer, step and data order go to
 models/spindle-base/.build/state.pt, and the weights to models/spindle-base/ (so an interrupted build
@@ -154,7 +154,7 @@ def main():
     ap.add_argument("--data", default="models/spindle-base/.build/transcripts.jsonl")
     ap.add_argument("--heldout", default="models/spindle-base/.build/heldout.jsonl")
     ap.add_argument("--out", default="models/spindle-base")
-    ap.add_argument("--steps", type=int, default=4000)
+    ap.add_argument("--steps", type=int, default=1800)
     ap.add_argument("--batch", type=int, default=16)
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=200)

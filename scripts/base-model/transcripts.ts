@@ -14,7 +14,7 @@ import { getEnvironment } from '../../src/envs/registry.ts';
 import { deriveSeed } from '../../src/rng.ts';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
-import { copyMask } from '../lib/copy-mask.ts';
+import { copyMask } from './copy-mask.ts';
 import { TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
 
 const { values: args } = parseArgs({

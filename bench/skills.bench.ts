@@ -1,0 +1,72 @@
+/**
+ * The seed's fourth workflow, measured: does SFT on skill instruction rows change what the agent does?
+ *
+ *   base model → sample episodes on TRAIN items (T = 1) → skills per task type (usage = successes)
+ *   → instruction rows in the agent's own format → LoRA SFT → greedy held-out success on TEST items,
+ *   before and after, on the same items, with Wilson 95% intervals and the best task-blind policy.
+ *
+ * Writes bench/results/skills.json.   npm run bench:skills
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { presetConfig } from '../src/config/presets.ts';
+import type { Trajectory } from '../src/contracts.ts';
+import { getEnvironment } from '../src/envs/registry.ts';
+import { skillsFromTrajectories, skillsToInstructions } from '../src/export/skills.ts';
+import { initBackend } from '../src/model/backend.ts';
+import { loadHfModel } from '../src/model/hf.ts';
+import { EnginePolicy, GenerationService } from '../src/pipeline/generation.ts';
+import { resolveModelPath } from '../src/pipeline/node.ts';
+import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
+import { evaluatePolicy, type EvalResult } from '../src/rollout/evaluate.ts';
+import { wilsonInterval } from '../src/rollout/success-interval.ts';
+import { chatExample } from '../src/train/sft-data.ts';
+import { Trainer } from '../src/train/trainer.ts';
+
+const { values: args } = parseArgs({ options: { items: { type: 'string', default: '100' }, collect: { type: 'string', default: '300' }, epochs: { type: 'string', default: '2' } } });
+const ENVS = ['arith_tool', 'letter_count', 'text_reverse'];
+const ITEMS = Number(args.items);
+const EVAL_SEED = 2024;
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+const withInterval = (r: EvalResult) => ({ success: r.success, ci95: wilsonInterval(Math.round(r.success * r.n), r.n) });
+
+console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+await initBackend();
+const { model, tokenizer } = await loadHfModel(resolveModelPath('spindle-base'));
+const policy = (id: string) => new EnginePolicy(id, tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
+const heldOut = () => evaluatePolicy(policy('eval'), ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3 });
+
+const before = await heldOut();
+const collected: Trajectory[] = [];
+await evaluatePolicy(policy('collect'), ENVS.map(getEnvironment), {
+  split: 'train', items: Number(args.collect), seed: 7, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature: 1 },
+  onEpisode: (t) => collected.push(t),
+});
+const skills = skillsFromTrajectories(collected, { describe: (env) => getEnvironment(env).description });
+const rows = skillsToInstructions(skills, { minUsage: 5 });
+for (const s of skills) console.log(`skill ${s.name}: ${s.usage_count} successful uses, success rate ${pct(s.success_rate)}`);
+
+const config = presetConfig('sft');
+config.lora.r = 8;
+const trainer = new Trainer({ model, config, padId: tokenizer.padId, runId: 'bench-skills', collectGroups: () => Promise.reject(new Error('sft collects no rollouts')) });
+const losses = await trainer.sftTrain(rows.map((r) => chatExample(r, tokenizer)), Number(args.epochs));
+console.log(`sft: ${rows.length} rows, ${losses.length} updates, loss ${losses[0]?.toFixed(4)} → ${losses.at(-1)?.toFixed(4)}`);
+const after = await heldOut();
+
+const envs = [];
+for (const env of ENVS) {
+  const blind = await bestBlindSuccess(getEnvironment(env), 1, { items: ITEMS, seed: EVAL_SEED });
+  const b = withInterval(before.find((r) => r.env === env)!);
+  const a = withInterval(after.find((r) => r.env === env)!);
+  envs.push({ env, items: ITEMS, before: b, after: a, blind_best: blind.success });
+  console.log(`${env}: ${pct(b.success)} [${pct(b.ci95[0])}, ${pct(b.ci95[1])}] → ${pct(a.success)} [${pct(a.ci95[0])}, ${pct(a.ci95[1])}] (best task-blind ${pct(blind.success)})`);
+}
+mkdirSync('bench/results', { recursive: true });
+writeFileSync('bench/results/skills.json', JSON.stringify({
+  benchmark: 'skills', date: new Date().toISOString(), load_average: loadavg(), collected: collected.length, skills: skills.map(({ markdown: _m, ...s }) => s),
+  instruction_rows: rows.length, sft_updates: losses.length, envs,
+}, null, 2));
+trainer.dispose();
+process.exit(0);

@@ -1,0 +1,81 @@
+/**
+ * Measures the shipped base model the way GRPO will meet it and writes its card (README.md, eval.json):
+ *
+ * - teacher-forced accuracy on held-out expert transcripts, on all assistant tokens and on the tokens it
+ *   must copy (operands, texts, file names, tool results: scripts/lib/copy-mask.ts), with Spindle's own
+ *   forward pass;
+ * - sampled success (T = 1, what a GRPO group sees) on level 1 of the four starter environments, with a
+ *   Wilson 95% interval and the best task-blind policy's success on the same items;
+ * - greedy held-out success on level 1 of every environment.
+ *
+ *   npx tsx scripts/base-model/evaluate.ts [--items 100]
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from '../../src/model/backend.ts';
+import { loadHfModel } from '../../src/model/hf.ts';
+import type { TransformerModel } from '../../src/model/transformer.ts';
+import { listEnvironments, getEnvironment } from '../../src/envs/registry.ts';
+import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';
+import { evaluatePolicy } from '../../src/rollout/evaluate.ts';
+import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
+import { wilsonInterval } from '../../src/rollout/success-interval.ts';
+import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts';
+
+const DIR = 'models/spindle-base';
+const { values: args } = parseArgs({ options: { items: { type: 'string', default: '100' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` } } });
+const ITEMS = Number(args.items);
+const STARTERS = ['arith_tool', 'letter_count', 'text_reverse', 'shell_exec'];
+const EVAL_SEED = 2024;
+
+interface Row { env: string; tokens: number[]; assistant: number[]; copy: number[] }
+
+/** Greedy next-token accuracy on assistant and copied tokens, per environment. */
+function teacherForced(model: TransformerModel, rows: Row[], padId: number): CopyAccuracy[] {
+  const stats = new Map<string, { a: number; an: number; c: number; cn: number }>();
+  for (let s = 0; s < rows.length; s += 16) {
+    const part = rows.slice(s, s + 16);
+    const T = Math.max(...part.map((r) => r.tokens.length));
+    const ids = part.map((r) => [...r.tokens, ...Array(T - r.tokens.length).fill(padId)]);
+    const predicted = tf.tidy(() => model.forward(ids).logits.argMax(-1)).arraySync() as number[][];
+    part.forEach((r, b) => {
+      const e = stats.get(r.env) ?? { a: 0, an: 0, c: 0, cn: 0 };
+      for (let t = 1; t < r.tokens.length; t++) {
+        const right = predicted[b][t - 1] === r.tokens[t] ? 1 : 0;
+        if (r.assistant[t]) { e.a += right; e.an++; }
+        if (r.copy[t]) { e.c += right; e.cn++; }
+      }
+      stats.set(r.env, e);
+    });
+  }
+  return [...stats].sort(([a], [b]) => (a < b ? -1 : 1)).map(([env, e]) => ({ env, assistant: e.a / e.an, copy: e.c / Math.max(1, e.cn), copyTokens: e.cn }));
+}
+
+await initBackend();
+const { model, tokenizer } = await loadHfModel(DIR);
+const rows = readFileSync(args.heldout, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+const copy = teacherForced(model, rows, tokenizer.padId);
+for (const c of copy) console.log(`teacher-forced ${c.env}: assistant ${(100 * c.assistant).toFixed(1)}%, copied tokens ${(100 * c.copy).toFixed(1)}% of ${c.copyTokens}`);
+
+const policy = new EnginePolicy('spindle-base', tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
+async function rates(envs: string[], temperature: number): Promise<RateRow[]> {
+  const out: RateRow[] = [];
+  for (const name of envs) {
+    const env = getEnvironment(name);
+    const [r] = await evaluatePolicy(policy, [env], { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature }, toolTimeoutMs: 15_000 });
+    const blind = await bestBlindSuccess(env, 1, { items: ITEMS, seed: EVAL_SEED });
+    const k = Math.round(r.success * r.n);
+    out.push({ env: name, level: 1, n: r.n, successes: k, ci95: wilsonInterval(k, r.n), blind: blind.success, blindPolicy: blind.policy });
+    console.log(`${temperature === 0 ? 'greedy' : `T=${temperature}`} ${name} L1: ${k}/${r.n} (best task-blind ${(100 * blind.success).toFixed(1)}%)`);
+  }
+  return out;
+}
+const sampled = await rates(STARTERS, 1);
+const greedy = await rates(listEnvironments().map((e) => e.name), 0);
+
+const log = existsSync(`${DIR}/.build/train-log.json`) ? (JSON.parse(readFileSync(`${DIR}/.build/train-log.json`, 'utf8')) as { args: Record<string, number>; log: { step: number }[]; seconds?: number }) : null;
+const facts = { copy, sampled, greedy, training: log?.args ?? null, steps: log?.log.at(-1)?.step ?? null, eval_items: ITEMS, eval_seed: EVAL_SEED };
+writeFileSync(`${DIR}/eval.json`, JSON.stringify(facts, null, 2));
+writeModelCard(DIR, facts);
+console.log(`wrote ${DIR}/README.md and eval.json`);

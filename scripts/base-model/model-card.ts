@@ -1,0 +1,110 @@
+/** Writes models/spindle-base/README.md (the model card) from the training settings and the measurements of evaluate.ts. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { TRANSCRIPT_MIX } from './mix.ts';
+
+export interface CopyAccuracy {
+  env: string;
+  /** Greedy next-token accuracy on all assistant tokens. */
+  assistant: number;
+  /** The same on the tokens the model must copy. */
+  copy: number;
+  copyTokens: number;
+}
+
+export interface RateRow {
+  env: string;
+  level: number;
+  n: number;
+  successes: number;
+  ci95: [number, number];
+  /** The best task-blind policy's success on the same items. */
+  blind: number;
+  blindPolicy: string;
+}
+
+export interface CardFacts {
+  copy: CopyAccuracy[];
+  sampled: RateRow[];
+  greedy: RateRow[];
+  training: Record<string, number | string> | null;
+  steps: number | null;
+  eval_items: number;
+}
+
+const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+const rateTable = (rows: RateRow[]): string =>
+  ['| environment | level | success | 95% interval | best task-blind |', '|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.env} | ${r.level} | ${r.successes}/${r.n} = ${pct(r.successes / r.n)} | ${pct(r.ci95[0])}–${pct(r.ci95[1])} | ${pct(r.blind)} |`)].join('\n');
+
+export function writeModelCard(dir: string, facts: CardFacts): void {
+  const config = JSON.parse(readFileSync(`${dir}/config.json`, 'utf8')) as Record<string, number | string>;
+  const params = readFileSync(`${dir}/model.safetensors`).byteLength / 4;
+  const t = facts.training ?? {};
+  const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} |`).join('\n');
+  const copyRows = facts.copy.map((c) => `| ${c.env} | ${pct(c.assistant)} | ${pct(c.copy)} | ${c.copyTokens} |`).join('\n');
+  const card = `---
+license: mit
+library_name: spindle
+tags: [spindle, tool-use, chatml, hermes, tiny]
+---
+# spindle-base
+
+The policy model Spindle ships: a ${(params / 1e6).toFixed(2)}M-parameter Llama-style decoder (${config.num_hidden_layers} layers,
+hidden ${config.hidden_size}, ${config.num_attention_heads} query / ${config.num_key_value_heads} key-value heads, SwiGLU ${config.intermediate_size},
+RoPE, RMSNorm, tied embeddings) with Spindle's byte-level tokenizer (256 bytes + ChatML/Hermes special tokens as single ids).
+
+It was trained from scratch on expert transcripts of the shipped environments, played by Spindle's own experts through
+the real agent loop and QuickJS sandbox (every tool response in the data is real), train split only. It speaks ChatML,
+thinks in \`<think>\`, calls tools with \`<tool_call>{"name": …, "arguments": {…}}</tool_call>\`, reads
+\`<tool_response>\`, and answers. The data is copy-heavy on purpose: what it must learn is to carry the question's
+operands, text or file name into the call and the call's result into the answer. Sampled at T = 1 it succeeds
+sometimes, not always, which is what gives GRPO groups a spread to learn from.
+
+## Measured (\`scripts/base-model/evaluate.ts\`, test split)
+
+Teacher-forced on held-out expert transcripts (Spindle's forward pass, greedy next token):
+
+| environment | assistant tokens | copied tokens | copied tokens counted |
+|---|---|---|---|
+${copyRows}
+
+Sampled success at T = 1 (what a GRPO group sees), ${facts.eval_items} test items, up to 3 turns:
+
+${rateTable(facts.sampled)}
+
+Greedy success, level 1 of every environment:
+
+${rateTable(facts.greedy)}
+
+Success = the environment's own score is 1: the exact answer, and a tool call that did the work where the
+environment needs one. "Best task-blind" is the best of the policies in \`src/rollout/blind-policies.ts\` (constants,
+the most common answer, echoes of the question, junk calls) on the same items.
+
+## Rebuild
+
+\`\`\`sh
+npm run model:base          # transcripts → PyTorch CPU training (resumable) → this card
+\`\`\`
+
+Steps: \`scripts/base-model/transcripts.ts\` writes the expert transcripts (JSONL of token ids, assistant mask, copy mask);
+\`scripts/base-model/train.py\` trains (PyTorch CPU is only the builder: same formulas as \`src/model/transformer.ts\`,
+written as float32 safetensors in the HF layout, with \`reference-logits.json\` that \`tests/model/shipped-model.test.ts\`
+checks Spindle's forward against); \`scripts/base-model/evaluate.ts\` measures and writes this card.
+
+Settings: ${facts.steps ?? '?'} steps of ${t.batch ?? '?'} transcripts, AdamW (lr ${t.lr ?? '?'}, ${t.warmup ?? '?'} warm-up steps, cosine to 10%,
+weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}×, seed ${t.seed ?? '?'}.
+
+Training transcripts (train split only):
+
+| environment | level | transcripts |
+|---|---|---|
+${mixRows}
+
+## Limits
+
+- Trained on levels 1–2 (1–3 for arith_tool, 1 for countdown and git_repo) and not on js_debug: other levels are out of distribution.
+- A byte-level model with a 1024-token context: long tool outputs are cut.
+- For teaching and experiments, not for real tasks.
+`;
+  writeFileSync(`${dir}/README.md`, card);
+}
