@@ -1,10 +1,12 @@
 /**
  * Trajectories as Hugging Face chat JSONL: one conversation per line in the shape TRL's SFTTrainer
  * (and `tokenizer.apply_chat_template(messages, tools=tools)`) takes, plus metadata columns to filter
- * on. Schema in docs/formats.md § HF chat JSONL. Token ids, masks, logprobs and votes are not in
- * this format; Parquet keeps everything.
+ * on: assistant calls in OpenAI `tool_calls`, each result its own bare `tool` message (the model's
+ * template adds its own wrapping). Schema in docs/formats.md § HF chat JSONL. Token ids, masks,
+ * logprobs and votes are not in this format; Parquet keeps everything.
  */
-import type { ChatMessage, Split, ToolSchema, Trajectory } from '../contracts.ts';
+import type { Split, ToolSchema, Trajectory } from '../contracts.ts';
+import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -15,7 +17,7 @@ export interface HfTool {
 }
 
 export interface ChatRow {
-  messages: ChatMessage[];
+  messages: OpenAiMessage[];
   tools: HfTool[];
   id: string;
   /** The combined judge score in [0, 1], or null when unscored. */
@@ -35,7 +37,7 @@ export interface ChatRow {
 
 export function trajectoryToChatRow(t: Trajectory): ChatRow {
   return {
-    messages: t.messages.map(({ role, content }) => ({ role, content })),
+    messages: toOpenAiMessages(t.messages),
     tools: t.tools.map((fn) => ({ type: 'function', function: fn })),
     id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
     difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,
@@ -48,12 +50,13 @@ export function trajectoryToChatRow(t: Trajectory): ChatRow {
  * not GRPO, which needs the sampling logprobs). The task description is the first user message.
  */
 export function chatRowToTrajectory(row: ChatRow): Trajectory {
-  const lastAssistant = [...row.messages].reverse().find((m) => m.role === 'assistant');
+  const messages = fromOpenAiMessages(row.messages);
+  const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
   return {
-    id: row.id, task_id: row.task_id, task_description: row.messages.find((m) => m.role === 'user')?.content ?? '',
+    id: row.id, task_id: row.task_id, task_description: messages.find((m) => m.role === 'user')?.content ?? '',
     model_id: row.model_id, steps: [], final_response: lastAssistant?.content ?? null, success: row.success,
     judge_score: row.score, token_count: 0, wall_time_seconds: 0, env: row.env, split: row.split, difficulty: row.difficulty,
-    seed: 0, group_id: row.group_id, run_id: row.run_id, messages: row.messages, tools: row.tools.map((t) => t.function),
+    seed: 0, group_id: row.group_id, run_id: row.run_id, messages, tools: row.tools.map((t) => t.function),
     tokens: [], assistant_mask: [], logprobs: [], turn_spans: [], finish_reason: row.finish_reason, votes: [],
     sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 0 }, created_at: row.created_at,
   };
@@ -62,8 +65,10 @@ export function chatRowToTrajectory(row: ChatRow): Trajectory {
 export function checkChatRow(v: unknown): string | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'each line must be a JSON object with "messages"';
   const r = v as Record<string, unknown>;
-  const m = checkMessages(r.messages);
+  const m = checkMessages(Array.isArray(r.messages) ? r.messages.map(withTextContent) : r.messages);
   if (m) return m;
+  const calls = checkToolCalls(r.messages as Record<string, unknown>[]);
+  if (calls) return calls;
   if (r.tools !== undefined) {
     if (!Array.isArray(r.tools)) return 'tools must be a list of {type: "function", function: {...}}';
     for (let i = 0; i < r.tools.length; i++) {
@@ -79,10 +84,50 @@ export function checkChatRow(v: unknown): string | null {
   return null;
 }
 
+/** OpenAI allows `content: null` beside tool_calls; it reads as the empty string. */
+function withTextContent(m: unknown): unknown {
+  const o = m as Record<string, unknown> | null;
+  return o && typeof o === 'object' && o.content === null && Array.isArray(o.tool_calls) ? { ...o, content: '' } : m;
+}
+
+function checkToolCalls(messages: Record<string, unknown>[]): string | null {
+  for (const [i, m] of messages.entries()) {
+    if (m.tool_calls === undefined) continue;
+    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return `messages[${i}].tool_calls must be a list on an assistant message`;
+    for (const [j, c] of (m.tool_calls as Record<string, unknown>[]).entries()) {
+      const fn = c?.function as Record<string, unknown> | undefined;
+      const args = typeof fn?.arguments === 'string' ? parseArguments(fn.arguments) : fn?.arguments;
+      if (typeof fn?.name !== 'string' || typeof args !== 'object' || args === null || Array.isArray(args)) {
+        return `messages[${i}].tool_calls[${j}] must be {type: "function", function: {name, arguments: {...} or a JSON string of one}}`;
+      }
+    }
+  }
+  return null;
+}
+
+function parseArguments(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** OpenAI messages as stored: content a string, arguments an object (some writers send a JSON string). */
+function normaliseMessage(m: Record<string, unknown>): OpenAiMessage {
+  const content = typeof m.content === 'string' ? m.content : '';
+  if (!Array.isArray(m.tool_calls)) return { role: m.role as OpenAiMessage['role'], content };
+  const tool_calls = (m.tool_calls as { function: { name: string; arguments: unknown } }[]).map((c) => ({
+    type: 'function' as const,
+    function: { name: c.function.name, arguments: (typeof c.function.arguments === 'string' ? parseArguments(c.function.arguments) : c.function.arguments) as Record<string, unknown> },
+  }));
+  return { role: 'assistant', content, tool_calls };
+}
+
 /** Parses and validates chat JSONL. Rows from other tools may lack Spindle's columns; defaults fill them. */
 export function parseChatJsonl(data: string | Uint8Array | ArrayBuffer, file: string): ChatRow[] {
   return parseJsonl<Record<string, unknown>>(textOf(data), file, checkChatRow).map((r, i) => ({
-    messages: r.messages as ChatMessage[],
+    messages: (r.messages as Record<string, unknown>[]).map(normaliseMessage),
     tools: (r.tools as HfTool[] | undefined) ?? [],
     id: (r.id as string | undefined) ?? `${file}#${i + 1}`,
     score: (r.score as number | null | undefined) ?? null,

@@ -57,6 +57,17 @@ export function toolResponseMessage(observations: string[]): ChatMessage {
   return { role: 'tool', content: observations.map(formatToolResponse).join('\n') };
 }
 
+/**
+ * The results inside a tool turn's `<tool_response>` blocks, in call order: the inverse of
+ * `toolResponseMessage`, also reading blocks written without the newlines. Content that is not only
+ * such blocks is one result, as it stands.
+ */
+export function splitToolResponses(content: string): string[] {
+  const blocks = [...content.matchAll(/<tool_response>\n?([\s\S]*?)\n?<\/tool_response>/g)];
+  const rest = content.replace(/<tool_response>\n?([\s\S]*?)\n?<\/tool_response>/g, '');
+  return blocks.length > 0 && rest.trim() === '' ? blocks.map((m) => m[1]) : [content];
+}
+
 /** The observation the model sees for a tool result; errors are spelled out so the model can learn from them. */
 export function observationText(r: { result: string; error: string | null }): string {
   if (r.error === null) return r.result;

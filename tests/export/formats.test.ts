@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { trajectoryToChatRow, chatRowToTrajectory, parseChatJsonl } from '../../src/export/hf-chat.ts';
+import { toOpenAiMessages } from '../../src/format/openai-messages.ts';
 import { toJsonl, jsonlChunks } from '../../src/export/jsonl.ts';
 import { trajectoriesToParquet, parquetToTrajectories, PARQUET_COLUMNS } from '../../src/export/parquet.ts';
 import { scoredGroupFromTrajectories, scoredGroupsToJsonl, parseScoredGroupsJsonl, ATROPOS_FIELDS } from '../../src/export/atropos.ts';
@@ -16,10 +17,28 @@ describe('HF chat JSONL', () => {
     expect(Object.keys(first)).toEqual(expect.arrayContaining(['messages', 'tools', 'score', 'env', 'task_id', 'split']));
     expect(first.tools[0]).toEqual({ type: 'function', function: ts[0].tools[0] });
     expect(first.messages.map((m: ChatMessage) => m.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);
+    // OpenAI/TRL form: the call in tool_calls (arguments an object), the result bare (the template wraps it).
+    expect(first.messages[2]).toEqual({ role: 'assistant', content: '<think>add them</think>', tool_calls: [{ type: 'function', function: { name: 'calculator', arguments: { expression: expect.stringMatching(/^\d+\+2$/) } } }] });
+    expect(first.messages[3].content).toMatch(/^\d+$/);
+    expect(text).not.toContain('<tool_response>');
     const rows = parseChatJsonl(text, 'chat.jsonl');
     expect(rows).toEqual(ts.map(trajectoryToChatRow));
     const back = chatRowToTrajectory(rows[1]);
-    expect(back).toMatchObject({ id: ts[1].id, messages: ts[1].messages, tools: ts[1].tools, judge_score: null, split: 'test', env: ts[1].env, task_id: ts[1].task_id });
+    expect(back).toMatchObject({ id: ts[1].id, tools: ts[1].tools, judge_score: null, split: 'test', env: ts[1].env, task_id: ts[1].task_id });
+    // Back in Hermes text: the same calls and results, in the canonical layout.
+    expect(toOpenAiMessages(back.messages)).toEqual(toOpenAiMessages(ts[1].messages));
+    expect(back.messages[3].content).toBe(`<tool_response>\n${rows[1].messages[3].content}\n</tool_response>`);
+  });
+
+  it('reads rows whose assistant content is null beside tool_calls and whose arguments are a JSON string', () => {
+    const line = JSON.stringify({ messages: [
+      { role: 'user', content: 'q' },
+      { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'calc', arguments: '{"expression": "1+1"}' } }] },
+      { role: 'tool', content: '2' },
+    ] });
+    const [row] = parseChatJsonl(line + '\n', 'x.jsonl');
+    expect(row.messages[1]).toEqual({ role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: 'calc', arguments: { expression: '1+1' } } }] });
+    expect(() => parseChatJsonl(JSON.stringify({ messages: [{ role: 'assistant', content: '', tool_calls: [{ function: { name: 'c', arguments: '[' } }] }] }), 'y.jsonl')).toThrow(/tool_calls\[0\] must be/);
   });
 
   it('accepts plain chat rows from other tools, filling Spindle columns with defaults', () => {

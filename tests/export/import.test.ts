@@ -5,6 +5,7 @@ import { importTrajectories, importScoredGroups, importSkill } from '../../src/e
 import { ImportError } from '../../src/export/import-error.ts';
 import { toJsonl } from '../../src/export/jsonl.ts';
 import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
+import { toOpenAiMessages } from '../../src/format/openai-messages.ts';
 import { trajectoriesToParquet } from '../../src/export/parquet.ts';
 import { scoredGroupFromTrajectories, scoredGroupsToJsonl } from '../../src/export/atropos.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
@@ -41,7 +42,7 @@ describe('importing trajectories', () => {
     expect(await getTrajectory(store, more.id)).toEqual(more);
     const chat = makeTrajectory();
     expect(await importTrajectories(store, { name: 'c.jsonl', data: toJsonl([trajectoryToChatRow(chat)]) })).toEqual({ added: 1, skipped: 0 });
-    expect((await getTrajectory(store, chat.id))?.messages).toEqual(chat.messages);
+    expect(toOpenAiMessages((await getTrajectory(store, chat.id))!.messages)).toEqual(toOpenAiMessages(chat.messages));
   });
 
   it('a corrupt JSONL line: names the file and line, imports nothing', async () => {

@@ -1,0 +1,115 @@
+/**
+ * A model's own chat template (`chat_template` in tokenizer_config.json), rendered with a real Jinja
+ * implementation (@huggingface/jinja, the one transformers.js uses), with the same turn-by-turn pieces
+ * as chatml.ts so an agent loop can build token ids without re-rendering what the policy sampled:
+ *
+ *   prompt   = template.prompt(messages, tools)                 // ends with the template's generation prompt
+ *   sampled  = the policy's text (its stop token included when it stopped on one)
+ *   next     = template.turnClose(stopText) + template.continuation(messagesSoFar, [toolMessage], tools)
+ *
+ * Only `sampled` is policy text; `next` is prompt text, so a training mask over the sampled tokens covers
+ * exactly the assistant's tokens. A template that knows tools (Qwen2.5, Qwen3, Hermes) gets them in
+ * `tools` and the calls as `tool_calls` with bare `tool` results (openai-messages.ts); the calls it asks
+ * the model to write are `<tool_call>` JSON blocks, which parse.ts reads back. A template without tools
+ * (SmolLM2) gets Spindle's Hermes text as it is, tools listed in the system prompt by the caller.
+ */
+import { Template } from '@huggingface/jinja';
+import type { ChatMessage, ToolSchema } from '../contracts.ts';
+import { toOpenAiMessages } from './openai-messages.ts';
+
+export interface TemplateTokens {
+  bos_token?: string;
+  eos_token?: string;
+}
+
+/** Stands in for an assistant's content to find where the template closes the turn. */
+const SENTINEL = '\u0000spindle-assistant-content\u0000';
+
+export class ChatTemplate {
+  /** The template renders `tools` itself and reads `tool_calls` / `tool` messages. */
+  readonly supportsTools: boolean;
+  private readonly template: Template;
+  private readonly close: string;
+
+  constructor(
+    readonly source: string,
+    private readonly tokens: TemplateTokens = {},
+  ) {
+    try {
+      this.template = new Template(source);
+    } catch (err) {
+      throw new Error(`tokenizer_config.json chat_template does not parse as Jinja: ${(err as Error).message}`, { cause: err });
+    }
+    this.supportsTools = /\btools\b/.test(source) && /\btool_calls\b/.test(source);
+    const probe = this.render([{ role: 'user', content: 'x' }, { role: 'assistant', content: SENTINEL }], { addGenerationPrompt: false });
+    const at = probe.lastIndexOf(SENTINEL);
+    if (at < 0) throw new Error('chat_template drops the assistant message content; Spindle needs the sampled text to appear in the conversation.');
+    this.close = probe.slice(at + SENTINEL.length);
+  }
+
+  /**
+   * The template from a parsed tokenizer_config.json, or null when it has none. A list of named
+   * templates (`[{name, template}]`) uses the "tool_use" one when tools are wanted, else "default".
+   */
+  static fromTokenizerConfig(config: Record<string, unknown>, opts: { tools?: boolean } = {}): ChatTemplate | null {
+    let source = config.chat_template;
+    if (Array.isArray(source)) {
+      const named = source as { name?: string; template?: string }[];
+      source = (opts.tools ? named.find((t) => t.name === 'tool_use') : undefined)?.template ?? named.find((t) => t.name === 'default')?.template;
+    }
+    if (source == null) return null;
+    if (typeof source !== 'string') throw new Error('tokenizer_config.json: chat_template must be a string or a list of {name, template}.');
+    const token = (v: unknown) => (typeof v === 'string' ? v : ((v as { content?: string } | null)?.content ?? undefined));
+    return new ChatTemplate(source, { bos_token: token(config.bos_token), eos_token: token(config.eos_token) });
+  }
+
+  /** The whole conversation as the template renders it. */
+  render(messages: ChatMessage[], opts: { tools?: ToolSchema[]; addGenerationPrompt?: boolean } = {}): string {
+    const tools = opts.tools?.length ? opts.tools.map((fn) => ({ type: 'function', function: fn })) : undefined;
+    try {
+      return this.template.render({
+        messages: this.supportsTools ? toOpenAiMessages(messages) : messages,
+        ...(tools && this.supportsTools ? { tools } : {}),
+        add_generation_prompt: opts.addGenerationPrompt ?? false,
+        bos_token: this.tokens.bos_token ?? '',
+        eos_token: this.tokens.eos_token ?? '',
+      });
+    } catch (err) {
+      throw new Error(`chat_template failed to render: ${(err as Error).message}`, { cause: err });
+    }
+  }
+
+  /** What the policy continues from. */
+  prompt(messages: ChatMessage[], tools: ToolSchema[] = []): string {
+    return this.render(messages, { tools, addGenerationPrompt: true });
+  }
+
+  /**
+   * Prompt text that closes an assistant turn after its sampled text: the template's end of turn
+   * (`<|im_end|>\n`, `<|eot_id|>`), less the stop token the policy already sampled.
+   */
+  turnClose(sampledStop: string | null): string {
+    return sampledStop && this.close.startsWith(sampledStop) ? this.close.slice(sampledStop.length) : this.close;
+  }
+
+  /**
+   * The text `added` messages (tool results, a user reply) contribute after `before` (which ends with
+   * the assistant turn just sampled), plus the next generation prompt: what the template renders after
+   * that assistant turn's close. Templates may render the last assistant turn differently once messages
+   * follow it (Qwen3 drops an empty think block); that is fine, since the sampled tokens stand as
+   * sampled. Any change to an earlier turn is refused: the conversation could not be extended turn by turn.
+   */
+  continuation(before: ChatMessage[], added: ChatMessage[], tools: ToolSchema[] = [], opts: { addGenerationPrompt?: boolean } = {}): string {
+    const head = this.render(before, { tools });
+    const full = this.render([...before, ...added], { tools, addGenerationPrompt: opts.addGenerationPrompt ?? true });
+    if (full.startsWith(head)) return full.slice(head.length);
+    let same = 0;
+    while (same < head.length && head[same] === full[same]) same++;
+    const earlier = this.render(before.slice(0, -1), { tools });
+    const closeAt = full.indexOf(this.close, same);
+    if (!head.startsWith(earlier) || same < earlier.length || closeAt < 0 || this.close === '') {
+      throw new Error('chat_template renders earlier turns differently once later messages follow; Spindle cannot extend such a conversation turn by turn.');
+    }
+    return full.slice(closeAt + this.close.length);
+  }
+}
