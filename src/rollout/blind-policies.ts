@@ -127,7 +127,7 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
 }
 
 /** The best blind policy's success on those items. */
-export async function bestBlindSuccess(env: Environment, level: number, options: { items: number; seed: number }): Promise<BlindResult> {
+export async function bestBlindSuccess(env: Environment, level: number, options: { items: number; seed: number; split?: 'train' | 'test' }): Promise<BlindResult> {
   const all = await evaluateBlindPolicies(env, level, options);
   return all.reduce((best, r) => (r.success > best.success ? r : best));
 }

@@ -7,6 +7,7 @@ import { isSuccess, type SamplingParams, type Split, type Trajectory } from '../
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { runEpisode } from './episode.ts';
+import { wilsonInterval } from './success-interval.ts';
 import type { Policy } from './policy.ts';
 
 export interface EvalOptions {
@@ -80,7 +81,18 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
   return results;
 }
 
-export function formatEvalTable(results: EvalResult[]): string {
-  const rows = results.map((r) => `| ${r.env} | ${r.level} | ${r.split} | ${r.n} | ${(100 * r.success).toFixed(1)}% | ${r.mean_score.toFixed(3)} |`);
-  return ['| environment | level | split | items | success | mean score |', '|---|---|---|---|---|---|', ...rows].join('\n');
+/**
+ * The results as a Markdown table: every success rate with its count, its Wilson 95% interval and,
+ * when given (keyed `env/level`), the best task-blind policy's success on the same items.
+ */
+export function formatEvalTable(results: EvalResult[], blind?: ReadonlyMap<string, number>): string {
+  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+  const rows = results.map((r) => {
+    const k = Math.round(r.success * r.n);
+    const [lo, hi] = wilsonInterval(k, r.n);
+    const baseline = blind?.get(`${r.env}/${r.level}`);
+    return `| ${r.env} | ${r.level} | ${r.split} | ${k}/${r.n} = ${pct(r.success)} | ${pct(lo)}–${pct(hi)} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
+  });
+  const head = `| environment | level | split | success | 95% interval |${blind ? ' best task-blind |' : ''} mean score |`;
+  return [head, head.replace(/[^|]+/g, '---'), ...rows].join('\n');
 }

@@ -5,6 +5,7 @@
  */
 import { CliError, type Command } from '../command.ts';
 import { isSuccess, type Split } from '../../contracts.ts';
+import { bestBlindSuccess } from '../../rollout/blind-policies.ts';
 import { getEnvironment } from '../../envs/registry.ts';
 import type { Environment } from '../../envs/types.ts';
 import { evaluatePolicy, formatEvalTable } from '../../rollout/evaluate.ts';
@@ -87,7 +88,10 @@ export const evaluate: Command = {
         throw e;
       });
       progress.finish();
-      ctx.out(formatEvalTable(results));
+      // Beside every rate: what the best task-blind policy scores on the same items.
+      const blind = new Map<string, number>();
+      for (const r of results) blind.set(`${r.env}/${r.level}`, (await bestBlindSuccess(getEnvironment(r.env), r.level, { items, seed, split })).success);
+      ctx.out(formatEvalTable(results, blind));
       const output = stringOption(values, 'output');
       if (output) {
         const file = writeOutput(ctx, output, JSON.stringify({ model: modelPath(ctx, values, config), adapter: adapterPath ?? null, split, items, seed, results }, null, 2) + '\n');
