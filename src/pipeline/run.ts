@@ -8,7 +8,11 @@
  * The model lives with the run (the engine worker in the browser, the main thread in Node) and
  * serves every worker's generation requests in batches. Rollouts for the next update start while the
  * trainer updates, up to `max_offpolicy_updates` ahead. Everything needed to resume after a reload is
- * in the store: the run record, every finished trajectory and the latest checkpoint.
+ * in the store: the run record (with its config), every finished trajectory and a checkpoint taken after
+ * every update (LoRA weights, optimizer moments, replay buffer, curriculum, RNG; the store keeps the
+ * latest two). A resumed run therefore redoes only the update that was in progress, and the evaluation
+ * of the last update when it was cut off; trajectory ids carry the step, so nothing stored is overwritten
+ * but that unfinished update's own groups.
  */
 import type { RunConfig } from '../config/schema.ts';
 import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
@@ -17,9 +21,9 @@ import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
-import { appendMetrics, addMarker, createRun, getRun, loadLatestCheckpoint, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setRunStatus, type Store } from '../store/index.ts';
+import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setRunStatus, type Store } from '../store/index.ts';
 import { Trainer } from '../train/trainer.ts';
-import { decodeCheckpoint, encodeCheckpoint } from './checkpoint-codec.ts';
+import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, type RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
@@ -92,19 +96,15 @@ export class PipelineRun implements RunController {
     try {
       const { model, tokenizer } = await this.deps.loadModel(this.config);
       this.generation = new GenerationService(() => model, tokenizer);
-      const checkpoint = options.resumeRunId ? await loadLatestCheckpoint(store, this.runId) : undefined;
+      const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
         collectGroups: (n, step, levels) => this.collectGroups(n, step, levels),
         // The safety monitor chooses checkpoints, so it looks at validation items, never at test ones.
         evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items, 'validation') : undefined,
-        saveCheckpoint: async (ckpt) => {
-          const id = await saveCheckpoint(store, encodeCheckpoint(ckpt));
-          this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
-        },
         onMetrics: (record) => void this.recordMetrics(record),
         onMarker: (marker) => void this.recordMarker(marker),
-        resumeFrom: checkpoint ? decodeCheckpoint(checkpoint) : undefined,
+        resumeFrom: checkpoint,
       });
       this.pool = this.makePool();
     } catch (error) {
@@ -155,15 +155,15 @@ export class PipelineRun implements RunController {
     this.setStatus('running');
     await setRunStatus(this.deps.store, this.runId, 'running');
     try {
+      if (await this.evaluationWasCutOff(trainer.step)) await this.evaluate(trainer.step, this.config.tasks.eval_items);
       while (trainer.step < training.max_steps && !this.stopRequested) {
         if (this.paused) await this.paused.promise;
         if (this.stopRequested) break;
         await trainer.trainStep();
+        await this.saveResumePoint();
         this.emitProgress();
         if (trainer.step % training.eval_interval === 0 || trainer.step === training.max_steps) await this.evaluate(trainer.step, this.config.tasks.eval_items);
       }
-      await trainer.checkpoint().then((ckpt) => saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt)).then((id) =>
-        this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id })));
       const finished = trainer.step >= training.max_steps;
       await setRunStatus(this.deps.store, this.runId, finished ? 'completed' : 'stopped');
       this.setStatus(finished ? 'finished' : 'stopped');
@@ -173,6 +173,24 @@ export class PipelineRun implements RunController {
       this.pool?.close();
       this.prefetched.clear();
     }
+  }
+
+  /** A resumed run whose last update was due an evaluation that never got stored (the page went away during it). */
+  private async evaluationWasCutOff(step: number): Promise<boolean> {
+    const { eval_interval, max_steps } = this.config.training;
+    if (step === 0 || (step % eval_interval !== 0 && step !== max_steps)) return false;
+    const stored = await listEvaluations(this.deps.store, this.runId);
+    return !this.config.tasks.environments.every((env) => stored.some((e) => e.step === step && e.benchmark === env));
+  }
+
+  /**
+   * A checkpoint after every update (not every `checkpoint_every`): a reload then costs at most the update
+   * in progress. It is small for a LoRA run: the adapter, its Adam moments, and the replay buffer as ids.
+   */
+  private async saveResumePoint(): Promise<void> {
+    const ckpt = await this.trainer!.checkpoint();
+    const id = await saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt));
+    this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
   }
 
   /**
@@ -250,8 +268,11 @@ export class PipelineRun implements RunController {
       const level = this.config.tasks.difficulty_range[0];
       const runs = await Promise.all(Array.from({ length: items }, (_, i) => {
         const task = env.generate(deriveSeed(this.config.seed, 'eval', envName, i), level, split);
-        return this.rollout(task, `${this.runId}/eval/${step}/${envName}/${i}`, `eval/${step}/${envName}`, task.seed, 'env', greedy);
+        return this.rollout(task, `${this.runId}/eval/${step}/${split}/${envName}/${i}`, `${this.runId}/eval/${step}/${split}/${envName}`, task.seed, 'env', greedy);
       }));
+      // Stored so they can be browsed (their split is test or validation, their group …/eval/… is never
+      // trained on, so it keeps step -1); a dataset export filtered to split=train leaves them out.
+      await putTrajectories(this.deps.store, runs);
       const success = runs.filter((t) => t.success).length / runs.length;
       const meanScore = runs.reduce((a, t) => a + (t.judge_score ?? 0), 0) / runs.length;
       results[envName] = success;

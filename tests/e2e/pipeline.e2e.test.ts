@@ -1,8 +1,10 @@
 /**
  * The pipeline in the built app: a short GRPO run started from the Train screen runs in the engine
  * web worker with two nested rollout web workers; events stream into the screen; a reload mid-run
- * keeps every stored trajectory and offers Resume, which carries the run to completion from its last
- * checkpoint; the Playground's local model then plays an episode through the engine.
+ * keeps every stored trajectory, brings the run's config back into the form and offers Resume, which
+ * continues after the last completed update (a checkpoint is taken after every one) with the charts'
+ * history, adding trajectories rather than redoing them; the Playground's local model then plays an
+ * episode through the engine.
  *
  * The base model is a tiny HF-layout model written next to the built app (dist/e2e-model/), so the
  * test does not depend on the shipped model being trained; wasm is forced (SwiftShader WebGPU is ~20× slower).
@@ -30,7 +32,6 @@ training:
   max_steps: 12
   batch_size: 1
   group_size: 2
-  checkpoint_every: 1
   eval_interval: 10
 sampling:
   max_new_tokens: 16
@@ -99,14 +100,28 @@ describe('a training run in web workers', () => {
     const offer = page.locator('[data-testid="interrupted-run"]');
     await offer.waitFor({ timeout: 20_000 });
     expect(await offer.textContent()).toContain('e2e-run');
+    // The checkpoint of the last finished update is where Resume continues, and the form shows the run's config.
+    const resumeAt = Number(/continues after update (\d+)/.exec((await offer.textContent()) ?? '')?.[1] ?? -1);
+    expect(resumeAt).toBeGreaterThanOrEqual(doneBefore);
+    await page.locator('[data-testid="yaml-view"]').click();
+    expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('name: e2e-run');
+    const seen: number[] = [];
     await offer.locator('[data-testid="resume-interrupted"]').click();
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 150_000 }).toBe('finished');
+    await expect.poll(async () => {
+      seen.push(await doneUpdates(app));
+      return page.locator('[data-testid="run-status"]').textContent();
+    }, { timeout: 150_000 }).toBe('finished');
     expect(await progressNote(app)).toMatch(/^12\/12 updates/);
+    // The update counter went on from the checkpoint, never back to the start.
+    expect(Math.min(...seen)).toBeGreaterThanOrEqual(resumeAt);
     expect(await page.locator('[data-testid="interrupted-run"]').count()).toBe(0);
+    // The charts hold the updates from before the reload as well as after (one reward point per update).
+    expect(await page.locator('[data-testid="chart-Reward"]').getAttribute('data-points')).toBe('12');
 
-    // 12 updates × 1 group × 2 samples, each stored exactly once (re-rolled groups keep their ids).
+    // 12 updates × 1 group × 2 samples, each stored exactly once, plus the held-out episodes of the
+    // evaluations at updates 10 and 12 (1 item each), stored under split test.
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^24 trajectories/);
+    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^26 trajectories/);
     expect(app.errors).toEqual([]);
   });
 

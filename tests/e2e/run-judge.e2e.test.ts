@@ -60,7 +60,8 @@ it('puts an onnx-judge vote on every trajectory of a run started with the switch
   const votes = await page.evaluate(async () => {
     const db = await new Promise<IDBDatabase>((res, rej) => { const r = indexedDB.open('spindle'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
     const all = await new Promise<unknown[]>((res) => { const r = db.transaction('trajectories').objectStore('trajectories').getAll(); r.onsuccess = () => res(r.result as unknown[]); });
-    return all.map((t) => (t as { votes: unknown[] }).votes);
+    // Held-out evaluation episodes are scored by the environment alone; the configured judges vote on training ones.
+    return all.filter((t) => (t as { split: string }).split === 'train').map((t) => (t as { votes: unknown[] }).votes);
   });
   expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('finished');
   expect(votes.length).toBeGreaterThan(0);

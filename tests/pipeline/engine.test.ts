@@ -64,9 +64,10 @@ function untilSettled(engine: Engine): Promise<RunEvent[]> {
   });
 }
 
+/** The run's training trajectories (held-out evaluation episodes are stored too, under their split). */
 async function trajectoriesOf(runId: string): Promise<Trajectory[]> {
   const out: Trajectory[] = [];
-  for await (const t of new TrajectoryCommons(store).load({ run_id: runId })) out.push(t);
+  for await (const t of new TrajectoryCommons(store).load({ run_id: runId, split: 'train' })) out.push(t);
   return out;
 }
 

@@ -2,6 +2,7 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
+import type { Split } from '../../src/contracts.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { createNodeRun, spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
@@ -32,9 +33,9 @@ function tinyConfig(over: Partial<RunConfig['training']> = {}): RunConfig {
   return config;
 }
 
-async function allTrajectories(store: Store, runId: string) {
+async function allTrajectories(store: Store, runId: string, split?: Split) {
   const out = [];
-  for await (const t of new TrajectoryCommons(store).load({ run_id: runId })) out.push(t);
+  for await (const t of new TrajectoryCommons(store).load({ run_id: runId, split })) out.push(t);
   return out;
 }
 
@@ -51,7 +52,7 @@ describe('the pipeline on worker_threads', () => {
     await run.done();
 
     expect((await getRun(store, runId))?.status).toBe('completed');
-    const trajectories = await allTrajectories(store, runId);
+    const trajectories = await allTrajectories(store, runId, 'train');
     // 2 steps × 2 groups × 2 samples, each stored once, judged, tokenised.
     expect(trajectories).toHaveLength(8);
     expect(new Set(trajectories.map((t) => t.id)).size).toBe(8);
@@ -61,7 +62,8 @@ describe('the pipeline on worker_threads', () => {
       expect(t.assistant_mask.some((m) => m === 1)).toBe(true);
     }
     expect(new Set(trajectories.map((t) => t.env))).toEqual(new Set(['arith_tool', 'letter_count']));
-    expect((await listGroups(store, runId)).length).toBe(4);
+    // Trained groups (step ≥ 0); the evaluation's groups stay untrained (step -1).
+    expect((await listGroups(store, runId, 0)).length).toBe(4);
     const metrics = await listMetrics(store, runId);
     expect(metrics.map((m) => m.step)).toEqual([1, 2]);
     expect(metrics[0].metrics).toHaveProperty('reward');
@@ -70,6 +72,44 @@ describe('the pipeline on worker_threads', () => {
     const types = new Set(events.map((e) => e.type));
     for (const type of ['status', 'episode-start', 'trajectory', 'judged', 'update', 'progress', 'checkpoint', 'evaluation']) expect(types).toContain(type);
     expect(events.filter((e) => e.type === 'evaluation')).toHaveLength(2);
+    // The held-out episodes of the evaluation at step 2 are stored too, under their split: 2 envs × 2 items.
+    const heldOut = await allTrajectories(store, runId, 'test');
+    expect(heldOut).toHaveLength(4);
+    expect(heldOut.every((t) => t.group_id.startsWith(`${runId}/eval/2/test/`))).toBe(true);
+  });
+
+  it('resumes after the last completed update: counter, metrics and trajectories continue, nothing is redone', async () => {
+    const first = createNodeRun({ store });
+    const stopped: Promise<void>[] = [];
+    first.subscribe((e) => { if (e.type === 'checkpoint' && e.step === 1) stopped.push(first.stop()); });
+    const runId = await first.start(tinyConfig({ max_steps: 3, eval_interval: 10 }));
+    await first.done();
+    await Promise.all(stopped);
+    const saved = (await loadLatestCheckpoint(store, runId))!.step;
+    expect(saved).toBeGreaterThanOrEqual(1);
+    expect(saved).toBeLessThan(3);
+    const before = await allTrajectories(store, runId, 'train');
+    expect(before).toHaveLength(saved * 2 * 2);
+
+    const second = createNodeRun({ store });
+    const updates: number[] = [];
+    const trained: string[] = [];
+    second.subscribe((e) => {
+      if (e.type === 'update') updates.push(e.step);
+      if (e.type === 'trajectory' && e.trajectory.split === 'train') trained.push(e.trajectory.id);
+    });
+    // The config given is ignored: a resumed run keeps its own.
+    await second.start(tinyConfig({ max_steps: 99 }), { resumeRunId: runId });
+    await second.done();
+    expect(updates).toEqual(Array.from({ length: 3 - saved }, (_, i) => saved + 1 + i));
+    expect((await listMetrics(store, runId)).map((m) => m.step)).toEqual([1, 2, 3]);
+    const after = await allTrajectories(store, runId, 'train');
+    expect(after).toHaveLength(3 * 2 * 2);
+    expect(after.filter((t) => before.some((b) => b.id === t.id))).toHaveLength(before.length);
+    expect(trained.some((id) => before.some((b) => b.id === id))).toBe(false);
+    expect((await getRun(store, runId))?.status).toBe('completed');
+    // The evaluation due at the last step (max_steps) ran once.
+    expect(await allTrajectories(store, runId, 'test')).toHaveLength(4);
   });
 
   it('survives a rollout worker killed mid-episode: nothing lost, nothing duplicated', async () => {
@@ -94,7 +134,7 @@ describe('the pipeline on worker_threads', () => {
     await run.done();
     expect(replaced.length).toBe(1);
     expect((await getRun(store, runId))?.status).toBe('completed');
-    const trajectories = await allTrajectories(store, runId);
+    const trajectories = await allTrajectories(store, runId, 'train');
     expect(trajectories).toHaveLength(4);
     expect(new Set(trajectories.map((t) => t.id)).size).toBe(4);
   });

@@ -76,7 +76,7 @@ export const exportAdapter: Command = {
     await withStore(ctx, values, async (store) => {
       const run = await findRun(store, stringOption(values, 'run'), true);
       const ckpt = await loadLatestCheckpoint(store, run.id);
-      if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (checkpoints are taken every training.checkpoint_every steps and at the end).`);
+      if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
       const { zip, config, tensors } = await checkpointAdapterZip(store, ckpt).catch((e: unknown) => {
         throw new CliError((e as Error).message);
       });

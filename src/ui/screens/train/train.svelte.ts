@@ -30,6 +30,8 @@ export interface InterruptedRun {
   status: 'running' | 'paused';
   /** Last step with metrics, or -1. */
   lastStep: number;
+  /** The update its latest checkpoint was taken after (where Resume continues), or null when none was. */
+  checkpointStep: number | null;
   maxSteps: number;
   config: RunConfig;
   /** Milliseconds since the epoch. */
@@ -53,7 +55,8 @@ export interface RunErrorNote {
 const RUNNING: RunStatus[] = ['starting', 'running', 'paused', 'stopping'];
 
 export class TrainState {
-  yamlText = $state(stringifyRunConfig(presetConfig('demo')));
+  private readonly initialYaml = stringifyRunConfig(presetConfig('demo'));
+  yamlText = $state(this.initialYaml);
   knownEnvironments = $state<string[]>([]);
   /** Errors from form edits that could not be applied (the YAML is left unchanged). */
   formErrors = $state<Record<string, string>>({});
@@ -98,6 +101,8 @@ export class TrainState {
     if (!this.running) {
       try {
         this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
+        // The newest interrupted run's config comes back with it, unless the user already edited this one.
+        if (this.interrupted.length && this.yamlText === this.initialYaml) this.setYaml(stringifyRunConfig(this.interrupted[0].config));
       } catch {
         // Not being offered a resume is no worse than before; the run's data stays in the store.
       }
@@ -163,7 +168,7 @@ export class TrainState {
     this.metrics.clear();
     this.markers = [];
     this.errors = [];
-    this.progress = { done: Math.max(0, run.lastStep), total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
+    this.progress = { done: run.checkpointStep ?? 0, total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
     this.lastCheckpoint = null;
     this.runId = runId;
     this.status = 'starting';

@@ -7,7 +7,7 @@
 import { describeEnvironments } from '../../../envs/index.ts';
 import type { RunController } from '../../../pipeline/events.ts';
 import { liveRunIds, runIsFree } from '../../../pipeline/run-lock.ts';
-import { listMarkers, listMetrics, listRuns } from '../../../store/index.ts';
+import { listMarkers, listMetrics, listRuns, loadLatestCheckpoint } from '../../../store/index.ts';
 import type { InterruptedRun, TrainSource } from '../../screens/train/train.svelte.ts';
 import { engineRunController } from './engine-client.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
@@ -21,14 +21,18 @@ export function createTrainSource(controller: RunController = engineRunControlle
     controller,
     environments: async () => describeEnvironments().map((e) => e.name),
     async interruptedRuns(): Promise<InterruptedRun[]> {
-      const [runs, live] = await Promise.all([listRuns(await getStore()), liveRunIds()]);
+      const store = await getStore();
+      const [runs, live] = await Promise.all([listRuns(store), liveRunIds()]);
       const unfinished = runs.filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN);
       // A run whose lock is held may belong to the page this one replaced: give that page time to let go.
       const free = await Promise.all(unfinished.map((r) => !live.has(r.id) || runIsFree(r.id, LOCK_GRACE_MS)));
-      return unfinished
-        .filter((_, i) => free[i])
-        .sort((a, b) => b.updated - a.updated)
-        .map((r) => ({ id: r.id, name: r.name, status: r.status === 'paused' ? 'paused' as const : 'running' as const, lastStep: r.last_step, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated }));
+      const shown = unfinished.filter((_, i) => free[i]).sort((a, b) => b.updated - a.updated);
+      const checkpoints = await Promise.all(shown.map(async (r) => loadLatestCheckpoint(store, r.id)));
+      return shown
+        .map((r, i) => ({
+          id: r.id, name: r.name, status: r.status === 'paused' ? 'paused' as const : 'running' as const, lastStep: r.last_step,
+          checkpointStep: checkpoints[i]?.step ?? null, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated,
+        }));
     },
     async history(runId) {
       const store = await getStore();
