@@ -12,6 +12,8 @@ import { ByteTokenizer } from './byte-tokenizer.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
 import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
+import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
+import { assertFits, estimateMemory } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';
 
@@ -71,10 +73,20 @@ async function nodeFs(): Promise<typeof import('node:fs/promises')> {
 
 export type ModelSource = string | File[] | Record<string, Blob> | FileSource;
 
-export function toFileSource(source: ModelSource): FileSource {
+/** A hub id (`hf:<id>[@rev]`) or huggingface.co URL goes through the hub's cache and progress; other URLs and folders are read as they are. */
+export function toFileSource(source: ModelSource, hub: HubOptions = {}): FileSource {
   if (typeof source !== 'string') return Array.isArray(source) || !('read' in source) ? blobSource(source as File[] | Record<string, Blob>) : (source as FileSource);
+  const ref = parseHubRef(source, hub.endpoint);
+  if (ref) return hubSource(ref, hub);
   const inBrowser = typeof window !== 'undefined' || typeof importScripts === 'function';
   return /^https?:\/\//.test(source) || inBrowser ? urlSource(source) : dirSource(source);
+}
+
+export interface LoadOptions {
+  /** Download options for hub ids: cache, progress, endpoint. */
+  hub?: HubOptions;
+  /** Refuse, before reading the weights, a model whose estimate (memory.ts) exceeds this many bytes. */
+  memoryLimitBytes?: number;
 }
 
 export interface LoadedModel {
@@ -82,6 +94,8 @@ export interface LoadedModel {
   tokenizer: TextTokenizer;
   config: ModelConfig;
   hfConfig: HfConfigJson;
+  /** The hub id and revision it came from, for adapters that name their base. */
+  hub: HubRef | null;
 }
 
 function parseJson<T>(bytes: Uint8Array, what: string): T {
@@ -93,8 +107,9 @@ function parseJson<T>(bytes: Uint8Array, what: string): T {
 }
 
 /** Loads an HF-layout model. Create the tfjs backend first (initBackend). */
-export async function loadHfModel(source: ModelSource): Promise<LoadedModel> {
-  const files = toFileSource(source);
+export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): Promise<LoadedModel> {
+  const files = toFileSource(source, opts.hub);
+  const hub = typeof source === 'string' ? parseHubRef(source, opts.hub?.endpoint) : null;
   const where = files.description;
   const configBytes = await files.read('config.json');
   if (!configBytes) throw new Error(`config.json is missing in ${where}; an HF model folder needs config.json, model.safetensors and tokenizer.json.`);
@@ -104,11 +119,15 @@ export async function loadHfModel(source: ModelSource): Promise<LoadedModel> {
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
+  if (opts.memoryLimitBytes !== undefined) {
+    const half = /^(bfloat16|float16)$/.test(String(hfConfig.torch_dtype ?? hfConfig.dtype ?? ''));
+    assertFits(estimateMemory(config, { fileBytesPerParam: half ? 2 : 4 }), opts.memoryLimitBytes, `The model in ${where}`);
+  }
   const weights = await loadWeights(files);
   // Everything is checked against the files before the model allocates anything from the config.
   checkWeights(weights, config, where);
   assertFiniteTensors(weights, `model weights in ${where}`);
-  return { model: TransformerModel.fromWeights(config, weights, `model weights in ${where}`), tokenizer, config, hfConfig };
+  return { model: TransformerModel.fromWeights(config, weights, `model weights in ${where}`), tokenizer, config, hfConfig, hub };
 }
 
 async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson): Promise<TextTokenizer> {
