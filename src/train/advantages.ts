@@ -15,10 +15,10 @@
  * 5. Per-step returns: the seed's `compute_discounted_returns(steps, final_reward=advantage, gamma)`
  *    with `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN (one turn may hold several tool
  *    calls, and the final-answer turn has no tool step), because the turn is the unit of tokens the
- *    policy sampled. The terminal reward is the group advantage on the last turn; with process
- *    rewards on, each turn also earns its bonuses (process-rewards.ts) — the seed's `rewards[-1] +=
- *    judge_score` with the judge score replaced by its group-relative advantage, so bonuses stay raw
- *    (0.05, 0.02) next to an advantage of order 1.
+ *    policy sampled. The terminal reward is the group advantage on the last turn. Process rewards
+ *    (process-rewards.ts) are not added per turn here: they are folded into the score the group is
+ *    ranked by (grpo-batch.ts `rankedScore`), so a flat group whose episodes differ in tool use is
+ *    not thrown away before they count.
  * 6. Every assistant token (mask 1) of turn t gets `G_t`; prompt and tool-response tokens get 0.
  * 7. Replayed trajectories have no group any more: they get the self-imitation advantage
  *    `max(0, s − mean_online) / (std + 1e-8)` (Oh et al. 2018, SIL) against the online batch — a
@@ -142,16 +142,9 @@ export function discountedReturns(rewards: readonly number[], gamma: number): nu
   return out;
 }
 
-/**
- * Per-turn returns: the terminal `advantage` on the last turn plus optional per-turn `bonuses`,
- * discounted backwards (choice 5).
- */
-export function turnReturns(nTurns: number, advantage: number, gamma: number, bonuses?: readonly number[]): number[] {
-  if (bonuses && bonuses.length !== nTurns) {
-    throw new Error(`advantages: ${bonuses.length} turn bonuses for ${nTurns} assistant turns; compute them with turnBonuses(steps, turn_spans.length)`);
-  }
-  const rewards = Array.from({ length: nTurns }, (_, t) => (bonuses ? bonuses[t] : 0) + (t === nTurns - 1 ? advantage : 0));
-  return discountedReturns(rewards, gamma);
+/** Per-turn returns: the terminal `advantage` on the last turn, discounted backwards (choice 5). */
+export function turnReturns(nTurns: number, advantage: number, gamma: number): number[] {
+  return discountedReturns(Array.from({ length: nTurns }, (_, t) => (t === nTurns - 1 ? advantage : 0)), gamma);
 }
 
 export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'turn_spans'>;
@@ -163,7 +156,7 @@ export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'tu
 export function tokenAdvantages(
   trajectory: TokenTrajectory,
   advantage: number,
-  opts: { gamma: number; turnBonuses?: readonly number[] },
+  opts: { gamma: number },
 ): Float32Array {
   const { tokens, assistant_mask: mask, turn_spans: spans } = trajectory;
   if (mask.length !== tokens.length) {
@@ -171,11 +164,11 @@ export function tokenAdvantages(
   }
   const out = new Float32Array(tokens.length);
   if (spans.length === 0) {
-    const [g] = turnReturns(1, advantage, opts.gamma, opts.turnBonuses);
+    const [g] = turnReturns(1, advantage, opts.gamma);
     for (let i = 0; i < mask.length; i++) if (mask[i]) out[i] = g;
     return out;
   }
-  const returns = turnReturns(spans.length, advantage, opts.gamma, opts.turnBonuses);
+  const returns = turnReturns(spans.length, advantage, opts.gamma);
   spans.forEach(([start, end], t) => {
     if (start < 0 || end > tokens.length || start > end) {
       throw new Error(`advantages: turn span [${start}, ${end}) lies outside the ${tokens.length} tokens of the trajectory`);

@@ -8,9 +8,8 @@
  *
  * Two views:
  * - `computeProcessRewards` is the seed's function, per step, terminal score included.
- * - `turnBonuses` sums the bonuses (no terminal score) per assistant turn, which is what the
- *   advantage code spreads over the tokens of each turn (an assistant turn with several tool calls
- *   yields several steps sharing `turn`; the final-answer turn has no step and gets no bonus).
+ * - `stepBonus` is one step's bonus; GRPO sums them into the score a trajectory is ranked by in its
+ *   group (grpo-batch.ts `rankedScore`), before the group z-score.
  */
 import type { Trajectory, TrajectoryStep } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
@@ -37,22 +36,4 @@ export function computeProcessRewards(trajectory: Pick<Trajectory, 'steps' | 'ju
   const rewards = trajectory.steps.map((s) => stepBonus(s, w));
   rewards[rewards.length - 1] += terminal;
   return rewards;
-}
-
-/**
- * Bonuses summed per assistant turn, `nTurns` long (usually `turn_spans.length`). Steps whose
- * `turn` lies outside `[0, nTurns)` are an inconsistent trajectory and throw.
- */
-export function turnBonuses(steps: readonly TrajectoryStep[], nTurns: number, w: ProcessRewardWeights): number[] {
-  const bonuses = new Array<number>(nTurns).fill(0);
-  for (const step of steps) {
-    if (!Number.isInteger(step.turn) || step.turn < 0 || step.turn >= nTurns) {
-      throw new Error(
-        `process rewards: step ${step.step_id} has turn ${step.turn} but the trajectory has ${nTurns} assistant turns (turn_spans); ` +
-          'rebuild the trajectory so every step.turn indexes turn_spans',
-      );
-    }
-    bonuses[step.turn] += stepBonus(step, w);
-  }
-  return bonuses;
 }

@@ -96,11 +96,6 @@ describe('discounted returns', () => {
     expect(g).toEqual([0.5, 1, 2]);
   });
 
-  it('adds per-turn bonuses', () => {
-    expect(turnReturns(2, 1, 1, [0.07, 0])).toEqual([1.07, 1]);
-    expect(() => turnReturns(2, 1, 1, [0.07])).toThrow(/turn bonuses/);
-  });
-
   it('rejects gamma outside [0, 1]', () => {
     expect(() => discountedReturns([1], 1.5)).toThrow(/gamma/);
   });
@@ -118,9 +113,9 @@ describe('token advantages', () => {
   });
 
   it('puts each turn return on its assistant tokens and 0 elsewhere', () => {
-    const a = tokenAdvantages(t, 2, { gamma: 0.5, turnBonuses: [0.05, 0] });
-    // G_1 = 2, G_0 = 0.05 + 0.5·2 = 1.05
-    expect(Array.from(a)).toEqual([0, 0, 1.05, 1.05, 1.05, 0, 0, 2, 2].map(Math.fround));
+    const a = tokenAdvantages(t, 2, { gamma: 0.5 });
+    // G_1 = 2, G_0 = 0.5·2 = 1
+    expect(Array.from(a)).toEqual([0, 0, 1, 1, 1, 0, 0, 2, 2]);
   });
 
   it('respects the mask inside a span (the assistant header is prompt)', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { computeProcessRewards, turnBonuses } from '../../src/train/process-rewards.ts';
+import { computeProcessRewards } from '../../src/train/process-rewards.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { step } from './fixtures.ts';
 
@@ -33,12 +33,4 @@ describe('process rewards (seed compute_process_rewards)', () => {
     expect(computeProcessRewards({ steps: [step(0, { thought: 'abcd' })], judge_score: 0 }, w)[0]).toBeCloseTo(0.6, 12);
   });
 
-  it('sums bonuses per assistant turn; the answer turn gets none', () => {
-    const steps = [step(0, { thought: LONG }), step(0), step(1, { error: 'x' })];
-    const b = turnBonuses(steps, 3, W);
-    expect(b[0]).toBeCloseTo(0.12, 12);
-    expect(b[1]).toBe(0);
-    expect(b[2]).toBe(0);
-    expect(() => turnBonuses([step(3)], 2, W)).toThrow(/turn 3/);
-  });
 });
