@@ -2,13 +2,14 @@
  * Models in Hugging Face layout: `config.json` + `model.safetensors` (or shards listed in
  * `model.safetensors.index.json`) + `tokenizer.json`, for Llama/Qwen2-family checkpoints — loaded
  * from a URL (fetch), files the user picked (File/Blob), or a directory in Node. Spindle saves its
- * own models (checkpoints, the shipped `models/`) the same way; a byte-tokenizer model has no
- * tokenizer.json and says `"spindle_tokenizer": "byte"` in its config.json instead.
+ * own models (checkpoints, the shipped `models/`) the same way; a byte-tokenizer model says
+ * `"spindle_tokenizer": "byte"` in its config.json and carries an equivalent tokenizer.json for transformers.
  *
  * Errors name the file, tensor or field and what was expected.
  */
 import type { TextTokenizer } from './tokenizer.ts';
 import { ByteTokenizer } from './byte-tokenizer.ts';
+import { byteTokenizerConfig, byteTokenizerJson } from './byte-tokenizer-json.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
 import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
@@ -131,13 +132,14 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
 }
 
 async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson): Promise<TextTokenizer> {
+  // A byte model's tokenizer.json is there for transformers; Spindle keeps its own byte tokenizer (same ids).
+  if (hfConfig.spindle_tokenizer === 'byte') return new ByteTokenizer();
   const json = await files.read('tokenizer.json');
   if (json) {
     const configBytes = await files.read('tokenizer_config.json');
     const tokenizerConfig = configBytes ? parseJson<Record<string, unknown>>(configBytes, 'tokenizer_config.json') : {};
     return HfTokenizer.fromJson(parseJson<object>(json, 'tokenizer.json'), tokenizerConfig, { eosTokenId: hfConfig.eos_token_id });
   }
-  if (hfConfig.spindle_tokenizer === 'byte') return new ByteTokenizer();
   throw new Error(`tokenizer.json is missing in ${files.description} (and config.json does not name "spindle_tokenizer": "byte").`);
 }
 
@@ -160,7 +162,7 @@ async function loadWeights(files: FileSource): Promise<HostTensors> {
   return weights;
 }
 
-/** The files of an HF-layout model folder: config.json, model.safetensors, and tokenizer.json for HF tokenizers. */
+/** The files of an HF-layout model folder: config.json, model.safetensors, tokenizer.json and tokenizer_config.json. */
 export async function saveModel(model: TransformerModel, tokenizer: TextTokenizer): Promise<Map<string, Uint8Array>> {
   const extra: Partial<HfConfigJson> = { eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId };
   if (tokenizer instanceof ByteTokenizer) extra.spindle_tokenizer = 'byte';
@@ -171,6 +173,10 @@ export async function saveModel(model: TransformerModel, tokenizer: TextTokenize
   if (tokenizer instanceof HfTokenizer) {
     files.set('tokenizer.json', encoder.encode(JSON.stringify(tokenizer.json)));
     files.set('tokenizer_config.json', encoder.encode(JSON.stringify(tokenizer.configJson)));
+  } else if (tokenizer instanceof ByteTokenizer) {
+    // For transformers' AutoTokenizer; Spindle itself reads the spindle_tokenizer marker.
+    files.set('tokenizer.json', encoder.encode(JSON.stringify(byteTokenizerJson())));
+    files.set('tokenizer_config.json', encoder.encode(JSON.stringify(byteTokenizerConfig())));
   }
   return files;
 }

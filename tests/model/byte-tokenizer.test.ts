@@ -1,5 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { ChatTemplate } from '../../src/format/chat-template.ts';
+import { renderChatML } from '../../src/format/chatml.ts';
 import { ByteTokenizer, SPECIAL_TOKENS, StreamDecoder } from '../../src/model/byte-tokenizer.ts';
+import { byteTokenizerConfig, byteTokenizerJson } from '../../src/model/byte-tokenizer-json.ts';
+import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 
 const tok = new ByteTokenizer();
 
@@ -35,5 +40,31 @@ describe('ByteTokenizer', () => {
     const pieces = tok.encode('a🌍b').map((id) => stream.push(id));
     expect(pieces).toEqual(['a', '', '', '', '🌍', 'b']);
     expect(stream.flush()).toBe('');
+  });
+});
+
+describe('the shipped tokenizer.json', () => {
+  const dir = new URL('../../models/spindle-base/', import.meta.url);
+  const json = JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8'));
+  const config = JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8'));
+
+  it('is what scripts/tokenizer-json.ts builds', () => {
+    expect(json).toEqual(byteTokenizerJson());
+    expect(config).toEqual(byteTokenizerConfig());
+  });
+
+  it('gives the byte tokenizer ids for text, special tokens and any Unicode, and decodes back', () => {
+    const bytes = new ByteTokenizer();
+    const hf = HfTokenizer.fromJson(json, config);
+    expect([hf.vocabSize, hf.eosId, hf.padId, hf.imEndId]).toEqual([bytes.vocabSize, bytes.eosId, bytes.padId, bytes.imEndId]);
+    for (const text of ['hello world', ' two  spaces\n\ttab', '<|im_start|>user\nhé 你好 🎉<|im_end|>\n<think>x</think><tool_call>{"a": 1}</tool_call>', '\u0000\u007f\u00ad']) {
+      expect(hf.encode(text)).toEqual(bytes.encode(text));
+      expect(hf.decode(bytes.encode(text))).toBe(text);
+    }
+  });
+
+  it('its chat template renders what Spindle renders', () => {
+    const messages = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'yo' }];
+    expect(ChatTemplate.fromTokenizerConfig(config)!.render(messages, { addGenerationPrompt: true })).toBe(renderChatML(messages, { addGenerationPrompt: true }));
   });
 });

@@ -149,11 +149,12 @@ describe('Hugging Face layout', () => {
     for (const m of [model, viaHttp.model, viaShards.model, viaBlobs.model, viaDir.model]) m.dispose();
   });
 
-  it('saves a byte-tokenizer model without tokenizer.json and loads it back', async () => {
+  it('saves a byte-tokenizer model with an AutoTokenizer-loadable tokenizer.json and loads it back as the byte tokenizer', async () => {
     const tok = new ByteTokenizer();
     const model = TransformerModel.create({ ...qwenLike, vocabSize: tok.vocabSize, family: 'llama', attentionBias: false, tieWordEmbeddings: true }, 2);
     const files = await saveModel(model, tok);
-    expect(files.has('tokenizer.json')).toBe(false);
+    const asHf = HfTokenizer.fromJson(JSON.parse(new TextDecoder().decode(files.get('tokenizer.json'))), JSON.parse(new TextDecoder().decode(files.get('tokenizer_config.json'))));
+    expect(asHf.encode('<|im_start|>hé<|im_end|>')).toEqual(tok.encode('<|im_start|>hé<|im_end|>'));
     expect(readSafetensors(files.get('model.safetensors')!).tensors.has('lm_head.weight')).toBe(false);
     const loaded = await loadHfModel(Object.fromEntries([...files].map(([n, b]) => [n, new Blob([b as BlobPart])])));
     expect(loaded.tokenizer).toBeInstanceOf(ByteTokenizer);
