@@ -23,7 +23,19 @@ export default defineConfig({
     // selftest.html: the model's WebGPU-vs-cpu check, opened by tests/e2e/model-webgpu.e2e.test.ts.
     rollupOptions: { input: { main: 'index.html', selftest: 'selftest.html' } },
   },
-  optimizeDeps: { exclude: ['@jitl/quickjs-wasmfile-release-sync'] },
+  // `npm start` must never reload a page by itself. Vite's dependency scan starts from the HTML pages and
+  // does not follow `new Worker(new URL(…))`, so a dependency first imported in a worker (onnxruntime-web
+  // on the in-browser judge's first use, @huggingface/tokenizers) was optimized mid-session and the page
+  // reloaded under a running run. The workers are scanned too, and every browser dependency is listed.
+  optimizeDeps: {
+    entries: ['index.html', 'selftest.html', 'workers/*.worker.ts'],
+    include: [
+      '@huggingface/jinja', '@huggingface/tokenizers', '@tensorflow/tfjs', '@tensorflow/tfjs-backend-wasm', '@tensorflow/tfjs-backend-webgpu',
+      'buffer', 'comlink', 'fflate', 'hyparquet', 'hyparquet-writer', 'idb', 'isomorphic-git', 'onnxruntime-web/wasm',
+      'quickjs-emscripten-core', 're2js', 'uplot', 'yaml',
+    ],
+    exclude: ['@jitl/quickjs-wasmfile-release-sync'],
+  },
   test: {
     projects: [
       {
