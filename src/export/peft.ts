@@ -15,6 +15,7 @@ import { stringify as toYaml } from 'yaml';
 import type { RunConfig } from '../config/schema.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { HostTensors } from '../model/transformer.ts';
+import { transformersBase } from '../model/hub.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from '../model/safetensors.ts';
 import { ImportError } from './import-error.ts';
 import { unzipSelected } from './zip.ts';
@@ -41,7 +42,7 @@ export interface PeftConfig {
 /** adapter_config.json from the run config (when no live model is at hand; src/model/lora.ts `peftAdapterConfig` is the live one). */
 export function peftConfigFromRun(run: RunConfig, layersToTransform: number[] | null = null): PeftConfig {
   return {
-    peft_type: 'LORA', task_type: 'CAUSAL_LM', base_model_name_or_path: run.model.base_model,
+    peft_type: 'LORA', task_type: 'CAUSAL_LM', ...transformersBase(run.model.base_model),
     r: run.lora.r, lora_alpha: run.lora.alpha, lora_dropout: run.lora.dropout, target_modules: [...run.lora.target_modules],
     bias: 'none', fan_in_fan_out: false, inference_mode: true, init_lora_weights: true, use_rslora: false, use_dora: false,
     layers_to_transform: layersToTransform,
@@ -62,7 +63,7 @@ export function modelCard({ config, run, evals, title }: ModelCardInput): string
     '---', front, '---', '', `# ${title ?? run?.name ?? 'Spindle LoRA adapter'}`, '',
     `A LoRA adapter (r=${config.r}, alpha=${config.lora_alpha}, modules ${config.target_modules.join(', ')}) for \`${config.base_model_name_or_path}\`, trained in the browser with Spindle.`,
     '', '```python', 'from peft import PeftModel', 'from transformers import AutoModelForCausalLM',
-    `base = AutoModelForCausalLM.from_pretrained("${config.base_model_name_or_path}")`, 'model = PeftModel.from_pretrained(base, "path/to/this/folder")', '```', '',
+    `base = AutoModelForCausalLM.from_pretrained("${config.base_model_name_or_path}"${typeof config.revision === 'string' ? `, revision="${config.revision}"` : ''})`, 'model = PeftModel.from_pretrained(base, "path/to/this/folder")', '```', '',
   ];
   if (evals) {
     lines.push('## Evaluation', '');
@@ -174,7 +175,8 @@ export function readAdapter(input: Uint8Array | Map<string, Uint8Array>, file: s
   if (!configBytes) throw new ImportError(file, `${ADAPTER_CONFIG} is missing`);
   if (!weights) throw new ImportError(file, `${ADAPTER_WEIGHTS} is missing${names.has('adapter_model.bin') ? ' (only the legacy adapter_model.bin is there; re-save with safe_serialization=True)' : ''}`);
   const config = parseConfig(strFromU8(configBytes), file);
-  if (options.baseModel !== undefined && config.base_model_name_or_path && config.base_model_name_or_path !== options.baseModel) {
+  if (options.baseModel !== undefined && config.base_model_name_or_path && config.base_model_name_or_path !== options.baseModel
+    && config.base_model_name_or_path !== transformersBase(options.baseModel).base_model_name_or_path) {
     throw new ImportError(file, `the adapter is for base model "${config.base_model_name_or_path}", not "${options.baseModel}"`, { field: `${ADAPTER_CONFIG} base_model_name_or_path` });
   }
   let tensors: HostTensors;

@@ -31,7 +31,21 @@ export function parseHubRef(text: string, endpoint = HUB_ENDPOINT): HubRef | nul
   return m ? { id: m[1], revision: m[2] ?? 'main' } : null;
 }
 
-/** What `base_model_name_or_path` / `revision` should say for an adapter on this model. */
+/** The shipped policy's folder, which transformers loads (config.json, model.safetensors, tokenizer.json). */
+const SHIPPED_BASE = { 'spindle-base': 'models/spindle-base' } as Record<string, string>;
+
+/**
+ * What an adapter's `base_model_name_or_path` and `revision` say for a run's `model.base_model`, so
+ * `PeftModel.from_pretrained` / `AutoPeftModelForCausalLM` find the real base: the hub id and its
+ * revision for a hub model, the shipped folder's path for spindle-base, anything else as it is.
+ */
+export function transformersBase(baseModel: string): { base_model_name_or_path: string; revision: string | null } {
+  const ref = parseHubRef(baseModel);
+  if (ref) return { base_model_name_or_path: ref.id, revision: ref.revision === 'main' ? null : ref.revision };
+  return { base_model_name_or_path: SHIPPED_BASE[baseModel] ?? baseModel, revision: null };
+}
+
+/** A hub ref as a run config's `model.base_model` spells it. */
 export function hubRefText(ref: HubRef): string {
   return ref.revision === 'main' ? `hf:${ref.id}` : `hf:${ref.id}@${ref.revision}`;
 }

@@ -10,6 +10,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, uniformArray } from '../rng.ts';
 import { TARGET_MODULES, type HostTensors, type TargetModule, type TransformerModel } from './transformer.ts';
+import { transformersBase } from './hub.ts';
 
 export interface LoraConfig {
   r: number;
@@ -145,13 +146,14 @@ export function importLora(model: TransformerModel, tensors: HostTensors): void 
 }
 
 /** PEFT's adapter_config.json for the attached adapters. */
+/** `baseModel` as a run config names it (hub.ts `transformersBase` turns it into what transformers loads). */
 export function peftAdapterConfig(model: TransformerModel, baseModel: string): Record<string, unknown> {
   if (!model.lora) throw new Error('peftAdapterConfig: the model has no LoRA adapters.');
   const { r, alpha, dropout, targetModules, layers } = model.lora;
   return {
     peft_type: 'LORA',
     task_type: 'CAUSAL_LM',
-    base_model_name_or_path: baseModel,
+    ...transformersBase(baseModel),
     r,
     lora_alpha: alpha,
     lora_dropout: dropout,

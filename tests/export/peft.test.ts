@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { unzipSync, strFromU8, zipSync, strToU8 } from 'fflate';
 import { parse as parseYaml } from 'yaml';
-import { adapterZip, readAdapter, peftConfigFromRun, mergeAdapterWeights, mergedModelFiles, moduleShape, ADAPTER_WEIGHTS, ADAPTER_CONFIG, type PeftConfig } from '../../src/export/peft.ts';
+import { adapterZip, readAdapter, peftConfigFromRun, mergeAdapterWeights, mergedModelFiles, modelCard, moduleShape, ADAPTER_WEIGHTS, ADAPTER_CONFIG, type PeftConfig } from '../../src/export/peft.ts';
 import { ImportError } from '../../src/export/import-error.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
@@ -168,5 +168,15 @@ describe('with the real model (src/model)', () => {
     expect(worst).toBeLessThan(1e-5);
     model.dispose();
     fresh.dispose();
+  });
+});
+
+describe('the base an adapter names', () => {
+  it('is the hub id and revision for a hub model and the shipped folder for spindle-base, so PeftModel finds it', () => {
+    const run = (base_model: string) => peftConfigFromRun({ ...DEFAULT_CONFIG, model: { ...DEFAULT_CONFIG.model, base_model } });
+    expect(run('hf:Qwen/Qwen3-0.6B@c1899de')).toMatchObject({ base_model_name_or_path: 'Qwen/Qwen3-0.6B', revision: 'c1899de' });
+    expect(run('https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct/resolve/main/')).toMatchObject({ base_model_name_or_path: 'HuggingFaceTB/SmolLM2-135M-Instruct', revision: null });
+    expect(run('spindle-base')).toMatchObject({ base_model_name_or_path: 'models/spindle-base', revision: null });
+    expect(modelCard({ config: run('hf:Qwen/Qwen3-0.6B@c1899de') })).toContain('AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B", revision="c1899de")');
   });
 });
