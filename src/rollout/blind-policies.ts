@@ -10,7 +10,7 @@
  * calls followed by a guess or by an echo of the tool's output, and fixed recipes that a careless
  * environment would accept (sum of all the numbers, delete every .tmp file, commit everything).
  */
-import type { ChatMessage, Task } from '../contracts.ts';
+import type { ChatMessage, Split, Task } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { evaluatePolicy } from './evaluate.ts';
@@ -116,7 +116,7 @@ export interface BlindResult {
 }
 
 /** Every blind policy's success on the same held-out items an evaluation with (items, seed) uses. */
-export async function evaluateBlindPolicies(env: Environment, level: number, options: { items: number; seed: number; split?: 'train' | 'test' }): Promise<BlindResult[]> {
+export async function evaluateBlindPolicies(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Promise<BlindResult[]> {
   const common = mostCommonAnswer(env, level);
   const results: BlindResult[] = [];
   for (const recipe of recipes(env, common)) {
@@ -127,7 +127,7 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
 }
 
 /** The best blind policy's success on those items. */
-export async function bestBlindSuccess(env: Environment, level: number, options: { items: number; seed: number; split?: 'train' | 'test' }): Promise<BlindResult> {
+export async function bestBlindSuccess(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Promise<BlindResult> {
   const all = await evaluateBlindPolicies(env, level, options);
   return all.reduce((best, r) => (r.success > best.success ? r : best));
 }
