@@ -30,10 +30,15 @@ export class GenerationService {
   private readonly batcher: Batcher<GenerationRequest, PolicyTurn>;
   readonly stats: GenerationStats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
 
+  /**
+   * `held` returns a promise while the run is paused: batches wait for it before they sample, so a pause
+   * takes effect at the next generation batch (seconds) instead of after the whole update's rollouts.
+   */
   constructor(
     private readonly model: () => TransformerModel,
     private readonly tokenizer: TextTokenizer,
     options: { maxBatch: number; windowMs: number } = { maxBatch: 16, windowMs: 4 },
+    private readonly held: () => Promise<void> | null = () => null,
   ) {
     this.batcher = new Batcher((requests) => this.runBatch(requests), options);
   }
@@ -43,6 +48,7 @@ export class GenerationService {
   }
 
   private async runBatch(requests: GenerationRequest[]): Promise<PolicyTurn[]> {
+    for (let hold = this.held(); hold; hold = this.held()) await hold;
     const started = performance.now();
     const answers: PolicyTurn[] = new Array(requests.length);
     // One generate() per distinct sampling setting; usually the whole batch shares one.

@@ -1,8 +1,9 @@
 /**
- * How the Judges screen's in-browser switch reaches a run: through the run's config, written before
- * the run starts (and saved with it), never by the engine reading a UI setting while it runs.
+ * How the Judges screen's switches reach a run: by editing the run config the Train screen shows (its
+ * Form and YAML), which is then the one truth about who judges — the engine reads no UI setting, and
+ * nothing is added to a run behind the config's back.
  */
-import type { RunConfig } from '../config/schema.ts';
+import type { JudgeConfig, RunConfig } from '../config/schema.ts';
 import { getSetting, type Store } from '../store/index.ts';
 
 /** The Judges screen's switch (settings store) for the in-browser ONNX judge. */
@@ -10,14 +11,39 @@ export const IN_BROWSER_JUDGE_SETTING = 'judges.in_browser';
 /** The in-browser judge a run gets when the switch is on; `models/judge` is the shipped model (app assets in the browser, the folder in Node). */
 export const IN_BROWSER_JUDGE = { type: 'model', id: 'onnx-judge', path: 'models/judge' } as const;
 
-/** The config with the shipped ONNX judge in its ensemble (once: a config with a model judge is kept as it is). */
-export function withInBrowserJudge(config: RunConfig): RunConfig {
-  if (config.judge.judges.some((j) => j.type === 'model')) return config;
-  const { judges, n_judges } = config.judge;
-  return { ...config, judge: { ...config.judge, judges: [...judges, { ...IN_BROWSER_JUDGE }], n_judges: n_judges === null ? null : n_judges + 1 } };
+/** The Judges screen's saved remote judges (settings store); each key is under `secret.<id>`. */
+export const REMOTE_JUDGES_SETTING = 'judges.remotes';
+
+/** What the Judges screen has switched on: the in-browser judge, and each saved remote judge with its own switch. */
+export interface JudgeSwitches {
+  inBrowser: boolean;
+  remotes: { id: string; base_url: string; model: string; enabled: boolean }[];
 }
 
-/** The config a new run starts with: the one given, plus the in-browser judge while the switch is on. */
-export async function configForNewRun(store: Store, config: RunConfig): Promise<RunConfig> {
-  return (await getSetting<boolean>(store, IN_BROWSER_JUDGE_SETTING, false)) ? withInBrowserJudge(config) : config;
+/**
+ * The config's judges made to agree with the switches: a judge switched on is added (once, by id; an
+ * entry the config already has is kept as written), a switched-off one is removed. Judges the screen
+ * does not manage (rule, self, other model judges) are left alone. `n_judges` follows the count when set.
+ */
+export function applyJudgeSwitches(config: RunConfig, switches: JudgeSwitches): RunConfig {
+  const wanted = new Map<string, JudgeConfig | null>([[IN_BROWSER_JUDGE.id, switches.inBrowser ? { ...IN_BROWSER_JUDGE } : null]]);
+  for (const r of switches.remotes) {
+    wanted.set(r.id, r.enabled ? { type: 'remote', id: r.id, base_url: r.base_url, model: r.model, api_key_env: `secret.${r.id}`, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 } : null);
+  }
+  const managed = (j: JudgeConfig) => wanted.has(j.id) && (j.type === 'remote' || (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
+  const kept = config.judge.judges.filter((j) => !managed(j) || wanted.get(j.id) !== null);
+  const added = [...wanted.values()].filter((j): j is JudgeConfig => j !== null && !kept.some((k) => k.id === j.id));
+  const judges = [...kept, ...added];
+  if (judges.length === config.judge.judges.length && added.length === 0) return config;
+  const { n_judges } = config.judge;
+  const n = n_judges === null ? null : Math.max(1, Math.min(judges.length, n_judges + judges.length - config.judge.judges.length));
+  return { ...config, judge: { ...config.judge, judges, n_judges: n } };
+}
+
+/** The switches as the Judges screen saved them. */
+export async function readJudgeSwitches(store: Store): Promise<JudgeSwitches> {
+  return {
+    inBrowser: await getSetting<boolean>(store, IN_BROWSER_JUDGE_SETTING, false),
+    remotes: await getSetting<JudgeSwitches['remotes']>(store, REMOTE_JUDGES_SETTING, []),
+  };
 }

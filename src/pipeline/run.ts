@@ -66,6 +66,8 @@ export class PipelineRun implements RunController {
   private startedAt = 0;
   private stepsAtStart = 0;
   private inFlight = 0;
+  /** Per judge: votes cast on training trajectories and how many of them were null (the judge could not score). */
+  private judgeVotes = new Map<string, { failed: number; total: number }>();
 
   constructor(private readonly deps: RunDeps) {}
 
@@ -82,6 +84,7 @@ export class PipelineRun implements RunController {
   async start(config: RunConfig, options: { resumeRunId?: string } = {}): Promise<string> {
     if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
     this.stopRequested = false;
+    this.judgeVotes.clear();
     this.config = config;
     const { store } = this.deps;
     if (options.resumeRunId) {
@@ -95,7 +98,7 @@ export class PipelineRun implements RunController {
     this.setStatus('starting');
     try {
       const { model, tokenizer } = await this.deps.loadModel(this.config);
-      this.generation = new GenerationService(() => model, tokenizer);
+      this.generation = new GenerationService(() => model, tokenizer, undefined, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
@@ -142,7 +145,7 @@ export class PipelineRun implements RunController {
   private makePool(): WorkerPool<EpisodeJob, Trajectory> {
     const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
     const generator: RemoteGenerator = { generate: (request) => this.generation!.generate(request) };
-    return new WorkerPool((i) => this.deps.spawnWorker(i, generator), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3 }, (index, reason) =>
+    return new WorkerPool((i) => this.deps.spawnWorker(i, generator), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }
@@ -253,9 +256,28 @@ export class PipelineRun implements RunController {
       this.emit({ type: 'trajectory', run_id: this.runId, trajectory: t });
       this.emit({ type: 'judged', run_id: this.runId, trajectory_id: t.id, score: t.judge_score, votes: t.votes });
     }
+    this.countJudgeFailures(group);
     if (group.every((t) => t.judge_score !== null && t.tokens.length > 0)) {
       const scored = toScoredGroup(group, { rewardScale: this.config.training.reward_scale });
       await putScoredGroup(this.deps.store, { group_id: group[0].group_id, run_id: this.runId, step, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
+    }
+  }
+
+  /** Says (once per group, only when it grew) how often each judge failed to score; the others' votes carry the run on. */
+  private countJudgeFailures(group: Trajectory[]): void {
+    const reasons = new Map<string, string>();
+    for (const vote of group.flatMap((t) => t.votes)) {
+      const count = this.judgeVotes.get(vote.judge_id) ?? { failed: 0, total: 0 };
+      count.total++;
+      if (vote.score === null) {
+        count.failed++;
+        reasons.set(vote.judge_id, vote.rationale);
+      }
+      this.judgeVotes.set(vote.judge_id, count);
+    }
+    for (const [judge_id, last_reason] of reasons) {
+      const { failed, total } = this.judgeVotes.get(judge_id)!;
+      this.emit({ type: 'judge-failures', run_id: this.runId, judge_id, failed, total, last_reason });
     }
   }
 

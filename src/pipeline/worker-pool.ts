@@ -18,6 +18,8 @@ export interface PoolOptions {
   hangTimeoutMs: number;
   /** Attempts per job before it fails for good. */
   maxAttempts: number;
+  /** While this says true, the hang deadline does not run out (it is re-armed). */
+  paused?: () => boolean;
 }
 
 export interface PoolStats {
@@ -98,9 +100,13 @@ export class WorkerPool<J, R> {
   private start(slot: Slot<J, R>, pending: Pending<J, R>): void {
     slot.current = pending;
     pending.attempts++;
-    const timer = setTimeout(() => {
-      if (!slot.retired && slot.current === pending) this.replace(slot, `hung for more than ${this.options.hangTimeoutMs} ms`);
+    const arm = (): ReturnType<typeof setTimeout> => setTimeout(() => {
+      if (slot.retired || slot.current !== pending) return;
+      // A paused run holds its episodes at their next generation request on purpose: that is no hang.
+      if (this.options.paused?.()) timer = arm();
+      else this.replace(slot, `hung for more than ${this.options.hangTimeoutMs} ms`);
     }, this.options.hangTimeoutMs);
+    let timer = arm();
     slot.worker.run(pending.job).then(
       (result) => {
         clearTimeout(timer);

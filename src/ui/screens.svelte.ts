@@ -41,6 +41,7 @@ export function createScreens(sources: AppSources = createAppSources()) {
       loaded.add(id);
       if (first) await screens[id].load();
       else if (id === 'trajectories') await screens.trajectories.refresh();
+      else if (id === 'train') await screens.train.syncJudges();
       else if (id === 'models') await screens.models.load();
     },
   };

@@ -1,8 +1,9 @@
 /**
- * The in-browser ONNX judge in a browser run: with the Judges screen's switch on (setting
- * `judges.in_browser`), a run started from the Train screen gets the shipped judge, and the nested
- * rollout web workers load it from the app's own assets (model files and the ORT wasm emitted by
- * Vite): every stored trajectory carries a vote from 'onnx-judge' beside the rule judge's.
+ * The in-browser ONNX judge in a browser run, with the run config as the one truth about judges:
+ * ticking the Judges screen's switch writes the judge into the Train screen's config (Form and YAML),
+ * calibration offers it, a run started from that config has the nested rollout web workers load it
+ * from the app's own assets (model files and the ORT wasm emitted by Vite), every stored training
+ * trajectory carries a vote from 'onnx-judge' beside the rule judge's, and the Playground shows both votes.
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -49,12 +50,20 @@ beforeAll(async () => {
 });
 afterAll(async () => { await app?.close(); rmSync(DIR, { recursive: true, force: true }); });
 
-it('puts an onnx-judge vote on every trajectory of a run started with the switch on', async () => {
+it('puts the switched-on judge in the config, and an onnx-judge vote on every trajectory of the run and in the Playground', async () => {
   const { page } = app;
-  await page.evaluate(() => (window as unknown as { __spindleStore: { setSetting(k: string, v: unknown): Promise<void> } }).__spindleStore.setSetting('judges.in_browser', true));
   await page.locator('[data-testid="yaml-view"]').click();
   await page.locator('[data-testid="yaml-editor"]').fill(YAML);
   await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
+
+  await page.locator('[data-testid="tab-judges"]').click();
+  await page.locator('[data-testid="inbrowser-judge"]').check();
+  expect(await page.locator('[data-testid="calibration-judge"] option').allTextContents()).toContain('onnx-judge');
+  await page.locator('[data-testid="tab-train"]').click();
+  await expect.poll(() => page.locator('[data-testid="form-judges"]').textContent()).toContain('onnx-judge (model)');
+  await page.locator('[data-testid="yaml-view"]').click();
+  expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('id: onnx-judge');
+
   await page.locator('[data-testid="start-run"]').click();
   await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 120_000 }).toMatch(/finished|error|stopped/);
   const votes = await page.evaluate(async () => {
@@ -72,5 +81,13 @@ it('puts an onnx-judge vote on every trajectory of a run started with the switch
     expect(onnx).toBeGreaterThanOrEqual(0);
     expect(onnx!).toBeLessThanOrEqual(1);
   }
+
+  await page.locator('[data-testid="tab-playground"]').click();
+  await page.locator('[data-testid="policy-select"] option[value="expert"]').waitFor({ state: 'attached', timeout: 60_000 });
+  await page.locator('[data-testid="policy-select"]').selectOption('expert');
+  await page.locator('[data-testid="run-episode"]').click();
+  await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 90_000 });
+  await expect.poll(() => page.locator('[data-testid="judge-vote"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-judge'))), { timeout: 60_000 })
+    .toEqual(['rule', 'onnx-judge']);
   expect(app.errors).toEqual([]);
 });

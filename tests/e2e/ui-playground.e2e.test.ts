@@ -13,6 +13,9 @@ describe('playground and trajectories screens', () => {
 
   it('runs an episode live and shows the tool call, the answer and the judges', async () => {
     const { page } = app;
+    // A first visit picks the local model; the scripted expert is the one that reliably calls a tool.
+    await expect.poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 }).toBe('local');
+    await page.locator('[data-testid="policy-select"]').selectOption('expert');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('[data-testid="tool-call"]').count()).toBeGreaterThan(0);

@@ -1,7 +1,7 @@
 /**
- * The in-browser judge in runs: with the Judges screen's switch (`judges.in_browser`) on, a new run's
- * config carries the shipped ONNX judge (the engine reads no setting; it runs the config), and rollout workers given
- * `loadModelJudge` put a vote from 'onnx-judge' on every trajectory beside the rule judge's.
+ * The in-browser judge in runs: with the Judges screen's switch (`judges.in_browser`) on, the config
+ * the Train screen shows carries the shipped ONNX judge (the engine reads no setting; it runs the config),
+ * and rollout workers given `loadModelJudge` put a vote from 'onnx-judge' on every trajectory beside the rule judge's.
  */
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,7 +11,7 @@ import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
-import { configForNewRun, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING } from '../../src/pipeline/judge-settings.ts';
+import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/judge-settings.ts';
 import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';
 import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
@@ -26,20 +26,8 @@ beforeAll(async () => {
 });
 afterAll(() => store.db.close());
 
-describe('configForNewRun', () => {
-  it('adds the in-browser judge once while the switch is on, and nothing while it is off', async () => {
-    const { config } = validateRunConfig({ name: 'switch', judge: { n_judges: 1 } });
-    await setSetting(store, IN_BROWSER_JUDGE_SETTING, false);
-    expect(await configForNewRun(store, config!)).toBe(config);
-    await setSetting(store, IN_BROWSER_JUDGE_SETTING, true);
-    const on = await configForNewRun(store, config!);
-    expect(on.judge).toMatchObject({ judges: [{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE], n_judges: 2 });
-    expect((await configForNewRun(store, on)).judge.judges).toHaveLength(2);
-  });
-});
-
 describe('the in-browser ONNX judge in a run', () => {
-  it('adds the onnx-judge to runs while the setting is on, and the rollout worker core scores with it', async () => {
+  it('puts the onnx-judge in the config while the setting is on, and the rollout worker core scores with it', async () => {
     await setSetting(store, IN_BROWSER_JUDGE_SETTING, true);
     const judgeLoads: string[] = [];
     const engine = new Engine({
@@ -65,13 +53,13 @@ describe('the in-browser ONNX judge in a run', () => {
     });
     if (!config) throw new Error(JSON.stringify(errors));
     const settled = new Promise<string>((resolve) => engine.subscribe((e) => { if (e.type === 'status' && ['finished', 'stopped', 'error'].includes(e.status)) resolve(e.status); }));
-    const runId = await engine.start(await configForNewRun(store, config));
+    const runId = await engine.start(applyJudgeSwitches(config, await readJudgeSwitches(store)));
     expect(await settled).toBe('finished');
 
     expect((await getRun(store, runId))?.config.judge.judges).toEqual([{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE]);
     expect(judgeLoads[0]).toBe('onnx-judge models/judge');
     const trajectories: Trajectory[] = [];
-    for await (const t of new TrajectoryCommons(store).load({ run_id: runId })) trajectories.push(t);
+    for await (const t of new TrajectoryCommons(store).load({ run_id: runId, split: 'train' })) trajectories.push(t);
     expect(trajectories.length).toBeGreaterThan(0);
     for (const t of trajectories) {
       const vote = t.votes.find((v) => v.judge_id === 'onnx-judge');

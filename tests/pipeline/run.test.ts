@@ -112,6 +112,48 @@ describe('the pipeline on worker_threads', () => {
     expect(await allTrajectories(store, runId, 'test')).toHaveLength(4);
   });
 
+  it('says how often a judge fails (a remote judge at a dead address) and goes on with the others', async () => {
+    const config = tinyConfig({ max_steps: 1, eval_interval: 10 });
+    config.judge.judges = [
+      { type: 'rule', id: 'rule' },
+      { type: 'remote', id: 'dead', base_url: 'http://127.0.0.1:9/v1', model: 'none', api_key_env: null, temperature: 0, timeout_ms: 2000, max_concurrency: 1, max_retries: 0 },
+    ];
+    const run = createNodeRun({ store });
+    const failures: Extract<RunEvent, { type: 'judge-failures' }>[] = [];
+    run.subscribe((e) => { if (e.type === 'judge-failures') failures.push(e); });
+    const runId = await run.start(config);
+    await run.done();
+    expect((await getRun(store, runId))?.status).toBe('completed');
+    // 1 update × 2 groups × 2 samples, each with a failed 'dead' vote; the counts grow and end at 4 of 4.
+    expect(failures.every((f) => f.judge_id === 'dead')).toBe(true);
+    expect(failures.at(-1)).toMatchObject({ failed: 4, total: 4 });
+    expect(failures.at(-1)!.last_reason).toMatch(/network error|fetch|ECONNREFUSED/i);
+    for (const t of await allTrajectories(store, runId, 'train')) {
+      expect(t.votes.find((v) => v.judge_id === 'rule')?.score).not.toBeNull();
+      expect(t.judge_score).not.toBeNull();
+    }
+  });
+
+  it('pauses at the next generation batch: no episode finishes while paused, and the run completes after resuming', async () => {
+    const run = createNodeRun({ store });
+    let trajectories = 0;
+    let pausedAt = -1;
+    run.subscribe((e) => {
+      // Paused as the very first episode starts, before any token of this run is sampled.
+      if (e.type === 'episode-start' && pausedAt < 0) { pausedAt = trajectories; void run.pause(); }
+      if (e.type === 'trajectory') trajectories++;
+    });
+    const runId = await run.start(tinyConfig({ max_steps: 1, eval_interval: 10 }));
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pausedAt).toBe(0);
+    expect(trajectories).toBe(0);
+    expect((await getRun(store, runId))?.status).toBe('paused');
+    await run.resume();
+    await run.done();
+    expect((await getRun(store, runId))?.status).toBe('completed');
+    expect(trajectories).toBe(4);
+  });
+
   it('survives a rollout worker killed mid-episode: nothing lost, nothing duplicated', async () => {
     let killed = 0;
     const run = new PipelineRun({

@@ -61,6 +61,28 @@ describe('WorkerPool', () => {
   });
 });
 
+describe('WorkerPool while its run is paused', () => {
+  it('does not count a paused job as hung: it finishes on its first worker once the pause ends', async () => {
+    let paused = true;
+    let finish!: (value: string) => void;
+    const replaced: string[] = [];
+    const pool = new WorkerPool<Job, string>(() => ({
+      run: () => new Promise<string>((resolve) => (finish = resolve)),
+      terminate() {},
+      onCrash() {},
+    }), { size: 1, hangTimeoutMs: 10, maxAttempts: 3, paused: () => paused }, (_i, why) => replaced.push(why));
+    const result = pool.submit({ id: 1, behaviour: 'ok' });
+    // Many hang deadlines pass while paused.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(replaced).toEqual([]);
+    paused = false;
+    finish('done');
+    await expect(result).resolves.toBe('done');
+    expect(pool.stats().restarts).toBe(0);
+    pool.close();
+  });
+});
+
 describe('Batcher', () => {
   it('samples requests that arrive together as one batch, in order', async () => {
     const batcher = new Batcher<number, number>(async (xs) => xs.map((x) => x * 10), { maxBatch: 4, windowMs: 5 });

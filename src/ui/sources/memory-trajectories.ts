@@ -19,7 +19,7 @@ export class MemoryTrajectorySource implements TrajectorySource {
     const all = this.items();
     return {
       envs: [...new Set(all.map((t) => t.env))].sort(),
-      runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))].sort(),
+      runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))].sort().map((id) => ({ id, name: id })),
     };
   }
 

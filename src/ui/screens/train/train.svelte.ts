@@ -10,6 +10,7 @@ import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { PRESETS, presetConfig } from '../../../config/presets.ts';
 import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigError } from '../../../config/yaml.ts';
 import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/events.ts';
+import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/judge-settings.ts';
 import { FrameBatcher } from '../../lib/frame-batcher.ts';
 import { errorMessage } from '../../lib/format.ts';
 import { MetricTable } from './metric-table.ts';
@@ -20,8 +21,10 @@ export interface TrainSource {
   environments(): Promise<string[]>;
   /** Runs a closed page left running or paused (none live in another tab): offered for resuming. */
   interruptedRuns?(): Promise<InterruptedRun[]>;
+  /** The judges switched on in the Judges screen; the config shown here is made to list them. */
+  judgeSwitches?(): Promise<JudgeSwitches>;
   /** A run's stored metrics and markers, to refill the charts when it resumes. */
-  history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[] }>;
+  history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[]; heldOut: HeldOutResult[] }>;
 }
 
 export interface InterruptedRun {
@@ -44,6 +47,13 @@ export interface RunProgress {
   eta_seconds: number | null;
   tokens_per_second: number | null;
   queue: QueueSizes | null;
+}
+
+export interface HeldOutResult {
+  step: number;
+  env: string;
+  successes: number;
+  n: number;
 }
 
 export interface RunErrorNote {
@@ -70,6 +80,10 @@ export class TrainState {
   markers = $state<RunMarker[]>([]);
   lastCheckpoint = $state<{ step: number; id: string } | null>(null);
   controlError = $state<string | null>(null);
+  /** The run's held-out (test split) evaluations, in the order they came. */
+  heldOut = $state<HeldOutResult[]>([]);
+  /** Judges of this run that could not score some trajectories, by judge id. */
+  judgeFailures = $state<Record<string, { failed: number; total: number; last_reason: string }>>({});
   /** Runs interrupted by a page close or reload, newest first. */
   interrupted = $state<InterruptedRun[]>([]);
   /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
@@ -107,6 +121,29 @@ export class TrainState {
         // Not being offered a resume is no worse than before; the run's data stays in the store.
       }
     }
+    await this.syncJudges();
+  }
+
+  /**
+   * Makes the config's judges agree with the Judges screen's switches (on load and on each visit), by
+   * editing the YAML, so what the Form and YAML show is exactly who will judge the next run.
+   */
+  async syncJudges(): Promise<void> {
+    if (this.running || !this.source.judgeSwitches) return;
+    let switches: JudgeSwitches;
+    try {
+      switches = await this.source.judgeSwitches();
+    } catch {
+      return; // Without the settings the config stays as written; it still says who judges.
+    }
+    const config = this.config;
+    if (!config) return;
+    const next = applyJudgeSwitches(config, switches);
+    if (next === config) return;
+    // n_judges may not exceed the judge count: lower it before removing, raise it after adding.
+    const edits: [string, unknown][] = [['judge.judges', next.judge.judges], ['judge.n_judges', next.judge.n_judges]];
+    if (next.judge.judges.length < config.judge.judges.length) edits.reverse();
+    for (const [path, value] of edits) this.setField(path, value);
   }
 
   dispose(): void {
@@ -150,6 +187,8 @@ export class TrainState {
     this.chartVersion++;
     this.markers = [];
     this.errors = [];
+    this.judgeFailures = {};
+    this.heldOut = [];
     this.progress = null;
     this.lastCheckpoint = null;
     this.runId = null;
@@ -168,6 +207,8 @@ export class TrainState {
     this.metrics.clear();
     this.markers = [];
     this.errors = [];
+    this.judgeFailures = {};
+    this.heldOut = [];
     this.progress = { done: run.checkpointStep ?? 0, total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
     this.lastCheckpoint = null;
     this.runId = runId;
@@ -175,6 +216,8 @@ export class TrainState {
     try {
       const history = await this.source.history?.(runId);
       for (const record of history?.metrics ?? []) this.metrics.add(record.step, record.metrics);
+      for (const e of history?.heldOut ?? []) this.metrics.add(e.step, { [`eval/${e.env}/success`]: e.successes / e.n });
+      this.heldOut = history?.heldOut ?? [];
       this.markers = history?.markers ?? [];
     } catch {
       // Charts start empty instead; the run itself resumes all the same.
@@ -213,6 +256,7 @@ export class TrainState {
         break;
       case 'evaluation':
         if (event.split === 'test') {
+          this.heldOut.push({ step: event.step, env: event.env, successes: Math.round(event.success * event.n), n: event.n });
           this.metrics.add(event.step, { [`eval/${event.env}/success`]: event.success });
           this.batcher.schedule();
         }
@@ -223,6 +267,9 @@ export class TrainState {
         break;
       case 'progress':
         this.progress = { done: event.done, total: event.total, eta_seconds: event.eta_seconds, tokens_per_second: event.tokens_per_second, queue: event.queue };
+        break;
+      case 'judge-failures':
+        this.judgeFailures = { ...this.judgeFailures, [event.judge_id]: { failed: event.failed, total: event.total, last_reason: event.last_reason } };
         break;
       case 'checkpoint':
         this.lastCheckpoint = { step: event.step, id: event.checkpoint_id };

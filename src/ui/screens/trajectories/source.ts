@@ -9,8 +9,14 @@ export interface TokenDetail {
   label: string;
 }
 
+/** A run as the screen names it: by its config's name, its id kept for filtering. */
+export interface RunLabel {
+  id: string;
+  name: string;
+}
+
 export interface TrajectorySource {
-  facets(): Promise<{ envs: string[]; runs: string[] }>;
+  facets(): Promise<{ envs: string[]; runs: RunLabel[] }>;
   count(filter: TrajectoryFilter): Promise<number>;
   /** Rows `offset … offset + limit` of the filtered list, newest first. */
   page(filter: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]>;

@@ -5,14 +5,14 @@
 import type { Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
 import { EMPTY_FILTER, type TrajectoryFilter, type TrajectoryRow } from './filter.ts';
-import type { TokenDetail, TrajectorySource } from './source.ts';
+import type { RunLabel, TokenDetail, TrajectorySource } from './source.ts';
 
 const PAGE_SIZE = 50;
 
 export class TrajectoriesState {
   filter = $state<TrajectoryFilter>({ ...EMPTY_FILTER });
   envs = $state<string[]>([]);
-  runs = $state<string[]>([]);
+  runs = $state<RunLabel[]>([]);
   count = $state(0);
   selected = $state<number | null>(null);
   opened = $state<Trajectory | null>(null);
@@ -32,6 +32,12 @@ export class TrajectoriesState {
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly source: TrajectorySource) {}
+
+  /** The run's name (several runs may share one, so the date-stamped id stays in its tooltip). */
+  runName(id: string | null): string {
+    if (id === null) return '—';
+    return this.runs.find((r) => r.id === id)?.name ?? id;
+  }
 
   async load(): Promise<void> {
     try {

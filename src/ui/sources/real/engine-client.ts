@@ -11,8 +11,6 @@ import type { RunConfig } from '../../../config/schema.ts';
 import type { BackendChoice } from '../../../model/backend.ts';
 import type { Engine } from '../../../pipeline/browser-engine.ts';
 import type { RunController, RunEvent, RunListener } from '../../../pipeline/events.ts';
-import { configForNewRun } from '../../../pipeline/judge-settings.ts';
-import { getStore } from './store-handle.ts';
 
 export type EngineRemote = Comlink.Remote<Engine>;
 
@@ -62,11 +60,10 @@ export function onEngineCrash(listener: (message: string) => void): void {
   crashListeners.add(listener);
 }
 
-/** The Train screen's RunController: every call goes to the engine worker; a new run's config gets the judges the Judges screen switched on. */
+/** The Train screen's RunController: every call goes to the engine worker, with the config as the screen shows it. */
 export function engineRunController(): RunController {
   return {
-    start: async (config: RunConfig, options?: { resumeRunId?: string }) =>
-      getEngine().engine.start(options?.resumeRunId ? config : await configForNewRun(await getStore(), config), options ?? {}),
+    start: async (config: RunConfig, options?: { resumeRunId?: string }) => getEngine().engine.start(config, options ?? {}),
     pause: () => getEngine().engine.pause(),
     resume: () => getEngine().engine.resume(),
     stop: () => getEngine().engine.stop(),

@@ -9,13 +9,13 @@ import { calibrate } from '../../../judge/calibrate.ts';
 import { RemoteJudge } from '../../../judge/remote.ts';
 import { RuleJudge } from '../../../judge/rule.ts';
 import type { Judge } from '../../../judge/types.ts';
-import { IN_BROWSER_JUDGE_SETTING as IN_BROWSER } from '../../../pipeline/judge-settings.ts';
+import { loadBrowserModelJudge } from '../../../pipeline/browser-judges.ts';
+import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES } from '../../../pipeline/judge-settings.ts';
 import { deleteSetting, getSetting, setSetting } from '../../../store/index.ts';
 import type { AgreementFigures, JudgesSource, RemoteJudgeSettings } from '../../screens/judges/source.ts';
 import { getStore } from './store-handle.ts';
 
 type StoredRemote = Omit<RemoteJudgeSettings, 'hasKey'>;
-const REMOTES = 'judges.remotes';
 const secretName = (id: string) => `secret.${id}`;
 
 async function remotes(): Promise<StoredRemote[]> {
@@ -41,7 +41,8 @@ export function createJudgesSource(): JudgesSource {
       return {
         remotes: withKeys,
         inBrowser: { enabled: await getSetting(await getStore(), IN_BROWSER, false), unavailable: null },
-        calibratable: ['rule', ...list.map((r) => r.id)],
+        // Every judge a run can have: the rule judge, the in-browser one (switched on or not), each saved remote.
+        calibratable: ['rule', IN_BROWSER_JUDGE.id, ...list.map((r) => r.id)],
       };
     },
     async saveRemote(settings, apiKey) {
@@ -91,6 +92,7 @@ export function createJudgesSource(): JudgesSource {
     async calibrate(judgeId, items: CalibrationItem[], onProgress, signal): Promise<AgreementFigures> {
       let judge: Judge;
       if (judgeId === 'rule') judge = new RuleJudge({ id: 'rule' });
+      else if (judgeId === IN_BROWSER_JUDGE.id) judge = await loadBrowserModelJudge(IN_BROWSER_JUDGE.id, IN_BROWSER_JUDGE.path);
       else {
         const r = (await remotes()).find((x) => x.id === judgeId);
         if (!r) throw new Error(`No judge "${judgeId}"; save it first.`);

@@ -2,15 +2,19 @@
  * The playground over the real modules: environments from the registry, the agent loop
  * (src/rollout) with either the environment's scripted expert (on this page) or the local model
  * (in the engine worker: the model of the latest training run, else the shipped base model, its
- * text streamed back piece by piece), the rule judge (the environment's own verifier), and every
- * episode saved to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
+ * text streamed back piece by piece), every judge a new run would have (the rule judge plus those the
+ * Judges screen switched on, each showing its vote even when it cannot score), and every episode saved
+ * to IndexedDB under the `playground` run so it shows in Trajectories and survives reloads.
  */
 import * as Comlink from 'comlink';
 import { isSuccess, type Task, type Trajectory } from '../../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { describeEnvironments, getEnvironment } from '../../../envs/index.ts';
 import { TrajectoryJudge } from '../../../judge/ensemble.ts';
-import { RuleJudge } from '../../../judge/rule.ts';
+import type { Judge } from '../../../judge/types.ts';
+import { buildEveryJudge, loadBrowserModelJudge } from '../../../pipeline/browser-judges.ts';
+import { applyJudgeSwitches, readJudgeSwitches } from '../../../pipeline/judge-settings.ts';
+import { readSecrets, secretLookup } from '../../../pipeline/secrets.ts';
 import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
 import { runEpisode, ScriptedPolicy } from '../../../rollout/index.ts';
 import { createRun, getRun, putTrajectory } from '../../../store/index.ts';
@@ -32,6 +36,19 @@ async function save(trajectory: Trajectory): Promise<void> {
   await putTrajectory(await getStore(), trajectory);
 }
 
+/** Model judges load once per page (an ONNX session is slow to build); a failed load is retried next time. */
+const modelJudges = new Map<string, Promise<Judge>>();
+function cachedModelJudge(id: string, path: string): Promise<Judge> {
+  const key = `${id} ${path}`;
+  let judge = modelJudges.get(key);
+  if (!judge) {
+    judge = loadBrowserModelJudge(id, path);
+    judge.catch(() => modelJudges.delete(key));
+    modelJudges.set(key, judge);
+  }
+  return judge;
+}
+
 export function createPlaygroundSource(): PlaygroundSource {
   const tasks = new Map<string, Task>();
   return {
@@ -39,9 +56,11 @@ export function createPlaygroundSource(): PlaygroundSource {
       return describeEnvironments().map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
     },
     async policies() {
+      // The model first: a first visit shows what the model does (the screen picks the first available
+      // policy); the scripted expert is there to compare with, and as the fallback while no model loads.
       return [
-        { id: 'expert', label: 'Scripted expert', unavailable: null },
         await localPolicyOption(),
+        { id: 'expert', label: 'Scripted expert', unavailable: null },
       ];
     },
     async tasks(env, difficulty, count) {
@@ -79,8 +98,11 @@ export function createPlaygroundSource(): PlaygroundSource {
       signal.throwIfAborted();
       const env = getEnvironment(trajectory.env);
       const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
-      const ensemble = new TrajectoryJudge({ judges: [new RuleJudge({ id: 'rule', evaluator: env })] });
-      const judgement = await ensemble.judge(trajectory, task);
+      const store = await getStore();
+      const configs = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store)).judge.judges;
+      const judges = await buildEveryJudge(configs, { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge });
+      signal.throwIfAborted();
+      const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
       await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: isSuccess(judgement.score) });
       return { score: judgement.score, votes: judgement.votes };
     },

@@ -6,8 +6,9 @@
  */
 import { describeEnvironments } from '../../../envs/index.ts';
 import type { RunController } from '../../../pipeline/events.ts';
+import { readJudgeSwitches } from '../../../pipeline/judge-settings.ts';
 import { liveRunIds, runIsFree } from '../../../pipeline/run-lock.ts';
-import { listMarkers, listMetrics, listRuns, loadLatestCheckpoint } from '../../../store/index.ts';
+import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint } from '../../../store/index.ts';
 import type { InterruptedRun, TrainSource } from '../../screens/train/train.svelte.ts';
 import { engineRunController } from './engine-client.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
@@ -34,10 +35,14 @@ export function createTrainSource(controller: RunController = engineRunControlle
           checkpointStep: checkpoints[i]?.step ?? null, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated,
         }));
     },
+    judgeSwitches: async () => readJudgeSwitches(await getStore()),
     async history(runId) {
       const store = await getStore();
-      const [metrics, markers] = await Promise.all([listMetrics(store, runId), listMarkers(store, runId)]);
-      return { metrics, markers };
+      const [metrics, markers, evaluations] = await Promise.all([listMetrics(store, runId), listMarkers(store, runId), listEvaluations(store, runId)]);
+      // Test-split evaluations are stored under the environment's name; validation ones as `<env>/validation`.
+      const heldOut = evaluations.filter((e) => !e.benchmark.includes('/'))
+        .map((e) => ({ step: e.step, env: e.benchmark, successes: Math.round(e.results.success * e.results.n), n: e.results.n }));
+      return { metrics, markers, heldOut };
     },
   };
 }

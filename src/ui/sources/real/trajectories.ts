@@ -35,7 +35,7 @@ export function createTrajectorySource(): TrajectorySource {
   return {
     async facets() {
       const runs = await listRuns(await getStore());
-      return { envs: describeEnvironments().map((e) => e.name), runs: runs.map((r) => r.id) };
+      return { envs: describeEnvironments().map((e) => e.name), runs: runs.map((r) => ({ id: r.id, name: r.name })) };
     },
     async count(f) {
       if (!needsScan(f)) return countTrajectories(await getStore(), toStoreFilter(f));

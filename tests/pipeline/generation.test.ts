@@ -1,0 +1,30 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { GenerationService } from '../../src/pipeline/generation.ts';
+import { TINY_MODEL } from './tiny-model.ts';
+
+describe('GenerationService while its run is paused', () => {
+  let model: TransformerModel;
+  beforeAll(async () => {
+    await initBackend({ forced: 'wasm' });
+    model = TransformerModel.create(TINY_MODEL, 4);
+  });
+  afterAll(() => model.dispose());
+
+  it('samples nothing while held, then answers the waiting request once released', async () => {
+    let release!: () => void;
+    let hold: Promise<void> | null = new Promise<void>((r) => (release = r));
+    const service = new GenerationService(() => model, new ByteTokenizer(), undefined, () => hold);
+    let answered = false;
+    const turn = service.generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 }, seed: 7 }).then((t) => { answered = true; return t; });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(answered).toBe(false);
+    expect(service.stats.batches).toBe(0);
+    hold = null;
+    release();
+    expect((await turn).tokens.length).toBeGreaterThan(0);
+    expect(service.stats.batches).toBe(1);
+  });
+});
