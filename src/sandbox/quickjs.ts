@@ -7,9 +7,10 @@
  *   built-ins, a `console` whose output is captured, and the host functions passed in `globals`.
  *   `fetch`, `process`, `require`, `window`, `document`, `indexedDB` do not exist in the guest.
  * - Fresh runtime + context: globalThis tampering and prototype pollution die with the call.
- * - Wall-clock deadline: the interrupt handler stops guest code; pending promise jobs run in batches
- *   between host-side deadline checks (one job can be too short to reach an interrupt); console output
- *   and host functions refuse work once the deadline has passed.
+ * - Deadline on the guest's running time (guest-clock.ts: time spent waiting for a core does not
+ *   count, a wall-clock backstop does): the interrupt handler stops guest code; pending promise jobs run
+ *   in batches between host-side deadline checks (one job can be too short to reach an interrupt);
+ *   console output and host functions refuse work once the deadline has passed.
  * - Memory: the QuickJS heap limit, plus a cap on the module's whole wasm memory, because ArrayBuffer
  *   data is not counted by QuickJS's limit. A module whose memory grew past its baseline is dropped
  *   after the call, so the host gets the memory back and the next call starts from a fresh module.
@@ -20,7 +21,8 @@
  * NOT contained (run this module inside a worker the host can terminate):
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
  *   and the deadline cannot interrupt it.
- * - CPU contention: the guest runs synchronously on the calling thread until its deadline.
+ * - CPU contention: the guest runs synchronously on the calling thread until its deadline (or the
+ *   wall-clock backstop of 10× it, on a machine too starved to reach the deadline).
  * - The host stack: if `stackBytes` exceeded the host's native stack the host itself would overflow;
  *   that is why `stackBytes` above 128 KiB is refused. Should a host RangeError still escape from the
  *   wasm, the cached module is dropped and rebuilt on the next call, but the calling worker should be
@@ -35,13 +37,14 @@ import {
 } from 'quickjs-emscripten-core';
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync';
 import { GUEST_BOOTSTRAP } from './guest-bootstrap.ts';
+import { GuestClock } from './guest-clock.ts';
 import { OutputBuffer } from './output-buffer.ts';
 
 /** A synchronous host function exposed to the guest. Arguments arrive as plain values (JSON-like). */
 export type HostFunction = (...args: unknown[]) => unknown;
 
 export interface RunJsOptions {
-  /** Wall-clock deadline for the whole call, in ms. */
+  /** Deadline on the guest's running time for the call, in ms (waiting for a core does not count; see guest-clock.ts). */
   timeoutMs?: number;
   /** QuickJS heap limit in bytes. */
   memoryBytes?: number;
@@ -187,9 +190,9 @@ function runInFreshContext(
 ): RunJsResult {
   const runtime = quickjs.newRuntime();
   // The bootstrap runs under a deadline too; the user's code gets a full one of its own after it.
-  let deadline = Date.now() + o.timeoutMs;
+  let clock = new GuestClock(o.timeoutMs);
   let interrupted = false;
-  const pastDeadline = () => Date.now() > deadline;
+  const pastDeadline = () => clock.expired();
   runtime.setMemoryLimit(o.memoryBytes);
   runtime.setMaxStackSize(o.stackBytes);
   runtime.setInterruptHandler(() => {
@@ -252,7 +255,7 @@ function runInFreshContext(
     };
 
     // Setting up can be slow on a loaded machine: the user's code's deadline starts now.
-    deadline = Date.now() + o.timeoutMs;
+    clock = new GuestClock(o.timeoutMs);
     const outcome = evaluate(ctx, code, () => {
       if (pastDeadline()) interrupted = true;
       return interrupted;
@@ -262,7 +265,7 @@ function runInFreshContext(
       if (timedOut) return failure(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
       return failure('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
     }
-    deadline = Date.now() + FORMAT_GRACE_MS;
+    clock = new GuestClock(FORMAT_GRACE_MS);
 
     if ('error' in outcome) {
       const errorHandle = outcome.error;
@@ -295,7 +298,7 @@ function runInFreshContext(
 }
 
 function timeoutMessage(timeoutMs: number): string {
-  return `timeout: stopped after ${timeoutMs} ms (the deadline interrupted the script)`;
+  return `timeout: stopped after ${timeoutMs} ms of running time (the deadline interrupted the script)`;
 }
 
 type Outcome = { value: QuickJSHandle } | { error: QuickJSHandle } | { pending: true };
