@@ -68,8 +68,8 @@ export async function getCheckpointHead(store: Store, runId: string): Promise<Ch
   return store.db.get('checkpoint_heads', runId);
 }
 
-/** The run's stored checkpoints without their payloads, by step. */
-export async function listCheckpoints(store: Store, runId: string): Promise<Omit<CheckpointRecord, 'adapter' | 'optimizer'>[]> {
+/** The run's stored checkpoints without their payloads (`bytes`: what the payloads take), by step. */
+export async function listCheckpoints(store: Store, runId: string): Promise<(Omit<CheckpointRecord, 'adapter' | 'optimizer'> & { bytes: number })[]> {
   const records = await store.db.getAllFromIndex('checkpoints', 'run_step', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
-  return records.map(({ adapter: _a, optimizer: _o, ...meta }) => meta);
+  return records.map(({ adapter, optimizer, ...meta }) => ({ ...meta, bytes: adapter.byteLength + (optimizer?.byteLength ?? 0) }));
 }

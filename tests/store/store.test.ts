@@ -124,6 +124,8 @@ describe('checkpoints', () => {
     expect(Array.from(new Float32Array(latest!.optimizer!))).toEqual([-30, -29]);
     expect(await getCheckpointHead(store, 'r')).toEqual({ run_id: 'r', latest: ids[2], previous: ids[1] });
     expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([20, 30]);
+    // Adapter and optimizer state, two float32 each.
+    expect((await listCheckpoints(store, 'r')).map((c) => c.bytes)).toEqual([16, 16]);
   });
 
   it('a crash between writing and flipping leaves the previous checkpoint current; the orphan is cleaned later', async () => {

@@ -9,7 +9,7 @@ import { readAdapter } from '../../../export/peft.ts';
 import { checkpointAdapter, checkpointAdapterZip } from '../../../pipeline/adapter-export.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../../export/index.ts';
 import {
-  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type TrajectoryFilter,
+  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type TrajectoryFilter,
 } from '../../../store/index.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
 import { writeSafetensors } from '../../../model/safetensors.ts';
@@ -34,6 +34,13 @@ async function collect(lines: AsyncGenerator<string>, onProgress: Progress, sign
   return out;
 }
 
+/** Each environment's latest test-split success at or before `step` (validation ones are `<env>/validation`). */
+function heldOutAt(evaluations: EvaluationRecord[], step: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of evaluations) if (e.step <= step && !e.benchmark.includes('/')) out[`eval/${e.benchmark}/success`] = e.results.success;
+  return out;
+}
+
 export function createModelsSource(): ModelsSource {
   return {
     async modelCards() {
@@ -42,11 +49,13 @@ export function createModelsSource(): ModelsSource {
     async checkpoints(): Promise<CheckpointInfo[]> {
       const store = await getStore();
       const runs = await listRuns(store);
-      const lists = await Promise.all(runs.map(async (run) => (await listCheckpoints(store, run.id)).map((cp) => ({
-        id: cp.id, run_id: run.id, run_name: run.name, step: cp.step, kind: run.id === IMPORTED_RUN ? ('adapter' as const) : ('checkpoint' as const),
-        created_at: cp.created_at, bytes: null,
-        evals: Object.fromEntries(Object.entries(cp.meta).filter((e): e is [string, number] => e[0].startsWith('eval/') && typeof e[1] === 'number')),
-      }))));
+      const lists = await Promise.all(runs.map(async (run) => {
+        const [checkpoints, evaluations] = await Promise.all([listCheckpoints(store, run.id), listEvaluations(store, run.id)]);
+        return checkpoints.map((cp) => ({
+          id: cp.id, run_id: run.id, run_name: run.name, step: cp.step, kind: run.id === IMPORTED_RUN ? ('adapter' as const) : ('checkpoint' as const),
+          created_at: cp.created_at, bytes: cp.bytes, evals: heldOutAt(evaluations, cp.step),
+        }));
+      }));
       return lists.flat().sort((a, b) => b.created_at - a.created_at);
     },
     async storage() {
