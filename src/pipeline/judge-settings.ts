@@ -17,7 +17,8 @@ export const REMOTE_JUDGES_SETTING = 'judges.remotes';
 /** What the Judges screen has switched on: the in-browser judge, and each saved remote judge with its own switch. */
 export interface JudgeSwitches {
   inBrowser: boolean;
-  remotes: { id: string; base_url: string; model: string; enabled: boolean }[];
+  /** `hasKey`: a key is saved under `secret.<id>` (a server without keys, such as a local one, has none). */
+  remotes: { id: string; base_url: string; model: string; enabled: boolean; hasKey: boolean }[];
 }
 
 /**
@@ -28,7 +29,7 @@ export interface JudgeSwitches {
 export function applyJudgeSwitches(config: RunConfig, switches: JudgeSwitches): RunConfig {
   const wanted = new Map<string, JudgeConfig | null>([[IN_BROWSER_JUDGE.id, switches.inBrowser ? { ...IN_BROWSER_JUDGE } : null]]);
   for (const r of switches.remotes) {
-    wanted.set(r.id, r.enabled ? { type: 'remote', id: r.id, base_url: r.base_url, model: r.model, api_key_env: `secret.${r.id}`, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 } : null);
+    wanted.set(r.id, r.enabled ? { type: 'remote', id: r.id, base_url: r.base_url, model: r.model, api_key_env: r.hasKey ? `secret.${r.id}` : null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 } : null);
   }
   const managed = (j: JudgeConfig) => wanted.has(j.id) && (j.type === 'remote' || (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
   const kept = config.judge.judges.filter((j) => !managed(j) || wanted.get(j.id) !== null);
@@ -42,8 +43,9 @@ export function applyJudgeSwitches(config: RunConfig, switches: JudgeSwitches): 
 
 /** The switches as the Judges screen saved them. */
 export async function readJudgeSwitches(store: Store): Promise<JudgeSwitches> {
+  const remotes = await getSetting<Omit<JudgeSwitches['remotes'][number], 'hasKey'>[]>(store, REMOTE_JUDGES_SETTING, []);
   return {
     inBrowser: await getSetting<boolean>(store, IN_BROWSER_JUDGE_SETTING, false),
-    remotes: await getSetting<JudgeSwitches['remotes']>(store, REMOTE_JUDGES_SETTING, []),
+    remotes: await Promise.all(remotes.map(async (r) => ({ ...r, hasKey: (await getSetting<string | null>(store, `secret.${r.id}`, null)) !== null }))),
   };
 }

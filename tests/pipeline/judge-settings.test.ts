@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import { applyJudgeSwitches, IN_BROWSER_JUDGE } from '../../src/pipeline/judge-settings.ts';
 
-const remote = { id: 'gpt', base_url: 'https://api.example.com/v1', model: 'gpt-4o-mini', enabled: true };
+const remote = { id: 'gpt', base_url: 'https://api.example.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true };
 
 function config(judge: Record<string, unknown> = {}) {
   const { config, errors } = validateRunConfig({ name: 'switches', judge });
@@ -18,6 +18,11 @@ describe('applyJudgeSwitches', () => {
     // The result is itself a valid config, and applying the same switches again changes nothing.
     expect(validateRunConfig(on).errors).toEqual([]);
     expect(applyJudgeSwitches(on, { inBrowser: true, remotes: [remote] })).toBe(on);
+  });
+
+  it('names no key for a remote judge saved without one (a local server)', () => {
+    const on = applyJudgeSwitches(config(), { inBrowser: false, remotes: [{ ...remote, hasKey: false }] });
+    expect(on.judge.judges[1]).toMatchObject({ id: 'gpt', api_key_env: null });
   });
 
   it('removes judges switched off and leaves the ones it does not manage alone', () => {
