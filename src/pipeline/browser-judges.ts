@@ -1,12 +1,9 @@
 /**
  * Judges on a page or in a worker of the browser app: the in-browser ONNX judge loaded from the app's
  * own assets (the shipped judge files and the onnxruntime-web wasm are emitted by Vite, so nothing is
- * fetched from elsewhere; onnxruntime-web is imported only when a model judge is built), and the
- * configured judges built one by one for the screens that show each judge's vote.
+ * fetched from elsewhere; onnxruntime-web is imported only when a model judge is built).
  */
-import type { JudgeConfig } from '../config/schema.ts';
-import { createJudges, type JudgeDeps } from '../judge/from-config.ts';
-import { noScore, type Judge } from '../judge/types.ts';
+import type { Judge } from '../judge/types.ts';
 
 const SHIPPED_JUDGE_PATH = 'models/judge';
 const SHIPPED_JUDGE = import.meta.glob('../../models/judge/{model.onnx,tokenizer.json,judge_config.json}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
@@ -34,20 +31,4 @@ export async function loadBrowserModelJudge(id: string, path: string): Promise<J
     assets = await judgeAssetsFromUrl(new URL(path, self.location.href).href);
   }
   return OnnxJudge.create(assets, { id, ort: { wasmPaths: ortWasmPaths } });
-}
-
-/**
- * Every configured judge, each built on its own: one that cannot be built (no key saved, model files
- * missing, a self-judge without a policy here) still takes part and votes null with the reason, so a
- * screen shows it instead of dropping it.
- */
-export async function buildEveryJudge(configs: JudgeConfig[], deps: JudgeDeps): Promise<Judge[]> {
-  return Promise.all(configs.map(async (config) => {
-    try {
-      return (await createJudges([config], deps))[0];
-    } catch (err) {
-      const reason = `could not be set up here: ${err instanceof Error ? err.message : String(err)}`;
-      return { id: config.id, score: async () => noScore(reason) } satisfies Judge;
-    }
-  }));
 }

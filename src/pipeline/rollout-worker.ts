@@ -7,9 +7,9 @@
 import type { JudgeConfig } from '../config/schema.ts';
 import { isSuccess, type JudgeVote, type SamplingParams, type Task, type Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { createJudges } from '../judge/from-config.ts';
 import { TrajectoryJudge } from '../judge/ensemble.ts';
 import type { Judge } from '../judge/types.ts';
+import { buildEveryJudge } from './every-judge.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Policy } from '../rollout/policy.ts';
@@ -72,7 +72,8 @@ export class RolloutWorkerCore {
     const key = JSON.stringify([chosen, job.min_votes]);
     let ensemble = this.ensembles.get(key);
     if (!ensemble) {
-      ensemble = createJudges(chosen, { evaluator: envEvaluator, policy: this.policy, ...this.deps }).then(
+      // A judge that cannot be set up votes null (the run counts and shows its failures) instead of failing every episode.
+      ensemble = buildEveryJudge(chosen, { evaluator: envEvaluator, policy: this.policy, ...this.deps }).then(
         (judges) => new TrajectoryJudge({ judges, minVotes: job.min_votes }),
       );
       this.ensembles.set(key, ensemble);

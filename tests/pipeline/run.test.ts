@@ -112,11 +112,13 @@ describe('the pipeline on worker_threads', () => {
     expect(await allTrajectories(store, runId, 'test')).toHaveLength(4);
   });
 
-  it('says how often a judge fails (a remote judge at a dead address) and goes on with the others', async () => {
+  it('says how often a judge fails (a dead address, a key never saved) and goes on with the others', async () => {
     const config = tinyConfig({ max_steps: 1, eval_interval: 10 });
+    const remote = { type: 'remote' as const, base_url: 'http://127.0.0.1:9/v1', model: 'none', temperature: 0, timeout_ms: 2000, max_concurrency: 1, max_retries: 0 };
     config.judge.judges = [
       { type: 'rule', id: 'rule' },
-      { type: 'remote', id: 'dead', base_url: 'http://127.0.0.1:9/v1', model: 'none', api_key_env: null, temperature: 0, timeout_ms: 2000, max_concurrency: 1, max_retries: 0 },
+      { ...remote, id: 'dead', api_key_env: null },
+      { ...remote, id: 'nokey', api_key_env: 'secret.nokey' },
     ];
     const run = createNodeRun({ store });
     const failures: Extract<RunEvent, { type: 'judge-failures' }>[] = [];
@@ -124,10 +126,13 @@ describe('the pipeline on worker_threads', () => {
     const runId = await run.start(config);
     await run.done();
     expect((await getRun(store, runId))?.status).toBe('completed');
-    // 1 update × 2 groups × 2 samples, each with a failed 'dead' vote; the counts grow and end at 4 of 4.
-    expect(failures.every((f) => f.judge_id === 'dead')).toBe(true);
-    expect(failures.at(-1)).toMatchObject({ failed: 4, total: 4 });
-    expect(failures.at(-1)!.last_reason).toMatch(/network error|fetch|ECONNREFUSED/i);
+    // 1 update × 2 groups × 2 samples, each with a failed vote from both; the counts grow and end at 4 of 4.
+    const last = (id: string) => failures.filter((f) => f.judge_id === id).at(-1);
+    expect(new Set(failures.map((f) => f.judge_id))).toEqual(new Set(['dead', 'nokey']));
+    expect(last('dead')).toMatchObject({ failed: 4, total: 4 });
+    expect(last('dead')!.last_reason).toMatch(/network error|fetch|ECONNREFUSED/i);
+    expect(last('nokey')).toMatchObject({ failed: 4, total: 4 });
+    expect(last('nokey')!.last_reason).toMatch(/could not be set up: .*no API key found under "secret.nokey"/);
     for (const t of await allTrajectories(store, runId, 'train')) {
       expect(t.votes.find((v) => v.judge_id === 'rule')?.score).not.toBeNull();
       expect(t.judge_score).not.toBeNull();
