@@ -29,6 +29,8 @@ export class TrajectoriesState {
   // eslint-disable-next-line svelte/prefer-svelte-reactivity
   private pending = new Set<number>();
   private generation = 0;
+  /** The rows the list last showed: a refresh reloads them itself (the list asks again only when its range changes). */
+  private shown: [number, number] = [0, PAGE_SIZE];
   private searchTimer: ReturnType<typeof setTimeout> | null = null;
 
   constructor(private readonly source: TrajectorySource) {}
@@ -81,6 +83,9 @@ export class TrajectoriesState {
       if (generation === this.generation) this.loading = false;
     }
     this.pageVersion++;
+    // Pages of the previous generation were dropped; with an unchanged count the list would not ask again
+    // and its rows would stay placeholders (a second visit, or a refresh while a run writes).
+    if (generation === this.generation) this.ensureRange(...this.shown);
   }
 
   row(index: number): TrajectoryRow | undefined {
@@ -90,6 +95,7 @@ export class TrajectoriesState {
 
   /** Called by the windowed list with the rows in view. */
   ensureRange = (start: number, end: number): void => {
+    this.shown = [start, end];
     for (let page = Math.floor(start / PAGE_SIZE); page <= Math.floor(Math.max(start, end - 1) / PAGE_SIZE); page++) void this.loadPage(page);
   };
 
