@@ -22,7 +22,8 @@
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
  *   and the deadline cannot interrupt it.
  * - CPU contention: the guest runs synchronously on the calling thread until its deadline (or the
- *   wall-clock backstop of 10× it, on a machine too starved to reach the deadline).
+ *   wall-clock backstop of 3× it, for a machine too starved to reach the deadline and for guests whose
+ *   single operations are long).
  * - The host stack: if `stackBytes` exceeded the host's native stack the host itself would overflow;
  *   that is why `stackBytes` above 128 KiB is refused. Should a host RangeError still escape from the
  *   wasm, the cached module is dropped and rebuilt on the next call, but the calling worker should be
