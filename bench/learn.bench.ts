@@ -10,6 +10,7 @@
  *
  *   npm run bench:learn                       # 15-minute training budget
  *   npm run bench:learn -- --minutes 3        # a quick look
+ *   npm run bench:learn -- --level 2          # every environment at level 2
  */
 import 'fake-indexeddb/auto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -29,10 +30,12 @@ import type { RunEvent } from '../src/pipeline/events.ts';
 import type { Policy } from '../src/rollout/policy.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
-const { values: args } = parseArgs({ options: { minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' } } });
+const { values: args } = parseArgs({ options: { minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' }, level: { type: 'string', default: '1' } } });
 const BUDGET_MS = Number(args.minutes) * 60_000;
 const ENVS = ['arith_tool', 'letter_count', 'text_reverse'];
 const ITEMS = Number(args.items);
+/** One difficulty level for every environment, in training and in the held-out evaluation. */
+const LEVEL = Number(args.level);
 /** The evaluation items: item i of an environment is generated from (EVAL_SEED, i), before and after alike. */
 const EVAL_SEED = 2024;
 
@@ -49,7 +52,7 @@ const { config, errors } = validateRunConfig({
   safety: { enabled: false },
   curriculum: { enabled: false },
   trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 3 },
-  tasks: { environments: ENVS, difficulty_range: [1, 1], eval_items: ITEMS },
+  tasks: { environments: ENVS, difficulty_range: [LEVEL, LEVEL], eval_items: ITEMS },
 });
 if (!config) throw new Error(JSON.stringify(errors));
 
@@ -63,7 +66,7 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
 async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
-  const results = await evaluatePolicy(policy, ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3 });
+  const results = await evaluatePolicy(policy, ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [LEVEL], concurrency: 16, maxSteps: 3 });
   console.log(label);
   for (const r of results) console.log(`  ${r.env}: ${show(rate(r))} of ${r.n}`);
   return results;
@@ -71,7 +74,7 @@ async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
 
 console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 const blind = new Map<string, BlindResult>();
-for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), 1, { items: ITEMS, seed: EVAL_SEED }));
+for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVEL, { items: ITEMS, seed: EVAL_SEED }));
 for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${pct(b.success)} (${b.policy})`);
 
 await initBackend();
@@ -105,7 +108,7 @@ const envs = ENVS.map((env) => {
   const b = rate(before.find((r) => r.env === env)!);
   const a = rate(after.find((r) => r.env === env)!);
   const blindBest = blind.get(env)!;
-  return { env, items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
+  return { env, level: LEVEL, items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
 });
 const result = {
   benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadavg(), load_average_end_of_training: loadDuring,
@@ -118,6 +121,7 @@ writeFileSync('bench/results/learn.svg', lineChartSvg({
   xLabel: 'update',
   series: [
     { name: 'mean reward (train batch)', points: curve.map((c) => [c.step, c.reward]) },
+    { name: 'success rate (train batch)', points: curve.map((c) => [c.step, c.success]) },
     ...envs.map((e) => ({ name: `${e.env} held-out success`, points: [[0, e.before.success], [curve.length, e.after.success]] as [number, number][] })),
   ],
 }));
