@@ -66,7 +66,7 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
 async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
-  const results = await evaluatePolicy(policy, ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [LEVEL], concurrency: 16, maxSteps: 3 });
+  const results = await evaluatePolicy(policy, ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [LEVEL], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000 });
   console.log(label);
   for (const r of results) console.log(`  ${r.env}: ${show(rate(r))} of ${r.n}`);
   return results;

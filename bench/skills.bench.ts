@@ -28,6 +28,8 @@ const { values: args } = parseArgs({ options: { items: { type: 'string', default
 const ENVS = ['arith_tool', 'letter_count', 'text_reverse'];
 const ITEMS = Number(args.items);
 const EVAL_SEED = 2024;
+/** Success rates, not speed, are measured here: a generous tool deadline keeps a busy machine from changing them. */
+const SLOW_MACHINE_TOOL_MS = 15_000;
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const withInterval = (r: EvalResult) => ({ success: r.success, ci95: wilsonInterval(Math.round(r.success * r.n), r.n) });
@@ -36,12 +38,12 @@ console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 await initBackend();
 const { model, tokenizer } = await loadHfModel(resolveModelPath('spindle-base'));
 const policy = (id: string) => new EnginePolicy(id, tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
-const heldOut = () => evaluatePolicy(policy('eval'), ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3 });
+const heldOut = () => evaluatePolicy(policy('eval'), ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3, toolTimeoutMs: SLOW_MACHINE_TOOL_MS });
 
 const before = await heldOut();
 const collected: Trajectory[] = [];
 await evaluatePolicy(policy('collect'), ENVS.map(getEnvironment), {
-  split: 'train', items: Number(args.collect), seed: 7, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature: 1 },
+  split: 'train', items: Number(args.collect), seed: 7, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature: 1 }, toolTimeoutMs: SLOW_MACHINE_TOOL_MS,
   onEpisode: (t) => collected.push(t),
 });
 const skills = skillsFromTrajectories(collected, { describe: (env) => getEnvironment(env).description });
