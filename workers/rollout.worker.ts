@@ -24,9 +24,9 @@ const boot: RolloutWorkerBoot = {
       tokenizer ? HfTokenizer.fromJson(tokenizer.json, tokenizer.config, { eosTokenId: tokenizer.eosTokenId }) : undefined,
     );
   },
-  runEpisode(job) {
+  runEpisode(job, onEvent) {
     if (!api) throw new Error('This rollout worker was asked for an episode before init(); the engine must call init first.');
-    return api.runEpisode(job);
+    return api.runEpisode(job, onEvent);
   },
 };
 

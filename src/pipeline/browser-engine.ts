@@ -4,7 +4,7 @@
  *
  * A facade over three jobs: the tfjs backend (backend-supervisor.ts), the models and which one each use
  * gets (model-shelf.ts), and here the run control (one run per tab, its tab lock), playground episodes
- * with the local policy, and merged-weights exports. A WebGPU device loss switches to wasm, says so, and
+ * (each in a rollout worker, like a run's), and merged-weights exports. A WebGPU device loss switches to wasm, says so, and
  * resumes an interrupted run from its last checkpoint (every finished trajectory is already in the store).
  * Judges come only from the run's config: the engine reads no UI setting.
  *
@@ -14,7 +14,6 @@
 import * as Comlink from 'comlink';
 import type { RunConfig } from '../config/schema.ts';
 import type { Trajectory } from '../contracts.ts';
-import { getEnvironment } from '../envs/registry.ts';
 import { checkAdapterTensors, mergedModelFiles, zipFiles } from '../export/peft.ts';
 import type { BackendChoice } from '../model/backend.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
@@ -22,12 +21,11 @@ import { toHfConfig } from '../model/config.ts';
 import { HfTokenizer } from '../model/hf-tokenizer.ts';
 import { readSafetensors } from '../model/safetensors.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
-import { runEpisode } from '../rollout/episode.ts';
-import { LocalPolicy } from '../rollout/local-policy.ts';
 import type { Store } from '../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';
 import type { EngineDeps, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
 import type { RunEvent, RunListener } from './events.ts';
+import { PlaygroundEpisodes } from './play-episode.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import { PipelineRun } from './run.ts';
 import { readSecrets } from './secrets.ts';
@@ -46,11 +44,12 @@ export class Engine {
   private run: PipelineRun | null = null;
   private unsubscribeRun: (() => void) | null = null;
   private runState: { id: string; config: RunConfig; status: string } | null = null;
-  private readonly episodes = new Map<string, AbortController>();
+  private readonly episodes: PlaygroundEpisodes;
 
   constructor(private readonly deps: EngineDeps) {
     this.backend = new BackendSupervisor(deps, deps.cores, (reason) => void this.onDeviceLost(reason));
     this.shelf = new ModelShelf(deps);
+    this.episodes = new PlaygroundEpisodes((generator, tokenizer) => deps.spawnWorker(-1, generator, {}, tokenizer && tokenizerSpec(tokenizer)));
   }
 
   /**
@@ -179,29 +178,14 @@ export class Engine {
     }
   }
 
-  /** One playground episode with the local policy, streaming text and steps through `onEvent`. */
+  /** One playground episode in a rollout worker of its own (play-episode.ts), streaming text and steps through `onEvent`. */
   async playEpisode(request: PlayRequest, onEvent: (event: PlayEvent) => void): Promise<Trajectory> {
     await this.init();
-    const { model, tokenizer } = await this.shelf.policy();
-    const controller = new AbortController();
-    this.episodes.set(request.episodeId, controller);
-    try {
-      return await runEpisode({
-        policy: new LocalPolicy(model, tokenizer, { id: 'local' }),
-        env: getEnvironment(request.task.env), task: request.task, seed: request.seed,
-        sampling: request.sampling, maxSteps: request.maxSteps, runId: request.runId ?? null,
-        groupId: request.groupId, signal: controller.signal,
-        onEvent: (event) => {
-          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result') onEvent(event);
-        },
-      });
-    } finally {
-      this.episodes.delete(request.episodeId);
-    }
+    return this.episodes.play(request, request.policy === 'expert' ? null : await this.shelf.policy(), onEvent);
   }
 
   cancelEpisode(episodeId: string): void {
-    this.episodes.get(episodeId)?.abort(new DOMException('The episode was cancelled.', 'AbortError'));
+    this.episodes.cancel(episodeId);
   }
 
   private openStore(): Promise<Store> {

@@ -7,6 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import * as Comlink from 'comlink';
 import type { Trajectory } from '../contracts.ts';
+import type { EpisodeEvent } from '../rollout/events.ts';
 import { initBackend, probeEnvironment, type BackendChoice } from '../model/backend.ts';
 import { tfjsWasmPaths } from '../model/wasm-paths.ts';
 import { openStore } from '../store/index.ts';
@@ -21,7 +22,7 @@ import type { WorkerHandle } from './worker-pool.ts';
 /** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
 export interface RolloutWorkerBoot {
   init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): void;
-  runEpisode(job: EpisodeJob): Promise<Trajectory>;
+  runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory>;
 }
 
 /**
@@ -69,7 +70,7 @@ function webgpuDeviceLost(): Promise<string> | null {
  */
 function spawnWebRolloutWorker(
   index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
-): WorkerHandle<EpisodeJob, Trajectory> {
+): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> {
   const channel = new MessageChannel();
   Comlink.expose(generator, channel.port1);
   const worker = new Worker(new URL('../../workers/rollout.worker.ts', import.meta.url), { type: 'module', name: `rollout-${index}` });
@@ -82,9 +83,9 @@ function spawnWebRolloutWorker(
   });
   worker.addEventListener('messageerror', () => crashed(new Error('a message from the rollout worker could not be read')));
   return {
-    run: async (job) => {
+    run: async (job, onEvent) => {
       await ready;
-      return remote.runEpisode(job);
+      return remote.runEpisode(job, onEvent && Comlink.proxy(onEvent));
     },
     terminate: () => {
       crashed = () => {};

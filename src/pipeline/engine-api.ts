@@ -8,6 +8,8 @@ import type { FileSource } from '../model/hf.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { BackendDeps } from './backend-supervisor.ts';
+
+export type { BackendChoice } from '../model/backend.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
@@ -30,7 +32,7 @@ export interface EngineDeps extends BackendDeps {
    * A rollout worker; `secrets` are the remote judges' keys (settings `secret.<name>`), `tokenizer`
    * the run model's HF tokenizer (null: the byte tokenizer).
    */
-  spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): WorkerHandle<EpisodeJob, Trajectory>;
+  spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
   /** The files of an HF folder at `url` (default: plain fetch; the browser also treats an SPA's index.html as absent). */
   urlFiles?(url: string): FileSource;
   cores: number;
@@ -41,8 +43,10 @@ export interface EngineDeps extends BackendDeps {
 }
 
 export interface PlayRequest {
-  /** Chosen by the caller, so it can `cancelEpisode` it. */
+  /** Chosen by the caller, so it can `cancelEpisode` it; also the trajectory's id. */
   episodeId: string;
+  /** `local`: the engine's local policy model; `expert`: the environment's scripted expert. */
+  policy: 'local' | 'expert';
   task: Task;
   seed: number;
   sampling?: SamplingParams;

@@ -12,6 +12,7 @@ import type { RunConfig } from '../config/schema.ts';
 import type { Trajectory } from '../contracts.ts';
 import { initBackend } from '../model/backend.ts';
 import { loadHfModel } from '../model/hf.ts';
+import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
@@ -35,7 +36,7 @@ export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['load
 }
 
 /** A rollout worker_thread; `thread` is exposed so tests (and a hung-worker watchdog) can kill it outright. */
-export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local'): WorkerHandle<EpisodeJob, Trajectory> & { thread: Worker } {
+export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local'): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> & { thread: Worker } {
   const channel = new MessageChannel();
   Comlink.expose(generator, nodeEndpoint(channel.port1));
   const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId }, transferList: [channel.port2] });
@@ -46,7 +47,7 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
   worker.on('exit', (code) => crashed(new Error(`exited unexpectedly (code ${code})`)));
   return {
     thread: worker,
-    run: (job) => api.runEpisode(job),
+    run: (job, onEvent) => api.runEpisode(job, onEvent && Comlink.proxy(onEvent)),
     terminate: () => {
       crashed = () => {};
       channel.port1.close();

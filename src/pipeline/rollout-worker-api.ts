@@ -7,16 +7,28 @@
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import type { Trajectory } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { EpisodeEvent } from '../rollout/events.ts';
 import { EnginePolicy, type RemoteGenerator } from './generation.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
 
 export interface RolloutWorkerApi {
-  runEpisode(job: EpisodeJob): Promise<Trajectory>;
+  /**
+   * `onEvent` (a comlink proxy across the boundary) streams the episode as it runs; runs pass none.
+   * Its calls travel on a port of their own, so the result waits until every one was delivered.
+   */
+  runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => unknown): Promise<Trajectory>;
 }
 
 export function createRolloutWorkerApi(
   generator: RemoteGenerator, policyId: string, deps: JudgingDeps = {}, tokenizer: TextTokenizer = new ByteTokenizer(),
 ): RolloutWorkerApi {
   const core = new RolloutWorkerCore(new EnginePolicy(policyId, tokenizer, generator), deps);
-  return { runEpisode: (job) => core.runEpisode(job) };
+  return {
+    async runEpisode(job, onEvent) {
+      const deliveries: unknown[] = [];
+      const trajectory = await core.runEpisode(job, onEvent && ((event) => void deliveries.push(onEvent(event))));
+      await Promise.all(deliveries);
+      return trajectory;
+    },
+  };
 }

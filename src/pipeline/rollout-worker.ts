@@ -1,6 +1,7 @@
 /**
  * What a rollout worker does with one job: run the episode (the agent loop and its QuickJS sandbox)
- * with a policy that asks the engine for tokens, then judge it with the run's judges. Lives in a web
+ * with a policy that asks the engine for tokens (or the environment's scripted expert), then judge it
+ * with the run's judges. Runs, `spindle collect` and the Playground all send their episodes here. Lives in a web
  * worker or a Node worker_thread (workers/rollout.*.ts) so that a sandbox that takes its host down takes
  * only this worker; tests call it directly.
  */
@@ -13,6 +14,7 @@ import { buildEveryJudge } from './every-judge.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Policy } from '../rollout/policy.ts';
+import { ScriptedPolicy } from '../rollout/scripted-policy.ts';
 
 export interface EpisodeJob {
   /** Fixed by the scheduler, so an episode re-run after a worker crash keeps its id (no duplicates). */
@@ -24,8 +26,13 @@ export interface EpisodeJob {
   sampling: SamplingParams;
   max_steps: number;
   tool_timeout_ms: number;
-  /** `configured`: the run's judges and their trimmed mean; `env`: the environment's own score only (evaluation). */
-  judging: 'configured' | 'env';
+  /** `model` (default): the worker's engine-backed policy; `expert`: the environment's scripted expert (demonstrations, the Playground). */
+  policy?: 'model' | 'expert';
+  /**
+   * `configured`: the run's judges and their trimmed mean; `env`: the environment's own score only
+   * (evaluation); `none`: unjudged (the Playground judges as a step of its own).
+   */
+  judging: 'configured' | 'env' | 'none';
   judges: JudgeConfig[];
   n_judges: number | null;
   min_votes: number;
@@ -49,11 +56,21 @@ export class RolloutWorkerCore {
 
   async runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory> {
     const env = getEnvironment(job.task.env);
+    let policy = this.policy;
+    let maxSteps = job.max_steps;
+    if (job.policy === 'expert') {
+      if (!env.expert) throw new Error(`Environment "${env.name}" has no scripted expert.`);
+      const turns = env.expert(job.task);
+      // Small pieces, so a watched expert episode streams like a model's.
+      policy = new ScriptedPolicy({ id: `expert:${env.name}`, turns, tokenizer: this.policy.tokenizer, pieceChars: 3 });
+      maxSteps = Math.max(maxSteps, turns.length);
+    }
     const trajectory = await runEpisode({
-      policy: this.policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps: job.max_steps,
+      policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps,
       toolTimeoutMs: job.tool_timeout_ms, groupId: job.group_id, runId: job.run_id, onEvent,
     });
     const withId = { ...trajectory, id: job.trajectory_id };
+    if (job.judging === 'none') return withId;
     if (job.judging === 'env') {
       const started = performance.now();
       const score = await env.evaluate(job.task, withId);

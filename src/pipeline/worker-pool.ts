@@ -5,8 +5,9 @@
  * Generic over the worker kind: web workers, Node worker_threads, or in-process fakes in tests.
  */
 
-export interface WorkerHandle<J, R> {
-  run(job: J): Promise<R>;
+export interface WorkerHandle<J, R, E = unknown> {
+  /** `onEvent` hears the job's progress (the Playground streams an episode); the pool passes none. */
+  run(job: J, onEvent?: (event: E) => void): Promise<R>;
   terminate(): void;
   /** Registers a callback for a crash outside any job call (the worker's `error` event). */
   onCrash(callback: (error: Error) => void): void;

@@ -1,6 +1,6 @@
 import { mount } from 'svelte';
 import App from './App.svelte';
 import './app.css';
-import '../store/debug-hook.ts';
+import '../pipeline/app/debug-hook.ts';
 
 mount(App, { target: document.getElementById('app')! });

@@ -1,4 +1,4 @@
-import type { BackendChoice } from '../model/backend.ts';
+import type { BackendChoice } from '../pipeline/engine-api.ts';
 import { getEngine, onEngineCrash, watchEngineBackend } from './sources/real/engine-client.ts';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
-import type { SpindleStoreHook } from '../../src/store/debug-hook.ts';
+import type { SpindleStoreHook } from '../../src/pipeline/app/debug-hook.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
 
 type Hooked = { __spindleStore: SpindleStoreHook };

@@ -14,6 +14,7 @@ import { initBackend } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
+import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
 
@@ -36,7 +37,8 @@ function engine(): Engine {
     openStore: async () => store,
     loadModel: async (base) => loadHfModel(base),
     baseModelMissing: () => 'no shipped model in this test',
-    spawnWorker: () => { throw new Error('no runs in this test'); },
+    // Playground episodes run in a rollout worker, as a run's do.
+    spawnWorker: (index, generator) => spawnNodeRolloutWorker(index, generator),
     cores: 1,
   });
 }
@@ -56,7 +58,7 @@ describe('importing a Hugging Face model into the engine', () => {
     const info = await e.importModel({ files: modelFiles() });
     expect(info).toMatchObject({ name: 'tiny-test', base_model: 'imported:tiny-test', family: 'llama' });
     expect(e.policyStatus()).toEqual({ unavailable: null, label: 'the imported model tiny-test' });
-    const trajectory = await e.playEpisode({ episodeId: 'p', task: getEnvironment('arith_tool').generate(2, 1, 'train'), seed: 1,
+    const trajectory = await e.playEpisode({ episodeId: 'p', policy: 'local', task: getEnvironment('arith_tool').generate(2, 1, 'train'), seed: 1,
       sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 6 }, maxSteps: 1 }, () => {});
     expect(trajectory.token_count).toBeGreaterThan(0);
 

@@ -90,7 +90,7 @@ describe('the engine (what the engine web worker exposes)', () => {
     expect(status.label).toContain('engine-test');
     const task = getEnvironment('arith_tool').generate(5, 1, 'train');
     const pieces: PlayEvent[] = [];
-    const trajectory = await engine.playEpisode({ episodeId: 'e1', task, seed: 3, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 12 }, maxSteps: 1 }, (e) => pieces.push(e));
+    const trajectory = await engine.playEpisode({ episodeId: 'e1', policy: 'local', task, seed: 3, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 12 }, maxSteps: 1 }, (e) => pieces.push(e));
     expect(trajectory.model_id).toBe('local');
     expect(trajectory.token_count).toBeGreaterThan(0);
     const streamed = pieces.filter((e) => e.type === 'text').map((e) => (e as { piece: string }).piece).join('');
@@ -100,10 +100,31 @@ describe('the engine (what the engine web worker exposes)', () => {
   it('cancels a playground episode on request', async () => {
     const engine = makeEngine({ baseModelMissing: () => null, loadModel: async () => loadHfModel(modelDir) });
     const task = getEnvironment('arith_tool').generate(6, 1, 'train');
-    const playing = engine.playEpisode({ episodeId: 'e2', task, seed: 2, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 } }, (event) => {
+    const playing = engine.playEpisode({ episodeId: 'e2', policy: 'local', task, seed: 2, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 } }, (event) => {
       if (event.type === 'text') engine.cancelEpisode('e2');
     });
     await expect(playing).rejects.toMatchObject({ name: 'AbortError' });
+  });
+
+  it('plays the scripted expert in a rollout worker of its own, without loading a model, unjudged', async () => {
+    const spawned: number[] = [];
+    const engine = makeEngine({
+      loadModel: () => Promise.reject(new Error('the expert needs no model')),
+      spawnWorker: (index, generator) => {
+        spawned.push(index);
+        return spawnNodeRolloutWorker(index, generator);
+      },
+    });
+    const task = getEnvironment('arith_tool').generate(7, 1, 'train');
+    const events: PlayEvent[] = [];
+    const trajectory = await engine.playEpisode({ episodeId: 'x1', policy: 'expert', task, seed: 1 }, (e) => events.push(e));
+    expect(spawned).toHaveLength(1);
+    expect(trajectory).toMatchObject({ id: 'x1', model_id: 'expert:arith_tool', judge_score: null, votes: [] });
+    expect(trajectory.steps.length).toBeGreaterThan(0);
+    // Every streamed event arrived before the result: the text pieces spell the expert's turns, and each tool result came as a step.
+    const text = events.filter((e) => e.type === 'text').map((e) => (e as { piece: string }).piece).join('');
+    expect(text).toContain('<tool_call>');
+    expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(trajectory.steps.length);
   });
 
   it('falls back to wasm after a WebGPU device loss, says so, and resumes the run from its checkpoint', async () => {

@@ -1,9 +1,16 @@
 /**
  * The data sources behind each screen. `?demo` gives made-up data (every screen visible without a
- * model or stored runs); otherwise the real modules: envs + rollout + judges for the playground,
- * IndexedDB for trajectories, judges, models and the lesson. Training runs and the playground's local
- * model go to the engine web worker (real/engine-client.ts).
+ * model or stored runs); otherwise each screen's operations from src/pipeline/app over this page's
+ * store, with the engine web worker (real/engine-client.ts) for runs, the playground's episodes, model
+ * imports and merged exports. Sources hold no domain logic of their own.
  */
+import { judgeOperations } from '../../pipeline/app/judges.ts';
+import { latestLesson } from '../../pipeline/app/learn.ts';
+import { modelOperations } from '../../pipeline/app/models.ts';
+import { pageStore } from '../../pipeline/app/page-store.ts';
+import { playgroundOperations } from '../../pipeline/app/playground.ts';
+import { trainOperations } from '../../pipeline/app/train.ts';
+import { trajectoryOperations } from '../../pipeline/app/trajectories.ts';
 import type { JudgesSource } from '../screens/judges/source.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { ModelsSource } from '../screens/models/source.ts';
@@ -11,12 +18,7 @@ import type { PlaygroundSource } from '../screens/playground/source.ts';
 import type { TrainSource } from '../screens/train/train.svelte.ts';
 import type { TrajectorySource } from '../screens/trajectories/source.ts';
 import { createDemoSources } from './demo.ts';
-import { createJudgesSource } from './real/judges.ts';
-import { createLearnSource } from './real/learn.ts';
-import { createModelsSource } from './real/models.ts';
-import { createPlaygroundSource } from './real/playground.ts';
-import { createTrainSource } from './real/train.ts';
-import { createTrajectorySource } from './real/trajectories.ts';
+import { engineRunController, getEngine } from './real/engine-client.ts';
 
 export interface AppSources {
   playground: PlaygroundSource;
@@ -33,12 +35,13 @@ function isDemo(): boolean {
 
 export function createAppSources(): AppSources {
   if (isDemo()) return createDemoSources();
+  const engine = () => getEngine().engine;
   return {
-    playground: createPlaygroundSource(),
-    train: createTrainSource(),
-    trajectories: createTrajectorySource(),
-    judges: createJudgesSource(),
-    models: createModelsSource(),
-    learn: createLearnSource(),
+    playground: playgroundOperations(pageStore, engine),
+    train: { controller: engineRunController(), ...trainOperations(pageStore) },
+    trajectories: trajectoryOperations(pageStore),
+    judges: judgeOperations(pageStore),
+    models: modelOperations(pageStore, engine),
+    learn: { latest: async () => latestLesson(await pageStore()), subscribe: () => () => {} },
   };
 }

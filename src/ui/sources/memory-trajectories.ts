@@ -1,6 +1,6 @@
 /** A TrajectorySource over an in-memory array: for tests, the demo, and trajectories not yet stored. */
 import type { Trajectory } from '../../contracts.ts';
-import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../screens/trajectories/filter.ts';
+import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../../pipeline/app/trajectory-filter.ts';
 import type { TokenDetail, TrajectorySource } from '../screens/trajectories/source.ts';
 
 export class MemoryTrajectorySource implements TrajectorySource {

@@ -3,7 +3,7 @@
  * of the six steps the reader is on, and the numbers each step shows, computed with the trainer's
  * own advantage math.
  */
-import { clippedObjective, groupStats } from '../../lib/group-stats.ts';
+import { clippedObjective, groupStats } from '../../../pipeline/app/group-stats.ts';
 import { errorMessage } from '../../lib/format.ts';
 import { EXAMPLE_BATCH } from './example.ts';
 import type { LearnSource, LessonBatch } from './source.ts';

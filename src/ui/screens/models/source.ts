@@ -1,4 +1,7 @@
 /** What the Models & export screen needs: model cards, checkpoints, imports, exports, storage. */
+import type { ExportFile, ExportKind, ExportTarget, Progress } from '../../../pipeline/app/models.ts';
+
+export type { ExportFile, ExportKind, ExportTarget, Progress };
 
 export interface ModelCardText {
   name: string;
@@ -18,18 +21,6 @@ export interface CheckpointInfo {
   evals: Record<string, number>;
 }
 
-export type ExportKind = 'adapter-zip' | 'merged-weights' | 'dataset-jsonl' | 'dataset-parquet' | 'dataset-atropos';
-
-export interface ExportTarget {
-  checkpointId?: string;
-  runId?: string;
-}
-
-export interface ExportFile {
-  filename: string;
-  blob: Blob;
-}
-
 export interface StoredRun {
   id: string;
   name: string;
@@ -47,7 +38,6 @@ export interface StorageUse {
   runs: StoredRun[];
 }
 
-export type Progress = (done: number, total: number | null) => void;
 
 export interface ModelsSource {
   modelCards(): Promise<ModelCardText[]>;

@@ -5,7 +5,7 @@
  */
 import type { Task, Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
-import { groupStats, type GroupStats } from '../../lib/group-stats.ts';
+import { groupStats, type GroupStats } from '../../../pipeline/app/group-stats.ts';
 import { LiveEpisode } from './live-episode.svelte.ts';
 import type { EnvironmentInfo, PlaygroundSource, PolicyOption } from './source.ts';
 

@@ -3,7 +3,10 @@
  * loop with the local or a remote policy) and the judges. The app wires the real modules; tests and
  * the demo pass their own.
  */
-import type { JudgeVote, Task, Trajectory, TrajectoryStep } from '../../../contracts.ts';
+import type { JudgeVote, Task, Trajectory } from '../../../contracts.ts';
+import type { PlaygroundEvent as EpisodeEvent } from '../../../pipeline/app/playground.ts';
+
+export type { EpisodeEvent };
 
 export interface EnvironmentInfo {
   id: string;
@@ -20,7 +23,6 @@ export interface PolicyOption {
   unavailable: string | null;
 }
 
-export type EpisodeEvent = { type: 'text'; piece: string } | { type: 'step'; step: TrajectoryStep };
 
 export interface EpisodeRequest {
   task: Task;

@@ -1,7 +1,7 @@
 /** What the trajectory explorer reads: stored trajectories, paged and filtered, and token detail. */
 import type { Trajectory } from '../../../contracts.ts';
 import type { TokenPiece } from '../../lib/tokens.ts';
-import type { TrajectoryFilter, TrajectoryRow } from './filter.ts';
+import type { TrajectoryFilter, TrajectoryRow } from '../../../pipeline/app/trajectory-filter.ts';
 
 export interface TokenDetail {
   pieces: TokenPiece[];

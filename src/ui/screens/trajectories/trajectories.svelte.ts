@@ -4,7 +4,7 @@
  */
 import type { Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
-import { EMPTY_FILTER, type TrajectoryFilter, type TrajectoryRow } from './filter.ts';
+import { EMPTY_FILTER, type TrajectoryFilter, type TrajectoryRow } from '../../../pipeline/app/trajectory-filter.ts';
 import type { RunLabel, TokenDetail, TrajectorySource } from './source.ts';
 
 const PAGE_SIZE = 50;

@@ -1,15 +1,16 @@
 /**
  * The page's side of the engine web worker (workers/engine.worker.ts): one per tab, started on first
  * use with the page's `?backend=` choice and core count. Gives the Train screen a RunController, the
- * status strip the backend actually used for training, and the playground its local policy.
+ * status strip the backend actually used for training, and the playground its episodes (in rollout
+ * workers of the engine). Transport only: what the calls do is src/pipeline.
  *
  * Events from the worker arrive through one comlink proxy and fan out to local listeners, so
  * `subscribe` stays synchronous like the RunController interface wants.
  */
 import * as Comlink from 'comlink';
 import type { RunConfig } from '../../../config/schema.ts';
-import type { BackendChoice } from '../../../model/backend.ts';
 import type { Engine } from '../../../pipeline/browser-engine.ts';
+import type { BackendChoice } from '../../../pipeline/engine-api.ts';
 import type { RunController, RunEvent, RunListener } from '../../../pipeline/events.ts';
 
 export type EngineRemote = Comlink.Remote<Engine>;

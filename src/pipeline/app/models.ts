@@ -1,24 +1,43 @@
 /**
- * Models & export over IndexedDB and src/export: model cards shipped in models/, checkpoints of every
- * run, storage figures, dataset exports (chat JSONL, Parquet, Atropos JSONL), PEFT adapter zips,
- * imports, and run deletion. Importing a Hugging Face model and exporting merged weights go to the
- * engine worker, which holds the models (src/pipeline/browser-engine.ts).
+ * The Models & export screen's operations over the store and src/export: model cards shipped in
+ * models/, checkpoints of every run, storage figures, dataset exports (chat JSONL, Parquet, Atropos
+ * JSONL), PEFT adapter zips, imports, and run deletion. Importing a Hugging Face model and exporting
+ * merged weights go to the engine, which holds the models (browser-engine.ts); `engine` reaches it.
  */
 import * as Comlink from 'comlink';
-import { readAdapter } from '../../../export/peft.ts';
-import { checkpointAdapter, checkpointAdapterZip } from '../../../pipeline/adapter-export.ts';
-import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../../export/index.ts';
+import { readAdapter } from '../../export/peft.ts';
+import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../export/index.ts';
 import {
-  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type TrajectoryFilter,
-} from '../../../store/index.ts';
-import { DEFAULT_CONFIG } from '../../../config/schema.ts';
-import { writeSafetensors } from '../../../model/safetensors.ts';
-import type { CheckpointInfo, ExportFile, ModelsSource, Progress } from '../../screens/models/source.ts';
-import { getEngine } from './engine-client.ts';
-import { getStore } from './store-handle.ts';
+  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type Store, type TrajectoryFilter,
+} from '../../store/index.ts';
+import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { writeSafetensors } from '../../model/safetensors.ts';
+import { checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
+import type { MergeRequest } from '../engine-api.ts';
+import type { ModelImportSource } from '../model-shelf.ts';
+
+export type ExportKind = 'adapter-zip' | 'merged-weights' | 'dataset-jsonl' | 'dataset-parquet' | 'dataset-atropos';
+
+export interface ExportTarget {
+  checkpointId?: string;
+  runId?: string;
+}
+
+export interface ExportFile {
+  filename: string;
+  blob: Blob;
+}
+
+export type Progress = (done: number, total: number | null) => void;
+
+/** The engine calls these operations need (the engine worker's remote on the page). */
+export interface ModelEngine {
+  importModel(source: ModelImportSource): Promise<{ name: string }>;
+  mergedModelZip(request: MergeRequest): Promise<Uint8Array>;
+}
 
 // Shipped model cards, bundled as text at build time.
-const CARDS = import.meta.glob('../../../../models/*/README.md', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
+const CARDS = import.meta.glob('../../../models/*/README.md', { query: '?raw', import: 'default', eager: true }) as Record<string, string>;
 const IMPORTED_RUN = 'imported';
 
 const stamp = () => new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
@@ -41,12 +60,12 @@ function heldOutAt(evaluations: EvaluationRecord[], step: number): Record<string
   return out;
 }
 
-export function createModelsSource(): ModelsSource {
+export function modelOperations(getStore: () => Promise<Store>, engine: () => ModelEngine) {
   return {
     async modelCards() {
       return Object.entries(CARDS).map(([path, readme]) => ({ name: path.split('/').slice(-2)[0], readme }));
     },
-    async checkpoints(): Promise<CheckpointInfo[]> {
+    async checkpoints() {
       const store = await getStore();
       const runs = await listRuns(store);
       const lists = await Promise.all(runs.map(async (run) => {
@@ -69,22 +88,22 @@ export function createModelsSource(): ModelsSource {
         }))),
       };
     },
-    async importModelFromUrl(url, onProgress, signal) {
+    async importModelFromUrl(url: string, onProgress: Progress, signal: AbortSignal) {
       onProgress(0, null);
-      const { name } = await getEngine().engine.importModel({ url });
+      const { name } = await engine().importModel({ url });
       signal.throwIfAborted();
       return name;
     },
-    async importModelFromFiles(files, onProgress, signal) {
+    async importModelFromFiles(files: File[], onProgress: Progress, signal: AbortSignal) {
       const total = files.reduce((n, f) => n + f.size, 0);
       onProgress(0, total);
       // Files are Blobs: they cross to the worker by reference, and it reads only what the import needs.
-      const { name } = await getEngine().engine.importModel({ files: Object.fromEntries(files.map((f) => [f.name, f as Blob])) });
+      const { name } = await engine().importModel({ files: Object.fromEntries(files.map((f) => [f.name, f as Blob])) });
       signal.throwIfAborted();
       onProgress(total, total);
       return name;
     },
-    async exportItem(kind, target, onProgress, signal): Promise<ExportFile> {
+    async exportItem(kind: ExportKind, target: ExportTarget, onProgress: Progress, signal: AbortSignal): Promise<ExportFile> {
       const store = await getStore();
       const filter: TrajectoryFilter = target.runId ? { run_id: target.runId } : {};
       const name = target.runId ?? 'all-runs';
@@ -120,7 +139,7 @@ export function createModelsSource(): ModelsSource {
           const baseModel = (run ? run.config.model.base_model : peft.base_model_name_or_path) || DEFAULT_CONFIG.model.base_model;
           onProgress(0, null);
           const adapter = new Uint8Array(cp.adapter.slice(0));
-          const zip = await getEngine().engine.mergedModelZip(Comlink.transfer({ baseModel, adapter, peft }, [adapter.buffer]));
+          const zip = await engine().mergedModelZip(Comlink.transfer({ baseModel, adapter, peft }, [adapter.buffer]));
           signal.throwIfAborted();
           onProgress(zip.length, zip.length);
           const label = (run?.name ?? cp.run_id).replace(/[^\w.-]+/g, '-');
@@ -128,7 +147,7 @@ export function createModelsSource(): ModelsSource {
         }
       }
     },
-    async importAdapter(file, onProgress) {
+    async importAdapter(file: File, onProgress: Progress) {
       const bytes = new Uint8Array(await file.arrayBuffer());
       onProgress(bytes.length, bytes.length);
       const { config, tensors } = readAdapter(bytes, file.name);
@@ -137,13 +156,13 @@ export function createModelsSource(): ModelsSource {
       if (!(await getRun(store, IMPORTED_RUN))) await createRun(store, { ...DEFAULT_CONFIG, name: 'imported adapters' }, { id: IMPORTED_RUN });
       return saveCheckpoint(store, { run_id: IMPORTED_RUN, step: 0, adapter: weights.slice().buffer, optimizer: null, meta: { file: file.name, peft: config as unknown as Record<string, unknown> } });
     },
-    async importDataset(file, onProgress) {
+    async importDataset(file: File, onProgress: Progress) {
       const data = new Uint8Array(await file.arrayBuffer());
       onProgress(data.length, data.length);
       const result = await importTrajectories(await getStore(), { name: file.name, data });
       return { trajectories: result.added };
     },
-    async deleteRun(runId) {
+    async deleteRun(runId: string) {
       await deleteRun(await getStore(), runId);
     },
   };

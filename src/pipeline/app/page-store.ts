@@ -1,9 +1,9 @@
 /** One IndexedDB connection for the whole page, opened on first use. */
-import { openStore, type Store } from '../../../store/index.ts';
+import { openStore, type Store } from '../../store/index.ts';
 
 let opening: Promise<Store> | null = null;
 
-export function getStore(): Promise<Store> {
+export function pageStore(): Promise<Store> {
   opening ??= openStore({
     onVersionChange: () => alert('Spindle was updated in another tab. Reload this page to keep saving.'),
   }).catch((err: unknown) => {

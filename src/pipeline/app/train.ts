@@ -1,27 +1,21 @@
 /**
- * Training runs go through the engine web worker (src/ui/sources/real/engine-client.ts): its
- * RunController starts, pauses, resumes and stops runs whose rollout workers are nested web workers.
- * Runs left `running` or `paused` in IndexedDB by a closed page (and not live in another tab) are
- * offered for resuming; their stored metrics refill the charts.
+ * The Train screen's reads of the store (the run itself is driven through the engine's RunController):
+ * runs left `running` or `paused` by a closed page (and not live in another tab) are offered for
+ * resuming, and their stored metrics, markers and held-out results refill the charts.
  */
-import { describeEnvironments } from '../../../envs/index.ts';
-import type { RunController } from '../../../pipeline/events.ts';
-import { readJudgeSwitches } from '../../../pipeline/judge-settings.ts';
-import { liveRunIds, runIsFree } from '../../../pipeline/run-lock.ts';
-import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint } from '../../../store/index.ts';
-import type { InterruptedRun, TrainSource } from '../../screens/train/train.svelte.ts';
-import { engineRunController } from './engine-client.ts';
+import { describeEnvironments } from '../../envs/index.ts';
+import { readJudgeSwitches } from '../judge-settings.ts';
+import { liveRunIds, runIsFree } from '../run-lock.ts';
+import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint, type Store } from '../../store/index.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
-import { getStore } from './store-handle.ts';
 
 /** How long a run's lock may stay held after a reload before the run counts as live in another tab. */
 const LOCK_GRACE_MS = 8000;
 
-export function createTrainSource(controller: RunController = engineRunController()): TrainSource {
+export function trainOperations(getStore: () => Promise<Store>) {
   return {
-    controller,
     environments: async () => describeEnvironments().map((e) => e.name),
-    async interruptedRuns(): Promise<InterruptedRun[]> {
+    async interruptedRuns() {
       const store = await getStore();
       const [runs, live] = await Promise.all([listRuns(store), liveRunIds()]);
       const unfinished = runs.filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN);
@@ -36,7 +30,7 @@ export function createTrainSource(controller: RunController = engineRunControlle
         }));
     },
     judgeSwitches: async () => readJudgeSwitches(await getStore()),
-    async history(runId) {
+    async history(runId: string) {
       const store = await getStore();
       const [metrics, markers, evaluations] = await Promise.all([listMetrics(store, runId), listMarkers(store, runId), listEvaluations(store, runId)]);
       // Test-split evaluations are stored under the environment's name; validation ones as `<env>/validation`.

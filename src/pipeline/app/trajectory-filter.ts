@@ -2,7 +2,7 @@
  * Trajectory filters and list rows, as pure functions, so any source (IndexedDB scan, an in-memory
  * array in tests) filters the same way.
  */
-import type { Split, Trajectory } from '../../../contracts.ts';
+import type { Split, Trajectory } from '../../contracts.ts';
 
 export interface TrajectoryFilter {
   env: string | null;

@@ -1,18 +1,16 @@
 /**
- * The lesson's numbers from IndexedDB: the newest group a trainer consumed (step ≥ 0) in the newest
+ * The Learn screen's lesson from the store: the newest group a trainer consumed (step ≥ 0) in the newest
  * run that has one, with its trajectories. Ratios are not stored per sample, so the lesson shows the
  * first-pass ratio of 1 and says so.
  */
-import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
-import { getTrajectories, listGroups, listRuns } from '../../../store/index.ts';
-import { groupStats } from '../../lib/group-stats.ts';
-import type { LearnSource, LessonBatch } from '../../screens/learn/source.ts';
-import { getStore } from './store-handle.ts';
+import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
+import { getTrajectories, listGroups, listRuns, type Store } from '../../store/index.ts';
+import { groupStats } from './group-stats.ts';
 
 const tokenizer = new ByteTokenizer();
 
-async function latestBatch(): Promise<LessonBatch | null> {
-  const store = await getStore();
+/** The newest trained batch of the newest run that has one, or null. */
+export async function latestLesson(store: Store) {
   const runs = (await listRuns(store)).sort((a, b) => b.updated - a.updated);
   for (const run of runs) {
     const groups = (await listGroups(store, run.id)).filter((g) => g.step >= 0 && g.scored);
@@ -37,8 +35,4 @@ async function latestBatch(): Promise<LessonBatch | null> {
     };
   }
   return null;
-}
-
-export function createLearnSource(): LearnSource {
-  return { latest: latestBatch, subscribe: () => () => {} };
 }

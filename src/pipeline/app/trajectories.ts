@@ -1,15 +1,13 @@
 /**
- * The trajectory explorer over IndexedDB (src/store dataset API). Filters the store understands go
- * to it (indexed by run or env); search and judge disagreement are applied while streaming.
+ * The Trajectories screen's operations over the store (src/store dataset API). Filters the store
+ * understands go to it (indexed by run or env); search and judge disagreement are applied while streaming.
  */
-import type { Trajectory } from '../../../contracts.ts';
-import { describeEnvironments } from '../../../envs/index.ts';
-import { ByteTokenizer } from '../../../model/byte-tokenizer.ts';
-import { countTrajectories, getGroup, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type TrajectoryFilter as StoreFilter } from '../../../store/index.ts';
-import { tokenAdvantages } from '../../../train/advantages.ts';
-import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../../screens/trajectories/filter.ts';
-import type { TokenDetail, TrajectorySource } from '../../screens/trajectories/source.ts';
-import { getStore } from './store-handle.ts';
+import type { Trajectory } from '../../contracts.ts';
+import { describeEnvironments } from '../../envs/index.ts';
+import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
+import { countTrajectories, getGroup, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
+import { tokenAdvantages } from '../../train/advantages.ts';
+import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
 
 const tokenizer = new ByteTokenizer();
 
@@ -27,40 +25,40 @@ function toStoreFilter(f: TrajectoryFilter): StoreFilter {
 
 const needsScan = (f: TrajectoryFilter) => f.search.trim() !== '' || f.minDisagreement !== null;
 
-async function* scan(f: TrajectoryFilter): AsyncGenerator<Trajectory> {
+async function* scan(getStore: () => Promise<Store>, f: TrajectoryFilter): AsyncGenerator<Trajectory> {
   for await (const t of iterateTrajectories(await getStore(), toStoreFilter(f), { newestFirst: true })) if (matchesFilter(t, f)) yield t;
 }
 
-export function createTrajectorySource(): TrajectorySource {
+export function trajectoryOperations(getStore: () => Promise<Store>) {
   return {
     async facets() {
       const runs = await listRuns(await getStore());
       return { envs: describeEnvironments().map((e) => e.name), runs: runs.map((r) => ({ id: r.id, name: r.name })) };
     },
-    async count(f) {
+    async count(f: TrajectoryFilter) {
       if (!needsScan(f)) return countTrajectories(await getStore(), toStoreFilter(f));
       let n = 0;
-      for await (const _ of scan(f)) n++;
+      for await (const _ of scan(getStore, f)) n++;
       return n;
     },
-    async page(f, offset, limit): Promise<TrajectoryRow[]> {
+    async page(f: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]> {
       if (!needsScan(f)) {
         const page = await queryTrajectories(await getStore(), toStoreFilter(f), { offset, pageSize: limit, newestFirst: true });
         return page.items.map(toRow);
       }
       const rows: TrajectoryRow[] = [];
       let index = 0;
-      for await (const t of scan(f)) {
+      for await (const t of scan(getStore, f)) {
         if (index++ < offset) continue;
         rows.push(toRow(t));
         if (rows.length === limit) break;
       }
       return rows;
     },
-    async get(id) {
+    async get(id: string) {
       return (await getTrajectory(await getStore(), id)) ?? null;
     },
-    async tokens(t): Promise<TokenDetail | null> {
+    async tokens(t: Trajectory) {
       if (t.tokens.length === 0) return null;
       // The advantage the trainer gave it, when its group was scored; otherwise the tokens, uncoloured.
       const group = await getGroup(await getStore(), t.group_id);

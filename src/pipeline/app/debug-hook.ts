@@ -2,13 +2,13 @@
  * A tiny hook for the e2e suite (and the devtools console): `window.__spindleStore` exposes a few
  * store calls over the real IndexedDB of the page. It opens nothing until called.
  */
-import type { Trajectory } from '../contracts.ts';
-import { openStore, type Store } from './db.ts';
-import { getTrajectory, putTrajectory } from './trajectories.ts';
-import { trajectoryStats } from './dataset.ts';
-import { getSetting, setSetting } from './settings.ts';
-import { saveCheckpoint, loadLatestCheckpoint } from './checkpoints.ts';
-import { storageEstimate, requestPersistence } from './quota.ts';
+import type { Trajectory } from '../../contracts.ts';
+import { openStore, type Store } from '../../store/db.ts';
+import { getTrajectory, putTrajectory } from '../../store/trajectories.ts';
+import { trajectoryStats } from '../../store/dataset.ts';
+import { getSetting, setSetting } from '../../store/settings.ts';
+import { saveCheckpoint, loadLatestCheckpoint } from '../../store/checkpoints.ts';
+import { storageEstimate, requestPersistence } from '../../store/quota.ts';
 
 let opened: Promise<Store> | null = null;
 const store = () => (opened ??= openStore());

@@ -1,29 +1,28 @@
 /**
- * Judge settings in IndexedDB (settings store): the remote judges as `judges.remotes`, each key as
- * `secret.<judge id>` (the name a run config's `api_key_env` points at), the in-browser switch as
- * `judges.in_browser`. Keys never leave this browser except in requests to their own endpoint.
+ * The Judges screen's operations over the settings store: the remote judges as `judges.remotes`, each
+ * key as `secret.<judge id>` (the name a run config's `api_key_env` points at), the in-browser switch as
+ * `judges.in_browser`; connection tests and calibration. Keys never leave this browser except in requests to their own endpoint.
  */
-import type { CalibrationItem } from '../../../contracts.ts';
-import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from '../../../judge/agreement.ts';
-import { calibrate } from '../../../judge/calibrate.ts';
-import { RemoteJudge } from '../../../judge/remote.ts';
-import { RuleJudge } from '../../../judge/rule.ts';
-import type { Judge } from '../../../judge/types.ts';
-import { loadBrowserModelJudge } from '../../../pipeline/browser-judges.ts';
-import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES } from '../../../pipeline/judge-settings.ts';
-import { deleteSetting, getSetting, setSetting } from '../../../store/index.ts';
-import type { AgreementFigures, JudgesSource, RemoteJudgeSettings } from '../../screens/judges/source.ts';
-import { getStore } from './store-handle.ts';
+import type { CalibrationItem } from '../../contracts.ts';
+import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from '../../judge/agreement.ts';
+import { calibrate } from '../../judge/calibrate.ts';
+import { RemoteJudge } from '../../judge/remote.ts';
+import { RuleJudge } from '../../judge/rule.ts';
+import type { Judge } from '../../judge/types.ts';
+import { deleteSetting, getSetting, setSetting, type Store } from '../../store/index.ts';
+import { loadBrowserModelJudge } from '../browser-judges.ts';
+import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches } from '../judge-settings.ts';
 
-type StoredRemote = Omit<RemoteJudgeSettings, 'hasKey'>;
+/** A saved remote judge as the settings store holds it (whether a key is saved is asked separately). */
+type StoredRemote = Omit<JudgeSwitches['remotes'][number], 'hasKey'>;
 const secretName = (id: string) => `secret.${id}`;
 
-async function remotes(): Promise<StoredRemote[]> {
-  return getSetting<StoredRemote[]>(await getStore(), REMOTES, []);
+async function remotes(store: Store): Promise<StoredRemote[]> {
+  return getSetting<StoredRemote[]>(store, REMOTES, []);
 }
 
-async function key(id: string): Promise<string | null> {
-  return getSetting<string | null>(await getStore(), secretName(id), null);
+async function key(store: Store, id: string): Promise<string | null> {
+  return getSetting<string | null>(store, secretName(id), null);
 }
 
 /** Turns a failed fetch into a sentence that says what to check. */
@@ -33,36 +32,37 @@ function connectionError(err: unknown, url: string): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-export function createJudgesSource(): JudgesSource {
+export function judgeOperations(getStore: () => Promise<Store>) {
   return {
     async load() {
-      const list = await remotes();
-      const withKeys = await Promise.all(list.map(async (r) => ({ ...r, hasKey: (await key(r.id)) !== null })));
+      const store = await getStore();
+      const list = await remotes(store);
+      const withKeys = await Promise.all(list.map(async (r) => ({ ...r, hasKey: (await key(store, r.id)) !== null })));
       return {
         remotes: withKeys,
-        inBrowser: { enabled: await getSetting(await getStore(), IN_BROWSER, false), unavailable: null },
+        inBrowser: { enabled: await getSetting(store, IN_BROWSER, false), unavailable: null },
         // Every judge a run can have: the rule judge, the in-browser one (switched on or not), each saved remote.
         calibratable: ['rule', IN_BROWSER_JUDGE.id, ...list.map((r) => r.id)],
       };
     },
-    async saveRemote(settings, apiKey) {
+    async saveRemote(settings: StoredRemote, apiKey: string | null) {
       const store = await getStore();
-      await setSetting(store, REMOTES, [...(await remotes()).filter((r) => r.id !== settings.id), settings]);
+      await setSetting(store, REMOTES, [...(await remotes(store)).filter((r) => r.id !== settings.id), settings]);
       if (apiKey) await setSetting(store, secretName(settings.id), apiKey);
     },
-    async removeRemote(id) {
+    async removeRemote(id: string) {
       const store = await getStore();
-      await setSetting(store, REMOTES, (await remotes()).filter((r) => r.id !== id));
+      await setSetting(store, REMOTES, (await remotes(store)).filter((r) => r.id !== id));
       await deleteSetting(store, secretName(id));
     },
-    async forgetKey(id) {
+    async forgetKey(id: string) {
       await deleteSetting(await getStore(), secretName(id));
     },
-    async setInBrowser(enabled) {
+    async setInBrowser(enabled: boolean) {
       await setSetting(await getStore(), IN_BROWSER, enabled);
     },
-    async testConnection(settings, apiKey) {
-      const secret = apiKey ?? (await key(settings.id));
+    async testConnection(settings: StoredRemote, apiKey: string | null) {
+      const secret = apiKey ?? (await key(await getStore(), settings.id));
       const url = `${settings.base_url.replace(/\/$/, '')}/chat/completions`;
       const started = performance.now();
       let response: Response;
@@ -89,14 +89,15 @@ export function createJudgesSource(): JudgesSource {
       }
       return { latency_ms, reply: reply.slice(0, 80) };
     },
-    async calibrate(judgeId, items: CalibrationItem[], onProgress, signal): Promise<AgreementFigures> {
+    async calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal) {
       let judge: Judge;
       if (judgeId === 'rule') judge = new RuleJudge({ id: 'rule' });
       else if (judgeId === IN_BROWSER_JUDGE.id) judge = await loadBrowserModelJudge(IN_BROWSER_JUDGE.id, IN_BROWSER_JUDGE.path);
       else {
-        const r = (await remotes()).find((x) => x.id === judgeId);
+        const store = await getStore();
+        const r = (await remotes(store)).find((x) => x.id === judgeId);
         if (!r) throw new Error(`No judge "${judgeId}"; save it first.`);
-        judge = new RemoteJudge({ id: r.id, baseUrl: r.base_url, model: r.model, apiKey: await key(r.id) });
+        judge = new RemoteJudge({ id: r.id, baseUrl: r.base_url, model: r.model, apiKey: await key(store, r.id) });
       }
       const { report, votes } = await calibrate([judge], items, { onItem: (done, total) => { signal.throwIfAborted(); onProgress(done, total); } });
       const agreement = report.judges[0];

@@ -1,0 +1,129 @@
+/**
+ * The Playground's operations: environments from the registry, episodes in a rollout worker of the
+ * engine (play-episode.ts: the local model — the latest training run's, else the imported or shipped
+ * base model — or the environment's scripted expert, text streamed back piece by piece), every judge a
+ * new run would have (the rule judge plus those the Judges screen switched on, each showing its vote
+ * even when it cannot score), and every episode saved under the `playground` run so it shows in
+ * Trajectories and survives reloads.
+ */
+import * as Comlink from 'comlink';
+import { isSuccess, type Task, type Trajectory, type TrajectoryStep } from '../../contracts.ts';
+import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { describeEnvironments, getEnvironment } from '../../envs/index.ts';
+import { TrajectoryJudge } from '../../judge/ensemble.ts';
+import type { Judge } from '../../judge/types.ts';
+import { createRun, getRun, putTrajectory, type Store } from '../../store/index.ts';
+import { loadBrowserModelJudge } from '../browser-judges.ts';
+import type { PlayEvent, PlayRequest } from '../engine-api.ts';
+import { buildEveryJudge } from '../every-judge.ts';
+import { applyJudgeSwitches, readJudgeSwitches } from '../judge-settings.ts';
+import type { PolicyStatus } from '../model-shelf.ts';
+import { readSecrets, secretLookup } from '../secrets.ts';
+
+export const PLAYGROUND_RUN = 'playground';
+
+/** What these operations need of the engine (the engine worker's remote on the page). */
+export interface PlaygroundEngine {
+  policyStatus(): Promise<PolicyStatus> | PolicyStatus;
+  playEpisode(request: PlayRequest, onEvent: (event: PlayEvent) => void): Promise<Trajectory>;
+  cancelEpisode(episodeId: string): Promise<void> | void;
+}
+
+export type PlaygroundEvent = { type: 'text'; piece: string } | { type: 'step'; step: TrajectoryStep };
+
+/** Model judges load once per page (an ONNX session is slow to build); a failed load is retried next time. */
+const modelJudges = new Map<string, Promise<Judge>>();
+function cachedModelJudge(id: string, path: string): Promise<Judge> {
+  const key = `${id} ${path}`;
+  let judge = modelJudges.get(key);
+  if (!judge) {
+    judge = loadBrowserModelJudge(id, path);
+    judge.catch(() => modelJudges.delete(key));
+    modelJudges.set(key, judge);
+  }
+  return judge;
+}
+
+export function playgroundOperations(getStore: () => Promise<Store>, engine: () => PlaygroundEngine) {
+  const tasks = new Map<string, Task>();
+
+  async function save(trajectory: Trajectory): Promise<void> {
+    const store = await getStore();
+    if (!(await getRun(store, PLAYGROUND_RUN))) await createRun(store, { ...DEFAULT_CONFIG, name: 'playground' }, { id: PLAYGROUND_RUN });
+    await putTrajectory(store, trajectory);
+  }
+
+  async function localPolicyOption() {
+    try {
+      const status = await engine().policyStatus();
+      return { id: 'local', label: `Local model (${status.label})`, unavailable: status.unavailable };
+    } catch (err) {
+      return { id: 'local', label: 'Local model', unavailable: `the engine could not start: ${err instanceof Error ? err.message : String(err)}` };
+    }
+  }
+
+  return {
+    async environments() {
+      return describeEnvironments().map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
+    },
+    async policies() {
+      // The model first: a first visit shows what the model does (the screen picks the first available
+      // policy); the scripted expert is there to compare with, and as the fallback while no model loads.
+      return [await localPolicyOption(), { id: 'expert', label: 'Scripted expert', unavailable: null }];
+    },
+    async tasks(env: string, difficulty: number, count: number) {
+      const environment = getEnvironment(env);
+      const base = Math.floor(Math.random() * 1e6);
+      return Array.from({ length: count }, (_, i) => {
+        const task = environment.generate(base + i, difficulty, 'train');
+        tasks.set(task.id, task);
+        return task;
+      });
+    },
+    async customTask(env: string, difficulty: number, prompt: string): Promise<Task> {
+      // A typed task has no hidden answer: the rule judge will say it cannot score, honestly.
+      return { id: `${env}/custom/${difficulty}/${Date.now()}`, env, split: 'train', difficulty, seed: 0, prompt, data: {} };
+    },
+    /** One episode in a rollout worker of the engine, its text and steps streamed through `onEvent`. */
+    async runEpisode({ task, seed, policy }: { task: Task; seed: number; policy: string }, onEvent: (event: PlaygroundEvent) => void, signal: AbortSignal): Promise<Trajectory> {
+      if (policy !== 'local' && policy !== 'expert') throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
+      if (policy === 'expert') {
+        if (!getEnvironment(task.env).expert) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
+        if (Object.keys(task.data).length === 0) throw new Error('The scripted expert only knows generated tasks; switch back to "generated".');
+      }
+      signal.throwIfAborted();
+      const episodeId = `play-${Date.now()}-${Math.random().toString(36).slice(2)}`;
+      const cancel = () => void engine().cancelEpisode(episodeId);
+      signal.addEventListener('abort', cancel);
+      try {
+        const trajectory = await engine().playEpisode(
+          { episodeId, policy, task, seed, runId: PLAYGROUND_RUN, groupId: `${task.id}#${seed}`, sampling: DEFAULT_CONFIG.sampling },
+          Comlink.proxy((event: PlayEvent) => {
+            if (event.type === 'text') onEvent({ type: 'text', piece: event.piece });
+            else if (event.type === 'tool_result') onEvent({ type: 'step', step: event.step });
+          }),
+        );
+        await save(trajectory);
+        return trajectory;
+      } catch (err) {
+        signal.throwIfAborted();
+        throw err;
+      } finally {
+        signal.removeEventListener('abort', cancel);
+      }
+    },
+    /** The votes of every judge a new run would have; the episode is saved again with them. */
+    async judge(trajectory: Trajectory, signal: AbortSignal) {
+      signal.throwIfAborted();
+      const env = getEnvironment(trajectory.env);
+      const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
+      const store = await getStore();
+      const configs = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store)).judge.judges;
+      const judges = await buildEveryJudge(configs, { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge });
+      signal.throwIfAborted();
+      const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
+      await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: isSuccess(judgement.score) });
+      return { score: judgement.score, votes: judgement.votes };
+    },
+  };
+}
