@@ -1,0 +1,67 @@
+/**
+ * Playground episodes, each in a rollout worker of its own: the path a run's episodes take (agent loop
+ * and QuickJS sandbox in the worker, tokens from the engine's generation service), so no sandbox runs on
+ * the page or beside the model. The worker lives for one episode: cancelling terminates it, so a
+ * runaway tool call cannot outlive the episode, and each episode gets the tokenizer of the policy it uses.
+ */
+import type { Trajectory } from '../contracts.ts';
+import { DEFAULT_CONFIG } from '../config/schema.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { EpisodeEvent } from '../rollout/events.ts';
+import type { PlayEvent, PlayRequest } from './engine-api.ts';
+import { GenerationService, type RemoteGenerator } from './generation.ts';
+import type { LoadedPolicyModel } from './model-shelf.ts';
+import type { EpisodeJob } from './rollout-worker.ts';
+import type { WorkerHandle } from './worker-pool.ts';
+
+/** A rollout worker whose policy asks `generator` for tokens and tokenises with `tokenizer` (null: the byte tokenizer). */
+export type SpawnPlayWorker = (generator: RemoteGenerator, tokenizer: TextTokenizer | null) => WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
+
+const expertGenerator: RemoteGenerator = { generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')) };
+
+/** The rollout job of a playground request: unjudged (the Playground judges as a step of its own), defaults from the default config. */
+export function playJob(request: PlayRequest): EpisodeJob {
+  const collection = DEFAULT_CONFIG.trajectory_collection;
+  return {
+    trajectory_id: request.episodeId, run_id: request.runId ?? null, task: request.task, seed: request.seed,
+    group_id: request.groupId ?? `${request.task.id}#${request.seed}`, sampling: request.sampling ?? DEFAULT_CONFIG.sampling,
+    max_steps: request.maxSteps ?? collection.max_steps_per_trajectory, tool_timeout_ms: collection.tool_timeout_ms,
+    policy: request.policy === 'expert' ? 'expert' : 'model', judging: 'none', judges: [], n_judges: null, min_votes: 1,
+  };
+}
+
+export class PlaygroundEpisodes {
+  /** Episodes in flight, each with its cancel. */
+  private readonly running = new Map<string, () => void>();
+
+  constructor(private readonly spawn: SpawnPlayWorker) {}
+
+  get size(): number {
+    return this.running.size;
+  }
+
+  /** Runs `request` with `policy` (null: the scripted expert, which needs no model). */
+  async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => void): Promise<Trajectory> {
+    const generator = policy ? new GenerationService(() => policy.model, policy.tokenizer) : expertGenerator;
+    const worker = this.spawn(generator, policy?.tokenizer ?? null);
+    const stopped = new Promise<never>((_, reject) => {
+      this.running.set(request.episodeId, () => reject(new DOMException('The episode was cancelled.', 'AbortError')));
+      worker.onCrash(reject);
+    });
+    try {
+      return await Promise.race([
+        worker.run(playJob(request), (event) => {
+          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result') onEvent(event);
+        }),
+        stopped,
+      ]);
+    } finally {
+      this.running.delete(request.episodeId);
+      worker.terminate();
+    }
+  }
+
+  cancel(episodeId: string): void {
+    this.running.get(episodeId)?.();
+  }
+}
