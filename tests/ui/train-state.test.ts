@@ -1,0 +1,128 @@
+/** TrainState over a fake RunController and TrainSource: config editing, judges from the Judges screen's switches, run control, events, resume. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
+import type { JudgeSwitches } from '../../src/pipeline/judge-settings.ts';
+import type { RunController, RunEvent, RunListener } from '../../src/pipeline/events.ts';
+import { TrainState, type InterruptedRun, type TrainSource } from '../../src/ui/screens/train/train.svelte.ts';
+
+function fakeController() {
+  const listeners = new Set<RunListener>();
+  const started: { config: RunConfig; resumeRunId?: string }[] = [];
+  const calls: string[] = [];
+  let refuse: string | null = null;
+  const controller: RunController = {
+    async start(config, options) {
+      if (refuse) throw new Error(refuse);
+      started.push({ config, resumeRunId: options?.resumeRunId });
+      return options?.resumeRunId ?? 'run-1';
+    },
+    pause: async () => void calls.push('pause'),
+    resume: async () => void calls.push('resume'),
+    stop: async () => void calls.push('stop'),
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
+  const emit = (event: RunEvent) => { for (const l of listeners) l(event); };
+  return { controller, started, calls, emit, listeners, refuseWith: (message: string | null) => { refuse = message; } };
+}
+
+const noSwitches: JudgeSwitches = { inBrowser: false, remotes: [] };
+
+let state: TrainState | null = null;
+afterEach(() => state?.dispose());
+
+function makeState(over: Partial<TrainSource> = {}) {
+  const fake = fakeController();
+  state = new TrainState({ controller: fake.controller, environments: async () => ['arith_tool', 'letter_count'], judgeSwitches: async () => noSwitches, ...over });
+  return { state, ...fake };
+}
+
+describe('TrainState', () => {
+  it('edits the config through the YAML, keeps the last good config while the YAML is broken, and names a bad field', async () => {
+    const { state } = makeState();
+    await state.load();
+    state.setField('training.group_size', 6);
+    expect(state.config?.training.group_size).toBe(6);
+    expect(state.yamlText).toMatch(/group_size: 6/);
+    state.setYaml('training: [');
+    expect(state.config).toBeNull();
+    expect(state.canStart).toBe(false);
+    expect(state.shown.training.group_size).toBe(6);
+    state.resetToDefaults();
+    state.setField('tasks.environments', ['no_such_env']);
+    expect(state.fieldError('tasks.environments')).toMatch(/no_such_env/);
+  });
+
+  it('writes the judges switched on in the Judges screen into the config, and takes them out when switched off', async () => {
+    let switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
+    const { state } = makeState({ judgeSwitches: async () => switches });
+    await state.load();
+    expect(state.config?.judge.judges.map((j) => j.id)).toEqual([...DEFAULT_CONFIG.judge.judges.map((j) => j.id), 'onnx-judge', 'gpt']);
+    expect(state.yamlText).toMatch(/onnx-judge/);
+    switches = { inBrowser: false, remotes: [{ ...switches.remotes[0], enabled: false }] };
+    await state.syncJudges();
+    expect(state.config?.judge.judges.map((j) => j.id)).toEqual(DEFAULT_CONFIG.judge.judges.map((j) => j.id));
+  });
+
+  it('starts the config as shown, follows the run\'s events, and ignores another run\'s', async () => {
+    const { state, started, emit, calls } = makeState();
+    await state.load();
+    state.setField('training.max_steps', 3);
+    await state.start();
+    expect(started[0].config.training.max_steps).toBe(3);
+    expect(state.runId).toBe('run-1');
+    emit({ type: 'status', run_id: 'run-1', status: 'running', backend: 'wasm' });
+    emit({ type: 'update', run_id: 'run-1', step: 1, metrics: { reward: 0.5 } });
+    emit({ type: 'update', run_id: 'other', step: 1, metrics: { reward: 9 } });
+    emit({ type: 'evaluation', run_id: 'run-1', step: 1, env: 'arith_tool', split: 'test', success: 0.25, n: 8 });
+    emit({ type: 'evaluation', run_id: 'run-1', step: 1, env: 'arith_tool', split: 'validation', success: 1, n: 8 });
+    emit({ type: 'judge-failures', run_id: 'run-1', judge_id: 'gpt', failed: 2, total: 5, last_reason: 'timeout' });
+    emit({ type: 'checkpoint', run_id: 'run-1', step: 1, checkpoint_id: 'cp-1' });
+    expect(state).toMatchObject({ status: 'running', backend: 'wasm', running: true, lastCheckpoint: { step: 1, id: 'cp-1' } });
+    expect(state.metrics.latest('reward')).toBe(0.5);
+    expect(state.heldOut).toEqual([{ step: 1, env: 'arith_tool', successes: 2, n: 8 }]);
+    expect(state.judgeFailures.gpt).toEqual({ failed: 2, total: 5, last_reason: 'timeout' });
+    await state.pause();
+    await state.stop();
+    expect(calls).toEqual(['pause', 'stop']);
+    emit({ type: 'error', run_id: 'run-1', message: 'worker died', fatal: true });
+    expect(state.status).toBe('error');
+    expect(state.errors.map((e) => e.message)).toEqual(['worker died']);
+  });
+
+  it('shows a refused start as an error', async () => {
+    const { state, refuseWith } = makeState();
+    await state.load();
+    refuseWith('A run is already going in this tab');
+    await state.start();
+    expect(state).toMatchObject({ status: 'error', controlError: 'A run is already going in this tab' });
+  });
+
+  it('offers an interrupted run with its config, and resumes it with its history in the charts', async () => {
+    const config: RunConfig = { ...DEFAULT_CONFIG, name: 'left-behind', training: { ...DEFAULT_CONFIG.training, max_steps: 9 } };
+    const interrupted: InterruptedRun = { id: 'old', name: 'left-behind', status: 'paused', lastStep: 4, checkpointStep: 3, maxSteps: 9, config, updated: 1 };
+    const { state, started } = makeState({
+      interruptedRuns: async () => [interrupted],
+      history: async () => ({ metrics: [{ run_id: 'old', step: 3, metrics: { reward: 0.75 }, time: 0 }], markers: [], heldOut: [{ step: 3, env: 'arith_tool', successes: 1, n: 4 }] }),
+    });
+    await state.load();
+    expect(state.interrupted.map((r) => r.id)).toEqual(['old']);
+    expect(state.config?.name).toBe('left-behind');
+    await state.resumeInterrupted('old');
+    expect(started).toEqual([{ config: expect.objectContaining({ name: 'left-behind' }), resumeRunId: 'old' }]);
+    expect(state.interrupted).toEqual([]);
+    expect(state.progress).toMatchObject({ done: 3, total: 9 });
+    expect(state.metrics.latest('reward')).toBe(0.75);
+    expect(state.metrics.latest('eval/arith_tool/success')).toBe(0.25);
+  });
+
+  it('stops listening when disposed', async () => {
+    const { state, listeners } = makeState();
+    await state.load();
+    expect(listeners.size).toBe(1);
+    state.dispose();
+    expect(listeners.size).toBe(0);
+  });
+});
