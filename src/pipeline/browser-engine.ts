@@ -179,7 +179,7 @@ export class Engine {
   }
 
   /** One playground episode in a rollout worker of its own (play-episode.ts), streaming text and steps through `onEvent`. */
-  async playEpisode(request: PlayRequest, onEvent: (event: PlayEvent) => void): Promise<Trajectory> {
+  async playEpisode(request: PlayRequest, onEvent: (event: PlayEvent) => unknown): Promise<Trajectory> {
     await this.init();
     return this.episodes.play(request, request.policy === 'expert' ? null : await this.shelf.policy(), onEvent);
   }

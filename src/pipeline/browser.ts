@@ -22,7 +22,7 @@ import type { WorkerHandle } from './worker-pool.ts';
 /** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
 export interface RolloutWorkerBoot {
   init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): void;
-  runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory>;
+  runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => unknown): Promise<Trajectory>;
 }
 
 /**

@@ -40,8 +40,12 @@ export class PlaygroundEpisodes {
     return this.running.size;
   }
 
-  /** Runs `request` with `policy` (null: the scripted expert, which needs no model). */
-  async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => void): Promise<Trajectory> {
+  /**
+   * Runs `request` with `policy` (null: the scripted expert, which needs no model). What `onEvent`
+   * returns (a comlink call's promise, when the listener is on the page) is handed back to the worker,
+   * which holds the result until each was delivered: events never arrive after the trajectory.
+   */
+  async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => unknown): Promise<Trajectory> {
     const generator = policy ? new GenerationService(() => policy.model, policy.tokenizer) : expertGenerator;
     const worker = this.spawn(generator, policy?.tokenizer ?? null);
     const stopped = new Promise<never>((_, reject) => {
@@ -51,7 +55,8 @@ export class PlaygroundEpisodes {
     try {
       return await Promise.race([
         worker.run(playJob(request), (event) => {
-          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result') onEvent(event);
+          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result') return onEvent(event);
+          return undefined;
         }),
         stopped,
       ]);

@@ -7,7 +7,7 @@
 
 export interface WorkerHandle<J, R, E = unknown> {
   /** `onEvent` hears the job's progress (the Playground streams an episode); the pool passes none. */
-  run(job: J, onEvent?: (event: E) => void): Promise<R>;
+  run(job: J, onEvent?: (event: E) => unknown): Promise<R>;
   terminate(): void;
   /** Registers a callback for a crash outside any job call (the worker's `error` event). */
   onCrash(callback: (error: Error) => void): void;

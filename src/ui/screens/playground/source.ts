@@ -1,7 +1,7 @@
 /**
- * What the playground needs from the rest of Spindle: the environment registry, the rollout (agent
- * loop with the local or a remote policy) and the judges. The app wires the real modules; tests and
- * the demo pass their own.
+ * What the playground needs from the rest of Spindle: the environment registry, episodes (the agent
+ * loop with the local model or the scripted expert, in a rollout worker) and the judges. The app gives
+ * it src/pipeline/app/playground.ts; tests and the demo pass their own.
  */
 import type { JudgeVote, Task, Trajectory } from '../../../contracts.ts';
 import type { PlaygroundEvent as EpisodeEvent } from '../../../pipeline/app/playground.ts';
