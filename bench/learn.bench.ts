@@ -32,7 +32,7 @@ import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({ options: { minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' }, level: { type: 'string', default: '1' } } });
 const BUDGET_MS = Number(args.minutes) * 60_000;
-const ENVS = ['arith_tool', 'letter_count', 'text_reverse'];
+const ENVS = ['arith_tool', 'letter_count', 'shell_exec'];
 const ITEMS = Number(args.items);
 /** One difficulty level for every environment, in training and in the held-out evaluation. */
 const LEVEL = Number(args.level);
@@ -47,7 +47,7 @@ const { config, errors } = validateRunConfig({
   // One group per environment per update; micro-batches of a quarter keep activations inside the wasm heap.
   training: { max_steps: 1000, batch_size: 3, group_size: 8, grad_accum_steps: 4, learning_rate: 2e-3, warmup_steps: 3, checkpoint_every: 1000, eval_interval: 1000 },
   grpo: { advantage: 'zscore', zero_std_groups: 'skip' },
-  sampling: { temperature: 1, max_new_tokens: 96 },
+  sampling: { temperature: 1 },
   // The benchmark measures learning itself: no rollback, no level changes, held-out items only at the ends.
   safety: { enabled: false },
   curriculum: { enabled: false },
@@ -72,7 +72,8 @@ async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
   return results;
 }
 
-console.log(`load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+const loadBefore = loadavg();
+console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 const blind = new Map<string, BlindResult>();
 for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVEL, { items: ITEMS, seed: EVAL_SEED }));
 for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${pct(b.success)} (${b.policy})`);
@@ -111,7 +112,7 @@ const envs = ENVS.map((env) => {
   return { env, level: LEVEL, items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
 });
 const result = {
-  benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadavg(), load_average_end_of_training: loadDuring,
+  benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadBefore, load_average_end_of_training: loadDuring,
   budget_minutes: Number(args.minutes), train_seconds: trainSeconds, updates: curve.length, config, envs, curve,
 };
 mkdirSync('bench/results', { recursive: true });

@@ -8,7 +8,7 @@
  *   Wilson 95% interval and the best task-blind policy's success on the same items;
  * - greedy held-out success on level 1 of every environment.
  *
- *   npx tsx scripts/base-model/evaluate.ts [--items 100]
+ *   npx tsx scripts/base-model/evaluate.ts [--items 100] [--greedy-items 50]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -21,11 +21,15 @@ import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.t
 import { evaluatePolicy } from '../../src/rollout/evaluate.ts';
 import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
 import { wilsonInterval } from '../../src/rollout/success-interval.ts';
+import type { Trajectory } from '../../src/contracts.ts';
 import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts';
 
 const DIR = 'models/spindle-base';
-const { values: args } = parseArgs({ options: { items: { type: 'string', default: '100' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` } } });
+const { values: args } = parseArgs({
+  options: { items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` } },
+});
 const ITEMS = Number(args.items);
+const GREEDY_ITEMS = Number(args['greedy-items']);
 const STARTERS = ['arith_tool', 'letter_count', 'text_reverse', 'shell_exec'];
 const EVAL_SEED = 2024;
 
@@ -59,20 +63,26 @@ const copy = teacherForced(model, rows, tokenizer.padId);
 for (const c of copy) console.log(`teacher-forced ${c.env}: assistant ${(100 * c.assistant).toFixed(1)}%, copied tokens ${(100 * c.copy).toFixed(1)}% of ${c.copyTokens}`);
 
 const policy = new EnginePolicy('spindle-base', tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
-async function rates(envs: string[], temperature: number): Promise<RateRow[]> {
+/** A policy error means the engine broke, not that the model failed: such a run must not become a card. */
+function refuseBrokenEngine(t: Trajectory): void {
+  const broken = t.steps.find((s) => s.observation.startsWith('policy error:'));
+  if (broken) throw new Error(`the engine failed during evaluation (${broken.observation}); no card written`);
+}
+
+async function rates(envs: string[], temperature: number, items: number): Promise<RateRow[]> {
   const out: RateRow[] = [];
   for (const name of envs) {
     const env = getEnvironment(name);
-    const [r] = await evaluatePolicy(policy, [env], { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature }, toolTimeoutMs: 15_000 });
-    const blind = await bestBlindSuccess(env, 1, { items: ITEMS, seed: EVAL_SEED });
+    const [r] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, onEpisode: refuseBrokenEngine, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature }, toolTimeoutMs: 15_000 });
+    const blind = await bestBlindSuccess(env, 1, { items, seed: EVAL_SEED });
     const k = Math.round(r.success * r.n);
     out.push({ env: name, level: 1, n: r.n, successes: k, ci95: wilsonInterval(k, r.n), blind: blind.success, blindPolicy: blind.policy });
     console.log(`${temperature === 0 ? 'greedy' : `T=${temperature}`} ${name} L1: ${k}/${r.n} (best task-blind ${(100 * blind.success).toFixed(1)}%)`);
   }
   return out;
 }
-const sampled = await rates(STARTERS, 1);
-const greedy = await rates(listEnvironments().map((e) => e.name), 0);
+const sampled = await rates(STARTERS, 1, ITEMS);
+const greedy = await rates(listEnvironments().map((e) => e.name), 0, GREEDY_ITEMS);
 
 const log = existsSync(`${DIR}/.build/train-log.json`) ? (JSON.parse(readFileSync(`${DIR}/.build/train-log.json`, 'utf8')) as { args: Record<string, number>; log: { step: number }[]; seconds?: number }) : null;
 const facts = { copy, sampled, greedy, training: log?.args ?? null, steps: log?.log.at(-1)?.step ?? null, eval_items: ITEMS, eval_seed: EVAL_SEED };

@@ -72,7 +72,7 @@ Sampled success at T = 1 (what a GRPO group sees), ${facts.eval_items} test item
 
 ${rateTable(facts.sampled)}
 
-Greedy success, level 1 of every environment:
+Greedy success, level 1 of every environment (${facts.greedy[0]?.n ?? 0} test items each):
 
 ${rateTable(facts.greedy)}
 

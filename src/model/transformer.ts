@@ -291,7 +291,12 @@ export class TransformerModel {
     if (!positions) {
       return { cos: this.rope.cos.slice([past, 0], [T, -1]), sin: this.rope.sin.slice([past, 0], [T, -1]) }; // [T, D]
     }
-    const flat = tf.tensor1d(positions.flat(), 'int32'); // [B·T]
+    const all = positions.flat();
+    // tfjs-wasm's gather does not check its indices: a position past the RoPE table reads (and, through
+    // later kernels, corrupts) memory it does not own. Refuse it here, by name.
+    const bad = all.find((p) => !(Number.isInteger(p) && p >= 0 && p < this.config.maxPositions));
+    if (bad !== undefined) throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
+    const flat = tf.tensor1d(all, 'int32'); // [B·T]
     const D = this.config.headDim;
     const pick = (table: tf.Tensor2D) => tf.gather(table, flat).reshape([B, 1, T, D]); // [B, 1, T, D]
     return { cos: pick(this.rope.cos), sin: pick(this.rope.sin) };

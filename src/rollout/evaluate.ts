@@ -6,6 +6,7 @@
 import { isSuccess, type SamplingParams, type Split, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
+import { DEFAULT_CONFIG } from '../config/schema.ts';
 import { runEpisode } from './episode.ts';
 import { wilsonInterval } from './success-interval.ts';
 import type { Policy } from './policy.ts';
@@ -38,7 +39,7 @@ export interface EvalResult {
   unscored: number;
 }
 
-const GREEDY: SamplingParams = { temperature: 0, top_k: 0, top_p: 1, max_new_tokens: 96 };
+const GREEDY: SamplingParams = { ...DEFAULT_CONFIG.sampling, temperature: 0 };
 
 export async function evaluatePolicy(policy: Policy, envs: Environment[], options: EvalOptions): Promise<EvalResult[]> {
   const split = options.split ?? 'test';
