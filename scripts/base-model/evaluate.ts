@@ -26,11 +26,14 @@ import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts
 
 const DIR = 'models/spindle-base';
 const { values: args } = parseArgs({
-  options: { items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` } },
+  options: {
+    items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` },
+    sampled: { type: 'string', default: 'arith_tool,letter_count,text_reverse,shell_exec' },
+  },
 });
 const ITEMS = Number(args.items);
 const GREEDY_ITEMS = Number(args['greedy-items']);
-const STARTERS = ['arith_tool', 'letter_count', 'text_reverse', 'shell_exec'];
+
 const EVAL_SEED = 2024;
 
 interface Row { env: string; tokens: number[]; assistant: number[]; copy: number[] }
@@ -81,7 +84,7 @@ async function rates(envs: string[], temperature: number, items: number): Promis
   }
   return out;
 }
-const sampled = await rates(STARTERS, 1, ITEMS);
+const sampled = await rates(String(args.sampled).split(','), 1, ITEMS);
 const greedy = await rates(listEnvironments().map((e) => e.name), 0, GREEDY_ITEMS);
 
 const log = existsSync(`${DIR}/.build/train-log.json`) ? (JSON.parse(readFileSync(`${DIR}/.build/train-log.json`, 'utf8')) as { args: Record<string, number>; log: { step: number }[]; seconds?: number }) : null;
