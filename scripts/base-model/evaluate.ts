@@ -45,7 +45,9 @@ function teacherForced(model: TransformerModel, rows: Row[], padId: number): Cop
     const part = rows.slice(s, s + 16);
     const T = Math.max(...part.map((r) => r.tokens.length));
     const ids = part.map((r) => [...r.tokens, ...Array(T - r.tokens.length).fill(padId)]);
-    const predicted = tf.tidy(() => model.forward(ids).logits.argMax(-1)).arraySync() as number[][];
+    const argmax = tf.tidy(() => model.forward(ids).logits.argMax(-1));
+    const predicted = argmax.arraySync() as number[][];
+    argmax.dispose();
     part.forEach((r, b) => {
       const e = stats.get(r.env) ?? { a: 0, an: 0, c: 0, cn: 0 };
       for (let t = 1; t < r.tokens.length; t++) {
