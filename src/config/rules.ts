@@ -9,7 +9,9 @@ export type FieldRule =
   | { kind: 'number'; min?: number; max?: number; exclusiveMin?: boolean; nullable?: boolean }
   | { kind: 'string'; pattern?: RegExp; hint?: string; nullable?: boolean }
   | { kind: 'strings' }
-  | { kind: 'range'; min: number; max: number };
+  | { kind: 'range'; min: number; max: number }
+  /** A mapping of names to whole numbers in [min, max]. */
+  | { kind: 'levels'; min: number; max: number };
 
 export const FIELD_RULES: Record<string, FieldRule> = {
   seed: { kind: 'int', min: 0 },
@@ -70,6 +72,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'tasks.environments': { kind: 'strings' },
   'tasks.task_file': { kind: 'string', nullable: true },
   'tasks.difficulty_range': { kind: 'range', min: 1, max: 5 },
+  'tasks.levels': { kind: 'levels', min: 1, max: 5 },
   'tasks.eval_items': { kind: 'int', min: 1 },
   'transfer.source_checkpoint': { kind: 'string', nullable: true },
   'transfer.learning_rate_scale': { kind: 'number', min: 0, max: 10, exclusiveMin: true },

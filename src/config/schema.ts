@@ -112,6 +112,12 @@ export interface RunConfig {
     environments: string[];
     task_file: string | null;
     difficulty_range: [number, number];
+    /**
+     * A fixed level per environment (e.g. `{arith_tool: 3}`), inside difficulty_range: where that
+     * environment trains while the curriculum is off, and where it is evaluated. Unlisted environments
+     * use the range's low end.
+     */
+    levels: Record<string, number>;
     /** Held-out items per environment for evaluation. */
     eval_items: number;
   };
@@ -151,6 +157,6 @@ export const DEFAULT_CONFIG: RunConfig = {
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
-  tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], eval_items: 32 },
+  tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

@@ -95,6 +95,10 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
       const ok = Array.isArray(value) && value.length === 2 && value.every((v) => Number.isInteger(v) && v >= rule.min && v <= rule.max) && value[0] <= value[1];
       return ok ? null : `"${path}" must be [low, high] with whole numbers ${rule.min}–${rule.max} and low ≤ high, got ${show(value)}.`;
     }
+    case 'levels': {
+      const ok = isPlain(value) && Object.values(value).every((v) => Number.isInteger(v) && (v as number) >= rule.min && (v as number) <= rule.max);
+      return ok ? null : `"${path}" must map environment names to whole-number levels ${rule.min}–${rule.max} (e.g. {arith_tool: 3}), got ${show(value)}.`;
+    }
   }
 }
 
@@ -153,6 +157,14 @@ function checkCrossField(config: RunConfig, errors: ConfigError[], options: { kn
         errors.push({ path: `tasks.environments.${i}`, message: `Unknown environment ${show(env)}; known: ${options.knownEnvironments!.join(', ')}.` });
       }
     });
+  }
+  const [low, high] = config.tasks.difficulty_range;
+  for (const [env, level] of Object.entries(config.tasks.levels)) {
+    if (!config.tasks.environments.includes(env)) {
+      errors.push({ path: `tasks.levels.${env}`, message: `"tasks.levels" names ${show(env)}, which is not in "tasks.environments" (${config.tasks.environments.join(', ')}).` });
+    } else if (level < low || level > high) {
+      errors.push({ path: `tasks.levels.${env}`, message: `"tasks.levels.${env}" is ${level}, outside "tasks.difficulty_range" [${low}, ${high}]; widen the range or pick a level inside it.` });
+    }
   }
   const ids = config.judge.judges.map((j) => j.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);

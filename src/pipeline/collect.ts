@@ -53,12 +53,12 @@ export function environmentsWithoutExpert(config: RunConfig): string[] {
   return config.tasks.environments.filter((name) => !getEnvironment(name).expert);
 }
 
-/** The jobs of group g: environments round-robin, levels cycling through the difficulty range. */
+/** The jobs of group g: environments round-robin, levels cycling through the difficulty range (or the environment's `tasks.levels`). */
 export function collectJobs(config: RunConfig, runId: string, g: number, size: number, policy: EpisodeJob['policy']): EpisodeJob[] {
   const { tasks, trajectory_collection: tc, judge } = config;
   const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
   const [lo, hi] = tasks.difficulty_range;
-  const level = lo + (Math.floor(g / tasks.environments.length) % (hi - lo + 1));
+  const level = tasks.levels[env.name] ?? lo + (Math.floor(g / tasks.environments.length) % (hi - lo + 1));
   const task = env.generate(deriveSeed(config.seed, 'collect', runId, g), level, 'train');
   const groupId = `${runId}/${g}`;
   return Array.from({ length: size }, (_, i) => ({

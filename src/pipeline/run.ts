@@ -28,6 +28,7 @@ import type { RunController, RunEvent, RunListener, RunStatus } from './events.t
 import { GenerationService, type RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import { WorkerPool, type WorkerHandle } from './worker-pool.ts';
+import { fixedLevel } from '../config/levels.ts';
 
 export interface RunDeps {
   store: Store;
@@ -225,7 +226,7 @@ export class PipelineRun implements RunController {
     return Promise.all(Array.from({ length: n }, async (_, g) => {
       const envName = tasks.environments[(step * n + g) % tasks.environments.length];
       const env = getEnvironment(envName);
-      const level = Math.min(Math.max(levels?.[envName] ?? tasks.difficulty_range[0], tasks.difficulty_range[0]), tasks.difficulty_range[1]);
+      const level = Math.min(Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]), tasks.difficulty_range[1]);
       const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
       const groupId = `${this.runId}/${step}/${g}`;
       const group = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
@@ -287,7 +288,7 @@ export class PipelineRun implements RunController {
     const results: Record<string, number> = {};
     for (const envName of this.config.tasks.environments) {
       const env = getEnvironment(envName);
-      const level = this.config.tasks.difficulty_range[0];
+      const level = fixedLevel(this.config.tasks, envName);
       const runs = await Promise.all(Array.from({ length: items }, (_, i) => {
         const task = env.generate(deriveSeed(this.config.seed, 'eval', envName, i), level, split);
         return this.rollout(task, `${this.runId}/eval/${step}/${split}/${envName}/${i}`, `${this.runId}/eval/${step}/${split}/${envName}`, task.seed, 'env', greedy);

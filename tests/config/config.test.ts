@@ -44,6 +44,17 @@ describe('run config YAML', () => {
     ]);
   });
 
+  it('reads a fixed level per environment and refuses one outside the range or for an unlisted environment', () => {
+    const ok = parseRunConfigYaml('tasks:\n  environments: [arith_tool, letter_count]\n  difficulty_range: [1, 3]\n  levels: {arith_tool: 3}\n');
+    expect(ok.errors).toEqual([]);
+    expect(ok.config!.tasks.levels).toEqual({ arith_tool: 3 });
+    const bad = parseRunConfigYaml('tasks:\n  environments: [arith_tool]\n  difficulty_range: [1, 2]\n  levels: {arith_tool: 3, shell_exec: 1}\n');
+    expect(bad.errors.map((e) => e.path)).toEqual(['tasks.levels.arith_tool', 'tasks.levels.shell_exec']);
+    expect(bad.errors[0].message).toContain('outside "tasks.difficulty_range" [1, 2]');
+    expect(bad.errors[1].message).toContain('not in "tasks.environments"');
+    expect(parseRunConfigYaml('tasks:\n  levels: {arith_tool: 2.5}\n').errors[0].message).toContain('whole-number levels 1–5');
+  });
+
   it('suggests the intended name for a typo', () => {
     const { errors } = parseRunConfigYaml('training:\n  learnig_rate: 0.001\n');
     expect(errors[0].message).toContain('Did you mean "training.learning_rate"?');
