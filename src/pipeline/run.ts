@@ -109,6 +109,7 @@ export class PipelineRun implements RunController {
         onMetrics: (record) => void this.recordMetrics(record),
         onMarker: (marker) => void this.recordMarker(marker),
         resumeFrom: checkpoint,
+        held: () => this.paused?.promise ?? null,
       });
       this.pool = this.makePool();
     } catch (error) {

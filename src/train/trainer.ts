@@ -56,6 +56,8 @@ export interface TrainerDeps {
   resumeFrom?: TrainerCheckpoint;
   /** Transfer: start from this source-environment checkpoint (weights only). */
   transferFrom?: TrainerCheckpoint;
+  /** A promise while the run is paused, else null: updates wait on it between micro-batches. */
+  held?: () => Promise<void> | null;
 }
 
 interface RollbackPoint {
@@ -145,7 +147,7 @@ export class Trainer {
         this.model,
         this.optimizer,
         batch.samples,
-        { accumSteps: cfg.training.grad_accum_steps, padId: this.deps.padId ?? 0, temperature: batch.temperature, dropoutSeed: deriveSeed(cfg.seed, this.stepNo) },
+        { accumSteps: cfg.training.grad_accum_steps, padId: this.deps.padId ?? 0, temperature: batch.temperature, dropoutSeed: deriveSeed(cfg.seed, this.stepNo), held: this.deps.held },
         { clipEpsilon: cfg.grpo.clip_epsilon, clipEpsilonHigh: cfg.grpo.clip_epsilon_high, klBeta: cfg.grpo.kl_beta, useReference: cfg.grpo.kl_beta > 0 },
       );
       Object.assign(metrics, r.metrics, { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/tokens': r.tokens });
@@ -188,6 +190,7 @@ export class Trainer {
           padId: this.deps.padId ?? 0,
           temperature: 1,
           dropoutSeed: deriveSeed(this.config.seed, 1 << 20, this.sftStepNo),
+          held: this.deps.held,
         });
         this.sftStepNo++;
         losses.push(r.loss);

@@ -19,6 +19,11 @@ export interface UpdateOptions {
   temperature: number;
   /** Seeds LoRA dropout for this update. */
   dropoutSeed: number;
+  /**
+   * A promise while the run is paused, else null; awaited between micro-batches so a pause takes effect
+   * within one micro-batch, not one whole update. Accumulated gradients wait in memory meanwhile.
+   */
+  held?: () => Promise<void> | null;
 }
 
 export interface UpdateResult {
@@ -47,6 +52,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
   let lossSum = 0;
   let sums: GrpoSums | undefined;
   for (const [ci, c] of chunks.entries()) {
+    if (ci > 0) await o.held?.();
     const W = c.T - 1;
     const mask = tf.tensor2d(c.mask, [c.B, W]); // [B, T-1]
     const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32'); // [B, T]

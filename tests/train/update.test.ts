@@ -107,6 +107,29 @@ describe('GRPO update on a fixed batch', () => {
     expect(two.r.step.gradNorm).toBeCloseTo(one.r.step.gradNorm, 4);
     two.w.forEach((x, i) => expect(x).toBeCloseTo(one.w[i], 5));
   });
+
+  it('waits between micro-batches while held (a pause), and applies the same update once released', async () => {
+    const model = tinyModel();
+    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+    let release!: () => void;
+    let hold: Promise<void> | null = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
+    const before = Array.from(model.trainableVariables()[1].dataSync());
+    const update = grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps: 2, held: () => (asked++, hold) }, GRPO);
+    let done = false;
+    void update.then(() => (done = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One micro-batch ran, then the update stopped at the hold: nothing applied yet.
+    expect(asked).toBe(1);
+    expect(done).toBe(false);
+    expect(Array.from(model.trainableVariables()[1].dataSync())).toEqual(before);
+    hold = null;
+    release();
+    await update;
+    expect(Array.from(model.trainableVariables()[1].dataSync())).not.toEqual(before);
+    opt.dispose();
+    model.dispose();
+  });
 });
 
 describe('SFT update', () => {
