@@ -44,6 +44,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'grpo.kl_beta': { kind: 'number', min: 0 },
   'grpo.gamma': { kind: 'number', min: 0, max: 1 },
   'grpo.zero_std_groups': { kind: 'enum', values: ['skip', 'replace'] },
+  'grpo.iterations': { kind: 'int', min: 1, max: 16 },
   'sampling.temperature': { kind: 'number', min: 0 },
   'sampling.top_k': { kind: 'int', min: 0 },
   'sampling.top_p': { kind: 'number', min: 0, max: 1, exclusiveMin: true },

@@ -71,6 +71,12 @@ export interface RunConfig {
     /** Discount for per-step returns. */
     gamma: number;
     zero_std_groups: 'skip' | 'replace';
+    /**
+     * Optimizer steps on each collected batch (the GRPO paper's μ, TRL's `num_iterations`). Above 1 the
+     * later passes are off-policy against the sampling log-probs and the clip bounds how far they move;
+     * rollouts, not updates, are the expensive part on a CPU, so reusing them learns more per second.
+     */
+    iterations: number;
   };
   sampling: { temperature: number; top_k: number; top_p: number; max_new_tokens: number };
   replay: {
@@ -147,7 +153,7 @@ export const DEFAULT_CONFIG: RunConfig = {
     checkpoint_every: 10,
     eval_interval: 20,
   },
-  grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip' },
+  grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip', iterations: 1 },
   // 96, not the 100–130 a byte-level js/sh call with its <think> needs: above it, sampled episodes crash
   // tfjs-wasm in Node ("table index is out of bounds" after a while; under investigation, see the README).
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 96 },

@@ -142,12 +142,14 @@ export class Trainer {
     const batch = buildGrpoBatch({ groups, replay: this.replay, replayCount: plan.replayCount, rng: this.rng, config: cfg });
     Object.assign(metrics, batch.metrics);
 
-    if (batch.samples.length > 0) {
+    // Each pass is one optimizer step on the same samples; the metrics are the last pass's (its clip
+    // ratios show how far the earlier passes moved the policy off the sampling one).
+    for (let pass = 0; pass < cfg.grpo.iterations && batch.samples.length > 0; pass++) {
       const r = await grpoUpdate(
         this.model,
         this.optimizer,
         batch.samples,
-        { accumSteps: cfg.training.grad_accum_steps, padId: this.deps.padId ?? 0, temperature: batch.temperature, dropoutSeed: deriveSeed(cfg.seed, this.stepNo), held: this.deps.held },
+        { accumSteps: cfg.training.grad_accum_steps, padId: this.deps.padId ?? 0, temperature: batch.temperature, dropoutSeed: pass === 0 ? deriveSeed(cfg.seed, this.stepNo) : deriveSeed(cfg.seed, this.stepNo, pass), held: this.deps.held },
         { clipEpsilon: cfg.grpo.clip_epsilon, clipEpsilonHigh: cfg.grpo.clip_epsilon_high, klBeta: cfg.grpo.kl_beta, useReference: cfg.grpo.kl_beta > 0 },
       );
       Object.assign(metrics, r.metrics, { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/tokens': r.tokens });

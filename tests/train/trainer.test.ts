@@ -79,6 +79,29 @@ describe('trainer', () => {
     model.dispose();
   });
 
+  it('grpo.iterations takes that many optimizer steps on one collected batch, the later ones off-policy', async () => {
+    const model = tinyModel({ lora: false });
+    let collected = 0;
+    const collect = fakeCollector(model);
+    const t = new Trainer({ model, config: config((c) => (c.grpo.iterations = 3)), collectGroups: (n, step, levels) => (collected++, collect(n, step, levels)) });
+    const m = await t.trainStep();
+    expect(collected).toBe(1);
+    expect(t.optimizer.stepCount).toBe(3);
+    expect(t.step).toBe(1);
+    // Warm-up step 3 of 2 is past warm-up: the last pass ran at the full rate.
+    expect(m['train/lr']).toBeCloseTo(1e-2, 12);
+    t.dispose();
+    model.dispose();
+    // The same first step with one pass: the surrogate loss of the third pass is lower, because the two
+    // passes before it already moved the policy toward the positive-advantage samples.
+    const once = tinyModel({ lora: false });
+    const single = new Trainer({ model: once, config: config(), collectGroups: fakeCollector(once) });
+    const m1 = await single.trainStep();
+    expect(m['train/loss']).toBeLessThan(m1['train/loss'] - 1e-4);
+    single.dispose();
+    once.dispose();
+  });
+
   it('does not grow tf.memory().numTensors across a step', async () => {
     const model = tinyModel({ lora: false });
     const t = new Trainer({ model, config: config((c) => (c.grpo.kl_beta = 0.05)), collectGroups: fakeCollector(model) });
