@@ -1,5 +1,7 @@
 /** Each command on a fresh nano model with tiny budgets: exit codes, files, and one-line errors. */
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
@@ -74,6 +76,44 @@ describe('spindle collect → export', () => {
     oneLine(noCkpt);
     expect(noCkpt.err).toMatch(/no run with a checkpoint/);
   });
+});
+
+describe('a model by hub id or URL', () => {
+  it('eval downloads hf:<id> from HF_ENDPOINT into the disk cache, then reads the cache; an https folder URL works too', async () => {
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(req.url!);
+      const m = /^\/test-org\/nano\/resolve\/main\/([\w.]+)$/.exec(req.url!);
+      if (!m || !existsSync(join(model, m[1]))) return void res.writeHead(404).end();
+      const bytes = readFileSync(join(model, m[1]));
+      res.writeHead(200, { 'content-length': bytes.length }).end(bytes);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const saved = { HF_ENDPOINT: process.env.HF_ENDPOINT, SPINDLE_CACHE: process.env.SPINDLE_CACHE };
+    process.env.HF_ENDPOINT = endpoint;
+    process.env.SPINDLE_CACHE = join(tempDir(), 'cache');
+    try {
+      const args = ['eval', '--env', 'arith_tool', '--items', '1', '--max-new-tokens', '8', '--max-steps', '1'];
+      const first = await cli(dir, ...args, '--model', 'hf:test-org/nano');
+      expect(first.code, first.err).toBe(0);
+      expect(first.out).toMatch(/download model\.safetensors: 100% of [\d.]+ MB/);
+      expect(first.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/1 = /);
+      const fetched = requests.length;
+      const again = await cli(dir, ...args, '--model', 'hf:test-org/nano');
+      expect(again.code).toBe(0);
+      expect(requests.length).toBe(fetched); // every file came from the cache
+      expect(again.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/1 = /);
+      const byUrl = await cli(dir, ...args, '--model', `${endpoint}/test-org/nano/resolve/main`);
+      expect(byUrl.code, byUrl.err).toBe(0);
+      const missing = await cli(dir, ...args, '--model', 'hf:test-org/absent');
+      oneLine(missing);
+      expect(missing.err).toMatch(/cannot load the model from hf:test-org\/absent/);
+    } finally {
+      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      server.close();
+    }
+  }, 60_000);
 });
 
 describe('spindle sft → eval', () => {

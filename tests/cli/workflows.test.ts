@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
 import { readAdapter } from '../../src/export/peft.ts';
+import { readSafetensors } from '../../src/model/safetensors.ts';
 import { openFileStore } from '../../src/store/file-store.ts';
 import { getRun, loadLatestCheckpoint } from '../../src/store/index.ts';
 import { cli, nanoModelDir, tempDir, tinyConfig, writeConfig } from './helpers.ts';
@@ -59,6 +60,8 @@ describe('the four workflows', () => {
 
     const store = await openFileStore(join(dir, '.spindle'));
     expect((await getRun(store, runId))!.config.training.reward_scale).toBe(2.5);
+    // The run names the model it trained (--model), so the adapter and a merge find that base.
+    expect((await getRun(store, runId))!.config.model.base_model).toBe(model);
     expect((await loadLatestCheckpoint(store, runId))!.step).toBe(2);
     await store.close();
 
@@ -67,8 +70,34 @@ describe('the four workflows', () => {
     expect(groups.length).toBeGreaterThanOrEqual(2);
     expect(groups.flatMap((g) => g.scores).every((s) => s >= 0 && s <= 2.5)).toBe(true);
 
-    expect((await cli(dir, 'export', 'adapter', '--run', runId, '--output', 'adapter.zip')).code).toBe(0);
-    expect(readAdapter(readFileSync(join(dir, 'adapter.zip')), 'adapter.zip').config.r).toBe(4);
+    const exported = await cli(dir, 'export', 'adapter', '--run', runId, '--output', 'adapter.zip', '--merge', 'merged');
+    expect(exported.code).toBe(0);
+    const adapter = readAdapter(readFileSync(join(dir, 'adapter.zip')), 'adapter.zip');
+    expect(adapter.config.r).toBe(4);
+    expect(adapter.config.base_model_name_or_path).toBe(model);
+    // The merged model is the base with (alpha/r)·B·A folded into each adapted projection (the folding
+    // itself is checked against PEFT in tests/export), and nothing else changed.
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    const weights = (folder: string) => readSafetensors(readFileSync(join(folder, 'model.safetensors')), folder).tensors;
+    const [base, merged] = [weights(model), weights(join(dir, 'merged'))];
+    const scale = adapter.config.lora_alpha / adapter.config.r;
+    for (const [name, A] of adapter.tensors) {
+      if (!name.endsWith('.lora_A.weight')) continue;
+      const B = adapter.tensors.get(name.replace('lora_A', 'lora_B'))!;
+      const target = name.replace(/^base_model\.model\./, '').replace('.lora_A.weight', '.weight');
+      const [W, M] = [base.get(target)!, merged.get(target)!];
+      const [rows, cols, r] = [W.shape[0], W.shape[1], A.shape[0]];
+      let worst = 0;
+      for (let o = 0; o < rows; o++) for (let i = 0; i < cols; i++) {
+        let ba = 0;
+        for (let k = 0; k < r; k++) ba += B.data[o * r + k] * A.data[k * cols + i];
+        worst = Math.max(worst, Math.abs(M.data[o * cols + i] - W.data[o * cols + i] - scale * ba));
+      }
+      expect(worst, target).toBeLessThan(1e-5);
+    }
+    expect(Array.from(merged.get('model.embed_tokens.weight')!.data)).toEqual(Array.from(base.get('model.embed_tokens.weight')!.data));
+    const onMerged = await cli(dir, 'eval', '--env', 'arith_tool', '--items', '1', '--model', 'merged', '--config', 'run.yaml');
+    expect(onMerged.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/1 = /);
     const e = await cli(dir, 'eval', '--env', 'arith_tool', '--items', '1', '--model', model, '--adapter', 'adapter.zip', '--config', 'run.yaml');
     expect(e.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/1 = /);
   }, 90_000);

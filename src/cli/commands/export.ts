@@ -2,12 +2,15 @@
  * `spindle export trajectories` (the seed's atropos_trajectory_export) and `spindle export adapter`
  * (the latest checkpoint's LoRA weights as a PEFT adapter zip).
  */
-import { CliError, type Command } from '../command.ts';
+import { CliError, type Command, type CommandContext } from '../command.ts';
+import { checkAdapterTensors, mergedModelFiles, type PeftConfig } from '../../export/peft.ts';
+import { saveModel } from '../../model/hf.ts';
+import type { HostTensors } from '../../model/transformer.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../../export/from-store.ts';
 import { checkpointAdapterZip } from '../../pipeline/adapter-export.ts';
 import { countTrajectories, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
 import {
-  choiceOption, findRun, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
+  choiceOption, findRun, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
 import { join } from 'node:path';
 
@@ -62,12 +65,32 @@ export const exportTrajectories: Command = {
   },
 };
 
+/** The base model with the adapter folded in (W + alpha/r · B·A), in Hugging Face layout with the base's tokenizer files. */
+async function writeMerged(ctx: CommandContext, dir: string, baseModel: string, adapter: HostTensors, peft: PeftConfig): Promise<void> {
+  const base = await loadModel(ctx, baseModel);
+  try {
+    checkAdapterTensors(adapter, peft, 'the checkpoint', base.model.config);
+    const saved = await saveModel(base.model, base.tokenizer);
+    const tokenizerFiles = Object.fromEntries([...saved].filter(([name]) => name !== 'config.json' && name !== 'model.safetensors'));
+    const hfConfig = JSON.parse(new TextDecoder().decode(saved.get('config.json'))) as object;
+    const files = mergedModelFiles(await base.model.getWeights(), adapter, peft, hfConfig, tokenizerFiles);
+    for (const [name, bytes] of files) writeOutput(ctx, join(dir, name), bytes);
+    ctx.out(`wrote the merged model (${[...files.keys()].join(', ')}) to ${dir}`);
+  } catch (e) {
+    throw e instanceof CliError ? e : new CliError(`merge into ${baseModel}: ${(e as Error).message}`);
+  } finally {
+    base.model.dispose();
+  }
+}
+
 export const exportAdapter: Command = {
   name: 'export adapter',
-  summary: 'Write the LoRA adapter of a run\'s latest checkpoint as a PEFT adapter zip (adapter_config.json, adapter_model.safetensors, README.md).',
+  summary: 'Write the LoRA adapter of a run\'s latest checkpoint as a PEFT adapter zip (adapter_config.json, adapter_model.safetensors, README.md), and with --merge the base with the adapter folded in.',
   options: {
     run: { type: 'string', description: 'the run (default: the newest run with a checkpoint)', placeholder: 'id' },
     output: { type: 'string', description: 'the zip to write', placeholder: 'file.zip' },
+    merge: { type: 'string', description: 'also write the merged model (config.json, model.safetensors, tokenizer files) into this folder', placeholder: 'dir' },
+    model: { ...modelOption, description: 'the base to merge into (default: the model the run trained, its model.base_model)' },
     store: storeOption,
   },
   async run(values, positionals, ctx) {
@@ -82,6 +105,8 @@ export const exportAdapter: Command = {
       });
       const file = writeOutput(ctx, output, zip);
       ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${tensors.size} tensors, r=${config.r}) to ${file}`);
+      const mergeDir = stringOption(values, 'merge');
+      if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, run.config), tensors, config);
     });
   },
 };

@@ -4,6 +4,7 @@
  * optional PEFT adapter) and writing output files. Every failure here is a one-line CliError.
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import { formatConfigErrors, parseRunConfigYaml } from '../../config/yaml.ts';
@@ -11,6 +12,7 @@ import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 import { listEnvironments } from '../../envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../model/backend.ts';
 import { loadHfModel, type LoadedModel } from '../../model/hf.ts';
+import { diskCache, type HubOptions } from '../../model/hub.ts';
 import { attachLora, importLora } from '../../model/lora.ts';
 import { readAdapter, type PeftConfig } from '../../export/peft.ts';
 import { resolveModelPath } from '../../pipeline/node.ts';
@@ -23,8 +25,12 @@ const DEFAULT_STORE = '.spindle';
 
 export const storeOption: OptionSpec = { type: 'string', default: DEFAULT_STORE, description: 'the Spindle store folder', placeholder: 'dir' };
 export const modelOption: OptionSpec = {
-  type: 'string', description: 'policy model folder (HF layout); default: the config\'s model.base_model (spindle-base = models/spindle-base)', placeholder: 'dir',
+  type: 'string', placeholder: 'dir|hf:id|url',
+  description: 'policy model: a folder (HF layout), hf:<owner>/<name>[@revision], or an https URL of such a folder; default: the config\'s model.base_model (spindle-base = models/spindle-base)',
 };
+
+/** A model named by hub id or URL, downloaded (and cached) rather than read from a folder. */
+const REMOTE_MODEL = /^(hf:|https?:\/\/)/;
 
 // ---------------------------------------------------------------- options
 
@@ -184,11 +190,32 @@ function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoic
 /** The model folder: --model, else the config's base model (`spindle-base` → <repo>/models/spindle-base). */
 export function modelPath(ctx: CommandContext, values: Values, config: RunConfig = DEFAULT_CONFIG): string {
   const flag = stringOption(values, 'model');
-  return flag ? resolve(ctx.cwd, flag) : resolveModelPath(config.model.base_model);
+  if (flag) return REMOTE_MODEL.test(flag) ? flag : resolve(ctx.cwd, flag);
+  return resolveModelPath(config.model.base_model);
+}
+
+/**
+ * Hub downloads from the CLI: cached on disk (SPINDLE_CACHE, default ~/.cache/spindle/hub; an interrupted
+ * file continues where it stopped), from HF_ENDPOINT when set (a mirror, or a local server in tests),
+ * with a progress line per file.
+ */
+function hubOptions(ctx: CommandContext): HubOptions {
+  const shown = new Map<string, number>();
+  return {
+    endpoint: process.env.HF_ENDPOINT || undefined,
+    cache: diskCache(process.env.SPINDLE_CACHE || join(homedir(), '.cache', 'spindle', 'hub')),
+    onProgress: ({ file, loaded, total }) => {
+      const percent = total ? Math.floor((100 * loaded) / total) : 0;
+      const last = shown.get(file) ?? -1;
+      if (percent === last || (percent < 100 && percent - last < 25)) return;
+      shown.set(file, percent);
+      ctx.out(`download ${file}: ${total ? `${percent}% of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`}`);
+    },
+  };
 }
 
 export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<LoadedModel> {
-  if (!/^https?:\/\//.test(dir)) {
+  if (!REMOTE_MODEL.test(dir)) {
     if (!existsSync(join(dir, 'config.json'))) {
       const shipped = dir === resolveModelPath('spindle-base');
       throw new CliError(shipped
@@ -198,7 +225,7 @@ export async function loadModel(ctx: CommandContext, dir: string, config: RunCon
   }
   await ensureBackend(config);
   try {
-    return await loadHfModel(dir);
+    return await loadHfModel(dir, { hub: hubOptions(ctx) });
   } catch (e) {
     throw new CliError(`cannot load the model from ${dir}: ${(e as Error).message}`);
   }

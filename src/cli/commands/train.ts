@@ -40,8 +40,11 @@ const trainOptions = {
   store: storeOption,
 } as const;
 
-function applyOverrides(config: RunConfig, values: Values): RunConfig {
+function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values): RunConfig {
   const c = structuredClone(config);
+  // The run records the model it trains (a folder, hf:id@revision or URL): its adapter names that base,
+  // and a resume or merged export finds it again without --model.
+  if (stringOption(values, 'model')) c.model.base_model = modelPath(ctx, values, c);
   c.training.max_steps = intOption(values, 'steps') ?? c.training.max_steps;
   c.training.eval_interval = intOption(values, 'eval-interval') ?? c.training.eval_interval;
   c.trajectory_collection.n_workers = intOption(values, 'workers') ?? c.trajectory_collection.n_workers;
@@ -154,7 +157,7 @@ export const train: Command = {
         const record = await getRun(store, resume);
         if (!record) throw new CliError(`There is no run "${resume}" to resume in ${store.path}.`);
         config = record.config;
-      } else config = applyOverrides(loadConfigFile(ctx, stringOption(values, 'config')!), values);
+      } else config = applyOverrides(ctx, loadConfigFile(ctx, stringOption(values, 'config')!), values);
       return runTraining(ctx, values, config, store);
     }, true);
     reportTraining(ctx, values, outcome);
@@ -183,7 +186,7 @@ export const transferTrain: Command = {
   options: trainOptions,
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'transfer train');
-    const config = applyOverrides(loadConfigFile(ctx, requireOption(values, 'config', '--config transfer.yaml')), values);
+    const config = applyOverrides(ctx, loadConfigFile(ctx, requireOption(values, 'config', '--config transfer.yaml')), values);
     const source = config.transfer.source_checkpoint;
     if (!source) throw new CliError('The config has no transfer.source_checkpoint; write one with `spindle transfer init --source RUN_ID|ZIP`.');
     const outcome = await withStore(ctx, values, async (store) => {
