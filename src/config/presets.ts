@@ -17,8 +17,19 @@ export const PRESETS: Record<string, Preset> = {
     description: 'A minute-long GRPO run on arith_tool for watching the loop work.',
     config: { name: 'demo', training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 }, tasks: { environments: ['arith_tool'], eval_items: 8 } },
   },
+  'watch-it-learn': {
+    description: 'GRPO on arith_tool level 3, where the shipped model is right about half the time: held-out success measured every 10 updates (about 5 minutes on 2 cores with wasm).',
+    config: {
+      name: 'watch-it-learn',
+      training: { max_steps: 40, batch_size: 1, group_size: 8, learning_rate: 5e-4, warmup_steps: 3, eval_interval: 10 },
+      // Fixed level and no rollbacks, so the held-out curve shows learning alone.
+      curriculum: { enabled: false },
+      safety: { enabled: false },
+      tasks: { environments: ['arith_tool'], difficulty_range: [3, 3], eval_items: 32 },
+    },
+  },
   'arith-grpo': {
-    description: 'Online GRPO on arith_tool from the shipped model (the learning benchmark).',
+    description: 'Online GRPO on arith_tool levels 1–3 from the shipped model, the curriculum moving it up a level as it succeeds.',
     config: { name: 'arith-grpo', training: { max_steps: 60, batch_size: 4, group_size: 8 }, tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] } },
   },
   sft: {

@@ -60,6 +60,8 @@ export interface RunConfig {
     reward_scale: number;
     checkpoint_every: number;
     eval_interval: number;
+    /** Held-out evaluation before the first update too: the baseline every later figure is read against. */
+    eval_at_start: boolean;
   };
   grpo: {
     advantage: 'zscore' | 'mean';
@@ -152,6 +154,7 @@ export const DEFAULT_CONFIG: RunConfig = {
     reward_scale: 1,
     checkpoint_every: 10,
     eval_interval: 20,
+    eval_at_start: true,
   },
   grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip', iterations: 1 },
   // 96, not the 100–130 a byte-level js/sh call with its <think> needs: above it, sampled episodes crash

@@ -160,7 +160,7 @@ export class PipelineRun implements RunController {
     this.setStatus('running');
     await setRunStatus(this.deps.store, this.runId, 'running');
     try {
-      if (await this.evaluationWasCutOff(trainer.step)) await this.evaluate(trainer.step, this.config.tasks.eval_items);
+      if (await this.evaluationOwed(trainer.step)) await this.evaluate(trainer.step, this.config.tasks.eval_items);
       while (trainer.step < training.max_steps && !this.stopRequested) {
         if (this.paused) await this.paused.promise;
         if (this.stopRequested) break;
@@ -180,10 +180,14 @@ export class PipelineRun implements RunController {
     }
   }
 
-  /** A resumed run whose last update was due an evaluation that never got stored (the page went away during it). */
-  private async evaluationWasCutOff(step: number): Promise<boolean> {
-    const { eval_interval, max_steps } = this.config.training;
-    if (step === 0 || (step % eval_interval !== 0 && step !== max_steps)) return false;
+  /**
+   * An evaluation owed at `step` and not stored yet: the baseline before the first update, or the one a
+   * resumed run's last update was due when the page went away during it.
+   */
+  private async evaluationOwed(step: number): Promise<boolean> {
+    const { eval_interval, max_steps, eval_at_start } = this.config.training;
+    // Step 0 is the baseline a rise is read against: the base model (or the transfer source) before any update.
+    if (step === 0 ? !eval_at_start : step % eval_interval !== 0 && step !== max_steps) return false;
     const stored = await listEvaluations(this.deps.store, this.runId);
     return !this.config.tasks.environments.every((env) => stored.some((e) => e.step === step && e.benchmark === env));
   }

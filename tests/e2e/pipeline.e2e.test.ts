@@ -107,6 +107,11 @@ describe('a training run in web workers', () => {
     expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('name: e2e-run');
     const seen: number[] = [];
     await offer.locator('[data-testid="resume-interrupted"]').click();
+    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 }).toBe('running');
+    // While the run trains, the Trajectories list shows stored rows, not loading placeholders.
+    await page.locator('[data-testid="tab-trajectories"]').click();
+    await page.locator('[data-testid="trajectory-row"]').first().waitFor({ timeout: 30_000 });
+    await page.locator('[data-testid="tab-train"]').click();
     await expect.poll(async () => {
       seen.push(await doneUpdates(app));
       return page.locator('[data-testid="run-status"]').textContent();
@@ -117,11 +122,13 @@ describe('a training run in web workers', () => {
     expect(await page.locator('[data-testid="interrupted-run"]').count()).toBe(0);
     // The charts hold the updates from before the reload as well as after (one reward point per update).
     expect(await page.locator('[data-testid="chart-Reward"]').getAttribute('data-points')).toBe('12');
+    // The README's Train screenshot is this real run (engine and rollout workers, not ?demo).
+    await page.screenshot({ path: 'docs/screenshots/train.png' });
 
     // 12 updates × 1 group × 2 samples, each stored exactly once, plus the held-out episodes of the
-    // evaluations at updates 10 and 12 (1 item each), stored under split test.
+    // evaluations before the first update and at updates 10 and 12 (1 item each), stored under split test.
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^26 trajectories/);
+    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^27 trajectories/);
     expect(app.errors).toEqual([]);
   });
 

@@ -38,7 +38,6 @@ describe('train screen', () => {
     expect(await reward.locator('.empty').count()).toBe(0);
     expect(await reward.locator('canvas').count()).toBe(1);
     expect((await reward.locator('.plot').boundingBox())?.height).toBe(150);
-    await page.screenshot({ path: 'docs/screenshots/train.png' });
     expect(app.errors).toEqual([]);
   });
 

@@ -71,11 +71,12 @@ describe('the pipeline on worker_threads', () => {
     expect((await loadLatestCheckpoint(store, runId))?.step).toBe(2);
     const types = new Set(events.map((e) => e.type));
     for (const type of ['status', 'episode-start', 'trajectory', 'judged', 'update', 'progress', 'checkpoint', 'evaluation']) expect(types).toContain(type);
-    expect(events.filter((e) => e.type === 'evaluation')).toHaveLength(2);
-    // The held-out episodes of the evaluation at step 2 are stored too, under their split: 2 envs × 2 items.
+    // The baseline before the first update and the evaluation at step 2, per environment.
+    expect(events.filter((e) => e.type === 'evaluation').map((e) => (e as { step: number }).step)).toEqual([0, 0, 2, 2]);
+    // Their held-out episodes are stored too, under their split: 2 evaluations × 2 envs × 2 items.
     const heldOut = await allTrajectories(store, runId, 'test');
-    expect(heldOut).toHaveLength(4);
-    expect(heldOut.every((t) => t.group_id.startsWith(`${runId}/eval/2/test/`))).toBe(true);
+    expect(heldOut).toHaveLength(8);
+    expect(heldOut.every((t) => /\/eval\/[02]\/test\//.test(t.group_id))).toBe(true);
   });
 
   it('resumes after the last completed update: counter, metrics and trajectories continue, nothing is redone', async () => {
@@ -108,8 +109,8 @@ describe('the pipeline on worker_threads', () => {
     expect(after.filter((t) => before.some((b) => b.id === t.id))).toHaveLength(before.length);
     expect(trained.some((id) => before.some((b) => b.id === id))).toBe(false);
     expect((await getRun(store, runId))?.status).toBe('completed');
-    // The evaluation due at the last step (max_steps) ran once.
-    expect(await allTrajectories(store, runId, 'test')).toHaveLength(4);
+    // The baseline ran once (not again on resume), and so did the evaluation due at the last step (max_steps).
+    expect(await allTrajectories(store, runId, 'test')).toHaveLength(8);
   });
 
   it('says how often a judge fails (a dead address, a key never saved) and goes on with the others', async () => {

@@ -65,7 +65,8 @@ export interface RunErrorNote {
 const RUNNING: RunStatus[] = ['starting', 'running', 'paused', 'stopping'];
 
 export class TrainState {
-  private readonly initialYaml = stringifyRunConfig(presetConfig('demo'));
+  // A first run should show learning: the preset whose held-out success rises within minutes.
+  private readonly initialYaml = stringifyRunConfig(presetConfig('watch-it-learn'));
   yamlText = $state(this.initialYaml);
   knownEnvironments = $state<string[]>([]);
   /** Errors from form edits that could not be applied (the YAML is left unchanged). */
@@ -93,7 +94,7 @@ export class TrainState {
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
   private unsubscribe: (() => void) | null = null;
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
-  private lastGood: RunConfig = presetConfig('demo');
+  private lastGood: RunConfig = presetConfig('watch-it-learn');
 
   constructor(private readonly source: TrainSource) {}
 
