@@ -27,6 +27,7 @@ import type { EngineDeps, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } 
 import type { RunEvent, RunListener } from './events.ts';
 import { PlaygroundEpisodes } from './play-episode.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
+import type { DownloadProgress } from '../model/hub.ts';
 import { PipelineRun } from './run.ts';
 import { readSecrets } from './secrets.ts';
 
@@ -45,10 +46,12 @@ export class Engine {
   private unsubscribeRun: (() => void) | null = null;
   private runState: { id: string; config: RunConfig; status: string } | null = null;
   private readonly episodes: PlaygroundEpisodes;
+  /** Where hub ids download from: the page's `?hf_endpoint=` (a mirror, or a local server in tests), else huggingface.co. */
+  private hubEndpoint: string | undefined;
 
   constructor(private readonly deps: EngineDeps) {
     this.backend = new BackendSupervisor(deps, deps.cores, (reason) => void this.onDeviceLost(reason));
-    this.shelf = new ModelShelf(deps);
+    this.shelf = new ModelShelf({ ...deps, hub: () => ({ cache: deps.hubCache?.() ?? null, endpoint: this.hubEndpoint }) });
     this.episodes = new PlaygroundEpisodes((generator, tokenizer) => deps.spawnWorker(-1, generator, {}, tokenizer && tokenizerSpec(tokenizer)));
   }
 
@@ -56,8 +59,9 @@ export class Engine {
    * Starts the backend once (later calls return the same choice). `cores` is the page's
    * navigator.hardwareConcurrency: the default rollout pool size, and half of it the wasm threads.
    */
-  init(options: { forced?: string | null; cores?: number } = {}): Promise<BackendChoice> {
+  init(options: { forced?: string | null; cores?: number; hubEndpoint?: string | null } = {}): Promise<BackendChoice> {
     if (options.cores) this.backend.cores = options.cores;
+    if (options.hubEndpoint) this.hubEndpoint = options.hubEndpoint;
     return this.backend.init(options.forced ?? null);
   }
 
@@ -148,9 +152,9 @@ export class Engine {
    * shards, tokenizer.json) and makes it the current base: the playground's local policy, and the model
    * of new runs that ask for the default base. A failed import changes nothing.
    */
-  async importModel(source: ModelImportSource): Promise<ImportedModelInfo> {
+  async importModel(source: ModelImportSource, onProgress?: (p: DownloadProgress) => void): Promise<ImportedModelInfo> {
     await this.init();
-    return this.shelf.importModel(source, this.episodes.size > 0);
+    return this.shelf.importModel(source, this.episodes.size > 0, onProgress);
   }
 
   /** The imported model, if any (what new runs and the playground use). */

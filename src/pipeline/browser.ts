@@ -18,6 +18,7 @@ import { lockRun } from './run-lock.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
+import { browserCache } from '../model/hub.ts';
 
 /** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
 export interface RolloutWorkerBoot {
@@ -108,6 +109,7 @@ export function createBrowserEngine(): Engine {
     baseModelMissing: shippedModelMissing,
     spawnWorker: (index, generator, secrets, tokenizer) => spawnWebRolloutWorker(index, generator, secrets, tokenizer),
     urlFiles: (url) => webFolder(new URL(url, self.location.href).href),
+    hubCache: () => (typeof caches === 'undefined' ? null : browserCache()),
     lockRun,
     cores: Math.max(1, navigator.hardwareConcurrency || 1),
   });

@@ -5,6 +5,7 @@
 import type { SamplingParams, Task, Trajectory } from '../contracts.ts';
 import type { PeftConfig } from '../export/peft.ts';
 import type { FileSource } from '../model/hf.ts';
+import type { DownloadCache } from '../model/hub.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { BackendDeps } from './backend-supervisor.ts';
@@ -35,6 +36,8 @@ export interface EngineDeps extends BackendDeps {
   spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
   /** The files of an HF folder at `url` (default: plain fetch; the browser also treats an SPA's index.html as absent). */
   urlFiles?(url: string): FileSource;
+  /** Where hub downloads are kept between visits (the browser: Cache Storage); none: download every time. */
+  hubCache?(): DownloadCache | null;
   cores: number;
   /** Marks a run as live in this tab until the returned release is called (Web Locks), so other tabs do not offer to resume it. */
   lockRun?(runId: string): () => void;

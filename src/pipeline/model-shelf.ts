@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { HfConfigJson } from '../model/config.ts';
 import { HfTokenizer } from '../model/hf-tokenizer.ts';
 import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../model/hf.ts';
+import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../model/hub.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 
@@ -20,8 +21,11 @@ export interface LoadedPolicyModel {
   tokenizer: TextTokenizer;
 }
 
-/** Where an imported model comes from: an HF folder URL, or the user's files by name (config.json, model.safetensors, …). */
-export type ModelImportSource = { url: string } | { files: Record<string, Blob> };
+/**
+ * Where an imported model comes from: a hub id (`owner/name`, `hf:owner/name@revision`), an HF folder
+ * URL, or the user's files by name (config.json, model.safetensors, …).
+ */
+export type ModelImportSource = { hub: string } | { url: string } | { files: Record<string, Blob> };
 
 export interface ImportedModelInfo {
   name: string;
@@ -51,6 +55,8 @@ const IMPORTED_PREFIX = 'imported:';
 
 interface ImportedModel {
   name: string;
+  /** What run configs call it: `hf:owner/name[@revision]` for a hub model (adapters then name the real base), else `imported:<name>`. */
+  baseModel: string;
   /** Every file the import read, so each run gets a fresh copy to train (the playground keeps `loaded`). */
   files: Map<string, Uint8Array>;
   loaded: LoadedModel;
@@ -63,6 +69,8 @@ export interface ShelfDeps {
   baseModelMissing(): string | null;
   /** The files of an HF folder at `url` (default: plain fetch). */
   urlFiles?(url: string): FileSource;
+  /** Hub downloads: where files are cached (the browser's Cache Storage), and the endpoint (tests serve one on 127.0.0.1). */
+  hub?: () => Pick<HubOptions, 'cache' | 'endpoint'>;
 }
 
 export class ModelShelf {
@@ -94,17 +102,23 @@ export class ModelShelf {
   /** New runs on the default base train the imported model instead, and their saved config says so. */
   withImportedBase(config: RunConfig): RunConfig {
     if (!this.imported || config.model.base_model !== DEFAULT_CONFIG.model.base_model) return config;
-    return { ...config, model: { ...config.model, base_model: IMPORTED_PREFIX + this.imported.name } };
+    return { ...config, model: { ...config.model, base_model: this.imported.baseModel } };
   }
 
   /**
    * Loads a Hugging Face-layout model and makes it the current base. The previous import's tensors are
    * freed unless `inUse` (an episode still plays it; then they wait for the tab's GC). A failed import changes nothing.
    */
-  async importModel(source: ModelImportSource, inUse: boolean): Promise<ImportedModelInfo> {
-    const from: FileSource = 'url' in source
-      ? (this.deps.urlFiles ?? urlSource)(source.url)
-      : { description: `the picked files (${Object.keys(source.files).join(', ')})`, read: async (name) => (source.files[name] ? new Uint8Array(await source.files[name].arrayBuffer()) : null) };
+  async importModel(source: ModelImportSource, inUse: boolean, onProgress?: (p: DownloadProgress) => void): Promise<ImportedModelInfo> {
+    const ref = 'hub' in source ? hubRefOf(source.hub) : null;
+    const from: FileSource = ref
+      ? hubSource(ref, { ...this.deps.hub?.(), onProgress })
+      : 'url' in source
+        ? (this.deps.urlFiles ?? urlSource)(source.url)
+        : { description: `the picked files (${Object.keys((source as { files: Record<string, Blob> }).files).join(', ')})`, read: async (name) => {
+          const blob = (source as { files: Record<string, Blob> }).files[name];
+          return blob ? new Uint8Array(await blob.arrayBuffer()) : null;
+        } };
     const files = new Map<string, Uint8Array>();
     const loaded = await loadHfModel({
       description: from.description,
@@ -114,21 +128,22 @@ export class ModelShelf {
         return bytes;
       },
     });
-    const name = importedName(source, loaded.hfConfig);
+    const name = ref ? ref.id : importedName(source, loaded.hfConfig);
+    const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
     if (!inUse) this.imported?.loaded.model.dispose();
-    this.imported = { name, files, loaded };
+    this.imported = { name, baseModel, files, loaded };
     this.runModel = null; // the import is now what the playground plays
-    return { name, base_model: IMPORTED_PREFIX + name, family: loaded.config.family, parameters: loaded.model.parameterCount() };
+    return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount() };
   }
 
   importedModel(): { name: string; base_model: string } | null {
-    return this.imported ? { name: this.imported.name, base_model: IMPORTED_PREFIX + this.imported.name } : null;
+    return this.imported ? { name: this.imported.name, base_model: this.imported.baseModel } : null;
   }
 
   /** The base weights a merged export folds an adapter trained on `baseModel` into. */
   async mergeBase(baseModel: string): Promise<MergeBase> {
     const imported = this.imported;
-    if (imported && (baseModel === IMPORTED_PREFIX + imported.name || baseModel === imported.name)) {
+    if (imported && (baseModel === imported.baseModel || baseModel === imported.name)) {
       const extra: Record<string, Uint8Array> = {};
       for (const name of ['tokenizer.json', 'tokenizer_config.json']) {
         const bytes = imported.files.get(name);
@@ -159,14 +174,29 @@ export class ModelShelf {
   }
 
   private loadRunModel(baseModel: string): Promise<LoadedPolicyModel> {
-    if (!baseModel.startsWith(IMPORTED_PREFIX)) return this.deps.loadModel(baseModel);
-    const name = baseModel.slice(IMPORTED_PREFIX.length);
     const imported = this.imported;
-    if (imported?.name !== name) {
+    if (imported?.baseModel === baseModel) {
+      return loadHfModel({ description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null });
+    }
+    if (baseModel.startsWith(IMPORTED_PREFIX) || baseModel.startsWith('hf:')) {
+      const name = baseModel.startsWith('hf:') ? baseModel : baseModel.slice(IMPORTED_PREFIX.length);
       throw new Error(`The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`);
     }
-    return loadHfModel({ description: `the imported model ${name}`, read: async (file) => imported.files.get(file) ?? null });
+    return this.deps.loadModel(baseModel);
   }
+}
+
+/** A hub model as the user typed it: `owner/name`, `owner/name@revision` or `hf:…`; anything else is refused by name. */
+function hubRefOf(text: string): HubRef {
+  const trimmed = text.trim();
+  let ref: HubRef | null = null;
+  try {
+    ref = parseHubRef(trimmed.startsWith('hf:') ? trimmed : `hf:${trimmed}`);
+  } catch {
+    // parseHubRef names the hf: form; the Models field takes the bare id, so say that instead.
+  }
+  if (!ref) throw new Error(`"${text}" is not a Hugging Face model id; expected owner/name or owner/name@revision.`);
+  return ref;
 }
 
 /** A name for an imported model: the repository or folder of a URL, else the config's `_name_or_path`, else the family. */

@@ -6,6 +6,8 @@
 import 'fake-indexeddb/auto';
 import { unzipSync } from 'fflate';
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PeftConfig } from '../../src/export/peft.ts';
@@ -14,6 +16,8 @@ import { initBackend } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
+import type { EngineDeps } from '../../src/pipeline/engine-api.ts';
+import type { DownloadCache, DownloadProgress } from '../../src/model/hub.ts';
 import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
@@ -31,7 +35,11 @@ beforeAll(async () => {
 afterAll(() => store.db.close());
 
 function engine(): Engine {
-  return new Engine({
+  return new Engine(engineDeps());
+}
+
+function engineDeps(): EngineDeps {
+  return {
     initBackend: () => initBackend({ forced: 'wasm' }),
     deviceLost: () => null,
     openStore: async () => store,
@@ -40,7 +48,7 @@ function engine(): Engine {
     // Playground episodes run in a rollout worker, as a run's do.
     spawnWorker: (index, generator) => spawnNodeRolloutWorker(index, generator),
     cores: 1,
-  });
+  };
 }
 
 function modelFiles(config: (json: Record<string, unknown>) => Record<string, unknown> = (j) => j): Record<string, Blob> {
@@ -70,6 +78,45 @@ describe('importing a Hugging Face model into the engine', () => {
     await expect(e.importModel({ files: modelFiles((j) => ({ ...j, model_type: 'gpt2' })) })).rejects.toThrow(/model_type "gpt2".*not supported/);
     expect(e.importedModel()).toEqual({ name: 'tiny-test', base_model: 'imported:tiny-test' });
     expect(e.policyStatus().label).toBe('the imported model tiny-test');
+  });
+
+  it('imports by hub id through the cache with progress, names the run base hf:<id>@<rev>, and a second import downloads nothing', async () => {
+    const requests: string[] = [];
+    const server = createServer((req, res) => {
+      requests.push(req.url!);
+      const m = /^\/test-org\/tiny\/resolve\/v1\/([\w.]+)$/.exec(req.url!);
+      const files = modelFiles();
+      if (!m || !files[m[1]]) return void res.writeHead(404).end();
+      void files[m[1]].arrayBuffer().then((bytes) => res.writeHead(200, { 'content-length': bytes.byteLength }).end(Buffer.from(bytes)));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const kept = new Map<string, Uint8Array>();
+    const cache: DownloadCache = {
+      get: async (k) => kept.get(k) ?? null, put: async (k, b) => void kept.set(k, b),
+      getPartial: async () => null, putPartial: async () => {}, deletePartial: async () => {},
+    };
+    try {
+      const e = new Engine({ ...engineDeps(), hubCache: () => cache });
+      await e.init({ hubEndpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+      const progress: DownloadProgress[] = [];
+      const info = await e.importModel({ hub: 'test-org/tiny@v1' }, (p) => progress.push(p));
+      expect(info).toMatchObject({ name: 'test-org/tiny', base_model: 'hf:test-org/tiny@v1', family: 'llama' });
+      expect(progress.filter((p) => p.file === 'model.safetensors').at(-1)).toMatchObject({ loaded: expect.any(Number), total: expect.any(Number) });
+      const weights = progress.filter((p) => p.file === 'model.safetensors').at(-1)!;
+      expect(weights.loaded).toBe(weights.total);
+      const fetched = requests.length;
+      await e.importModel({ hub: 'hf:test-org/tiny@v1' });
+      expect(requests.length).toBe(fetched);
+      // A merge for a run on that base finds the import by its hub name.
+      const lora = (ab: string, shape: number[]) => [`base_model.model.model.layers.0.self_attn.q_proj.lora_${ab}.weight`, { shape, data: new Float32Array(shape[0] * shape[1]) }] as const;
+      const adapter = writeSafetensors(new Map([lora('A', [R, 32]), lora('B', [32, R])]), { format: 'pt' });
+      const peft = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, lora_dropout: 0, bias: 'none', target_modules: ['q_proj'], base_model_name_or_path: 'test-org/tiny' } as PeftConfig;
+      expect(Object.keys(unzipSync(await e.mergedModelZip({ baseModel: 'hf:test-org/tiny@v1', adapter, peft })))).toContain('model.safetensors');
+      await expect(e.importModel({ hub: 'not a model id' })).rejects.toThrow(/not a Hugging Face model id; expected owner\/name/);
+      await expect(e.importModel({ hub: 'test-org/absent' })).rejects.toThrow(/config\.json/);
+    } finally {
+      server.close();
+    }
   });
 
   it('exports base + LoRA merged as an HF-layout zip: W + (alpha / r) · B · A on the adapted weight only', async () => {

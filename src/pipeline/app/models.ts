@@ -15,6 +15,7 @@ import { writeSafetensors } from '../../model/safetensors.ts';
 import { checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
 import type { MergeRequest } from '../engine-api.ts';
 import type { ModelImportSource } from '../model-shelf.ts';
+import type { DownloadProgress } from '../../model/hub.ts';
 
 export type ExportKind = 'adapter-zip' | 'merged-weights' | 'dataset-jsonl' | 'dataset-parquet' | 'dataset-atropos';
 
@@ -32,7 +33,7 @@ export type Progress = (done: number, total: number | null) => void;
 
 /** The engine calls these operations need (the engine worker's remote on the page). */
 export interface ModelEngine {
-  importModel(source: ModelImportSource): Promise<{ name: string }>;
+  importModel(source: ModelImportSource, onProgress?: (p: DownloadProgress) => void): Promise<{ name: string }>;
   mergedModelZip(request: MergeRequest): Promise<Uint8Array>;
 }
 
@@ -90,7 +91,11 @@ export function modelOperations(getStore: () => Promise<Store>, engine: () => Mo
     },
     async importModelFromUrl(url: string, onProgress: Progress, signal: AbortSignal) {
       onProgress(0, null);
-      const { name } = await engine().importModel({ url });
+      // A hub id downloads through the engine's cache, file by file; the bar follows the weights, the largest file.
+      const source = /^https?:\/\//.test(url) ? { url } : { hub: url };
+      const { name } = await engine().importModel(source, Comlink.proxy(({ file, loaded, total }: DownloadProgress) => {
+        if (file.endsWith('.safetensors')) onProgress(loaded, total);
+      }));
       signal.throwIfAborted();
       return name;
     },

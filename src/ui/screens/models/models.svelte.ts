@@ -61,9 +61,9 @@ export class ModelsState {
 
   async importModelUrl(url: string): Promise<void> {
     const job = this.startJob(`Import ${url}`, 'import-model');
-    if (!/^https?:\/\//.test(url.trim())) {
+    if (!/^https?:\/\//.test(url.trim()) && !/^(hf:)?[\w.-]+\/[\w.-]+(@[\w./-]+)?$/.test(url.trim())) {
       job.status = 'error';
-      job.error = 'Enter a URL like https://huggingface.co/<org>/<model>/resolve/main/';
+      job.error = 'Enter a Hugging Face model id like HuggingFaceTB/SmolLM2-135M-Instruct (add @revision to pin one), or a folder URL like https://huggingface.co/<org>/<model>/resolve/main/';
       return;
     }
     await job.run((j) => this.source.importModelFromUrl(url.trim(), j.progress, j.abort.signal), (name) => `imported as ${name}`);

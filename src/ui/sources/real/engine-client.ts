@@ -42,7 +42,7 @@ function connect(): Connection {
     emitLocal({ type: 'error', run_id: '', message, fatal: true });
   });
   void engine.subscribe(Comlink.proxy(emitLocal));
-  const ready = engine.init({ forced: forcedBackend(), cores: navigator.hardwareConcurrency || 1 });
+  const ready = engine.init({ forced: forcedBackend(), cores: navigator.hardwareConcurrency || 1, hubEndpoint: new URLSearchParams(location.search).get('hf_endpoint') });
   return { engine, ready };
 }
 
