@@ -10,7 +10,11 @@
  *
  *   npm run bench:learn                       # 15-minute training budget
  *   npm run bench:learn -- --minutes 3        # a quick look
- *   npm run bench:learn -- --level 2          # every environment at level 2
+ *   npm run bench:learn -- --levels 2         # every environment at level 2
+ *   npm run bench:learn -- --envs arith_tool --levels arith_tool=3 --lr 1e-3
+ *
+ * Default levels are where the shipped base has room (greedy 50–80%, measured in its card): arith_tool 3,
+ * letter_count 2, shell_exec 2. At levels it already solves (arith_tool 1–2: 100%) there is nothing to learn.
  */
 import 'fake-indexeddb/auto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -30,12 +34,24 @@ import type { RunEvent } from '../src/pipeline/events.ts';
 import type { Policy } from '../src/rollout/policy.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
-const { values: args } = parseArgs({ options: { minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' }, level: { type: 'string', default: '1' } } });
+const { values: args } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' },
+    envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec' }, levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2' },
+    lr: { type: 'string', default: '5e-4' }, 'online-ratio': { type: 'string', default: '0.7' },
+    iterations: { type: 'string', default: '1' }, temperature: { type: 'string', default: '1' },
+  },
+});
 const BUDGET_MS = Number(args.minutes) * 60_000;
-const ENVS = ['arith_tool', 'letter_count', 'shell_exec'];
+const ENVS = args.envs.split(',');
 const ITEMS = Number(args.items);
-/** One difficulty level for every environment, in training and in the held-out evaluation. */
-const LEVEL = Number(args.level);
+/** The level of each environment, in training and in the held-out evaluation (`--levels 2` puts every environment at 2). */
+const LEVELS: Record<string, number> = Object.fromEntries(ENVS.map((env) => {
+  const given = args.levels.split(',').map((part) => part.split('='));
+  const level = given.find(([name]) => name === env)?.[1] ?? (given.length === 1 && given[0].length === 1 ? given[0][0] : '1');
+  return [env, Number(level)];
+}));
+const levelRange: [number, number] = [Math.min(...Object.values(LEVELS)), Math.max(...Object.values(LEVELS))];
 /** The evaluation items: item i of an environment is generated from (EVAL_SEED, i), before and after alike. */
 const EVAL_SEED = 2024;
 
@@ -45,14 +61,15 @@ const { config, errors } = validateRunConfig({
   model: { base_model: 'spindle-base' },
   lora: { r: 8, alpha: 16 },
   // One group per environment per update; micro-batches of a quarter keep activations inside the wasm heap.
-  training: { max_steps: 1000, batch_size: 3, group_size: 8, grad_accum_steps: 4, learning_rate: 2e-3, warmup_steps: 3, checkpoint_every: 1000, eval_interval: 1000 },
-  grpo: { advantage: 'zscore', zero_std_groups: 'skip' },
-  sampling: { temperature: 1 },
+  training: { max_steps: 1000, batch_size: ENVS.length, group_size: 8, grad_accum_steps: 4, learning_rate: Number(args.lr), warmup_steps: 3, checkpoint_every: 1000, eval_interval: 1000, eval_at_start: false },
+  grpo: { advantage: 'zscore', zero_std_groups: 'skip', iterations: Number(args.iterations) },
+  replay: { online_ratio: Number(args['online-ratio']) },
+  sampling: { temperature: Number(args.temperature) },
   // The benchmark measures learning itself: no rollback, no level changes, held-out items only at the ends.
   safety: { enabled: false },
   curriculum: { enabled: false },
   trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 3 },
-  tasks: { environments: ENVS, difficulty_range: [LEVEL, LEVEL], eval_items: ITEMS },
+  tasks: { environments: ENVS, difficulty_range: levelRange, levels: LEVELS, eval_items: ITEMS },
 });
 if (!config) throw new Error(JSON.stringify(errors));
 
@@ -66,16 +83,19 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
 async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
-  const results = await evaluatePolicy(policy, ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [LEVEL], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000 });
+  const results: EvalResult[] = [];
+  for (const env of ENVS) {
+    results.push(...await evaluatePolicy(policy, [getEnvironment(env)], { items: ITEMS, seed: EVAL_SEED, levels: [LEVELS[env]], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000 }));
+  }
   console.log(label);
-  for (const r of results) console.log(`  ${r.env}: ${show(rate(r))} of ${r.n}`);
+  for (const r of results) console.log(`  ${r.env} level ${r.level}: ${show(rate(r))} of ${r.n}`);
   return results;
 }
 
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 const blind = new Map<string, BlindResult>();
-for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVEL, { items: ITEMS, seed: EVAL_SEED }));
+for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED }));
 for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${pct(b.success)} (${b.policy})`);
 
 await initBackend();
@@ -109,7 +129,7 @@ const envs = ENVS.map((env) => {
   const b = rate(before.find((r) => r.env === env)!);
   const a = rate(after.find((r) => r.env === env)!);
   const blindBest = blind.get(env)!;
-  return { env, level: LEVEL, items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
+  return { env, level: LEVELS[env], items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
 });
 const result = {
   benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadBefore, load_average_end_of_training: loadDuring,
@@ -126,8 +146,8 @@ writeFileSync('bench/results/learn.svg', lineChartSvg({
     ...envs.map((e) => ({ name: `${e.env} held-out success`, points: [[0, e.before.success], [curve.length, e.after.success]] as [number, number][] })),
   ],
 }));
-console.log('\n| environment | items | before | after | points | best task-blind |');
-console.log('|---|---|---|---|---|---|');
-for (const e of envs) console.log(`| ${e.env} | ${e.items} | ${show(e.before)} | ${show(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} |`);
+console.log('\n| environment | level | items | before | after | points | best task-blind |');
+console.log('|---|---|---|---|---|---|---|');
+for (const e of envs) console.log(`| ${e.env} | ${e.level} | ${e.items} | ${show(e.before)} | ${show(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} |`);
 store.db.close();
 process.exit(0);
