@@ -15,8 +15,8 @@
  *   data is not counted by QuickJS's limit. A module whose memory grew past its baseline is dropped
  *   after the call, so the host gets the memory back and the next call starts from a fresh module.
  * - Guest stack limit (≤ 128 KiB); captured output capped with a truncation marker (a long line is cut
- *   inside the guest, before it crosses to the host); the result value formatted inside the guest into
- *   a bounded string (cycles, getters, huge arrays).
+ *   inside the guest, before it crosses to the host); the result value formatted into a bounded string
+ *   (cycles, getters, huge arrays) with built-ins read before the user's code ran (guest-values.ts).
  *
  * NOT contained (run this module inside a worker the host can terminate):
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
@@ -34,11 +34,12 @@ import {
   newVariant,
   type QuickJSContext,
   type QuickJSHandle,
+  type QuickJSRuntime,
   type QuickJSWASMModule,
 } from 'quickjs-emscripten-core';
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync';
-import { GUEST_BOOTSTRAP } from './guest-bootstrap.ts';
 import { GuestClock } from './guest-clock.ts';
+import { GuestValues } from './guest-values.ts';
 import { OutputBuffer } from './output-buffer.ts';
 
 /** A synchronous host function exposed to the guest. Arguments arrive as plain values (JSON-like). */
@@ -182,6 +183,41 @@ function toGuest(ctx: QuickJSContext, parseJson: QuickJSHandle, value: unknown):
   }
 }
 
+/**
+ * The runtime a call's fresh context lives in. Creating a runtime was a fifth of a call, so one that
+ * served a call cleanly (it finished, no promise job left queued: nothing of that call can run later)
+ * serves the next one, for at most RUNTIME_CALLS calls; any other ending frees it.
+ */
+interface RuntimeLease {
+  module: QuickJSWASMModule;
+  runtime: QuickJSRuntime;
+  calls: number;
+}
+const RUNTIME_CALLS = 100;
+let spareRuntime: RuntimeLease | null = null;
+
+function takeRuntime(quickjs: QuickJSWASMModule): RuntimeLease {
+  const spare = spareRuntime;
+  spareRuntime = null;
+  if (spare?.module === quickjs) return spare;
+  if (spare) freeRuntime(spare);
+  return { module: quickjs, runtime: quickjs.newRuntime(), calls: 0 };
+}
+
+function giveBack(lease: RuntimeLease, clean: boolean): void {
+  lease.calls++;
+  if (clean && lease.calls < RUNTIME_CALLS && !lease.runtime.hasPendingJob()) spareRuntime = lease;
+  else lease.runtime.dispose();
+}
+
+function freeRuntime(lease: RuntimeLease): void {
+  try {
+    lease.runtime.dispose();
+  } catch {
+    // Its module was dropped or aborted; the memory goes with the module.
+  }
+}
+
 /** `onBroken` is told when freeing the runtime failed: QuickJS leaks objects after an out-of-memory inside a promise job. */
 function runInFreshContext(
   quickjs: QuickJSWASMModule,
@@ -189,8 +225,10 @@ function runInFreshContext(
   o: ReturnType<typeof resolveOptions>,
   onBroken: () => void,
 ): RunJsResult {
-  const runtime = quickjs.newRuntime();
-  // The bootstrap runs under a deadline too; the user's code gets a full one of its own after it.
+  const lease = takeRuntime(quickjs);
+  const { runtime } = lease;
+  let clean = false;
+  // Setting up the context runs under a deadline too; the user's code gets a full one of its own after it.
   let clock = new GuestClock(o.timeoutMs);
   let interrupted = false;
   const pastDeadline = () => clock.expired();
@@ -207,27 +245,24 @@ function runInFreshContext(
   const keep = (h: QuickJSHandle) => (handles.push(h), h);
 
   try {
-    // Bootstrap: captures pristine built-ins before user code can tamper with them, installs console.
-    // `write(head, length)`: the guest already cut the line to what the buffer can still take.
-    const write = keep(
-      ctx.newFunction('write', (head, length) => {
-        const total = ctx.getNumber(length);
-        if (out.full || pastDeadline()) return void out.drop(total);
-        const text = ctx.getString(head);
+    // Before any user code: the pristine built-ins (guest-values.ts), and a console whose lines the host
+    // cuts to what the buffer can still take, counting the rest.
+    const values = new GuestValues(ctx, keep);
+    const log = keep(
+      ctx.newFunction('log', (...args) => {
+        if (out.full || pastDeadline()) {
+          out.drop(args.reduce((n, a, i) => n + (i ? 1 : 0) + values.formattedLength(a, CONSOLE_VALUE_CHARS), 0));
+          return;
+        }
+        const { text, length } = consoleLine(values, args, o.maxOutputBytes + 1);
         out.write(text);
-        out.drop(total - text.length);
+        out.drop(length - text.length);
       }),
     );
-    const factory = ctx.evalCode(GUEST_BOOTSTRAP, 'spindle-bootstrap.js', { type: 'global', strict: true });
-    if (factory.error) {
-      const why = ctx.dump(factory.error);
-      factory.error.dispose();
-      return failure(`sandbox bootstrap failed: ${JSON.stringify(why)}`);
-    }
-    const maxLine = keep(ctx.newNumber(o.maxOutputBytes + 1));
-    const helpers = keep(ctx.unwrapResult(ctx.callFunction(keep(factory.value), ctx.undefined, write, maxLine)));
-    const format = keep(ctx.getProp(helpers, 'format'));
-    const parseJson = keep(ctx.getProp(helpers, 'parse'));
+    const consoleObject = keep(ctx.newObject());
+    for (const name of ['log', 'info', 'warn', 'error', 'debug']) ctx.setProp(consoleObject, name, log);
+    ctx.setProp(ctx.global, 'console', consoleObject);
+    const parseJson = values.parseJson;
 
     for (const [name, fn] of Object.entries(o.globals)) {
       const guestFn = keep(
@@ -243,17 +278,7 @@ function runInFreshContext(
       ctx.setProp(ctx.global, name, guestFn);
     }
 
-    const formatHandle = (h: QuickJSHandle): string | null => {
-      const maxChars = keep(ctx.newNumber(o.maxValueChars));
-      const r = ctx.callFunction(format, ctx.undefined, h, maxChars);
-      if (r.error) {
-        r.error.dispose();
-        return null;
-      }
-      const s = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : null;
-      r.value.dispose();
-      return s;
-    };
+    const formatHandle = (h: QuickJSHandle): string | null => values.format(h, o.maxValueChars);
 
     // Setting up can be slow on a loaded machine: the user's code's deadline starts now.
     clock = new GuestClock(o.timeoutMs);
@@ -285,17 +310,41 @@ function runInFreshContext(
     }
     const value = formatHandle(outcome.value) ?? '[unprintable value]';
     outcome.value.dispose();
+    clean = true;
     return { ok: true, value, stdout: out.text(), error: null, timedOut: false, memoryExceeded: false };
   } finally {
     try {
       for (const h of handles.reverse()) if (h.alive) h.dispose();
       ctx.dispose();
-      runtime.dispose();
+      giveBack(lease, clean);
     } catch {
       // The wasm aborted while freeing: the result above stands, the module is not reused.
       onBroken();
     }
   }
+}
+
+/** Non-string console arguments are formatted to at most this many characters each. */
+const CONSOLE_VALUE_CHARS = 10_000;
+
+/** One console line: arguments joined by spaces, cut to `maxLine` characters, and the full line's length. */
+function consoleLine(values: GuestValues, args: QuickJSHandle[], maxLine: number): { text: string; length: number } {
+  let text = '';
+  let length = 0;
+  for (const [i, arg] of args.entries()) {
+    const sep = i ? ' ' : '';
+    const room = Math.max(0, maxLine - text.length - sep.length);
+    if (values.isString(arg)) {
+      const part = values.stringHead(arg, room);
+      text += sep + part.head;
+      length += sep.length + part.length;
+    } else {
+      const part = values.format(arg, CONSOLE_VALUE_CHARS) ?? '[unprintable]';
+      text += sep + part;
+      length += sep.length + part.length;
+    }
+  }
+  return { text: text.slice(0, maxLine), length };
 }
 
 function timeoutMessage(timeoutMs: number): string {

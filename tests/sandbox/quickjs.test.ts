@@ -122,6 +122,17 @@ describe('runJs adversarial properties', () => {
     expect(r).toMatchObject({ ok: true, value: '{"a":[1,2]}' });
   });
 
+  it('cuts long strings in the guest with the built-ins it read first, as a value and as console output', async () => {
+    const r = await runJs('String.prototype.slice = () => "lie"; JSON.stringify = () => "lie"; console.log("x".repeat(100000), 7); "y".repeat(5000)', { maxValueChars: 100, maxOutputBytes: 50 });
+    expect(r.ok).toBe(true);
+    expect(r.value).toBe(`"${'y'.repeat(99)}...[truncated]`);
+    expect(r.stdout.startsWith('x'.repeat(50))).toBe(true);
+    // The rest of the line is counted as dropped: 100,000 x's, a space, "7" and the newline, less the 50 kept.
+    expect(r.stdout).toMatch(/\.\.\.\[output truncated: 99953 more bytes\]$/);
+    expect((await runJs('[1, "a", null, undefined, 2n, Symbol("s"), () => 1, new Error("e"), -0, NaN]')).value).toBe('[1,"a",null,undefined,2n,Symbol(),[Function],Error: e,0,NaN]');
+    expect((await runJs('console.log(1, true, undefined, null, {a: 1}, "s"); 0')).stdout).toBe('1 true undefined null {"a":1} s\n');
+  });
+
   it('hostile values (cycles, throwing getters, huge arrays) are formatted safely', async () => {
     const r = await runJs('const o = { get bad() { throw new Error("x") }, big: new Array(1e4).fill(7) }; o.self = o; o', { maxValueChars: 300 });
     expect(r.ok).toBe(true);
@@ -148,5 +159,14 @@ describe('runJs adversarial properties', () => {
   it('each call gets a fresh context: state set in one call is gone in the next', async () => {
     await runJs('var counter = 41; globalThis.keep = { counter }');
     expect(await runJs('typeof counter + "," + typeof keep')).toMatchObject({ value: '"undefined,undefined"' });
+    // Over more calls than one runtime serves, with a tampered built-in each time.
+    for (let i = 0; i < 120; i++) expect((await runJs(`const seen = typeof globalThis.mark; globalThis.mark = ${i}; Array.prototype.push = null; seen`)).value).toBe('"undefined"');
+  });
+
+  it('a promise job one call left queued never runs in a later call', async () => {
+    const left = await runJs('Promise.resolve().then(() => console.log("late")); 1');
+    expect(left).toMatchObject({ ok: true, value: '1', stdout: '' });
+    const next = await runJs('Promise.resolve(2)');
+    expect(next).toMatchObject({ ok: true, value: '2', stdout: '' });
   });
 });
