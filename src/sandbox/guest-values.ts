@@ -110,6 +110,25 @@ export class GuestValues {
     return this.isString(h) ? this.ctx.getNumber(this.keep(this.ctx.getProp(h, 'length'))) : (this.format(h, maxChars) ?? '[unprintable]').length;
   }
 
+  /**
+   * A thrown value: `Name: message` read directly when it has both as strings (an Error, even one thrown
+   * because the heap is full, when compiling the formatter would fail too), else `format`.
+   */
+  describeError(h: QuickJSHandle, maxChars: number): string | null {
+    if (this.ctx.typeof(h) === 'object') {
+      try {
+        const name = this.keep(this.ctx.getProp(h, 'name'));
+        const message = this.keep(this.ctx.getProp(h, 'message'));
+        if (this.isString(name) && this.isString(message)) {
+          return cut(`${this.stringHead(name, maxChars).head}: ${this.stringHead(message, maxChars).head}`, maxChars);
+        }
+      } catch {
+        // A getter that throws (or a Proxy): the formatter says [unprintable] for it.
+      }
+    }
+    return this.format(h, maxChars);
+  }
+
   /** The value as a bounded string (see the header); null when the guest formatter did not finish (its deadline). */
   format(h: QuickJSHandle, maxChars: number): string | null {
     const ctx = this.ctx;

@@ -88,7 +88,7 @@ export const WASM_BASELINE_BYTES = 16 * 1024 * 1024;
 /** Wasm memory allowed beyond twice the heap limit: QuickJS's own tables, allocator slack. */
 const WASM_HEADROOM_BYTES = 48 * 1024 * 1024;
 /** A module whose memory grew past this during a call is dropped after it. */
-const RECYCLE_ABOVE_BYTES = 2 * WASM_BASELINE_BYTES;
+const RECYCLE_ABOVE_BYTES = WASM_BASELINE_BYTES;
 
 interface CachedModule {
   module: Promise<QuickJSWASMModule>;
@@ -296,7 +296,7 @@ function runInFreshContext(
     if ('error' in outcome) {
       const errorHandle = outcome.error;
       const isNull = ctx.sameValue(errorHandle, ctx.null);
-      const described = isNull ? 'null' : formatHandle(errorHandle);
+      const described = isNull ? 'null' : values.describeError(errorHandle, o.maxValueChars);
       errorHandle.dispose();
       // QuickJS throws a bare null when it cannot even allocate its out-of-memory error; a script can
       // throw null too, so a null counts as out-of-memory only when the script could not have thrown it.

@@ -133,6 +133,14 @@ describe('runJs adversarial properties', () => {
     expect((await runJs('console.log(1, true, undefined, null, {a: 1}, "s"); 0')).stdout).toBe('1 true undefined null {"a":1} s\n');
   });
 
+  it('describes what was thrown: errors by name and message, other values formatted, hostile ones safely', async () => {
+    expect((await runJs('throw new TypeError("bad")')).error).toBe('TypeError: bad');
+    expect((await runJs('throw { code: 7 }')).error).toBe('{"code":7}');
+    expect((await runJs('throw { get name() { throw 1 }, message: "m" }')).ok).toBe(false);
+    // A Proxy whose every read throws: its name and message cannot be read, its (empty) keys can.
+    expect((await runJs('throw new Proxy({}, { get() { throw new Error("trap") } })')).error).toBe('{}');
+  });
+
   it('hostile values (cycles, throwing getters, huge arrays) are formatted safely', async () => {
     const r = await runJs('const o = { get bad() { throw new Error("x") }, big: new Array(1e4).fill(7) }; o.self = o; o', { maxValueChars: 300 });
     expect(r.ok).toBe(true);

@@ -69,12 +69,16 @@ describe('ModelsState', () => {
     expect(downloads).toEqual([]);
   });
 
-  it('refuses a model URL that is not http(s) without asking the source; imports reload what they change', async () => {
+  it('refuses what is neither a hub id nor an http(s) URL without asking the source; imports reload what they change', async () => {
     const { source, calls } = fakeSource();
     const state = new ModelsState(source, () => {});
-    await state.importModelUrl('huggingface.co/x');
-    expect(state.jobsAt('import-model')[0]).toMatchObject({ status: 'error' });
-    expect(state.jobsAt('import-model')[0].error).toMatch(/https:\/\//);
+    for (const bad of ['huggingface.co/x/y', 'just-a-name', 'ftp://host/model']) {
+      await state.importModelUrl(bad);
+      expect(state.jobsAt('import-model')[0]).toMatchObject({ status: 'error' });
+      expect(state.jobsAt('import-model')[0].error).toMatch(/model id like .*or a folder URL like https:\/\//);
+    }
+    await state.importModelUrl(' HuggingFaceTB/SmolLM2-135M-Instruct@main ');
+    expect(state.jobsAt('import-model')[0]).toMatchObject({ status: 'done' });
     await state.importModelUrl(' https://huggingface.co/x/resolve/main/ ');
     expect(state.jobsAt('import-model')[0]).toMatchObject({ status: 'done', result: 'imported as tiny' });
     await state.importAdapter(new File(['x'], 'adapter.zip'));
@@ -82,7 +86,7 @@ describe('ModelsState', () => {
     expect(state.checkpoints).toHaveLength(2);
     await state.importDataset(new File(['x'], 'data.jsonl'));
     expect(state.jobsAt('import-dataset')[0].result).toBe('3 trajectories added');
-    expect(calls).toEqual(['url https://huggingface.co/x/resolve/main/', 'adapter adapter.zip']);
+    expect(calls).toEqual(['url HuggingFaceTB/SmolLM2-135M-Instruct@main', 'url https://huggingface.co/x/resolve/main/', 'adapter adapter.zip']);
   });
 
   it('deletes a run and reloads; a refused deletion shows why', async () => {

@@ -61,12 +61,15 @@ export class ModelsState {
 
   async importModelUrl(url: string): Promise<void> {
     const job = this.startJob(`Import ${url}`, 'import-model');
-    if (!/^https?:\/\//.test(url.trim()) && !/^(hf:)?[\w.-]+\/[\w.-]+(@[\w./-]+)?$/.test(url.trim())) {
+    const text = url.trim();
+    // A hub address without its scheme would read as the id "huggingface.co/<org>": say what to type instead.
+    const hostWithoutScheme = /^(www\.)?huggingface\.co\//.test(text);
+    if (hostWithoutScheme || (!/^https?:\/\//.test(text) && !/^(hf:)?[\w.-]+\/[\w.-]+(@[\w./-]+)?$/.test(text))) {
       job.status = 'error';
       job.error = 'Enter a Hugging Face model id like HuggingFaceTB/SmolLM2-135M-Instruct (add @revision to pin one), or a folder URL like https://huggingface.co/<org>/<model>/resolve/main/';
       return;
     }
-    await job.run((j) => this.source.importModelFromUrl(url.trim(), j.progress, j.abort.signal), (name) => `imported as ${name}`);
+    await job.run((j) => this.source.importModelFromUrl(text, j.progress, j.abort.signal), (name) => `imported as ${name}`);
   }
 
   async importModelFiles(files: File[]): Promise<void> {
