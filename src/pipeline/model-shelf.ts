@@ -111,14 +111,7 @@ export class ModelShelf {
    */
   async importModel(source: ModelImportSource, inUse: boolean, onProgress?: (p: DownloadProgress) => void): Promise<ImportedModelInfo> {
     const ref = 'hub' in source ? hubRefOf(source.hub) : null;
-    const from: FileSource = ref
-      ? hubSource(ref, { ...this.deps.hub?.(), onProgress })
-      : 'url' in source
-        ? (this.deps.urlFiles ?? urlSource)(source.url)
-        : { description: `the picked files (${Object.keys((source as { files: Record<string, Blob> }).files).join(', ')})`, read: async (name) => {
-          const blob = (source as { files: Record<string, Blob> }).files[name];
-          return blob ? new Uint8Array(await blob.arrayBuffer()) : null;
-        } };
+    const from = ref ? hubSource(ref, { ...this.deps.hub?.(), onProgress }) : this.folderOf(source);
     const files = new Map<string, Uint8Array>();
     const loaded = await loadHfModel({
       description: from.description,
@@ -134,6 +127,14 @@ export class ModelShelf {
     this.imported = { name, baseModel, files, loaded };
     this.runModel = null; // the import is now what the playground plays
     return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount() };
+  }
+
+  /** The files of a URL or picked-files import. */
+  private folderOf(source: ModelImportSource): FileSource {
+    if ('url' in source) return (this.deps.urlFiles ?? urlSource)(source.url);
+    if (!('files' in source)) throw new Error('a hub import has no folder');
+    const picked = source.files;
+    return { description: `the picked files (${Object.keys(picked).join(', ')})`, read: async (name) => (picked[name] ? new Uint8Array(await picked[name].arrayBuffer()) : null) };
   }
 
   importedModel(): { name: string; base_model: string } | null {
