@@ -4,9 +4,12 @@
  * gets a clear error beside its button; deleting a run empties the list. Then, in a fresh tab: import
  * a tiny Hugging Face-layout model from picked files (a corrupt one fails at the import control and
  * changes nothing), export an adapter merged into it and parse the zip's model.safetensors, and play
- * an episode with the imported model as the playground's local policy.
+ * an episode with the imported model as the playground's local policy. Last, a model by hub id from a
+ * hub served on 127.0.0.1: downloaded into Cache Storage, and read from there after a reload.
  */
 import { readFileSync } from 'node:fs';
+import { createServer as createHttpServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFiles } from '../../src/export/peft.ts';
@@ -145,6 +148,56 @@ describe('importing a Hugging Face model and exporting merged weights', () => {
     await page.locator('[data-testid="policy-select"]').selectOption('local');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 120_000 });
+    expect(app.errors).toEqual([]);
+  });
+});
+
+describe('importing a model by Hugging Face id', () => {
+  let app: App;
+  let hub: Server;
+  const requests: string[] = [];
+  beforeAll(async () => {
+    const files = new Map((await tinyHfModel('tiny-hub')).map((f) => [f.name, f.buffer]));
+    // A hub on 127.0.0.1 (another origin): CORS and CORP headers, as huggingface.co sends for a cross-origin-isolated page.
+    hub = createHttpServer((req, res) => {
+      requests.push(req.url!);
+      const m = /^\/test-org\/tiny-hub\/resolve\/main\/([\w.]+)$/.exec(req.url!);
+      const headers = { 'access-control-allow-origin': '*', 'cross-origin-resource-policy': 'cross-origin' };
+      const bytes = m ? files.get(m[1]) : undefined;
+      if (!bytes) return void res.writeHead(404, headers).end();
+      res.writeHead(200, { ...headers, 'content-length': bytes.length, 'content-type': 'application/octet-stream' }).end(bytes);
+    });
+    await new Promise<void>((resolve) => hub.listen(0, '127.0.0.1', resolve));
+    app = await openApp(`/?hf_endpoint=http://127.0.0.1:${(hub.address() as AddressInfo).port}#models`);
+  });
+  afterAll(async () => {
+    await app?.close();
+    hub?.close();
+  });
+
+  it('downloads owner/name into the browser cache with a progress bar; importing again after a reload downloads nothing', async () => {
+    const { page } = app;
+    const done = page.locator('section[aria-label="Import"] [data-testid="job"][data-status="done"]');
+    await page.locator('[data-testid="import-model-id"]').fill('test-org/tiny-hub');
+    await page.locator('[data-testid="import-model-submit"]').click();
+    await done.first().waitFor({ timeout: 60_000 });
+    expect(await done.first().textContent()).toContain('imported as test-org/tiny-hub');
+    expect(requests.some((r) => r.endsWith('/model.safetensors'))).toBe(true);
+    expect(await page.evaluate(async () => (await (await caches.open('spindle-models')).keys()).map((r) => new URL(r.url).pathname))).toEqual(
+      expect.arrayContaining([expect.stringContaining('model.safetensors')]),
+    );
+
+    const fetched = requests.length;
+    await page.reload();
+    await page.locator('[data-testid="import-model-id"]').fill('test-org/tiny-hub');
+    await page.locator('[data-testid="import-model-submit"]').click();
+    await done.first().waitFor({ timeout: 60_000 });
+    expect(requests.length).toBe(fetched);
+
+    // A name that is no hub id is refused at the field, before anything is fetched.
+    await page.locator('[data-testid="import-model-id"]').fill('not a model');
+    await page.locator('[data-testid="import-model-submit"]').click();
+    await expect.poll(() => page.locator('section[aria-label="Import"] [data-testid="job-error"]').first().textContent()).toContain('Hugging Face model id');
     expect(app.errors).toEqual([]);
   });
 });
