@@ -14,16 +14,7 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
-import {
-  assistantTurnClose,
-  isCallError,
-  observationText,
-  parseAssistant,
-  renderChatML,
-  renderContinuation,
-  renderSystemPrompt,
-  toolResponseMessage,
-} from '../format/index.ts';
+import { conversationFormat, isCallError, observationText, parseAssistant, renderSystemPrompt, sampledStop, toolResponseMessage } from '../format/index.ts';
 import type { Toolbox } from '../sandbox/index.ts';
 import type { EpisodeListener } from './events.ts';
 import type { Policy, PolicyTurn } from './policy.ts';
@@ -67,10 +58,12 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
   const createdAt = Date.now();
   const toolbox = lazyTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs });
   try {
-    const system = renderSystemPrompt(toolbox.schemas, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
+    // The policy's own chat template when its tokenizer has one (a Hugging Face model), else ChatML.
+    const format = conversationFormat(policy.tokenizer);
+    const system = renderSystemPrompt(format.rendersTools ? [] : toolbox.schemas, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
     const messages = [system, { role: 'user' as const, content: task.prompt }];
     const trace = new TokenTrace(policy.tokenizer);
-    trace.appendPrompt(renderChatML(messages, { addGenerationPrompt: true }));
+    trace.appendPrompt(format.prompt(messages, toolbox.schemas));
 
     const steps: TrajectoryStep[] = [];
     let finalResponse: string | null = null;
@@ -98,7 +91,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       }
       sampledTokens += out.tokens.length;
       trace.appendSampled(out.tokens, out.logprobs);
-      const close = assistantTurnClose(trace.endsWithImEnd(out.tokens));
+      const close = format.turnClose(sampledStop(policy.tokenizer, out.tokens));
       messages.push({ role: 'assistant', content: out.text });
 
       const parsed = parseAssistant(out.text);
@@ -127,10 +120,11 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
         emit({ type: 'tool_result', turn, step });
       }
       const toolMessage = toolResponseMessage(observations);
+      const before = messages.slice();
       messages.push(toolMessage);
       const last = turn === maxSteps - 1;
       // After the last allowed turn no assistant header follows: the conversation ends on the tool turn.
-      trace.appendPrompt(close + (last ? renderChatML([toolMessage]) : renderContinuation([toolMessage])));
+      trace.appendPrompt(close + format.continuation(before, [toolMessage], toolbox.schemas, { addGenerationPrompt: !last }));
     }
 
     const trajectory: Trajectory = {
