@@ -1,5 +1,6 @@
 /** Writes models/spindle-base/README.md (the model card) from the training settings and the measurements of evaluate.ts. */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { TRANSCRIPT_MIX } from './mix.ts';
 
 export interface CopyAccuracy {
@@ -32,6 +33,19 @@ export interface CardFacts {
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
+
+/** How these weights were made, beyond the settings below (the run was resumed onto a new mix). */
+const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2 only (copy accuracy stayed near 20%), then 1,350 steps on the\n' +
+  'current mix (`scripts/base-model/mix.ts`, long random texts added), copied tokens weighted 2×; about 75 minutes on 2 CPU cores.';
+
+/** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
+function bandSentence(rows: RateRow[]): string {
+  const inBand = rows.filter((r) => r.successes / r.n >= 0.1 && r.successes / r.n <= 0.6).map((r) => r.env);
+  const above = rows.filter((r) => r.successes / r.n > 0.6).map((r) => r.env);
+  const parts = [inBand.length ? `Inside the 10–60% band where GRPO groups spread most: ${inBand.join(', ')}.` : 'No environment is inside the 10–60% band where GRPO groups spread most.'];
+  if (above.length) parts.push(`Above it at level 1: ${above.join(', ')} (train those at a higher level; see \`tasks.levels\`).`);
+  return parts.join(' ');
+}
 const rateTable = (rows: RateRow[]): string =>
   ['| environment | level | success | 95% interval | best task-blind |', '|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.env} | ${r.level} | ${r.successes}/${r.n} = ${pct(r.successes / r.n)} | ${pct(r.ci95[0])}–${pct(r.ci95[1])} | ${pct(r.blind)} |`)].join('\n');
@@ -78,7 +92,10 @@ ${rateTable(facts.greedy)}
 
 Success = the environment's own score is 1: the exact answer, and a tool call that did the work where the
 environment needs one. "Best task-blind" is the best of the policies in \`src/rollout/blind-policies.ts\` (constants,
-the most common answer, echoes of the question, junk calls) on the same items.
+the most common answer, echoes of the question, junk calls) on the same items. Episodes allow ${DEFAULT_CONFIG.sampling.max_new_tokens} new tokens per turn
+(the run default). ${bandSentence(facts.sampled)}
+
+${BUILD_HISTORY}
 
 ## Rebuild
 

@@ -157,9 +157,8 @@ export const DEFAULT_CONFIG: RunConfig = {
     eval_at_start: true,
   },
   grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 0.99, zero_std_groups: 'skip', iterations: 1 },
-  // 96, not the 100–130 a byte-level js/sh call with its <think> needs: above it, sampled episodes crash
-  // tfjs-wasm in Node ("table index is out of bounds" after a while; under investigation, see the README).
-  sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 96 },
+  // 128: a byte-level js/sh call with its <think> takes 100–130 tokens (text_reverse's does not fit in 96).
+  sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
   replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0 },
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50 },
