@@ -3,4 +3,3 @@ export * from './chatml.ts';
 export * from './system-prompt.ts';
 export * from './parse.ts';
 export { parseLooseJson } from './loose-json.ts';
-export * from './conversation.ts';

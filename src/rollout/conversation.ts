@@ -10,8 +10,8 @@
  */
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
-import { ChatTemplate } from './chat-template.ts';
-import { IM_END, assistantTurnClose, renderChatML, renderContinuation } from './chatml.ts';
+import { ChatTemplate } from '../format/chat-template.ts';
+import { IM_END, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
 
 export interface ConversationFormat {
   /** The template lists the tools itself (from `tools`); the system prompt should not list them again. */
