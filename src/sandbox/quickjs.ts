@@ -1,12 +1,13 @@
 /**
  * QuickJS runner: evaluates untrusted JavaScript (model-written code, hidden tests) in a fresh
- * QuickJS runtime and context per call.
+ * QuickJS context per call.
  *
  * Contained, per call:
  * - No network, page, DOM, storage, timers, modules or host globals: the guest sees only the ECMAScript
  *   built-ins, a `console` whose output is captured, and the host functions passed in `globals`.
  *   `fetch`, `process`, `require`, `window`, `document`, `indexedDB` do not exist in the guest.
- * - Fresh runtime + context: globalThis tampering and prototype pollution die with the call.
+ * - Fresh context per call (in a runtime reused only after a clean call, see RuntimeLease): globalThis
+ *   tampering and prototype pollution die with the call.
  * - Deadline on the guest's running time (guest-clock.ts: time spent waiting for a core does not
  *   count, a wall-clock backstop does): the interrupt handler stops guest code; pending promise jobs run
  *   in batches between host-side deadline checks (one job can be too short to reach an interrupt);
