@@ -33,6 +33,8 @@ import { readSecrets } from './secrets.ts';
 
 /** Statuses in which a run is interrupted by a device loss (and, with 'stopping', blocks a new start). */
 const ACTIVE = new Set(['starting', 'running', 'paused']);
+/** tfjs-wasm's heap cannot grow past 4 GiB (wasm32): the most a model and its training can use there. */
+const WASM_HEAP_BYTES = 4 * 1024 ** 3 - 64 * 1024;
 /** How long a run on a lost device gets to wind down before it is abandoned. */
 const LOST_RUN_GRACE_MS = 20_000;
 
@@ -51,7 +53,11 @@ export class Engine {
 
   constructor(private readonly deps: EngineDeps) {
     this.backend = new BackendSupervisor(deps, deps.cores, (reason) => void this.onDeviceLost(reason));
-    this.shelf = new ModelShelf({ ...deps, hub: () => ({ cache: deps.hubCache?.() ?? null, endpoint: this.hubEndpoint }) });
+    this.shelf = new ModelShelf({
+      ...deps,
+      hub: () => ({ cache: deps.hubCache?.() ?? null, endpoint: this.hubEndpoint }),
+      memoryLimitBytes: () => (this.backend.choice?.backend === 'wasm' ? WASM_HEAP_BYTES : undefined),
+    });
     this.episodes = new PlaygroundEpisodes((generator, tokenizer) => deps.spawnWorker(-1, generator, {}, tokenizer && tokenizerSpec(tokenizer)));
   }
 

@@ -71,6 +71,8 @@ export interface ShelfDeps {
   urlFiles?(url: string): FileSource;
   /** Hub downloads: where files are cached (the browser's Cache Storage), and the endpoint (tests serve one on 127.0.0.1). */
   hub?: () => Pick<HubOptions, 'cache' | 'endpoint'>;
+  /** Memory the backend can give a model (the wasm heap), or undefined when it has no fixed cap: imports beyond it are refused before their weights are read. */
+  memoryLimitBytes?: () => number | undefined;
 }
 
 export class ModelShelf {
@@ -120,7 +122,7 @@ export class ModelShelf {
         if (bytes) files.set(name, bytes);
         return bytes;
       },
-    });
+    }, { memoryLimitBytes: this.deps.memoryLimitBytes?.() });
     const name = ref ? ref.id : importedName(source, loaded.hfConfig);
     const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
     if (!inUse) this.imported?.loaded.model.dispose();

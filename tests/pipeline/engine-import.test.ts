@@ -76,6 +76,9 @@ describe('importing a Hugging Face model into the engine', () => {
     const missing = { ...modelFiles((j) => ({ ...j, _name_or_path: 'broken' })), 'model.safetensors': new Blob([writeSafetensors(weights) as BlobPart]) };
     await expect(e.importModel({ files: missing })).rejects.toThrow(/q_proj/);
     await expect(e.importModel({ files: modelFiles((j) => ({ ...j, model_type: 'gpt2' })) })).rejects.toThrow(/model_type "gpt2".*not supported/);
+    // A 70B-shaped config on the wasm backend is refused from its config.json alone, by what it needs.
+    const huge = (j: Record<string, unknown>) => ({ ...j, hidden_size: 8192, num_hidden_layers: 80, intermediate_size: 28672, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 128 });
+    await expect(e.importModel({ files: modelFiles(huge) })).rejects.toThrow(/needs about [\d.]+ GiB to load and train .* but 4\.00 GiB is available/);
     expect(e.importedModel()).toEqual({ name: 'tiny-test', base_model: 'imported:tiny-test' });
     expect(e.policyStatus().label).toBe('the imported model tiny-test');
   });
