@@ -25,7 +25,9 @@ import { chatExample } from '../src/train/sft-data.ts';
 import { Trainer } from '../src/train/trainer.ts';
 
 const { values: args } = parseArgs({ options: { items: { type: 'string', default: '100' }, collect: { type: 'string', default: '300' }, epochs: { type: 'string', default: '2' } } });
-const ENVS = ['arith_tool', 'letter_count', 'text_reverse'];
+const ENVS = ['arith_tool', 'letter_count', 'shell_exec'];
+/** The levels where the shipped base has room (the learning benchmark's): at level 1 these are at 91–100% already. */
+const LEVELS: Record<string, number> = { arith_tool: 3, letter_count: 2, shell_exec: 2 };
 const ITEMS = Number(args.items);
 const EVAL_SEED = 2024;
 /** Success rates, not speed, are measured here: a generous tool deadline keeps a busy machine from changing them. */
@@ -38,14 +40,19 @@ console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
 await initBackend();
 const { model, tokenizer } = await loadHfModel(resolveModelPath('spindle-base'));
 const policy = (id: string) => new EnginePolicy(id, tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
-const heldOut = () => evaluatePolicy(policy('eval'), ENVS.map(getEnvironment), { items: ITEMS, seed: EVAL_SEED, levels: [1], concurrency: 16, maxSteps: 3, toolTimeoutMs: SLOW_MACHINE_TOOL_MS });
+const evalEach = async (run: (env: string) => Promise<EvalResult[]>): Promise<EvalResult[]> => {
+  const results: EvalResult[] = [];
+  for (const env of ENVS) results.push(...await run(env));
+  return results;
+};
+const heldOut = () => evalEach((env) => evaluatePolicy(policy('eval'), [getEnvironment(env)], { items: ITEMS, seed: EVAL_SEED, levels: [LEVELS[env]], concurrency: 16, maxSteps: 3, toolTimeoutMs: SLOW_MACHINE_TOOL_MS }));
 
 const before = await heldOut();
 const collected: Trajectory[] = [];
-await evaluatePolicy(policy('collect'), ENVS.map(getEnvironment), {
-  split: 'train', items: Number(args.collect), seed: 7, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature: 1 }, toolTimeoutMs: SLOW_MACHINE_TOOL_MS,
+await evalEach((env) => evaluatePolicy(policy('collect'), [getEnvironment(env)], {
+  split: 'train', items: Number(args.collect), seed: 7, levels: [LEVELS[env]], concurrency: 16, maxSteps: 3, sampling: { temperature: 1 }, toolTimeoutMs: SLOW_MACHINE_TOOL_MS,
   onEpisode: (t) => collected.push(t),
-});
+}));
 const skills = skillsFromTrajectories(collected, { describe: (env) => getEnvironment(env).description });
 const rows = skillsToInstructions(skills, { minUsage: 5 });
 for (const s of skills) console.log(`skill ${s.name}: ${s.usage_count} successful uses, success rate ${pct(s.success_rate)}`);
@@ -59,10 +66,10 @@ const after = await heldOut();
 
 const envs = [];
 for (const env of ENVS) {
-  const blind = await bestBlindSuccess(getEnvironment(env), 1, { items: ITEMS, seed: EVAL_SEED });
+  const blind = await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED });
   const b = withInterval(before.find((r) => r.env === env)!);
   const a = withInterval(after.find((r) => r.env === env)!);
-  envs.push({ env, items: ITEMS, before: b, after: a, blind_best: blind.success });
+  envs.push({ env, level: LEVELS[env], items: ITEMS, before: b, after: a, blind_best: blind.success, separated: a.ci95[0] > b.ci95[1] });
   console.log(`${env}: ${pct(b.success)} [${pct(b.ci95[0])}, ${pct(b.ci95[1])}] → ${pct(a.success)} [${pct(a.ci95[0])}, ${pct(a.ci95[1])}] (best task-blind ${pct(blind.success)})`);
 }
 mkdirSync('bench/results', { recursive: true });
