@@ -114,6 +114,8 @@ export class TransformerModel {
   readonly norm: tf.Variable; // [C]
   /** [C, V]; null when tied to the embedding. */
   readonly lmHead: tf.Variable | null;
+  /** Generation's copy of the tied head, and the embedding data it was made from. */
+  private tiedHead: { of: object; tensor: tf.Tensor } | null = null;
   lora: LoraSettings | null = null;
   loraEnabled = true;
   /** Layers whose weights do not train (the seed's `--freeze_layers`). */
@@ -276,7 +278,11 @@ export class TransformerModel {
     for (let i = 0; i < this.layers.length; i++) x = this.block(i, x, ctx, options.cache ?? null, newCache);
     if (options.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, C]); // [B, 1, C]
     const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
-    const head = this.lmHead ?? this.embedTokens.transpose(); // [C, V]
+    // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token
+    // was most of a 135M model's step (V = 49,152). Training transposes in the graph, so gradients flow,
+    // and drops the copy first: on wasm the heap it frees is what a large model's backward pass needs.
+    if (!options.lastOnly) this.dropTiedHead();
+    const head = this.lmHead ?? (options.lastOnly ? this.tiedHeadForGeneration() : this.embedTokens.transpose()); // [C, V]
     const Tout = h.shape[1] as number;
     const logits = mm(h.reshape([B * Tout, C]), head).reshape([B, Tout, this.config.vocabSize]) as tf.Tensor3D; // [B, T', V]
     return { logits, cache: newCache };
@@ -300,6 +306,21 @@ export class TransformerModel {
     const D = this.config.headDim;
     const pick = (table: tf.Tensor2D) => tf.gather(table, flat).reshape([B, 1, T, D]); // [B, 1, T, D]
     return { cos: pick(this.rope.cos), sin: pick(this.rope.sin) };
+  }
+
+  /** The tied embedding transposed, kept until the embedding's data changes (an assign gives it a new dataId). */
+  private tiedHeadForGeneration(): tf.Tensor {
+    const current = this.embedTokens.dataId;
+    if (!this.tiedHead || this.tiedHead.of !== current) {
+      this.dropTiedHead();
+      this.tiedHead = { of: current, tensor: tf.keep(this.embedTokens.transpose()) };
+    }
+    return this.tiedHead.tensor;
+  }
+
+  private dropTiedHead(): void {
+    this.tiedHead?.tensor.dispose();
+    this.tiedHead = null;
   }
 
   private embeddingTrains(): boolean {
@@ -379,6 +400,7 @@ export class TransformerModel {
   }
 
   dispose(): void {
+    this.dropTiedHead();
     for (const p of this.namedParameters()) p.variable.dispose();
     for (const layer of this.layers) {
       for (const m of TARGET_MODULES) {

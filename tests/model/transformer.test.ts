@@ -156,10 +156,25 @@ describe('training step and tensor hygiene', () => {
     expect(step(9)).toBeLessThan(first);
 
     await generate(model, [[1, 2, 3], [4]], { maxNewTokens: 5, temperature: 1, seed: 1 });
+    // Generation keeps one tensor, the transposed tied head, and nothing else; a full forward (training,
+    // log-probs) drops it again.
+    expect(tf.memory().numTensors).toBe(before + (model.config.tieWordEmbeddings ? 1 : 0));
     await generate(model, [[1, 2, 3]], { maxNewTokens: 5, temperature: 1, seed: 1, useCache: false });
     await sequenceLogprobs(model, [[1, 2, 3], [4, 5]]);
     expect(tf.memory().numTensors).toBe(before);
     optimizer.dispose();
+    model.dispose();
+  });
+
+  it('generation\'s kept tied head follows the embedding when its weights change', () => {
+    const model = TransformerModel.create(tiny, 8);
+    expect(model.config.tieWordEmbeddings).toBe(true);
+    const last = () => tf.tidy(() => Array.from(model.forward([[1, 2, 3]], { lastOnly: true }).logits.dataSync()));
+    const full = () => tf.tidy(() => Array.from(model.forward([[1, 2, 3]]).logits.slice([0, 2, 0], [1, 1, -1]).dataSync()));
+    last().forEach((x, i) => expect(x).toBeCloseTo(full()[i], 5));
+    model.embedTokens.assign(tf.randomNormal(model.embedTokens.shape, 0, 0.5, 'float32', 3));
+    const [after, reference] = [last(), full()];
+    after.forEach((x, i) => expect(x).toBeCloseTo(reference[i], 5));
     model.dispose();
   });
 
