@@ -17,7 +17,7 @@ import { deriveSeed } from '../rng.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
 import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../store/index.ts';
 import { openAtroposFeed, type AtroposFeedOptions } from './atropos-feed.ts';
-import { EnginePolicy, GenerationService, type RemoteGenerator } from './generation.ts';
+import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
 
@@ -45,8 +45,6 @@ export interface CollectSummary {
   /** With an Atropos server: groups it took and refused. */
   atropos: { delivered: number; rejected: number } | null;
 }
-
-const noModel: RemoteGenerator = { generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')) };
 
 /** The environments of `config` that have no scripted expert (the expert policy cannot collect them). */
 export function environmentsWithoutExpert(config: RunConfig): string[] {
@@ -81,7 +79,7 @@ async function storeGroup(store: Store, config: RunConfig, runId: string, group:
 export async function collectGroups(options: CollectOptions): Promise<CollectSummary> {
   const { store, config, model, groupSize: size } = options;
   const tokenizer = model?.tokenizer ?? new ByteTokenizer();
-  const generator = model ? new GenerationService(() => model.model, tokenizer) : noModel;
+  const generator = model ? new GenerationService(() => model.model, tokenizer) : EXPERT_GENERATOR;
   const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
   const feed = options.atropos ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null }) : null;
   const run = await createRun(store, { ...config, name: options.runName });

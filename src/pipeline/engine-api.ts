@@ -9,12 +9,12 @@ import type { DownloadCache } from '../model/hub.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { BackendDeps } from './backend-supervisor.ts';
-
-export type { BackendChoice } from '../model/backend.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
+
+export type { BackendChoice } from '../model/backend.ts';
 
 /** How a rollout worker rebuilds the run model's tokenizer (null: the byte tokenizer). */
 export interface TokenizerSpec {

@@ -86,6 +86,9 @@ export interface RemoteGenerator {
   generate(request: GenerationRequest): Promise<PolicyTurn>;
 }
 
+/** The generator of a scripted-expert episode, which samples no tokens: asking it is a bug. */
+export const EXPERT_GENERATOR: RemoteGenerator = { generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')) };
+
 /** The policy inside a rollout worker: tokens are sampled by the engine, tokenisation happens locally. */
 export class EnginePolicy implements Policy {
   constructor(

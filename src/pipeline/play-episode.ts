@@ -9,15 +9,13 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { PlayEvent, PlayRequest } from './engine-api.ts';
-import { GenerationService, type RemoteGenerator } from './generation.ts';
+import { EXPERT_GENERATOR, GenerationService, type RemoteGenerator } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
 
 /** A rollout worker whose policy asks `generator` for tokens and tokenises with `tokenizer` (null: the byte tokenizer). */
 export type SpawnPlayWorker = (generator: RemoteGenerator, tokenizer: TextTokenizer | null) => WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
-
-const expertGenerator: RemoteGenerator = { generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')) };
 
 /** The rollout job of a playground request: unjudged (the Playground judges as a step of its own), defaults from the default config. */
 export function playJob(request: PlayRequest): EpisodeJob {
@@ -46,7 +44,7 @@ export class PlaygroundEpisodes {
    * which holds the result until each was delivered: events never arrive after the trajectory.
    */
   async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => unknown): Promise<Trajectory> {
-    const generator = policy ? new GenerationService(() => policy.model, policy.tokenizer) : expertGenerator;
+    const generator = policy ? new GenerationService(() => policy.model, policy.tokenizer) : EXPERT_GENERATOR;
     const worker = this.spawn(generator, policy?.tokenizer ?? null);
     const stopped = new Promise<never>((_, reject) => {
       this.running.set(request.episodeId, () => reject(new DOMException('The episode was cancelled.', 'AbortError')));

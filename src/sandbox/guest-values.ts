@@ -61,6 +61,8 @@ const OBJECT_FORMATTER = String.raw`(function (stringify, keys, isArray, apply, 
 
 /** The built-ins read before the user's code runs, in the order OBJECT_FORMATTER takes them (then JSON.parse). */
 const PRISTINE = ['JSON.stringify', 'Object.keys', 'Array.isArray', 'Reflect.apply', 'Array.prototype.join', 'String.prototype.slice', 'String', 'JSON.parse'] as const;
+const SLICE = PRISTINE.indexOf('String.prototype.slice');
+const PARSE = PRISTINE.indexOf('JSON.parse');
 
 const TRUNCATED = '...[truncated]';
 
@@ -84,7 +86,7 @@ export class GuestValues {
 
   /** The guest's own JSON.parse, as it was before the user's code ran. */
   get parseJson(): QuickJSHandle {
-    return this.builtins[PRISTINE.indexOf('JSON.parse')];
+    return this.builtins[PARSE];
   }
 
   isString(h: QuickJSHandle): boolean {
@@ -95,7 +97,7 @@ export class GuestValues {
   stringHead(h: QuickJSHandle, max: number): { head: string; length: number } {
     const length = this.ctx.getNumber(this.keep(this.ctx.getProp(h, 'length')));
     if (length <= max) return { head: this.ctx.getString(h), length };
-    const cut = this.ctx.callFunction(this.builtins[PRISTINE.indexOf('String.prototype.slice')], h, this.keep(this.ctx.newNumber(0)), this.keep(this.ctx.newNumber(max)));
+    const cut = this.ctx.callFunction(this.builtins[SLICE], h, this.keep(this.ctx.newNumber(0)), this.keep(this.ctx.newNumber(max)));
     if (cut.error) {
       cut.error.dispose();
       return { head: '', length };
@@ -170,7 +172,7 @@ export class GuestValues {
       factory.error.dispose();
       return null;
     }
-    const made = this.ctx.callFunction(this.keep(factory.value), this.ctx.undefined, ...this.builtins.slice(0, 7));
+    const made = this.ctx.callFunction(this.keep(factory.value), this.ctx.undefined, ...this.builtins.slice(0, PARSE));
     if (made.error) {
       made.error.dispose();
       return null;
