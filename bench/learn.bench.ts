@@ -112,7 +112,7 @@ run.subscribe((event: RunEvent) => {
     const seconds = (performance.now() - started) / 1000;
     const m = event.metrics;
     curve.push({ step: event.step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, seconds });
-    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} (${seconds.toFixed(0)} s)`);
+    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s (${seconds.toFixed(0)} s)`);
     if (seconds * 1000 > BUDGET_MS) void run.stop();
   }
   if (event.type === 'error') console.log(`${event.fatal ? 'FATAL' : 'warning'}: ${event.message}`);

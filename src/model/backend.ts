@@ -10,6 +10,7 @@
  * registers the backend and falls back when initialisation fails.
  */
 import * as tf from '@tensorflow/tfjs';
+import { registerWasmKernels } from './wasm-kernels.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -177,6 +178,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     if (options.wasmPaths) wasm.setWasmPaths(options.wasmPaths);
     if (!choice.threads) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
     threadsCount = wasm.getThreadsCount;
+    registerWasmKernels();
   }
   const ok = await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);

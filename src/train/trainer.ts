@@ -138,7 +138,11 @@ export class Trainer {
       onlineRatio: this.onlineRatio,
       replayAvailable: this.replay.size,
     });
+    const collectStart = performance.now();
     const groups = await this.deps.collectGroups(plan.onlineGroups, this.stepNo, this.levels());
+    const updateStart = performance.now();
+    // Where an update's time goes: waiting for rollouts (generation, tools, judges) and the optimizer passes.
+    metrics['perf/rollout_seconds'] = (updateStart - collectStart) / 1000;
     const batch = buildGrpoBatch({ groups, replay: this.replay, replayCount: plan.replayCount, rng: this.rng, config: cfg });
     Object.assign(metrics, batch.metrics);
 
@@ -154,6 +158,7 @@ export class Trainer {
       );
       Object.assign(metrics, r.metrics, { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/tokens': r.tokens });
     }
+    metrics['perf/update_seconds'] = (performance.now() - updateStart) / 1000;
     for (const t of batch.scored) this.replay.offer(t);
     this.advanceCurriculum(batch.scored);
 
