@@ -59,42 +59,55 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
 const SLICE_MIN_WORK = 1 << 15;
 
 /**
- * a [N, m, k] · b [N, k, n] → [N, m, n]. tfjs-wasm sends every batched BatchMatMul to a naive loop
- * (≈2 GFLOP/s) and splitting the batch into 2D products costs more in slicing than it saves; but its
- * depthwise convolution is XNNPACK's grouped GEMM. With the N slices as channels, a filter 1 × k wide
- * over an input k wide is exactly one [m, k] · [k, n] product per channel: attention's 32 slices of
- * [128, 32] · [32, 64] run 4.7× faster, bit for bit the same.
+ * a [N, m, k] · b [N, k, n] → [N, m, n], or a · bᵀ for b [N, n, k] with `transposeB` (attention's
+ * q·kᵀ, without copying the key cache into a transposed tensor every decoding step).
+ *
+ * tfjs-wasm sends every batched BatchMatMul to a naive loop (≈2 GFLOP/s) and splitting the batch into
+ * 2D products costs more in slicing than it saves; but its depthwise convolution is XNNPACK's grouped
+ * GEMM. With the N slices as channels, a filter 1 × k wide over an input k wide is exactly one
+ * [m, k] · [k, n] product per channel: attention's 32 slices of [128, 32] · [32, 64] run 4.7× faster,
+ * bit for bit the same.
  */
-function batchedProduct(a: tf.Tensor3D, b: tf.Tensor3D): tf.Tensor3D {
+function batchedProduct(a: tf.Tensor3D, b: tf.Tensor3D, transposeB: boolean): tf.Tensor3D {
   const [N, m, k] = a.shape;
-  const n = b.shape[2];
-  if (N === 1 || tf.getBackend() !== 'wasm' || m * k * n < SLICE_MIN_WORK) return tf.matMul(a, b);
+  const n = transposeB ? b.shape[1] : b.shape[2];
+  if (N === 1 || tf.getBackend() !== 'wasm' || m * k * n < SLICE_MIN_WORK) return tf.matMul(a, b, false, transposeB);
   const input = a.transpose([1, 2, 0]).reshape([1, m, k, N]) as tf.Tensor4D; // NHWC: [1, m, k, N]
-  const filter = b.transpose([1, 0, 2]).reshape([1, k, N, n]) as tf.Tensor4D; // [1, k, N, n]
+  const filter = b.transpose(transposeB ? [2, 0, 1] : [1, 0, 2]).reshape([1, k, N, n]) as tf.Tensor4D; // [1, k, N, n]
   const out = tf.depthwiseConv2d(input, filter, 1, 'valid'); // [1, m, 1, N·n]
   return out.reshape([m, N, n]).transpose([1, 0, 2]) as tf.Tensor3D;
 }
 
-const batchedMatMul = tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
-  const [a, b, save] = inputs as [tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
-  save([a, b]);
-  return {
-    value: batchedProduct(a, b),
-    gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-      const [sa, sb] = saved as tf.Tensor3D[];
-      const g = dy as tf.Tensor3D;
-      return [batchedProduct(g, swapLast(sb) as tf.Tensor3D), batchedProduct(swapLast(sa) as tf.Tensor3D, g)]; // [N, m, k], [N, k, n]
-    },
-  };
-});
+function batchedMatMul(transposeB: boolean) {
+  return tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
+    const [a, b, save] = inputs as [tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
+    save([a, b]);
+    return {
+      value: batchedProduct(a, b, transposeB),
+      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
+        const [sa, sb] = saved as tf.Tensor3D[];
+        const g = dy as tf.Tensor3D; // [N, m, n]
+        const da = batchedProduct(g, sb, !transposeB); // [N, m, k]
+        // d(a·b)/db = aᵀ·g [N, k, n]; d(a·bᵀ)/db = gᵀ·a [N, n, k]
+        const db = transposeB ? batchedProduct(swapLast(g) as tf.Tensor3D, sa, false) : batchedProduct(swapLast(sa) as tf.Tensor3D, g, false);
+        return [da, db];
+      },
+    };
+  });
+}
+const batchedMatMuls = { plain: batchedMatMul(false), transposed: batchedMatMul(true) };
 
-/** a [..., m, k] · b [..., k, n] → [..., m, n] over equal batch dims (attention's products), fast on wasm too. */
-export function bmm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+/**
+ * a [..., m, k] · b [..., k, n] → [..., m, n] over equal batch dims (attention's products), fast on
+ * wasm too; with `transposeB`, b is [..., n, k] and the product is a · bᵀ.
+ */
+export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
   const lead = a.shape.slice(0, -2);
   const [m, k] = a.shape.slice(-2);
-  const n = b.shape[b.rank - 1];
+  const n = b.shape[transposeB ? b.rank - 2 : b.rank - 1];
   const N = lead.reduce((x, y) => x * y, 1);
-  const out = batchedMatMul(a.reshape([N, m, k]), b.reshape([N, k, n]));
+  const product = transposeB ? batchedMatMuls.transposed : batchedMatMuls.plain;
+  const out = product(a.reshape([N, m, k]), b.reshape(transposeB ? [N, n, k] : [N, k, n]));
   return out.reshape([...lead, m, n]);
 }
 

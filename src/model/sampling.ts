@@ -118,6 +118,9 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
   const logprobs: number[][] = prompts.map(() => []);
   const finishReasons: ('stop' | 'length')[] = prompts.map(() => 'length');
   const done = prompts.map(() => false);
+  // The rows still in the batch, in cache order. Finished rows leave it (and the cache) in bunches: a
+  // decoding step costs about in proportion to its rows, and sampled rows finish far apart.
+  let active = prompts.map((_, b) => b);
   let cache: KVCache | null = useCache ? model.emptyCache() : null;
   let inputIds = rows;
   let inputPositions = positions;
@@ -125,18 +128,19 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
   try {
     for (let step = 0; step < maxNew; step++) {
       if (options.signal?.aborted) throw new DOMException('Generation aborted', 'AbortError');
+      const rowsNow = active.length;
       const out = tf.tidy(() => {
-        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid, lastOnly: true, useLora: options.useLora });
-        return { logits: r.logits.reshape([B, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
+        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid: active.map((b) => keyValid[b]), lastOnly: true, useLora: options.useLora });
+        return { logits: r.logits.reshape([rowsNow, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
       }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
       disposeCache(cache);
       cache = out.cache;
       const data = await out.logits.data();
       out.logits.dispose();
 
-      for (let b = 0; b < B; b++) {
-        if (done[b]) continue;
-        const { token, logprob } = sampleToken(data.subarray(b * V, (b + 1) * V), options, rngs[b]);
+      active.forEach((b, row) => {
+        if (done[b]) return;
+        const { token, logprob } = sampleToken(data.subarray(row * V, (row + 1) * V), options, rngs[b]);
         tokens[b].push(token);
         logprobs[b].push(logprob);
         options.onToken?.(b, token);
@@ -144,24 +148,39 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
           done[b] = true;
           finishReasons[b] = 'stop';
         }
-      }
+      });
       if (done.every(Boolean)) break;
 
-      // Next input: the new token of each row (finished rows feed padding, their output is ignored).
-      const next = tokens.map((t, b) => (done[b] && stops.has(t[t.length - 1]) ? pad : t[t.length - 1]));
-      const nextPos = prompts.map((p, b) => p.length + tokens[b].length - 1);
-      next.forEach((id, b) => {
-        rows[b].push(id);
+      const finished = active.filter((b) => done[b]).length;
+      if (finished >= Math.max(1, Math.ceil(active.length / 4))) {
+        const keep = active.flatMap((b, row) => (done[b] ? [] : [row]));
+        if (cache) cache = keepRows(cache, keep);
+        active = keep.map((row) => active[row]);
+      }
+      // Next input: the new token of each row (finished rows still in the batch feed padding, their output is ignored).
+      for (const b of active) {
+        const last = tokens[b][tokens[b].length - 1];
+        rows[b].push(done[b] ? pad : last);
         keyValid[b].push(true);
-        positions[b].push(nextPos[b]);
-      });
-      inputIds = useCache ? next.map((id) => [id]) : rows;
-      inputPositions = useCache ? nextPos.map((p) => [p]) : positions;
+        positions[b].push(prompts[b].length + tokens[b].length - 1);
+      }
+      inputIds = active.map((b) => (useCache ? [rows[b][rows[b].length - 1]] : rows[b]));
+      inputPositions = active.map((b) => (useCache ? [positions[b][positions[b].length - 1]] : positions[b]));
     }
   } finally {
     disposeCache(cache);
   }
   return { tokens, logprobs, finishReasons };
+}
+
+/** The cache of the given batch rows only (the old cache is disposed). */
+function keepRows(cache: KVCache, rows: number[]): KVCache {
+  const index = tf.tensor1d(rows, 'int32');
+  const pick = (layers: tf.Tensor4D[]) => layers.map((t) => tf.gather(t, index, 0) as tf.Tensor4D);
+  const kept: KVCache = { k: pick(cache.k), v: pick(cache.v), length: cache.length };
+  index.dispose();
+  disposeCache(cache);
+  return kept;
 }
 
 function disposeCache(cache: KVCache | null): void {

@@ -230,7 +230,7 @@ export class TransformerModel {
     }
     const Tk = k.shape[2];
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
-    const scores = tf.mul(bmm(qGrouped, k.transpose([0, 1, 3, 2])), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+    const scores = tf.mul(bmm(qGrouped, k, true), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
     const masked = tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias); // bias [B|1, 1, 1, T, Tk] or [T, Tk]
     const probs = tf.softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
     const heads = bmm(probs, v).reshape([B, H, T, D]); // [B, H, T, D]

@@ -33,6 +33,19 @@ describe('bmm', () => {
       expectClose(da.dataSync(), ra.dataSync(), 'gradient of a');
       expectClose(db.dataSync(), rb.dataSync(), 'gradient of b');
     });
+
+    it(`with transposeB, matches matMul(a, bᵀ) and its gradients for [${aShape}] · [${bShape}]ᵀ`, () => {
+      const a = random(aShape, 4);
+      const bT = random([...bShape.slice(0, -2), bShape[bShape.length - 1], bShape[bShape.length - 2]], 5); // [..., n, k]
+      const weights = random([...aShape.slice(0, -1), bShape[bShape.length - 1]], 6);
+      const loss = (f: (x: tf.Tensor, y: tf.Tensor) => tf.Tensor) => (x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(f(x, y), weights));
+      expectClose(bmm(a, bT, true).dataSync(), tf.matMul(a, bT, false, true).dataSync(), 'value');
+      const [da, db] = tf.grads(loss((x, y) => bmm(x, y, true)))([a, bT]);
+      const [ra, rb] = tf.grads(loss((x, y) => tf.matMul(x, y, false, true)))([a, bT]);
+      expect(db.shape).toEqual(bT.shape);
+      expectClose(da.dataSync(), ra.dataSync(), 'gradient of a');
+      expectClose(db.dataSync(), rb.dataSync(), 'gradient of b');
+    });
   }
 });
 

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { countParameters, fromHfConfig, presetConfig, type ModelConfig } from '../../src/model/config.ts';
 import { attachLora, exportLora, freezeLayers, importLora, mergeLora, parseLayerRange, peftAdapterConfig } from '../../src/model/lora.ts';
 import { crossEntropyLoss, sequenceLogprobs, tokenStats } from '../../src/model/logprobs.ts';
-import { createRng } from '../../src/rng.ts';
+import { createRng, deriveSeed } from '../../src/rng.ts';
 import { generate, sampleToken } from '../../src/model/sampling.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, useBackend } from './helpers.ts';
@@ -220,6 +220,24 @@ describe('sampling', () => {
     // Row b draws from its own stream deriveSeed(seed, b): row 0 alone samples what it sampled in the batch.
     const alone = await generate(m, [prompts[0]], opts);
     expect(alone.tokens[0]).toEqual(cached.tokens[0]);
+    m.dispose();
+  });
+
+  it('drops rows from the batch as they stop, and the rows left sample what they would alone', async () => {
+    const m = model();
+    const rowPrompts = Array.from({ length: 8 }, (_, b) => [b + 1, 2 * b + 3, 5]);
+    const opts = { maxNewTokens: 24, temperature: 1, seed: 11 };
+    const free = await generate(m, rowPrompts, opts);
+    // Stop on tokens rows sample early, so rows leave the batch at different steps.
+    const stopTokens = [...new Set(free.tokens.map((t, b) => t[(b % 5) + 1]))].slice(0, 3);
+    const batched = await generate(m, rowPrompts, { ...opts, stopTokens });
+    expect(new Set(batched.tokens.map((t) => t.length)).size).toBeGreaterThan(2);
+    for (let b = 0; b < rowPrompts.length; b++) {
+      const alone = await generate(m, [rowPrompts[b]], { ...opts, stopTokens, rowSeeds: [deriveSeed(opts.seed, b)] });
+      expect(alone.tokens[0], `row ${b}`).toEqual(batched.tokens[b]);
+      expectClose(alone.logprobs[0], batched.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+      expect(alone.finishReasons[0]).toBe(batched.finishReasons[b]);
+    }
     m.dispose();
   });
 
