@@ -100,7 +100,7 @@ for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${p
 
 await initBackend();
 const base = await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
-const evalPolicy = (id: string) => new EnginePolicy(id, base.tokenizer, new GenerationService(() => base.model, base.tokenizer, { maxBatch: 16, windowMs: 4 }));
+const evalPolicy = (id: string) => new EnginePolicy(id, base.tokenizer, new GenerationService(() => base.model, base.tokenizer));
 const before = await heldOut('held-out success before GRPO (greedy):', evalPolicy('spindle-base'));
 
 const store = await openStore({ factory: new IDBFactory() });

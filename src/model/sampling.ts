@@ -122,25 +122,31 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
   // decoding step costs about in proportion to its rows, and sampled rows finish far apart.
   let active = prompts.map((_, b) => b);
   let cache: KVCache | null = useCache ? model.emptyCache() : null;
-  let inputIds = rows;
-  let inputPositions = positions;
+  // Rows with the same prompt (a GRPO group's first turn) share one prefill; their cache rows are copies.
+  const { distinct, sourceOf } = distinctRows(prompts);
+  const sharePrefill = useCache && distinct.length < B;
+  let inputIds = sharePrefill ? distinct.map((b) => rows[b]) : rows;
+  let inputPositions = sharePrefill ? distinct.map((b) => positions[b]) : positions;
 
   try {
     for (let step = 0; step < maxNew; step++) {
       if (options.signal?.aborted) throw new DOMException('Generation aborted', 'AbortError');
-      const rowsNow = active.length;
+      const prefillShared = sharePrefill && step === 0;
+      const batchRows = prefillShared ? distinct : active;
       const out = tf.tidy(() => {
-        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid: active.map((b) => keyValid[b]), lastOnly: true, useLora: options.useLora });
-        return { logits: r.logits.reshape([rowsNow, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
+        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]), lastOnly: true, useLora: options.useLora });
+        return { logits: r.logits.reshape([batchRows.length, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
       }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
       disposeCache(cache);
       cache = out.cache;
+      if (prefillShared && cache) cache = keepRows(cache, sourceOf);
       const data = await out.logits.data();
       out.logits.dispose();
 
       active.forEach((b, row) => {
         if (done[b]) return;
-        const { token, logprob } = sampleToken(data.subarray(row * V, (row + 1) * V), options, rngs[b]);
+        const logitsRow = prefillShared ? sourceOf[b] : row;
+        const { token, logprob } = sampleToken(data.subarray(logitsRow * V, (logitsRow + 1) * V), options, rngs[b]);
         tokens[b].push(token);
         logprobs[b].push(logprob);
         options.onToken?.(b, token);
@@ -173,7 +179,22 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
   return { tokens, logprobs, finishReasons };
 }
 
-/** The cache of the given batch rows only (the old cache is disposed). */
+/** The first row of each distinct prompt, and for every row the index of its prompt among those. */
+function distinctRows(prompts: number[][]): { distinct: number[]; sourceOf: number[] } {
+  const indexOf = new Map<string, number>();
+  const distinct: number[] = [];
+  const sourceOf = prompts.map((p, b) => {
+    const key = p.join(',');
+    if (!indexOf.has(key)) {
+      indexOf.set(key, distinct.length);
+      distinct.push(b);
+    }
+    return indexOf.get(key)!;
+  });
+  return { distinct, sourceOf };
+}
+
+/** The cache of the given batch rows (repeats allowed) only; the old cache is disposed. */
 function keepRows(cache: KVCache, rows: number[]): KVCache {
   const index = tf.tensor1d(rows, 'int32');
   const pick = (layers: tf.Tensor4D[]) => layers.map((t) => tf.gather(t, index, 0) as tf.Tensor4D);

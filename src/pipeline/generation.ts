@@ -33,11 +33,14 @@ export class GenerationService {
   /**
    * `held` returns a promise while the run is paused: batches wait for it before they sample, so a pause
    * takes effect at the next generation batch (seconds) instead of after the whole update's rollouts.
+   *
+   * 32 requests per batch hold a default run's 3 groups of 8 at once, so each group's first turn
+   * shares one prefill (sampling.ts) instead of being split across two batches.
    */
   constructor(
     private readonly model: () => TransformerModel,
     private readonly tokenizer: TextTokenizer,
-    options: { maxBatch: number; windowMs: number } = { maxBatch: 16, windowMs: 4 },
+    options: { maxBatch: number; windowMs: number } = { maxBatch: 32, windowMs: 4 },
     private readonly held: () => Promise<void> | null = () => null,
   ) {
     this.batcher = new Batcher((requests) => this.runBatch(requests), options);

@@ -241,6 +241,20 @@ describe('sampling', () => {
     m.dispose();
   });
 
+  it('prefills a repeated prompt once; every copy still samples its own continuation, as it would alone', async () => {
+    const m = model();
+    const rowPrompts = [[4, 5, 6], [4, 5, 6], [9, 1], [4, 5, 6]];
+    const opts = { maxNewTokens: 12, temperature: 1, seed: 5 };
+    const batched = await generate(m, rowPrompts, opts);
+    expect(new Set(batched.tokens.filter((_, b) => b !== 2).map((t) => t.join())).size).toBe(3);
+    for (let b = 0; b < rowPrompts.length; b++) {
+      const alone = await generate(m, [rowPrompts[b]], { ...opts, rowSeeds: [deriveSeed(opts.seed, b)] });
+      expect(alone.tokens[0], `row ${b}`).toEqual(batched.tokens[b]);
+      expectClose(alone.logprobs[0], batched.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+    }
+    m.dispose();
+  });
+
   it('returns log-probs equal to the model log-probs of the sampled sequence (temperature 1)', async () => {
     const m = model();
     const out = await generate(m, prompts, { maxNewTokens: 6, temperature: 1, seed: 3 });
