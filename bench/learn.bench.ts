@@ -17,6 +17,7 @@
  * letter_count 2, shell_exec 2. At levels it already solves (arith_tool 1–2: 100%) there is nothing to learn.
  */
 import 'fake-indexeddb/auto';
+import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
@@ -78,6 +79,9 @@ interface Rate {
   ci95: [number, number];
 }
 
+/** tfjs-wasm's heap (it only grows, and past 4 GiB allocations fail): the run's memory high-water mark. */
+const wasmHeapGiB = (): string => `${((tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length / 2 ** 30).toFixed(2)} GiB`;
+
 const rate = (r: EvalResult): Rate => ({ success: r.success, ci95: wilsonInterval(Math.round(r.success * r.n), r.n) });
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
@@ -107,18 +111,25 @@ const store = await openStore({ factory: new IDBFactory() });
 const run = createNodeRun({ store, cores: 2, loadModel: async () => ({ model: base.model, tokenizer: base.tokenizer }) });
 const curve: { step: number; reward: number; success: number; seconds: number }[] = [];
 const started = performance.now();
+let fatal: string | null = null;
 run.subscribe((event: RunEvent) => {
   if (event.type === 'update') {
     const seconds = (performance.now() - started) / 1000;
     const m = event.metrics;
     curve.push({ step: event.step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, seconds });
-    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s (${seconds.toFixed(0)} s)`);
+    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
     if (seconds * 1000 > BUDGET_MS) void run.stop();
   }
   if (event.type === 'error') console.log(`${event.fatal ? 'FATAL' : 'warning'}: ${event.message}`);
+  if (event.type === 'error' && event.fatal) fatal = event.message;
 });
 await run.start(config);
 await run.done();
+if (fatal) {
+  // The policy did not finish training: an "after" figure would measure the failure, not learning.
+  console.error(`The run failed (${fatal}); bench/results/learn.json is left as it was. SPINDLE_DEBUG=1 prints the error's stack.`);
+  process.exit(1);
+}
 const trainSeconds = (performance.now() - started) / 1000;
 const loadDuring = loadavg();
 

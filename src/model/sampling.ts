@@ -37,6 +37,8 @@ export interface SamplingOptions {
   useLora?: boolean;
   /** Token fed as left padding (masked, so any id works). */
   padId?: number;
+  /** Most attention-score floats (rows × heads × L²) one prefill forward may hold; default PREFILL_SCORE_FLOATS. */
+  prefillScoreFloats?: number;
   signal?: AbortSignal;
   /** Called for every sampled token, in order, per row. */
   onToken?: (row: number, token: number) => void;
@@ -133,10 +135,8 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
       if (options.signal?.aborted) throw new DOMException('Generation aborted', 'AbortError');
       const prefillShared = sharePrefill && step === 0;
       const batchRows = prefillShared ? distinct : active;
-      const out = tf.tidy(() => {
-        const r = model.forward(inputIds, { cache, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]), lastOnly: true, useLora: options.useLora });
-        return { logits: r.logits.reshape([batchRows.length, V]), cache: r.cache } as unknown as tf.TensorContainerObject;
-      }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
+      const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]) };
+      const out = step === 0 && cache ? prefill(model, inputs, options.prefillScoreFloats ?? PREFILL_SCORE_FLOATS, options.useLora) : forwardStep(model, inputs, cache, options.useLora);
       disposeCache(cache);
       cache = out.cache;
       if (prefillShared && cache) cache = keepRows(cache, sourceOf);
@@ -177,6 +177,47 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
     disposeCache(cache);
   }
   return { tokens, logprobs, finishReasons };
+}
+
+interface StepInputs {
+  ids: number[][];
+  positions: number[][];
+  keyValid: boolean[][];
+}
+
+/** One forward pass: the last position's logits [rows, V] and the extended cache. */
+function forwardStep(model: TransformerModel, inputs: StepInputs, cache: KVCache | null, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache | null } {
+  return tf.tidy(() => {
+    const r = model.forward(inputs.ids, { cache, positions: inputs.positions, keyValid: inputs.keyValid, lastOnly: true, useLora });
+    return { logits: r.logits.reshape([inputs.ids.length, model.config.vocabSize]), cache: r.cache } as unknown as tf.TensorContainerObject;
+  }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
+}
+
+/**
+ * Attention scores of one prefill forward stay under this many floats (rows × heads × L²). tfjs-wasm
+ * does not check its allocations: a prefill of 32 rows × 500 tokens asked for more than the 4 GiB heap
+ * and corrupted memory, and the run died minutes later in an unrelated kernel.
+ */
+const PREFILL_SCORE_FLOATS = 1 << 25;
+
+/** The prompts' forward pass, in bunches of rows holding at most `scoreFloats` attention scores; caches joined by row. */
+function prefill(model: TransformerModel, inputs: StepInputs, scoreFloats: number, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache } {
+  const L = inputs.ids[0].length;
+  const perChunk = Math.max(1, Math.floor(scoreFloats / (model.config.numHeads * L * L)));
+  if (inputs.ids.length <= perChunk) return forwardStep(model, inputs, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache };
+  const parts: { logits: tf.Tensor2D; cache: KVCache }[] = [];
+  for (let start = 0; start < inputs.ids.length; start += perChunk) {
+    const rows = (xs: unknown[][]) => xs.slice(start, start + perChunk);
+    const chunk = { ids: rows(inputs.ids), positions: rows(inputs.positions), keyValid: rows(inputs.keyValid) } as StepInputs;
+    parts.push(forwardStep(model, chunk, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache });
+  }
+  const joinLayers = (pick: (c: KVCache) => tf.Tensor4D[]) => pick(parts[0].cache).map((_, i) => tf.concat(parts.map((p) => pick(p.cache)[i]), 0) as tf.Tensor4D);
+  const joined = { logits: tf.concat(parts.map((p) => p.logits), 0) as tf.Tensor2D, cache: { k: joinLayers((c) => c.k), v: joinLayers((c) => c.v), length: parts[0].cache.length } };
+  for (const p of parts) {
+    p.logits.dispose();
+    disposeCache(p.cache);
+  }
+  return joined;
 }
 
 /** The first row of each distinct prompt, and for every row the index of its prompt among those. */

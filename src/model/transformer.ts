@@ -275,7 +275,12 @@ export class TransformerModel {
     const C = this.config.hiddenSize;
     let x = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, C]) as tf.Tensor3D; // [B, T, C]
     const newCache: KVCache | null = options.cache ? { k: [], v: [], length: past + T } : null;
-    for (let i = 0; i < this.layers.length; i++) x = this.block(i, x, ctx, options.cache ?? null, newCache);
+    for (let i = 0; i < this.layers.length; i++) {
+      // Generation needs no gradient, so a layer's intermediates (attention scores are B·H·T·Tk floats)
+      // are freed before the next layer runs; only its output and its cache entries survive the tidy.
+      const run = () => this.block(i, x, ctx, options.cache ?? null, newCache);
+      x = options.lastOnly ? tf.tidy(() => [run(), ...(newCache ? [newCache.k[i], newCache.v[i]] : [])])[0] as tf.Tensor3D : run();
+    }
     if (options.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, C]); // [B, 1, C]
     const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
     // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token

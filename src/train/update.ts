@@ -7,7 +7,7 @@ import * as tf from '@tensorflow/tfjs';
 import { tokenStats } from '../model/logprobs.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import { chunk, packBatch, type TrainSample } from './batch.ts';
+import { chunk, packBatch, splitForMemory, type TrainSample } from './batch.ts';
 import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
 import { sftLoss } from './sft-loss.ts';
@@ -34,6 +34,9 @@ export interface UpdateResult {
   tokens: number;
 }
 
+/** Attention-score floats one micro-batch may hold (32 MiB per tensor; see splitForMemory). */
+const MICRO_BATCH_SCORE_FLOATS = 1 << 23;
+
 type LossKind = { kind: 'grpo'; cfg: GrpoLossConfig; useReference: boolean } | { kind: 'sft' };
 
 function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[] {
@@ -45,7 +48,7 @@ function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[
 }
 
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
-  const chunks = chunk(samples, o.accumSteps).map((c) => packBatch(c, o.padId, model.config.maxPositions));
+  const chunks = splitForMemory(chunk(samples, o.accumSteps), model.config.numHeads, MICRO_BATCH_SCORE_FLOATS).map((c) => packBatch(c, o.padId, model.config.maxPositions));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
   const temperature = o.temperature > 0 ? o.temperature : 1;

@@ -255,6 +255,18 @@ describe('sampling', () => {
     m.dispose();
   });
 
+  it('prefills long batches in bunches of rows and samples what one prefill of all rows samples', async () => {
+    const m = model();
+    const rowPrompts = Array.from({ length: 7 }, (_, b) => Array.from({ length: 20 + b }, (_, t) => (b * 7 + t * 3) % 50));
+    const opts = { maxNewTokens: 8, temperature: 1, seed: 9 };
+    const whole = await generate(m, rowPrompts, opts);
+    // 4 heads × 26² scores per row: a budget of 6,000 floats allows 2 rows per forward, so 4 bunches.
+    const bunched = await generate(m, rowPrompts, { ...opts, prefillScoreFloats: 6000 });
+    expect(bunched.tokens).toEqual(whole.tokens);
+    for (let b = 0; b < rowPrompts.length; b++) expectClose(bunched.logprobs[b], whole.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+    m.dispose();
+  });
+
   it('returns log-probs equal to the model log-probs of the sampled sequence (temperature 1)', async () => {
     const m = model();
     const out = await generate(m, prompts, { maxNewTokens: 6, temperature: 1, seed: 3 });

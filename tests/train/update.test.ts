@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/model/logprobs.ts';
 import type { TrainSample } from '../../src/train/batch.ts';
-import { packBatch } from '../../src/train/batch.ts';
+import { packBatch, splitForMemory } from '../../src/train/batch.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { grpoUpdate, sftUpdate } from '../../src/train/update.ts';
 import { tinyModel, useWasm } from './helpers.ts';
@@ -45,6 +45,18 @@ describe('packBatch', () => {
     expect(long.T).toBe(64);
     expect(long.ids[0]).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(long.tokenCount).toBe(63);
+  });
+});
+
+describe('splitForMemory', () => {
+  const seq = (length: number) => ({ tokens: Array.from({ length }, (_, i) => i) });
+  it('splits a micro-batch until rows × heads × T² fits, and leaves small ones alone', () => {
+    const long = Array.from({ length: 6 }, (_, i) => seq(90 + i)); // T = 95: 4 heads × 95² = 36,100 floats per row
+    const short = [seq(10), seq(12)];
+    const split = splitForMemory([long, short], 4, 80_000); // 2 rows of the long ones fit
+    expect(split.map((b) => b.length)).toEqual([2, 2, 2, 2]);
+    expect(split.flat()).toEqual([...long, ...short]);
+    expect(splitForMemory([[seq(500)]], 4, 10)).toEqual([[seq(500)]]); // one row is the floor
   });
 });
 
