@@ -34,7 +34,7 @@ tf.registerGradient({
   },
 });
 
-function ensureMatMulKernel(backendName: string): void {
+function ensureMatMulKernel(backendName: 'wasm'): void {
   if (tf.getKernel(MATMUL_KERNEL, backendName)) return;
   const batchMatMul = tf.getKernel('BatchMatMul', backendName);
   if (!batchMatMul) throw new Error(`The ${backendName} backend has no BatchMatMul kernel.`);
@@ -45,9 +45,14 @@ function ensureMatMulKernel(backendName: string): void {
   });
 }
 
-/** a [m, k] · b [k, n] → [m, n] (or both with a leading 1), with the gradient above. */
+/**
+ * a [m, k] · b [k, n] → [m, n] (or both with a leading 1). On wasm through the kernel above; other
+ * backends run transposed products natively, so tfjs's own matMul and its (lazy) gradient are used.
+ */
 export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
-  ensureMatMulKernel(tf.getBackend());
+  const backend = tf.getBackend();
+  if (backend !== 'wasm') return tf.matMul(a, b);
+  ensureMatMulKernel(backend);
   const flat = a.rank === 2;
   const [a3, b3] = flat ? [a.expandDims(0), b.expandDims(0)] : [a, b];
   if (a3.rank !== 3 || b3.rank !== 3 || a3.shape[0] !== 1 || b3.shape[0] !== 1) throw new Error(`mm multiplies matrices; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
