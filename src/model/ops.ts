@@ -61,7 +61,7 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
 }
 
 /** Per-slice work (m·k·n multiply-adds) below which `bmm` keeps the plain batched product (generation's one-query attention). */
-const SLICE_MIN_WORK = 1 << 15;
+const DEPTHWISE_MIN_WORK = 1 << 15;
 
 /**
  * a [N, m, k] · b [N, k, n] → [N, m, n], or a · bᵀ for b [N, n, k] with `transposeB` (attention's
@@ -76,7 +76,7 @@ const SLICE_MIN_WORK = 1 << 15;
 function batchedProduct(a: tf.Tensor3D, b: tf.Tensor3D, transposeB: boolean): tf.Tensor3D {
   const [N, m, k] = a.shape;
   const n = transposeB ? b.shape[1] : b.shape[2];
-  if (N === 1 || tf.getBackend() !== 'wasm' || m * k * n < SLICE_MIN_WORK) return tf.matMul(a, b, false, transposeB);
+  if (N === 1 || tf.getBackend() !== 'wasm' || m * k * n < DEPTHWISE_MIN_WORK) return tf.matMul(a, b, false, transposeB);
   const input = a.transpose([1, 2, 0]).reshape([1, m, k, N]) as tf.Tensor4D; // NHWC: [1, m, k, N]
   const filter = b.transpose(transposeB ? [2, 0, 1] : [1, 0, 2]).reshape([1, k, N, n]) as tf.Tensor4D; // [1, k, N, n]
   const out = tf.depthwiseConv2d(input, filter, 1, 'valid'); // [1, m, 1, N·n]
