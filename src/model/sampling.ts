@@ -13,6 +13,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
+import { rowsWithinScoreBudget } from './memory.ts';
 import type { KVCache, TransformerModel } from './transformer.ts';
 
 export interface SamplingOptions {
@@ -193,17 +194,12 @@ function forwardStep(model: TransformerModel, inputs: StepInputs, cache: KVCache
   }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
 }
 
-/**
- * Attention scores of one prefill forward stay under this many floats (rows × heads × L²). tfjs-wasm
- * does not check its allocations: a prefill of 32 rows × 500 tokens asked for more than the 4 GiB heap
- * and corrupted memory, and the run died minutes later in an unrelated kernel.
- */
+/** Attention-score floats one prefill forward may hold (128 MiB per tensor; see rowsWithinScoreBudget). */
 const PREFILL_SCORE_FLOATS = 1 << 25;
 
 /** The prompts' forward pass, in bunches of rows holding at most `scoreFloats` attention scores; caches joined by row. */
 function prefill(model: TransformerModel, inputs: StepInputs, scoreFloats: number, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache } {
-  const L = inputs.ids[0].length;
-  const perChunk = Math.max(1, Math.floor(scoreFloats / (model.config.numHeads * L * L)));
+  const perChunk = rowsWithinScoreBudget(model.config.numHeads, inputs.ids[0].length, scoreFloats);
   if (inputs.ids.length <= perChunk) return forwardStep(model, inputs, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache };
   const parts: { logits: tf.Tensor2D; cache: KVCache }[] = [];
   for (let start = 0; start < inputs.ids.length; start += perChunk) {

@@ -9,6 +9,8 @@
  * earlier positions; its mask is 0.
  */
 
+import { rowsWithinScoreBudget } from '../model/memory.ts';
+
 /** One sequence to train on; every array has `tokens.length` entries. */
 export interface TrainSample {
   tokens: number[];
@@ -76,16 +78,13 @@ export function chunk<T>(items: readonly T[], parts: number): T[][] {
 }
 
 /**
- * Splits micro-batches further until each one's attention scores (rows × heads × T², T its longest
- * sequence) fit in `scoreFloats`. Every layer keeps several tensors of that size for the backward
- * pass, and tfjs-wasm does not check its allocations: past its 4 GiB heap, memory is corrupted and
- * the run dies later in an unrelated kernel. The loss is normalised by the whole update's token
- * count, so the split changes the time an update takes, not its gradient.
+ * Splits micro-batches further until each one's attention scores fit in `scoreFloats`
+ * (rowsWithinScoreBudget). The loss is normalised by the whole update's token count, so the split
+ * changes the time an update takes, not its gradient.
  */
 export function splitForMemory<T extends { tokens: readonly number[] }>(batches: T[][], heads: number, scoreFloats: number): T[][] {
   return batches.flatMap((batch) => {
-    const T = Math.max(...batch.map((s) => s.tokens.length));
-    const rows = Math.max(1, Math.floor(scoreFloats / (heads * T * T)));
+    const rows = rowsWithinScoreBudget(heads, Math.max(...batch.map((s) => s.tokens.length)), scoreFloats);
     return batch.length <= rows ? [batch] : chunk(batch, Math.ceil(batch.length / rows));
   });
 }

@@ -34,7 +34,7 @@ export interface UpdateResult {
   tokens: number;
 }
 
-/** Attention-score floats one micro-batch may hold (32 MiB per tensor; see splitForMemory). */
+/** Attention-score floats one micro-batch may hold (32 MiB per tensor; see rowsWithinScoreBudget). */
 const MICRO_BATCH_SCORE_FLOATS = 1 << 23;
 
 type LossKind = { kind: 'grpo'; cfg: GrpoLossConfig; useReference: boolean } | { kind: 'sft' };
