@@ -10,6 +10,7 @@
  *
  *   npm run bench:learn                       # 15-minute training budget
  *   npm run bench:learn -- --minutes 3        # a quick look
+ *   npm run bench:learn -- --updates 40       # a fixed number of updates (comparisons that ignore the load)
  *   npm run bench:learn -- --levels 2         # every environment at level 2
  *   npm run bench:learn -- --envs arith_tool --levels arith_tool=3 --lr 1e-3
  *
@@ -37,13 +38,15 @@ import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '15' }, items: { type: 'string', default: '100' },
+    minutes: { type: 'string', default: '15' }, updates: { type: 'string', default: 'Infinity' }, items: { type: 'string', default: '100' },
     envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec' }, levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2' },
     lr: { type: 'string', default: '5e-4' }, 'online-ratio': { type: 'string', default: '0.7' },
     iterations: { type: 'string', default: '1' }, temperature: { type: 'string', default: '1' },
   },
 });
 const BUDGET_MS = Number(args.minutes) * 60_000;
+/** An update budget as well (`--updates 40`): experiments compared by updates do not depend on the machine's load. */
+const MAX_UPDATES = Number(args.updates);
 const ENVS = args.envs.split(',');
 const ITEMS = Number(args.items);
 /** The level of each environment, in training and in the held-out evaluation (`--levels 2` puts every environment at 2). */
@@ -109,16 +112,18 @@ const before = await heldOut('held-out success before GRPO (greedy):', evalPolic
 
 const store = await openStore({ factory: new IDBFactory() });
 const run = createNodeRun({ store, cores: 2, loadModel: async () => ({ model: base.model, tokenizer: base.tokenizer }) });
-const curve: { step: number; reward: number; success: number; seconds: number }[] = [];
+const curve: { step: number; reward: number; success: number; by_env: Record<string, number>; seconds: number }[] = [];
 const started = performance.now();
 let fatal: string | null = null;
 run.subscribe((event: RunEvent) => {
   if (event.type === 'update') {
     const seconds = (performance.now() - started) / 1000;
     const m = event.metrics;
-    curve.push({ step: event.step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, seconds });
-    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
-    if (seconds * 1000 > BUDGET_MS) void run.stop();
+    const byEnv = Object.fromEntries(ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined).map((env) => [env, m[`rollout/success/${env}`]]));
+    curve.push({ step: event.step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, by_env: byEnv, seconds });
+    const envSuccess = Object.entries(byEnv).map(([env, s]) => `${env} ${s.toFixed(2)}`).join(' ');
+    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
+    if (seconds * 1000 > BUDGET_MS || curve.length >= MAX_UPDATES) void run.stop();
   }
   if (event.type === 'error') console.log(`${event.fatal ? 'FATAL' : 'warning'}: ${event.message}`);
   if (event.type === 'error' && event.fatal) fatal = event.message;

@@ -44,9 +44,6 @@ export interface EpisodeOptions {
   onEvent?: EpisodeListener;
 }
 
-/** Extra wall time a tool gets beyond its own deadline before the loop stops waiting for it. */
-const TOOL_GRACE_MS = 1000;
-
 export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
   const { policy, env, task, seed } = options;
   const maxSteps = options.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
@@ -112,7 +109,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
         } else {
           emit({ type: 'tool_call', turn, step_id: steps.length, name: call.name, arguments: call.arguments });
           // The sandbox is built on the first call, outside the call's deadline.
-          toolCall = await callTool(await toolbox.open(), call.name, call.arguments, toolTimeoutMs + TOOL_GRACE_MS);
+          toolCall = await callTool(await toolbox.open(), call.name, call.arguments);
         }
         const observation = observationText(toolCall);
         const step = makeStep(steps.length, turn, thought, toolCall, observation);
@@ -164,20 +161,18 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
 }
 
 /** Runs one call; a tool that overruns its own deadline is reported as a timeout instead of hanging the loop. */
-async function callTool(toolbox: Toolbox, name: string, args: Record<string, unknown>, waitMs: number): Promise<ToolCall> {
+/**
+ * One tool call as a step. The toolbox enforces the deadline itself, from when the call's turn on this
+ * thread comes (toolbox.ts, the lane); a limit here would count the wait behind other episodes' calls.
+ */
+async function callTool(toolbox: Toolbox, name: string, args: Record<string, unknown>): Promise<ToolCall> {
   const t0 = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const overrun = new Promise<{ result: string; error: string }>((resolve) => {
-    timer = setTimeout(() => resolve({ result: '', error: `tool "${name}" timed out after ${waitMs} ms` }), waitMs);
-  });
   try {
-    const r = await Promise.race([toolbox.call(name, args), overrun]);
+    const r = await toolbox.call(name, args);
     return { tool_name: name, parameters: args, result: r.result, error: r.error, latency_ms: elapsedMs(t0) };
   } catch (error) {
     // Toolbox.call promises never to throw; if it does anyway the model still gets a step, not a crash.
     return { tool_name: name, parameters: args, result: '', error: `tool "${name}" failed: ${errorText(error)}`, latency_ms: elapsedMs(t0) };
-  } finally {
-    clearTimeout(timer);
   }
 }
 

@@ -14,6 +14,7 @@
 import type { ToolSchema } from '../contracts.ts';
 import { CalcError, evaluateArithmetic, formatNumber } from './calc.ts';
 import { GitTool, statusCode } from './git.ts';
+import { WALL_FACTOR } from './guest-clock.ts';
 import { runJs, type RunJsOptions } from './quickjs.ts';
 import { parseCommandLine, ShellSyntaxError } from './sh-parse.ts';
 import { runShell, type ShellState, type ShOutput } from './sh.ts';
@@ -61,6 +62,13 @@ export interface Toolbox {
 }
 
 export const DEFAULT_TOOL_TIMEOUT_MS = 2000;
+/**
+ * The toolbox's own wall-clock limit on a call is a backstop for a call that never settles, not the
+ * deadline: js stops at its deadline inside QuickJS (guest running time, guest-clock.ts) and sh at its
+ * own. Wall time also counts every other task of this thread (a generation step between two awaits of
+ * the call), so a limit near the deadline fails trivial calls on a busy thread.
+ */
+export const HANG_BACKSTOP_MS = 30_000;
 export const DEFAULT_MAX_RESULT_CHARS = 2000;
 
 function truncate(text: string, max: number): string {
@@ -155,8 +163,6 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
   };
 
   let disposed = false;
-  // Calls run one at a time, in order, even when a caller stopped waiting for a timed-out one.
-  let queue: Promise<unknown> = Promise.resolve();
 
   const runOne = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
     if (disposed) return { result: '', error: 'the toolbox of this episode was disposed' };
@@ -169,22 +175,30 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
     return handlers[name](checked.values);
   };
 
-  const call = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
+  const runLimited = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const work = queue.then(() => runOne(name, args));
-    queue = work.catch(() => undefined);
-    // The js deadline fires inside QuickJS; this outer limit (with slack for loading) covers the rest.
+    // Never before the js guest's own wall-clock backstop (WALL_FACTOR × the deadline).
+    const limitMs = Math.max(HANG_BACKSTOP_MS, 2 * WALL_FACTOR * timeoutMs);
     const limit = new Promise<ToolResult>((resolve) => {
-      timer = setTimeout(() => resolve({ result: '', error: `timeout: ${name} did not finish within ${timeoutMs} ms` }), timeoutMs + 1000);
+      timer = setTimeout(() => resolve({ result: '', error: `timeout: ${name} did not finish within ${limitMs} ms of wall time` }), limitMs);
     });
     try {
-      const r = await Promise.race([work, limit]);
+      const r = await Promise.race([runOne(name, args), limit]);
       return { result: truncate(r.result, maxChars), error: r.error === null ? null : truncate(r.error, maxChars) };
     } catch (e) {
       return { result: '', error: `${name}: internal tool failure: ${e instanceof Error ? e.message : String(e)}` };
     } finally {
       clearTimeout(timer);
     }
+  };
+
+  // Calls of one episode run one at a time, in order (its files and cwd depend on it); a call that
+  // hangs past the backstop is given up on, and the next one runs.
+  let queue: Promise<unknown> = Promise.resolve();
+  const call = (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
+    const turn = queue.then(() => runLimited(name, args));
+    queue = turn; // never rejects, and settles by the backstop
+    return turn;
   };
 
   return {

@@ -50,6 +50,10 @@ function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: numb
     frac_reward_zero_std: nGroups === 0 ? 0 : zeroStd / nGroups,
     'completions/mean_length': mean(scored.map((t) => t.assistant_mask.reduce((a, b) => a + b, 0))),
   };
+  // Per environment too: a mixed batch's mean hides one environment learning while another forgets.
+  for (const env of new Set(scored.map((t) => t.env))) {
+    m[`rollout/success/${env}`] = mean(scored.filter((t) => t.env === env).map((t) => (t.success === true ? 1 : 0)));
+  }
   const calls = scored.flatMap((t) => t.steps.filter((s) => s.tool_call).map((s) => s.tool_call!));
   m['tools/call_frequency'] = scored.length === 0 ? 0 : calls.length / scored.length;
   m['tools/failure_frequency'] = calls.length === 0 ? 0 : calls.filter((c) => c.error).length / calls.length;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createToolbox, TOOL_SCHEMAS } from '../../src/sandbox/index.ts';
 
 describe('createToolbox', () => {
@@ -38,6 +38,33 @@ describe('createToolbox', () => {
     expect(slow.error).toMatch(/timeout: stopped after 200 ms/);
     // Each js call has a fresh context: nothing survives from the previous call.
     expect(await tb.call('js', { code: 'typeof globalThis.x' })).toEqual({ result: '"undefined"', error: null });
+  });
+
+  it('a busy thread does not fail calls: the wall-clock limit is a hang backstop, not the deadline', async () => {
+    // The failure this guards against: 96 episodes calling js while generation kept the thread busy, and
+    // every call "timed out" at deadline + 1 s of wall time while QuickJS was still loading. Here a fresh
+    // module cache makes the first calls load QuickJS while a busy loop takes 1.2 s of every task turn (more than deadline + 1 s by itself).
+    vi.resetModules();
+    const fresh = (await import('../../src/sandbox/index.ts')) as typeof import('../../src/sandbox/index.ts');
+    const boxes = await Promise.all(Array.from({ length: 8 }, () => fresh.createToolbox({ tools: ['js'], timeoutMs: 100 })));
+    let settled = false;
+    const busy = (async () => {
+      while (!settled) {
+        await new Promise((resolve) => setImmediate(resolve));
+        const until = performance.now() + 1200;
+        while (performance.now() < until);
+      }
+    })();
+    const started = performance.now();
+    const results = await Promise.all(boxes.map((tb, i) => tb.call('js', { code: `${i} * 2` })));
+    const wallMs = performance.now() - started;
+    settled = true;
+    await busy;
+    expect(results).toEqual(boxes.map((_, i) => ({ result: String(i * 2), error: null })));
+    // The calls really did wait longer than deadline + 1 s, so the old limit would have failed them.
+    expect(wallMs).toBeGreaterThan(1100);
+    // A deadline is still a deadline: running time past it stops the guest.
+    expect((await boxes[0].call('js', { code: 'for (;;) {}' })).error).toMatch(/timeout: stopped after 100 ms/);
   });
 
   it('caps long results', async () => {
