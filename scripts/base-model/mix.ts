@@ -6,7 +6,7 @@
  * are there for copying itself: 20–50 characters carried four times per transcript teach a small model
  * to copy at all (on levels 1–2 alone its copy accuracy stayed near 20% for 750 steps).
  */
-export const TRANSCRIPT_MIX: { env: string; level: number; items: number }[] = [
+export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPractice?: true }[] = [
   { env: 'arith_tool', level: 1, items: 3000 },
   { env: 'arith_tool', level: 2, items: 1200 },
   { env: 'arith_tool', level: 3, items: 600 },
@@ -15,8 +15,8 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number }[] = [
   { env: 'letter_count', level: 4, items: 1000 },
   { env: 'text_reverse', level: 1, items: 2000 },
   { env: 'text_reverse', level: 2, items: 1000 },
-  { env: 'text_reverse', level: 4, items: 1500 },
-  { env: 'text_reverse', level: 5, items: 1500 },
+  { env: 'text_reverse', level: 4, items: 1500, copyPractice: true },
+  { env: 'text_reverse', level: 5, items: 1500, copyPractice: true },
   { env: 'shell_exec', level: 1, items: 2500 },
   { env: 'shell_exec', level: 2, items: 1000 },
   { env: 'countdown', level: 1, items: 500 },
@@ -26,3 +26,25 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number }[] = [
 
 /** Longer transcripts are dropped (byte-level: one token per character). */
 export const MAX_TRANSCRIPT_TOKENS = 320;
+
+/**
+ * Share of training items whose transcript answers at once, without a tool: a short thought and the
+ * expert's final answer (the value, the reversed text, "Done."). A chat model that has not learned its tools does this;
+ * every environment scores it a failure (success needs the tool call that did the work). Imitating both
+ * kinds, the base calls its tool on about half of the questions: sampled success at level 1 lands in the
+ * 10–60% band the GRPO groups need, and what GRPO has to learn first is the decision to use the tool,
+ * which a group's spread shows directly. Without these (every transcript calls), the base always called
+ * and all that was left to learn was copying digits more exactly, which 15 minutes on 2 cores barely
+ * moved (+6 to +12 points on arith_tool level 3). Not on the copy-practice rows: a long text reversed
+ * without a tool is nothing a small model can learn, only noise in the gradient.
+ */
+export const DIRECT_ANSWER_SHARE = 0.5;
+
+/**
+ * The thought a direct answer starts with. Both kinds of transcript open with `<think>`, so the
+ * decision to use the tool is one token after it ("I…" or the tool's "Use calc."), and greedy decoding
+ * takes it either way by the prompt. Without it the direct answers' first tokens were spread over
+ * every digit and word, each less likely than `<think>`: greedy always called, and only sampling saw
+ * the other branch.
+ */
+export const DIRECT_THOUGHT = 'I know this.';

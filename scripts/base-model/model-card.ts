@@ -1,7 +1,7 @@
 /** Writes models/spindle-base/README.md (the model card) from the training settings and the measurements of evaluate.ts. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { TRANSCRIPT_MIX } from './mix.ts';
+import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, TRANSCRIPT_MIX } from './mix.ts';
 
 export interface CopyAccuracy {
   env: string;
@@ -36,7 +36,9 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 
 /** How these weights were made, beyond the settings below (the run was resumed onto a new mix). */
 const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2 only (copy accuracy stayed near 20%), then 1,350 steps on the\n' +
-  'current mix (`scripts/base-model/mix.ts`, long random texts added), copied tokens weighted 2×; about 75 minutes on 2 CPU cores.';
+  'mix with long random texts added, copied tokens weighted 2×, all of it tool transcripts (that model always called its tool, and\n' +
+  'GRPO had only its digit-copying left to improve); then 400 steps on the current mix (`scripts/base-model/mix.ts`), where half\n' +
+  'the transcripts answer without a tool. About 85 minutes on 2 CPU cores in all.';
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: RateRow[]): string {
@@ -46,6 +48,11 @@ function bandSentence(rows: RateRow[]): string {
   if (above.length) parts.push(`Above it at level 1: ${above.join(', ')} (train those at a higher level; see \`tasks.levels\`).`);
   return parts.join(' ');
 }
+/** A Limits line for environments where greedy decoding never succeeds (it answers without the tool there). */
+function neverCalls(rows: RateRow[]): string {
+  const none = rows.filter((r) => r.successes === 0).map((r) => r.env);
+  return none.length ? `\n- Greedy, it succeeds on no test item of ${none.join(', ')} at level 1: there it answers without its tool, or (js_debug) was never trained.` : '';
+}
 const rateTable = (rows: RateRow[]): string =>
   ['| environment | level | success | 95% interval | best task-blind |', '|---|---|---|---|---|',
     ...rows.map((r) => `| ${r.env} | ${r.level} | ${r.successes}/${r.n} = ${pct(r.successes / r.n)} | ${pct(r.ci95[0])}–${pct(r.ci95[1])} | ${pct(r.blind)} |`)].join('\n');
@@ -54,7 +61,7 @@ export function writeModelCard(dir: string, facts: CardFacts): void {
   const config = JSON.parse(readFileSync(`${dir}/config.json`, 'utf8')) as Record<string, number | string>;
   const params = readFileSync(`${dir}/model.safetensors`).byteLength / 4;
   const t = facts.training ?? {};
-  const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} |`).join('\n');
+  const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} | ${m.copyPractice ? 'none (copy practice)' : `${Math.round(100 * DIRECT_ANSWER_SHARE)}%`} |`).join('\n');
   const copyRows = facts.copy.map((c) => `| ${c.env} | ${pct(c.assistant)} | ${pct(c.copy)} | ${c.copyTokens} |`).join('\n');
   const card = `---
 license: mit
@@ -71,8 +78,11 @@ It was trained from scratch on expert transcripts of the shipped environments, p
 the real agent loop and QuickJS sandbox (every tool response in the data is real), train split only. It speaks ChatML,
 thinks in \`<think>\`, calls tools with \`<tool_call>{"name": …, "arguments": {…}}</tool_call>\`, reads
 \`<tool_response>\`, and answers. The data is copy-heavy on purpose: what it must learn is to carry the question's
-operands, text or file name into the call and the call's result into the answer. Sampled at T = 1 it succeeds
-sometimes, not always, which is what gives GRPO groups a spread to learn from.
+operands, text or file name into the call and the call's result into the answer. ${Math.round(100 * DIRECT_ANSWER_SHARE)}% of its transcripts (none of
+the long-text copy practice) answer at once without a tool (\`<think>${DIRECT_THOUGHT}</think>\` and the answer), as a chat
+model does before it has learned its tools; every environment scores that a failure. So the base calls its tool on some
+questions and not on others, and sampled at T = 1 it succeeds sometimes, not always: what gives GRPO groups a
+spread to learn from, and what GRPO learns first, is the decision to use the tool.
 
 ## Measured (\`scripts/base-model/evaluate.ts\`, test split)
 
@@ -111,16 +121,16 @@ checks Spindle's forward against); \`scripts/base-model/evaluate.ts\` measures a
 Settings: ${facts.steps ?? '?'} steps of ${t.batch ?? '?'} transcripts, AdamW (lr ${t.lr ?? '?'}, ${t.warmup ?? '?'} warm-up steps, cosine to 10%,
 weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}×, seed ${t.seed ?? '?'}.
 
-Training transcripts (train split only):
+Training transcripts (train split only; items drawn per level, of which those longer than the context budget are dropped):
 
-| environment | level | transcripts |
-|---|---|---|
+| environment | level | items | answered without a tool |
+|---|---|---|---|
 ${mixRows}
 
 ## Limits
 
 - Trained on levels 1–2 (1–3 for arith_tool, 1 for countdown and git_repo) and not on js_debug: other levels are out of distribution.
-- A byte-level model with a 1024-token context: long tool outputs are cut.
+- A byte-level model with a 1024-token context: long tool outputs are cut.${neverCalls(facts.greedy)}
 - For teaching and experiments, not for real tasks.
 `;
   writeFileSync(`${dir}/README.md`, card);

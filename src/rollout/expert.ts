@@ -13,14 +13,16 @@ import { ScriptedPolicy } from './scripted-policy.ts';
 export interface ExpertOptions extends Partial<Omit<EpisodeOptions, 'policy' | 'env' | 'task'>> {
   /** Builds tokens/assistant mask with this tokenizer (logprobs are placeholders). */
   tokenizer?: TextTokenizer | null;
+  /** Plays a variant of the expert's turns (the base-model builder's direct answers: a thought, then the final answer). */
+  turns?: (expertTurns: string[]) => string[];
 }
 
 /** Runs the environment's expert on a task and scores the result (judge_score/success set). */
 export async function expertTrajectory(env: Environment, task: Task, options: ExpertOptions = {}): Promise<Trajectory> {
   if (!env.expert) throw new Error(`environment "${env.name}" has no expert; add expert(task) to its spec to get transcripts`);
-  const turns = env.expert(task);
+  const turns = (options.turns ?? ((t) => t))(env.expert(task));
   const policy = new ScriptedPolicy({ id: `expert:${env.name}`, turns, tokenizer: options.tokenizer ?? null });
-  const { tokenizer: _t, ...episode } = options;
+  const { tokenizer: _t, turns: _v, ...episode } = options;
   const trajectory = await runEpisode({ seed: task.seed, maxSteps: Math.max(turns.length, 1), ...episode, policy, env, task });
   const score = await env.evaluate(task, trajectory);
   return { ...trajectory, judge_score: score, success: isSuccess(score) };
