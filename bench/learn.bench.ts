@@ -5,8 +5,10 @@
  * interval and, beside it, the best task-blind policy's success on those items
  * (src/rollout/blind-policies.ts), so a gain that a policy ignoring the task could match shows as such.
  *
- * Writes bench/results/learn.json (`{"envs": [{env, items, before: {success, ci95}, after, blind_best}], ...}`)
- * and learn.svg (reward per update, held-out before/after).
+ * Writes bench/results/learn.json (`{"envs": [{env, items, before: {success, ci95, tool_use}, after, blind_best}], ...}`)
+ * and learn.svg (reward per update, held-out before/after). `tool_use` splits a rate: the share of episodes
+ * that called the environment's tool and the success among those, so a gain shows whether the policy
+ * learned to use its tool, to use it right, or both.
  *
  *   npm run bench:learn                       # 15-minute training budget
  *   npm run bench:learn -- --minutes 3        # a quick look
@@ -34,6 +36,7 @@ import { wilsonInterval } from '../src/rollout/success-interval.ts';
 import { openStore } from '../src/store/index.ts';
 import type { RunEvent } from '../src/pipeline/events.ts';
 import type { Policy } from '../src/rollout/policy.ts';
+import type { Trajectory } from '../src/contracts.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({
@@ -89,14 +92,34 @@ const rate = (r: EvalResult): Rate => ({ success: r.success, ci95: wilsonInterva
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
-async function heldOut(label: string, policy: Policy): Promise<EvalResult[]> {
+/** How a rate splits: the share of episodes that called the environment's tool, and the success among those. */
+interface ToolUse {
+  called: number;
+  success_when_called: number;
+}
+
+async function heldOut(label: string, policy: Policy): Promise<{ results: EvalResult[]; toolUse: Map<string, ToolUse> }> {
   const results: EvalResult[] = [];
-  for (const env of ENVS) {
-    results.push(...await evaluatePolicy(policy, [getEnvironment(env)], { items: ITEMS, seed: EVAL_SEED, levels: [LEVELS[env]], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000 }));
+  const toolUse = new Map<string, ToolUse>();
+  for (const name of ENVS) {
+    const env = getEnvironment(name);
+    let called = 0;
+    let calledWins = 0;
+    const onEpisode = (t: Trajectory, score: number | null) => {
+      if (!t.steps.some((s) => s.tool_call !== null && env.requiredTools.includes(s.tool_call.tool_name))) return;
+      called++;
+      if (score === 1) calledWins++;
+    };
+    const [r] = await evaluatePolicy(policy, [env], { items: ITEMS, seed: EVAL_SEED, levels: [LEVELS[name]], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000, onEpisode });
+    results.push(r);
+    toolUse.set(name, { called: called / r.n, success_when_called: called === 0 ? 0 : calledWins / called });
   }
   console.log(label);
-  for (const r of results) console.log(`  ${r.env} level ${r.level}: ${show(rate(r))} of ${r.n}`);
-  return results;
+  for (const r of results) {
+    const u = toolUse.get(r.env)!;
+    console.log(`  ${r.env} level ${r.level}: ${show(rate(r))} of ${r.n}; called its tool in ${pct(u.called)}, success when it did ${pct(u.success_when_called)}`);
+  }
+  return { results, toolUse };
 }
 
 const loadBefore = loadavg();
@@ -142,8 +165,8 @@ const loadDuring = loadavg();
 const after = await heldOut('held-out success after GRPO (greedy):', evalPolicy('spindle-grpo'));
 
 const envs = ENVS.map((env) => {
-  const b = rate(before.find((r) => r.env === env)!);
-  const a = rate(after.find((r) => r.env === env)!);
+  const b = { ...rate(before.results.find((r) => r.env === env)!), tool_use: before.toolUse.get(env)! };
+  const a = { ...rate(after.results.find((r) => r.env === env)!), tool_use: after.toolUse.get(env)! };
   const blindBest = blind.get(env)!;
   return { env, level: LEVELS[env], items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
 });
@@ -162,8 +185,11 @@ writeFileSync('bench/results/learn.svg', lineChartSvg({
     ...envs.map((e) => ({ name: `${e.env} held-out success`, points: [[0, e.before.success], [curve.length, e.after.success]] as [number, number][] })),
   ],
 }));
-console.log('\n| environment | level | items | before | after | points | best task-blind |');
-console.log('|---|---|---|---|---|---|---|');
-for (const e of envs) console.log(`| ${e.env} | ${e.level} | ${e.items} | ${show(e.before)} | ${show(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} |`);
+console.log('\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const e of envs) {
+  const use = `${pct(e.before.tool_use.called)} → ${pct(e.after.tool_use.called)} | ${pct(e.before.tool_use.success_when_called)} → ${pct(e.after.tool_use.success_when_called)}`;
+  console.log(`| ${e.env} | ${e.level} | ${e.items} | ${show(e.before)} | ${show(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} |`);
+}
 store.db.close();
 process.exit(0);

@@ -160,10 +160,10 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
   }
 }
 
-/** Runs one call; a tool that overruns its own deadline is reported as a timeout instead of hanging the loop. */
 /**
- * One tool call as a step. The toolbox enforces the deadline itself, from when the call's turn on this
- * thread comes (toolbox.ts, the lane); a limit here would count the wait behind other episodes' calls.
+ * One tool call as a step. The toolbox enforces the deadline itself (toolbox.ts: the guest's running
+ * time, and a hang backstop); a wall-clock limit here would also count the time this thread spent on
+ * other episodes, and fail trivial calls on a busy machine.
  */
 async function callTool(toolbox: Toolbox, name: string, args: Record<string, unknown>): Promise<ToolCall> {
   const t0 = performance.now();

@@ -67,6 +67,8 @@ describe.each(BUILTINS)('%s', (name) => {
         const task = env.generate(seed, level, 'train');
         // No tool call and no answer: nothing solved, nothing changed.
         expect(await scoreScript(env, task, ["I don't know."]), task.id).toBeLessThan(1);
+        // The right answer without the tool call that found it (the base model's direct-answer transcripts count on this).
+        expect(await scoreScript(env, task, [env.expert!(task).at(-1)!]), `${task.id} answered without a tool`).toBeLessThan(1);
         // The expert's tool calls, then a near-miss answer.
         const miss = nearMiss(task);
         if (miss !== null) {
