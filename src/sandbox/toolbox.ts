@@ -68,7 +68,7 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 2000;
  * own. Wall time also counts every other task of this thread (a generation step between two awaits of
  * the call), so a limit near the deadline fails trivial calls on a busy thread.
  */
-export const HANG_BACKSTOP_MS = 30_000;
+const HANG_BACKSTOP_MS = 30_000;
 export const DEFAULT_MAX_RESULT_CHARS = 2000;
 
 function truncate(text: string, max: number): string {
