@@ -51,6 +51,15 @@ describe('buildGrpoBatch', () => {
     for (const sample of batch.samples.slice(2)) expect(sample.advantages?.[2]).toBeCloseTo(expected, 6);
   });
 
+  it('reports rollout success per environment beside the batch mean', () => {
+    const g = [
+      [scored('a1', 'a', 1, { success: true }), scored('a0', 'a', 0, { success: false })],
+      [scored('s1', 's', 0.2, { env: 'shell_exec', success: false }), scored('s2', 's', 0.2, { env: 'shell_exec', success: false })],
+    ];
+    const batch = buildGrpoBatch({ groups: g, replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') });
+    expect(batch.metrics).toMatchObject({ 'rollout/success': 0.25, 'rollout/success/arith_tool': 0.5, 'rollout/success/shell_exec': 0 });
+  });
+
   it('asks the replay buffer for nothing in skip mode, however flat the groups', () => {
     const replay = new ReplayBuffer({ capacity: 4, admit_threshold: 0 });
     replay.offer(scored('old', 'old', 1));
