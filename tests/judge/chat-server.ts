@@ -1,6 +1,8 @@
 /**
- * A real chat-completions server on 127.0.0.1 for remote judge tests. Each request takes the next
- * scripted fault from a queue (or the default reply when it is empty) and records what it received.
+ * A real chat-completions server on 127.0.0.1 for remote judge tests. Each request takes the fault
+ * scripted for its model (`byModel`, every time), else the next one from a queue (or the default reply
+ * when it is empty), and records what it received. Judges that call at once reach the server in any
+ * order: give each its own model and script it by model.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -21,6 +23,7 @@ export interface Received {
 export interface ChatServer {
   baseUrl: string;
   queue: Fault[];
+  byModel: Map<string, Fault>;
   received: Received[];
   close(): Promise<void>;
 }
@@ -38,14 +41,16 @@ function completion(content: string, usage = { prompt_tokens: 120, completion_to
 
 export async function startChatServer(defaultContent: string = GOOD): Promise<ChatServer> {
   const queue: Fault[] = [];
+  const byModel = new Map<string, Fault>();
   const received: Received[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     let data = '';
     for await (const chunk of req) data += chunk;
-    received.push({ authorization: req.headers.authorization, body: JSON.parse(data) as Received['body'] });
+    const body = JSON.parse(data) as Received['body'];
+    received.push({ authorization: req.headers.authorization, body });
     if (req.url !== '/v1/chat/completions') return reply(res, 404, '{"error":"not found"}');
-    const fault = queue.shift() ?? { kind: 'ok', content: defaultContent };
+    const fault = byModel.get(body.model) ?? queue.shift() ?? { kind: 'ok', content: defaultContent };
     switch (fault.kind) {
       case 'ok':
         return reply(res, 200, completion(fault.content, fault.usage));
@@ -74,6 +79,7 @@ export async function startChatServer(defaultContent: string = GOOD): Promise<Ch
   return {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     queue,
+    byModel,
     received,
     async close() {
       for (const t of timers) clearTimeout(t);

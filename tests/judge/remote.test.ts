@@ -18,6 +18,7 @@ afterAll(async () => {
 });
 beforeEach(() => {
   server.queue.length = 0;
+  server.byModel.clear();
   server.received.length = 0;
   sleeps = [];
 });
@@ -166,16 +167,15 @@ describe('RemoteJudge over a real chat-completions server', () => {
 
 describe('the ensemble under injected faults', () => {
   it('keeps going: faulty judges become null votes, the rest are combined', async () => {
-    server.queue.push(
-      { kind: 'raw', body: 'not json' },
-      { kind: 'empty_choices' },
-      { kind: 'ok', content: '{"overall": 3}' },
-    );
+    // The ensemble asks its judges at once: each gets its own model, so its fault does not depend on arrival order.
+    server.byModel.set('malformed', { kind: 'raw', body: 'not json' });
+    server.byModel.set('empty', { kind: 'empty_choices' });
+    server.byModel.set('range', { kind: 'ok', content: '{"overall": 3}' });
     const judges = [
-      judge({ id: 'malformed' }),
-      judge({ id: 'empty' }),
-      judge({ id: 'range' }),
-      judge({ id: 'good' }),
+      judge({ id: 'malformed', model: 'malformed' }),
+      judge({ id: 'empty', model: 'empty' }),
+      judge({ id: 'range', model: 'range' }),
+      judge({ id: 'good', model: 'good' }),
       { id: 'thrower', score: async () => { throw new Error('exploded'); } },
       new RuleJudge({ evaluator: () => 1 }),
     ];
