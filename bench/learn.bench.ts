@@ -27,6 +27,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { validateRunConfig } from '../src/config/validate.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
+import { changedNothing } from '../src/envs/task-toolbox.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import { initBackend } from '../src/model/backend.ts';
 import { createNodeRun, resolveModelPath } from '../src/pipeline/node.ts';
@@ -107,7 +108,7 @@ async function heldOut(label: string, policy: Policy): Promise<{ results: EvalRe
     let called = 0;
     let calledWins = 0;
     const onEpisode = (t: Trajectory, score: number | null) => {
-      if (!t.steps.some((s) => s.tool_call !== null && env.requiredTools.includes(s.tool_call.tool_name))) return;
+      if (changedNothing(t, env.requiredTools)) return; // called none of the environment's tools
       called++;
       if (score === 1) calledWins++;
     };
