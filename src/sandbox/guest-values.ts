@@ -5,19 +5,28 @@
  * Why on the host: QuickJS compiles every function of a script when it parses it, and a per-call
  * bootstrap script that defined console and a formatter cost more than the rest of a call. Primitives
  * (what most calls return or print) are formatted here without guest code; the object formatter
- * (cycles, throwing getters, depth and item caps) is compiled only when a call meets an object. The
- * built-ins the formatter and the string cut use are read before the user's code runs, so tampering
- * with JSON.stringify, Object.keys or Array.prototype.join cannot change how values are shown.
+ * (cycles, throwing getters, depth and item caps) runs in a context of its own that user code never
+ * reaches (FormatterRealm), compiled once per runtime. The built-ins the string cut and host results
+ * use are read before the user's code runs, so tampering with String.prototype.slice or JSON.parse
+ * cannot change them.
  *
  * `format(value, maxChars)` gives: strings quoted, `undefined`, functions as `[Function: name]`, errors
  * as `Name: message`, cycles as `[Circular]`, depth > 4 as `[Object]`/`[Array]`, at most 100 items per
  * container, `[unprintable]` for what cannot be read; longer than maxChars, cut with `...[truncated]`.
  */
-import type { QuickJSContext, QuickJSHandle } from 'quickjs-emscripten-core';
+import type { QuickJSContext, QuickJSHandle, QuickJSRuntime } from 'quickjs-emscripten-core';
 
-/** The guest side of `format` for objects: a factory over pristine built-ins, compiled on first use. */
-const OBJECT_FORMATTER = String.raw`(function (stringify, keys, isArray, apply, join, slice, StringFn) {
+/**
+ * The guest side of `format` for objects. It runs in a context of its own (FormatterRealm), so user code
+ * never reaches its built-ins, and `instanceof Error` would miss the user's realm's errors: the class
+ * is read with Object.prototype.toString instead.
+ */
+const OBJECT_FORMATTER = String.raw`(function () {
   'use strict';
+  const stringify = JSON.stringify, keys = Object.keys, isArray = Array.isArray, StringFn = String;
+  const classOf = Function.prototype.call.bind(Object.prototype.toString);
+  // Reads Symbol.toStringTag: a Proxy whose reads throw is then shown as an object, not an error.
+  function isError(x) { try { return classOf(x) === '[object Error]'; } catch (e) { return false; } }
   const MAX_ITEMS = 100, MAX_DEPTH = 4;
   function fmt(x, depth, seen) {
     if (x === null) return 'null';
@@ -29,7 +38,7 @@ const OBJECT_FORMATTER = String.raw`(function (stringify, keys, isArray, apply, 
     if (t === 'symbol') return 'Symbol()';
     if (t === 'function') return '[Function' + (typeof x.name === 'string' && x.name ? ': ' + x.name : '') + ']';
     for (let i = 0; i < seen.length; i++) if (seen[i] === x) return '[Circular]';
-    if (x instanceof Error) return StringFn(x.name) + ': ' + StringFn(x.message);
+    if (isError(x)) return StringFn(x.name) + ': ' + StringFn(x.message);
     if (depth >= MAX_DEPTH) return isArray(x) ? '[Array]' : '[Object]';
     seen[seen.length] = x;
     const parts = [];
@@ -38,7 +47,7 @@ const OBJECT_FORMATTER = String.raw`(function (stringify, keys, isArray, apply, 
       for (let i = 0; i < n; i++) parts[i] = fmt(x[i], depth + 1, seen);
       if (x.length > MAX_ITEMS) parts[n] = '...' + (x.length - MAX_ITEMS) + ' more';
       seen.length--;
-      return '[' + apply(join, parts, [',']) + ']';
+      return '[' + parts.join(',') + ']';
     }
     const ks = keys(x);
     const n = ks.length < MAX_ITEMS ? ks.length : MAX_ITEMS;
@@ -49,18 +58,69 @@ const OBJECT_FORMATTER = String.raw`(function (stringify, keys, isArray, apply, 
     }
     if (ks.length > MAX_ITEMS) parts[n] = '...' + (ks.length - MAX_ITEMS) + ' more';
     seen.length--;
-    return '{' + apply(join, parts, [',']) + '}';
+    return '{' + parts.join(',') + '}';
   }
   return function format(value, maxChars) {
     let s;
     try { s = fmt(value, 0, []); } catch (e) { s = '[unprintable]'; }
     if (typeof s !== 'string') s = '[unprintable]';
-    return s.length > maxChars ? apply(slice, s, [0, maxChars]) + '...[truncated]' : s;
+    return s.length > maxChars ? s.slice(0, maxChars) + '...[truncated]' : s;
   };
-})`;
+})()`;
 
-/** The built-ins read before the user's code runs, in the order OBJECT_FORMATTER takes them (then JSON.parse). */
-const PRISTINE = ['JSON.stringify', 'Object.keys', 'Array.isArray', 'Reflect.apply', 'Array.prototype.join', 'String.prototype.slice', 'String', 'JSON.parse'] as const;
+/**
+ * The object formatter's own context in a runtime, compiled on first use and kept while the runtime
+ * serves calls (compiling it in every call's fresh context cost more than the rest of the call). Values
+ * of a call's context are passed to it directly: contexts of one QuickJS runtime share its heap, and its
+ * deadline and memory limit hold for both. Nothing of this realm is ever handed to user code, so no call
+ * can change how a later one is shown.
+ */
+export class FormatterRealm {
+  private ctx: QuickJSContext | null = null;
+  private fn: QuickJSHandle | null = null;
+
+  constructor(private readonly runtime: QuickJSRuntime) {}
+
+  /** `format` of the header for a non-primitive; null when it did not finish (deadline, heap). */
+  format(h: QuickJSHandle, maxChars: number): string | null {
+    const fn = this.formatter();
+    if (!fn || !this.ctx) return null;
+    const ctx = this.ctx;
+    const max = ctx.newNumber(maxChars);
+    const r = ctx.callFunction(fn, ctx.undefined, h, max);
+    max.dispose();
+    if (r.error) {
+      r.error.dispose();
+      return null;
+    }
+    const s = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : null;
+    r.value.dispose();
+    return s;
+  }
+
+  dispose(): void {
+    this.fn?.dispose();
+    this.ctx?.dispose();
+    this.fn = null;
+    this.ctx = null;
+  }
+
+  private formatter(): QuickJSHandle | null {
+    if (this.fn) return this.fn;
+    this.ctx ??= this.runtime.newContext();
+    const made = this.ctx.evalCode(OBJECT_FORMATTER, 'spindle-format.js', { type: 'global', strict: true });
+    if (made.error) {
+      // Out of time or heap (the user's call used it up): try again on the next object.
+      made.error.dispose();
+      return null;
+    }
+    this.fn = made.value;
+    return this.fn;
+  }
+}
+
+/** The built-ins read before the user's code runs. */
+const PRISTINE = ['String.prototype.slice', 'JSON.parse'] as const;
 const SLICE = PRISTINE.indexOf('String.prototype.slice');
 const PARSE = PRISTINE.indexOf('JSON.parse');
 
@@ -68,10 +128,13 @@ const TRUNCATED = '...[truncated]';
 
 export class GuestValues {
   private readonly builtins: QuickJSHandle[];
-  private objectFormat: QuickJSHandle | null = null;
 
   /** Reads the built-ins now: call before any user code. `keep` registers a handle for disposal with the call. */
-  constructor(private readonly ctx: QuickJSContext, private readonly keep: (h: QuickJSHandle) => QuickJSHandle) {
+  constructor(
+    private readonly ctx: QuickJSContext,
+    private readonly keep: (h: QuickJSHandle) => QuickJSHandle,
+    private readonly formatter: FormatterRealm,
+  ) {
     const objects = new Map<string, QuickJSHandle>();
     const read = (path: string): QuickJSHandle => {
       const cached = objects.get(path);
@@ -147,38 +210,8 @@ export class GuestValues {
         return length > maxChars ? quoted.slice(0, maxChars) + TRUNCATED : cut(quoted, maxChars);
       }
       default:
-        return this.formatInGuest(h, maxChars);
+        return this.formatter.format(h, maxChars);
     }
-  }
-
-  private formatInGuest(h: QuickJSHandle, maxChars: number): string | null {
-    const ctx = this.ctx;
-    const format = this.objectFormatter();
-    if (!format) return null;
-    const r = ctx.callFunction(format, ctx.undefined, h, this.keep(ctx.newNumber(maxChars)));
-    if (r.error) {
-      r.error.dispose();
-      return null;
-    }
-    const s = ctx.typeof(r.value) === 'string' ? ctx.getString(r.value) : null;
-    r.value.dispose();
-    return s;
-  }
-
-  private objectFormatter(): QuickJSHandle | null {
-    if (this.objectFormat) return this.objectFormat;
-    const factory = this.ctx.evalCode(OBJECT_FORMATTER, 'spindle-format.js', { type: 'global', strict: true });
-    if (factory.error) {
-      factory.error.dispose();
-      return null;
-    }
-    const made = this.ctx.callFunction(this.keep(factory.value), this.ctx.undefined, ...this.builtins.slice(0, PARSE));
-    if (made.error) {
-      made.error.dispose();
-      return null;
-    }
-    this.objectFormat = this.keep(made.value);
-    return this.objectFormat;
   }
 }
 

@@ -17,7 +17,8 @@
  *   after the call, so the host gets the memory back and the next call starts from a fresh module.
  * - Guest stack limit (≤ 128 KiB); captured output capped with a truncation marker (a long line is cut
  *   inside the guest, before it crosses to the host); the result value formatted into a bounded string
- *   (cycles, getters, huge arrays) with built-ins read before the user's code ran (guest-values.ts).
+ *   (cycles, getters, huge arrays) by a formatter in a context of its own that user code never reaches
+ *   (guest-values.ts).
  *
  * NOT contained (run this module inside a worker the host can terminate):
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
@@ -40,7 +41,7 @@ import {
 } from 'quickjs-emscripten-core';
 import releaseSyncVariant from '@jitl/quickjs-wasmfile-release-sync';
 import { GuestClock } from './guest-clock.ts';
-import { GuestValues } from './guest-values.ts';
+import { FormatterRealm, GuestValues } from './guest-values.ts';
 import { OutputBuffer } from './output-buffer.ts';
 
 /** A synchronous host function exposed to the guest. Arguments arrive as plain values (JSON-like). */
@@ -192,6 +193,8 @@ function toGuest(ctx: QuickJSContext, parseJson: QuickJSHandle, value: unknown):
 interface RuntimeLease {
   module: QuickJSWASMModule;
   runtime: QuickJSRuntime;
+  /** The object formatter's context, kept with the runtime (guest-values.ts). */
+  objects: FormatterRealm;
   calls: number;
 }
 const RUNTIME_CALLS = 100;
@@ -202,18 +205,24 @@ function takeRuntime(quickjs: QuickJSWASMModule): RuntimeLease {
   spareRuntime = null;
   if (spare?.module === quickjs) return spare;
   if (spare) freeRuntime(spare);
-  return { module: quickjs, runtime: quickjs.newRuntime(), calls: 0 };
+  const runtime = quickjs.newRuntime();
+  return { module: quickjs, runtime, objects: new FormatterRealm(runtime), calls: 0 };
 }
 
 function giveBack(lease: RuntimeLease, clean: boolean): void {
   lease.calls++;
   if (clean && lease.calls < RUNTIME_CALLS && !lease.runtime.hasPendingJob()) spareRuntime = lease;
-  else lease.runtime.dispose();
+  else disposeLease(lease);
+}
+
+function disposeLease(lease: RuntimeLease): void {
+  lease.objects.dispose();
+  lease.runtime.dispose();
 }
 
 function freeRuntime(lease: RuntimeLease): void {
   try {
-    lease.runtime.dispose();
+    disposeLease(lease);
   } catch {
     // Its module was dropped or aborted; the memory goes with the module.
   }
@@ -248,7 +257,7 @@ function runInFreshContext(
   try {
     // Before any user code: the pristine built-ins (guest-values.ts), and a console whose lines the host
     // cuts to what the buffer can still take, counting the rest.
-    const values = new GuestValues(ctx, keep);
+    const values = new GuestValues(ctx, keep, lease.objects);
     const log = keep(
       ctx.newFunction('log', (...args) => {
         if (out.full || pastDeadline()) {

@@ -122,6 +122,26 @@ describe('runJs adversarial properties', () => {
     expect(r).toMatchObject({ ok: true, value: '{"a":[1,2]}' });
   });
 
+  it("the object formatter's realm is out of user code's reach: no call changes how a later one is shown", async () => {
+    // While the object is formatted, getters and a Proxy's traps tamper with the realm of everything they are handed.
+    const probe = `const tamperRealmOf = (o) => {
+        const g = o.constructor.constructor('return this')();
+        g.Array.prototype.join = () => 'lie'; g.Object.keys = () => []; g.JSON.stringify = () => 'lie';
+        g.Object.prototype.toString = () => '[object Error]';
+        return 1;
+      };
+      const spy = new Proxy({}, {
+        ownKeys(...args) { tamperRealmOf(args); return ['x']; },
+        get(target) { return tamperRealmOf(target) + 1; },
+        getOwnPropertyDescriptor() { return { value: 0, enumerable: true, configurable: true }; },
+      });
+      ({ get first() { return tamperRealmOf(this); }, spy, after: [1, { e: new TypeError('t') }] })`;
+    const shown = '{"first":1,"spy":{"x":2},"after":[1,{"e":TypeError: t}]}';
+    expect((await runJs(probe)).value).toBe(shown);
+    expect((await runJs(probe)).value).toBe(shown);
+    expect((await runJs('({ b: [3, new RangeError("r")] })')).value).toBe('{"b":[3,RangeError: r]}');
+  });
+
   it('cuts long strings in the guest with the built-ins it read first, as a value and as console output', async () => {
     const r = await runJs('String.prototype.slice = () => "lie"; JSON.stringify = () => "lie"; console.log("x".repeat(100000), 7); "y".repeat(5000)', { maxValueChars: 100, maxOutputBytes: 50 });
     expect(r.ok).toBe(true);
