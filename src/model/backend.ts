@@ -172,7 +172,10 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
 /** Starts one backend and proves it computes (a backend can register and still fail on first use). */
 async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions): Promise<number | undefined> {
   let threadsCount: (() => number) | undefined;
-  if (backend === 'webgpu') await import('@tensorflow/tfjs-backend-webgpu');
+  if (backend === 'webgpu') {
+    await import('@tensorflow/tfjs-backend-webgpu');
+    (await import('./webgpu/register.ts')).registerWebGpuKernels();
+  }
   if (backend === 'wasm') {
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
     if (options.wasmPaths) wasm.setWasmPaths(options.wasmPaths);

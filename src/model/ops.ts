@@ -9,6 +9,7 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
+import { hasFusedKernel, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from './kernel-names.ts';
 
 /** Swaps the last two axes: [..., m, n] → [..., n, m]. */
 export function swapLast(x: tf.Tensor): tf.Tensor {
@@ -125,8 +126,19 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D, differentiable: bool
 
 /** RMSNorm: x / sqrt(mean(x²) + eps) · weight, over the last axis. */
 export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tensor {
+  if (hasFusedKernel(RMS_NORM_KERNEL)) {
+    const flat = x.reshape([-1, x.shape[x.rank - 1]]);
+    return (tf.engine().runKernel(RMS_NORM_KERNEL, { x: flat, weight }, { eps }) as tf.Tensor).reshape(x.shape);
+  }
   const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight); // [..., C]
+}
+
+/** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */
+export function softmax(x: tf.Tensor): tf.Tensor {
+  if (!hasFusedKernel(SOFTMAX_KERNEL)) return tf.softmax(x);
+  const flat = x.reshape([-1, x.shape[x.rank - 1]]);
+  return (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: flat }, {}) as tf.Tensor).reshape(x.shape);
 }
 
 /** SiLU(x) = x · sigmoid(x). */

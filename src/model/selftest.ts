@@ -1,43 +1,8 @@
 /**
- * Browser self-test page (selftest.html): the same tiny seeded model run on the cpu backend (the
- * reference) and on WebGPU, comparing logits, loss, every gradient (full and LoRA) and greedy
- * generation. Results go to `window.__selftest` (read by tests/e2e/model-webgpu.e2e.test.ts) and
- * to the page. When WebGPU is unavailable the result says so instead of failing.
+ * Browser self-test page (selftest.html): backend-compare.ts's cpu-vs-WebGPU comparison of one tiny
+ * model. Results go to `window.__selftest` (read by tests/e2e/model-webgpu.e2e.test.ts) and to the page.
  */
-import * as tf from '@tensorflow/tfjs';
-import { initBackend, probeEnvironment } from './backend.ts';
-import type { ModelConfig } from './config.ts';
-import { attachLora } from './lora.ts';
-import { crossEntropyLoss } from './logprobs.ts';
-import { createRng } from '../rng.ts';
-import { generate } from './sampling.ts';
-import { TransformerModel } from './transformer.ts';
-
-const CONFIG: ModelConfig = {
-  vocabSize: 40, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4,
-  maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
-};
-const TOKENS = [[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 2, 9]];
-
-interface BackendRun {
-  backend: string;
-  logits: number[];
-  loss: number;
-  grads: number[][];
-  loraLoss: number;
-  loraGrads: number[][];
-  tokens: number[][];
-  ms: number;
-}
-
-export interface SelftestResult {
-  status: 'running' | 'done' | 'unavailable' | 'error';
-  reason?: string;
-  adapter?: string;
-  maxDiff?: { logits: number; loss: number; grads: number; loraLoss: number; loraGrads: number };
-  tokensEqual?: boolean;
-  runs?: BackendRun[];
-}
+import { compareWebGpuWithCpu, type SelftestResult } from './backend-compare.ts';
 
 declare global {
   interface Window {
@@ -45,74 +10,8 @@ declare global {
   }
 }
 
-// Reads are async: tfjs-webgpu's synchronous read path breaks later async reads in Chromium.
-async function gradients(model: TransformerModel, vars: tf.Variable[]): Promise<{ loss: number; grads: number[][] }> {
-  const { value, grads } = tf.variableGrads(() => crossEntropyLoss(model, TOKENS), vars);
-  const out = { loss: (await value.data())[0], grads: await Promise.all(vars.map(async (v) => Array.from(await grads[v.name].data()))) };
-  value.dispose();
-  tf.dispose(grads);
-  return out;
-}
-
-let stage = 'start';
-
-async function runOn(backend: 'cpu' | 'webgpu'): Promise<BackendRun> {
-  stage = `${backend}: init`;
-  await initBackend({ forced: backend });
-  const start = performance.now();
-  const model = TransformerModel.create(CONFIG, 5);
-  stage = `${backend}: forward`;
-  const logitsTensor = tf.tidy(() => model.forward(TOKENS).logits);
-  const logits = Array.from(await logitsTensor.data());
-  logitsTensor.dispose();
-  stage = `${backend}: backward`;
-  const full = await gradients(model, model.trainableVariables());
-  stage = `${backend}: LoRA backward`;
-  attachLora(model, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj', 'down_proj'], seed: 3 });
-  const rng = createRng(8);
-  for (const v of model.trainableVariables()) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => rng.normal() * 0.3), v.shape));
-  const lora = await gradients(model, model.trainableVariables());
-  stage = `${backend}: generate`;
-  const gen = await generate(model, [[1, 2, 3], [4]], { maxNewTokens: 6, temperature: 0, seed: 1 });
-  model.dispose();
-  return { backend, logits, loss: full.loss, grads: full.grads, loraLoss: lora.loss, loraGrads: lora.grads, tokens: gen.tokens, ms: performance.now() - start };
-}
-
-function maxDiff(a: number[], b: number[]): number {
-  let worst = 0;
-  for (let i = 0; i < a.length; i++) worst = Math.max(worst, Math.abs(a[i] - b[i]));
-  return a.length === b.length ? worst : Infinity;
-}
-
-async function main(): Promise<SelftestResult> {
-  const probe = await probeEnvironment();
-  if (!probe.adapter) return { status: 'unavailable', reason: probe.hasWebGPU ? 'WebGPU returned no adapter' : 'navigator.gpu is missing' };
-  const adapterName = `${probe.adapter.vendor} ${probe.adapter.architecture}`;
-  const cpu = await runOn('cpu');
-  let webgpu: BackendRun;
-  try {
-    webgpu = await runOn('webgpu');
-  } catch (err) {
-    return { status: 'error', adapter: adapterName, reason: `webgpu run failed at ${stage}: ${(err as Error).message}`, runs: [cpu] };
-  }
-  const flat = (g: number[][]) => g.flat();
-  return {
-    status: 'done',
-    adapter: adapterName,
-    maxDiff: {
-      logits: maxDiff(webgpu.logits, cpu.logits),
-      loss: Math.abs(webgpu.loss - cpu.loss),
-      grads: maxDiff(flat(webgpu.grads), flat(cpu.grads)),
-      loraLoss: Math.abs(webgpu.loraLoss - cpu.loraLoss),
-      loraGrads: maxDiff(flat(webgpu.loraGrads), flat(cpu.loraGrads)),
-    },
-    tokensEqual: JSON.stringify(webgpu.tokens) === JSON.stringify(cpu.tokens),
-    runs: [cpu, webgpu],
-  };
-}
-
 window.__selftest = { status: 'running' };
-main()
+compareWebGpuWithCpu()
   .catch((err: unknown): SelftestResult => ({ status: 'error', reason: err instanceof Error ? `${err.message}\n${err.stack}` : String(err) }))
   .then((result) => {
     window.__selftest = result;

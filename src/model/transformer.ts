@@ -15,7 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { applyRope, bmm, embed, mm, rmsNorm, ropeTables, silu } from './ops.ts';
+import { applyRope, bmm, embed, mm, rmsNorm, ropeTables, silu, softmax } from './ops.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -232,7 +232,7 @@ export class TransformerModel {
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
     const scores = tf.mul(bmm(qGrouped, k, true), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
     const masked = tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias); // bias [B|1, 1, 1, T, Tk] or [T, Tk]
-    const probs = tf.softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
+    const probs = softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
     const heads = bmm(probs, v).reshape([B, H, T, D]); // [B, H, T, D]
     const merged = heads.transpose([0, 2, 1, 3]).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]

@@ -18,6 +18,7 @@
  * 1/accumSteps through the loss normalisation); `step()` applies their sum and clears it.
  */
 import * as tf from '@tensorflow/tfjs';
+import { adamUpdate, type AdamHyper } from './adam-update.ts';
 
 export interface OptimizerConfig {
   kind: 'adam' | 'adamw';
@@ -108,18 +109,13 @@ export class Optimizer {
     const { beta1: b1, beta2: b2, epsilon: eps } = this;
     const bc1 = 1 - b1 ** this.t;
     const bc2 = 1 - b2 ** this.t;
-    const wd = this.cfg.weightDecay;
+    const hyper: AdamHyper = { kind: this.cfg.kind, lr, b1, b2, eps, bc1, bc2, wd: this.cfg.weightDecay, gradScale: scale };
     tf.tidy(() => {
       this.variables.forEach((p, i) => {
-        let g = scale === 1 ? grads[i] : tf.mul(grads[i], scale);
-        if (this.cfg.kind === 'adam' && wd > 0) g = tf.add(g, tf.mul(p, wd));
-        const m = tf.add(tf.mul(this.m[i], b1), tf.mul(g, 1 - b1));
-        const v = tf.add(tf.mul(this.v[i], b2), tf.mul(tf.square(g), 1 - b2));
-        this.m[i].assign(m);
-        this.v[i].assign(v);
-        const base = this.cfg.kind === 'adamw' && wd > 0 ? tf.mul(p, 1 - lr * wd) : p;
-        const update = tf.div(tf.div(m, bc1), tf.add(tf.sqrt(tf.div(v, bc2)), eps));
-        p.assign(tf.sub(base, tf.mul(update, lr)));
+        const next = adamUpdate(p, grads[i], this.m[i], this.v[i], hyper);
+        this.m[i].assign(next.m);
+        this.v[i].assign(next.v);
+        p.assign(next.p);
       });
     });
     tf.dispose(grads);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
-import type { SelftestResult } from '../../src/model/selftest.ts';
+import type { SelftestResult } from '../../src/model/backend-compare.ts';
 
 describe('model on WebGPU vs cpu (selftest.html)', () => {
   let app: App;

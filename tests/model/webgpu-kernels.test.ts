@@ -1,0 +1,177 @@
+/**
+ * Spindle's WGSL kernels (src/model/webgpu) against the cpu backend, on a real WebGPU device in Node
+ * (Dawn on SwiftShader here and in CI: bench/lib/node-webgpu.ts): values and gradients of RMSNorm and
+ * softmax, the fused Adam update against the tfjs-ops one, and the half-precision-weight matmul
+ * against an f32 matmul of the same weights widened on the host. One row count above 65,535 checks
+ * the programs' workgroup numbering when tfjs reshapes a dispatch past WebGPU's per-dimension limit.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useNodeWebGpu } from '../../bench/lib/node-webgpu.ts';
+import { rmsNorm, softmax } from '../../src/model/ops.ts';
+import { packHalfWeight } from '../../src/model/webgpu/half-matmul.ts';
+import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/kernel-names.ts';
+import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
+import { compareWebGpuWithCpu } from '../../src/model/backend-compare.ts';
+import { createRng } from '../../src/rng.ts';
+
+type Arrays = Float32Array[];
+
+/** Runs `f` on cpu and on webgpu over the same inputs; returns both outputs as arrays. */
+async function onBoth(inputs: { shape: number[]; data: Float32Array }[], f: (xs: tf.Tensor[]) => tf.Tensor[]): Promise<{ cpu: Arrays; gpu: Arrays }> {
+  const run = async (backend: string) => {
+    await tf.setBackend(backend);
+    const xs = inputs.map((i) => tf.tensor(i.data, i.shape));
+    const outs = tf.tidy(() => f(xs));
+    const arrays = await Promise.all(outs.map(async (o) => new Float32Array(await o.data())));
+    tf.dispose([...xs, ...outs]);
+    return arrays;
+  };
+  return { cpu: await run('cpu'), gpu: await run('webgpu') };
+}
+
+function random(shape: number[], seed: number, scale = 1): { shape: number[]; data: Float32Array } {
+  const rng = createRng(seed);
+  const rand = () => rng.next();
+  const n = shape.reduce((a, b) => a * b, 1);
+  return { shape, data: Float32Array.from({ length: n }, () => (rand() * 2 - 1) * scale) };
+}
+
+function maxRelDiff(a: Float32Array, b: Float32Array): number {
+  expect(a.length).toBe(b.length);
+  let scale = 0;
+  for (const v of b) scale = Math.max(scale, Math.abs(v));
+  let diff = 0;
+  for (let i = 0; i < a.length; i++) diff = Math.max(diff, Math.abs(a[i] - b[i]));
+  return diff / Math.max(scale, 1e-12);
+}
+
+function expectClose(r: { cpu: Arrays; gpu: Arrays }, tol = 2e-5): void {
+  expect(r.gpu.length).toBe(r.cpu.length);
+  r.gpu.forEach((g, i) => expect(maxRelDiff(g, r.cpu[i]), `output ${i}`).toBeLessThan(tol));
+}
+
+beforeAll(async () => {
+  await useNodeWebGpu({ software: true });
+});
+
+describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
+  it('the ops run the fused kernels on webgpu', async () => {
+    await tf.setBackend('webgpu');
+    const x = tf.randomNormal([4, 8]);
+    const w = tf.ones([8]) as tf.Tensor1D;
+    const info = await tf.profile(() => tf.grad((a: tf.Tensor) => tf.sum(softmax(rmsNorm(a, w, 1e-5))))(x));
+    expect(info.kernelNames).toEqual(expect.arrayContaining([RMS_NORM_KERNEL, `${RMS_NORM_KERNEL}Dx`, SOFTMAX_KERNEL, `${SOFTMAX_KERNEL}Dx`]));
+    expect(info.kernelNames).not.toContain('Softmax');
+    tf.dispose([x, w]);
+  });
+
+  it('RMSNorm: value and the gradients of x and the weight', async () => {
+    const r = await onBoth([random([37, 96], 1), random([96], 2), random([37, 96], 3)], ([x, w, dy]) => {
+      const { value, grads } = tf.valueAndGrads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(rmsNorm(a, b as tf.Tensor1D, 1e-5), dy)))([x, w]);
+      return [rmsNorm(x, w as tf.Tensor1D, 1e-5), value, ...grads];
+    });
+    expectClose(r);
+  });
+
+  it('a row program past 65,535 rows (tfjs reshapes the dispatch; padding groups write nothing)', async () => {
+    const r = await onBoth([random([65_600, 2], 14), random([2], 15)], ([x, w]) => [rmsNorm(x, w as tf.Tensor1D, 1e-5)]);
+    expectClose(r);
+  });
+
+  it('softmax over the last axis: value and gradient, masked entries included', async () => {
+    const logits = random([3, 7, 130], 5, 6);
+    for (let i = 0; i < logits.data.length; i += 3) logits.data[i] = -1e9;
+    const dy = random(logits.shape, 6);
+    const r = await onBoth([logits, dy], ([x, g]) => {
+      const { value, grads } = tf.valueAndGrads((a: tf.Tensor) => tf.sum(tf.mul(softmax(a), g)))([x]);
+      return [softmax(x), value, ...grads];
+    });
+    expectClose(r);
+  });
+
+  it('the fused Adam and AdamW update equals the tfjs-ops one', async () => {
+    const base = { lr: 3e-3, b1: 0.9, b2: 0.999, eps: 1e-8, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.5 };
+    for (const h of [{ ...base, kind: 'adamw', wd: 0.1 }, { ...base, kind: 'adam', wd: 0.01 }, { ...base, kind: 'adam', wd: 0 }] as AdamHyper[]) {
+      const v = random([5000], 10);
+      v.data.forEach((x, i) => (v.data[i] = Math.abs(x) * 1e-3));
+      const r = await onBoth([random([5000], 7), random([5000], 8), random([5000], 9, 0.1), v], ([p, g, m, s]) => {
+        const next = adamUpdate(p, g, m, s, h);
+        return [next.p, next.m, next.v];
+      });
+      expectClose(r, 1e-5);
+    }
+  });
+
+  it('x · W with W kept as packed f16 / bf16: value and the gradient of x', async () => {
+    const [M, K, N] = [19, 40, 34];
+    const rng = createRng(11);
+    const rand = () => rng.next();
+    const halves = { f16: new Uint16Array(K * N), bf16: new Uint16Array(K * N) };
+    const widened = { f16: new Float32Array(K * N), bf16: new Float32Array(K * N) };
+    const f32 = new Float32Array(1);
+    const bits = new Uint32Array(f32.buffer);
+    for (let i = 0; i < K * N; i++) {
+      f32[0] = rand() * 2 - 1;
+      halves.bf16[i] = bits[0] >>> 16;
+      bits[0] = halves.bf16[i] << 16;
+      widened.bf16[i] = f32[0];
+      halves.f16[i] = toHalf(widened.bf16[i]);
+      widened.f16[i] = fromHalf(halves.f16[i]);
+    }
+    const x = random([M, K], 12);
+    const dy = random([M, N], 13);
+    for (const format of ['f16', 'bf16'] as const) {
+      await tf.setBackend('cpu');
+      const ref = tf.tidy(() => {
+        const [a, w, g] = [tf.tensor(x.data, x.shape), tf.tensor2d(widened[format], [K, N]), tf.tensor(dy.data, dy.shape)];
+        const { value, grads } = tf.valueAndGrads((t: tf.Tensor) => tf.sum(tf.mul(tf.matMul(t, w), g)))([a]);
+        return [tf.matMul(a, w), value, grads[0]];
+      });
+      const cpu = await Promise.all(ref.map(async (t) => new Float32Array(await t.data())));
+      await tf.setBackend('webgpu');
+      const out = tf.tidy(() => {
+        const [a, w, g] = [tf.tensor(x.data, x.shape), packHalfWeight(halves[format], K, N), tf.tensor(dy.data, dy.shape)];
+        const product = (t: tf.Tensor) => tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: t, w }, { format, transposeW: false }) as tf.Tensor;
+        const { value, grads } = tf.valueAndGrads((t: tf.Tensor) => tf.sum(tf.mul(product(t), g)))([a]);
+        return [product(a), value, grads[0]];
+      });
+      const gpu = await Promise.all(out.map(async (t) => new Float32Array(await t.data())));
+      expectClose({ cpu, gpu });
+    }
+  });
+});
+
+/** IEEE half from f32, round to nearest (normal range; the test's values are in [-1, 1]). */
+function toHalf(v: number): number {
+  const f = new Float32Array([v]);
+  const u = new Uint32Array(f.buffer)[0];
+  const sign = (u >>> 16) & 0x8000;
+  const exp = ((u >>> 23) & 0xff) - 127 + 15;
+  if (exp <= 0) return sign;
+  const mant = u & 0x7fffff;
+  let h = sign | (exp << 10) | (mant >>> 13);
+  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) === 0x1000 && (h & 1))) h++;
+  return h;
+}
+
+function fromHalf(h: number): number {
+  const sign = h & 0x8000 ? -1 : 1;
+  const exp = (h >>> 10) & 0x1f;
+  const mant = h & 0x3ff;
+  return exp === 0 ? sign * mant * 2 ** -24 : sign * (1 + mant / 1024) * 2 ** (exp - 15);
+}
+
+describe('the transformer on WebGPU with these kernels against cpu (SwiftShader in Node)', () => {
+  it('logits, loss, full and LoRA gradients and greedy tokens agree', async () => {
+    const result = await compareWebGpuWithCpu();
+    expect(result.status, result.reason).toBe('done');
+    const d = result.maxDiff!;
+    expect(d.logits).toBeLessThan(1e-3);
+    expect(d.loss).toBeLessThan(1e-4);
+    expect(d.grads).toBeLessThan(1e-3);
+    expect(d.loraLoss).toBeLessThan(1e-4);
+    expect(d.loraGrads).toBeLessThan(1e-3);
+    expect(result.tokensEqual).toBe(true);
+  });
+});
