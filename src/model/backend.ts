@@ -11,6 +11,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
+import { registerWasmFusedKernels } from './wasm-fused.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -182,6 +183,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     if (!choice.threads) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
     threadsCount = wasm.getThreadsCount;
     registerWasmKernels();
+    registerWasmFusedKernels();
   }
   const ok = await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);

@@ -9,7 +9,7 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hasFusedKernel, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from './kernel-names.ts';
+import { hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 
 /** Swaps the last two axes: [..., m, n] → [..., n, m]. */
 export function swapLast(x: tf.Tensor): tf.Tensor {
@@ -23,6 +23,9 @@ export function swapLast(x: tf.Tensor): tf.Tensor {
  * gradient is ours too. Registered kernels get lazy per-input gradients (a customGrad computes every
  * input's eagerly), so a frozen weight's gradient, a third of a LoRA backward pass's products, is
  * never computed; and the gradient transposes explicitly, which keeps tfjs-wasm on XNNPACK.
+ * It takes a [..., k] and b [k, n] as they are and views them as [1, rows, k] and [1, k, n] inside
+ * the kernel: the expandDims, squeeze and reshapes around every product were a third of a decoding
+ * step's 650 ops, each paying tfjs's per-op cost.
  */
 const MATMUL_KERNEL = 'SpindleMatMul';
 
@@ -31,7 +34,9 @@ tf.registerGradient({
   inputsToSave: ['a', 'b'],
   gradFunc: (dy, saved) => {
     const [a, b] = saved;
-    return { a: () => mm(dy as tf.Tensor, swapLast(b)), b: () => mm(swapLast(a), dy as tf.Tensor) }; // [1, m, k], [1, k, n]
+    const g = dy as tf.Tensor; // [..., n]
+    const [k, n] = b.shape;
+    return { a: () => mm(g, b.transpose()), b: () => mm(a.reshape([-1, k]).transpose(), g.reshape([-1, n])) }; // [..., k], [k, n]
   },
 });
 
@@ -42,23 +47,35 @@ function ensureMatMulKernel(backendName: 'wasm'): void {
   tf.registerKernel({
     kernelName: MATMUL_KERNEL,
     backendName,
-    kernelFunc: ({ inputs, backend }) => batchMatMul.kernelFunc({ inputs, backend, attrs: { transposeA: false, transposeB: false } }),
+    kernelFunc: ({ inputs, backend }) => {
+      const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+      const [k, n] = b.shape;
+      const rows = tf.util.sizeFromShape(a.shape) / k;
+      // Shape views of the same buffers (what Reshape returns on wasm), read by BatchMatMul as 3-D.
+      const out = batchMatMul.kernelFunc({
+        inputs: { a: { ...a, shape: [1, rows, k] }, b: { ...b, shape: [1, k, n] } },
+        backend,
+        attrs: { transposeA: false, transposeB: false },
+      }) as tf.TensorInfo;
+      return { ...out, shape: [...a.shape.slice(0, -1), n] };
+    },
   });
 }
 
 /**
- * a [m, k] · b [k, n] → [m, n] (or both with a leading 1). On wasm through the kernel above; other
- * backends run transposed products natively, so tfjs's own matMul and its (lazy) gradient are used.
+ * a [..., k] · b [k, n] → [..., n]. On wasm through the kernel above; other backends run transposed
+ * products natively, so tfjs's own matMul and its (lazy) gradient are used.
  */
 export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  const [k, n] = b.shape as [number, number];
+  if (b.rank !== 2 || a.shape[a.rank - 1] !== k) throw new Error(`mm multiplies [..., k] by [k, n]; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
   const backend = tf.getBackend();
-  if (backend !== 'wasm') return tf.matMul(a, b);
+  if (backend !== 'wasm') {
+    if (a.rank === 2) return tf.matMul(a, b);
+    return tf.matMul(a.reshape([-1, k]), b).reshape([...a.shape.slice(0, -1), n]);
+  }
   ensureMatMulKernel(backend);
-  const flat = a.rank === 2;
-  const [a3, b3] = flat ? [a.expandDims(0), b.expandDims(0)] : [a, b];
-  if (a3.rank !== 3 || b3.rank !== 3 || a3.shape[0] !== 1 || b3.shape[0] !== 1) throw new Error(`mm multiplies matrices; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
-  const out = tf.engine().runKernel(MATMUL_KERNEL, { a: a3, b: b3 }, {}) as tf.Tensor;
-  return flat ? out.squeeze([0]) : out;
+  return tf.engine().runKernel(MATMUL_KERNEL, { a, b }, {}) as tf.Tensor;
 }
 
 /** Per-slice work (m·k·n multiply-adds) below which `bmm` keeps the plain batched product (generation's one-query attention). */
@@ -105,15 +122,16 @@ const batchedMatMuls = { plain: batchedMatMul(false), transposed: batchedMatMul(
 
 /**
  * a [..., m, k] · b [..., k, n] → [..., m, n] over equal batch dims (attention's products), fast on
- * wasm too; with `transposeB`, b is [..., n, k] and the product is a · bᵀ.
+ * wasm too; with `transposeB`, b is [..., n, k] and the product is a · bᵀ. `differentiable: false`
+ * (generation) skips the custom gradient's bookkeeping, a cost per call comparable to the product's.
  */
-export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
+export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false, differentiable = true): tf.Tensor {
   const lead = a.shape.slice(0, -2);
   const [m, k] = a.shape.slice(-2);
   const n = b.shape[transposeB ? b.rank - 2 : b.rank - 1];
   const N = lead.reduce((x, y) => x * y, 1);
-  const product = transposeB ? batchedMatMuls.transposed : batchedMatMuls.plain;
-  const out = product(a.reshape([N, m, k]), b.reshape(transposeB ? [N, n, k] : [N, k, n]));
+  const product = differentiable ? (transposeB ? batchedMatMuls.transposed : batchedMatMuls.plain) : (x: tf.Tensor3D, y: tf.Tensor3D) => batchedProduct(x, y, transposeB);
+  const out = product(a.reshape([N, m, k]) as tf.Tensor3D, b.reshape(transposeB ? [N, n, k] : [N, k, n]) as tf.Tensor3D);
   return out.reshape([...lead, m, n]);
 }
 
@@ -126,24 +144,20 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D, differentiable: bool
 
 /** RMSNorm: x / sqrt(mean(x²) + eps) · weight, over the last axis. */
 export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tensor {
-  if (hasFusedKernel(RMS_NORM_KERNEL)) {
-    const flat = x.reshape([-1, x.shape[x.rank - 1]]);
-    return (tf.engine().runKernel(RMS_NORM_KERNEL, { x: flat, weight }, { eps }) as tf.Tensor).reshape(x.shape);
-  }
+  if (hasFusedKernel(RMS_NORM_KERNEL)) return tf.engine().runKernel(RMS_NORM_KERNEL, { x, weight }, { eps }) as tf.Tensor;
   const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight); // [..., C]
 }
 
 /** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */
 export function softmax(x: tf.Tensor): tf.Tensor {
-  if (!hasFusedKernel(SOFTMAX_KERNEL)) return tf.softmax(x);
-  const flat = x.reshape([-1, x.shape[x.rank - 1]]);
-  return (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: flat }, {}) as tf.Tensor).reshape(x.shape);
+  return hasFusedKernel(SOFTMAX_KERNEL) ? (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: x }, {}) as tf.Tensor) : tf.softmax(x);
 }
 
-/** SiLU(x) = x · sigmoid(x). */
-export function silu(x: tf.Tensor): tf.Tensor {
-  return tf.mul(x, tf.sigmoid(x));
+/** SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x). */
+export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
+  if (hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
+  return tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
 }
 
 /** Rotary tables as in HF Llama: cos/sin of pos · invFreq[i] (rope.ts), the D/2 frequencies repeated twice. [P, D] each. */
@@ -175,7 +189,7 @@ export function ropeTables(maxPositions: number, headDim: number, invFreq: Float
 
 /** Applies RoPE: x·cos + rotate_half(x)·sin. x [B, H, T, D]; cos/sin broadcast as [T, D] or [B, 1, T, D]. */
 export function applyRope(x: tf.Tensor4D, cos: tf.Tensor, sin: tf.Tensor, rotate: tf.Tensor2D): tf.Tensor4D {
-  const [B, H, T, D] = x.shape;
-  const rotated = mm(x.reshape([B * H * T, D]), rotate).reshape([B, H, T, D]); // [B, H, T, D]
+  if (hasFusedKernel(ROPE_KERNEL)) return tf.engine().runKernel(ROPE_KERNEL, { x, cos, sin }, {}) as tf.Tensor4D;
+  const rotated = mm(x, rotate) as tf.Tensor4D; // [B, H, T, D]
   return tf.add(tf.mul(x, cos), tf.mul(rotated, sin)) as tf.Tensor4D;
 }

@@ -15,7 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { applyRope, bmm, embed, mm, rmsNorm, ropeTables, silu, softmax } from './ops.ts';
+import { applyRope, bmm, embed, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -103,6 +103,8 @@ interface Context {
   bias: tf.Tensor;
   useLora: boolean;
   dropoutSeed: number | null;
+  /** False for generation (lastOnly), which records no gradient: ops may skip their gradient bookkeeping. */
+  differentiable: boolean;
 }
 
 const MASKED = -1e9;
@@ -189,24 +191,23 @@ export class TransformerModel {
   // ── Attention ────────────────────────────────────────────────────────────────────────────────
 
   private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
-    const [inDim, outDim] = l.weight.shape as number[];
-    const lead = x.shape.slice(0, -1);
-    const x2 = x.reshape([-1, inDim]); // [N, in]
-    let y = mm(x2, l.weight); // [N, out]
+    let y = mm(x, l.weight); // [..., out]
     if (l.bias) y = tf.add(y, l.bias);
     if (l.lora && ctx.useLora && this.lora) {
       const { r, alpha, dropout } = this.lora;
-      const xin = dropout > 0 && ctx.dropoutSeed !== null ? tf.dropout(x2, dropout, undefined, deriveSeed(ctx.dropoutSeed, seedOffset)) : x2;
-      const delta = mm(mm(xin, l.lora.A), l.lora.B); // [N, r] → [N, out]
+      const xin = dropout > 0 && ctx.dropoutSeed !== null ? tf.dropout(x, dropout, undefined, deriveSeed(ctx.dropoutSeed, seedOffset)) : x;
+      const delta = mm(mm(xin, l.lora.A), l.lora.B); // [..., r] → [..., out]
       y = tf.add(y, tf.mul(delta, alpha / r));
     }
-    return y.reshape([...lead, outDim]);
+    return y;
   }
 
   /** [B, T, n·D] → [B, n, T, D] */
   private splitHeads(x: tf.Tensor, n: number): tf.Tensor4D {
     const [B, T] = x.shape as number[];
-    return x.reshape([B, T, n, this.config.headDim]).transpose([0, 2, 1, 3]) as tf.Tensor4D;
+    const heads = x.reshape([B, T, n, this.config.headDim]);
+    // One position (a decoding step): swapping T and the heads moves no data, so a reshape does it.
+    return (T === 1 ? heads.reshape([B, n, 1, this.config.headDim]) : heads.transpose([0, 2, 1, 3])) as tf.Tensor4D;
   }
 
   private attention(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
@@ -230,11 +231,11 @@ export class TransformerModel {
     }
     const Tk = k.shape[2];
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
-    const scores = tf.mul(bmm(qGrouped, k, true), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+    const scores = tf.mul(bmm(qGrouped, k, true, ctx.differentiable), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
     const masked = tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias); // bias [B|1, 1, 1, T, Tk] or [T, Tk]
     const probs = softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
-    const heads = bmm(probs, v).reshape([B, H, T, D]); // [B, H, T, D]
-    const merged = heads.transpose([0, 2, 1, 3]).reshape([B, T, H * D]); // [B, T, H·D]
+    const heads = bmm(probs, v, false, ctx.differentiable).reshape([B, H, T, D]); // [B, H, T, D]
+    const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
   }
 
@@ -242,9 +243,9 @@ export class TransformerModel {
 
   private mlp(i: number, x: tf.Tensor3D, ctx: Context): tf.Tensor3D {
     const layer = this.layers[i];
-    const gate = silu(this.linear(layer.gate_proj, x, ctx, i * 8 + 4)); // [B, T, I]
+    const gate = this.linear(layer.gate_proj, x, ctx, i * 8 + 4); // [B, T, I]
     const up = this.linear(layer.up_proj, x, ctx, i * 8 + 5); // [B, T, I]
-    return this.linear(layer.down_proj, tf.mul(gate, up), ctx, i * 8 + 6) as tf.Tensor3D; // [B, T, C]
+    return this.linear(layer.down_proj, swiglu(gate, up), ctx, i * 8 + 6) as tf.Tensor3D; // [B, T, C]
   }
 
   // ── Block (pre-norm residual) ────────────────────────────────────────────────────────────────
@@ -271,6 +272,7 @@ export class TransformerModel {
       bias: attentionBias(B, T, past, options.keyValid),
       useLora: options.useLora ?? this.loraEnabled,
       dropoutSeed: options.dropoutSeed ?? null,
+      differentiable: !options.lastOnly,
     };
     const C = this.config.hiddenSize;
     let x = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, C]) as tf.Tensor3D; // [B, T, C]
@@ -289,7 +291,7 @@ export class TransformerModel {
     if (!options.lastOnly) this.dropTiedHead();
     const head = this.lmHead ?? (options.lastOnly ? this.tiedHeadForGeneration() : this.embedTokens.transpose()); // [C, V]
     const Tout = h.shape[1] as number;
-    const logits = mm(h.reshape([B * Tout, C]), head).reshape([B, Tout, this.config.vocabSize]) as tf.Tensor3D; // [B, T', V]
+    const logits = mm(h, head) as tf.Tensor3D; // [B, T', V]
     return { logits, cache: newCache };
   }
 

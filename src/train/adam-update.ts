@@ -3,7 +3,7 @@
  * optimizer.ts's header): the fused WebGPU kernel where the backend has it, tfjs ops otherwise.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, hasFusedKernel } from '../model/kernel-names.ts';
+import { ADAM_KERNEL, hasFusedKernel } from '../model/fused.ts';
 
 export interface AdamHyper {
   kind: 'adam' | 'adamw';

@@ -1,10 +1,12 @@
 /**
  * The products the transformer is built from, on wasm (where they take their own paths: XNNPACK 2D
- * products, attention as a depthwise convolution) against tfjs's plain matMul and its gradients.
+ * products, attention as a depthwise convolution) against tfjs's plain matMul and its gradients; and
+ * the fused kernels (RMSNorm, RoPE, SwiGLU) against their composite forms.
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { bmm, mm } from '../../src/model/ops.ts';
+import { applyRope, bmm, mm, rmsNorm, ropeTables, swiglu } from '../../src/model/ops.ts';
+import { RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
@@ -74,7 +76,67 @@ describe('mm', () => {
     expect(profile.kernels.filter((k) => k.name === 'SpindleMatMul').length).toBe(2); // forward, and d/dx only
   });
 
+  it('takes a [..., k] operand as it is: the value and both gradients of a [2, 3, k] · [k, n] product', () => {
+    const x = random([2, 3, 16], 9);
+    const w = random([16, 12], 10);
+    const weights = random([2, 3, 12], 11);
+    const loss = (f: (a: tf.Tensor, b: tf.Tensor) => tf.Tensor) => (a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(f(a, b), weights));
+    const flat = (a: tf.Tensor, b: tf.Tensor) => tf.matMul(a.reshape([6, 16]), b).reshape([2, 3, 12]);
+    expect(mm(x, w).shape).toEqual([2, 3, 12]);
+    expectClose(mm(x, w).dataSync(), flat(x, w).dataSync(), 'value');
+    const [dx, dw] = tf.grads(loss(mm))([x, w]);
+    const [rx, rw] = tf.grads(loss(flat))([x, w]);
+    expect(dx.shape).toEqual([2, 3, 16]);
+    expectClose(dx.dataSync(), rx.dataSync(), 'gradient of x');
+    expectClose(dw.dataSync(), rw.dataSync(), 'gradient of w');
+  });
+
   it('refuses batched operands, naming bmm', () => {
     expect(() => mm(tf.zeros([2, 3, 4]), tf.zeros([2, 4, 5]))).toThrow(/bmm/);
+  });
+});
+
+/** Runs `f` on wasm (fused kernels) and on cpu (their composite forms) over the same inputs; compares every output. */
+async function expectFusedMatchesComposite(inputs: { shape: number[]; seed: number }[], f: (xs: tf.Tensor[]) => tf.Tensor[], kernel: string, names: string[]): Promise<void> {
+  const data = inputs.map((i) => random(i.shape, i.seed).dataSync());
+  const run = () => f(inputs.map((i, k) => tf.tensor(data[k], i.shape))).map((t) => t.dataSync());
+  const profile = await tf.profile(() => f(inputs.map((i) => tf.ones(i.shape))));
+  expect(profile.kernelNames).toContain(kernel);
+  const wasm = run();
+  await tf.setBackend('cpu'); // no fused kernels there
+  const cpu = run();
+  await tf.setBackend('wasm');
+  names.forEach((what, i) => expectClose(wasm[i], cpu[i], what));
+}
+
+/** The op, the loss Σ op(x)·g and the gradients of the first `trained` inputs. */
+function withGradients(op: (...xs: tf.Tensor[]) => tf.Tensor, trained: number) {
+  return (xs: tf.Tensor[]) => {
+    const g = xs[xs.length - 1];
+    const args = xs.slice(0, -1);
+    const loss = (...t: tf.Tensor[]) => tf.sum(tf.mul(op(...t, ...args.slice(trained)), g));
+    const { value, grads } = tf.valueAndGrads(loss)(args.slice(0, trained));
+    return [op(...args), value, ...grads];
+  };
+}
+
+describe('fused kernels over the wasm heap against their composite forms on cpu', () => {
+  it('rmsNorm: value, loss and the gradients of x and the weight, for a [2, 5, 24] input', async () => {
+    await expectFusedMatchesComposite([{ shape: [2, 5, 24], seed: 12 }, { shape: [24], seed: 13 }, { shape: [2, 5, 24], seed: 14 }],
+      withGradients((x, w) => rmsNorm(x, w as tf.Tensor1D, 1e-5), 2), RMS_NORM_KERNEL, ['value', 'loss', 'gradient of x', 'gradient of the weight']);
+  });
+
+  it('RoPE: value and the gradient of x, with shared [T, D] tables and per-row [B, 1, T, D] ones', async () => {
+    const { cos, sin, rotate } = ropeTables(16, 8, Float64Array.from([1, 0.1, 0.01, 0.001]));
+    const tables = [[cos.slice([3, 0], [5, 8]), sin.slice([3, 0], [5, 8])], [tf.gather(cos, [0, 1, 2, 3, 4, 9, 8, 7, 6, 5]).reshape([2, 1, 5, 8]), tf.gather(sin, [0, 1, 2, 3, 4, 9, 8, 7, 6, 5]).reshape([2, 1, 5, 8])]];
+    for (const [c, s] of tables) {
+      await expectFusedMatchesComposite([{ shape: [2, 3, 5, 8], seed: 15 }, { shape: [2, 3, 5, 8], seed: 16 }],
+        withGradients((x) => applyRope(x as tf.Tensor4D, c, s, rotate), 1), ROPE_KERNEL, ['value', 'loss', 'gradient of x']);
+    }
+  });
+
+  it('SwiGLU: value and the gradients of gate and up', async () => {
+    await expectFusedMatchesComposite([{ shape: [3, 4, 20], seed: 17 }, { shape: [3, 4, 20], seed: 18 }, { shape: [3, 4, 20], seed: 19 }],
+      withGradients((gate, up) => swiglu(gate, up), 2), SWIGLU_KERNEL, ['value', 'loss', 'gradient of gate', 'gradient of up']);
   });
 });

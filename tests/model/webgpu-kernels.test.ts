@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useNodeWebGpu } from '../../bench/lib/node-webgpu.ts';
 import { rmsNorm, softmax } from '../../src/model/ops.ts';
 import { packHalfWeight } from '../../src/model/webgpu/half-matmul.ts';
-import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/kernel-names.ts';
+import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { compareWebGpuWithCpu } from '../../src/model/backend-compare.ts';
 import { createRng } from '../../src/rng.ts';

@@ -5,7 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { ADAM_KERNEL } from '../kernel-names.ts';
+import { ADAM_KERNEL } from '../fused.ts';
 import { GROUP, GROUP_INDEX, program, registerWebGpuKernel } from './program.ts';
 
 export type AdamPart = 'm' | 'v' | 'p';

@@ -5,13 +5,13 @@
  * and everything trained stay f32. The widening is core WGSL (`unpack2x16float`, a shift for bf16),
  * so it needs no `shader-f16` feature and runs on every adapter, SwiftShader included.
  *
- * Gradient: for x only (dx = dy · Wᵀ by the same program reading W transposed); a half weight is frozen.
+ * Gradient (fused.ts): for x only, dx = dy · Wᵀ by the same program reading W transposed; a half weight is frozen.
  * Tiled: each 16 × 16 workgroup computes a 16 × 16 block of the output from 16 × 16 tiles of both
  * operands in workgroup memory.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { HALF_MATMUL_KERNEL } from '../kernel-names.ts';
+import { HALF_MATMUL_KERNEL } from '../fused.ts';
 import { GROUP_INDEX, program, registerWebGpuKernel } from './program.ts';
 
 export type HalfFormat = 'f16' | 'bf16';
@@ -74,16 +74,6 @@ function run(a: tf.TensorInfo, w: tf.TensorInfo, format: HalfFormat, transposeW:
 
 export function registerHalfMatMul(): void {
   registerWebGpuKernel(HALF_MATMUL_KERNEL, (inputs, attrs, backend) => run(inputs.a, inputs.w, attrs.format as HalfFormat, Boolean(attrs.transposeW), backend));
-  tf.registerGradient({
-    kernelName: HALF_MATMUL_KERNEL,
-    inputsToSave: ['w'],
-    gradFunc: (dy, saved, attrs) => ({
-      a: () => tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: dy as tf.Tensor, w: saved[0] }, { ...attrs, transposeW: !attrs.transposeW }) as tf.Tensor,
-      w: () => {
-        throw new Error('half matmul: a half-precision weight is frozen; train it as f32 (or with LoRA)');
-      },
-    }),
-  });
 }
 
 /**

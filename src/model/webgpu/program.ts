@@ -68,6 +68,17 @@ export const WORKGROUP_SUM = `
   }
 `;
 
+/** A [..., cols] tensor viewed as [rows, cols] (the same buffer: what tfjs's Reshape returns). */
+export function asRows(t: tf.TensorInfo): tf.TensorInfo {
+  const cols = t.shape[t.shape.length - 1];
+  return { ...t, shape: [tf.util.sizeFromShape(t.shape) / cols, cols] };
+}
+
+/** `out` given `shape` (the same buffer). */
+export function reshaped(out: tf.TensorInfo, shape: number[]): tf.TensorInfo {
+  return { ...out, shape };
+}
+
 type KernelRun = (inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown>, backend: WebGPUBackend) => tf.TensorInfo;
 
 /** Registers `run` as the webgpu kernel `kernelName` (tfjs passes every input the op named, and its attrs). */

@@ -1,10 +1,10 @@
 /**
  * Registers Spindle's WebGPU kernels with tfjs-backend-webgpu (call after that backend is imported).
  * The ops that use them (src/model/ops.ts, src/train/adam-update.ts) find them by name
- * (kernel-names.ts) and run their composite tfjs form on every other backend.
+ * (fused.ts) and run their composite tfjs form on every other backend.
  */
 import * as tf from '@tensorflow/tfjs';
-import { RMS_NORM_KERNEL } from '../kernel-names.ts';
+import { RMS_NORM_KERNEL } from '../fused.ts';
 import { registerAdam } from './adam.ts';
 import { registerHalfMatMul } from './half-matmul.ts';
 import { registerRmsNorm } from './rms-norm.ts';

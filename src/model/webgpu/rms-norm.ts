@@ -6,8 +6,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { RMS_NORM_KERNEL } from '../kernel-names.ts';
-import { registerWebGpuKernel } from './program.ts';
+import { RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL } from '../fused.ts';
+import { asRows, registerWebGpuKernel, reshaped } from './program.ts';
 import { eachColumn, rowProgram } from './rows.ts';
 
 const ROW_SQUARES = (target: string) => `
@@ -51,27 +51,9 @@ function inputGradient(dy: tf.TensorInfo, x: tf.TensorInfo, w: tf.TensorInfo, ep
   return backend.runWebGPUProgram(prog, [dy, x, w], 'float32', eps(epsilon));
 }
 
-const FACTOR_KERNEL = `${RMS_NORM_KERNEL}Factor`;
-const DX_KERNEL = `${RMS_NORM_KERNEL}Dx`;
-
-/** Registers the forward kernel, its two gradient kernels and the gradient (inputs x [rows, C], weight [C]). */
+/** Registers the forward kernel and the two its gradient (fused.ts) runs; each takes [..., C] as [rows, C]. */
 export function registerRmsNorm(): void {
-  registerWebGpuKernel(RMS_NORM_KERNEL, (inputs, attrs, backend) => forward(inputs.x, inputs.weight, attrs.eps as number, backend));
-  registerWebGpuKernel(FACTOR_KERNEL, (inputs, attrs, backend) => rowFactors(inputs.x, attrs.eps as number, backend));
-  registerWebGpuKernel(DX_KERNEL, (inputs, attrs, backend) => inputGradient(inputs.dy, inputs.x, inputs.weight, attrs.eps as number, backend));
-  tf.registerGradient({
-    kernelName: RMS_NORM_KERNEL,
-    inputsToSave: ['x', 'weight'],
-    gradFunc: (dy, saved, attrs) => {
-      const [x, weight] = saved;
-      const g = dy as tf.Tensor;
-      return {
-        x: () => tf.engine().runKernel(DX_KERNEL, { dy: g, x, weight }, attrs) as tf.Tensor,
-        weight: () => {
-          const r = tf.engine().runKernel(FACTOR_KERNEL, { x }, attrs) as tf.Tensor;
-          return tf.sum(tf.mul(g, tf.mul(x, r.expandDims(1))), 0);
-        },
-      };
-    },
-  });
+  registerWebGpuKernel(RMS_NORM_KERNEL, ({ x, weight }, attrs, backend) => reshaped(forward(asRows(x), weight, attrs.eps as number, backend), x.shape));
+  registerWebGpuKernel(RMS_NORM_FACTOR_KERNEL, ({ x }, attrs, backend) => reshaped(rowFactors(asRows(x), attrs.eps as number, backend), [...x.shape.slice(0, -1), 1]));
+  registerWebGpuKernel(RMS_NORM_DX_KERNEL, ({ dy, x, weight }, attrs, backend) => reshaped(inputGradient(asRows(dy), asRows(x), weight, attrs.eps as number, backend), x.shape));
 }

@@ -5,8 +5,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { SOFTMAX_KERNEL } from '../kernel-names.ts';
-import { registerWebGpuKernel } from './program.ts';
+import { SOFTMAX_DX_KERNEL, SOFTMAX_KERNEL } from '../fused.ts';
+import { asRows, registerWebGpuKernel, reshaped } from './program.ts';
 import { eachColumn, rowProgram } from './rows.ts';
 
 function gradient(dy: tf.TensorInfo, y: tf.TensorInfo, backend: WebGPUBackend): tf.TensorInfo {
@@ -20,18 +20,11 @@ function gradient(dy: tf.TensorInfo, y: tf.TensorInfo, backend: WebGPUBackend): 
   return backend.runWebGPUProgram(prog, [dy, y], 'float32');
 }
 
-const DX_KERNEL = `${SOFTMAX_KERNEL}Dx`;
-
-/** Registers the kernel (logits [rows, cols]), its gradient kernel and the gradient. */
+/** Registers the kernel and the one its gradient (fused.ts) runs; each takes [..., cols] as [rows, cols]. */
 export function registerSoftmax(): void {
   const softmax = tf.getKernel('Softmax', 'webgpu');
   if (!softmax) throw new Error('tfjs-backend-webgpu has no Softmax kernel');
-  // Its input is [rows, cols]: softmax over dim 1 (tfjs's webgpu kernel takes no negative dim).
-  registerWebGpuKernel(SOFTMAX_KERNEL, (inputs, _attrs, backend) => softmax.kernelFunc({ inputs: { logits: inputs.logits }, backend, attrs: { dim: 1 } }) as tf.TensorInfo);
-  registerWebGpuKernel(DX_KERNEL, (inputs, _attrs, backend) => gradient(inputs.dy, inputs.y, backend));
-  tf.registerGradient({
-    kernelName: SOFTMAX_KERNEL,
-    outputsToSave: [true],
-    gradFunc: (dy, saved) => ({ logits: () => tf.engine().runKernel(DX_KERNEL, { dy: dy as tf.Tensor, y: saved[0] }, {}) as tf.Tensor }),
-  });
+  // Over dim 1 of the [rows, cols] view (tfjs's webgpu kernel takes no negative dim).
+  registerWebGpuKernel(SOFTMAX_KERNEL, ({ logits }, _attrs, backend) => reshaped(softmax.kernelFunc({ inputs: { logits: asRows(logits) }, backend, attrs: { dim: 1 } }) as tf.TensorInfo, logits.shape));
+  registerWebGpuKernel(SOFTMAX_DX_KERNEL, ({ dy, y }, _attrs, backend) => reshaped(gradient(asRows(dy), asRows(y), backend), y.shape));
 }

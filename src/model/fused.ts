@@ -1,0 +1,84 @@
+/**
+ * Fused operations some backends run as one kernel of Spindle's (src/model/webgpu on WebGPU,
+ * wasm-kernels.ts on wasm): their names, and their gradients, which are the same on every backend
+ * because they call the backend's own gradient kernels by name. The ops in ops.ts run a fused kernel
+ * when the current backend has it and their composite tfjs form otherwise.
+ */
+import * as tf from '@tensorflow/tfjs';
+
+/** x [..., C], weight [C]; attrs eps → x·r·weight, r = 1/sqrt(mean(x²) + eps) per row of C. */
+export const RMS_NORM_KERNEL = 'SpindleRMSNorm';
+/** dy, x, weight → dx (RMSNorm's input gradient). */
+export const RMS_NORM_DX_KERNEL = 'SpindleRMSNormDx';
+/** x [..., C] → r [..., 1] (RMSNorm's per-row factors, for the weight gradient). */
+export const RMS_NORM_FACTOR_KERNEL = 'SpindleRMSNormFactor';
+/** logits [..., cols] → softmax over the last axis. */
+export const SOFTMAX_KERNEL = 'SpindleSoftmax';
+/** dy, y → y·(dy − Σ dy·y) per row (softmax's input gradient). */
+export const SOFTMAX_DX_KERNEL = 'SpindleSoftmaxDx';
+/** x [B, H, T, D], cos and sin [T, D] or [B, 1, T, D]; attrs inverse → x·cos ± rotate_half(x)·sin (− rotates back). */
+export const ROPE_KERNEL = 'SpindleRope';
+/** gate, up [..., I] → silu(gate)·up; with dy and attrs part 'gate' | 'up', that input's gradient. */
+export const SWIGLU_KERNEL = 'SpindleSwiGLU';
+/** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
+export const ADAM_KERNEL = 'SpindleAdam';
+/** a [M, K] · w (packed half pairs [K, N/2] or [N, K/2] with transposeW); attrs format, transposeW. */
+export const HALF_MATMUL_KERNEL = 'SpindleHalfMatMul';
+
+/** True when the current backend has the fused kernel `name`. */
+export function hasFusedKernel(name: string): boolean {
+  return tf.getKernel(name, tf.getBackend()) !== undefined;
+}
+
+const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) => tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
+
+tf.registerGradient({
+  kernelName: RMS_NORM_KERNEL,
+  inputsToSave: ['x', 'weight'],
+  gradFunc: (dy, [x, weight], attrs) => {
+    const g = dy as tf.Tensor;
+    return {
+      x: () => run(RMS_NORM_DX_KERNEL, { dy: g, x, weight }, attrs),
+      // dw = Σ_rows dy·x·r
+      weight: () => tf.sum(tf.mul(g, tf.mul(x, run(RMS_NORM_FACTOR_KERNEL, { x }, attrs))), [...Array(x.rank - 1).keys()]),
+    };
+  },
+});
+
+tf.registerGradient({
+  kernelName: SOFTMAX_KERNEL,
+  outputsToSave: [true],
+  gradFunc: (dy, [y]) => ({ logits: () => run(SOFTMAX_DX_KERNEL, { dy: dy as tf.Tensor, y }) }),
+});
+
+tf.registerGradient({
+  kernelName: HALF_MATMUL_KERNEL,
+  inputsToSave: ['w'],
+  gradFunc: (dy, [w], attrs) => ({
+    a: () => run(HALF_MATMUL_KERNEL, { a: dy as tf.Tensor, w }, { ...attrs, transposeW: !attrs.transposeW }),
+    w: () => {
+      throw new Error('half matmul: a half-precision weight is frozen; train it as f32 (or with LoRA)');
+    },
+  }),
+});
+
+// RoPE is a rotation of each (d, d + D/2) pair by the position's angle (cos and sin repeat over the two
+// halves, ops.ts's ropeTables), so its gradient is the rotation back: the same kernel with `inverse`.
+tf.registerGradient({
+  kernelName: ROPE_KERNEL,
+  inputsToSave: ['cos', 'sin'],
+  gradFunc: (dy, [cos, sin], attrs) => ({
+    x: () => run(ROPE_KERNEL, { x: dy as tf.Tensor, cos, sin }, { inverse: !attrs.inverse }),
+    cos: () => tf.zerosLike(cos),
+    sin: () => tf.zerosLike(sin),
+  }),
+});
+
+tf.registerGradient({
+  kernelName: SWIGLU_KERNEL,
+  inputsToSave: ['gate', 'up'],
+  gradFunc: (dy, [gate, up]) => ({
+    gate: () => run(SWIGLU_KERNEL, { gate, up, dy: dy as tf.Tensor }, { part: 'gate' }),
+    up: () => run(SWIGLU_KERNEL, { gate, up, dy: dy as tf.Tensor }, { part: 'up' }),
+  }),
+});

@@ -1,0 +1,106 @@
+/**
+ * Fused kernels on tfjs-wasm, written in JS over the wasm heap, for the elementwise chains where
+ * tfjs's cost per op, not the arithmetic, is the time: a decoding step of the micro model ran 650 ops
+ * for a few hundred numbers each. In training the fused loops also make fewer passes over the
+ * activations. Gradients are fused.ts's.
+ * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
+ *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts).
+ * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
+ *   an add, a reshape); its gradient is the same kernel rotating back.
+ * - SwiGLU: silu(gate)·up in one op instead of three.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+
+/** The parts of tfjs-wasm's backend a JS kernel needs: a new output, and a tensor's view of the heap. */
+interface WasmHeap {
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
+}
+
+/**
+ * Registers a float32 kernel whose output has `shapeOf(inputs)`, looping over the first input's rows of
+ * its last axis. Views are taken after the output is allocated: allocating can grow the heap and
+ * detach older views.
+ */
+type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
+
+function register(kernelName: string, shapeOf: (inputs: Record<string, tf.TensorInfo>) => number[], loop: Loop): void {
+  tf.registerKernel({
+    kernelName,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const heap = backend as unknown as WasmHeap;
+      const named = inputs as Record<string, tf.TensorInfo>;
+      const first = Object.values(named)[0];
+      const cols = first.shape[first.shape.length - 1];
+      const rows = tf.util.sizeFromShape(first.shape) / cols;
+      const shapes = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, t.shape]));
+      const output = heap.makeOutput(shapeOf(named), 'float32');
+      const views = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.typedArrayFromHeap(t)]));
+      loop(views, heap.typedArrayFromHeap(output), rows, cols, (attrs ?? {}) as Record<string, unknown>, shapes);
+      return output;
+    },
+  });
+}
+
+/** r = 1/sqrt(mean(x²) + eps) of one row. */
+function rowFactor(x: Float32Array, base: number, cols: number, eps: number): number {
+  let sq = 0;
+  for (let c = 0; c < cols; c++) sq += x[base + c] * x[base + c];
+  return 1 / Math.sqrt(sq / cols + eps);
+}
+
+export function registerWasmFusedKernels(): void {
+  if (tf.getKernel(RMS_NORM_KERNEL, 'wasm')) return;
+  register(RMS_NORM_KERNEL, (i) => i.x.shape, ({ x, weight }, out, rows, cols, attrs) => {
+    const eps = attrs.eps as number;
+    for (let row = 0, base = 0; row < rows; row++, base += cols) {
+      const r = rowFactor(x, base, cols, eps);
+      for (let c = 0; c < cols; c++) out[base + c] = x[base + c] * r * weight[c];
+    }
+  });
+  register(RMS_NORM_FACTOR_KERNEL, (i) => [...i.x.shape.slice(0, -1), 1], ({ x }, out, rows, cols, attrs) => {
+    for (let row = 0; row < rows; row++) out[row] = rowFactor(x, row * cols, cols, attrs.eps as number);
+  });
+  // dx = r·w·dy − r³·x·Σ(w·dy·x)/C
+  register(RMS_NORM_DX_KERNEL, (i) => i.x.shape, ({ dy, x, weight }, out, rows, cols, attrs) => {
+    const eps = attrs.eps as number;
+    for (let row = 0, base = 0; row < rows; row++, base += cols) {
+      const r = rowFactor(x, base, cols, attrs.eps as number);
+      let dot = 0;
+      for (let c = 0; c < cols; c++) dot += weight[c] * dy[base + c] * x[base + c];
+      const k = (r * r * r * dot) / cols;
+      for (let c = 0; c < cols; c++) out[base + c] = r * weight[c] * dy[base + c] - k * x[base + c];
+    }
+  });
+  // RoPE over x [B, H, T, D] with cos/sin [T, D] or [B, 1, T, D]; `inverse` rotates back (the gradient).
+  register(ROPE_KERNEL, (i) => i.x.shape, ({ x, cos, sin }, out, rows, D, attrs, shapes) => {
+    const [, H, T] = shapes.x;
+    const perRow = shapes.cos.length === 4; // [B, 1, T, D]
+    const sign = attrs.inverse ? -1 : 1;
+    const half = D / 2;
+    for (let row = 0; row < rows; row++) {
+      const t = row % T;
+      const b = Math.floor(row / (H * T));
+      const table = (perRow ? b * T + t : t) * D;
+      const base = row * D;
+      for (let d = 0; d < half; d++) {
+        out[base + d] = x[base + d] * cos[table + d] - sign * x[base + d + half] * sin[table + d];
+        out[base + d + half] = x[base + d + half] * cos[table + d + half] + sign * x[base + d] * sin[table + d + half];
+      }
+    }
+  });
+  // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy).
+  register(SWIGLU_KERNEL, (i) => i.gate.shape, ({ gate, up, dy }, out, rows, cols, attrs) => {
+    const n = rows * cols;
+    const part = attrs.part as string | undefined;
+    for (let i = 0; i < n; i++) {
+      const g = gate[i];
+      const s = 1 / (1 + Math.exp(-g));
+      if (!part) out[i] = g * s * up[i];
+      else if (part === 'up') out[i] = dy[i] * g * s;
+      else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
+    }
+  });
+}
