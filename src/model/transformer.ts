@@ -290,7 +290,6 @@ export class TransformerModel {
     // and drops the copy first: on wasm the heap it frees is what a large model's backward pass needs.
     if (!options.lastOnly) this.dropTiedHead();
     const head = this.lmHead ?? (options.lastOnly ? this.tiedHeadForGeneration() : this.embedTokens.transpose()); // [C, V]
-    const Tout = h.shape[1] as number;
     const logits = mm(h, head) as tf.Tensor3D; // [B, T', V]
     return { logits, cache: newCache };
   }

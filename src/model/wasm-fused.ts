@@ -67,7 +67,7 @@ export function registerWasmFusedKernels(): void {
   register(RMS_NORM_DX_KERNEL, (i) => i.x.shape, ({ dy, x, weight }, out, rows, cols, attrs) => {
     const eps = attrs.eps as number;
     for (let row = 0, base = 0; row < rows; row++, base += cols) {
-      const r = rowFactor(x, base, cols, attrs.eps as number);
+      const r = rowFactor(x, base, cols, eps);
       let dot = 0;
       for (let c = 0; c < cols; c++) dot += weight[c] * dy[base + c] * x[base + c];
       const k = (r * r * r * dot) / cols;
