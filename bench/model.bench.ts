@@ -10,7 +10,6 @@
  * Writes bench/results/model.json with the machine it ran on.
  */
 import * as tf from '@tensorflow/tfjs';
-import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { initBackend } from '../src/model/backend.ts';
@@ -19,6 +18,7 @@ import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
+import { runTorch, type TorchRun } from './lib/torch-reference.ts';
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 8);
 const SEQ = Number(process.env.BENCH_SEQ ?? 64);
@@ -92,99 +92,10 @@ function tfjsTrainer(config: ModelConfig): { run: (steps: number) => Promise<num
   };
 }
 
-/** The same architecture in PyTorch (independent code), timed the same way. */
-const TORCH_SCRIPT = String.raw`
-import json, math, sys, time, torch
-cfg = json.loads(sys.argv[1]); B, T, steps = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-torch.manual_seed(0)
-C, I, H, Hkv, D, V, L = cfg['hiddenSize'], cfg['intermediateSize'], cfg['numHeads'], cfg['numKvHeads'], cfg['headDim'], cfg['vocabSize'], cfg['numLayers']
-class RMS(torch.nn.Module):
-    def __init__(s): super().__init__(); s.w = torch.nn.Parameter(torch.ones(C))
-    def forward(s, x): return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + cfg['rmsNormEps']) * s.w
-def rot(x): h = x.shape[-1] // 2; return torch.cat([-x[..., h:], x[..., :h]], -1)
-inv = 1.0 / (cfg['ropeTheta'] ** (torch.arange(0, D, 2).float() / D)); f = torch.outer(torch.arange(T).float(), inv)
-cos, sin = torch.cat([f, f], -1).cos(), torch.cat([f, f], -1).sin()
-class Block(torch.nn.Module):
-    def __init__(s):
-        super().__init__(); lin = lambda i, o: torch.nn.Linear(i, o, bias=False)
-        s.n1, s.n2 = RMS(), RMS(); s.q, s.k, s.v, s.o = lin(C, H*D), lin(C, Hkv*D), lin(C, Hkv*D), lin(H*D, C)
-        s.g, s.u, s.d = lin(C, I), lin(C, I), lin(I, C)
-    def forward(s, x):
-        b, t, _ = x.shape; h = s.n1(x)
-        q = s.q(h).view(b, t, H, D).transpose(1, 2); k = s.k(h).view(b, t, Hkv, D).transpose(1, 2); v = s.v(h).view(b, t, Hkv, D).transpose(1, 2)
-        q, k = q * cos + rot(q) * sin, k * cos + rot(k) * sin
-        k, v = k.repeat_interleave(H // Hkv, 1), v.repeat_interleave(H // Hkv, 1)
-        a = (q @ k.transpose(-1, -2)) / math.sqrt(D)
-        a = a.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float('-inf')).softmax(-1)
-        x = x + s.o((a @ v).transpose(1, 2).reshape(b, t, H*D)); h = s.n2(x)
-        return x + s.d(torch.nn.functional.silu(s.g(h)) * s.u(h))
-class Model(torch.nn.Module):
-    def __init__(s):
-        super().__init__(); s.e = torch.nn.Embedding(V, C); s.blocks = torch.nn.ModuleList([Block() for _ in range(L)]); s.n = RMS()
-    def forward(s, ids):
-        x = s.e(ids)
-        for blk in s.blocks: x = blk(x)
-        return s.n(x) @ s.e.weight.T
-m = Model()
-if len(sys.argv) > 5 and sys.argv[5] == 'generate':
-    # KV-cached greedy decoding of B rows, 'steps' new tokens after a 4-token prompt: tokens/s.
-    def attend(s, x, pos, cache):
-        b, t, _ = x.shape; h = s.n1(x)
-        q = s.q(h).view(b, t, H, D).transpose(1, 2); k = s.k(h).view(b, t, Hkv, D).transpose(1, 2); v = s.v(h).view(b, t, Hkv, D).transpose(1, 2)
-        c, si = cos_all[pos:pos + t], sin_all[pos:pos + t]
-        q, k = q * c + rot(q) * si, k * c + rot(k) * si
-        if cache is not None: k, v = torch.cat([cache[0], k], 2), torch.cat([cache[1], v], 2)
-        kk, vv = k.repeat_interleave(H // Hkv, 1), v.repeat_interleave(H // Hkv, 1)
-        a = (q @ kk.transpose(-1, -2)) / math.sqrt(D)
-        if t > 1: a = a.masked_fill(torch.triu(torch.ones(t, t, dtype=torch.bool), 1), float('-inf'))
-        x = x + s.o((a.softmax(-1) @ vv).transpose(1, 2).reshape(b, t, H*D)); h = s.n2(x)
-        return x + s.d(torch.nn.functional.silu(s.g(h)) * s.u(h)), (k, v)
-    P = 4 + steps + 1; f2 = torch.outer(torch.arange(P).float(), inv); cos_all, sin_all = torch.cat([f2, f2], -1).cos(), torch.cat([f2, f2], -1).sin()
-    def decode():
-        ids = torch.tensor([[256, 10, 20, 30]] * B); caches = [None] * L; pos = 0; out = 0
-        for i in range(steps):
-            x = m.e(ids)
-            for j, blk in enumerate(m.blocks): x, caches[j] = attend(blk, x, pos, caches[j])
-            pos += ids.shape[1]; logits = m.n(x[:, -1]) @ m.e.weight.T
-            ids = logits.argmax(-1, keepdim=True); ids.tolist(); out += B
-        return out
-    with torch.no_grad():
-        decode(); t0 = time.perf_counter(); n = decode(); secs = time.perf_counter() - t0
-    print(json.dumps({'tokens_per_s': n / secs, 'torch': torch.__version__, 'threads': torch.get_num_threads()})); sys.exit(0)
-opt = torch.optim.Adam(m.parameters(), lr=3e-4)
-ids = torch.tensor([[(b * 31 + t * 7) % 256 for t in range(T)] for b in range(B)])
-times = []
-for i in range(steps + 1):
-    t0 = time.perf_counter(); logits = m(ids)
-    loss = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V), ids[:, 1:].reshape(-1))
-    opt.zero_grad(); loss.backward(); opt.step(); loss.item(); times.append((time.perf_counter() - t0) * 1000)
-times = times[1:]
-import os
-blas = os.path.realpath('/lib/x86_64-linux-gnu/libblas.so.3') if os.path.exists('/lib/x86_64-linux-gnu/libblas.so.3') else 'unknown'
-print(json.dumps({'times': times, 'torch': torch.__version__, 'threads': torch.get_num_threads(), 'blas': blas, 'params': sum(p.numel() for p in m.parameters())}))
-`;
-
-interface TorchRun {
-  times: number[];
-  torch: string;
-  threads: number;
-  blas: string;
-  params: number;
-}
-
-/** Runs TORCH_SCRIPT with (config, B, T, steps[, mode]) and parses its last line, or says why it could not. */
-function runTorch<T>(config: ModelConfig, args: (string | number)[]): T | { skipped: string } {
-  const probe = spawnSync('/usr/bin/python3', ['-c', 'import torch'], { encoding: 'utf8' });
-  if (probe.status !== 0) return { skipped: '/usr/bin/python3 cannot import torch (apt-get install python3-torch)' };
-  const run = spawnSync('/usr/bin/python3', ['-c', TORCH_SCRIPT, JSON.stringify(config), ...args.map(String)], { encoding: 'utf8' });
-  if (run.status !== 0) return { skipped: `torch script failed: ${run.stderr.trim().split('\n').pop()}` };
-  return JSON.parse(run.stdout.trim().split('\n').pop()!) as T;
-}
-
-const torchStep = (config: ModelConfig) => runTorch<TorchRun>(config, [BATCH, SEQ, STEPS]);
+const torchStep = (config: ModelConfig) => runTorch<TorchRun>(config, { batch: BATCH, seq: SEQ, steps: STEPS });
 
 /** PyTorch's KV-cached greedy decoding at batch B, the same architecture: the reference for tokens/s. */
-const torchGeneration = (config: ModelConfig, batch: number) => runTorch<{ tokens_per_s: number }>(config, [batch, 0, GEN_TOKENS, 'generate']);
+const torchGeneration = (config: ModelConfig, batch: number) => runTorch<{ tokens_per_s: number }>(config, { batch, seq: 0, steps: GEN_TOKENS, generate: true });
 
 /** Rows per batch for the batched-generation figures (the engine samples a GRPO group's rows together). */
 const GEN_BATCHES = [1, 4, 16];

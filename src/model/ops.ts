@@ -126,6 +126,10 @@ const batchedMatMuls = { plain: batchedMatMul(false), transposed: batchedMatMul(
  * (generation) skips the custom gradient's bookkeeping, a cost per call comparable to the product's.
  */
 export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false, differentiable = true): tf.Tensor {
+  // Generation's one-query products: tfjs's batched matMul takes any rank, with no reshapes around it.
+  if (!differentiable && a.shape[a.rank - 2] * a.shape[a.rank - 1] * b.shape[transposeB ? b.rank - 2 : b.rank - 1] < DEPTHWISE_MIN_WORK) {
+    return tf.matMul(a, b, false, transposeB);
+  }
   const lead = a.shape.slice(0, -2);
   const [m, k] = a.shape.slice(-2);
   const n = b.shape[transposeB ? b.rank - 2 : b.rank - 1];
@@ -154,9 +158,17 @@ export function softmax(x: tf.Tensor): tf.Tensor {
   return hasFusedKernel(SOFTMAX_KERNEL) ? (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: x }, {}) as tf.Tensor) : tf.softmax(x);
 }
 
+/**
+ * Elements up to which SwiGLU runs as one fused kernel. The wasm one is a JS loop whose exp costs about
+ * 15 ns an element against tfjs's own ops' 3 or so: it pays where the two ops it saves (≈ 4 µs each)
+ * are the cost, a decoding step's few thousand elements, and not on a training batch's hundreds of
+ * thousands (a micro-model train step spent 112 ms in it).
+ */
+const FUSED_SWIGLU_MAX = 16_384;
+
 /** SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x). */
 export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
-  if (hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
+  if (gate.size <= FUSED_SWIGLU_MAX && hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
   return tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
 }
 

@@ -100,7 +100,7 @@ export interface ForwardResult {
 interface Context {
   cos: tf.Tensor;
   sin: tf.Tensor;
-  bias: tf.Tensor;
+  bias: tf.Tensor | null;
   useLora: boolean;
   dropoutSeed: number | null;
   /** False for generation (lastOnly), which records no gradient: ops may skip their gradient bookkeeping. */
@@ -232,8 +232,9 @@ export class TransformerModel {
     const Tk = k.shape[2];
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
     const scores = tf.mul(bmm(qGrouped, k, true, ctx.differentiable), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
-    const masked = tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias); // bias [B|1, 1, 1, T, Tk] or [T, Tk]
-    const probs = softmax(masked).reshape([B, Hkv, rep * T, Tk]); // [B, Hkv, rep·T, Tk]
+    // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
+    const masked = ctx.bias ? tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias).reshape([B, Hkv, rep * T, Tk]) : scores;
+    const probs = softmax(masked); // [B, Hkv, rep·T, Tk]
     const heads = bmm(probs, v, false, ctx.differentiable).reshape([B, H, T, D]); // [B, H, T, D]
     const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
@@ -421,9 +422,13 @@ export class TransformerModel {
   }
 }
 
-/** Additive mask: 0 where query t may see key j (causal, and the key is not padding), −1e9 elsewhere. */
-function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][]): tf.Tensor {
+/**
+ * Additive mask: 0 where query t may see key j (causal, and the key is not padding), −1e9 elsewhere;
+ * null when it would be all zeros (a decoding step with no padded key).
+ */
+function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][]): tf.Tensor | null {
   const Tk = past + T;
+  if (T === 1 && (!keyValid || keyValid.every((row) => row.every(Boolean)))) return null;
   if (!keyValid) {
     const bias = new Float32Array(T * Tk);
     for (let t = 0; t < T; t++) for (let j = past + t + 1; j < Tk; j++) bias[t * Tk + j] = MASKED;
