@@ -12,6 +12,7 @@ import { rmsNorm, softmax } from '../../src/model/ops.ts';
 import { packHalfWeight } from '../../src/model/webgpu/half-matmul.ts';
 import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
+import { Optimizer } from '../../src/train/optimizer.ts';
 import { compareWebGpuWithCpu } from '../../src/model/backend-compare.ts';
 import { createRng } from '../../src/rng.ts';
 
@@ -101,6 +102,26 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
       });
       expectClose(r, 1e-5);
     }
+  });
+
+  it('an optimizer step over more variables than one shader binds (21) matches cpu: gradient norm and update', async () => {
+    const inputs = Array.from({ length: 42 }, (_, i) => random([3 + ((i % 21) % 4), 5], 30 + i)); // 21 weights, then their gradients
+    const step = async (backend: string) => {
+      await tf.setBackend(backend);
+      const vars = inputs.slice(0, 21).map((x) => tf.variable(tf.tensor(x.data, x.shape)));
+      const optimizer = new Optimizer(vars, { kind: 'adamw', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0.1, gradClip: 0.5 });
+      const grads = inputs.slice(21).map((g) => tf.tensor(g.data, g.shape));
+      optimizer.accumulate(grads);
+      const { gradNorm } = await optimizer.step();
+      const values = await Promise.all(vars.map(async (v) => new Float32Array(await v.data())));
+      tf.dispose([...vars, ...grads]);
+      optimizer.dispose();
+      return { gradNorm, values };
+    };
+    const cpu = await step('cpu');
+    const gpu = await step('webgpu');
+    expect(Math.abs(gpu.gradNorm - cpu.gradNorm) / cpu.gradNorm).toBeLessThan(1e-5);
+    expectClose({ cpu: cpu.values, gpu: gpu.values }, 1e-5);
   });
 
   it('x · W with W kept as packed f16 / bf16: value and the gradient of x', async () => {

@@ -1,0 +1,176 @@
+/**
+ * WebGPU benchmark (`npx tsx bench/webgpu.bench.ts`), for a machine with a GPU: the training step and
+ * KV-cached generation on tfjs-webgpu with Spindle's kernels (Dawn in Node, bench/lib/node-webgpu.ts)
+ * against tfjs-wasm and PyTorch (CUDA where torch sees a GPU, else CPU) on the same shapes, at the micro
+ * preset and at SmolLM2-135M's shapes (random weights).
+ *
+ * - Train step: full fine-tuning (forward, backward, Adam through src/train/optimizer.ts, which runs the
+ *   fused Adam kernel on WebGPU), `steps` timed after one warm-up step, median and best; the step ends
+ *   when the loss and the last updated weight have been read back, so queued GPU work is counted.
+ *   tfjs-wasm skips the 135M step (its 4 GiB heap does not hold 135M weights, gradients and Adam state).
+ * - Generation: greedy decoding with the KV cache, tokens/s summed over the rows, at batch 1 and 16.
+ *
+ * BENCH_SMOKE=1 runs a tiny model with two steps and eight tokens: it checks the script on a machine
+ * without a GPU (SwiftShader), and its figures mean nothing. Results go to bench/results/webgpu.json
+ * (smoke: printed only), or to BENCH_OUT when set. The adapter, the machine and its load are recorded.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname } from 'node:path';
+import { initBackend } from '../src/model/backend.ts';
+import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
+import { crossEntropyLoss } from '../src/model/logprobs.ts';
+import { generate } from '../src/model/sampling.ts';
+import { TransformerModel } from '../src/model/transformer.ts';
+import { Optimizer } from '../src/train/optimizer.ts';
+import { installNodeWebGpu } from './lib/node-webgpu.ts';
+import { runTorch, torchAvailability, type TorchRun } from './lib/torch-reference.ts';
+
+const SMOKE = process.env.BENCH_SMOKE === '1';
+
+/** SmolLM2-135M-Instruct's config.json shapes. */
+const SMOLLM2_135M = {
+  model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9,
+  num_key_value_heads: 3, head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5,
+  rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu',
+};
+
+interface Shape {
+  name: string;
+  config: ModelConfig;
+  batch: number;
+  seq: number;
+  steps: number;
+  genTokens: number;
+  /** Backends that skip the train step here, with the reason. */
+  skipTrain: Partial<Record<Backend, string>>;
+}
+
+type Backend = 'webgpu' | 'wasm';
+
+const SHAPES: Shape[] = SMOKE
+  ? [{ name: 'smoke', config: presetConfig('nano', 266, { numLayers: 2 }), batch: 2, seq: 16, steps: 2, genTokens: 8, skipTrain: {} }]
+  : [
+      { name: 'micro', config: presetConfig('micro', 266), batch: 8, seq: 64, steps: 8, genTokens: 128, skipTrain: {} },
+      {
+        name: 'smollm2-135m', config: fromHfConfig(SMOLLM2_135M), batch: 4, seq: 64, steps: 4, genTokens: 32,
+        skipTrain: { wasm: "tfjs-wasm's 4 GiB heap cannot hold 135M weights, gradients and Adam state" },
+      },
+    ];
+const GEN_BATCHES = [1, 16];
+
+interface Timing {
+  median_ms: number;
+  best_ms: number;
+}
+
+interface BackendFigures {
+  train: Timing | { skipped: string };
+  generation: { batch: number; tokens_per_s: number }[];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const load = () => os.loadavg().map((l) => Number(l.toFixed(2)));
+const tokensFor = (shape: Shape, rows: number, length: number) =>
+  Array.from({ length: rows }, (_, b) => Array.from({ length }, (_, t) => (b * 31 + t * 7) % Math.min(256, shape.config.vocabSize)));
+
+async function trainSteps(shape: Shape): Promise<Timing> {
+  const model = TransformerModel.create(shape.config, 1);
+  const vars = model.trainableVariables();
+  const optimizer = new Optimizer(vars, { kind: 'adam', learningRate: 3e-4, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+  const tokens = tokensFor(shape, shape.batch, shape.seq);
+  const step = async () => {
+    const start = performance.now();
+    const { value, grads } = tf.variableGrads(() => crossEntropyLoss(model, tokens), vars);
+    optimizer.accumulate(vars.map((v) => grads[v.name]));
+    tf.dispose(grads);
+    await optimizer.step();
+    await value.data();
+    value.dispose();
+    await vars[vars.length - 1].data(); // the last update has run
+    return performance.now() - start;
+  };
+  try {
+    await step(); // kernels compiled, buffers allocated
+    const times: number[] = [];
+    for (let i = 0; i < shape.steps; i++) times.push(await step());
+    return { median_ms: median(times), best_ms: Math.min(...times) };
+  } finally {
+    optimizer.dispose();
+    model.dispose();
+  }
+}
+
+async function generation(shape: Shape): Promise<BackendFigures['generation']> {
+  const model = TransformerModel.create(shape.config, 2);
+  try {
+    await generate(model, [[1, 2]], { maxNewTokens: 4, temperature: 0, seed: 1 }); // warm-up
+    const out: BackendFigures['generation'] = [];
+    for (const batch of GEN_BATCHES) {
+      const start = performance.now();
+      const r = await generate(model, tokensFor(shape, batch, 4), { maxNewTokens: shape.genTokens, temperature: 0, seed: 1, stopTokens: [] });
+      out.push({ batch, tokens_per_s: r.tokens.flat().length / ((performance.now() - start) / 1000) });
+    }
+    return out;
+  } finally {
+    model.dispose();
+  }
+}
+
+async function measure(backend: Backend, shape: Shape): Promise<BackendFigures> {
+  await initBackend({ forced: backend });
+  const skip = shape.skipTrain[backend];
+  const train = skip ? { skipped: skip } : await trainSteps(shape);
+  return { train, generation: await generation(shape) };
+}
+
+function torchFigures(shape: Shape, device: string) {
+  const train = runTorch<TorchRun>(shape.config, { batch: shape.batch, seq: shape.seq, steps: shape.steps, device });
+  const generation = GEN_BATCHES.map((batch) => {
+    const r = runTorch<{ tokens_per_s: number }>(shape.config, { batch, seq: 0, steps: shape.genTokens, generate: true, device });
+    return { batch, ...('skipped' in r ? r : { tokens_per_s: r.tokens_per_s }) };
+  });
+  return { train: 'skipped' in train ? train : { median_ms: median(train.times), best_ms: Math.min(...train.times), torch: train.torch, device: train.device }, generation };
+}
+
+const fmt = (t: Timing | { skipped: string }) => ('skipped' in t ? `skipped (${t.skipped})` : `median ${t.median_ms.toFixed(1)} ms, best ${t.best_ms.toFixed(1)} ms`);
+
+const loadBefore = load();
+const gpu = await installNodeWebGpu();
+const torch = torchAvailability();
+const torchDevice = torch.cuda ? 'cuda' : 'cpu';
+console.log(`WebGPU adapter: ${gpu.description}${gpu.software ? ' (software: figures are not a GPU\'s)' : ''}; PyTorch on ${torch.torch ? torchDevice : `none (${torch.reason})`}`);
+console.log(`load average before: ${loadBefore.join(' ')} (${os.cpus().length} cores)${SMOKE ? ' · SMOKE run: tiny shapes, figures mean nothing' : ''}`);
+
+const results: Record<string, unknown> = {};
+for (const shape of SHAPES) {
+  const webgpu = await measure('webgpu', shape);
+  const wasm = await measure('wasm', shape);
+  const reference = torchFigures(shape, torchDevice);
+  results[shape.name] = { batch: shape.batch, seq: shape.seq, parameters: shape.config, webgpu, wasm, torch: reference };
+  console.log(`\n${shape.name}: train step (batch ${shape.batch} × ${shape.seq}, full fine-tuning, Adam)`);
+  console.log(`  webgpu: ${fmt(webgpu.train)}\n  wasm:   ${fmt(wasm.train)}\n  torch ${torchDevice}: ${fmt(reference.train)}`);
+  if (!('skipped' in webgpu.train) && !('skipped' in reference.train)) console.log(`  webgpu / torch: ${(webgpu.train.median_ms / reference.train.median_ms).toFixed(2)}× (median)`);
+  if (!('skipped' in webgpu.train) && !('skipped' in wasm.train)) console.log(`  wasm / webgpu: ${(wasm.train.median_ms / webgpu.train.median_ms).toFixed(2)}× (median)`);
+  for (const [i, { batch }] of webgpu.generation.entries()) {
+    const ref = reference.generation[i];
+    const refText = 'tokens_per_s' in ref ? `${ref.tokens_per_s.toFixed(0)} tok/s` : `skipped (${ref.skipped})`;
+    console.log(`  generation batch ${String(batch).padStart(2)}: webgpu ${webgpu.generation[i].tokens_per_s.toFixed(0)} tok/s · wasm ${wasm.generation[i].tokens_per_s.toFixed(0)} tok/s · torch ${refText}`);
+  }
+}
+const loadAfter = load();
+console.log(`\nload average after: ${loadAfter.join(' ')}`);
+
+const report = {
+  benchmark: 'webgpu', date: new Date().toISOString(), smoke: SMOKE,
+  adapter: { description: gpu.description, software: gpu.software },
+  machine: { load_average_before: loadBefore, load_average_after: loadAfter, cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, torch_device: torchDevice },
+  results,
+};
+const target = process.env.BENCH_OUT ?? (SMOKE ? null : 'bench/results/webgpu.json');
+if (target) {
+  mkdirSync(dirname(target), { recursive: true });
+  writeFileSync(target, JSON.stringify(report, null, 2) + '\n');
+  console.log(`wrote ${target}`);
+}
