@@ -51,7 +51,9 @@ function describe(adapter: GPUAdapter): string {
  * GPU exists. Throws, naming the fix, when no adapter can be had.
  */
 export async function installNodeWebGpu(opts: { software?: boolean } = {}): Promise<NodeWebGpu> {
-  if (!opts.software && openLibrary('libvulkan.so.1')) {
+  // SPINDLE_VULKAN_LOADER: a loader carried to a machine that has a GPU driver but no loader installed.
+  const loader = process.env.SPINDLE_VULKAN_LOADER;
+  if (!opts.software && openLibrary(loader && existsSync(loader) ? loader : 'libvulkan.so.1')) {
     const adapter = await requestAdapter();
     if (adapter && !adapter.info.architecture.includes('swiftshader')) return { adapter, description: describe(adapter), software: false };
   }
