@@ -25,6 +25,9 @@ export const ADAM_KERNEL = 'SpindleAdam';
 /** a [M, K] · w (packed half pairs [K, N/2] or [N, K/2] with transposeW); attrs format, transposeW. */
 export const HALF_MATMUL_KERNEL = 'SpindleHalfMatMul';
 
+/** w (packed half pairs [K, N/2]); attrs format → the float32 [K, N] it holds. */
+export const HALF_WIDEN_KERNEL = 'SpindleHalfWiden';
+
 /** True when the current backend has the fused kernel `name`. */
 export function hasFusedKernel(name: string): boolean {
   return tf.getKernel(name, tf.getBackend()) !== undefined;

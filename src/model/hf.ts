@@ -11,6 +11,8 @@ import type { TextTokenizer } from './tokenizer.ts';
 import { ByteTokenizer } from './byte-tokenizer.ts';
 import { byteTokenizerConfig, byteTokenizerJson } from './byte-tokenizer-json.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
+import { HALF_MATMUL_KERNEL, hasFusedKernel } from './fused.ts';
+import type { HalfFormat } from './half.ts';
 import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
@@ -88,6 +90,12 @@ export interface LoadOptions {
   hub?: HubOptions;
   /** Refuse, before reading the weights, a model whose estimate (memory.ts) exceeds this many bytes. */
   memoryLimitBytes?: number;
+  /**
+   * How the seven projections of each layer are held: 'auto' (default) keeps a f16/bf16 checkpoint's
+   * in its own 16 bits where the backend can multiply them (WebGPU), halving their memory, and frozen
+   * (LoRA trains on top); 'float32' always widens them (full fine-tuning needs it).
+   */
+  precision?: 'auto' | 'float32';
 }
 
 export interface LoadedModel {
@@ -97,6 +105,14 @@ export interface LoadedModel {
   hfConfig: HfConfigJson;
   /** The hub id and revision it came from, for adapters that name their base. */
   hub: HubRef | null;
+  /** How the layers' projections are held: float32, or their checkpoint's 16-bit format (LoadOptions.precision). */
+  linearPrecision: 'float32' | HalfFormat;
+}
+
+/** The checkpoint's declared 16-bit format, if any (transformers 4 writes torch_dtype, 5 dtype). */
+function checkpointHalfFormat(hfConfig: HfConfigJson): HalfFormat | null {
+  const dtype = String(hfConfig.torch_dtype ?? hfConfig.dtype ?? '');
+  return dtype === 'bfloat16' ? 'bf16' : dtype === 'float16' ? 'f16' : null;
 }
 
 function parseJson<T>(bytes: Uint8Array, what: string): T {
@@ -120,15 +136,17 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
+  const fileHalf = checkpointHalfFormat(hfConfig);
+  const halfLinears = opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
   if (opts.memoryLimitBytes !== undefined) {
-    const half = /^(bfloat16|float16)$/.test(String(hfConfig.torch_dtype ?? hfConfig.dtype ?? ''));
-    assertFits(estimateMemory(config, { fileBytesPerParam: half ? 2 : 4 }), opts.memoryLimitBytes, `The model in ${where}`);
+    assertFits(estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null }), opts.memoryLimitBytes, `The model in ${where}`);
   }
   const weights = await loadWeights(files);
   // Everything is checked against the files before the model allocates anything from the config.
   checkWeights(weights, config, where);
   assertFiniteTensors(weights, `model weights in ${where}`);
-  return { model: TransformerModel.fromWeights(config, weights, `model weights in ${where}`), tokenizer, config, hfConfig, hub };
+  const model = TransformerModel.fromWeights(config, weights, `model weights in ${where}`, halfLinears);
+  return { model, tokenizer, config, hfConfig, hub, linearPrecision: halfLinears ?? 'float32' };
 }
 
 async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson): Promise<TextTokenizer> {

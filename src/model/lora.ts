@@ -63,7 +63,7 @@ export function attachLora(model: TransformerModel, config: LoraConfig): void {
   for (const i of layers) {
     for (const m of targets) {
       const linear = model.layers[i][m];
-      const [inDim, outDim] = linear.weight.shape as number[];
+      const [inDim, outDim] = linear.weight ? (linear.weight.shape as number[]) : linear.half!.shape;
       const a = uniformArray(createRng(deriveSeed(seed, i, TARGET_MODULES.indexOf(m))), inDim * config.r, 1 / Math.sqrt(inDim));
       // tidy frees the initial tensors; the variables keep the data (dispose() then frees everything).
       linear.lora = tf.tidy(() => ({ A: tf.variable(tf.tensor2d(a, [inDim, config.r])), B: tf.variable(tf.zeros([config.r, outDim])) }));
@@ -94,7 +94,9 @@ export function mergeLora(model: TransformerModel): void {
       const l = layer[m];
       if (!l.lora) continue;
       const pair = l.lora;
-      tf.tidy(() => l.weight.assign(tf.add(l.weight, tf.mul(tf.matMul(pair.A, pair.B), lora.alpha / lora.r)))); // [in, out]
+      const weight = l.weight;
+      if (!weight) throw new Error(`mergeLora: ${l.name} is held in half precision; export the merged model instead (its weights are widened to float32 there).`);
+      tf.tidy(() => weight.assign(tf.add(weight, tf.mul(tf.matMul(pair.A, pair.B), lora.alpha / lora.r)))); // [in, out]
     }
   }
   detachLora(model);
@@ -168,7 +170,11 @@ export function peftAdapterConfig(model: TransformerModel, baseModel: string): R
   };
 }
 
-/** Full fine-tuning: keeps the given layer ranges (e.g. '0-8') out of `trainableVariables()`. */
+/**
+ * Full fine-tuning: keeps the given layer ranges (e.g. '0-8') out of `trainableVariables()`, and widens
+ * the other layers' half-precision projections to float32, since they train.
+ */
 export function freezeLayers(model: TransformerModel, spec: string | null): void {
   model.frozenLayers = parseLayerRange(spec, model.config.numLayers);
+  model.widenHalfLinears(model.layers.map((_, i) => i).filter((i) => !model.frozenLayers.has(i)));
 }

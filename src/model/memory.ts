@@ -8,7 +8,7 @@ import { countParameters, type ModelConfig } from './config.ts';
 
 export interface MemoryEstimate {
   parameters: number;
-  /** Weights as tensors (float32). */
+  /** Weights as tensors: float32, or the layers' projections in 16 bits with `halfLinears`. */
   weightBytes: number;
   /** Peak while loading: file + host decode + tensors. */
   loadPeakBytes: number;
@@ -16,10 +16,16 @@ export interface MemoryEstimate {
   trainPeakBytes: number;
 }
 
-/** `fileBytesPerParam`: 2 for f16/bf16 checkpoints, 4 for f32. */
-export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: number; sequence?: number; batch?: number } = {}): MemoryEstimate {
+/** Weights in the seven projections of every layer (what `halfLinears` holds in 16 bits). */
+function linearParameters(c: ModelConfig): number {
+  const attention = c.hiddenSize * c.headDim * (2 * c.numHeads + 2 * c.numKvHeads);
+  return c.numLayers * (attention + 3 * c.hiddenSize * c.intermediateSize);
+}
+
+/** `fileBytesPerParam`: 2 for f16/bf16 checkpoints, 4 for f32; `halfLinears`: the projections kept in 16 bits (WebGPU). */
+export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: number; sequence?: number; batch?: number; halfLinears?: boolean } = {}): MemoryEstimate {
   const parameters = countParameters(config);
-  const weightBytes = parameters * 4;
+  const weightBytes = parameters * 4 - (opts.halfLinears ? linearParameters(config) * 2 : 0);
   const fileBytes = parameters * (opts.fileBytesPerParam ?? 2);
   const tokens = (opts.sequence ?? 1024) * (opts.batch ?? 1);
   const { hiddenSize: C, intermediateSize: I, numHeads: H, numLayers: L, vocabSize: V } = config;

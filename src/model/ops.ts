@@ -9,7 +9,7 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 
 /** Swaps the last two axes: [..., m, n] → [..., n, m]. */
 export function swapLast(x: tf.Tensor): tf.Tensor {
@@ -76,6 +76,13 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   }
   ensureMatMulKernel(backend);
   return tf.engine().runKernel(MATMUL_KERNEL, { a, b }, {}) as tf.Tensor;
+}
+
+/** x [..., k] · W for a half-precision weight W [k, n] (transformer.ts's HalfWeight) on a backend with the kernel. */
+export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: string; shape: [number, number] }): tf.Tensor {
+  const [k, n] = w.shape;
+  if (x.shape[x.rank - 1] !== k) throw new Error(`halfMatMul: [${x.shape}] · [${k}, ${n}]: inner sizes differ`);
+  return tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: x, w: w.packed }, { format: w.format, transposeW: false }) as tf.Tensor;
 }
 
 /** Per-slice work (m·k·n multiply-adds) below which `bmm` keeps the plain batched product (generation's one-query attention). */

@@ -7,6 +7,7 @@
  * an 8-byte boundary, as the reference writer does. Every malformed input is a SafetensorsError
  * naming the tensor and what was expected.
  */
+import { fromHalfBits } from './half.ts';
 import type { HostTensors } from './transformer.ts';
 
 export interface SafetensorsFile {
@@ -94,29 +95,10 @@ export function assertFiniteTensors(tensors: HostTensors, source: string): void 
 }
 
 function decode(bytes: Uint8Array, offset: number, count: number, dtype: string): Float32Array {
-  const view = new DataView(bytes.buffer, bytes.byteOffset + offset, count * BYTES[dtype]);
-  const out = new Float32Array(count);
   // Copy through Uint8Array.prototype.slice: a Node Buffer's own slice() is a view, whose .buffer is the whole file.
-  if (dtype === 'F32') return new Float32Array(Uint8Array.prototype.slice.call(bytes, offset, offset + count * 4).buffer); // hosts are little-endian, like the file
-  if (dtype === 'BF16') {
-    // bfloat16 is the top half of a float32.
-    const word = new Uint32Array(1);
-    const asFloat = new Float32Array(word.buffer);
-    for (let i = 0; i < count; i++) {
-      word[0] = view.getUint16(i * 2, true) << 16;
-      out[i] = asFloat[0];
-    }
-  } else for (let i = 0; i < count; i++) out[i] = halfToFloat(view.getUint16(i * 2, true));
-  return out;
-}
-
-function halfToFloat(h: number): number {
-  const sign = h & 0x8000 ? -1 : 1;
-  const exponent = (h >> 10) & 0x1f;
-  const fraction = h & 0x3ff;
-  if (exponent === 0) return sign * Math.pow(2, -14) * (fraction / 1024);
-  if (exponent === 31) return fraction ? NaN : sign * Infinity;
-  return sign * Math.pow(2, exponent - 15) * (1 + fraction / 1024);
+  const copy = Uint8Array.prototype.slice.call(bytes, offset, offset + count * BYTES[dtype]).buffer as ArrayBuffer;
+  if (dtype === 'F32') return new Float32Array(copy); // hosts are little-endian, like the file
+  return fromHalfBits(new Uint16Array(copy), dtype === 'BF16' ? 'bf16' : 'f16');
 }
 
 /** F32 safetensors of the given tensors, in insertion order. */

@@ -15,7 +15,9 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { applyRope, bmm, embed, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
+import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
+import { applyRope, bmm, embed, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -33,15 +35,27 @@ export interface LoraPair {
   B: tf.Variable;
 }
 
+/** A frozen linear weight held in 16 bits on the GPU (half.ts, webgpu/half-matmul.ts). */
+export interface HalfWeight {
+  /** The [in, out] values, packed two per int32 word: [in, out/2]. */
+  packed: tf.Tensor2D;
+  format: HalfFormat;
+  shape: [number, number];
+}
+
 export interface Linear {
   /** HF module path, e.g. `model.layers.0.self_attn.q_proj`. */
   name: string;
-  /** [in, out] */
-  weight: tf.Variable;
+  /** [in, out] float32; null when the weight is held in half precision (`half`). */
+  weight: tf.Variable | null;
+  half: HalfWeight | null;
   /** [out] */
   bias: tf.Variable | null;
   lora: LoraPair | null;
 }
+
+/** One base parameter, by HF name (namedParameters). */
+export type NamedParameter = { name: string; transposed: boolean; layer: number | null } & ({ variable: tf.Variable; half?: undefined } | { variable: null; half: HalfWeight });
 
 export const TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type TargetModule = (typeof TARGET_MODULES)[number];
@@ -126,14 +140,16 @@ export class TransformerModel {
   trainEmbeddings = true;
   private readonly rope: { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D };
 
-  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array) {
+  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array, halfFormat: HalfFormat | null = null) {
     this.config = validateConfig(config);
     const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
     // tidy: the initial tensor a variable is made from is its own tensor, and would outlive dispose().
     const variable = (name: string, shape: number[]) => tf.tidy(() => tf.variable(tf.tensor(init(name, shape), shape)));
+    // Half-precision linears start as packed zeros (half the memory of float32 ones); setWeights fills them.
     const linear = (name: string, inDim: number, outDim: number, bias: boolean): Linear => ({
       name,
-      weight: variable(`${name}.weight`, [inDim, outDim]),
+      weight: halfFormat ? null : variable(`${name}.weight`, [inDim, outDim]),
+      half: halfFormat ? { packed: packHalf(new Uint16Array(inDim * outDim), inDim, outDim), format: halfFormat, shape: [inDim, outDim] } : null,
       bias: bias ? variable(`${name}.bias`, [outDim]) : null,
       lora: null,
     });
@@ -176,9 +192,16 @@ export class TransformerModel {
     });
   }
 
-  /** A model holding the given HF-layout weights (checked against the config). */
-  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights'): TransformerModel {
-    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)));
+  /**
+   * A model holding the given HF-layout weights (checked against the config). With `halfLinears`, the
+   * seven projections of every layer are held in that 16-bit format, frozen (LoRA trains on top of
+   * them; full fine-tuning is refused); this needs a backend with the half matmul kernel (WebGPU).
+   */
+  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null): TransformerModel {
+    if (halfLinears && !hasFusedKernel(HALF_MATMUL_KERNEL)) {
+      throw new Error(`Half-precision weights run on WebGPU only; the ${tf.getBackend()} backend has no half matmul. Load the model in float32.`);
+    }
+    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)), halfLinears);
     try {
       model.setWeights(weights, source);
     } catch (err) {
@@ -191,7 +214,7 @@ export class TransformerModel {
   // ── Attention ────────────────────────────────────────────────────────────────────────────────
 
   private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
-    let y = mm(x, l.weight); // [..., out]
+    let y = l.half ? halfMatMul(x, l.half) : mm(x, l.weight!); // [..., out]
     if (l.bias) y = tf.add(y, l.bias);
     if (l.lora && ctx.useLora && this.lora) {
       const { r, alpha, dropout } = this.lora;
@@ -336,9 +359,12 @@ export class TransformerModel {
 
   // ── Parameters ───────────────────────────────────────────────────────────────────────────────
 
-  /** Every base parameter with its HF name; `transposed` marks [in, out] storage of an HF [out, in] weight. */
-  namedParameters(): { name: string; variable: tf.Variable; transposed: boolean; layer: number | null }[] {
-    const out: { name: string; variable: tf.Variable; transposed: boolean; layer: number | null }[] = [];
+  /**
+   * Every base parameter with its HF name: a float32 variable, or a half-precision linear weight;
+   * `transposed` marks [in, out] storage of an HF [out, in] weight.
+   */
+  namedParameters(): NamedParameter[] {
+    const out: NamedParameter[] = [];
     out.push({ name: 'model.embed_tokens.weight', variable: this.embedTokens, transposed: false, layer: null });
     this.layers.forEach((layer, i) => {
       const p = `model.layers.${i}`;
@@ -347,7 +373,7 @@ export class TransformerModel {
       if (layer.kNorm) out.push({ name: `${p}.self_attn.k_norm.weight`, variable: layer.kNorm, transposed: false, layer: i });
       for (const m of TARGET_MODULES) {
         const l = layer[m];
-        out.push({ name: `${l.name}.weight`, variable: l.weight, transposed: true, layer: i });
+        out.push(l.half ? { name: `${l.name}.weight`, variable: null, half: l.half, transposed: true, layer: i } : { name: `${l.name}.weight`, variable: l.weight!, transposed: true, layer: i });
         if (l.bias) out.push({ name: `${l.name}.bias`, variable: l.bias, transposed: false, layer: i });
       }
       out.push({ name: `${p}.post_attention_layernorm.weight`, variable: layer.postNorm, transposed: false, layer: i });
@@ -357,8 +383,22 @@ export class TransformerModel {
     return out;
   }
 
+  /** Turns the half-precision projections of `layers` into float32 variables (exact: every 16-bit value is a float32). */
+  widenHalfLinears(layers: number[]): void {
+    for (const i of layers) {
+      for (const m of TARGET_MODULES) {
+        const l = this.layers[i][m];
+        if (!l.half) continue;
+        const { packed, format } = l.half;
+        l.weight = tf.tidy(() => tf.variable(tf.engine().runKernel(HALF_WIDEN_KERNEL, { w: packed }, { format }) as tf.Tensor));
+        packed.dispose();
+        l.half = null;
+      }
+    }
+  }
+
   parameterCount(): number {
-    return this.namedParameters().reduce((n, p) => n + p.variable.size, 0);
+    return this.namedParameters().reduce((n, p) => n + (p.variable ? p.variable.size : p.half.shape[0] * p.half.shape[1]), 0);
   }
 
   /**
@@ -371,9 +411,10 @@ export class TransformerModel {
         this.frozenLayers.has(i) ? [] : TARGET_MODULES.flatMap((m) => (layer[m].lora ? [layer[m].lora!.A, layer[m].lora!.B] : [])),
       );
     }
-    return this.namedParameters()
-      .filter((p) => (p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer)))
-      .map((p) => p.variable);
+    const trained = this.namedParameters().filter((p) => (p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer)));
+    const half = trained.find((p) => !p.variable);
+    if (half) throw new Error(`Full fine-tuning needs float32 weights, and ${half.name} is held in half precision: widen it first (freezeLayers does, for full fine-tuning) or train with LoRA.`);
+    return trained.map((p) => p.variable!);
   }
 
   /**
@@ -383,9 +424,15 @@ export class TransformerModel {
   async getWeights(): Promise<HostTensors> {
     const out: HostTensors = new Map();
     for (const p of this.namedParameters()) {
-      const t = p.transposed ? tf.tidy(() => p.variable.transpose()) : p.variable;
+      if (!p.variable) {
+        const [inDim, outDim] = p.half.shape;
+        out.set(p.name, { shape: [outDim, inDim], data: transposeHost(fromHalfBits(await unpackHalf(p.half.packed), p.half.format), inDim, outDim) });
+        continue;
+      }
+      const variable = p.variable;
+      const t = p.transposed ? tf.tidy(() => variable.transpose()) : variable;
       out.set(p.name, { shape: t.shape.slice(), data: new Float32Array(await t.data()) });
-      if (t !== p.variable) t.dispose();
+      if (t !== variable) t.dispose();
     }
     return out;
   }
@@ -393,22 +440,32 @@ export class TransformerModel {
   /** Replaces base weights from an HF-layout map; every tensor must be present with its exact shape. */
   setWeights(weights: HostTensors, source = 'weights'): void {
     for (const p of this.namedParameters()) {
-      const hfShape = p.transposed ? [...p.variable.shape].reverse() : p.variable.shape;
+      const shape = p.variable ? p.variable.shape : p.half.shape;
+      const hfShape = p.transposed ? [...shape].reverse() : shape;
       const entry = weights.get(p.name);
       if (!entry) throw new Error(`${source}: tensor "${p.name}" is missing (expected shape [${hfShape.join(', ')}]).`);
       if (entry.shape.length !== hfShape.length || entry.shape.some((d, k) => d !== hfShape[k])) {
         throw new Error(`${source}: tensor "${p.name}" has shape [${entry.shape.join(', ')}], expected [${hfShape.join(', ')}].`);
       }
+      const variable = p.variable;
+      if (!variable) {
+        // HF [out, in] → [in, out], rounded to the 16-bit format (exact for a checkpoint saved in it).
+        const [inDim, outDim] = p.half.shape;
+        const bits = toHalfBits(transposeHost(entry.data, outDim, inDim), p.half.format);
+        p.half.packed.dispose();
+        p.half.packed = packHalf(bits, inDim, outDim);
+        continue;
+      }
       tf.tidy(() => {
         const t = tf.tensor(entry.data, entry.shape, 'float32');
-        p.variable.assign(p.transposed ? t.transpose() : t);
+        variable.assign(p.transposed ? t.transpose() : t);
       });
     }
   }
 
   dispose(): void {
     this.dropTiedHead();
-    for (const p of this.namedParameters()) p.variable.dispose();
+    for (const p of this.namedParameters()) (p.variable ?? p.half.packed).dispose();
     for (const layer of this.layers) {
       for (const m of TARGET_MODULES) {
         layer[m].lora?.A.dispose();
@@ -446,3 +503,9 @@ function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][
   return tf.tensor(bias, [B, 1, 1, T, Tk]); // [B, 1, 1, T, Tk]
 }
 
+/** A row-major [rows, cols] array transposed to [cols, rows], on the host. */
+function transposeHost(data: Float32Array, rows: number, cols: number): Float32Array {
+  const out = new Float32Array(data.length);
+  for (let r = 0; r < rows; r++) for (let c = 0; c < cols; c++) out[c * rows + r] = data[r * cols + c];
+  return out;
+}

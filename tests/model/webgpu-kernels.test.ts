@@ -9,11 +9,17 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useNodeWebGpu } from '../../bench/lib/node-webgpu.ts';
 import { rmsNorm, softmax } from '../../src/model/ops.ts';
-import { packHalfWeight } from '../../src/model/webgpu/half-matmul.ts';
+import { packHalf } from '../../src/model/half.ts';
 import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { compareWebGpuWithCpu } from '../../src/model/backend-compare.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { fromHalfBits, toHalfBits } from '../../src/model/half.ts';
+import { loadHfModel, saveModel } from '../../src/model/hf.ts';
+import { crossEntropyLoss } from '../../src/model/logprobs.ts';
+import { attachLora, detachLora, freezeLayers } from '../../src/model/lora.ts';
+import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';
 import { createRng } from '../../src/rng.ts';
 
 type Arrays = Float32Array[];
@@ -152,7 +158,7 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
       const cpu = await Promise.all(ref.map(async (t) => new Float32Array(await t.data())));
       await tf.setBackend('webgpu');
       const out = tf.tidy(() => {
-        const [a, w, g] = [tf.tensor(x.data, x.shape), packHalfWeight(halves[format], K, N), tf.tensor(dy.data, dy.shape)];
+        const [a, w, g] = [tf.tensor(x.data, x.shape), packHalf(halves[format], K, N), tf.tensor(dy.data, dy.shape)];
         const product = (t: tf.Tensor) => tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: t, w }, { format, transposeW: false }) as tf.Tensor;
         const { value, grads } = tf.valueAndGrads((t: tf.Tensor) => tf.sum(tf.mul(product(t), g)))([a]);
         return [product(a), value, grads[0]];
@@ -194,5 +200,62 @@ describe('the transformer on WebGPU with these kernels against cpu (SwiftShader 
     expect(d.loraLoss).toBeLessThan(1e-4);
     expect(d.loraGrads).toBeLessThan(1e-3);
     expect(result.tokensEqual).toBe(true);
+  });
+});
+
+describe('a bf16 checkpoint on WebGPU keeps its projections in 16 bits', () => {
+  const config = { vocabSize: 266, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4, maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2' as const };
+  const tokens = [[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 2, 9]];
+
+  /** The files of a model whose weights are bf16 values, with config.json declaring bfloat16. */
+  async function bf16Checkpoint(): Promise<{ files: Record<string, Blob>; weights: HostTensors }> {
+    await tf.setBackend('cpu');
+    const built = TransformerModel.create(config, 4);
+    const weights: HostTensors = new Map();
+    for (const [name, t] of await built.getWeights()) weights.set(name, { shape: t.shape, data: fromHalfBits(toHalfBits(t.data, 'bf16'), 'bf16') });
+    built.setWeights(weights);
+    const files = await saveModel(built, new ByteTokenizer());
+    built.dispose();
+    const hf = JSON.parse(new TextDecoder().decode(files.get('config.json')));
+    files.set('config.json', new TextEncoder().encode(JSON.stringify({ ...hf, torch_dtype: 'bfloat16' })));
+    return { files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([bytes as Uint8Array<ArrayBuffer>])])), weights };
+  }
+
+  it('same logits and LoRA gradients as float32, fewer bytes, exact weights back, widened for full fine-tuning', async () => {
+    const { files, weights } = await bf16Checkpoint();
+    await tf.setBackend('webgpu');
+    const run = async (precision: 'auto' | 'float32') => {
+      const before = tf.memory().numBytes;
+      const loaded = await loadHfModel(files, { precision });
+      const bytes = tf.memory().numBytes - before;
+      const logits = new Float32Array(await tf.tidy(() => loaded.model.forward(tokens).logits).data());
+      attachLora(loaded.model, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'down_proj'], seed: 3 });
+      const vars = loaded.model.trainableVariables();
+      for (const v of vars) v.assign(tf.randomNormal(v.shape, 0, 0.3, 'float32', 7));
+      const { grads } = tf.variableGrads(() => crossEntropyLoss(loaded.model, tokens), vars);
+      const loraGrads = await Promise.all(vars.map(async (v) => new Float32Array(await grads[v.name].data())));
+      tf.dispose(grads);
+      detachLora(loaded.model);
+      return { loaded, bytes, logits, loraGrads };
+    };
+    const half = await run('auto');
+    const full = await run('float32');
+    expect(half.loaded.linearPrecision).toBe('bf16');
+    expect(full.loaded.linearPrecision).toBe('float32');
+    expectClose({ cpu: [full.logits, ...full.loraGrads], gpu: [half.logits, ...half.loraGrads] }, 1e-4);
+    // The projections are 2 of the model's bytes per weight instead of 4.
+    const linears = config.numLayers * (16 * 4 * (2 * 4 + 2 * 2) + 3 * 16 * 24);
+    expect(full.bytes - half.bytes).toBe(linears * 2);
+    const back = await half.loaded.model.getWeights();
+    for (const [name, t] of weights) expect(Array.from(back.get(name)!.data), name).toEqual(Array.from(t.data));
+    // Full fine-tuning widens the trained layers' projections; the model computes the same.
+    expect(() => half.loaded.model.trainableVariables()).toThrow(/half precision/);
+    freezeLayers(half.loaded.model, '0');
+    expect(half.loaded.model.layers[0].q_proj.half).not.toBeNull();
+    expect(half.loaded.model.layers[1].q_proj.weight).not.toBeNull();
+    const widened = new Float32Array(await tf.tidy(() => half.loaded.model.forward(tokens).logits).data());
+    expectClose({ cpu: [full.logits], gpu: [widened] }, 1e-4);
+    half.loaded.model.dispose();
+    full.loaded.model.dispose();
   });
 });

@@ -1,20 +1,21 @@
 /**
  * x [M, K] (f32) · W [K, N] where W stays half precision on the GPU: f16 or bf16 pairs packed in one
- * 32-bit word along N (an int32 tensor [K, N/2], `packHalfWeight`), widened to f32 as each tile is
+ * 32-bit word along N (an int32 tensor [K, N/2], half.ts's `packHalf`), widened to f32 as each tile is
  * read, with f32 products and sums. A frozen base weight then takes half the GPU memory of f32; LoRA
  * and everything trained stay f32. The widening is core WGSL (`unpack2x16float`, a shift for bf16),
  * so it needs no `shader-f16` feature and runs on every adapter, SwiftShader included.
  *
  * Gradient (fused.ts): for x only, dx = dy · Wᵀ by the same program reading W transposed; a half weight is frozen.
- * Tiled: each 16 × 16 workgroup computes a 16 × 16 block of the output from 16 × 16 tiles of both
+ * Sizes are uniforms, not constants in the source: tfjs caches a compiled program by its key and the
+ * ranks of its inputs, not their sizes. Tiled: each 16 × 16 workgroup computes a 16 × 16 block of the output from 16 × 16 tiles of both
  * operands in workgroup memory.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
-import { HALF_MATMUL_KERNEL } from '../fused.ts';
-import { GROUP_INDEX, program, registerWebGpuKernel } from './program.ts';
+import { HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL } from '../fused.ts';
+import type { HalfFormat } from '../half.ts';
+import { asRows, GROUP, GROUP_INDEX, program, registerWebGpuKernel, reshaped } from './program.ts';
 
-export type HalfFormat = 'f16' | 'bf16';
 const TILE = 16;
 
 const WIDEN: Record<HalfFormat, string> = {
@@ -32,13 +33,13 @@ function run(a: tf.TensorInfo, w: tf.TensorInfo, format: HalfFormat, transposeW:
   const colGroups = Math.ceil(cols / TILE);
   const prog = program({
     name: 'half_matmul', variant: `${format}_${transposeW ? 't' : 'n'}`, inputs: ['A', 'W'], outputShape: [M, cols],
-    groups: colGroups * Math.ceil(M / TILE), workgroupSize: [TILE, TILE, 1], uniforms: 'colGroups : i32,',
+    groups: colGroups * Math.ceil(M / TILE), workgroupSize: [TILE, TILE, 1], uniforms: 'colGroups : i32, halfN : i32, cols : i32,',
     code: `
       var<workgroup> tileA: array<array<f32, ${TILE}>, ${TILE}>;
       var<workgroup> tileB: array<array<f32, ${TILE}>, ${TILE}>;
       // W as stored, [K, N] in words of two.
       fn weight(k: i32, n: i32) -> f32 {
-        let word = bitcast<u32>(W[k * ${N / 2} + n / 2]);
+        let word = bitcast<u32>(W[k * uniforms.halfN + n / 2]);
         let pair = ${WIDEN[format]};
         return select(pair.x, pair.y, (n & 1) == 1);
       }
@@ -59,30 +60,45 @@ function run(a: tf.TensorInfo, w: tf.TensorInfo, format: HalfFormat, transposeW:
           tileA[ty][tx] = va;
           let kb = t * ${TILE} + ty;
           var vb = 0.0;
-          if (kb < inner && col < ${cols}) { vb = ${transposeW ? 'weight(col, kb)' : 'weight(kb, col)'}; }
+          if (kb < inner && col < uniforms.cols) { vb = ${transposeW ? 'weight(col, kb)' : 'weight(kb, col)'}; }
           tileB[ty][tx] = vb;
           workgroupBarrier();
           for (var i = 0; i < ${TILE}; i = i + 1) { acc = acc + tileA[ty][i] * tileB[i][tx]; }
           workgroupBarrier();
         }
-        if (row < M && col < ${cols}) { result[row * ${cols} + col] = acc; }
+        if (row < M && col < uniforms.cols) { result[row * uniforms.cols + col] = acc; }
       }
     `,
   });
-  return backend.runWebGPUProgram(prog, [a, w], 'float32', [{ type: 'int32', data: [colGroups] }]);
+  return backend.runWebGPUProgram(prog, [a, w], 'float32', [colGroups, N / 2, cols].map((v) => ({ type: 'int32', data: [v] })));
+}
+
+/** W [K, N] as float32, from its packed [K, N/2] words: one thread per word. */
+function widen(w: tf.TensorInfo, format: HalfFormat, backend: WebGPUBackend): tf.TensorInfo {
+  const [K, halfN] = w.shape;
+  const words = K * halfN;
+  const prog = program({
+    name: 'half_widen', variant: format, inputs: ['W'], outputShape: [K, halfN * 2], groups: Math.ceil(words / GROUP), uniforms: 'words : i32,',
+    code: `
+      ${GROUP_INDEX}
+      fn main(index: i32) {
+        let i = groupIndex() * ${GROUP} + i32(localId.x);
+        if (i >= uniforms.words) { return; }
+        let word = bitcast<u32>(W[i]);
+        let pair = ${WIDEN[format]};
+        result[2 * i] = pair.x;
+        result[2 * i + 1] = pair.y;
+      }
+    `,
+  });
+  return backend.runWebGPUProgram(prog, [w], 'float32', [{ type: 'int32', data: [words] }]);
 }
 
 export function registerHalfMatMul(): void {
-  registerWebGpuKernel(HALF_MATMUL_KERNEL, (inputs, attrs, backend) => run(inputs.a, inputs.w, attrs.format as HalfFormat, Boolean(attrs.transposeW), backend));
-}
-
-/**
- * A half weight's raw 16-bit values [K, N] (row-major, N even) as the packed int32 tensor [K, N/2] the
- * kernel reads: element n in the low half of word n/2 when n is even, the high half when odd.
- */
-export function packHalfWeight(bits: Uint16Array, K: number, N: number): tf.Tensor2D {
-  if (N % 2 !== 0) throw new Error(`packHalfWeight: N = ${N} must be even (two halves per word)`);
-  if (bits.length !== K * N) throw new Error(`packHalfWeight: ${bits.length} values for [${K}, ${N}]`);
-  const words = new Int32Array(bits.buffer.slice(bits.byteOffset, bits.byteOffset + bits.byteLength));
-  return tf.tensor2d(words, [K, N / 2], 'int32');
+  registerWebGpuKernel(HALF_WIDEN_KERNEL, ({ w }, attrs, backend) => widen(w, attrs.format as HalfFormat, backend));
+  // a [..., inner] is multiplied as [rows, inner] and comes back [..., cols].
+  registerWebGpuKernel(HALF_MATMUL_KERNEL, ({ a, w }, attrs, backend) => {
+    const out = run(asRows(a), w, attrs.format as HalfFormat, Boolean(attrs.transposeW), backend);
+    return reshaped(out, [...a.shape.slice(0, -1), out.shape[1]]);
+  });
 }
