@@ -2,7 +2,14 @@
  * How much memory loading and training a model takes, known from its config.json alone, so a model
  * that will not fit is refused before a byte of its weights is downloaded. The estimate is for the
  * peak while loading (the file's bytes, their float32 decode and the float32 tensors coexist for a
- * moment) or while training a LoRA update on one sequence, whichever is larger.
+ * moment) or while training a LoRA update on one micro-batch, whichever is larger.
+ *
+ * The training coefficients are measured (`npx tsx bench/memory.bench.ts`: tfjs-wasm's heap growth
+ * over one LoRA GRPO update, a fresh process per shape). Autodiff keeps about 35 floats per layer,
+ * token and unit of hidden + intermediate width (every op's inputs and outputs that its gradient
+ * reads, then the gradients), 9 per attention score, 6 copies of the logits, and 6 of the output head
+ * (its transposes forward and back, in blocks the allocator does not reuse). The first estimate,
+ * which counted only the tensors a layer computes, was 7–17× low.
  */
 import { countParameters, type ModelConfig } from './config.ts';
 
@@ -12,9 +19,15 @@ export interface MemoryEstimate {
   weightBytes: number;
   /** Peak while loading: file + host decode + tensors. */
   loadPeakBytes: number;
-  /** A LoRA GRPO/SFT step on `sequence` tokens: weights, activations kept for the backward pass, logits. */
+  /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, logits, the head's copies. */
   trainPeakBytes: number;
 }
+
+/** Measured training coefficients (see the header). */
+const FLOATS_PER_WIDTH = 35;
+const FLOATS_PER_SCORE = 9;
+const LOGIT_COPIES = 6;
+const HEAD_COPIES = 6;
 
 /** Weights in the seven projections of every layer (what `halfLinears` holds in 16 bits). */
 function linearParameters(c: ModelConfig): number {
@@ -29,11 +42,10 @@ export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: 
   const fileBytes = parameters * (opts.fileBytesPerParam ?? 2);
   const tokens = (opts.sequence ?? 1024) * (opts.batch ?? 1);
   const { hiddenSize: C, intermediateSize: I, numHeads: H, numLayers: L, vocabSize: V } = config;
-  // Per layer and token: the residual, norms, q/k/v/o, the MLP's three I-wide tensors, and the attention
-  // probabilities (H × sequence); all float32, kept for the backward pass.
-  const perLayer = tokens * (8 * C + 3 * I + H * (opts.sequence ?? 1024)) * 4;
-  const logits = tokens * V * 4 * 3; // logits, log-softmax and their gradient
-  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + L * perLayer + logits };
+  const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * (opts.sequence ?? 1024)) * 4;
+  const logits = tokens * V * 4 * LOGIT_COPIES;
+  const head = V * C * 4 * HEAD_COPIES;
+  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + L * perLayer + logits + head };
 }
 
 export function formatBytes(n: number): string {
