@@ -49,7 +49,8 @@ export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: 
 }
 
 export function formatBytes(n: number): string {
-  return n >= 1 << 30 ? `${(n / (1 << 30)).toFixed(2)} GiB` : `${(n / (1 << 20)).toFixed(0)} MiB`;
+  if (n >= 1 << 30) return `${(n / (1 << 30)).toFixed(2)} GiB`;
+  return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(0)} MiB` : `${(n / 1024).toFixed(0)} KiB`;
 }
 
 /** Throws, naming the model, what it needs and what there is, when the estimate exceeds `availableBytes`. */

@@ -163,8 +163,8 @@ export class Engine {
     return this.shelf.importModel(source, this.episodes.size > 0, onProgress);
   }
 
-  /** The imported model, if any (what new runs and the playground use). */
-  importedModel(): { name: string; base_model: string } | null {
+  /** The imported model, if any (what new runs and the playground use), with its card. */
+  importedModel(): { name: string; base_model: string; card: string } | null {
     return this.shelf.importedModel();
   }
 

@@ -15,6 +15,7 @@ import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../mo
 import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../model/hub.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
+import { importedModelCard } from './imported-card.ts';
 
 export interface LoadedPolicyModel {
   model: TransformerModel;
@@ -33,6 +34,8 @@ export interface ImportedModelInfo {
   base_model: string;
   family: string;
   parameters: number;
+  /** Markdown for the Models screen (imported-card.ts). */
+  card: string;
 }
 
 export interface PolicyStatus {
@@ -60,6 +63,7 @@ interface ImportedModel {
   /** Every file the import read, so each run gets a fresh copy to train (the playground keeps `loaded`). */
   files: Map<string, Uint8Array>;
   loaded: LoadedModel;
+  card: string;
 }
 
 export interface ShelfDeps {
@@ -125,10 +129,12 @@ export class ModelShelf {
     }, { memoryLimitBytes: this.deps.memoryLimitBytes?.() });
     const name = ref ? ref.id : importedName(source, loaded.hfConfig);
     const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
+    const readme = await optionalText(from, 'README.md');
+    const card = importedModelCard(name, baseModel, loaded, readme);
     if (!inUse) this.imported?.loaded.model.dispose();
-    this.imported = { name, baseModel, files, loaded };
+    this.imported = { name, baseModel, files, loaded, card };
     this.runModel = null; // the import is now what the playground plays
-    return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount() };
+    return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount(), card };
   }
 
   /** The files of a URL or picked-files import. */
@@ -139,8 +145,8 @@ export class ModelShelf {
     return { description: `the picked files (${Object.keys(picked).join(', ')})`, read: async (name) => (picked[name] ? new Uint8Array(await picked[name].arrayBuffer()) : null) };
   }
 
-  importedModel(): { name: string; base_model: string } | null {
-    return this.imported ? { name: this.imported.name, base_model: this.imported.baseModel } : null;
+  importedModel(): { name: string; base_model: string; card: string } | null {
+    return this.imported ? { name: this.imported.name, base_model: this.imported.baseModel, card: this.imported.card } : null;
   }
 
   /** The base weights a merged export folds an adapter trained on `baseModel` into. */
@@ -203,6 +209,16 @@ function hubRefOf(text: string): HubRef {
 }
 
 /** A name for an imported model: the repository or folder of a URL, else the config's `_name_or_path`, else the family. */
+/** A text file the model may lack (a README.md): null when it is missing or cannot be read. */
+async function optionalText(from: FileSource, name: string): Promise<string | null> {
+  try {
+    const bytes = await from.read(name);
+    return bytes ? new TextDecoder().decode(bytes) : null;
+  } catch {
+    return null;
+  }
+}
+
 function importedName(source: ModelImportSource, hfConfig: HfConfigJson): string {
   if ('url' in source) {
     const path = new URL(source.url, 'http://x/').pathname.replace(/\/resolve\/[^/]+\/?$/, '').replace(/\/+$/, '');

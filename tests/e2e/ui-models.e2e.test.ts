@@ -5,7 +5,7 @@
  * a tiny Hugging Face-layout model from picked files (a corrupt one fails at the import control and
  * changes nothing), export an adapter merged into it and parse the zip's model.safetensors, and play
  * an episode with the imported model as the playground's local policy. Last, a model by hub id from a
- * hub served on 127.0.0.1: downloaded into Cache Storage, and read from there after a reload.
+ * hub served on 127.0.0.1: downloaded into Cache Storage, its card shown, and read from there after a reload.
  */
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
@@ -158,6 +158,7 @@ describe('importing a model by Hugging Face id', () => {
   const requests: string[] = [];
   beforeAll(async () => {
     const files = new Map((await tinyHfModel('tiny-hub')).map((f) => [f.name, f.buffer]));
+    files.set('README.md', Buffer.from('---\nlicense: mit\n---\n# Tiny hub model\n\nServed on 127.0.0.1 for this test.\n'));
     // A hub on 127.0.0.1 (another origin): CORS and CORP headers, as huggingface.co sends for a cross-origin-isolated page.
     hub = createHttpServer((req, res) => {
       requests.push(req.url!);
@@ -183,6 +184,10 @@ describe('importing a model by Hugging Face id', () => {
     await done.first().waitFor({ timeout: 60_000 });
     expect(await done.first().textContent()).toContain('imported as test-org/tiny-hub');
     expect(requests.some((r) => r.endsWith('/model.safetensors'))).toBe(true);
+    // Its card: Spindle's summary, then the repository's README.
+    const card = page.locator('[data-testid="model-card"]');
+    await expect.poll(() => card.textContent()).toContain('weights on this device');
+    expect(await card.textContent()).toContain('Served on 127.0.0.1 for this test.');
     expect(await page.evaluate(async () => (await (await caches.open('spindle-models')).keys()).map((r) => new URL(r.url).pathname))).toEqual(
       expect.arrayContaining([expect.stringContaining('model.safetensors')]),
     );

@@ -65,6 +65,12 @@ describe('importing a Hugging Face model into the engine', () => {
     expect(e.policyStatus().unavailable).toBe('no shipped model in this test');
     const info = await e.importModel({ files: modelFiles() });
     expect(info).toMatchObject({ name: 'tiny-test', base_model: 'imported:tiny-test', family: 'llama' });
+    // Its card: what Spindle made of it, and that the folder had no README.md.
+    expect(info.card).toMatch(/^# tiny-test\n/);
+    expect(info.card).toMatch(/\| architecture \| Llama: 1 layer, hidden 32, 2 query \/ 1 key-value heads of 16/);
+    expect(info.card).toMatch(/\| weights on this device \| float32 \|/);
+    expect(info.card).toMatch(/`model.base_model: imported:tiny-test`/);
+    expect(info.card).toMatch(/no README\.md/);
     expect(e.policyStatus()).toEqual({ unavailable: null, label: 'the imported model tiny-test' });
     const trajectory = await e.playEpisode({ episodeId: 'p', policy: 'local', task: getEnvironment('arith_tool').generate(2, 1, 'train'), seed: 1,
       sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 6 }, maxSteps: 1 }, () => {});
@@ -79,7 +85,7 @@ describe('importing a Hugging Face model into the engine', () => {
     // A 70B-shaped config on the wasm backend is refused from its config.json alone, by what it needs.
     const huge = (j: Record<string, unknown>) => ({ ...j, hidden_size: 8192, num_hidden_layers: 80, intermediate_size: 28672, num_attention_heads: 64, num_key_value_heads: 8, head_dim: 128 });
     await expect(e.importModel({ files: modelFiles(huge) })).rejects.toThrow(/needs about [\d.]+ GiB to load and train .* but 4\.00 GiB is available/);
-    expect(e.importedModel()).toEqual({ name: 'tiny-test', base_model: 'imported:tiny-test' });
+    expect(e.importedModel()).toMatchObject({ name: 'tiny-test', base_model: 'imported:tiny-test', card: info.card });
     expect(e.policyStatus().label).toBe('the imported model tiny-test');
   });
 
@@ -88,7 +94,7 @@ describe('importing a Hugging Face model into the engine', () => {
     const server = createServer((req, res) => {
       requests.push(req.url!);
       const m = /^\/test-org\/tiny\/resolve\/v1\/([\w.]+)$/.exec(req.url!);
-      const files = modelFiles();
+      const files: Record<string, Blob> = { ...modelFiles(), 'README.md': new Blob(['---\nlicense: apache-2.0\n---\n# Tiny\n\nA tiny test model.\n']) };
       if (!m || !files[m[1]]) return void res.writeHead(404).end();
       void files[m[1]].arrayBuffer().then((bytes) => res.writeHead(200, { 'content-length': bytes.byteLength }).end(Buffer.from(bytes)));
     });
@@ -104,6 +110,9 @@ describe('importing a Hugging Face model into the engine', () => {
       const progress: DownloadProgress[] = [];
       const info = await e.importModel({ hub: 'test-org/tiny@v1' }, (p) => progress.push(p));
       expect(info).toMatchObject({ name: 'test-org/tiny', base_model: 'hf:test-org/tiny@v1', family: 'llama' });
+      // The repository's README follows Spindle's summary; its front matter stays first.
+      expect(info.card).toMatch(/^---\nlicense: apache-2\.0\n---\n\n# test-org\/tiny\n/);
+      expect(info.card).toMatch(/`model.base_model: hf:test-org\/tiny@v1`[\s\S]*## The repository's model card\n\n# Tiny\n\nA tiny test model\./);
       expect(progress.filter((p) => p.file === 'model.safetensors').at(-1)).toMatchObject({ loaded: expect.any(Number), total: expect.any(Number) });
       const weights = progress.filter((p) => p.file === 'model.safetensors').at(-1)!;
       expect(weights.loaded).toBe(weights.total);

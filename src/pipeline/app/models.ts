@@ -34,6 +34,7 @@ export type Progress = (done: number, total: number | null) => void;
 /** The engine calls these operations need (the engine worker's remote on the page). */
 export interface ModelEngine {
   importModel(source: ModelImportSource, onProgress?: (p: DownloadProgress) => void): Promise<{ name: string }>;
+  importedModel(): Promise<{ name: string; card: string } | null>;
   mergedModelZip(request: MergeRequest): Promise<Uint8Array>;
 }
 
@@ -63,8 +64,11 @@ function heldOutAt(evaluations: EvaluationRecord[], step: number): Record<string
 
 export function modelOperations(getStore: () => Promise<Store>, engine: () => ModelEngine) {
   return {
+    /** The imported model's card first (what Playground and new runs use), then the shipped models'. */
     async modelCards() {
-      return Object.entries(CARDS).map(([path, readme]) => ({ name: path.split('/').slice(-2)[0], readme }));
+      const shipped = Object.entries(CARDS).map(([path, readme]) => ({ name: path.split('/').slice(-2)[0], readme }));
+      const imported = await engine().importedModel();
+      return imported ? [{ name: imported.name, readme: imported.card }, ...shipped] : shipped;
     },
     async checkpoints() {
       const store = await getStore();

@@ -69,12 +69,14 @@ export class ModelsState {
       job.error = 'Enter a Hugging Face model id like HuggingFaceTB/SmolLM2-135M-Instruct (add @revision to pin one), or a folder URL like https://huggingface.co/<org>/<model>/resolve/main/';
       return;
     }
-    await job.run((j) => this.source.importModelFromUrl(text, j.progress, j.abort.signal), (name) => `imported as ${name}`);
+    const name = await job.run((j) => this.source.importModelFromUrl(text, j.progress, j.abort.signal), (name) => `imported as ${name}`);
+    if (name) await this.load(); // its card
   }
 
   async importModelFiles(files: File[]): Promise<void> {
     const job = this.startJob(`Import ${files.length} file${files.length === 1 ? '' : 's'}`, 'import-model');
-    await job.run((j) => this.source.importModelFromFiles(files, j.progress, j.abort.signal), (name) => `imported as ${name}`);
+    const name = await job.run((j) => this.source.importModelFromFiles(files, j.progress, j.abort.signal), (name) => `imported as ${name}`);
+    if (name) await this.load(); // its card
   }
 
   async importAdapter(file: File): Promise<void> {
