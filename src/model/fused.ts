@@ -1,6 +1,6 @@
 /**
  * Fused operations some backends run as one kernel of Spindle's (src/model/webgpu on WebGPU,
- * wasm-kernels.ts on wasm): their names, and their gradients, which are the same on every backend
+ * wasm-fused.ts on wasm): their names, and their gradients, which are the same on every backend
  * because they call the backend's own gradient kernels by name. The ops in ops.ts run a fused kernel
  * when the current backend has it and their composite tfjs form otherwise.
  */
@@ -22,9 +22,8 @@ export const ROPE_KERNEL = 'SpindleRope';
 export const SWIGLU_KERNEL = 'SpindleSwiGLU';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
-/** a [M, K] · w (packed half pairs [K, N/2] or [N, K/2] with transposeW); attrs format, transposeW. */
+/** a [..., K] · w (packed half pairs [K, N/2]), or a [..., N] · wᵀ with transposeW; attrs format, transposeW. */
 export const HALF_MATMUL_KERNEL = 'SpindleHalfMatMul';
-
 /** w (packed half pairs [K, N/2]); attrs format → the float32 [K, N] it holds. */
 export const HALF_WIDEN_KERNEL = 'SpindleHalfWiden';
 

@@ -194,8 +194,9 @@ export class TransformerModel {
 
   /**
    * A model holding the given HF-layout weights (checked against the config). With `halfLinears`, the
-   * seven projections of every layer are held in that 16-bit format, frozen (LoRA trains on top of
-   * them; full fine-tuning is refused); this needs a backend with the half matmul kernel (WebGPU).
+   * seven projections of every layer are held in that 16-bit format, frozen: LoRA trains on top of
+   * them, and full fine-tuning widens the layers it trains (lora.ts's freezeLayers). This needs a
+   * backend with the half matmul kernel (WebGPU).
    */
   static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null): TransformerModel {
     if (halfLinears && !hasFusedKernel(HALF_MATMUL_KERNEL)) {

@@ -18,13 +18,14 @@ interface WasmHeap {
   typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
 }
 
+/** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
+type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
+
 /**
  * Registers a float32 kernel whose output has `shapeOf(inputs)`, looping over the first input's rows of
  * its last axis. Views are taken after the output is allocated: allocating can grow the heap and
  * detach older views.
  */
-type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
-
 function register(kernelName: string, shapeOf: (inputs: Record<string, tf.TensorInfo>) => number[], loop: Loop): void {
   tf.registerKernel({
     kernelName,

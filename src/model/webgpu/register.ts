@@ -1,7 +1,7 @@
 /**
  * Registers Spindle's WebGPU kernels with tfjs-backend-webgpu (call after that backend is imported).
- * The ops that use them (src/model/ops.ts, src/train/adam-update.ts) find them by name
- * (fused.ts) and run their composite tfjs form on every other backend.
+ * The ops that use them (src/model/ops.ts, src/train/adam-update.ts) find them by name (fused.ts)
+ * and run their composite tfjs form on a backend that has none.
  */
 import * as tf from '@tensorflow/tfjs';
 import { RMS_NORM_KERNEL } from '../fused.ts';
