@@ -20,6 +20,8 @@ export const SOFTMAX_DX_KERNEL = 'SpindleSoftmaxDx';
 export const ROPE_KERNEL = 'SpindleRope';
 /** gate, up [..., I] → silu(gate)·up; with dy and attrs part 'gate' | 'up', that input's gradient. */
 export const SWIGLU_KERNEL = 'SpindleSwiGLU';
+/** q [B, G, R, D], k, v [B, G, Tk, D], bias? [T, Tk] | [B, 1, 1, T, Tk]; attrs scale, positions (T) → softmax(q·kᵀ·scale + bias)·v. No gradient. */
+export const ATTENTION_KERNEL = 'SpindleAttention';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
 /** a [..., K] · w (packed half pairs [K, N/2]), or a [..., N] · wᵀ with transposeW; attrs format, transposeW. */

@@ -9,7 +9,7 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
-import { HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 
 /** Swaps the last two axes: [..., m, n] → [..., n, m]. */
 export function swapLast(x: tf.Tensor): tf.Tensor {
@@ -158,6 +158,20 @@ export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tens
   if (hasFusedKernel(RMS_NORM_KERNEL)) return tf.engine().runKernel(RMS_NORM_KERNEL, { x, weight }, { eps }) as tf.Tensor;
   const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight); // [..., C]
+}
+
+/** Keys up to which the fused attention kernel holds a row's scores (webgpu/attention.ts's MAX_KEYS). */
+const FUSED_ATTENTION_MAX_KEYS = 2048;
+
+/**
+ * softmax(q·kᵀ·scale + bias)·v in one kernel, for generation on a backend that has it (WebGPU) and at
+ * most FUSED_ATTENTION_MAX_KEYS keys; null otherwise, and the caller runs the products and softmax.
+ * q [B, G, R, D] with row r of a group at position r mod `positions`; k, v [B, G, Tk, D].
+ */
+export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, positions: number): tf.Tensor | null {
+  if (k.shape[2]! > FUSED_ATTENTION_MAX_KEYS || !hasFusedKernel(ATTENTION_KERNEL)) return null;
+  const inputs: tf.NamedTensorMap = bias ? { q, k, v, bias } : { q, k, v };
+  return tf.engine().runKernel(ATTENTION_KERNEL, inputs, { scale, positions }) as tf.Tensor;
 }
 
 /** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */

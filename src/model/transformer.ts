@@ -17,7 +17,7 @@ import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
 import { HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
-import { applyRope, bmm, embed, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -253,18 +253,28 @@ export class TransformerModel {
       newCache.k.push(k);
       newCache.v.push(v);
     }
-    const Tk = k.shape[2];
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
-    const scores = tf.mul(bmm(qGrouped, k, true, ctx.differentiable), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
-    // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
-    const masked = ctx.bias ? tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias).reshape([B, Hkv, rep * T, Tk]) : scores;
-    const probs = softmax(masked); // [B, Hkv, rep·T, Tk]
-    const heads = bmm(probs, v, false, ctx.differentiable).reshape([B, H, T, D]); // [B, H, T, D]
+    const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx, rep, T)).reshape([B, H, T, D]); // [B, H, T, D]
     const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
   }
 
   // ── MLP (SwiGLU) ─────────────────────────────────────────────────────────────────────────────
+
+  /** Generation's attention as one kernel where the backend has it; null for training (it needs gradients). */
+  private fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context, T: number): tf.Tensor | null {
+    return ctx.differentiable ? null : fusedAttention(q, k, v, ctx.bias, 1 / Math.sqrt(this.config.headDim), T);
+  }
+
+  /** softmax(q·kᵀ/√D + bias)·v: q [B, Hkv, rep·T, D], k, v [B, Hkv, Tk, D] → [B, Hkv, rep·T, D]. */
+  private attentionProducts(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context, rep: number, T: number): tf.Tensor {
+    const [B, Hkv, , D] = q.shape as [number, number, number, number];
+    const Tk = k.shape[2] as number;
+    const scores = tf.mul(bmm(q, k, true, ctx.differentiable), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+    // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
+    const masked = ctx.bias ? tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias).reshape([B, Hkv, rep * T, Tk]) : scores;
+    return bmm(softmax(masked), v, false, ctx.differentiable); // [B, Hkv, rep·T, D]
+  }
 
   private mlp(i: number, x: tf.Tensor3D, ctx: Context): tf.Tensor3D {
     const layer = this.layers[i];

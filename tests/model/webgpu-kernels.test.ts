@@ -8,7 +8,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useNodeWebGpu } from '../../bench/lib/node-webgpu.ts';
-import { rmsNorm, softmax } from '../../src/model/ops.ts';
+import { fusedAttention, rmsNorm, softmax } from '../../src/model/ops.ts';
 import { packHalf } from '../../src/model/half.ts';
 import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
@@ -128,6 +128,29 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
     const gpu = await step('webgpu');
     expect(Math.abs(gpu.gradNorm - cpu.gradNorm) / cpu.gradNorm).toBeLessThan(1e-5);
     expectClose({ cpu: cpu.values, gpu: gpu.values }, 1e-5);
+  });
+
+  it('fused attention for generation: softmax(q·kᵀ·scale + bias)·v, with no mask, a causal mask and per-row padding masks', async () => {
+    const [B, G, rep] = [2, 2, 2];
+    const cases = [
+      { T: 1, Tk: 5, D: 8, mask: 'none' },
+      { T: 3, Tk: 7, D: 8, mask: 'causal' }, // 4 cached positions, then 3 new ones
+      { T: 1, Tk: 130, D: 70, mask: 'rows' }, // more keys and head dims than a workgroup has threads
+    ] as const;
+    for (const { T, Tk, D, mask } of cases) {
+      const bias = mask === 'none' ? null : mask === 'causal'
+        ? { shape: [T, Tk], data: Float32Array.from({ length: T * Tk }, (_, i) => (i % Tk > Tk - T + Math.floor(i / Tk) ? -1e9 : 0)) }
+        : { shape: [B, 1, 1, T, Tk], data: Float32Array.from({ length: B * T * Tk }, (_, i) => (i % 7 === 3 ? -1e9 : 0)) };
+      const inputs = [random([B, G, rep * T, D], 40), random([B, G, Tk, D], 41), random([B, G, Tk, D], 42), ...(bias ? [bias] : [])];
+      const scale = 1 / Math.sqrt(D);
+      const r = await onBoth(inputs, ([q, k, v, b]) => {
+        if (tf.getBackend() === 'webgpu') return [fusedAttention(q, k, v, b ?? null, scale, T)!];
+        const scores = tf.mul(tf.matMul(q, k, false, true), scale);
+        const masked = b ? tf.add(scores.reshape([B, G, rep, T, Tk]), b).reshape([B, G, rep * T, Tk]) : scores;
+        return [tf.matMul(tf.softmax(masked), v)];
+      });
+      expectClose(r);
+    }
   });
 
   it('x · W with W kept as packed f16 / bf16: value and the gradient of x', async () => {

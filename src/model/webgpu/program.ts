@@ -1,7 +1,7 @@
 /**
  * What Spindle's WGSL programs share: a tfjs-webgpu program description (`WebGPUProgram`: tfjs builds
  * the bindings, the shape uniforms `uniforms.<name>Shape` and the entry point around `getUserCode()`)
- * and a workgroup sum.
+ * and workgroup reductions.
  *
  * Programs ask for a number of workgroups along x. Past WebGPU's 65,535 per dimension (a 135M model's
  * attention rows, Adam's elements) tfjs reshapes the dispatch into a square or a cube, so each
@@ -49,23 +49,28 @@ export const GROUP_INDEX = `
 `;
 
 /**
- * WGSL: `workgroupSum(v)` adds one value from each of the GROUP threads and gives every thread the
- * total. Call it from uniform control flow (it has barriers).
+ * WGSL: `workgroupSum(v)` and `workgroupMax(v)` combine one value from each of the GROUP threads and
+ * give every thread the result. Call them from uniform control flow (they have barriers).
  */
 export const WORKGROUP_SUM = `
   var<workgroup> partial: array<f32, ${GROUP}>;
-  fn workgroupSum(value: f32) -> f32 {
+  fn workgroupReduce(value: f32, isMax: bool) -> f32 {
     let tid = localId.x;
     partial[tid] = value;
     workgroupBarrier();
     for (var stride = ${GROUP / 2}u; stride > 0u; stride = stride / 2u) {
-      if (tid < stride) { partial[tid] = partial[tid] + partial[tid + stride]; }
+      if (tid < stride) {
+        let other = partial[tid + stride];
+        partial[tid] = select(partial[tid] + other, max(partial[tid], other), isMax);
+      }
       workgroupBarrier();
     }
     let total = partial[0];
     workgroupBarrier();
     return total;
   }
+  fn workgroupSum(value: f32) -> f32 { return workgroupReduce(value, false); }
+  fn workgroupMax(value: f32) -> f32 { return workgroupReduce(value, true); }
 `;
 
 /** A [..., cols] tensor viewed as [rows, cols] (the same buffer: what tfjs's Reshape returns). */

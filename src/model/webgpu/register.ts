@@ -6,6 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { RMS_NORM_KERNEL } from '../fused.ts';
 import { registerAdam } from './adam.ts';
+import { registerAttention } from './attention.ts';
 import { registerHalfMatMul } from './half-matmul.ts';
 import { registerRmsNorm } from './rms-norm.ts';
 import { registerSoftmax } from './softmax.ts';
@@ -16,4 +17,5 @@ export function registerWebGpuKernels(): void {
   registerSoftmax();
   registerAdam();
   registerHalfMatMul();
+  registerAttention();
 }
