@@ -229,9 +229,9 @@ export class TransformerModel {
   /** [B, T, n·D] → [B, n, T, D] */
   private splitHeads(x: tf.Tensor, n: number): tf.Tensor4D {
     const [B, T] = x.shape as number[];
-    const heads = x.reshape([B, T, n, this.config.headDim]);
-    // One position (a decoding step): swapping T and the heads moves no data, so a reshape does it.
-    return (T === 1 ? heads.reshape([B, n, 1, this.config.headDim]) : heads.transpose([0, 2, 1, 3])) as tf.Tensor4D;
+    const D = this.config.headDim;
+    // One position (a decoding step): swapping T and the heads moves no data, so one reshape does it.
+    return (T === 1 ? x.reshape([B, n, 1, D]) : x.reshape([B, T, n, D]).transpose([0, 2, 1, 3])) as tf.Tensor4D;
   }
 
   private attention(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
