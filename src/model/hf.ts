@@ -16,7 +16,7 @@ import type { HalfFormat } from './half.ts';
 import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
-import { assertFits, estimateMemory } from './memory.ts';
+import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';
 
@@ -139,7 +139,8 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   const fileHalf = checkpointHalfFormat(hfConfig);
   const halfLinears = opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
   if (opts.memoryLimitBytes !== undefined) {
-    assertFits(estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null }), opts.memoryLimitBytes, `The model in ${where}`);
+    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, sequence: IMPORT_CHECK_TOKENS });
+    assertFits(estimate, opts.memoryLimitBytes, `The model in ${where}`);
   }
   const weights = await loadWeights(files);
   // Everything is checked against the files before the model allocates anything from the config.

@@ -21,7 +21,17 @@ export interface MemoryEstimate {
   loadPeakBytes: number;
   /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, logits, the head's copies. */
   trainPeakBytes: number;
+  /** The tokens of that step (batch × sequence). */
+  trainTokens: number;
 }
+
+/**
+ * The training step an import must fit: one 128-token sequence, the shortest useful episode. A model
+ * that cannot train even that is refused before its weights download; one that can may still need
+ * shorter sequences than a run asks for (what autodiff keeps grows with the sequence, its attention
+ * scores with its square: SmolLM2-135M needs about 2.5 GiB at 128 tokens, 4.1 GiB at 256, on wasm).
+ */
+export const IMPORT_CHECK_TOKENS = 128;
 
 /** Measured training coefficients (see the header). */
 const FLOATS_PER_WIDTH = 35;
@@ -45,7 +55,7 @@ export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: 
   const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * (opts.sequence ?? 1024)) * 4;
   const logits = tokens * V * 4 * LOGIT_COPIES;
   const head = V * C * 4 * HEAD_COPIES;
-  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + L * perLayer + logits + head };
+  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + L * perLayer + logits + head, trainTokens: tokens };
 }
 
 export function formatBytes(n: number): string {
@@ -59,7 +69,7 @@ export function assertFits(estimate: MemoryEstimate, availableBytes: number, wha
   if (need <= availableBytes) return;
   throw new Error(
     `${what} has ${(estimate.parameters / 1e6).toFixed(0)}M parameters and needs about ${formatBytes(need)} to load and train ` +
-      `(weights ${formatBytes(estimate.weightBytes)}), but ${formatBytes(availableBytes)} is available. Choose a smaller model ` +
+      `on ${estimate.trainTokens} tokens (weights ${formatBytes(estimate.weightBytes)}), but ${formatBytes(availableBytes)} is available. Choose a smaller model ` +
       '(e.g. hf:HuggingFaceTB/SmolLM2-135M-Instruct) or close other tabs and programs.',
   );
 }

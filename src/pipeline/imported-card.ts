@@ -22,7 +22,8 @@ export function importedModelCard(name: string, baseModel: string, loaded: Loade
   const c = loaded.config;
   const parameters = loaded.model.parameterCount();
   const half = loaded.linearPrecision !== 'float32';
-  const update = estimateMemory(c, { sequence: 1024, batch: 1, fileBytesPerParam: half ? 2 : 4, halfLinears: half });
+  const short = estimateMemory(c, { sequence: 128, fileBytesPerParam: half ? 2 : 4, halfLinears: half });
+  const long = estimateMemory(c, { sequence: 512, fileBytesPerParam: half ? 2 : 4, halfLinears: half });
   const ownTemplate = loaded.tokenizer instanceof HfTokenizer && typeof loaded.tokenizer.configJson.chat_template === 'string';
   const rope = c.ropeScaling ? `theta ${c.ropeTheta}, ${c.ropeScaling.type} scaling ×${c.ropeScaling.factor}` : `theta ${c.ropeTheta}`;
   const rows: [string, string][] = [
@@ -31,7 +32,7 @@ export function importedModelCard(name: string, baseModel: string, loaded: Loade
     ['vocabulary, context', `${c.vocabSize.toLocaleString('en-US')} tokens, ${c.maxPositions.toLocaleString('en-US')} positions (RoPE ${rope})`],
     ['weights on this device', half ? `the layers' projections in ${loaded.linearPrecision} (half the memory; frozen, LoRA trains in float32), the rest float32` : 'float32'],
     ['chat format', ownTemplate ? "the model's own chat_template (tokenizer_config.json), tools and tool calls as it expects them" : 'no chat_template in tokenizer_config.json: Spindle\'s ChatML/Hermes format'],
-    ['memory', `about ${formatBytes(update.weightBytes)} of weights; a LoRA update on 1 × 1,024 tokens about ${formatBytes(update.trainPeakBytes)}`],
+    ['memory', `about ${formatBytes(short.weightBytes)} of weights; a LoRA update on one sequence of 128 tokens about ${formatBytes(short.trainPeakBytes)}, of 512 about ${formatBytes(long.trainPeakBytes)}`],
     ['train it', `\`model.base_model: ${baseModel}\` (new runs on the default base use it; Playground plays it now)`],
   ];
   const summary = `# ${name}\n\nImported into Spindle. What it is here:\n\n| | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`).join('\n')}\n`;

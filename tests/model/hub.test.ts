@@ -13,7 +13,7 @@ import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
 import { diskCache, hubRefText, parseHubRef, type DownloadProgress } from '../../src/model/hub.ts';
-import { estimateMemory } from '../../src/model/memory.ts';
+import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from '../../src/model/memory.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, loadFixture, useBackend } from './helpers.ts';
 import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
@@ -114,6 +114,17 @@ describe('loading from the hub', () => {
     await expect(loadHfModel('hf:org/big', { hub: { endpoint }, memoryLimitBytes: 1000 })).rejects.toThrow(/needs about .* to load and train .* but 1 KiB is available\. Choose a smaller model/);
     expect(requests.some((r) => r.url.endsWith('model.safetensors'))).toBe(false);
     expect(need.trainPeakBytes).toBeGreaterThan(need.weightBytes);
+  });
+
+  it("the import check on tfjs-wasm's 4 GiB heap admits SmolLM2-135M and refuses Qwen2.5-0.5B, from config.json alone", () => {
+    const smol = fromHfConfig({ model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
+      head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu' });
+    const qwen = fromHfConfig({ model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14,
+      num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: true, hidden_act: 'silu' });
+    const heap = 4 * 2 ** 30;
+    const check = (config: ReturnType<typeof fromHfConfig>) => () => assertFits(estimateMemory(config, { fileBytesPerParam: 2, sequence: IMPORT_CHECK_TOKENS }), heap, 'it');
+    expect(check(smol)).not.toThrow();
+    expect(check(qwen)).toThrow(/it has 494M parameters and needs about [\d.]+ GiB to load and train on 128 tokens/);
   });
 
   it('a missing repository or file reads as missing, naming the hub id', async () => {
