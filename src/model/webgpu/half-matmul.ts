@@ -5,10 +5,10 @@
  * and everything trained stay f32. The widening is core WGSL (`unpack2x16float`, a shift for bf16),
  * so it needs no `shader-f16` feature and runs on every adapter, SwiftShader included.
  *
- * Gradient (fused.ts): for x only, dx = dy · Wᵀ by the same program reading W transposed; a half weight is frozen.
- * Sizes are uniforms, not constants in the source: tfjs caches a compiled program by its key and the
- * ranks of its inputs, not their sizes. Tiled: each 16 × 16 workgroup computes a 16 × 16 block of the output from 16 × 16 tiles of both
- * operands in workgroup memory.
+ * Gradient (fused.ts): for x only, dx = dy · Wᵀ by the same program reading W transposed; a half
+ * weight is frozen. Sizes are uniforms, not constants in the source: tfjs caches a compiled program by
+ * its key and the ranks of its inputs, not their sizes. Tiled: each 16 × 16 workgroup computes a
+ * 16 × 16 block of the output from 16 × 16 tiles of both operands in workgroup memory.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
