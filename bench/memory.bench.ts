@@ -12,16 +12,12 @@ import os from 'node:os';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../src/model/backend.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
-import { attachLora } from '../src/model/lora.ts';
 import { estimateMemory, formatBytes } from '../src/model/memory.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
-import { Optimizer } from '../src/train/optimizer.ts';
-import { grpoUpdate } from '../src/train/update.ts';
+import { loraUpdate } from './lib/lora-update.ts';
+import { SMOLLM2_135M } from './lib/smollm2.ts';
 
-const SMOLLM2_3_LAYERS = fromHfConfig({
-  model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 3, num_attention_heads: 9, num_key_value_heads: 3,
-  head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu',
-});
+const SMOLLM2_3_LAYERS = fromHfConfig({ ...SMOLLM2_135M, num_hidden_layers: 3 });
 const SHAPES: { name: string; config: ModelConfig; seq: number; batch: number }[] = [
   { name: 'micro 1 × 64', config: presetConfig('micro', 266), seq: 64, batch: 1 },
   { name: 'micro 1 × 256', config: presetConfig('micro', 266), seq: 256, batch: 1 },
@@ -30,7 +26,7 @@ const SHAPES: { name: string; config: ModelConfig; seq: number; batch: number }[
   { name: 'smollm2-135m, 3 layers, 1 × 256', config: SMOLLM2_3_LAYERS, seq: 256, batch: 1 },
   // Held out: the coefficients were fitted on the shapes above.
   { name: 'held out: nano 2 × 96', config: presetConfig('nano', 266), seq: 96, batch: 2 },
-  { name: 'held out: smollm2-135m (30 layers), 1 × 64', config: { ...SMOLLM2_3_LAYERS, numLayers: 30 }, seq: 64, batch: 1 },
+  { name: 'held out: smollm2-135m (30 layers), 1 × 64', config: fromHfConfig(SMOLLM2_135M), seq: 64, batch: 1 },
 ];
 
 interface Row {
@@ -46,16 +42,10 @@ async function measureOne(index: number): Promise<void> {
   await initBackend({ forced: 'wasm' });
   const heap = () => (tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length;
   const model = TransformerModel.create(config, 1);
-  attachLora(model, { r: 8, alpha: 16, dropout: 0, targetModules: ['q_proj', 'v_proj'] });
-  const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 5e-4, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
-  const samples = Array.from({ length: batch }, (_, s) => {
-    const tokens = Array.from({ length: seq }, (_, t) => (s * 31 + t * 7) % 256);
-    const mask = tokens.map((_, t) => (t >= 16 ? 1 : 0));
-    return { tokens, mask, oldLogp: tokens.map(() => -1), advantages: mask.map((m) => m * (s % 2 ? 1 : -1)) };
-  });
+  const update = loraUpdate(model, batch, seq, 1);
   const before = heap();
   const weights = tf.memory().numBytes;
-  await grpoUpdate(model, optimizer, samples, { accumSteps: 1, padId: 0, temperature: 1, dropoutSeed: 1 }, { clipEpsilon: 0.2, clipEpsilonHigh: null, klBeta: 0, useReference: false });
+  await update.run();
   // The peak is the heap it grew to, counting the weights it held before.
   console.log(JSON.stringify({ measured: heap() - before + weights }));
 }

@@ -15,26 +15,17 @@ import { initBackend } from '../src/model/backend.ts';
 import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { loadHfModel, saveModelToDir } from '../src/model/hf.ts';
-import { attachLora } from '../src/model/lora.ts';
 import { estimateMemory, formatBytes } from '../src/model/memory.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
-import { Optimizer } from '../src/train/optimizer.ts';
-import { grpoUpdate } from '../src/train/update.ts';
+import { BENCH_LORA, loraUpdate } from './lib/lora-update.ts';
+import { SMOLLM2_135M } from './lib/smollm2.ts';
 
 const GEN_TOKENS = Number(process.env.BENCH_GEN ?? 32);
 const SAMPLES = 8;
 const SEQ = 64;
 /** Micro-batches per update (BENCH_ACCUM): one sequence each keeps the 135M activations inside tfjs-wasm's heap. */
 const ACCUM = Number(process.env.BENCH_ACCUM ?? SAMPLES);
-
-/** SmolLM2-135M-Instruct's config.json (the shapes; the weights here are random). */
-const SMOLLM2_135M = {
-  model_type: 'llama', architectures: ['LlamaForCausalLM'], hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30,
-  num_attention_heads: 9, num_key_value_heads: 3, head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192,
-  rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu', torch_dtype: 'bfloat16',
-  bos_token_id: 1, eos_token_id: 2,
-};
 
 interface Figures {
   parameters: number;
@@ -66,23 +57,17 @@ async function measure(label: string, config: ModelConfig): Promise<Figures> {
     const out = await generate(model, [[256, 10, 20, 30]], { maxNewTokens: GEN_TOKENS, temperature: 0, seed: 1, stopTokens: [] });
     const tokensPerS = out.tokens[0].length / ((performance.now() - g0) / 1000);
 
-    attachLora(model, { r: 8, alpha: 16, dropout: 0, targetModules: ['q_proj', 'v_proj'] });
-    const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 5e-4, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
-    const samples = Array.from({ length: SAMPLES }, (_, s) => {
-      const tokens = Array.from({ length: SEQ }, (_, t) => (s * 31 + t * 7) % 256);
-      const mask = tokens.map((_, t) => (t >= 16 ? 1 : 0));
-      return { tokens, mask, oldLogp: tokens.map(() => -1), advantages: mask.map((m) => m * (s % 2 ? 1 : -1)) };
-    });
+    const update = loraUpdate(model, SAMPLES, SEQ, ACCUM);
     stage('update');
     const u0 = performance.now();
-    await grpoUpdate(model, optimizer, samples, { accumSteps: ACCUM, padId: 0, temperature: 1, dropoutSeed: 1 }, { clipEpsilon: 0.2, clipEpsilonHigh: null, klBeta: 0, useReference: false });
+    await update.run();
     const updateSeconds = (performance.now() - u0) / 1000;
     const figures: Figures = {
       parameters: model.parameterCount(), load_seconds: loadSeconds, tensor_bytes: tensorBytes, rss_bytes: process.memoryUsage().rss,
       estimate_train_peak_bytes: estimateMemory(config, { sequence: SEQ, batch: SAMPLES / ACCUM }).trainPeakBytes,
       generate_tokens_per_s: tokensPerS, grpo_update_seconds: updateSeconds,
     };
-    optimizer.dispose();
+    update.dispose();
     model.dispose();
     console.log(`${label}: ${(figures.parameters / 1e6).toFixed(1)}M parameters · load ${loadSeconds.toFixed(1)} s · tensors ${formatBytes(tensorBytes)} · RSS ${formatBytes(figures.rss_bytes)} · ` +
       `generation ${tokensPerS.toFixed(1)} tok/s · LoRA GRPO update (${SAMPLES} × ${SEQ}) ${updateSeconds.toFixed(1)} s`);
@@ -109,7 +94,7 @@ const loadAfter = load();
 console.log(`load average after: ${loadAfter.join(' ')}${loadAfter[0] > 1 ? ' (loaded: figures taken beside other work)' : ''}`);
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/model-135m.json', JSON.stringify({
-  benchmark: 'model-135m', date: new Date().toISOString(), backend: backend.backend, gen_tokens: GEN_TOKENS, update: { samples: SAMPLES, sequence: SEQ, lora: 'r 8 on q_proj, v_proj' },
+  benchmark: 'model-135m', date: new Date().toISOString(), backend: backend.backend, gen_tokens: GEN_TOKENS, update: { samples: SAMPLES, sequence: SEQ, lora: BENCH_LORA },
   machine: { load_average_before: loadBefore, load_average_after: loadAfter, cores: os.cpus().length, node: process.version },
   micro, smollm2_135m: large, ratios,
 }, null, 2));

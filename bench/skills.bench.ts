@@ -36,7 +36,9 @@ const SLOW_MACHINE_TOOL_MS = 15_000;
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const withInterval = (r: EvalResult) => ({ success: r.success, ci95: wilsonInterval(Math.round(r.success * r.n), r.n) });
 
-console.log(`load average: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+const load = () => loadavg().map((l) => Number(l.toFixed(2)));
+const loadBefore = load();
+console.log(`load average before: ${loadBefore.join(' ')}`);
 await initBackend();
 const { model, tokenizer } = await loadHfModel(resolveModelPath('spindle-base'));
 const policy = (id: string) => new EnginePolicy(id, tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
@@ -74,7 +76,7 @@ for (const env of ENVS) {
 }
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/skills.json', JSON.stringify({
-  benchmark: 'skills', date: new Date().toISOString(), load_average: loadavg(), collected: collected.length, skills: skills.map(({ markdown: _m, ...s }) => s),
+  benchmark: 'skills', date: new Date().toISOString(), load_average_before: loadBefore, load_average_after: load(), collected: collected.length, skills: skills.map(({ markdown: _m, ...s }) => s),
   instruction_rows: rows.length, sft_updates: losses.length, envs,
 }, null, 2));
 trainer.dispose();

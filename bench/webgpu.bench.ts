@@ -26,15 +26,9 @@ import { TransformerModel } from '../src/model/transformer.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { installNodeWebGpu } from './lib/node-webgpu.ts';
 import { runTorch, torchAvailability, type TorchRun } from './lib/torch-reference.ts';
+import { SMOLLM2_135M } from './lib/smollm2.ts';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
-
-/** SmolLM2-135M-Instruct's config.json shapes. */
-const SMOLLM2_135M = {
-  model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9,
-  num_key_value_heads: 3, head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5,
-  rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu',
-};
 
 interface Shape {
   name: string;

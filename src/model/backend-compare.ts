@@ -78,6 +78,19 @@ function maxDiff(a: number[], b: number[]): number {
   return a.length === b.length ? worst : Infinity;
 }
 
+/** Largest differences from cpu the comparison accepts (float32 reductions in another order). */
+export const WEBGPU_TOLERANCE = { logits: 1e-3, loss: 1e-4, grads: 1e-3, loraLoss: 1e-4, loraGrads: 1e-3 } as const;
+
+/** What a finished comparison got wrong, one line per problem; empty when WebGPU agrees with cpu. */
+export function comparisonProblems(result: SelftestResult): string[] {
+  if (result.status !== 'done') return [`status ${result.status}: ${result.reason ?? ''}`];
+  const problems = Object.entries(WEBGPU_TOLERANCE)
+    .filter(([what, limit]) => !(result.maxDiff![what as keyof typeof WEBGPU_TOLERANCE] < limit))
+    .map(([what, limit]) => `${what} differs by ${result.maxDiff![what as keyof typeof WEBGPU_TOLERANCE]} (limit ${limit})`);
+  if (!result.tokensEqual) problems.push('greedy tokens differ');
+  return problems;
+}
+
 /** Runs the model on cpu and on WebGPU (when an adapter exists) and compares every output. */
 export async function compareWebGpuWithCpu(): Promise<SelftestResult> {
   const probe = await probeEnvironment();
