@@ -3,6 +3,10 @@
  * independently in PyTorch, timed the same way (a full fine-tuning step with Adam, or KV-cached greedy
  * decoding), on the CPU (bench/model.bench.ts) or a CUDA device (bench/webgpu.bench.ts). The Python is
  * SPINDLE_PYTHON, else /usr/bin/python3 (Debian's python3-torch), else python3 on the PATH.
+ *
+ * Threads are pinned on the CPU: torch.set_num_threads alone does not reach the BLAS, and Debian's
+ * OpenBLAS (libopenblas0-pthread) otherwise runs its products on every core while torch reports
+ * "1 thread". The script reports the threads OpenBLAS itself says it uses.
  */
 import { existsSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
@@ -14,6 +18,7 @@ import json, math, sys, time, torch
 cfg = json.loads(sys.argv[1]); B, T, steps = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 mode, dev = sys.argv[5], torch.device(sys.argv[6])
 torch.manual_seed(0)
+if int(sys.argv[7]) > 0: torch.set_num_threads(int(sys.argv[7]))  # 0: as installed
 if dev.type != 'cpu': torch.set_default_device(dev)  # torch >= 2; Debian's 1.13 runs the cpu case
 C, I, H, Hkv, D, V, L = cfg['hiddenSize'], cfg['intermediateSize'], cfg['numHeads'], cfg['numKvHeads'], cfg['headDim'], cfg['vocabSize'], cfg['numLayers']
 class RMS(torch.nn.Module):
@@ -77,9 +82,11 @@ for i in range(steps + 1):
     loss = torch.nn.functional.cross_entropy(logits[:, :-1].reshape(-1, V), ids[:, 1:].reshape(-1))
     opt.zero_grad(); loss.backward(); opt.step(); loss.item(); times.append((time.perf_counter() - t0) * 1000)
 times = times[1:]
-import os
+import ctypes, os
 blas = os.path.realpath('/lib/x86_64-linux-gnu/libblas.so.3') if os.path.exists('/lib/x86_64-linux-gnu/libblas.so.3') else 'unknown'
-print(json.dumps({'times': times, 'torch': torch.__version__, 'threads': torch.get_num_threads(), 'blas': blas, 'device': str(dev), 'params': sum(p.numel() for p in m.parameters())}))
+try: blas_threads = ctypes.CDLL(blas).openblas_get_num_threads()
+except Exception: blas_threads = None
+print(json.dumps({'times': times, 'torch': torch.__version__, 'threads': torch.get_num_threads(), 'blas': blas, 'blas_threads': blas_threads, 'device': str(dev), 'params': sum(p.numel() for p in m.parameters())}))
 `;
 
 export interface TorchRun {
@@ -87,6 +94,8 @@ export interface TorchRun {
   torch: string;
   threads: number;
   blas: string;
+  /** What OpenBLAS reports (null when the BLAS is not OpenBLAS). */
+  blas_threads: number | null;
   device: string;
   params: number;
 }
@@ -99,6 +108,11 @@ export interface TorchArgs {
   generate?: boolean;
   /** 'cpu' (default) or 'cuda'. */
   device?: string;
+  /**
+   * CPU threads for torch and its BLAS, pinned; 'as-installed' leaves both to their defaults (here:
+   * torch 1 thread, OpenBLAS every core, the fastest mix on this machine). Default 1.
+   */
+  threads?: number | 'as-installed';
 }
 
 function python(): string {
@@ -119,8 +133,11 @@ export function runTorch<T>(config: ModelConfig, a: TorchArgs): T | { skipped: s
   if (!available.torch) return { skipped: available.reason! };
   const device = a.device ?? 'cpu';
   if (device === 'cuda' && !available.cuda) return { skipped: 'torch sees no CUDA device' };
-  const args = [JSON.stringify(config), a.batch, a.seq, a.steps, a.generate ? 'generate' : 'train', device].map(String);
-  const run = spawnSync(python(), ['-c', TORCH_SCRIPT, ...args], { encoding: 'utf8' });
+  const threads = a.threads ?? 1;
+  const args = [JSON.stringify(config), a.batch, a.seq, a.steps, a.generate ? 'generate' : 'train', device, threads === 'as-installed' ? 0 : threads].map(String);
+  const pinned = threads === 'as-installed' ? {} : { OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) };
+  const env = { ...process.env, ...pinned };
+  const run = spawnSync(python(), ['-c', TORCH_SCRIPT, ...args], { encoding: 'utf8', env });
   if (run.status !== 0) return { skipped: `torch script failed: ${run.stderr.trim().split('\n').pop()}` };
   return JSON.parse(run.stdout.trim().split('\n').pop()!) as T;
 }

@@ -12,6 +12,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
+import { registerWasmMatMulKernels } from './wasm-matmul.ts';
+import { relaxedSimdAvailable } from './wasm-gemm/heap-gemm.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -159,7 +161,7 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
   let failure = '';
   for (const backend of order) {
     try {
-      const threadsCount = await activate(backend, choice, options);
+      const threadsCount = await activate(backend, choice, options, probe);
       if (backend === choice.backend) return { ...choice, threadsCount };
       return { ...choice, backend, threads: false, threadsCount, reason: `${choice.reason}; ${choice.backend} failed to start (${failure}), using ${backend}` };
     } catch (err) {
@@ -170,8 +172,20 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
   throw new Error(`No tfjs backend could start: ${failure}`);
 }
 
+/**
+ * Node 20's V8 has WebAssembly's relaxed SIMD behind a flag (it is on by default in Chrome ≥ 114 and
+ * Node ≥ 22). Turned on before the matrix kernel is compiled, so the CLI and the benchmarks run the
+ * multiply-add kernel Chrome runs (wasm-gemm/). Nothing is set where the engine already has it.
+ */
+async function enableRelaxedSimdInNode(): Promise<void> {
+  if (relaxedSimdAvailable()) return;
+  const specifier = 'node:v8'; // not a literal: the browser bundle must not try to resolve it
+  const v8 = (await import(/* @vite-ignore */ specifier)) as typeof import('node:v8');
+  v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+}
+
 /** Starts one backend and proves it computes (a backend can register and still fail on first use). */
-async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions): Promise<number | undefined> {
+async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions, probe: BackendProbe): Promise<number | undefined> {
   let threadsCount: (() => number) | undefined;
   if (backend === 'webgpu') {
     await import('@tensorflow/tfjs-backend-webgpu');
@@ -181,16 +195,18 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     const wasm = await import('@tensorflow/tfjs-backend-wasm');
     if (options.wasmPaths) wasm.setWasmPaths(options.wasmPaths);
     if (!choice.threads) tf.env().set('WASM_HAS_MULTITHREAD_SUPPORT', false);
+    if (probe.isNode) await enableRelaxedSimdInNode();
     threadsCount = wasm.getThreadsCount;
     registerWasmKernels();
     registerWasmFusedKernels();
+    registerWasmMatMulKernels();
   }
   const ok = await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);
   await tf.ready();
-  const probe = tf.tidy(() => tf.matMul(tf.ones([8, 8]), tf.ones([8, 8])).sum());
-  const value = (await probe.data())[0];
-  probe.dispose();
+  const smoke = tf.tidy(() => tf.matMul(tf.ones([8, 8]), tf.ones([8, 8])).sum());
+  const value = (await smoke.data())[0];
+  smoke.dispose();
   if (value !== 512) throw new Error(`${backend} computed a wrong smoke-test result (${value}, expected 512)`);
   return threadsCount?.();
 }

@@ -1,81 +1,27 @@
 /**
  * The few tensor operations the transformer is built from, written around two tfjs pitfalls
  * (notes/stack-facts.md §2):
- * - tfjs-wasm's BatchMatMul takes a slow path for transposed operands, and tfjs's own matMul
- *   gradient always uses them; `mm` has its own gradient that transposes explicitly (≈3× faster
- *   training step on wasm). It also takes the slow path for any batched product: `bmm` runs
- *   attention's products as a depthwise convolution there.
+ * - tfjs-wasm's BatchMatMul takes a naive loop for transposed or batched operands, and tfjs's own
+ *   matMul gradient always transposes; on wasm `mm` and `bmm` run wasm-matmul.ts's kernels instead,
+ *   whose gradients read transposed operands by their strides.
  * - the gradient of `tf.gather` needs `UnsortedSegmentSum`, which wasm lacks; `embed` looks rows up
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
 import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
-
-/** Swaps the last two axes: [..., m, n] → [..., n, m]. */
-export function swapLast(x: tf.Tensor): tf.Tensor {
-  const perm = [...Array(x.rank).keys()];
-  [perm[x.rank - 2], perm[x.rank - 1]] = [perm[x.rank - 1], perm[x.rank - 2]];
-  return tf.transpose(x, perm);
-}
+import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
 
 /**
- * `mm`'s kernel: the backend's own BatchMatMul without transposes, under a name of ours so that its
- * gradient is ours too. Registered kernels get lazy per-input gradients (a customGrad computes every
- * input's eagerly), so a frozen weight's gradient, a third of a LoRA backward pass's products, is
- * never computed; and the gradient transposes explicitly, which keeps tfjs-wasm on XNNPACK.
- * It takes a [..., k] and b [k, n] as they are and views them as [1, rows, k] and [1, k, n] inside
- * the kernel: the expandDims, squeeze and reshapes around every product were a third of a decoding
- * step's 650 ops, each paying tfjs's per-op cost.
- */
-const MATMUL_KERNEL = 'SpindleMatMul';
-
-tf.registerGradient({
-  kernelName: MATMUL_KERNEL,
-  inputsToSave: ['a', 'b'],
-  gradFunc: (dy, saved) => {
-    const [a, b] = saved;
-    const g = dy as tf.Tensor; // [..., n]
-    const [k, n] = b.shape;
-    return { a: () => mm(g, b.transpose()), b: () => mm(a.reshape([-1, k]).transpose(), g.reshape([-1, n])) }; // [..., k], [k, n]
-  },
-});
-
-function ensureMatMulKernel(backendName: 'wasm'): void {
-  if (tf.getKernel(MATMUL_KERNEL, backendName)) return;
-  const batchMatMul = tf.getKernel('BatchMatMul', backendName);
-  if (!batchMatMul) throw new Error(`The ${backendName} backend has no BatchMatMul kernel.`);
-  tf.registerKernel({
-    kernelName: MATMUL_KERNEL,
-    backendName,
-    kernelFunc: ({ inputs, backend }) => {
-      const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
-      const [k, n] = b.shape;
-      const rows = tf.util.sizeFromShape(a.shape) / k;
-      // Shape views of the same buffers (what Reshape returns on wasm), read by BatchMatMul as 3-D.
-      const out = batchMatMul.kernelFunc({
-        inputs: { a: { ...a, shape: [1, rows, k] }, b: { ...b, shape: [1, k, n] } },
-        backend,
-        attrs: { transposeA: false, transposeB: false },
-      }) as tf.TensorInfo;
-      return { ...out, shape: [...a.shape.slice(0, -1), n] };
-    },
-  });
-}
-
-/**
- * a [..., k] · b [k, n] → [..., n]. On wasm through the kernel above; other backends run transposed
+ * a [..., k] · b [k, n] → [..., n]. On wasm through SpindleMatMul, which takes a as it is (no reshapes
+ * around every product: they were a third of a decoding step's ops); other backends run transposed
  * products natively, so tfjs's own matMul and its (lazy) gradient are used.
  */
 export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   const [k, n] = b.shape as [number, number];
   if (b.rank !== 2 || a.shape[a.rank - 1] !== k) throw new Error(`mm multiplies [..., k] by [k, n]; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
-  const backend = tf.getBackend();
-  if (backend !== 'wasm') {
-    if (a.rank === 2) return tf.matMul(a, b);
-    return tf.matMul(a.reshape([-1, k]), b).reshape([...a.shape.slice(0, -1), n]);
-  }
-  ensureMatMulKernel(backend);
-  return tf.engine().runKernel(MATMUL_KERNEL, { a, b }, {}) as tf.Tensor;
+  if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b);
+  if (a.rank === 2) return tf.matMul(a, b);
+  return tf.matMul(a.reshape([-1, k]), b).reshape([...a.shape.slice(0, -1), n]);
 }
 
 /** x [..., k] · W for a half-precision weight W [k, n] (transformer.ts's HalfWeight) on a backend with the kernel. */
@@ -85,65 +31,13 @@ export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: strin
   return tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: x, w: w.packed }, { format: w.format, transposeW: false }) as tf.Tensor;
 }
 
-/** Per-slice work (m·k·n multiply-adds) below which `bmm` keeps the plain batched product (generation's one-query attention). */
-const DEPTHWISE_MIN_WORK = 1 << 15;
-
 /**
- * a [N, m, k] · b [N, k, n] → [N, m, n], or a · bᵀ for b [N, n, k] with `transposeB` (attention's
- * q·kᵀ, without copying the key cache into a transposed tensor every decoding step).
- *
- * tfjs-wasm sends every batched BatchMatMul to a naive loop (≈2 GFLOP/s) and splitting the batch into
- * 2D products costs more in slicing than it saves; but its depthwise convolution is XNNPACK's grouped
- * GEMM. With the N slices as channels, a filter 1 × k wide over an input k wide is exactly one
- * [m, k] · [k, n] product per channel: attention's 32 slices of [128, 32] · [32, 64] run 4.7× faster,
- * bit for bit the same.
+ * a [..., m, k] · b [..., k, n] → [..., m, n] over equal leading axes (attention's products); with
+ * `transposeB`, b is [..., n, k] and the product is a · bᵀ (q·kᵀ without copying the key cache into a
+ * transposed tensor every decoding step).
  */
-function batchedProduct(a: tf.Tensor3D, b: tf.Tensor3D, transposeB: boolean): tf.Tensor3D {
-  const [N, m, k] = a.shape;
-  const n = transposeB ? b.shape[1] : b.shape[2];
-  if (N === 1 || tf.getBackend() !== 'wasm' || m * k * n < DEPTHWISE_MIN_WORK) return tf.matMul(a, b, false, transposeB);
-  const input = a.transpose([1, 2, 0]).reshape([1, m, k, N]) as tf.Tensor4D; // NHWC: [1, m, k, N]
-  const filter = b.transpose(transposeB ? [2, 0, 1] : [1, 0, 2]).reshape([1, k, N, n]) as tf.Tensor4D; // [1, k, N, n]
-  const out = tf.depthwiseConv2d(input, filter, 1, 'valid'); // [1, m, 1, N·n]
-  return out.reshape([m, N, n]).transpose([1, 0, 2]) as tf.Tensor3D;
-}
-
-function batchedMatMul(transposeB: boolean) {
-  return tf.customGrad((...inputs: (tf.Tensor | tf.GradSaveFunc)[]) => {
-    const [a, b, save] = inputs as [tf.Tensor3D, tf.Tensor3D, tf.GradSaveFunc];
-    save([a, b]);
-    return {
-      value: batchedProduct(a, b, transposeB),
-      gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [sa, sb] = saved as tf.Tensor3D[];
-        const g = dy as tf.Tensor3D; // [N, m, n]
-        const da = batchedProduct(g, sb, !transposeB); // [N, m, k]
-        // d(a·b)/db = aᵀ·g [N, k, n]; d(a·bᵀ)/db = gᵀ·a [N, n, k]
-        const db = transposeB ? batchedProduct(swapLast(g) as tf.Tensor3D, sa, false) : batchedProduct(swapLast(sa) as tf.Tensor3D, g, false);
-        return [da, db];
-      },
-    };
-  });
-}
-const batchedMatMuls = { plain: batchedMatMul(false), transposed: batchedMatMul(true) };
-
-/**
- * a [..., m, k] · b [..., k, n] → [..., m, n] over equal batch dims (attention's products), fast on
- * wasm too; with `transposeB`, b is [..., n, k] and the product is a · bᵀ. `differentiable: false`
- * (generation) skips the custom gradient's bookkeeping, a cost per call comparable to the product's.
- */
-export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false, differentiable = true): tf.Tensor {
-  // Generation's one-query products: tfjs's batched matMul takes any rank, with no reshapes around it.
-  if (!differentiable && a.shape[a.rank - 2] * a.shape[a.rank - 1] * b.shape[transposeB ? b.rank - 2 : b.rank - 1] < DEPTHWISE_MIN_WORK) {
-    return tf.matMul(a, b, false, transposeB);
-  }
-  const lead = a.shape.slice(0, -2);
-  const [m, k] = a.shape.slice(-2);
-  const n = b.shape[transposeB ? b.rank - 2 : b.rank - 1];
-  const N = lead.reduce((x, y) => x * y, 1);
-  const product = differentiable ? (transposeB ? batchedMatMuls.transposed : batchedMatMuls.plain) : (x: tf.Tensor3D, y: tf.Tensor3D) => batchedProduct(x, y, transposeB);
-  const out = product(a.reshape([N, m, k]) as tf.Tensor3D, b.reshape(transposeB ? [N, n, k] : [N, k, n]) as tf.Tensor3D);
-  return out.reshape([...lead, m, n]);
+export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
+  return hasFusedKernel(BATCH_MATMUL_KERNEL) ? product(BATCH_MATMUL_KERNEL, a, b, { transposeB }) : tf.matMul(a, b, false, transposeB);
 }
 
 /** Row lookup: ids [N] in table [V, C] → [N, C]. One-hot matmul when the table trains, gather otherwise. */

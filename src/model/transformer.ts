@@ -270,10 +270,10 @@ export class TransformerModel {
   private attentionProducts(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context, rep: number, T: number): tf.Tensor {
     const [B, Hkv, , D] = q.shape as [number, number, number, number];
     const Tk = k.shape[2] as number;
-    const scores = tf.mul(bmm(q, k, true, ctx.differentiable), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+    const scores = tf.mul(bmm(q, k, true), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
     // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
     const masked = ctx.bias ? tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias).reshape([B, Hkv, rep * T, Tk]) : scores;
-    return bmm(softmax(masked), v, false, ctx.differentiable); // [B, Hkv, rep·T, D]
+    return bmm(softmax(masked), v); // [B, Hkv, rep·T, D]
   }
 
   private mlp(i: number, x: tf.Tensor3D, ctx: Context): tf.Tensor3D {

@@ -1,0 +1,143 @@
+/**
+ * A minimal WebAssembly binary writer: just what gemm-module.ts needs to emit its kernel (i32
+ * arithmetic, structured control flow, f32 and 128-bit SIMD loads, stores and arithmetic) and a
+ * module of exported functions over one imported memory. Writing the kernel in TypeScript keeps it
+ * readable and reviewable, with no toolchain and no opaque binary in the repository.
+ *
+ * Encoding reference: the WebAssembly core specification §5 (binary format) and the SIMD proposal's
+ * opcode table (every SIMD instruction is 0xfd followed by its LEB128 opcode).
+ */
+
+/** Unsigned LEB128. */
+function uleb(value: number): number[] {
+  const out: number[] = [];
+  let v = value >>> 0;
+  do {
+    let byte = v & 0x7f;
+    v >>>= 7;
+    if (v !== 0) byte |= 0x80;
+    out.push(byte);
+  } while (v !== 0);
+  return out;
+}
+
+/** Signed LEB128 of a 32-bit integer. */
+function sleb(value: number): number[] {
+  const out: number[] = [];
+  let v = value | 0;
+  for (;;) {
+    const byte = v & 0x7f;
+    v >>= 7;
+    const done = (v === 0 && (byte & 0x40) === 0) || (v === -1 && (byte & 0x40) !== 0);
+    out.push(done ? byte : byte | 0x80);
+    if (done) return out;
+  }
+}
+
+const TYPE_CODES = { i32: 0x7f, f32: 0x7d, v128: 0x7b } as const;
+export type ValueType = keyof typeof TYPE_CODES;
+
+/** Alignment exponents of the memory instructions' memargs (a hint only: wasm tolerates misalignment). */
+const ALIGN_F32 = 2;
+const ALIGN_V128 = 4;
+
+/**
+ * The body of one function: locals are declared with `local()`, instructions appended in order.
+ * Method names follow the text format (`i32_add` for `i32.add`).
+ */
+export class FunctionBody {
+  private readonly params: number;
+  private readonly locals: ValueType[] = [];
+  private readonly code: number[] = [];
+
+  constructor(params: number) {
+    this.params = params;
+  }
+
+  /** A new local of type `t`; returns its index. Parameters are locals 0 … params-1. */
+  local(t: ValueType): number {
+    this.locals.push(t);
+    return this.params + this.locals.length - 1;
+  }
+
+  private emit(...bytes: number[]): this {
+    this.code.push(...bytes);
+    return this;
+  }
+  private simd(opcode: number, ...rest: number[]): this {
+    return this.emit(0xfd, ...uleb(opcode), ...rest);
+  }
+
+  get(i: number) { return this.emit(0x20, ...uleb(i)); } // prettier-ignore
+  set(i: number) { return this.emit(0x21, ...uleb(i)); } // prettier-ignore
+  tee(i: number) { return this.emit(0x22, ...uleb(i)); } // prettier-ignore
+  i32_const(v: number) { return this.emit(0x41, ...sleb(v)); } // prettier-ignore
+  i32_add() { return this.emit(0x6a); } // prettier-ignore
+  i32_sub() { return this.emit(0x6b); } // prettier-ignore
+  i32_mul() { return this.emit(0x6c); } // prettier-ignore
+  i32_lt_u() { return this.emit(0x49); } // prettier-ignore
+  i32_gt_u() { return this.emit(0x4b); } // prettier-ignore
+  i32_ge_u() { return this.emit(0x4f); } // prettier-ignore
+  i32_rem_u() { return this.emit(0x70); } // prettier-ignore
+  i32_eqz() { return this.emit(0x45); } // prettier-ignore
+  /** `block` with no result; `end()` closes it. A branch to it jumps past its end. */
+  block() { return this.emit(0x02, 0x40); } // prettier-ignore
+  /** `loop` with no result; a branch to it jumps back to its start. */
+  loop() { return this.emit(0x03, 0x40); } // prettier-ignore
+  end() { return this.emit(0x0b); } // prettier-ignore
+  br(depth: number) { return this.emit(0x0c, ...uleb(depth)); } // prettier-ignore
+  br_if(depth: number) { return this.emit(0x0d, ...uleb(depth)); } // prettier-ignore
+  f32_load(offset = 0) { return this.emit(0x2a, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
+  f32_store(offset = 0) { return this.emit(0x38, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
+  f32_add() { return this.emit(0x92); } // prettier-ignore
+  f32_mul() { return this.emit(0x94); } // prettier-ignore
+  f32_const0() { return this.emit(0x43, 0, 0, 0, 0); } // prettier-ignore
+  v128_load(offset = 0) { return this.simd(0x00, ALIGN_V128, ...uleb(offset)); } // prettier-ignore
+  v128_load32_splat(offset = 0) { return this.simd(0x09, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
+  v128_store(offset = 0) { return this.simd(0x0b, ALIGN_V128, ...uleb(offset)); } // prettier-ignore
+  v128_const0() { return this.simd(0x0c, ...new Array<number>(16).fill(0)); } // prettier-ignore
+  f32x4_add() { return this.simd(0xe4); } // prettier-ignore
+  f32x4_mul() { return this.simd(0xe6); } // prettier-ignore
+  /** Relaxed SIMD's a·b + c (fused or not, as the hardware does it); operands pushed a, b, c. */
+  f32x4_relaxed_madd() { return this.simd(0x105); } // prettier-ignore
+
+  /** The body's encoding: local declarations (one group per local), code, `end`. */
+  encode(): number[] {
+    const decls = this.locals.flatMap((t) => [1, TYPE_CODES[t]]);
+    const body = [...uleb(this.locals.length), ...decls, ...this.code, 0x0b];
+    return [...uleb(body.length), ...body];
+  }
+}
+
+export interface ExportedFunction {
+  name: string;
+  /** Every parameter is an i32 (pointers, sizes, strides); no result. */
+  params: number;
+  body: FunctionBody;
+}
+
+function section(id: number, content: number[]): number[] {
+  return [id, ...uleb(content.length), ...content];
+}
+
+const utf8 = (s: string) => [...new TextEncoder().encode(s)];
+const name = (s: string) => [...uleb(utf8(s).length), ...utf8(s)];
+
+/**
+ * A module importing `env.memory` and exporting `functions`. A shared memory (a threaded tfjs-wasm
+ * build's heap) must be imported as shared, with a maximum: 65,536 pages, wasm32's whole range,
+ * admits any heap.
+ */
+export function assembleModule(functions: ExportedFunction[], sharedMemory: boolean): Uint8Array {
+  const types = functions.flatMap((f) => [0x60, ...uleb(f.params), ...new Array<number>(f.params).fill(TYPE_CODES.i32), 0]);
+  const memoryLimits = sharedMemory ? [0x03, ...uleb(0), ...uleb(65536)] : [0x00, ...uleb(0)];
+  const bytes = [
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
+    ...section(1, [...uleb(functions.length), ...types]),
+    ...section(2, [...uleb(1), ...name('env'), ...name('memory'), 0x02, ...memoryLimits]),
+    ...section(3, [...uleb(functions.length), ...functions.flatMap((_, i) => uleb(i))]),
+    ...section(7, [...uleb(functions.length), ...functions.flatMap((f, i) => [...name(f.name), 0x00, ...uleb(i)])]),
+    ...section(10, [...uleb(functions.length), ...functions.flatMap((f) => f.body.encode())]),
+  ]; // prettier-ignore
+  return new Uint8Array(bytes);
+}

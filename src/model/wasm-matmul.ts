@@ -1,0 +1,198 @@
+/**
+ * Spindle's matrix products on tfjs-wasm: two kernels of ours, so that their gradients are ours too.
+ *
+ *   SpindleMatMul       a [..., k] · b [k, n] → [..., n]
+ *                       transposeB: a [..., k] · bᵀ for b [n, k] → [..., n]          (the input gradient g·Wᵀ)
+ *                       transposeA: aᵀ · b for a [..., m], b [..., n], summed over the
+ *                                   leading axes → [m, n]                           (the weight gradient xᵀ·g)
+ *   SpindleBatchMatMul  a [..., m, k] · b [..., k, n] → [..., m, n] over equal leading axes, either
+ *                       operand stored transposed ([..., k, m], [..., n, k]) by the same flags
+ *                                                                                   (attention's products)
+ *
+ * Why our own: registered kernels get lazy per-input gradients (a frozen weight's gradient, a third of
+ * a LoRA backward pass's products, is never computed), and the products run on wasm-gemm/, a SIMD
+ * kernel over tfjs's heap that reads transposed operands by their strides: tfjs-wasm's BatchMatMul
+ * sends transposed or batched operands to a naive loop, so before this every gradient product paid
+ * for an explicit transpose, and attention ran as a depthwise convolution.
+ * When tfjs-wasm runs XNNPACK on several threads (a cross-origin-isolated page on a machine with four
+ * or more cores), 2-D products go to XNNPACK, with explicit transposes, since one thread of ours does
+ * not beat several of its.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { GEMM_ROWS } from './wasm-gemm/gemm-module.ts';
+import { HeapGemm, type EmscriptenHeap } from './wasm-gemm/heap-gemm.ts';
+
+export const MATMUL_KERNEL = 'SpindleMatMul';
+export const BATCH_MATMUL_KERNEL = 'SpindleBatchMatMul';
+
+interface ProductAttrs {
+  transposeA?: boolean;
+  transposeB?: boolean;
+}
+
+const run = (name: string, a: tf.Tensor, b: tf.Tensor, attrs: ProductAttrs = {}) => tf.engine().runKernel(name, { a, b }, attrs as tf.NamedAttrMap) as tf.Tensor;
+
+/**
+ * The gradients of y = A'·B' for either kernel, by the flags (dy = g):
+ *   y = a·b   → da = g·bᵀ, db = aᵀ·g
+ *   y = a·bᵀ  → da = g·b,  db = gᵀ·a
+ *   y = aᵀ·b  → da = b·gᵀ, db = a·g
+ */
+function productGradient(kernelName: string): tf.GradConfig {
+  return {
+    kernelName,
+    inputsToSave: ['a', 'b'],
+    gradFunc: (dy, [a, b], attrs) => {
+      const g = dy as tf.Tensor;
+      const { transposeA, transposeB } = attrs as ProductAttrs;
+      if (transposeA) return { a: () => run(kernelName, b, g, { transposeB: true }), b: () => run(kernelName, a, g) };
+      if (transposeB) return { a: () => run(kernelName, g, b), b: () => run(kernelName, g, a, { transposeA: true }) };
+      return { a: () => run(kernelName, g, b, { transposeB: true }), b: () => run(kernelName, a, g, { transposeA: true }) };
+    },
+  };
+}
+tf.registerGradient(productGradient(MATMUL_KERNEL));
+tf.registerGradient(productGradient(BATCH_MATMUL_KERNEL));
+
+/** What the kernels need of tfjs-wasm's backend. */
+interface WasmBackend {
+  wasm: EmscriptenHeap & { tfjs: { getThreadsCount(): number } };
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  getMemoryOffset(dataId: tf.DataId): number;
+  typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
+  disposeData(dataId: tf.DataId): void;
+}
+
+const gemms = new WeakMap<object, HeapGemm>();
+
+function gemmOf(backend: WasmBackend): HeapGemm {
+  let gemm = gemms.get(backend.wasm);
+  if (!gemm) {
+    gemm = new HeapGemm(backend.wasm);
+    gemms.set(backend.wasm, gemm);
+  }
+  return gemm;
+}
+
+/** Sizes of one product: C[m, n] = A'[m, k] · B'[k, n], with `shape` the output's. */
+interface ProductShape {
+  m: number;
+  k: number;
+  n: number;
+  shape: number[];
+}
+
+function matMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, transposeB }: ProductAttrs): ProductShape {
+  const size = tf.util.sizeFromShape;
+  const last = (t: tf.TensorInfo) => t.shape[t.shape.length - 1];
+  if (transposeA) {
+    const [m, n] = [last(a), last(b)];
+    const k = size(a.shape) / m;
+    if (transposeB || size(b.shape) / n !== k) throw new Error(`SpindleMatMul: aᵀ·b needs a [..., m] and b [..., n] over the same rows; got [${a.shape}] and [${b.shape}]`);
+    return { m, k, n, shape: [m, n] };
+  }
+  const k = last(a);
+  const [bk, n] = transposeB ? [b.shape[1], b.shape[0]] : [b.shape[0], b.shape[1]];
+  if (b.shape.length !== 2 || bk !== k) throw new Error(`SpindleMatMul: [${a.shape}] · ${transposeB ? 'ᵀ' : ''}[${b.shape}]: inner sizes differ`);
+  return { m: size(a.shape) / k, k, n, shape: [...a.shape.slice(0, -1), n] };
+}
+
+function batchMatMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, transposeB }: ProductAttrs): ProductShape & { batch: number } {
+  const lead = a.shape.slice(0, -2);
+  const [ar, ac] = a.shape.slice(-2);
+  const [br, bc] = b.shape.slice(-2);
+  const [m, k] = transposeA ? [ac, ar] : [ar, ac];
+  const [bk, n] = transposeB ? [bc, br] : [br, bc];
+  const sameLead = b.shape.length === a.shape.length && lead.every((d, i) => d === b.shape[i]);
+  if (a.shape.length < 3 || !sameLead || k !== bk) {
+    throw new Error(`SpindleBatchMatMul: [${a.shape}]${transposeA ? 'ᵀ' : ''} · [${b.shape}]${transposeB ? 'ᵀ' : ''}: leading or inner sizes differ`);
+  }
+  return { batch: tf.util.sizeFromShape(lead), m, k, n, shape: [...lead, m, n] };
+}
+
+/** Runs `count` products of the given sizes on the heap gemm, slice by slice; zeros when k is 0. */
+function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, p: ProductShape, attrs: ProductAttrs, count = 1): tf.TensorInfo {
+  const out = backend.makeOutput(p.shape, 'float32');
+  if (p.m * p.n === 0) return out;
+  if (p.k === 0) {
+    backend.typedArrayFromHeap(out).fill(0);
+    return out;
+  }
+  const gemm = gemmOf(backend);
+  const [aAt, bAt, cAt] = [a, b, out].map((t) => backend.getMemoryOffset(t.dataId));
+  for (let s = 0; s < count; s++) {
+    gemm.product({
+      a: aAt + s * p.m * p.k * 4,
+      b: bAt + s * p.k * p.n * 4,
+      c: cAt + s * p.m * p.n * 4,
+      m: p.m,
+      k: p.k,
+      n: p.n,
+      transposeA: Boolean(attrs.transposeA),
+      transposeB: Boolean(attrs.transposeB),
+    });
+  }
+  return out;
+}
+
+/** A 2-D product on XNNPACK (tfjs's BatchMatMul without transposes), transposing operands explicitly first. */
+function xnnpackProduct(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, p: ProductShape, attrs: ProductAttrs): tf.TensorInfo {
+  const kernel = (name: string) => tf.getKernel(name, 'wasm')!.kernelFunc;
+  const temporaries: tf.TensorInfo[] = [];
+  const transposed = (t: tf.TensorInfo, rows: number, cols: number) => {
+    const out = kernel('Transpose')({ inputs: { x: { ...t, shape: [rows, cols] } }, backend: backend as never, attrs: { perm: [1, 0] } }) as tf.TensorInfo;
+    temporaries.push(out);
+    return out;
+  };
+  const left = attrs.transposeA ? transposed(a, p.k, p.m) : a;
+  const right = attrs.transposeB ? transposed(b, p.n, p.k) : b;
+  const out = kernel('BatchMatMul')({
+    inputs: { a: { ...left, shape: [1, p.m, p.k] }, b: { ...right, shape: [1, p.k, p.n] } },
+    backend: backend as never,
+    attrs: { transposeA: false, transposeB: false },
+  }) as tf.TensorInfo;
+  for (const t of temporaries) backend.disposeData(t.dataId);
+  return { ...out, shape: p.shape };
+}
+
+/**
+ * Rows below which an untransposed product goes to XNNPACK: a decoding step's few rows, where XNNPACK
+ * reuses the weight it packed on the first step and the heap gemm repacks it every call (measured
+ * even at 4 rows, the heap gemm ahead from 16).
+ */
+const XNNPACK_BELOW_ROWS = 2 * GEMM_ROWS;
+
+/** XNNPACK for 2-D products when tfjs-wasm runs it on several threads, and for untransposed products of few rows. */
+function prefersXnnpack(backend: WasmBackend, p: ProductShape, attrs: ProductAttrs): boolean {
+  if (backend.wasm.tfjs.getThreadsCount() > 1) return true;
+  return !attrs.transposeA && !attrs.transposeB && p.m < XNNPACK_BELOW_ROWS;
+}
+
+/** Registers both kernels on tfjs-wasm (before `tf.setBackend('wasm')`); a second call does nothing. */
+export function registerWasmMatMulKernels(): void {
+  if (tf.getKernel(MATMUL_KERNEL, 'wasm')) return;
+  tf.registerKernel({
+    kernelName: MATMUL_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+      const wasm = backend as unknown as WasmBackend;
+      const p = matMulShape(a, b, attrs as ProductAttrs);
+      return p.k > 0 && prefersXnnpack(wasm, p, attrs as ProductAttrs) ? xnnpackProduct(wasm, a, b, p, attrs as ProductAttrs) : heapProducts(wasm, a, b, p, attrs as ProductAttrs);
+    },
+  });
+  tf.registerKernel({
+    kernelName: BATCH_MATMUL_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
+      const p = batchMatMulShape(a, b, attrs as ProductAttrs);
+      return heapProducts(backend as unknown as WasmBackend, a, b, p, attrs as ProductAttrs, p.batch);
+    },
+  });
+}
+
+/** Runs `kernel` (MATMUL_KERNEL or BATCH_MATMUL_KERNEL) with the transpose flags. */
+export function product(kernel: typeof MATMUL_KERNEL | typeof BATCH_MATMUL_KERNEL, a: tf.Tensor, b: tf.Tensor, attrs: ProductAttrs = {}): tf.Tensor {
+  return run(kernel, a, b, attrs);
+}

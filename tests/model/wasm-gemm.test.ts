@@ -1,0 +1,149 @@
+/**
+ * The WebAssembly matrix kernel (src/model/wasm-gemm) against a float64 reference, on its own memory:
+ * every path of it (whole row blocks, the one-row tail, the scalar column tail, contiguous and
+ * gathered B panels) in both operand layouts, with plain SIMD and with relaxed SIMD's multiply-add;
+ * then through tfjs-wasm, where its gradients must replace every transpose of a training step.
+ */
+import * as tf from '@tensorflow/tfjs';
+import v8 from 'node:v8';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { HeapGemm, relaxedSimdAvailable, type EmscriptenHeap } from '../../src/model/wasm-gemm/heap-gemm.ts';
+import { gemmModuleBytes } from '../../src/model/wasm-gemm/gemm-module.ts';
+import { mm } from '../../src/model/ops.ts';
+import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../../src/model/wasm-matmul.ts';
+import { createRng } from '../../src/rng.ts';
+import { expectClose, useBackend } from './helpers.ts';
+
+// Node 20 has relaxed SIMD behind a flag (initBackend sets it too); the plain kernel is tested either way.
+if (!relaxedSimdAvailable()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+/** A bump allocator over a fresh memory, standing in for tfjs-wasm's malloc; `freed` counts frees. */
+function standaloneHeap(): EmscriptenHeap & { memory: WebAssembly.Memory; freed: number } {
+  const memory = new WebAssembly.Memory({ initial: 256 });
+  let top = 1024;
+  const heap = {
+    memory,
+    asm: { memory },
+    freed: 0,
+    _malloc(bytes: number) {
+      const at = top;
+      top += Math.ceil(bytes / 64) * 64;
+      if (top > memory.buffer.byteLength) memory.grow(Math.ceil((top - memory.buffer.byteLength) / 65536));
+      return at;
+    },
+    _free() {
+      heap.freed++;
+    },
+  };
+  return heap;
+}
+
+interface Case {
+  m: number;
+  k: number;
+  n: number;
+  transposeA: boolean;
+  transposeB: boolean;
+}
+
+/** Runs one product on the heap and returns C next to its float64 reference. */
+function runCase(gemm: HeapGemm, heap: ReturnType<typeof standaloneHeap>, c: Case, seed: number): { got: Float32Array; want: Float64Array } {
+  const rng = createRng(seed);
+  const a = heap._malloc(c.m * c.k * 4);
+  const b = heap._malloc(c.k * c.n * 4);
+  const out = heap._malloc(c.m * c.n * 4);
+  const f32 = new Float32Array(heap.memory.buffer);
+  for (let i = 0; i < c.m * c.k; i++) f32[a / 4 + i] = rng.normal();
+  for (let i = 0; i < c.k * c.n; i++) f32[b / 4 + i] = rng.normal();
+  f32.fill(Number.NaN, out / 4, out / 4 + c.m * c.n); // every element must be written
+  gemm.product({ a, b, c: out, ...c });
+  const view = new Float32Array(heap.memory.buffer);
+  const A = (i: number, p: number) => view[a / 4 + (c.transposeA ? p * c.m + i : i * c.k + p)];
+  const B = (p: number, j: number) => view[b / 4 + (c.transposeB ? j * c.k + p : p * c.n + j)];
+  const want = new Float64Array(c.m * c.n);
+  for (let i = 0; i < c.m; i++) for (let j = 0; j < c.n; j++) for (let p = 0; p < c.k; p++) want[i * c.n + j] += A(i, p) * B(p, j);
+  return { got: view.slice(out / 4, out / 4 + c.m * c.n), want };
+}
+
+// Sizes around the 4-row blocks and 8-column strips: whole blocks, tails of each, a single row and column.
+const SIZES: [number, number, number][] = [[1, 1, 1], [4, 1, 8], [5, 3, 9], [13, 7, 19], [8, 16, 16], [3, 33, 2], [17, 64, 40]];
+const CASES: Case[] = SIZES.flatMap(([m, k, n]) => [false, true].flatMap((transposeA) => [false, true].map((transposeB) => ({ m, k, n, transposeA, transposeB }))));
+
+describe('wasm gemm on its own memory', () => {
+  it('assembles a module that validates, plain and with relaxed SIMD, for unshared and shared memories', () => {
+    for (const relaxedSimd of [false, true]) {
+      for (const sharedMemory of [false, true]) expect(WebAssembly.validate(gemmModuleBytes({ relaxedSimd, sharedMemory }) as BufferSource), `relaxed ${relaxedSimd}, shared ${sharedMemory}`).toBe(true);
+    }
+  });
+
+  for (const relaxed of [false, true]) {
+    it(`matches a float64 product in every layout and at every tail size (${relaxed ? 'relaxed multiply-add' : 'plain SIMD'})`, () => {
+      const heap = standaloneHeap();
+      const gemm = new HeapGemm(heap, { relaxedSimd: relaxed });
+      expect(gemm.relaxedSimd).toBe(relaxed);
+      CASES.forEach((c, i) => {
+        const { got, want } = runCase(gemm, heap, c, 100 + i);
+        expectClose(got, want, `[${c.m}, ${c.k}] · [${c.k}, ${c.n}]${c.transposeA ? ' Aᵀ' : ''}${c.transposeB ? ' Bᵀ' : ''}`, 1e-5, 1e-5);
+      });
+    });
+  }
+
+  it('grows its scratch for a larger product and frees the old one', () => {
+    const heap = standaloneHeap();
+    const gemm = new HeapGemm(heap);
+    const freedAfterWarmUp = heap.freed;
+    runCase(gemm, heap, { m: 4, k: 8, n: 8, transposeA: false, transposeB: false }, 1);
+    const { got, want } = runCase(gemm, heap, { m: 40, k: 96, n: 24, transposeA: true, transposeB: false }, 2);
+    expect(heap.freed).toBe(freedAfterWarmUp + 1);
+    expectClose(got, want, 'after growing', 1e-5, 1e-5);
+  });
+});
+
+describe('the kernels through tfjs-wasm', () => {
+  beforeAll(async () => {
+    await useBackend('wasm');
+  });
+
+  const random = (shape: number[], seed: number) => {
+    const rng = createRng(seed);
+    return tf.tensor(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
+  };
+
+  it('SpindleMatMul: aᵀ·b summed over leading axes, a·bᵀ, and an empty inner size', () => {
+    const a = random([2, 5, 6], 1);
+    const b = random([2, 5, 7], 2);
+    expectClose(product(MATMUL_KERNEL, a, b, { transposeA: true }).dataSync(), tf.matMul(a.reshape([10, 6]), b.reshape([10, 7]), true).dataSync(), 'aᵀ·b');
+    const w = random([7, 6], 3);
+    expectClose(product(MATMUL_KERNEL, a, w, { transposeB: true }).dataSync(), tf.matMul(a.reshape([10, 6]), w, false, true).dataSync(), 'a·wᵀ');
+    const empty = product(MATMUL_KERNEL, tf.zeros([3, 0]), tf.zeros([0, 5]));
+    expect(empty.shape).toEqual([3, 5]);
+    expect(Array.from(empty.dataSync())).toEqual(new Array(15).fill(0));
+  });
+
+  it('SpindleBatchMatMul: either operand transposed, and the gradients of both', () => {
+    const a = random([3, 6, 5], 4); // [N, k, m] read as Aᵀ
+    const b = random([3, 7, 6], 5); // [N, n, k] read as Bᵀ
+    const weights = random([3, 5, 7], 6);
+    const ours = (x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(product(BATCH_MATMUL_KERNEL, x, y, { transposeA: true }), weights));
+    const theirs = (x: tf.Tensor, y: tf.Tensor) => tf.sum(tf.mul(tf.matMul(x, y, true), weights));
+    const bT = tf.transpose(b, [0, 2, 1]); // [N, k, n]
+    const [da, db] = tf.grads(ours)([a, bT]);
+    const [ra, rb] = tf.grads(theirs)([a, bT]);
+    expectClose(da.dataSync(), ra.dataSync(), 'gradient of a');
+    expectClose(db.dataSync(), rb.dataSync(), 'gradient of b');
+    const c = random([3, 5, 6], 7);
+    expectClose(product(BATCH_MATMUL_KERNEL, c, b, { transposeB: true }).dataSync(), tf.matMul(c, b, false, true).dataSync(), 'a·bᵀ');
+  });
+
+  it("a product's gradients transpose nothing: no Transpose kernel runs in mm's backward pass", async () => {
+    const x = tf.variable(random([12, 16], 8));
+    const w = tf.variable(random([16, 24], 9));
+    const profile = await tf.profile(() => {
+      const { value, grads } = tf.variableGrads(() => tf.sum(mm(x, w)) as tf.Scalar, [x, w]);
+      tf.dispose([value, ...Object.values(grads)]);
+    });
+    const names = profile.kernels.map((k) => k.name);
+    expect(names.filter((n) => n === MATMUL_KERNEL)).toHaveLength(3); // forward, d/dx, d/dw
+    expect(names).not.toContain('Transpose');
+  });
+});
