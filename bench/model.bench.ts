@@ -19,6 +19,7 @@ import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
+import { Optimizer } from '../src/train/optimizer.ts';
 import { runTorch, type TorchRun } from './lib/torch-reference.ts';
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 8);
@@ -64,16 +65,22 @@ function topOps(info: { kernels: { name: string; kernelTimeMs: unknown }[] }, ro
   return [...byName.values()].sort((a, b) => b.ms - a.ms).slice(0, rows);
 }
 
-/** Full fine-tuning steps on one model; the first (kernel set-up) step is not timed. */
+/**
+ * Full fine-tuning steps on one model with Spindle's own optimizer (src/train/optimizer.ts, as the
+ * trainer runs it: gradients, accumulate, then its step, which also measures the gradient norm; no
+ * clipping or decay, like the PyTorch reference's plain Adam). The first (kernel set-up) step is not timed.
+ */
 function tfjsTrainer(config: ModelConfig): { run: (steps: number) => Promise<number[]>; profile: () => Promise<OpRow[]>; dispose: () => void } {
   const model = TransformerModel.create(config, 1);
-  const optimizer = tf.train.adam(3e-4);
+  const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 3e-4, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
   const tokens = Array.from({ length: BATCH }, (_, b) => Array.from({ length: SEQ }, (_, t) => (b * 31 + t * 7) % 256));
   const step = async () => {
     const start = performance.now();
-    const value = optimizer.minimize(() => crossEntropyLoss(model, tokens), true, model.trainableVariables())!;
+    const { value, grads } = tf.variableGrads(() => crossEntropyLoss(model, tokens), optimizer.variables);
     await value.data();
-    value.dispose();
+    optimizer.accumulate(optimizer.variables.map((v) => grads[v.name]));
+    tf.dispose([value, ...Object.values(grads)]);
+    await optimizer.step();
     return performance.now() - start;
   };
   let warm = false;

@@ -13,7 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
-import { relaxedSimdAvailable } from './wasm-gemm/heap-gemm.ts';
+import { relaxedSimdAvailable } from './wasm-simd/heap-kernels.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -175,7 +175,7 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
 /**
  * Node 20's V8 has WebAssembly's relaxed SIMD behind a flag (it is on by default in Chrome ≥ 114 and
  * Node ≥ 22). Turned on before the matrix kernel is compiled, so the CLI and the benchmarks run the
- * multiply-add kernel Chrome runs (wasm-gemm/). Nothing is set where the engine already has it.
+ * multiply-add kernel Chrome runs (wasm-simd/). Nothing is set where the engine already has it.
  */
 async function enableRelaxedSimdInNode(): Promise<void> {
   if (relaxedSimdAvailable()) return;

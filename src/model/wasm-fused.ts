@@ -1,32 +1,41 @@
 /**
- * Fused kernels on tfjs-wasm, written in JS over the wasm heap, for the elementwise chains where
- * tfjs's cost per op, not the arithmetic, is the time: a decoding step of the micro model ran 650 ops
- * for a few hundred numbers each. In training the fused loops also make fewer passes over the
- * activations. Gradients are fused.ts's.
+ * Fused kernels on tfjs-wasm over the wasm heap, for the elementwise chains where tfjs's cost per op,
+ * not the arithmetic, is the time: a decoding step of the micro model ran 650 ops for a few hundred
+ * numbers each. In training the fused kernels also make fewer passes over the activations. Gradients
+ * are fused.ts's. RMSNorm and Adam run wasm-simd/'s SIMD kernels (a JS loop widens every float to a
+ * double, 3–9 ns an element against tfjs's own ops' fraction of one); the others are JS loops.
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
- *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts).
+ *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
+ *   JS loop where a row is not whole vectors.
+ * - Adam / AdamW: one pass per output (m, v, p) instead of about fifteen ops per variable.
  * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
  *   an add, a reshape); its gradient is the same kernel rotating back.
  * - SwiGLU: silu(gate)·up in one op instead of three.
  */
 import * as tf from '@tensorflow/tfjs';
-import { RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { heapKernelsOf, type EmscriptenHeap, type HeapKernels } from './wasm-simd/heap-kernels.ts';
 
-/** The parts of tfjs-wasm's backend a JS kernel needs: a new output, and a tensor's view of the heap. */
+/** The parts of tfjs-wasm's backend a kernel needs: a new output, a tensor's view of the heap or its address, the module. */
 interface WasmHeap {
+  wasm: EmscriptenHeap;
   makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
   typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
+  getMemoryOffset(dataId: tf.DataId): number;
 }
 
 /** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
 type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
 
+/** The same kernel on wasm-simd/'s SIMD kernels, given heap addresses; false when it does not take these sizes (the loop runs). */
+type SimdKernel = (kernels: HeapKernels, at: Record<string, number>, out: number, rows: number, cols: number, attrs: Record<string, unknown>) => boolean;
+
 /**
  * Registers a float32 kernel whose output has `shapeOf(inputs)`, looping over the first input's rows of
- * its last axis. Views are taken after the output is allocated: allocating can grow the heap and
- * detach older views.
+ * its last axis: with the SIMD kernel where there is one for these sizes, the JS loop otherwise. Views
+ * are taken after the output is allocated: allocating can grow the heap and detach older views.
  */
-function register(kernelName: string, shapeOf: (inputs: Record<string, tf.TensorInfo>) => number[], loop: Loop): void {
+function register(kernelName: string, shapeOf: (inputs: Record<string, tf.TensorInfo>) => number[], loop: Loop, simd?: SimdKernel): void {
   tf.registerKernel({
     kernelName,
     backendName: 'wasm',
@@ -38,12 +47,19 @@ function register(kernelName: string, shapeOf: (inputs: Record<string, tf.Tensor
       const rows = tf.util.sizeFromShape(first.shape) / cols;
       const shapes = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, t.shape]));
       const output = heap.makeOutput(shapeOf(named), 'float32');
+      if (simd) {
+        const at = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.getMemoryOffset(t.dataId)]));
+        if (simd(heapKernelsOf(heap.wasm), at, heap.getMemoryOffset(output.dataId), rows, cols, (attrs ?? {}) as Record<string, unknown>)) return output;
+      }
       const views = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.typedArrayFromHeap(t)]));
       loop(views, heap.typedArrayFromHeap(output), rows, cols, (attrs ?? {}) as Record<string, unknown>, shapes);
       return output;
     },
   });
 }
+
+/** The SIMD row kernels take rows of whole vectors (every width Spindle's models use). */
+const simdRows = (cols: number) => cols % 4 === 0;
 
 /** r = 1/sqrt(mean(x²) + eps) of one row. */
 function rowFactor(x: Float32Array, base: number, cols: number, eps: number): number {
@@ -60,9 +76,17 @@ export function registerWasmFusedKernels(): void {
       const r = rowFactor(x, base, cols, eps);
       for (let c = 0; c < cols; c++) out[base + c] = x[base + c] * r * weight[c];
     }
+  }, (k, at, out, rows, cols, attrs) => {
+    if (!simdRows(cols)) return false;
+    k.rmsNorm(at.x, at.weight, out, rows, cols, attrs.eps as number);
+    return true;
   });
   register(RMS_NORM_FACTOR_KERNEL, (i) => [...i.x.shape.slice(0, -1), 1], ({ x }, out, rows, cols, attrs) => {
     for (let row = 0; row < rows; row++) out[row] = rowFactor(x, row * cols, cols, attrs.eps as number);
+  }, (k, at, out, rows, cols, attrs) => {
+    if (!simdRows(cols)) return false;
+    k.rmsNormFactor(at.x, out, rows, cols, attrs.eps as number);
+    return true;
   });
   // dx = r·w·dy − r³·x·Σ(w·dy·x)/C
   register(RMS_NORM_DX_KERNEL, (i) => i.x.shape, ({ dy, x, weight }, out, rows, cols, attrs) => {
@@ -74,6 +98,10 @@ export function registerWasmFusedKernels(): void {
       const k = (r * r * r * dot) / cols;
       for (let c = 0; c < cols; c++) out[base + c] = r * weight[c] * dy[base + c] - k * x[base + c];
     }
+  }, (k, at, out, rows, cols, attrs) => {
+    if (!simdRows(cols)) return false;
+    k.rmsNormDx(at.dy, at.x, at.weight, out, rows, cols, attrs.eps as number);
+    return true;
   });
   // RoPE over x [B, H, T, D] with cos/sin [T, D] or [B, 1, T, D]; `inverse` rotates back (the gradient).
   register(ROPE_KERNEL, (i) => i.x.shape, ({ x, cos, sin }, out, rows, D, attrs, shapes) => {
@@ -103,5 +131,30 @@ export function registerWasmFusedKernels(): void {
       else if (part === 'up') out[i] = dy[i] * g * s;
       else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
     }
+  });
+  registerAdam();
+}
+
+const ADAM_PARTS = { m: 0, v: 1, p: 2 } as const;
+
+/** Adam / AdamW (fused.ts's ADAM_KERNEL, attrs as src/train/adam-update.ts passes them) in one SIMD pass per output. */
+function registerAdam(): void {
+  tf.registerKernel({
+    kernelName: ADAM_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const heap = backend as unknown as WasmHeap;
+      const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
+      const h = attrs as unknown as { kind: 'adam' | 'adamw'; lr: number; b1: number; b2: number; eps: number; bc1: number; bc2: number; wd: number; gradScale: number; part: keyof typeof ADAM_PARTS };
+      const output = heap.makeOutput(p.shape, 'float32');
+      const at = (t: tf.TensorInfo) => heap.getMemoryOffset(t.dataId);
+      const decays = h.wd > 0;
+      heapKernelsOf(heap.wasm).adam({ p: at(p), g: at(g), m: at(m), v: at(v), out: at(output) }, tf.util.sizeFromShape(p.shape), ADAM_PARTS[h.part], {
+        ...h,
+        l2: h.kind === 'adam' && decays ? h.wd : 0,
+        decay: h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1,
+      });
+      return output;
+    },
   });
 }

@@ -10,7 +10,7 @@
  *                                                                                   (attention's products)
  *
  * Why our own: registered kernels get lazy per-input gradients (a frozen weight's gradient, a third of
- * a LoRA backward pass's products, is never computed), and the products run on wasm-gemm/, a SIMD
+ * a LoRA backward pass's products, is never computed), and the products run on wasm-simd/, a SIMD
  * kernel over tfjs's heap that reads transposed operands by their strides: tfjs-wasm's BatchMatMul
  * sends transposed or batched operands to a naive loop, so before this every gradient product paid
  * for an explicit transpose, and attention ran as a depthwise convolution.
@@ -19,8 +19,8 @@
  * not beat several of its.
  */
 import * as tf from '@tensorflow/tfjs';
-import { GEMM_ROWS } from './wasm-gemm/gemm-module.ts';
-import { HeapGemm, type EmscriptenHeap } from './wasm-gemm/heap-gemm.ts';
+import { GEMM_ROWS } from './wasm-simd/gemm.ts';
+import { heapKernelsOf, type EmscriptenHeap } from './wasm-simd/heap-kernels.ts';
 
 export const MATMUL_KERNEL = 'SpindleMatMul';
 export const BATCH_MATMUL_KERNEL = 'SpindleBatchMatMul';
@@ -61,17 +61,6 @@ interface WasmBackend {
   getMemoryOffset(dataId: tf.DataId): number;
   typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
   disposeData(dataId: tf.DataId): void;
-}
-
-const gemms = new WeakMap<object, HeapGemm>();
-
-function gemmOf(backend: WasmBackend): HeapGemm {
-  let gemm = gemms.get(backend.wasm);
-  if (!gemm) {
-    gemm = new HeapGemm(backend.wasm);
-    gemms.set(backend.wasm, gemm);
-  }
-  return gemm;
 }
 
 /** Sizes of one product: C[m, n] = A'[m, k] · B'[k, n], with `shape` the output's. */
@@ -118,10 +107,10 @@ function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, 
     backend.typedArrayFromHeap(out).fill(0);
     return out;
   }
-  const gemm = gemmOf(backend);
+  const kernels = heapKernelsOf(backend.wasm);
   const [aAt, bAt, cAt] = [a, b, out].map((t) => backend.getMemoryOffset(t.dataId));
   for (let s = 0; s < count; s++) {
-    gemm.product({
+    kernels.product({
       a: aAt + s * p.m * p.k * 4,
       b: bAt + s * p.k * p.n * 4,
       c: cAt + s * p.m * p.n * 4,

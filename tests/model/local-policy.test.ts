@@ -19,8 +19,10 @@ beforeAll(async () => {
     maxPositions: 64, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama',
   }, 1);
   const sequence = [...prompt, ...tok.encode(reply), tok.imEndId];
-  const optimizer = tf.train.adam(3e-2);
-  for (let step = 0; step < 60; step++) {
+  // 1e-2: at 3e-2 the loss spikes back up after reaching ~0.1, and whether 60 steps end on the reply
+  // turned on float32 rounding. Here the loss falls smoothly to ~0.003 on every backend.
+  const optimizer = tf.train.adam(1e-2);
+  for (let step = 0; step < 120; step++) {
     optimizer.minimize(() => crossEntropyLoss(model, [sequence]), false, model.trainableVariables());
   }
   optimizer.dispose();

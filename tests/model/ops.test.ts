@@ -1,12 +1,13 @@
 /**
- * The products the transformer is built from, on wasm (where they take their own paths: XNNPACK 2D
- * products, attention as a depthwise convolution) against tfjs's plain matMul and its gradients; and
- * the fused kernels (RMSNorm, RoPE, SwiGLU) against their composite forms.
+ * The products the transformer is built from, on wasm (where they run Spindle's kernels,
+ * src/model/wasm-matmul.ts) against tfjs's plain matMul and its gradients; and the fused kernels
+ * (RMSNorm, RoPE, SwiGLU, Adam) against their composite forms.
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { applyRope, bmm, mm, rmsNorm, ropeTables, swiglu } from '../../src/model/ops.ts';
-import { RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
+import { ADAM_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
+import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
@@ -121,9 +122,34 @@ function withGradients(op: (...xs: tf.Tensor[]) => tf.Tensor, trained: number) {
 }
 
 describe('fused kernels over the wasm heap against their composite forms on cpu', () => {
-  it('rmsNorm: value, loss and the gradients of x and the weight, for a [2, 5, 24] input', async () => {
-    await expectFusedMatchesComposite([{ shape: [2, 5, 24], seed: 12 }, { shape: [24], seed: 13 }, { shape: [2, 5, 24], seed: 14 }],
-      withGradients((x, w) => rmsNorm(x, w as tf.Tensor1D, 1e-5), 2), RMS_NORM_KERNEL, ['value', 'loss', 'gradient of x', 'gradient of the weight']);
+  // Rows of 24 run the SIMD kernels (whole vectors), rows of 6 the JS loop.
+  for (const shape of [[2, 5, 24], [3, 6]]) {
+    it(`rmsNorm: value, loss and the gradients of x and the weight, for a [${shape}] input`, async () => {
+      const C = shape[shape.length - 1];
+      await expectFusedMatchesComposite([{ shape, seed: 12 }, { shape: [C], seed: 13 }, { shape, seed: 14 }],
+        withGradients((x, w) => rmsNorm(x, w as tf.Tensor1D, 1e-5), 2), RMS_NORM_KERNEL, ['value', 'loss', 'gradient of x', 'gradient of the weight']);
+    });
+  }
+
+  it('Adam and AdamW in one SIMD pass per output give the tfjs-ops update bit for bit (sizes with and without a scalar tail)', async () => {
+    const base = { lr: 0.01, b1: 0.9, b2: 0.999, eps: 1e-8, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.5 };
+    const settings = [{ ...base, kind: 'adamw', wd: 0.1 }, { ...base, kind: 'adam', wd: 0.01 }, { ...base, kind: 'adam', wd: 0, gradScale: 1 }] as AdamHyper[];
+    for (const n of [32, 37]) {
+      const inputs = [1, 2, 3, 4].map((seed) => random([n], 20 + seed).dataSync());
+      inputs[3] = inputs[3].map(Math.abs); // v ≥ 0
+      const update = (h: AdamHyper) => {
+        const [p, g, m, v] = inputs.map((d) => tf.tensor1d(d));
+        const next = adamUpdate(p, g, m, v, h);
+        return [next.m, next.v, next.p].map((t) => Array.from(t.dataSync()));
+      };
+      const profile = await tf.profile(() => adamUpdate(...([0, 1, 2, 3].map(() => tf.ones([n])) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]), settings[0]).p);
+      expect(profile.kernelNames).toContain(ADAM_KERNEL);
+      const wasm = settings.map(update);
+      await tf.setBackend('cpu'); // no fused kernel there: tfjs ops
+      const cpu = settings.map(update);
+      await tf.setBackend('wasm');
+      expect(wasm).toEqual(cpu);
+    }
   });
 
   it('RoPE: value and the gradient of x, with shared [T, D] tables and per-row [B, 1, T, D] ones', async () => {

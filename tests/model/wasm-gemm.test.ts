@@ -1,5 +1,5 @@
 /**
- * The WebAssembly matrix kernel (src/model/wasm-gemm) against a float64 reference, on its own memory:
+ * The WebAssembly matrix kernel (src/model/wasm-simd/gemm.ts) against a float64 reference, on its own memory:
  * every path of it (whole row blocks, the one-row tail, the scalar column tail, contiguous and
  * gathered B panels) in both operand layouts, with plain SIMD and with relaxed SIMD's multiply-add;
  * then through tfjs-wasm, where its gradients must replace every transpose of a training step.
@@ -7,8 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import v8 from 'node:v8';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { HeapGemm, relaxedSimdAvailable, type EmscriptenHeap } from '../../src/model/wasm-gemm/heap-gemm.ts';
-import { gemmModuleBytes } from '../../src/model/wasm-gemm/gemm-module.ts';
+import { HeapKernels, relaxedSimdAvailable, simdModuleBytes, type EmscriptenHeap } from '../../src/model/wasm-simd/heap-kernels.ts';
 import { mm } from '../../src/model/ops.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../../src/model/wasm-matmul.ts';
 import { createRng } from '../../src/rng.ts';
@@ -47,7 +46,7 @@ interface Case {
 }
 
 /** Runs one product on the heap and returns C next to its float64 reference. */
-function runCase(gemm: HeapGemm, heap: ReturnType<typeof standaloneHeap>, c: Case, seed: number): { got: Float32Array; want: Float64Array } {
+function runCase(gemm: HeapKernels, heap: ReturnType<typeof standaloneHeap>, c: Case, seed: number): { got: Float32Array; want: Float64Array } {
   const rng = createRng(seed);
   const a = heap._malloc(c.m * c.k * 4);
   const b = heap._malloc(c.k * c.n * 4);
@@ -72,14 +71,14 @@ const CASES: Case[] = SIZES.flatMap(([m, k, n]) => [false, true].flatMap((transp
 describe('wasm gemm on its own memory', () => {
   it('assembles a module that validates, plain and with relaxed SIMD, for unshared and shared memories', () => {
     for (const relaxedSimd of [false, true]) {
-      for (const sharedMemory of [false, true]) expect(WebAssembly.validate(gemmModuleBytes({ relaxedSimd, sharedMemory }) as BufferSource), `relaxed ${relaxedSimd}, shared ${sharedMemory}`).toBe(true);
+      for (const sharedMemory of [false, true]) expect(WebAssembly.validate(simdModuleBytes({ relaxedSimd, sharedMemory }) as BufferSource), `relaxed ${relaxedSimd}, shared ${sharedMemory}`).toBe(true);
     }
   });
 
   for (const relaxed of [false, true]) {
     it(`matches a float64 product in every layout and at every tail size (${relaxed ? 'relaxed multiply-add' : 'plain SIMD'})`, () => {
       const heap = standaloneHeap();
-      const gemm = new HeapGemm(heap, { relaxedSimd: relaxed });
+      const gemm = new HeapKernels(heap, { relaxedSimd: relaxed });
       expect(gemm.relaxedSimd).toBe(relaxed);
       CASES.forEach((c, i) => {
         const { got, want } = runCase(gemm, heap, c, 100 + i);
@@ -90,7 +89,7 @@ describe('wasm gemm on its own memory', () => {
 
   it('grows its scratch for a larger product and frees the old one', () => {
     const heap = standaloneHeap();
-    const gemm = new HeapGemm(heap);
+    const gemm = new HeapKernels(heap);
     const freedAfterWarmUp = heap.freed;
     runCase(gemm, heap, { m: 4, k: 8, n: 8, transposeA: false, transposeB: false }, 1);
     const { got, want } = runCase(gemm, heap, { m: 40, k: 96, n: 24, transposeA: true, transposeB: false }, 2);

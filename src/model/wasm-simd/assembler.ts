@@ -1,8 +1,8 @@
 /**
- * A minimal WebAssembly binary writer: just what gemm-module.ts needs to emit its kernel (i32
- * arithmetic, structured control flow, f32 and 128-bit SIMD loads, stores and arithmetic) and a
- * module of exported functions over one imported memory. Writing the kernel in TypeScript keeps it
- * readable and reviewable, with no toolchain and no opaque binary in the repository.
+ * A minimal WebAssembly binary writer: just what the kernels in this folder need (i32 arithmetic,
+ * structured control flow, f32 and 128-bit SIMD loads, stores and arithmetic) and a module of
+ * exported functions over one imported memory. Writing the kernels in TypeScript keeps them readable
+ * and reviewable, with no toolchain and no opaque binary in the repository.
  *
  * Encoding reference: the WebAssembly core specification §5 (binary format) and the SIMD proposal's
  * opcode table (every SIMD instruction is 0xfd followed by its LEB128 opcode).
@@ -46,18 +46,18 @@ const ALIGN_V128 = 4;
  * Method names follow the text format (`i32_add` for `i32.add`).
  */
 export class FunctionBody {
-  private readonly params: number;
+  readonly params: readonly ValueType[];
   private readonly locals: ValueType[] = [];
   private readonly code: number[] = [];
 
-  constructor(params: number) {
+  constructor(params: readonly ValueType[]) {
     this.params = params;
   }
 
   /** A new local of type `t`; returns its index. Parameters are locals 0 … params-1. */
   local(t: ValueType): number {
     this.locals.push(t);
-    return this.params + this.locals.length - 1;
+    return this.params.length + this.locals.length - 1;
   }
 
   private emit(...bytes: number[]): this {
@@ -87,17 +87,29 @@ export class FunctionBody {
   end() { return this.emit(0x0b); } // prettier-ignore
   br(depth: number) { return this.emit(0x0c, ...uleb(depth)); } // prettier-ignore
   br_if(depth: number) { return this.emit(0x0d, ...uleb(depth)); } // prettier-ignore
+  /** Branches to depths[i32 on the stack], or to `fallback` when it is out of range. */
+  br_table(depths: number[], fallback: number) { return this.emit(0x0e, ...uleb(depths.length), ...depths.flatMap(uleb), ...uleb(fallback)); } // prettier-ignore
+  return_() { return this.emit(0x0f); } // prettier-ignore
   f32_load(offset = 0) { return this.emit(0x2a, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
   f32_store(offset = 0) { return this.emit(0x38, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
   f32_add() { return this.emit(0x92); } // prettier-ignore
+  f32_sub() { return this.emit(0x93); } // prettier-ignore
   f32_mul() { return this.emit(0x94); } // prettier-ignore
-  f32_const0() { return this.emit(0x43, 0, 0, 0, 0); } // prettier-ignore
+  f32_div() { return this.emit(0x95); } // prettier-ignore
+  f32_sqrt() { return this.emit(0x91); } // prettier-ignore
+  f32_const(v: number) { return this.emit(0x43, ...new Uint8Array(Float32Array.of(v).buffer)); } // prettier-ignore
+  f32_convert_i32_u() { return this.emit(0xb3); } // prettier-ignore
   v128_load(offset = 0) { return this.simd(0x00, ALIGN_V128, ...uleb(offset)); } // prettier-ignore
   v128_load32_splat(offset = 0) { return this.simd(0x09, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
   v128_store(offset = 0) { return this.simd(0x0b, ALIGN_V128, ...uleb(offset)); } // prettier-ignore
   v128_const0() { return this.simd(0x0c, ...new Array<number>(16).fill(0)); } // prettier-ignore
+  f32x4_splat() { return this.simd(0x13); } // prettier-ignore
+  f32x4_extract_lane(lane: number) { return this.simd(0x1f, lane); } // prettier-ignore
   f32x4_add() { return this.simd(0xe4); } // prettier-ignore
+  f32x4_sub() { return this.simd(0xe5); } // prettier-ignore
   f32x4_mul() { return this.simd(0xe6); } // prettier-ignore
+  f32x4_div() { return this.simd(0xe7); } // prettier-ignore
+  f32x4_sqrt() { return this.simd(0xe3); } // prettier-ignore
   /** Relaxed SIMD's a·b + c (fused or not, as the hardware does it); operands pushed a, b, c. */
   f32x4_relaxed_madd() { return this.simd(0x105); } // prettier-ignore
 
@@ -109,10 +121,9 @@ export class FunctionBody {
   }
 }
 
+/** An exported function with no result; its parameters are its body's. */
 export interface ExportedFunction {
   name: string;
-  /** Every parameter is an i32 (pointers, sizes, strides); no result. */
-  params: number;
   body: FunctionBody;
 }
 
@@ -129,7 +140,7 @@ const name = (s: string) => [...uleb(utf8(s).length), ...utf8(s)];
  * admits any heap.
  */
 export function assembleModule(functions: ExportedFunction[], sharedMemory: boolean): Uint8Array {
-  const types = functions.flatMap((f) => [0x60, ...uleb(f.params), ...new Array<number>(f.params).fill(TYPE_CODES.i32), 0]);
+  const types = functions.flatMap((f) => [0x60, ...uleb(f.body.params.length), ...f.body.params.map((t) => TYPE_CODES[t]), 0]);
   const memoryLimits = sharedMemory ? [0x03, ...uleb(0), ...uleb(65536)] : [0x00, ...uleb(0)];
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,

@@ -1,5 +1,6 @@
 /**
- * A single-precision matrix product in WebAssembly SIMD, emitted with assembler.ts:
+ * A single-precision matrix product in WebAssembly SIMD, emitted with assembler.ts (module.ts puts it
+ * in a module over tfjs-wasm's heap):
  *
  *   gemm(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol)      C[m, n] = A'[m, k] · B'[k, n]
  *
@@ -19,7 +20,7 @@
  *   whole strip of 8 (e.g. a 266-token vocabulary's last 2) take a scalar loop.
  * k must be at least 1 (the caller writes zeros when k is 0).
  */
-import { assembleModule, FunctionBody } from './assembler.ts';
+import { FunctionBody, type ExportedFunction } from './assembler.ts';
 
 /** Rows of C per micro-kernel block: ROWS·2 accumulators + 2 panel vectors + 1 broadcast fit x64's 16 SIMD registers. */
 export const GEMM_ROWS = 4;
@@ -190,7 +191,7 @@ function emitRowKernel(f: FunctionBody, v: Locals, fma: boolean): void {
 /** C[:, j0] for a column past the last whole strip: a scalar dot product per row. */
 function emitColumnTail(f: FunctionBody, v: Locals): void {
   forRange(f, v.i0, () => f.i32_const(0), () => f.get(P.m), 1, () => {
-    f.f32_const0().set(v.sum);
+    f.f32_const(0).set(v.sum);
     f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.pa);
     f.get(P.b).get(v.j0).get(P.bCol).i32_mul().i32_add().set(v.pb);
     f.i32_const(0).set(v.p);
@@ -206,7 +207,7 @@ function emitColumnTail(f: FunctionBody, v: Locals): void {
 }
 
 function gemmBody(fma: boolean): FunctionBody {
-  const f = new FunctionBody(PARAMS.length);
+  const f = new FunctionBody(PARAMS.map(() => 'i32' as const));
   const i32 = () => f.local('i32');
   const v128 = () => f.local('v128');
   const offsets = (count: number) => [0, ...Array.from({ length: count - 1 }, i32)];
@@ -237,12 +238,7 @@ function gemmBody(fma: boolean): FunctionBody {
   return f;
 }
 
-export const GEMM_EXPORT = 'gemm';
-
-/**
- * The module's bytes. `sharedMemory` when the heap it runs on is shared (a threaded tfjs-wasm build);
- * `relaxedSimd` to multiply-add with f32x4.relaxed_madd (check `WebAssembly.validate` first).
- */
-export function gemmModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([{ name: GEMM_EXPORT, params: PARAMS.length, body: gemmBody(options.relaxedSimd) }], options.sharedMemory);
+/** The gemm function, multiplying and adding with relaxed SIMD's f32x4.relaxed_madd when `fma`. */
+export function gemmFunction(fma: boolean): ExportedFunction {
+  return { name: 'gemm', body: gemmBody(fma) };
 }

@@ -1,0 +1,158 @@
+/**
+ * The kernels of this folder (gemm.ts, rms-norm.ts, adam.ts) in one WebAssembly module instantiated
+ * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
+ * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
+ * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
+ */
+import { assembleModule } from './assembler.ts';
+import { adamFunction } from './adam.ts';
+import { gemmFunction, gemmScratchFloats } from './gemm.ts';
+import { rmsNormFunctions } from './rms-norm.ts';
+
+/** What this needs of tfjs-wasm's emscripten module (BackendWasm's `wasm`). */
+export interface EmscriptenHeap {
+  /** The non-threaded build exports its memory. */
+  asm?: { memory?: WebAssembly.Memory };
+  /** The threaded build creates the (shared) memory itself and keeps it here. */
+  wasmMemory?: WebAssembly.Memory;
+  _malloc(bytes: number): number;
+  _free(pointer: number): void;
+}
+
+/** One product's operands: byte addresses on the heap, sizes, and which operands are stored transposed. */
+export interface HeapProduct {
+  /** A'[m, k]: a [m, k] row-major, or [k, m] with transposeA. */
+  a: number;
+  /** B'[k, n]: b [k, n] row-major, or [n, k] with transposeB. */
+  b: number;
+  /** C[m, n], row-major. */
+  c: number;
+  m: number;
+  k: number;
+  n: number;
+  transposeA: boolean;
+  transposeB: boolean;
+}
+
+/** adam.ts's hyper-parameters, as its function takes them. */
+export interface AdamScalars {
+  lr: number;
+  b1: number;
+  b2: number;
+  eps: number;
+  bc1: number;
+  bc2: number;
+  /** Adam's L2 weight decay (0 for AdamW or none). */
+  l2: number;
+  /** AdamW's decoupled decay factor 1 − lr·wd (1 for Adam or none). */
+  decay: number;
+  gradScale: number;
+}
+
+interface Exports {
+  gemm(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number): void;
+  rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
+  rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
+  rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
+  adam(p: number, g: number, m: number, v: number, out: number, n: number, part: number, ...scalars: number[]): void;
+}
+
+/** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
+export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
+  return assembleModule([gemmFunction(options.relaxedSimd), ...rmsNormFunctions(), adamFunction()], options.sharedMemory);
+}
+
+/** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
+const WARM_UP_CALLS = 64;
+
+export class HeapKernels {
+  private readonly exports: Exports;
+  private readonly heap: EmscriptenHeap;
+  private scratch = 0;
+  private scratchFloats = 0;
+  /** Whether products multiply-add with relaxed SIMD (when the engine has it). */
+  readonly relaxedSimd: boolean;
+
+  /** `relaxedSimd`: force the plain gemm (false) or require the multiply-add one (true); default: whichever the engine has. */
+  constructor(heap: EmscriptenHeap, options: { relaxedSimd?: boolean } = {}) {
+    const memory = heap.asm?.memory ?? heap.wasmMemory;
+    if (!memory) throw new Error('tfjs-wasm exposes no WebAssembly.Memory (neither asm.memory nor wasmMemory)');
+    const shared = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
+    const available = relaxedSimdAvailable();
+    if (options.relaxedSimd && !available) throw new Error('wasm kernels: this engine has no relaxed SIMD');
+    this.relaxedSimd = options.relaxedSimd ?? available;
+    const bytes = simdModuleBytes({ sharedMemory: shared, relaxedSimd: this.relaxedSimd });
+    this.exports = new WebAssembly.Instance(new WebAssembly.Module(bytes as BufferSource), { env: { memory } }).exports as unknown as Exports;
+    this.heap = heap;
+    this.warmUp();
+  }
+
+  /** C = A'·B'. k ≥ 1 (a product over nothing is the caller's zeros). */
+  product(p: HeapProduct): void {
+    const scratch = this.scratchFor(gemmScratchFloats(p.m, p.k));
+    const [aRow, aCol] = p.transposeA ? [4, p.m * 4] : [p.k * 4, 4];
+    const [bRow, bCol] = p.transposeB ? [4, p.k * 4] : [p.n * 4, 4];
+    this.exports.gemm(p.a, p.b, p.c, scratch, p.m, p.k, p.n, aRow, aCol, bRow, bCol);
+  }
+
+  /** RMSNorm over rows of `cols` floats, cols a multiple of 4 (rms-norm.ts). */
+  rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
+    this.exports.rmsNorm(x, w, out, rows, cols, eps);
+  }
+  rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void {
+    this.exports.rmsNormFactor(x, out, rows, cols, eps);
+  }
+  rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
+    this.exports.rmsNormDx(dy, x, w, out, rows, cols, eps);
+  }
+
+  /** Writes Adam's new m (part 0), v (1) or p (2) of n floats to `out` (adam.ts). */
+  adam(arrays: { p: number; g: number; m: number; v: number; out: number }, n: number, part: 0 | 1 | 2, s: AdamScalars): void {
+    const { p, g, m, v, out } = arrays;
+    this.exports.adam(p, g, m, v, out, n, part, s.lr, s.b1, 1 - s.b1, s.b2, 1 - s.b2, s.eps, s.bc1, s.bc2, s.l2, s.decay, s.gradScale);
+  }
+
+  /** Scratch for the packed operands, grown (never shrunk) to the largest product seen. */
+  private scratchFor(floats: number): number {
+    if (floats > this.scratchFloats) {
+      if (this.scratch) this.heap._free(this.scratch);
+      this.scratchFloats = 0;
+      this.scratch = this.heap._malloc(floats * 4);
+      if (!this.scratch) throw new Error(`wasm gemm: the heap could not allocate ${floats * 4} bytes of scratch`);
+      this.scratchFloats = floats;
+    }
+    return this.scratch;
+  }
+
+  private warmUp(): void {
+    const size = 16;
+    const bytes = size * size * 4;
+    const scratch = this.heap._malloc(3 * bytes);
+    if (!scratch) return; // warm-up only saves time; a full heap shows up on the first real product
+    for (let i = 0; i < WARM_UP_CALLS; i++) {
+      this.product({ a: scratch, b: scratch + bytes, c: scratch + 2 * bytes, m: size, k: size, n: size, transposeA: i % 2 === 1, transposeB: i % 4 >= 2 });
+    }
+    this.heap._free(scratch);
+  }
+}
+
+/** Whether this engine validates relaxed SIMD (Chrome ≥ 114; Node 20 only with --experimental-wasm-relaxed-simd). */
+export function relaxedSimdAvailable(): boolean {
+  try {
+    return WebAssembly.validate(simdModuleBytes({ sharedMemory: false, relaxedSimd: true }) as BufferSource);
+  } catch {
+    return false;
+  }
+}
+
+const instances = new WeakMap<EmscriptenHeap, HeapKernels>();
+
+/** The kernels over this tfjs-wasm module's heap, made on first use. */
+export function heapKernelsOf(heap: EmscriptenHeap): HeapKernels {
+  let kernels = instances.get(heap);
+  if (!kernels) {
+    kernels = new HeapKernels(heap);
+    instances.set(heap, kernels);
+  }
+  return kernels;
+}
