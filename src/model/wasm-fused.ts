@@ -2,14 +2,14 @@
  * Fused kernels on tfjs-wasm over the wasm heap, for the elementwise chains where tfjs's cost per op,
  * not the arithmetic, is the time: a decoding step of the micro model ran 650 ops for a few hundred
  * numbers each. In training the fused kernels also make fewer passes over the activations. Gradients
- * are fused.ts's. RMSNorm and Adam run wasm-simd/'s SIMD kernels (a JS loop widens every float to a
- * double, 3–9 ns an element against tfjs's own ops' fraction of one); the others are JS loops.
+ * are fused.ts's. RMSNorm, RoPE and Adam run wasm-simd/'s SIMD kernels (a JS loop widens every float to a
+ * double, 3–9 ns an element against tfjs's own ops' fraction of one); SwiGLU is a JS loop (wasm has no exp).
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
  *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
  *   JS loop where a row is not whole vectors.
  * - Adam / AdamW: one pass per output (m, v, p) instead of about fifteen ops per variable.
  * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
- *   an add, a reshape); its gradient is the same kernel rotating back.
+ *   an add, a reshape); its gradient is the same kernel rotating back. SIMD where half a head is whole vectors.
  * - SwiGLU: silu(gate)·up in one op instead of three.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -28,7 +28,7 @@ interface WasmHeap {
 type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
 
 /** The same kernel on wasm-simd/'s SIMD kernels, given heap addresses; false when it does not take these sizes (the loop runs). */
-type SimdKernel = (kernels: HeapKernels, at: Record<string, number>, out: number, rows: number, cols: number, attrs: Record<string, unknown>) => boolean;
+type SimdKernel = (kernels: HeapKernels, at: Record<string, number>, out: number, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => boolean;
 
 /**
  * Registers a float32 kernel whose output has `shapeOf(inputs)`, looping over the first input's rows of
@@ -49,7 +49,7 @@ function register(kernelName: string, shapeOf: (inputs: Record<string, tf.Tensor
       const output = heap.makeOutput(shapeOf(named), 'float32');
       if (simd) {
         const at = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.getMemoryOffset(t.dataId)]));
-        if (simd(heapKernelsOf(heap.wasm), at, heap.getMemoryOffset(output.dataId), rows, cols, (attrs ?? {}) as Record<string, unknown>)) return output;
+        if (simd(heapKernelsOf(heap.wasm), at, heap.getMemoryOffset(output.dataId), rows, cols, (attrs ?? {}) as Record<string, unknown>, shapes)) return output;
       }
       const views = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.typedArrayFromHeap(t)]));
       loop(views, heap.typedArrayFromHeap(output), rows, cols, (attrs ?? {}) as Record<string, unknown>, shapes);
@@ -119,6 +119,11 @@ export function registerWasmFusedKernels(): void {
         out[base + d + half] = x[base + d + half] * cos[table + d + half] + sign * x[base + d] * sin[table + d + half];
       }
     }
+  }, (k, at, out, rows, D, attrs, shapes) => {
+    if ((D / 2) % 4 !== 0) return false;
+    const [, H, T] = shapes.x;
+    k.rope(at.x, at.cos, at.sin, out, { rows, D, T, H }, shapes.cos.length === 4, Boolean(attrs.inverse));
+    return true;
   });
   // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy).
   register(SWIGLU_KERNEL, (i) => i.gate.shape, ({ gate, up, dy }, out, rows, cols, attrs) => {

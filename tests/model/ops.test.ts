@@ -152,14 +152,18 @@ describe('fused kernels over the wasm heap against their composite forms on cpu'
     }
   });
 
-  it('RoPE: value and the gradient of x, with shared [T, D] tables and per-row [B, 1, T, D] ones', async () => {
-    const { cos, sin, rotate } = ropeTables(16, 8, Float64Array.from([1, 0.1, 0.01, 0.001]));
-    const tables = [[cos.slice([3, 0], [5, 8]), sin.slice([3, 0], [5, 8])], [tf.gather(cos, [0, 1, 2, 3, 4, 9, 8, 7, 6, 5]).reshape([2, 1, 5, 8]), tf.gather(sin, [0, 1, 2, 3, 4, 9, 8, 7, 6, 5]).reshape([2, 1, 5, 8])]];
-    for (const [c, s] of tables) {
-      await expectFusedMatchesComposite([{ shape: [2, 3, 5, 8], seed: 15 }, { shape: [2, 3, 5, 8], seed: 16 }],
-        withGradients((x) => applyRope(x as tf.Tensor4D, c, s, rotate), 1), ROPE_KERNEL, ['value', 'loss', 'gradient of x']);
-    }
-  });
+  // Heads of 8 run the SIMD kernel (half a head is a whole vector), heads of 12 the JS loop.
+  for (const D of [8, 12]) {
+    it(`RoPE: value and the gradient of x, with shared [T, D] tables and per-row [B, 1, T, D] ones (D = ${D})`, async () => {
+      const { cos, sin, rotate } = ropeTables(16, D, Float64Array.from({ length: D / 2 }, (_, i) => 10 ** -i));
+      const rows = [0, 1, 2, 3, 4, 9, 8, 7, 6, 5];
+      const tables = [[cos.slice([3, 0], [5, D]), sin.slice([3, 0], [5, D])], [tf.gather(cos, rows).reshape([2, 1, 5, D]), tf.gather(sin, rows).reshape([2, 1, 5, D])]];
+      for (const [c, s] of tables) {
+        await expectFusedMatchesComposite([{ shape: [2, 3, 5, D], seed: 15 }, { shape: [2, 3, 5, D], seed: 16 }],
+          withGradients((x) => applyRope(x as tf.Tensor4D, c, s, rotate), 1), ROPE_KERNEL, ['value', 'loss', 'gradient of x']);
+      }
+    });
+  }
 
   it('SwiGLU: value and the gradients of gate and up', async () => {
     await expectFusedMatchesComposite([{ shape: [3, 4, 20], seed: 17 }, { shape: [3, 4, 20], seed: 18 }, { shape: [3, 4, 20], seed: 19 }],

@@ -78,6 +78,7 @@ export class FunctionBody {
   i32_lt_u() { return this.emit(0x49); } // prettier-ignore
   i32_gt_u() { return this.emit(0x4b); } // prettier-ignore
   i32_ge_u() { return this.emit(0x4f); } // prettier-ignore
+  i32_div_u() { return this.emit(0x6e); } // prettier-ignore
   i32_rem_u() { return this.emit(0x70); } // prettier-ignore
   i32_eqz() { return this.emit(0x45); } // prettier-ignore
   /** `block` with no result; `end()` closes it. A branch to it jumps past its end. */

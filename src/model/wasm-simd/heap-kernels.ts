@@ -1,5 +1,5 @@
 /**
- * The kernels of this folder (gemm.ts, rms-norm.ts, adam.ts) in one WebAssembly module instantiated
+ * The kernels of this folder (gemm.ts, rms-norm.ts, rope.ts, adam.ts) in one WebAssembly module instantiated
  * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
@@ -8,6 +8,7 @@ import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
 import { gemmFunction, gemmScratchFloats } from './gemm.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
+import { ropeFunction } from './rope.ts';
 
 /** What this needs of tfjs-wasm's emscripten module (BackendWasm's `wasm`). */
 export interface EmscriptenHeap {
@@ -54,12 +55,13 @@ interface Exports {
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
+  rope(x: number, cos: number, sin: number, out: number, rows: number, D: number, T: number, H: number, perRow: number, sign: number): void;
   adam(p: number, g: number, m: number, v: number, out: number, n: number, part: number, ...scalars: number[]): void;
 }
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([gemmFunction(options.relaxedSimd), ...rmsNormFunctions(), adamFunction()], options.sharedMemory);
+  return assembleModule([gemmFunction(options.relaxedSimd), ...rmsNormFunctions(), ropeFunction(), adamFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -104,6 +106,11 @@ export class HeapKernels {
   }
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
     this.exports.rmsNormDx(dy, x, w, out, rows, cols, eps);
+  }
+
+  /** RoPE over x [B, H, T, D] with tables [T, D], or [B, 1, T, D] when `perRow`; D/2 a multiple of 4 (rope.ts). */
+  rope(x: number, cos: number, sin: number, out: number, shape: { rows: number; D: number; T: number; H: number }, perRow: boolean, inverse: boolean): void {
+    this.exports.rope(x, cos, sin, out, shape.rows, shape.D, shape.T, shape.H, perRow ? 1 : 0, inverse ? -1 : 1);
   }
 
   /** Writes Adam's new m (part 0), v (1) or p (2) of n floats to `out` (adam.ts). */
