@@ -25,7 +25,7 @@ import { runTorch, type TorchRun } from './lib/torch-reference.ts';
 const BATCH = Number(process.env.BENCH_BATCH ?? 8);
 const SEQ = Number(process.env.BENCH_SEQ ?? 64);
 const STEPS = Number(process.env.BENCH_STEPS ?? 4);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const GEN_TOKENS = Number(process.env.BENCH_GEN ?? 256);
 /** Issue #18's target: the train step within 2× of PyTorch CPU (median to median). */
 const TRAIN_TARGET = 2;

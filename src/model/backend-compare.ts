@@ -1,11 +1,11 @@
 /**
- * The same tiny seeded model run on the cpu backend (the reference) and on WebGPU, comparing logits,
- * loss, every gradient (full and LoRA) and greedy generation: in the browser by the self-test page
- * (selftest.ts), in Node by tests/model/webgpu-kernels.test.ts. When WebGPU is unavailable the
- * result says so instead of failing.
+ * The same tiny seeded model run on the cpu backend (the reference) and on WebGPU or wasm (Spindle's
+ * own kernels on each), comparing logits, loss, every gradient (full and LoRA) and greedy generation:
+ * in the browser by the self-test page (selftest.ts), in Node by tests/model/webgpu-kernels.test.ts.
+ * When WebGPU is unavailable the result says so instead of failing.
  */
 import * as tf from '@tensorflow/tfjs';
-import { initBackend, probeEnvironment } from './backend.ts';
+import { initBackend, probeEnvironment, type InitOptions } from './backend.ts';
 import type { ModelConfig } from './config.ts';
 import { attachLora } from './lora.ts';
 import { crossEntropyLoss } from './logprobs.ts';
@@ -50,9 +50,9 @@ async function gradients(model: TransformerModel, vars: tf.Variable[]): Promise<
 
 let stage = 'start';
 
-async function runOn(backend: 'cpu' | 'webgpu'): Promise<BackendRun> {
+async function runOn(backend: 'cpu' | ComparedBackend, init: Omit<InitOptions, 'forced'>): Promise<BackendRun> {
   stage = `${backend}: init`;
-  await initBackend({ forced: backend });
+  const choice = await initBackend({ ...init, forced: backend });
   const start = performance.now();
   const model = TransformerModel.create(CONFIG, 5);
   stage = `${backend}: forward`;
@@ -69,7 +69,8 @@ async function runOn(backend: 'cpu' | 'webgpu'): Promise<BackendRun> {
   stage = `${backend}: generate`;
   const gen = await generate(model, [[1, 2, 3], [4]], { maxNewTokens: 6, temperature: 0, seed: 1 });
   model.dispose();
-  return { backend, logits, loss: full.loss, grads: full.grads, loraLoss: lora.loss, loraGrads: lora.grads, tokens: gen.tokens, ms: performance.now() - start };
+  const threads = choice.threadsCount ? ` (${choice.threadsCount} thread${choice.threadsCount > 1 ? 's' : ''})` : '';
+  return { backend: backend + threads, logits, loss: full.loss, grads: full.grads, loraLoss: lora.loss, loraGrads: lora.grads, tokens: gen.tokens, ms: performance.now() - start };
 }
 
 function maxDiff(a: number[], b: number[]): number {
@@ -78,44 +79,49 @@ function maxDiff(a: number[], b: number[]): number {
   return a.length === b.length ? worst : Infinity;
 }
 
-/** Largest differences from cpu the comparison accepts (float32 reductions in another order). */
-export const WEBGPU_TOLERANCE = { logits: 1e-3, loss: 1e-4, grads: 1e-3, loraLoss: 1e-4, loraGrads: 1e-3 } as const;
+export type ComparedBackend = 'webgpu' | 'wasm';
 
-/** What a finished comparison got wrong, one line per problem; empty when WebGPU agrees with cpu. */
+/** Largest differences from cpu the comparison accepts (float32 reductions in another order). */
+export const COMPARISON_TOLERANCE = { logits: 1e-3, loss: 1e-4, grads: 1e-3, loraLoss: 1e-4, loraGrads: 1e-3 } as const;
+
+/** What a finished comparison got wrong, one line per problem; empty when the backend agrees with cpu. */
 export function comparisonProblems(result: SelftestResult): string[] {
   if (result.status !== 'done') return [`status ${result.status}: ${result.reason ?? ''}`];
-  const problems = Object.entries(WEBGPU_TOLERANCE)
-    .filter(([what, limit]) => !(result.maxDiff![what as keyof typeof WEBGPU_TOLERANCE] < limit))
-    .map(([what, limit]) => `${what} differs by ${result.maxDiff![what as keyof typeof WEBGPU_TOLERANCE]} (limit ${limit})`);
+  const problems = Object.entries(COMPARISON_TOLERANCE)
+    .filter(([what, limit]) => !(result.maxDiff![what as keyof typeof COMPARISON_TOLERANCE] < limit))
+    .map(([what, limit]) => `${what} differs by ${result.maxDiff![what as keyof typeof COMPARISON_TOLERANCE]} (limit ${limit})`);
   if (!result.tokensEqual) problems.push('greedy tokens differ');
   return problems;
 }
 
-/** Runs the model on cpu and on WebGPU (when an adapter exists) and compares every output. */
-export async function compareWebGpuWithCpu(): Promise<SelftestResult> {
+/**
+ * Runs the model on cpu and on `backend` (WebGPU when an adapter exists; wasm, given its binaries'
+ * `wasmPaths` in a browser) and compares every output.
+ */
+export async function compareWithCpu(backend: ComparedBackend, init: Omit<InitOptions, 'forced'> = {}): Promise<SelftestResult> {
   const probe = await probeEnvironment();
-  if (!probe.adapter) return { status: 'unavailable', reason: probe.hasWebGPU ? 'WebGPU returned no adapter' : 'navigator.gpu is missing' };
-  const adapterName = `${probe.adapter.vendor} ${probe.adapter.architecture}`;
-  const cpu = await runOn('cpu');
-  let webgpu: BackendRun;
+  if (backend === 'webgpu' && !probe.adapter) return { status: 'unavailable', reason: probe.hasWebGPU ? 'WebGPU returned no adapter' : 'navigator.gpu is missing' };
+  const adapterName = probe.adapter ? `${probe.adapter.vendor} ${probe.adapter.architecture}` : undefined;
+  const cpu = await runOn('cpu', {});
+  let other: BackendRun;
   try {
-    webgpu = await runOn('webgpu');
+    other = await runOn(backend, init);
   } catch (err) {
-    return { status: 'error', adapter: adapterName, reason: `webgpu run failed at ${stage}: ${(err as Error).message}`, runs: [cpu] };
+    return { status: 'error', adapter: adapterName, reason: `${backend} run failed at ${stage}: ${(err as Error).message}`, runs: [cpu] };
   }
   const flat = (g: number[][]) => g.flat();
   return {
     status: 'done',
     adapter: adapterName,
     maxDiff: {
-      logits: maxDiff(webgpu.logits, cpu.logits),
-      loss: Math.abs(webgpu.loss - cpu.loss),
-      grads: maxDiff(flat(webgpu.grads), flat(cpu.grads)),
-      loraLoss: Math.abs(webgpu.loraLoss - cpu.loraLoss),
-      loraGrads: maxDiff(flat(webgpu.loraGrads), flat(cpu.loraGrads)),
+      logits: maxDiff(other.logits, cpu.logits),
+      loss: Math.abs(other.loss - cpu.loss),
+      grads: maxDiff(flat(other.grads), flat(cpu.grads)),
+      loraLoss: Math.abs(other.loraLoss - cpu.loraLoss),
+      loraGrads: maxDiff(flat(other.loraGrads), flat(cpu.loraGrads)),
     },
-    tokensEqual: JSON.stringify(webgpu.tokens) === JSON.stringify(cpu.tokens),
-    runs: [cpu, webgpu],
+    tokensEqual: JSON.stringify(other.tokens) === JSON.stringify(cpu.tokens),
+    runs: [cpu, other],
   };
 }
 

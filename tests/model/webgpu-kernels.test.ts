@@ -13,7 +13,7 @@ import { packHalf } from '../../src/model/half.ts';
 import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
-import { comparisonProblems, compareWebGpuWithCpu } from '../../src/model/backend-compare.ts';
+import { comparisonProblems, compareWithCpu } from '../../src/model/backend-compare.ts';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { fromHalfBits, toHalfBits } from '../../src/model/half.ts';
 import { loadHfModel, saveModel } from '../../src/model/hf.ts';
@@ -214,7 +214,7 @@ function fromHalf(h: number): number {
 
 describe('the transformer on WebGPU with these kernels against cpu (SwiftShader in Node)', () => {
   it('logits, loss, full and LoRA gradients and greedy tokens agree', async () => {
-    expect(comparisonProblems(await compareWebGpuWithCpu())).toEqual([]);
+    expect(comparisonProblems(await compareWithCpu('webgpu'))).toEqual([]);
   });
 });
 

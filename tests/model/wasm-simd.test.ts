@@ -1,14 +1,16 @@
 /**
- * The WebAssembly matrix kernel (src/model/wasm-simd/gemm.ts) against a float64 reference, on its own memory:
+ * Spindle's WebAssembly SIMD kernels (src/model/wasm-simd). The matrix kernel against a float64 reference, on its own memory:
  * every path of it (whole row blocks, the one-row tail, the scalar column tail, contiguous and
  * gathered B panels) in both operand layouts, with plain SIMD and with relaxed SIMD's multiply-add;
- * then through tfjs-wasm, where its gradients must replace every transpose of a training step.
+ * then through tfjs-wasm, where its gradients must replace every transpose of a training step, and the
+ * whole model on wasm against cpu. (ops.test.ts checks the RMSNorm, RoPE and Adam kernels.)
  */
 import * as tf from '@tensorflow/tfjs';
 import v8 from 'node:v8';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { HeapKernels, relaxedSimdAvailable, simdModuleBytes, type EmscriptenHeap } from '../../src/model/wasm-simd/heap-kernels.ts';
 import { mm } from '../../src/model/ops.ts';
+import { compareWithCpu, comparisonProblems } from '../../src/model/backend-compare.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../../src/model/wasm-matmul.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
@@ -144,5 +146,11 @@ describe('the kernels through tfjs-wasm', () => {
     const names = profile.kernels.map((k) => k.name);
     expect(names.filter((n) => n === MATMUL_KERNEL)).toHaveLength(3); // forward, d/dx, d/dw
     expect(names).not.toContain('Transpose');
+  });
+
+  it('the whole model on wasm agrees with cpu: logits, loss, full and LoRA gradients, greedy tokens', async () => {
+    const result = await compareWithCpu('wasm');
+    expect(comparisonProblems(result)).toEqual([]);
+    await useBackend('wasm');
   });
 });
