@@ -6,8 +6,9 @@
  *    Target: wasm within 2× of torch pinned to one thread, torch and its BLAS alike. PyTorch as
  *    installed (its BLAS on every core) is measured beside it and reported, not targeted.
  * 2. KV-cached generation tokens/s at batch 1, 4 and 16 against PyTorch's KV-cached decoding of the
- *    same model, and at batch 1 against recomputing the prefix every step and against the figure
- *    issue #18 started from (target ≥ 3×).
+ *    same model, and at batch 1 against recomputing the prefix every step.
+ * 3. Issue #18's starting commit measured in this run (lib/at-commit.ts): batch-1 generation (target
+ *    ≥ 3×) and a tf.train.adam step, the same script in both trees, alternately.
  * Writes bench/results/model.json with the machine it ran on.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -20,6 +21,7 @@ import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
+import { runAtCommits } from './lib/at-commit.ts';
 import { runTorch, type TorchRun } from './lib/torch-reference.ts';
 
 const BATCH = Number(process.env.BENCH_BATCH ?? 8);
@@ -29,8 +31,45 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const GEN_TOKENS = Number(process.env.BENCH_GEN ?? 256);
 /** Issue #18's target: the train step within 2× of PyTorch CPU (median to median). */
 const TRAIN_TARGET = 2;
-/** Batch-1 generation when issue #18 was filed (this benchmark, quiet machine): the 3× target is against it. */
-const GEN_BASELINE = { commit: '3c9594f', tokensPerS: 112 };
+/** Where issue #18 started; its batch-1 generation target (≥ 3×) is against this commit, run beside the current tree. */
+const START_COMMIT = '3c9594f';
+const GEN_TARGET = 3;
+
+/** The script both trees run for the start-commit comparison: their APIs for this are the same. */
+const AT_COMMIT_SCRIPT = `
+import * as tf from '@tensorflow/tfjs';
+import { initBackend } from './src/model/backend.ts';
+import { ByteTokenizer } from './src/model/byte-tokenizer.ts';
+import { presetConfig } from './src/model/config.ts';
+import { crossEntropyLoss } from './src/model/logprobs.ts';
+import { generate } from './src/model/sampling.ts';
+import { TransformerModel } from './src/model/transformer.ts';
+await initBackend({ forced: 'wasm' });
+const config = presetConfig('micro', new ByteTokenizer().vocabSize);
+const gen = TransformerModel.create(config, 2);
+await generate(gen, [[1, 2]], { maxNewTokens: 4, temperature: 0, seed: 1 });
+const start = performance.now();
+const out = await generate(gen, [[256, 10, 20, 30]], { maxNewTokens: ${GEN_TOKENS}, temperature: 0, seed: 1, useCache: true });
+const tokensPerS = out.tokens[0].length / ((performance.now() - start) / 1000);
+const model = TransformerModel.create(config, 1);
+const optimizer = tf.train.adam(3e-4);
+const tokens = Array.from({ length: ${BATCH} }, (_, b) => Array.from({ length: ${SEQ} }, (_, t) => (b * 31 + t * 7) % 256));
+const times = [];
+for (let i = 0; i <= ${STEPS}; i++) {
+  const s = performance.now();
+  const loss = optimizer.minimize(() => crossEntropyLoss(model, tokens), true, model.trainableVariables());
+  await loss.data();
+  loss.dispose();
+  if (i > 0) times.push(performance.now() - s);
+}
+times.sort((a, b) => a - b);
+console.log(JSON.stringify({ tokensPerS, stepMs: times[Math.floor(times.length / 2)] }));
+`;
+
+interface AtCommitFigures {
+  tokensPerS: number;
+  stepMs: number;
+}
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -167,6 +206,23 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
   return { recomputeTokensPerS: recomputed.tokens[0].length / recomputed.seconds, identical: first.join() === recomputed.tokens[0].join(), batched };
 }
 
+/** Issue #18's starting commit against the current tree in this run: medians of each tree's rounds and their ratios. */
+function startCommitComparison() {
+  const runs = runAtCommits<AtCommitFigures>(START_COMMIT, AT_COMMIT_SCRIPT, 3);
+  if ('skipped' in runs) {
+    console.log(`${START_COMMIT} (issue #18's start) not measured: ${runs.skipped}`);
+    return runs;
+  }
+  const med = (xs: AtCommitFigures[], key: keyof AtCommitFigures) => median(xs.map((x) => x[key]));
+  const then = { tokensPerS: med(runs.then, 'tokensPerS'), stepMs: med(runs.then, 'stepMs') };
+  const now = { tokensPerS: med(runs.now, 'tokensPerS'), stepMs: med(runs.now, 'stepMs') };
+  const ratio = { generation: now.tokensPerS / then.tokensPerS, step: then.stepMs / now.stepMs };
+  console.log(`against ${START_COMMIT} (issue #18's start), the same script alternately in both trees, 3 rounds (medians):`);
+  console.log(`  batch-1 generation: ${then.tokensPerS.toFixed(0)} → ${now.tokensPerS.toFixed(0)} tok/s, ${ratio.generation.toFixed(2)}× (target ≥ ${GEN_TARGET}×)`);
+  console.log(`  train step with tf.train.adam: ${then.stepMs.toFixed(0)} → ${now.stepMs.toFixed(0)} ms, ${ratio.step.toFixed(2)}× faster`);
+  return { commit: START_COMMIT, then, now, ratio, target: { generation: GEN_TARGET }, rounds: runs };
+}
+
 async function main(): Promise<void> {
   const backend = await initBackend({ forced: 'wasm' });
   const config = presetConfig('micro', new ByteTokenizer().vocabSize);
@@ -207,7 +263,7 @@ async function main(): Promise<void> {
     const ref = torchGen[i].result;
     console.log(`  batch ${String(batch).padStart(2)}: ${tokensPerS.toFixed(0).padStart(6)} tok/s${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`);
   }
-  console.log(`batch 1 against ${GEN_BASELINE.tokensPerS} tok/s measured at ${GEN_BASELINE.commit} (issue #18's starting point): ${(batchOne / GEN_BASELINE.tokensPerS).toFixed(2)}× (target ≥ 3×)`);
+  const atStart = startCommitComparison();
   console.log(`KV cache / recompute at batch 1: ${speedup.toFixed(2)}× (recompute ${gen.recomputeTokensPerS.toFixed(1)} tok/s); identical tokens: ${gen.identical}`);
   const loadAfter = os.loadavg().map((l) => Number(l.toFixed(2)));
   console.log(`load average after: ${loadAfter.join(' ')}`);
@@ -220,8 +276,8 @@ async function main(): Promise<void> {
     generation: {
       tokens: GEN_TOKENS, recomputeTokensPerS: gen.recomputeTokensPerS, identical: gen.identical, cacheSpeedup: speedup,
       batched: gen.batched.map((b, i) => ({ ...b, torch: torchGen[i].result })),
-      baseline: { ...GEN_BASELINE, ratio: batchOne / GEN_BASELINE.tokensPerS, target: 3 },
     },
+    startCommit: atStart,
   };
   mkdirSync('bench/results', { recursive: true });
   writeFileSync('bench/results/model.json', JSON.stringify(result, null, 2) + '\n');
