@@ -13,7 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
-import { relaxedSimdAvailable } from './wasm-simd/heap-kernels.ts';
+import { relaxedSimdAvailable, simdKernelsSupported } from './wasm-simd/heap-kernels.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -199,7 +199,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     threadsCount = wasm.getThreadsCount;
     registerWasmKernels();
     registerWasmFusedKernels();
-    registerWasmMatMulKernels();
+    if (simdKernelsSupported()) registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
   }
   const ok = await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);

@@ -14,15 +14,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from './fused.ts';
-import { heapKernelsOf, type EmscriptenHeap, type HeapKernels } from './wasm-simd/heap-kernels.ts';
-
-/** The parts of tfjs-wasm's backend a kernel needs: a new output, a tensor's view of the heap or its address, the module. */
-interface WasmHeap {
-  wasm: EmscriptenHeap;
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
-  getMemoryOffset(dataId: tf.DataId): number;
-}
+import { heapKernelsOf, simdKernelsSupported, type HeapKernels, type TfjsWasmBackend as WasmHeap } from './wasm-simd/heap-kernels.ts';
 
 /** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
 type Loop = (inputs: Record<string, Float32Array>, out: Float32Array, rows: number, cols: number, attrs: Record<string, unknown>, shapes: Record<string, number[]>) => void;
@@ -47,7 +39,7 @@ function register(kernelName: string, shapeOf: (inputs: Record<string, tf.Tensor
       const rows = tf.util.sizeFromShape(first.shape) / cols;
       const shapes = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, t.shape]));
       const output = heap.makeOutput(shapeOf(named), 'float32');
-      if (simd) {
+      if (simd && simdKernelsSupported()) {
         const at = Object.fromEntries(Object.entries(named).map(([k, t]) => [k, heap.getMemoryOffset(t.dataId)]));
         if (simd(heapKernelsOf(heap.wasm), at, heap.getMemoryOffset(output.dataId), rows, cols, (attrs ?? {}) as Record<string, unknown>, shapes)) return output;
       }
@@ -137,7 +129,7 @@ export function registerWasmFusedKernels(): void {
       else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
     }
   });
-  registerAdam();
+  if (simdKernelsSupported()) registerAdam(); // otherwise adam-update.ts's tfjs ops run
 }
 
 const ADAM_PARTS = { m: 0, v: 1, p: 2 } as const;

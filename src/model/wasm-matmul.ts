@@ -14,13 +14,13 @@
  * kernel over tfjs's heap that reads transposed operands by their strides: tfjs-wasm's BatchMatMul
  * sends transposed or batched operands to a naive loop, so before this every gradient product paid
  * for an explicit transpose, and attention ran as a depthwise convolution.
- * When tfjs-wasm runs XNNPACK on several threads (a cross-origin-isolated page on a machine with four
- * or more cores), 2-D products go to XNNPACK, with explicit transposes, since one thread of ours does
- * not beat several of its.
+ * XNNPACK keeps two cases (prefersXnnpack): decoding steps' few-row products, and every 2-D product when
+ * tfjs-wasm runs XNNPACK on several threads (a cross-origin-isolated page on a machine with four or more
+ * cores), with explicit transposes, since one thread of ours does not beat several of its.
  */
 import * as tf from '@tensorflow/tfjs';
 import { GEMM_ROWS } from './wasm-simd/gemm.ts';
-import { heapKernelsOf, type EmscriptenHeap } from './wasm-simd/heap-kernels.ts';
+import { heapKernelsOf, type TfjsWasmBackend as WasmBackend } from './wasm-simd/heap-kernels.ts';
 
 export const MATMUL_KERNEL = 'SpindleMatMul';
 export const BATCH_MATMUL_KERNEL = 'SpindleBatchMatMul';
@@ -53,15 +53,6 @@ function productGradient(kernelName: string): tf.GradConfig {
 }
 tf.registerGradient(productGradient(MATMUL_KERNEL));
 tf.registerGradient(productGradient(BATCH_MATMUL_KERNEL));
-
-/** What the kernels need of tfjs-wasm's backend. */
-interface WasmBackend {
-  wasm: EmscriptenHeap & { tfjs: { getThreadsCount(): number } };
-  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
-  getMemoryOffset(dataId: tf.DataId): number;
-  typedArrayFromHeap(t: tf.TensorInfo): Float32Array;
-  disposeData(dataId: tf.DataId): void;
-}
 
 /** Sizes of one product: C[m, n] = A'[m, k] · B'[k, n], with `shape` the output's. */
 interface ProductShape {

@@ -21,7 +21,7 @@ beforeAll(async () => {
 });
 
 describe('bmm', () => {
-  // [2, 3] batch of [64, 32] · [32, 48]: large enough for the depthwise path; [2, 2, 1, 32] · [.., 32, 7] is generation's small path.
+  // [2, 3] batch of [64, 32] · [32, 48]: whole 4 × 8 blocks; [2, 2, 1, 32] · [.., 32, 7] is a decoding step's one-row, tail-column shape.
   for (const [aShape, bShape] of [[[2, 3, 64, 32], [2, 3, 32, 48]], [[2, 2, 1, 32], [2, 2, 32, 7]]]) {
     it(`matches matMul and its gradients for [${aShape}] · [${bShape}]`, () => {
       const a = random(aShape, 1);

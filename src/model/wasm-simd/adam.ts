@@ -12,7 +12,7 @@
  * output per call). Four floats per instruction, then a scalar loop over the last n mod 4.
  * Replaces about fifteen tfjs ops per variable, each a pass over it.
  */
-import { FunctionBody, type ExportedFunction } from './assembler.ts';
+import { forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
 
 const POINTERS = ['p', 'g', 'm', 'v', 'out'] as const;
 const SCALARS = ['lr', 'b1', 'oneMinusB1', 'b2', 'oneMinusB2', 'eps', 'bc1', 'bc2', 'l2', 'decay', 'gradScale'] as const;
@@ -86,23 +86,23 @@ function emitUpdate(f: FunctionBody, L: Lanes, offset: number, part: 0 | 1 | 2, 
     f.get(temps.g).get(temps.g); L.mul(f); L.scalar(f, 'oneMinusB2'); L.mul(f); L.add(f);
     f.set(temps.v);
   }
-  if (part === 0) return void f.get(temps.m);
-  if (part === 1) return void f.get(temps.v);
+  if (part !== 2) {
+    f.get(part === 0 ? temps.m : temps.v);
+    return;
+  }
   load('p'); L.scalar(f, 'decay'); L.mul(f);
   f.get(temps.m); L.scalar(f, 'bc1'); L.div(f);
   f.get(temps.v); L.scalar(f, 'bc2'); L.div(f); L.sqrt(f); L.scalar(f, 'eps'); L.add(f);
   L.div(f); L.scalar(f, 'lr'); L.mul(f); L.sub(f);
 } // prettier-ignore
 
-/** out[i] = part's value for i in [from, to) bytes, `L.bytes` at a time. */
+/** out = part's value from byte `offset` (where it stands) up to `to`, `L.bytes` at a time. */
 function emitLoop(f: FunctionBody, L: Lanes, offset: number, to: number, part: 0 | 1 | 2, temps: { g: number; m: number; v: number }): void {
-  f.block().loop();
-  f.get(offset).get(to).i32_ge_u().br_if(1);
-  f.get(PARAM.out).get(offset).i32_add();
-  emitUpdate(f, L, offset, part, temps);
-  L.store(f);
-  f.get(offset).i32_const(L.bytes).i32_add().set(offset).br(0);
-  f.end().end();
+  forRange(f, offset, () => f.get(offset), () => f.get(to), L.bytes, () => {
+    f.get(PARAM.out).get(offset).i32_add();
+    emitUpdate(f, L, offset, part, temps);
+    L.store(f);
+  });
 }
 
 export function adamFunction(): ExportedFunction {

@@ -76,11 +76,9 @@ export class FunctionBody {
   i32_sub() { return this.emit(0x6b); } // prettier-ignore
   i32_mul() { return this.emit(0x6c); } // prettier-ignore
   i32_lt_u() { return this.emit(0x49); } // prettier-ignore
-  i32_gt_u() { return this.emit(0x4b); } // prettier-ignore
   i32_ge_u() { return this.emit(0x4f); } // prettier-ignore
   i32_div_u() { return this.emit(0x6e); } // prettier-ignore
   i32_rem_u() { return this.emit(0x70); } // prettier-ignore
-  i32_eqz() { return this.emit(0x45); } // prettier-ignore
   /** `block` with no result; `end()` closes it. A branch to it jumps past its end. */
   block() { return this.emit(0x02, 0x40); } // prettier-ignore
   /** `loop` with no result; a branch to it jumps back to its start. */
@@ -120,6 +118,19 @@ export class FunctionBody {
     const body = [...uleb(this.locals.length), ...decls, ...this.code, 0x0b];
     return [...uleb(body.length), ...body];
   }
+}
+
+/** `for (x = from; x < limit; x += step) body()`, tested at the top (the body may run zero times). */
+export function forRange(f: FunctionBody, x: number, from: () => void, limit: () => void, step: number, body: () => void): void {
+  from();
+  f.set(x);
+  f.block().loop();
+  f.get(x);
+  limit();
+  f.i32_ge_u().br_if(1);
+  body();
+  f.get(x).i32_const(step).i32_add().set(x).br(0);
+  f.end().end();
 }
 
 /** An exported function with no result; its parameters are its body's. */

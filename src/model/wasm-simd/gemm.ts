@@ -20,7 +20,7 @@
  *   whole strip of 8 (e.g. a 266-token vocabulary's last 2) take a scalar loop.
  * k must be at least 1 (the caller writes zeros when k is 0).
  */
-import { FunctionBody, type ExportedFunction } from './assembler.ts';
+import { forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
 
 /** Rows of C per micro-kernel block: ROWS·2 accumulators + 2 panel vectors + 1 broadcast fit x64's 16 SIMD registers. */
 export const GEMM_ROWS = 4;
@@ -34,19 +34,6 @@ export function gemmScratchFloats(m: number, k: number): number {
 
 const PARAMS = ['a', 'b', 'c', 'scratch', 'm', 'k', 'n', 'aRow', 'aCol', 'bRow', 'bCol'] as const;
 const P = Object.fromEntries(PARAMS.map((p, i) => [p, i])) as Record<(typeof PARAMS)[number], number>;
-
-/** `for (x = from; x < limit; x += step) body()`, tested at the top (the body may run zero times). */
-function forRange(f: FunctionBody, x: number, from: () => void, limit: () => void, step: number, body: () => void): void {
-  from();
-  f.set(x);
-  f.block().loop();
-  f.get(x);
-  limit();
-  f.i32_ge_u().br_if(1);
-  body();
-  f.get(x).i32_const(step).i32_add().set(x).br(0);
-  f.end().end();
-}
 
 /** Locals shared by the function's parts. */
 interface Locals {

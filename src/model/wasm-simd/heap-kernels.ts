@@ -20,6 +20,17 @@ export interface EmscriptenHeap {
   _free(pointer: number): void;
 }
 
+/** The parts of tfjs-wasm's backend (BackendWasm) that Spindle's wasm kernels use. */
+export interface TfjsWasmBackend {
+  wasm: EmscriptenHeap & { tfjs: { getThreadsCount(): number } };
+  makeOutput(shape: number[], dtype: 'float32'): { dataId: object; shape: number[]; dtype: 'float32' };
+  /** A tensor's byte offset on the heap. */
+  getMemoryOffset(dataId: object): number;
+  /** A view of a tensor's data on the heap (taken after any allocation: growing the heap detaches views). */
+  typedArrayFromHeap(t: { dataId: object; shape: number[]; dtype: string }): Float32Array;
+  disposeData(dataId: object): void;
+}
+
 /** One product's operands: byte addresses on the heap, sizes, and which operands are stored transposed. */
 export interface HeapProduct {
   /** A'[m, k]: a [m, k] row-major, or [k, m] with transposeA. */
@@ -141,6 +152,20 @@ export class HeapKernels {
     }
     this.heap._free(scratch);
   }
+}
+
+let simdSupported: boolean | undefined;
+
+/** Whether this engine has WebAssembly SIMD at all (every current browser; without it the kernels are not registered and tfjs's own run). Checked once. */
+export function simdKernelsSupported(): boolean {
+  if (simdSupported === undefined) {
+    try {
+      simdSupported = WebAssembly.validate(simdModuleBytes({ sharedMemory: false, relaxedSimd: false }) as BufferSource);
+    } catch {
+      simdSupported = false;
+    }
+  }
+  return simdSupported;
 }
 
 /** Whether this engine validates relaxed SIMD (Chrome ≥ 114; Node 20 only with --experimental-wasm-relaxed-simd). */

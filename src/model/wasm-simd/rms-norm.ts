@@ -9,7 +9,7 @@
  * They replace JS loops over the heap that ran at 3–9 ns an element: JS widens every float32 to a
  * double and has no SIMD, while these read and write four floats per instruction.
  */
-import { FunctionBody, type ExportedFunction, type ValueType } from './assembler.ts';
+import { forRange, FunctionBody, type ExportedFunction, type ValueType } from './assembler.ts';
 
 /** Locals of one row's pass: its start, a running pointer and its end, a vector accumulator. */
 interface RowLocals {
@@ -26,14 +26,10 @@ interface RowLocals {
 function rowFunction(name: string, params: ValueType[], rowsParam: number, colsParam: number, body: (f: FunctionBody, v: RowLocals) => void): ExportedFunction {
   const f = new FunctionBody(params);
   const v: RowLocals = { row: f.local('i32'), base: f.local('i32'), p: f.local('i32'), end: f.local('i32'), acc: f.local('v128'), r: f.local('f32'), rv: f.local('v128') };
-  f.i32_const(0).set(v.row);
-  f.i32_const(0).set(v.base);
-  f.block().loop();
-  f.get(v.row).get(rowsParam).i32_ge_u().br_if(1);
-  body(f, v);
-  f.get(v.base).get(colsParam).i32_const(4).i32_mul().i32_add().set(v.base);
-  f.get(v.row).i32_const(1).i32_add().set(v.row).br(0);
-  f.end().end();
+  forRange(f, v.row, () => f.i32_const(0), () => f.get(rowsParam), 1, () => {
+    f.get(v.row).get(colsParam).i32_mul().i32_const(4).i32_mul().set(v.base);
+    body(f, v);
+  });
   return { name, body: f };
 }
 
