@@ -24,6 +24,22 @@ export const SWIGLU_KERNEL = 'SpindleSwiGLU';
 export const ATTENTION_KERNEL = 'SpindleAttention';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
+
+/** ADAM_KERNEL's hyper-parameters, one update's (src/train/adam-update.ts passes them). */
+export interface AdamHyper {
+  kind: 'adam' | 'adamw';
+  lr: number;
+  b1: number;
+  b2: number;
+  eps: number;
+  /** 1 − β1^t and 1 − β2^t. */
+  bc1: number;
+  bc2: number;
+  /** Weight decay: decoupled for AdamW, L2 (added to the gradient) for Adam. */
+  wd: number;
+  /** The clipping factor the gradient is multiplied by (1 when not clipped). */
+  gradScale: number;
+}
 /** a [..., K] · w (packed half pairs [K, N/2]), or a [..., N] · wᵀ with transposeW; attrs format, transposeW. */
 export const HALF_MATMUL_KERNEL = 'SpindleHalfMatMul';
 /** w (packed half pairs [K, N/2]); attrs format → the float32 [K, N] it holds. */

@@ -13,7 +13,7 @@
  * - SwiGLU: silu(gate)·up in one op instead of three.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
 import { heapKernelsOf, simdKernelsSupported, type HeapKernels, type TfjsWasmBackend as WasmHeap } from './wasm-simd/heap-kernels.ts';
 
 /** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
@@ -142,15 +142,10 @@ function registerAdam(): void {
     kernelFunc: ({ inputs, backend, attrs }) => {
       const heap = backend as unknown as WasmHeap;
       const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
-      const h = attrs as unknown as { kind: 'adam' | 'adamw'; lr: number; b1: number; b2: number; eps: number; bc1: number; bc2: number; wd: number; gradScale: number; part: keyof typeof ADAM_PARTS };
+      const h = attrs as unknown as AdamHyper & { part: keyof typeof ADAM_PARTS };
       const output = heap.makeOutput(p.shape, 'float32');
       const at = (t: tf.TensorInfo) => heap.getMemoryOffset(t.dataId);
-      const decays = h.wd > 0;
-      heapKernelsOf(heap.wasm).adam({ p: at(p), g: at(g), m: at(m), v: at(v), out: at(output) }, tf.util.sizeFromShape(p.shape), ADAM_PARTS[h.part], {
-        ...h,
-        l2: h.kind === 'adam' && decays ? h.wd : 0,
-        decay: h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1,
-      });
+      heapKernelsOf(heap.wasm).adam({ p: at(p), g: at(g), m: at(m), v: at(v), out: at(output) }, tf.util.sizeFromShape(p.shape), ADAM_PARTS[h.part], h);
       return output;
     },
   });

@@ -3,22 +3,9 @@
  * optimizer.ts's header): the fused WebGPU kernel where the backend has it, tfjs ops otherwise.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, hasFusedKernel } from '../model/fused.ts';
+import { ADAM_KERNEL, hasFusedKernel, type AdamHyper } from '../model/fused.ts';
 
-export interface AdamHyper {
-  kind: 'adam' | 'adamw';
-  lr: number;
-  b1: number;
-  b2: number;
-  eps: number;
-  /** 1 − β1^t and 1 − β2^t. */
-  bc1: number;
-  bc2: number;
-  /** Weight decay: decoupled for AdamW, L2 (added to the gradient) for Adam. */
-  wd: number;
-  /** The clipping factor the gradient is multiplied by (1 when not clipped). */
-  gradScale: number;
-}
+export type { AdamHyper };
 
 export interface AdamResult {
   p: tf.Tensor;

@@ -4,6 +4,7 @@
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
  */
+import type { AdamHyper } from '../fused.ts';
 import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
 import { gemmFunction, gemmScratchFloats } from './gemm.ts';
@@ -44,21 +45,6 @@ export interface HeapProduct {
   n: number;
   transposeA: boolean;
   transposeB: boolean;
-}
-
-/** adam.ts's hyper-parameters, as its function takes them. */
-export interface AdamScalars {
-  lr: number;
-  b1: number;
-  b2: number;
-  eps: number;
-  bc1: number;
-  bc2: number;
-  /** Adam's L2 weight decay (0 for AdamW or none). */
-  l2: number;
-  /** AdamW's decoupled decay factor 1 − lr·wd (1 for Adam or none). */
-  decay: number;
-  gradScale: number;
 }
 
 interface Exports {
@@ -125,9 +111,12 @@ export class HeapKernels {
   }
 
   /** Writes Adam's new m (part 0), v (1) or p (2) of n floats to `out` (adam.ts). */
-  adam(arrays: { p: number; g: number; m: number; v: number; out: number }, n: number, part: 0 | 1 | 2, s: AdamScalars): void {
+  adam(arrays: { p: number; g: number; m: number; v: number; out: number }, n: number, part: 0 | 1 | 2, h: AdamHyper): void {
     const { p, g, m, v, out } = arrays;
-    this.exports.adam(p, g, m, v, out, n, part, s.lr, s.b1, 1 - s.b1, s.b2, 1 - s.b2, s.eps, s.bc1, s.bc2, s.l2, s.decay, s.gradScale);
+    const decays = h.wd > 0;
+    const l2 = h.kind === 'adam' && decays ? h.wd : 0; // Adam's L2 penalty, added to the gradient
+    const decay = h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1; // AdamW's decoupled decay
+    this.exports.adam(p, g, m, v, out, n, part, h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale);
   }
 
   /** Scratch for the packed operands, grown (never shrunk) to the largest product seen. */
