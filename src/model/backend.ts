@@ -11,6 +11,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
+import { registerWasmDecodeStep } from './wasm-decode.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
 import { relaxedSimdAvailable, simdKernelsSupported } from './wasm-simd/heap-kernels.ts';
@@ -199,7 +200,10 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     threadsCount = wasm.getThreadsCount;
     registerWasmKernels();
     registerWasmFusedKernels();
-    if (simdKernelsSupported()) registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
+    if (simdKernelsSupported()) {
+      registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
+      registerWasmDecodeStep(); // and generation runs the graph, step by step
+    }
   }
   const ok = await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);

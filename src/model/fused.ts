@@ -22,6 +22,8 @@ export const ROPE_KERNEL = 'SpindleRope';
 export const SWIGLU_KERNEL = 'SpindleSwiGLU';
 /** q [B, G, R, D], k, v [B, G, Tk, D], bias? [T, Tk] | [B, 1, 1, T, Tk]; attrs scale, positions (T) → softmax(q·kᵀ·scale + bias)·v. No gradient. */
 export const ATTENTION_KERNEL = 'SpindleAttention';
+/** One decoding step of the whole model (decode-step.ts has its inputs and attrs). No gradient. */
+export const DECODE_STEP_KERNEL = 'SpindleDecodeStep';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
 

@@ -15,7 +15,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
+import { ATTENTION_MASKED, decodeInput, type DecodeStepAttrs } from './decode-step.ts';
+import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
 import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { ropeInverseFrequencies } from './rope.ts';
@@ -120,8 +121,6 @@ interface Context {
   /** False for generation (lastOnly), which records no gradient: ops may skip their gradient bookkeeping. */
   differentiable: boolean;
 }
-
-const MASKED = -1e9;
 
 export class TransformerModel {
   readonly config: ModelConfig;
@@ -302,6 +301,7 @@ export class TransformerModel {
     if (past + T > this.config.maxPositions && !options.positions) {
       throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);
     }
+    if (T === 1 && options.cache && this.decodesInOneKernel(options)) return this.decodeStep(tokens, options.cache, options);
     const ctx: Context = {
       ...this.rotary(B, T, past, options.positions),
       bias: attentionBias(B, T, past, options.keyValid),
@@ -339,14 +339,63 @@ export class TransformerModel {
       return { cos: this.rope.cos.slice([past, 0], [T, -1]), sin: this.rope.sin.slice([past, 0], [T, -1]) }; // [T, D]
     }
     const all = positions.flat();
-    // tfjs-wasm's gather does not check its indices: a position past the RoPE table reads (and, through
-    // later kernels, corrupts) memory it does not own. Refuse it here, by name.
-    const bad = all.find((p) => !(Number.isInteger(p) && p >= 0 && p < this.config.maxPositions));
-    if (bad !== undefined) throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
+    this.checkPositions(all);
     const flat = tf.tensor1d(all, 'int32'); // [B·T]
     const D = this.config.headDim;
     const pick = (table: tf.Tensor2D) => tf.gather(table, flat).reshape([B, 1, T, D]); // [B, 1, T, D]
     return { cos: pick(this.rope.cos), sin: pick(this.rope.sin) };
+  }
+
+  /**
+   * tfjs-wasm's gather does not check its indices: a position past the RoPE table reads (and, through
+   * later kernels, corrupts) memory it does not own. Refuse it here, by name.
+   */
+  private checkPositions(positions: number[]): void {
+    const bad = positions.find((p) => !(Number.isInteger(p) && p >= 0 && p < this.config.maxPositions));
+    if (bad !== undefined) throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
+  }
+
+  // ── One decoding step as one kernel (decode-step.ts) ─────────────────────────────────────────
+
+  /** Whether a generation step (one new position on a non-empty cache) runs as DECODE_STEP_KERNEL here. */
+  private decodesInOneKernel(options: ForwardOptions): boolean {
+    const linearsFloat = this.layers.every((layer) => TARGET_MODULES.every((m) => layer[m].weight));
+    const { hiddenSize, intermediateSize, headDim } = this.config;
+    const wholeVectors = [hiddenSize, intermediateSize, headDim / 2].every((n) => n % 4 === 0); // the step's kernels run on vectors of four
+    return Boolean(options.lastOnly) && (options.cache?.length ?? 0) > 0 && options.dropoutSeed === undefined && linearsFloat && wholeVectors && hasFusedKernel(DECODE_STEP_KERNEL);
+  }
+
+  private decodeStep(tokens: tf.Tensor2D, cache: KVCache, options: ForwardOptions): ForwardResult {
+    const B = tokens.shape[0];
+    const past = cache.length;
+    const positions = options.positions?.map((row) => row[0]) ?? new Array<number>(B).fill(past);
+    this.checkPositions(positions);
+    const keyValid = options.keyValid && !options.keyValid.every((row) => row.every(Boolean)) ? options.keyValid : null;
+    if (keyValid) checkKeyValid(keyValid, B, past + 1);
+    const useLora = (options.useLora ?? this.loraEnabled) && this.lora !== null;
+    const inputs: tf.NamedTensorMap = { ids: tokens, embed: this.embedTokens, ropeCos: this.rope.cos, ropeSin: this.rope.sin, norm: this.norm, head: this.lmHead ?? this.tiedHeadForGeneration() };
+    this.layers.forEach((layer, i) => {
+      const add = (part: string, t: tf.Tensor | null | undefined) => {
+        if (t) inputs[decodeInput(i, part)] = t;
+      };
+      add('inputNorm', layer.inputNorm);
+      add('postNorm', layer.postNorm);
+      add('qNorm', layer.qNorm);
+      add('kNorm', layer.kNorm);
+      add('cacheK', cache.k[i]);
+      add('cacheV', cache.v[i]);
+      for (const m of TARGET_MODULES) {
+        add(`${m}.weight`, layer[m].weight);
+        add(`${m}.bias`, layer[m].bias);
+        add(`${m}.loraA`, useLora ? layer[m].lora?.A : null);
+        add(`${m}.loraB`, useLora ? layer[m].lora?.B : null);
+      }
+    });
+    const { numLayers, numHeads, numKvHeads, headDim, rmsNormEps: eps } = this.config;
+    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, positions, keyValid };
+    const [logits, ...keysThenValues] = tf.engine().runKernel(DECODE_STEP_KERNEL, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
+    const L = this.layers.length;
+    return { logits: logits as tf.Tensor3D, cache: { k: keysThenValues.slice(0, L) as tf.Tensor4D[], v: keysThenValues.slice(L) as tf.Tensor4D[], length: past + 1 } };
   }
 
   /** The tied embedding transposed, kept until the embedding's data changes (an assign gives it a new dataId). */
@@ -499,19 +548,23 @@ function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][
   if (T === 1 && (!keyValid || keyValid.every((row) => row.every(Boolean)))) return null;
   if (!keyValid) {
     const bias = new Float32Array(T * Tk);
-    for (let t = 0; t < T; t++) for (let j = past + t + 1; j < Tk; j++) bias[t * Tk + j] = MASKED;
+    for (let t = 0; t < T; t++) for (let j = past + t + 1; j < Tk; j++) bias[t * Tk + j] = ATTENTION_MASKED;
     return tf.tensor2d(bias, [T, Tk]); // [T, Tk]
   }
-  if (keyValid.length !== B || keyValid.some((row) => row.length !== Tk)) {
-    throw new Error(`keyValid must be [${B}][${Tk}] (batch × past+new tokens).`);
-  }
+  checkKeyValid(keyValid, B, Tk);
   const bias = new Float32Array(B * T * Tk);
   for (let b = 0; b < B; b++) {
     for (let t = 0; t < T; t++) {
-      for (let j = 0; j < Tk; j++) if (j > past + t || !keyValid[b][j]) bias[(b * T + t) * Tk + j] = MASKED;
+      for (let j = 0; j < Tk; j++) if (j > past + t || !keyValid[b][j]) bias[(b * T + t) * Tk + j] = ATTENTION_MASKED;
     }
   }
   return tf.tensor(bias, [B, 1, 1, T, Tk]); // [B, 1, 1, T, Tk]
+}
+
+function checkKeyValid(keyValid: boolean[][], B: number, Tk: number): void {
+  if (keyValid.length !== B || keyValid.some((row) => row.length !== Tk)) {
+    throw new Error(`keyValid must be [${B}][${Tk}] (batch × past+new tokens).`);
+  }
 }
 
 /** A row-major [rows, cols] array transposed to [cols, rows], on the host. */

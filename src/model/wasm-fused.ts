@@ -2,8 +2,9 @@
  * Fused kernels on tfjs-wasm over the wasm heap, for the elementwise chains where tfjs's cost per op,
  * not the arithmetic, is the time: a decoding step of the micro model ran 650 ops for a few hundred
  * numbers each. In training the fused kernels also make fewer passes over the activations. Gradients
- * are fused.ts's. RMSNorm, RoPE and Adam run wasm-simd/'s SIMD kernels (a JS loop widens every float to a
- * double, 3–9 ns an element against tfjs's own ops' fraction of one); SwiGLU is a JS loop (wasm has no exp).
+ * are fused.ts's. RMSNorm, RoPE, Adam and SwiGLU's forward pass run wasm-simd/'s SIMD kernels (a JS loop widens
+ * every float to a double, 3–9 ns an element against tfjs's own ops' fraction of one; Math.exp costs 15–30);
+ * SwiGLU's gradients are JS loops.
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
  *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
  *   JS loop where a row is not whole vectors.
@@ -128,6 +129,10 @@ export function registerWasmFusedKernels(): void {
       else if (part === 'up') out[i] = dy[i] * g * s;
       else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
     }
+  }, (k, at, out, rows, cols, attrs) => {
+    if (attrs.part || (rows * cols) % 4 !== 0) return false; // gradients: the JS loop
+    k.swiglu(at.gate, at.up, out, rows * cols);
+    return true;
   });
   if (simdKernelsSupported()) registerAdam(); // otherwise adam-update.ts's tfjs ops run
 }

@@ -3,11 +3,13 @@
  * every path of it (whole row blocks, the one-row tail, the scalar column tail, contiguous and
  * gathered B panels) in both operand layouts, with plain SIMD and with relaxed SIMD's multiply-add;
  * then through tfjs-wasm, where its gradients must replace every transpose of a training step, and the
- * whole model on wasm against cpu. (ops.test.ts checks the RMSNorm, RoPE and Adam kernels.)
+ * whole model on wasm against cpu; the decoding step's kernels (packed products, attention, SwiGLU) against float64
+ * references. (ops.test.ts checks the RMSNorm, RoPE and Adam kernels; wasm-decode.test.ts the step itself.)
  */
 import * as tf from '@tensorflow/tfjs';
 import v8 from 'node:v8';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
 import { HeapKernels, relaxedSimdAvailable, simdModuleBytes, type EmscriptenHeap } from '../../src/model/wasm-simd/heap-kernels.ts';
 import { mm } from '../../src/model/ops.ts';
 import { compareWithCpu, comparisonProblems } from '../../src/model/backend-compare.ts';
@@ -97,6 +99,81 @@ describe('wasm gemm on its own memory', () => {
     const { got, want } = runCase(gemm, heap, { m: 40, k: 96, n: 24, transposeA: true, transposeB: false }, 2);
     expect(heap.freed).toBe(freedAfterWarmUp + 1);
     expectClose(got, want, 'after growing', 1e-5, 1e-5);
+  });
+});
+
+/** Float32 arrays placed on a standalone heap; returns their addresses and a reader. */
+function place(heap: ReturnType<typeof standaloneHeap>, ...arrays: (Float32Array | number)[]): { at: number[]; read: (at: number, n: number) => Float32Array } {
+  const at = arrays.map((a) => {
+    const n = typeof a === 'number' ? a : a.length;
+    const address = heap._malloc(Math.max(n, 1) * 4);
+    const view = new Float32Array(heap.memory.buffer, address, n);
+    if (typeof a === 'number') view.fill(Number.NaN); // an output: every element must be written
+    else view.set(a);
+    return address;
+  });
+  return { at, read: (address, n) => new Float32Array(heap.memory.buffer).slice(address / 4, address / 4 + n) };
+}
+
+const normals = (n: number, seed: number, scale = 1) => {
+  const rng = createRng(seed);
+  return Float32Array.from({ length: n }, () => rng.normal() * scale);
+};
+
+describe('the decoding kernels on their own memory (packed products, attention, SwiGLU)', () => {
+  for (const relaxed of [false, true]) {
+    it(`packed weights: packStrips once, then products of any rows read the strips (${relaxed ? 'relaxed multiply-add' : 'plain SIMD'})`, () => {
+      const heap = standaloneHeap();
+      const kernels = new HeapKernels(heap, { relaxedSimd: relaxed });
+      for (const [m, k, n] of [[1, 1, 1], [1, 7, 9], [1, 8, 16], [3, 17, 3], [5, 33, 266], [9, 64, 40]]) {
+        const [a, w] = [normals(m * k, m + k), normals(k * n, n)];
+        const { at, read } = place(heap, a, w, packedStripsFloats(k, n), m * n);
+        kernels.packStrips(at[1], at[2], k, n);
+        kernels.productPacked({ a: at[0], b: at[1], c: at[3], m, k, n }, at[2]);
+        const want = Array.from({ length: m * n }, (_, i) => a.slice(Math.floor(i / n) * k, Math.floor(i / n) * k + k).reduce((sum, ap, p) => sum + ap * w[p * n + (i % n)], 0));
+        expectClose(read(at[3], m * n), want, `[${m}, ${k}] · [${k}, ${n}]`, 1e-5, 1e-5);
+      }
+    });
+  }
+
+  it('attendOne: scores, a masked softmax and the weighted values for heads sharing a key/value head', () => {
+    const heap = standaloneHeap();
+    const kernels = new HeapKernels(heap);
+    for (const [rows, keys, D] of [[1, 1, 4], [3, 5, 8], [2, 8, 32], [4, 130, 16]]) {
+      const [q, k, v] = [normals(rows * D, 1), normals(keys * D, 2), normals(keys * D, 3)];
+      const stride = Math.ceil(keys / 4) * 4;
+      const masked = (j: number) => keys > 1 && j % 3 === 1; // every third key is padding
+      const bias = Float32Array.from({ length: stride }, (_, j) => (j < keys && masked(j) ? -1e9 : 0));
+      const { at, read } = place(heap, q, k, v, rows * stride, bias, rows * D);
+      const scale = 1 / Math.sqrt(D);
+      kernels.attendOne({ q: at[0], k: at[1], v: at[2], scores: at[3], scoresView: () => new Float32Array(heap.memory.buffer, at[3], rows * stride), bias: at[4], out: at[5] }, rows, keys, D, scale);
+      const want: number[] = [];
+      for (let r = 0; r < rows; r++) {
+        const logits = Array.from({ length: keys }, (_, j) => (masked(j) ? -Infinity : scale * Array.from({ length: D }, (_, d) => q[r * D + d] * k[j * D + d]).reduce((a, b) => a + b, 0)));
+        const max = Math.max(...logits);
+        const e = logits.map((l) => Math.exp(l - max));
+        const sum = e.reduce((a, b) => a + b, 0);
+        for (let d = 0; d < D; d++) want.push(e.reduce((acc, ej, j) => acc + (ej / sum) * v[j * D + d], 0));
+      }
+      expectClose(read(at[5], rows * D), want, `${rows} heads × ${keys} keys × D ${D}`, 1e-6, 1e-5);
+      const weights = read(at[3], rows * stride);
+      for (let r = 0; r < rows; r++) for (let j = 0; j < keys; j++) if (masked(j)) expect(weights[r * stride + j], `masked key ${j}`).toBeLessThan(1e-30);
+    }
+  });
+
+  it('SwiGLU: gate·sigmoid(gate)·up with its exp within a few ulp, out to where exp overflows', () => {
+    const heap = standaloneHeap();
+    const kernels = new HeapKernels(heap);
+    const n = 1024;
+    const gate = Float32Array.from({ length: n }, (_, i) => -100 + (200 * i) / n); // through exp's clamped range
+    const up = normals(n, 5);
+    const { at, read } = place(heap, gate, up, n);
+    kernels.swiglu(at[0], at[1], at[2], n);
+    const got = read(at[2], n);
+    for (let i = 0; i < n; i++) {
+      const want = (gate[i] / (1 + Math.exp(-gate[i]))) * up[i];
+      expect(Math.abs(got[i] - want), `gate ${gate[i]}: got ${got[i]}, want ${want}`).toBeLessThanOrEqual(1e-6 * Math.abs(want) + 1e-30);
+    }
   });
 });
 

@@ -102,6 +102,8 @@ export class FunctionBody {
   v128_load32_splat(offset = 0) { return this.simd(0x09, ALIGN_F32, ...uleb(offset)); } // prettier-ignore
   v128_store(offset = 0) { return this.simd(0x0b, ALIGN_V128, ...uleb(offset)); } // prettier-ignore
   v128_const0() { return this.simd(0x0c, ...new Array<number>(16).fill(0)); } // prettier-ignore
+  /** A vector of four copies of the float32 v. */
+  f32x4_const(v: number) { return this.simd(0x0c, ...Array.from({ length: 4 }, () => [...new Uint8Array(Float32Array.of(v).buffer)]).flat()); } // prettier-ignore
   f32x4_splat() { return this.simd(0x13); } // prettier-ignore
   f32x4_extract_lane(lane: number) { return this.simd(0x1f, lane); } // prettier-ignore
   f32x4_add() { return this.simd(0xe4); } // prettier-ignore
@@ -109,6 +111,14 @@ export class FunctionBody {
   f32x4_mul() { return this.simd(0xe6); } // prettier-ignore
   f32x4_div() { return this.simd(0xe7); } // prettier-ignore
   f32x4_sqrt() { return this.simd(0xe3); } // prettier-ignore
+  f32x4_min() { return this.simd(0xe8); } // prettier-ignore
+  f32x4_max() { return this.simd(0xe9); } // prettier-ignore
+  f32x4_nearest() { return this.simd(0x6a); } // prettier-ignore
+  i32x4_trunc_sat_f32x4_s() { return this.simd(0xf8); } // prettier-ignore
+  i32x4_add() { return this.simd(0xae); } // prettier-ignore
+  i32x4_shl() { return this.simd(0xab); } // prettier-ignore
+  i32x4_splat() { return this.simd(0x11); } // prettier-ignore
+  f32_max() { return this.emit(0x97); } // prettier-ignore
   /** Relaxed SIMD's a·b + c (fused or not, as the hardware does it); operands pushed a, b, c. */
   f32x4_relaxed_madd() { return this.simd(0x105); } // prettier-ignore
 

@@ -19,6 +19,13 @@
  * - Rows past the last whole block take a one-row kernel reading A' in place; columns past the last
  *   whole strip of 8 (e.g. a 266-token vocabulary's last 2) take a scalar loop.
  * k must be at least 1 (the caller writes zeros when k is 0).
+ *
+ *   gemmPacked(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol, packed)
+ *   packStrips(b, packed, k, n)
+ *
+ * A weight that is multiplied many times (a decoding step's, every token) is packed once by packStrips,
+ * its whole strips of 8 columns as [k][8] panels one after another, and gemmPacked reads those panels
+ * where gemm would pack them (the columns past the last whole strip still come from b in place).
  */
 import { forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
 
@@ -32,7 +39,7 @@ export function gemmScratchFloats(m: number, k: number): number {
   return (m - (m % GEMM_ROWS)) * k + STRIP * k;
 }
 
-const PARAMS = ['a', 'b', 'c', 'scratch', 'm', 'k', 'n', 'aRow', 'aCol', 'bRow', 'bCol'] as const;
+const PARAMS = ['a', 'b', 'c', 'scratch', 'm', 'k', 'n', 'aRow', 'aCol', 'bRow', 'bCol', 'packed'] as const;
 const P = Object.fromEntries(PARAMS.map((p, i) => [p, i])) as Record<(typeof PARAMS)[number], number>;
 
 /** Locals shared by the function's parts. */
@@ -193,8 +200,8 @@ function emitColumnTail(f: FunctionBody, v: Locals): void {
   });
 }
 
-function gemmBody(fma: boolean): FunctionBody {
-  const f = new FunctionBody(PARAMS.map(() => 'i32' as const));
+function gemmBody(fma: boolean, prepacked: boolean): FunctionBody {
+  const f = new FunctionBody((prepacked ? PARAMS : PARAMS.slice(0, -1)).map(() => 'i32' as const));
   const i32 = () => f.local('i32');
   const v128 = () => f.local('v128');
   const offsets = (count: number) => [0, ...Array.from({ length: count - 1 }, i32)];
@@ -217,7 +224,8 @@ function gemmBody(fma: boolean): FunctionBody {
 
   emitPackA(f, v);
   forRange(f, v.j0, () => f.i32_const(0), () => f.get(v.fullCols), STRIP, () => {
-    emitPackB(f, v);
+    if (prepacked) f.get(P.packed).get(v.j0).get(P.k).i32_mul().i32_const(4).i32_mul().i32_add().set(v.bPanel); // strip j0/8 of [k][8]
+    else emitPackB(f, v);
     forRange(f, v.i0, () => f.i32_const(0), () => f.get(v.fullRows), GEMM_ROWS, () => emitBlockKernel(f, v, fma));
     forRange(f, v.i0, () => f.get(v.fullRows), () => f.get(P.m), 1, () => emitRowKernel(f, v, fma));
   });
@@ -225,7 +233,32 @@ function gemmBody(fma: boolean): FunctionBody {
   return f;
 }
 
-/** The gemm function, multiplying and adding with relaxed SIMD's f32x4.relaxed_madd when `fma`. */
-export function gemmFunction(fma: boolean): ExportedFunction {
-  return { name: 'gemm', body: gemmBody(fma) };
+/** The gemm functions, multiplying and adding with relaxed SIMD's f32x4.relaxed_madd when `fma`: packing B per call, and reading it packed. */
+export function gemmFunctions(fma: boolean): ExportedFunction[] {
+  return [{ name: 'gemm', body: gemmBody(fma, false) }, { name: 'gemmPacked', body: gemmBody(fma, true) }, packStripsFunction()];
+}
+
+/** Floats of packStrips' output for a [k, n] matrix: its whole strips. */
+export function packedStripsFloats(k: number, n: number): number {
+  return (n - (n % STRIP)) * k;
+}
+
+/** packStrips(b, packed, k, n): b [k, n] row-major → its whole strips of 8 columns, each [k][8], in order. */
+function packStripsFunction(): ExportedFunction {
+  const f = new FunctionBody(['i32', 'i32', 'i32', 'i32']);
+  const [B, PACKED, K, N] = [0, 1, 2, 3];
+  const [j0, src, dst, end, rowBytes] = Array.from({ length: 5 }, () => f.local('i32'));
+  f.get(N).i32_const(4).i32_mul().set(rowBytes);
+  f.get(PACKED).set(dst);
+  forRange(f, j0, () => f.i32_const(0), () => f.get(N).get(N).i32_const(STRIP).i32_rem_u().i32_sub(), STRIP, () => {
+    f.get(B).get(j0).i32_const(4).i32_mul().i32_add().set(src);
+    f.get(dst).get(K).i32_const(STRIP * 4).i32_mul().i32_add().set(end);
+    f.loop();
+    f.get(dst).get(src).v128_load(0).v128_store(0);
+    f.get(dst).get(src).v128_load(16).v128_store(16);
+    f.get(src).get(rowBytes).i32_add().set(src);
+    f.get(dst).i32_const(STRIP * 4).i32_add().tee(dst).get(end).i32_lt_u().br_if(0);
+    f.end();
+  });
+  return { name: 'packStrips', body: f };
 }

@@ -1,5 +1,5 @@
 /**
- * The kernels of this folder (gemm.ts, rms-norm.ts, rope.ts, adam.ts) in one WebAssembly module instantiated
+ * The kernels of this folder (gemm.ts, attention.ts, rms-norm.ts, rope.ts, swiglu.ts, adam.ts) in one WebAssembly module instantiated
  * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
@@ -7,9 +7,11 @@
 import type { AdamHyper } from '../fused.ts';
 import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
-import { gemmFunction, gemmScratchFloats } from './gemm.ts';
+import { attentionFunctions } from './attention.ts';
+import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
+import { swigluFunction } from './swiglu.ts';
 
 /** What this needs of tfjs-wasm's emscripten module (BackendWasm's `wasm`). */
 export interface EmscriptenHeap {
@@ -29,7 +31,8 @@ export interface TfjsWasmBackend {
   getMemoryOffset(dataId: object): number;
   /** A view of a tensor's data on the heap (taken after any allocation: growing the heap detaches views). */
   typedArrayFromHeap(t: { dataId: object; shape: number[]; dtype: string }): Float32Array;
-  disposeData(dataId: object): void;
+  /** Drops one reference; true when the buffer was freed. */
+  disposeData(dataId: object, force?: boolean): boolean;
 }
 
 /** One product's operands: byte addresses on the heap, sizes, and which operands are stored transposed. */
@@ -49,6 +52,12 @@ export interface HeapProduct {
 
 interface Exports {
   gemm(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number): void;
+  gemmPacked(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, packed: number): void;
+  packStrips(b: number, packed: number, k: number, n: number): void;
+  attendScores(q: number, k: number, s: number, rows: number, keys: number, D: number, stride: number): void;
+  softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number): void;
+  attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
+  swiglu(gate: number, up: number, out: number, n: number): void;
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
@@ -58,7 +67,7 @@ interface Exports {
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([gemmFunction(options.relaxedSimd), ...rmsNormFunctions(), ropeFunction(), adamFunction()], options.sharedMemory);
+  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), adamFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -67,6 +76,7 @@ const WARM_UP_CALLS = 64;
 export class HeapKernels {
   private readonly exports: Exports;
   private readonly heap: EmscriptenHeap;
+  private readonly memory: WebAssembly.Memory;
   private scratch = 0;
   private scratchFloats = 0;
   /** Whether products multiply-add with relaxed SIMD (when the engine has it). */
@@ -83,6 +93,7 @@ export class HeapKernels {
     const bytes = simdModuleBytes({ sharedMemory: shared, relaxedSimd: this.relaxedSimd });
     this.exports = new WebAssembly.Instance(new WebAssembly.Module(bytes as BufferSource), { env: { memory } }).exports as unknown as Exports;
     this.heap = heap;
+    this.memory = memory;
     this.warmUp();
   }
 
@@ -92,6 +103,43 @@ export class HeapKernels {
     const [aRow, aCol] = p.transposeA ? [4, p.m * 4] : [p.k * 4, 4];
     const [bRow, bCol] = p.transposeB ? [4, p.k * 4] : [p.n * 4, 4];
     this.exports.gemm(p.a, p.b, p.c, scratch, p.m, p.k, p.n, aRow, aCol, bRow, bCol);
+  }
+
+  /** C[m, n] = A[m, k] · B[k, n] (both row-major) with B's whole strips read from `packed`, packStrips' copy of it. k ≥ 1. */
+  productPacked(p: { a: number; b: number; c: number; m: number; k: number; n: number }, packed: number): void {
+    const scratch = this.scratchFor(gemmScratchFloats(p.m, p.k));
+    this.exports.gemmPacked(p.a, p.b, p.c, scratch, p.m, p.k, p.n, p.k * 4, 4, p.n * 4, 4, packed);
+  }
+
+  /** Writes b [k, n]'s whole strips of 8 columns to `packed` (packedStripsFloats(k, n) floats) for productPacked. */
+  packStrips(b: number, packed: number, k: number, n: number): void {
+    this.exports.packStrips(b, packed, k, n);
+  }
+
+  /** A view of the whole heap as floats, current (growing the heap detaches older views). */
+  floats(): Float32Array {
+    return new Float32Array(this.memory.buffer);
+  }
+
+  /**
+   * One query position's attention for the `rows` query heads sharing a key/value head (attention.ts):
+   * scores [rows, stride] ← q·kᵀ, softmax(scores·scale + bias [stride]), out [rows, D] ← scores·v.
+   * `scores` lanes from `keys` on are set to −∞ here; D must be a multiple of 4.
+   */
+  attendOne(a: { q: number; k: number; v: number; scores: number; scoresView: () => Float32Array; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
+    const stride = paddedKeys(keys);
+    this.exports.attendScores(a.q, a.k, a.scores, rows, keys, D, stride);
+    if (stride > keys) {
+      const s = a.scoresView();
+      for (let r = 0; r < rows; r++) s.fill(-Infinity, r * stride + keys, (r + 1) * stride);
+    }
+    this.exports.softmaxRows(a.scores, a.bias, rows, stride, scale);
+    this.exports.attendValues(a.scores, a.v, a.out, rows, keys, D, stride);
+  }
+
+  /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */
+  swiglu(gate: number, up: number, out: number, n: number): void {
+    this.exports.swiglu(gate, up, out, n);
   }
 
   /** RMSNorm over rows of `cols` floats, cols a multiple of 4 (rms-norm.ts). */
@@ -141,6 +189,11 @@ export class HeapKernels {
     }
     this.heap._free(scratch);
   }
+}
+
+/** A score row's floats for `keys` keys: whole vectors (attention.ts). */
+export function paddedKeys(keys: number): number {
+  return Math.ceil(keys / 4) * 4;
 }
 
 let simdSupported: boolean | undefined;

@@ -1,0 +1,34 @@
+/**
+ * One decoding step of the whole model as a single kernel (fused.ts's DECODE_STEP_KERNEL): what the
+ * transformer passes (transformer.ts's decodeStep) and what a backend's implementation reads
+ * (wasm-decode.ts). A step of the graph runs about 170 tfjs ops on a few hundred numbers each, and at
+ * batch 1 the engine's ≈ 15 µs per op was half the step; as one kernel the step is its weight reads.
+ *
+ * Inputs, by name:
+ *   ids [B, 1] int32 · embed [V, C] · ropeCos, ropeSin [P, D] (the whole tables) · norm [C] · head [C, V]
+ *   per layer i, under `layers.i.`: inputNorm, postNorm [C]; qNorm, kNorm [D] (Qwen3 only);
+ *   cacheK, cacheV [B, Hkv, Tpast, D]; per projection m (TARGET_MODULES): m.weight [in, out],
+ *   m.bias [out] when it has one, m.loraA [in, r] and m.loraB [r, out] when its adapter applies.
+ * Outputs: logits [B, 1, V], then every layer's extended keys [B, Hkv, Tpast + 1, D], then values.
+ */
+export interface DecodeStepAttrs {
+  numLayers: number;
+  numHeads: number;
+  numKvHeads: number;
+  headDim: number;
+  eps: number;
+  /** alpha / r of the adapters (ignored where no lora inputs are given). */
+  loraScale: number;
+  /** Each row's position (indexes the rope tables). */
+  positions: number[];
+  /** Per row, whether each of its Tpast + 1 keys is valid (false on left padding); null when all are. */
+  keyValid: boolean[][] | null;
+}
+
+/** What attention adds to the score of a key a query may not see (causal future, padding). */
+export const ATTENTION_MASKED = -1e9;
+
+/** The input name of a layer's part, e.g. decodeInput(3, 'q_proj.loraA'). */
+export function decodeInput(layer: number, part: string): string {
+  return `layers.${layer}.${part}`;
+}

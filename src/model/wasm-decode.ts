@@ -1,0 +1,233 @@
+/**
+ * DECODE_STEP_KERNEL on tfjs-wasm (decode-step.ts has the contract): one decoding step of every layer
+ * on wasm-simd/'s kernels, called by heap address. A step's numbers are a few hundred per row, so what
+ * costs is not arithmetic but everything around it: as tfjs ops the step was ~170 kernels at ≈ 15 µs of
+ * engine and allocation each, then as calls to the registered kernels ~100 tensors made and freed.
+ * Here every temporary lives in one heap block taken per step, products read packed copies of the
+ * weights (packed-weights.ts), attention runs per key/value head on the cache in place
+ * (attention.ts), and the small elementwise work (bias, residual, LoRA's scaled add) is JS on a view.
+ * Only the outputs are tensors: the logits and each layer's extended keys and values.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { ATTENTION_MASKED, decodeInput, type DecodeStepAttrs } from './decode-step.ts';
+import { DECODE_STEP_KERNEL } from './fused.ts';
+import { heapKernelsOf, paddedKeys, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { packedWeightsOf, type PackedWeights } from './wasm-simd/packed-weights.ts';
+
+type Info = tf.TensorInfo;
+
+/** The step's temporaries: one heap block, carved in order into 16-byte-aligned arrays. */
+class Arena {
+  private readonly base: number;
+  private used = 0;
+
+  constructor(
+    private readonly backend: TfjsWasmBackend,
+    private readonly bytes: number,
+  ) {
+    this.base = backend.wasm._malloc(bytes);
+    if (!this.base) throw new Error(`wasm decoding: the heap could not allocate ${bytes} bytes for a step`);
+  }
+
+  /** The address of `floats` fresh floats. */
+  take(floats: number): number {
+    const at = this.base + this.used;
+    this.used += Math.ceil(floats / 4) * 16;
+    if (this.used > this.bytes) throw new Error('wasm decoding: arena overrun (a size was left out of arenaFloats)');
+    return at;
+  }
+
+  free(): void {
+    this.backend.wasm._free(this.base);
+  }
+}
+
+interface Step {
+  backend: TfjsWasmBackend;
+  kernels: HeapKernels;
+  packed: PackedWeights;
+  inputs: Record<string, Info>;
+  attrs: DecodeStepAttrs;
+  rows: number;
+  /** The model's sizes. */
+  C: number;
+  I: number;
+  /** Scratch shared by every layer (each is written before it is read). */
+  at: { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; scores: number; bias: number; cos: number; sin: number };
+}
+
+/** Floats each of Step's scratch arrays needs, for a step with `keys` keys. */
+function scratchSizes(inputs: Record<string, Info>, attrs: DecodeStepAttrs, rows: number, keys: number, C: number, I: number): Record<keyof Step['at'], number> {
+  const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
+  const loraRanks = Object.entries(inputs).filter(([name]) => name.endsWith('.loraA')).map(([, t]) => t.shape[1]);
+  const widest = Math.max(C, I, H * D);
+  const stride = paddedKeys(keys);
+  return {
+    x: rows * C, h: rows * C, q: rows * H * D, k: rows * Hkv * D, v: rows * Hkv * D, heads: rows * H * D, out: rows * C,
+    gate: rows * I, up: rows * I, loraMid: rows * Math.max(0, ...loraRanks), loraOut: rows * widest,
+    scores: (H / Hkv) * stride, bias: rows * stride, cos: rows * D, sin: rows * D,
+  }; // prettier-ignore
+}
+
+const address = (step: Step, t: Info) => step.backend.getMemoryOffset(t.dataId);
+
+/** dst [rows, out] = src [rows, in] · W (+ bias) (+ scale·(src·A)·B) for the projection `module` of `layer`. */
+function linear(step: Step, layer: number, module: string, src: number, dst: number): void {
+  const { inputs, kernels, rows } = step;
+  const input = (part: string) => inputs[decodeInput(layer, `${module}.${part}`)];
+  const w = input('weight');
+  const [k, n] = w.shape;
+  kernels.productPacked({ a: src, b: address(step, w), c: dst, m: rows, k, n }, step.packed.of(w));
+  const bias = input('bias');
+  const [loraA, loraB] = [input('loraA'), input('loraB')];
+  if (loraA && loraB) {
+    const r = loraA.shape[1];
+    kernels.product({ a: src, b: address(step, loraA), c: step.at.loraMid, m: rows, k, n: r, transposeA: false, transposeB: false });
+    kernels.product({ a: step.at.loraMid, b: address(step, loraB), c: step.at.loraOut, m: rows, k: r, n, transposeA: false, transposeB: false });
+  }
+  if (!bias && !loraA) return;
+  const heap = kernels.floats();
+  const y = heap.subarray(dst / 4, dst / 4 + rows * n);
+  if (bias) {
+    const b = heap.subarray(address(step, bias) / 4, address(step, bias) / 4 + n);
+    for (let i = 0; i < y.length; i++) y[i] += b[i % n];
+  }
+  if (loraA) {
+    const delta = heap.subarray(step.at.loraOut / 4, step.at.loraOut / 4 + rows * n);
+    const scale = step.attrs.loraScale;
+    for (let i = 0; i < y.length; i++) y[i] += Math.fround(delta[i] * scale); // float32 rounding, as tfjs's mul then add
+  }
+}
+
+/** x += y over n floats at those addresses. */
+function addInPlace(step: Step, x: number, y: number, n: number): void {
+  const heap = step.kernels.floats();
+  for (let i = 0, a = x / 4, b = y / 4; i < n; i++) heap[a + i] += heap[b + i];
+}
+
+/** The rows' embeddings into x, and the rope tables' rows at each row's position into cos, sin. */
+function stepInputs(step: Step): void {
+  const { inputs, attrs, rows, C } = step;
+  const V = inputs.embed.shape[0];
+  const D = attrs.headDim;
+  const heap = step.kernels.floats();
+  const ids = step.backend.typedArrayFromHeap(inputs.ids);
+  const copyRow = (table: Info, row: number, width: number, to: number) => heap.copyWithin(to / 4, address(step, table) / 4 + row * width, address(step, table) / 4 + (row + 1) * width);
+  for (let b = 0; b < rows; b++) {
+    const id = ids[b];
+    if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token id ${id} is outside the model's vocabulary of ${V}`);
+    copyRow(inputs.embed, id, C, step.at.x + b * C * 4);
+    copyRow(inputs.ropeCos, attrs.positions[b], D, step.at.cos + b * D * 4);
+    copyRow(inputs.ropeSin, attrs.positions[b], D, step.at.sin + b * D * 4);
+  }
+}
+
+/** The cache [rows, Hkv, Tpast, D] with this step's [rows, Hkv, D] (at `fresh`) appended on the time axis: an output tensor. */
+function appendToCache(step: Step, cache: Info, fresh: number): Info {
+  const [rows, Hkv, past, D] = cache.shape;
+  const out = step.backend.makeOutput([rows, Hkv, past + 1, D], 'float32');
+  const heap = step.kernels.floats();
+  const [from, to] = [address(step, cache) / 4, address(step, out) / 4];
+  for (let head = 0; head < rows * Hkv; head++) {
+    heap.copyWithin(to + head * (past + 1) * D, from + head * past * D, from + (head + 1) * past * D);
+    heap.copyWithin(to + (head * (past + 1) + past) * D, fresh / 4 + head * D, fresh / 4 + (head + 1) * D);
+  }
+  return out;
+}
+
+/**
+ * softmax(q·kᵀ/√D + mask)·v for one position into step.at.heads [rows, H·D], from q [rows, H, D] and the
+ * extended keys and values [rows, Hkv, Tk, D]: the query heads sharing a key/value head go together.
+ */
+function attend(step: Step, keys: Info, values: Info): void {
+  const { attrs, rows, kernels, at } = step;
+  const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
+  const rep = H / Hkv;
+  const Tk = keys.shape[2];
+  const stride = paddedKeys(Tk);
+  const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * stride).fill(0);
+  attrs.keyValid?.forEach((valid, b) => valid.forEach((ok, j) => ok || (bias[b * stride + j] = ATTENTION_MASKED)));
+  const [kAt, vAt] = [address(step, keys), address(step, values)];
+  for (let b = 0; b < rows; b++) {
+    for (let g = 0; g < Hkv; g++) {
+      const group = (b * Hkv + g) * 4; // float offsets below, ×4 for bytes
+      const arrays = { q: at.q + group * rep * D, k: kAt + group * Tk * D, v: vAt + group * Tk * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D };
+      kernels.attendOne({ ...arrays, scoresView: () => kernels.floats().subarray(at.scores / 4, at.scores / 4 + rep * stride) }, rep, Tk, D, 1 / Math.sqrt(D));
+    }
+  }
+}
+
+/** One layer on the residual stream step.at.x (updated in place); returns its extended keys and values. */
+function decodeLayer(step: Step, i: number): { keys: Info; values: Info } {
+  const { kernels, inputs, attrs, rows, C, I, at } = step;
+  const { numHeads: H, numKvHeads: Hkv, headDim: D, eps } = attrs;
+  const input = (part: string) => inputs[decodeInput(i, part)];
+  const norm = (x: number, weight: Info, out: number, count: number, width: number) => kernels.rmsNorm(x, address(step, weight), out, count, width, eps);
+  // RoPE in place (the kernel loads both halves of a head before it stores either).
+  const rotate = (heads: number, n: number) => kernels.rope(heads, at.cos, at.sin, heads, { rows: rows * n, D, T: 1, H: n }, true, false);
+
+  norm(at.x, input('inputNorm'), at.h, rows, C);
+  linear(step, i, 'q_proj', at.h, at.q);
+  linear(step, i, 'k_proj', at.h, at.k);
+  linear(step, i, 'v_proj', at.h, at.v);
+  const [qNorm, kNorm] = [input('qNorm'), input('kNorm')];
+  if (qNorm) norm(at.q, qNorm, at.q, rows * H, D);
+  if (kNorm) norm(at.k, kNorm, at.k, rows * Hkv, D);
+  rotate(at.q, H);
+  rotate(at.k, Hkv);
+  const keys = appendToCache(step, input('cacheK'), at.k);
+  const values = appendToCache(step, input('cacheV'), at.v);
+  attend(step, keys, values);
+  linear(step, i, 'o_proj', at.heads, at.out);
+  addInPlace(step, at.x, at.out, rows * C);
+
+  norm(at.x, input('postNorm'), at.h, rows, C);
+  linear(step, i, 'gate_proj', at.h, at.gate);
+  linear(step, i, 'up_proj', at.h, at.up);
+  kernels.swiglu(at.gate, at.up, at.gate, rows * I);
+  linear(step, i, 'down_proj', at.gate, at.out);
+  addInPlace(step, at.x, at.out, rows * C);
+  return { keys, values };
+}
+
+/** The step's outputs; any made before a failure are freed. */
+function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: DecodeStepAttrs): Info[] {
+  const kernels = heapKernelsOf(backend.wasm);
+  const rows = inputs.ids.shape[0];
+  const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, 'gate_proj.weight')].shape[1]];
+  const sizes = scratchSizes(inputs, attrs, rows, inputs[decodeInput(0, 'cacheK')].shape[2] + 1, C, I);
+  const arena = new Arena(backend, Object.values(sizes).reduce((sum, n) => sum + Math.ceil(n / 4) * 16, 0));
+  const outputs: Info[] = [];
+  try {
+    const at = Object.fromEntries(Object.entries(sizes).map(([name, floats]) => [name, arena.take(floats)])) as Step['at'];
+    const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, at };
+    stepInputs(step);
+    const caches: { keys: Info; values: Info }[] = [];
+    for (let i = 0; i < attrs.numLayers; i++) {
+      const c = decodeLayer(step, i);
+      caches.push(c);
+      outputs.push(c.keys, c.values);
+    }
+    kernels.rmsNorm(at.x, address(step, inputs.norm), at.h, rows, C, attrs.eps);
+    const head = inputs.head;
+    const logits = backend.makeOutput([rows, 1, head.shape[1]], 'float32');
+    outputs.push(logits);
+    kernels.productPacked({ a: at.h, b: address(step, head), c: address(step, logits), m: rows, k: C, n: head.shape[1] }, step.packed.of(head));
+    return [logits, ...caches.map((c) => c.keys), ...caches.map((c) => c.values)];
+  } catch (err) {
+    for (const t of outputs) backend.disposeData(t.dataId);
+    throw err;
+  } finally {
+    arena.free();
+  }
+}
+
+/** Registers the decoding step on tfjs-wasm; needs wasm SIMD (every part of it runs on wasm-simd/). */
+export function registerWasmDecodeStep(): void {
+  if (tf.getKernel(DECODE_STEP_KERNEL, 'wasm')) return;
+  tf.registerKernel({
+    kernelName: DECODE_STEP_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => decodeStep(backend as unknown as TfjsWasmBackend, inputs as Record<string, Info>, attrs as unknown as DecodeStepAttrs),
+  });
+}

@@ -1,0 +1,137 @@
+/**
+ * The decoding step as one kernel on tfjs-wasm (src/model/wasm-decode.ts) against the model's own
+ * graph: the last position of a full forward pass of the same sequence, and the key/value cache that
+ * pass builds. Batch 1 (the heap gemv) and a left-padded batch (XNNPACK, masked keys), biases, Qwen3's
+ * head norms, an untied head and LoRA adapters; then that the step is one kernel and that a failing
+ * step leaves nothing on the heap.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { presetConfig, type ModelConfig } from '../../src/model/config.ts';
+import { DECODE_STEP_KERNEL } from '../../src/model/fused.ts';
+import { attachLora } from '../../src/model/lora.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { createRng } from '../../src/rng.ts';
+import { generate } from '../../src/model/sampling.ts';
+import { expectClose, useBackend } from './helpers.ts';
+
+interface Batch {
+  ids: number[][];
+  keyValid: boolean[][];
+  positions: number[][];
+}
+
+/** Rows of `length` tokens, row b left-padded with `pads[b]` pad tokens. */
+function batch(pads: number[], length: number, vocab: number): Batch {
+  const rng = createRng(7);
+  return {
+    ids: pads.map((p) => Array.from({ length }, (_, t) => (t < p ? 0 : Math.floor(rng.next() * vocab)))),
+    keyValid: pads.map((p) => Array.from({ length }, (_, t) => t >= p)),
+    positions: pads.map((p) => Array.from({ length }, (_, t) => Math.max(0, t - p))),
+  };
+}
+
+const upTo = (b: Batch, n: number): Batch => ({ ids: b.ids.map((r) => r.slice(0, n)), keyValid: b.keyValid.map((r) => r.slice(0, n)), positions: b.positions.map((r) => r.slice(0, n)) });
+const last = (b: Batch): Batch => ({ ids: b.ids.map((r) => r.slice(-1)), keyValid: b.keyValid, positions: b.positions.map((r) => r.slice(-1)) });
+
+/** The step's logits and cache next to the full pass's, on the valid (unpadded) positions. */
+function compareStep(model: TransformerModel, b: Batch, what: string): void {
+  const T = b.ids[0].length;
+  const V = model.config.vocabSize;
+  const prefix = model.forward(upTo(b, T - 1).ids, { ...upTo(b, T - 1), cache: model.emptyCache(), lastOnly: true });
+  const step = tf.tidy(() => {
+    const r = model.forward(last(b).ids, { ...last(b), cache: prefix.cache, lastOnly: true });
+    return { logits: r.logits, k: r.cache!.k, v: r.cache!.v } as unknown as tf.TensorContainerObject;
+  }) as unknown as { logits: tf.Tensor; k: tf.Tensor[]; v: tf.Tensor[] };
+  const full = model.forward(b.ids, { keyValid: b.keyValid, positions: b.positions, cache: model.emptyCache() });
+  const fullLast = full.logits.slice([0, T - 1, 0], [b.ids.length, 1, V]);
+  expectClose(step.logits.dataSync(), fullLast.dataSync(), `${what}: logits`, 1e-5, 1e-5);
+  model.layers.forEach((_, i) => {
+    for (const [name, got, want] of [['keys', step.k[i], full.cache!.k[i]], ['values', step.v[i], full.cache!.v[i]]] as const) {
+      expect(got.shape, `${what}: layer ${i} ${name} shape`).toEqual(want.shape);
+      const [g, w] = [got.arraySync() as number[][][][], want.arraySync() as number[][][][]];
+      b.keyValid.forEach((valid, row) => {
+        const at = valid.flatMap((ok, t) => (ok ? [t] : []));
+        const pick = (x: number[][][][]) => x[row].flatMap((head) => at.flatMap((t) => head[t]));
+        expectClose(pick(g), pick(w), `${what}: layer ${i} ${name}, row ${row}`, 1e-5, 1e-5);
+      });
+    }
+  });
+  for (const t of [prefix.logits, ...prefix.cache!.k, ...prefix.cache!.v, step.logits, ...step.k, ...step.v, full.logits, ...full.cache!.k, ...full.cache!.v, fullLast]) t.dispose();
+}
+
+/** A fresh model; its biases (zeros when created) and norm weights (ones) made random, so each one counts. */
+function model(over: Partial<ModelConfig>, seed = 3): TransformerModel {
+  const m = TransformerModel.create(presetConfig('nano', 266, over), seed);
+  const rng = createRng(seed + 100);
+  for (const p of m.namedParameters()) {
+    if (p.variable && /(bias|norm\.weight)$/.test(p.name)) p.variable.assign(tf.tensor(Float32Array.from({ length: p.variable.size }, () => 1 + rng.normal() * 0.1), p.variable.shape));
+  }
+  return m;
+}
+
+describe('the decoding step as one wasm kernel', () => {
+  beforeAll(async () => {
+    await useBackend('wasm');
+  });
+
+  it('is registered, and a decoding step runs it alone', async () => {
+    expect(tf.getKernel(DECODE_STEP_KERNEL, 'wasm')).toBeDefined();
+    const m = model({});
+    const prefix = m.forward([[5, 6, 7]], { cache: m.emptyCache(), lastOnly: true });
+    const info = await tf.profile(() => m.forward([[8]], { cache: prefix.cache, lastOnly: true }).logits);
+    const kernels = info.kernels.map((k) => k.name);
+    expect(kernels).toContain(DECODE_STEP_KERNEL);
+    expect(kernels.length, kernels.join(', ')).toBeLessThanOrEqual(3);
+    m.dispose();
+  });
+
+  const cases: [string, Partial<ModelConfig>, number[]][] = [
+    ['Llama, batch 1', {}, [0]],
+    ['Llama, a left-padded batch of 3', {}, [0, 2, 5]],
+    ['biases on every projection, untied head', { attentionBias: true, outputBias: true, mlpBias: true, tieWordEmbeddings: false }, [0, 3]],
+    ['Qwen3 head norms', { family: 'qwen3', qkNorm: true }, [1]],
+  ];
+  for (const [what, over, pads] of cases) {
+    it(`matches the full forward pass: ${what}`, () => {
+      const m = model(over);
+      compareStep(m, batch(pads, 9, 266), what);
+      m.dispose();
+    });
+  }
+
+  it('applies LoRA adapters when enabled and not when disabled', () => {
+    const m = model({});
+    attachLora(m, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'], freezeLayers: null, seed: 1 });
+    const rng = createRng(11);
+    for (const layer of m.layers) {
+      for (const l of [layer.q_proj, layer.v_proj, layer.gate_proj, layer.down_proj]) l.lora!.B.assign(tf.tensor(Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05), l.lora!.B.shape));
+    }
+    for (const enabled of [true, false]) {
+      m.loraEnabled = enabled;
+      compareStep(m, batch([0, 2], 7, 266), `LoRA ${enabled ? 'enabled' : 'disabled'}`);
+    }
+    m.dispose();
+  });
+
+  it('gives generation the same tokens as recomputing every step', async () => {
+    const m = model({}, 5);
+    const prompts = [[256, 10, 20, 30], [256, 40]];
+    const cached = await generate(m, prompts, { maxNewTokens: 24, temperature: 0, seed: 1, useCache: true });
+    const recomputed = await generate(m, prompts, { maxNewTokens: 24, temperature: 0, seed: 1, useCache: false });
+    expect(cached.tokens).toEqual(recomputed.tokens);
+    cached.logprobs.flat().forEach((lp, i) => expect(lp).toBeCloseTo(recomputed.logprobs.flat()[i], 4));
+    m.dispose();
+  });
+
+  it('refuses a token id outside the vocabulary by name, and leaves no tensor or heap buffer behind', () => {
+    const m = model({});
+    const prefix = m.forward([[5, 6]], { cache: m.emptyCache(), lastOnly: true });
+    const backend = tf.backend() as unknown as { numDataIds(): number };
+    const [tensors, buffers] = [tf.memory().numTensors, backend.numDataIds()];
+    expect(() => tf.tidy(() => m.forward([[400]], { cache: prefix.cache, lastOnly: true }).logits)).toThrow(/token id 400 is outside the model's vocabulary of 266/);
+    expect(tf.memory().numTensors).toBe(tensors);
+    expect(backend.numDataIds()).toBe(buffers);
+    m.dispose();
+  });
+});
