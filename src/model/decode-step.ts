@@ -17,8 +17,9 @@ export interface DecodeStepAttrs {
   numKvHeads: number;
   headDim: number;
   eps: number;
-  /** alpha / r of the adapters (ignored where no lora inputs are given). */
+  /** alpha / r of the adapters, and r (both ignored where no lora inputs are given). */
   loraScale: number;
+  loraRank: number;
   /** Each row's position (indexes the rope tables). */
   positions: number[];
   /** Per row, whether each of its Tpast + 1 keys is valid (false on left padding); null when all are. */
@@ -28,7 +29,30 @@ export interface DecodeStepAttrs {
 /** What attention adds to the score of a key a query may not see (causal future, padding). */
 export const ATTENTION_MASKED = -1e9;
 
-/** The input name of a layer's part, e.g. decodeInput(3, 'q_proj.loraA'). */
+const names: Map<string, string>[] = [];
+
+/**
+ * The input name of a layer's part, e.g. decodeInput(3, 'q_proj.loraA'). Made once per layer and part:
+ * a step looks up hundreds, and a string built anew is hashed anew at every lookup.
+ */
 export function decodeInput(layer: number, part: string): string {
-  return `layers.${layer}.${part}`;
+  const byPart = (names[layer] ??= new Map());
+  let name = byPart.get(part);
+  if (name === undefined) byPart.set(part, (name = `layers.${layer}.${part}`));
+  return name;
+}
+
+/** A projection's four part names ('q_proj.weight', …), made once per module. */
+export interface ProjectionParts {
+  weight: string;
+  bias: string;
+  loraA: string;
+  loraB: string;
+}
+const projectionParts = new Map<string, ProjectionParts>();
+
+export function partsOf(module: string): ProjectionParts {
+  let parts = projectionParts.get(module);
+  if (!parts) projectionParts.set(module, (parts = { weight: `${module}.weight`, bias: `${module}.bias`, loraA: `${module}.loraA`, loraB: `${module}.loraB` }));
+  return parts;
 }

@@ -15,7 +15,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { ATTENTION_MASKED, decodeInput, type DecodeStepAttrs } from './decode-step.ts';
+import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
 import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
@@ -385,14 +385,15 @@ export class TransformerModel {
       add('cacheK', cache.k[i]);
       add('cacheV', cache.v[i]);
       for (const m of TARGET_MODULES) {
-        add(`${m}.weight`, layer[m].weight);
-        add(`${m}.bias`, layer[m].bias);
-        add(`${m}.loraA`, useLora ? layer[m].lora?.A : null);
-        add(`${m}.loraB`, useLora ? layer[m].lora?.B : null);
+        const parts = partsOf(m);
+        add(parts.weight, layer[m].weight);
+        add(parts.bias, layer[m].bias);
+        add(parts.loraA, useLora ? layer[m].lora?.A : null);
+        add(parts.loraB, useLora ? layer[m].lora?.B : null);
       }
     });
     const { numLayers, numHeads, numKvHeads, headDim, rmsNormEps: eps } = this.config;
-    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, positions, keyValid };
+    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, loraRank: this.lora?.r ?? 0, positions, keyValid };
     const [logits, ...keysThenValues] = tf.engine().runKernel(DECODE_STEP_KERNEL, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
     const L = this.layers.length;
     return { logits: logits as tf.Tensor3D, cache: { k: keysThenValues.slice(0, L) as tf.Tensor4D[], v: keysThenValues.slice(L) as tf.Tensor4D[], length: past + 1 } };

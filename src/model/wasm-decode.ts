@@ -9,7 +9,7 @@
  * Only the outputs are tensors: the logits and each layer's extended keys and values.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ATTENTION_MASKED, decodeInput, type DecodeStepAttrs } from './decode-step.ts';
+import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL } from './fused.ts';
 import { heapKernelsOf, paddedKeys, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 import { packedWeightsOf, type PackedWeights } from './wasm-simd/packed-weights.ts';
@@ -57,14 +57,13 @@ interface Step {
 }
 
 /** Floats each of Step's scratch arrays needs, for a step with `keys` keys. */
-function scratchSizes(inputs: Record<string, Info>, attrs: DecodeStepAttrs, rows: number, keys: number, C: number, I: number): Record<keyof Step['at'], number> {
+function scratchSizes(attrs: DecodeStepAttrs, rows: number, keys: number, C: number, I: number): Record<keyof Step['at'], number> {
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
-  const loraRanks = Object.entries(inputs).filter(([name]) => name.endsWith('.loraA')).map(([, t]) => t.shape[1]);
   const widest = Math.max(C, I, H * D);
   const stride = paddedKeys(keys);
   return {
     x: rows * C, h: rows * C, q: rows * H * D, k: rows * Hkv * D, v: rows * Hkv * D, heads: rows * H * D, out: rows * C,
-    gate: rows * I, up: rows * I, loraMid: rows * Math.max(0, ...loraRanks), loraOut: rows * widest,
+    gate: rows * I, up: rows * I, loraMid: rows * attrs.loraRank, loraOut: rows * widest,
     scores: (H / Hkv) * stride, bias: rows * stride, cos: rows * D, sin: rows * D,
   }; // prettier-ignore
 }
@@ -74,12 +73,13 @@ const address = (step: Step, t: Info) => step.backend.getMemoryOffset(t.dataId);
 /** dst [rows, out] = src [rows, in] · W (+ bias) (+ scale·(src·A)·B) for the projection `module` of `layer`. */
 function linear(step: Step, layer: number, module: string, src: number, dst: number): void {
   const { inputs, kernels, rows } = step;
-  const input = (part: string) => inputs[decodeInput(layer, `${module}.${part}`)];
-  const w = input('weight');
+  const parts = partsOf(module);
+  const w = inputs[decodeInput(layer, parts.weight)];
+  const bias = inputs[decodeInput(layer, parts.bias)];
+  const loraA = inputs[decodeInput(layer, parts.loraA)];
+  const loraB = inputs[decodeInput(layer, parts.loraB)];
   const [k, n] = w.shape;
   kernels.productPacked({ a: src, b: address(step, w), c: dst, m: rows, k, n }, step.packed.of(w));
-  const bias = input('bias');
-  const [loraA, loraB] = [input('loraA'), input('loraB')];
   if (loraA && loraB) {
     const r = loraA.shape[1];
     kernels.product({ a: src, b: address(step, loraA), c: step.at.loraMid, m: rows, k, n: r, transposeA: false, transposeB: false });
@@ -105,20 +105,25 @@ function addInPlace(step: Step, x: number, y: number, n: number): void {
   for (let i = 0, a = x / 4, b = y / 4; i < n; i++) heap[a + i] += heap[b + i];
 }
 
+/** Copies row `row` of a [rows, width] table tensor to `to` on the heap. */
+function copyRow(step: Step, heap: Float32Array, table: Info, row: number, width: number, to: number): void {
+  const from = address(step, table) / 4 + row * width;
+  heap.copyWithin(to / 4, from, from + width);
+}
+
 /** The rows' embeddings into x, and the rope tables' rows at each row's position into cos, sin. */
 function stepInputs(step: Step): void {
-  const { inputs, attrs, rows, C } = step;
+  const { inputs, attrs, rows, C, at } = step;
   const V = inputs.embed.shape[0];
   const D = attrs.headDim;
   const heap = step.kernels.floats();
   const ids = step.backend.typedArrayFromHeap(inputs.ids);
-  const copyRow = (table: Info, row: number, width: number, to: number) => heap.copyWithin(to / 4, address(step, table) / 4 + row * width, address(step, table) / 4 + (row + 1) * width);
   for (let b = 0; b < rows; b++) {
     const id = ids[b];
     if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token id ${id} is outside the model's vocabulary of ${V}`);
-    copyRow(inputs.embed, id, C, step.at.x + b * C * 4);
-    copyRow(inputs.ropeCos, attrs.positions[b], D, step.at.cos + b * D * 4);
-    copyRow(inputs.ropeSin, attrs.positions[b], D, step.at.sin + b * D * 4);
+    copyRow(step, heap, inputs.embed, id, C, at.x + b * C * 4);
+    copyRow(step, heap, inputs.ropeCos, attrs.positions[b], D, at.cos + b * D * 4);
+    copyRow(step, heap, inputs.ropeSin, attrs.positions[b], D, at.sin + b * D * 4);
   }
 }
 
@@ -146,13 +151,14 @@ function attend(step: Step, keys: Info, values: Info): void {
   const Tk = keys.shape[2];
   const stride = paddedKeys(Tk);
   const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * stride).fill(0);
-  attrs.keyValid?.forEach((valid, b) => valid.forEach((ok, j) => ok || (bias[b * stride + j] = ATTENTION_MASKED)));
-  const [kAt, vAt] = [address(step, keys), address(step, values)];
+  if (attrs.keyValid) {
+    for (let b = 0; b < rows; b++) for (let j = 0; j < Tk; j++) if (!attrs.keyValid[b][j]) bias[b * stride + j] = ATTENTION_MASKED;
+  }
+  const [kAt, vAt, scale] = [address(step, keys), address(step, values), 1 / Math.sqrt(D)];
   for (let b = 0; b < rows; b++) {
     for (let g = 0; g < Hkv; g++) {
       const group = (b * Hkv + g) * 4; // float offsets below, ×4 for bytes
-      const arrays = { q: at.q + group * rep * D, k: kAt + group * Tk * D, v: vAt + group * Tk * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D };
-      kernels.attendOne({ ...arrays, scoresView: () => kernels.floats().subarray(at.scores / 4, at.scores / 4 + rep * stride) }, rep, Tk, D, 1 / Math.sqrt(D));
+      kernels.attendOne({ q: at.q + group * rep * D, k: kAt + group * Tk * D, v: vAt + group * Tk * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D }, rep, Tk, D, scale);
     }
   }
 }
@@ -160,28 +166,23 @@ function attend(step: Step, keys: Info, values: Info): void {
 /** One layer on the residual stream step.at.x (updated in place); returns its extended keys and values. */
 function decodeLayer(step: Step, i: number): { keys: Info; values: Info } {
   const { kernels, inputs, attrs, rows, C, I, at } = step;
-  const { numHeads: H, numKvHeads: Hkv, headDim: D, eps } = attrs;
-  const input = (part: string) => inputs[decodeInput(i, part)];
-  const norm = (x: number, weight: Info, out: number, count: number, width: number) => kernels.rmsNorm(x, address(step, weight), out, count, width, eps);
-  // RoPE in place (the kernel loads both halves of a head before it stores either).
-  const rotate = (heads: number, n: number) => kernels.rope(heads, at.cos, at.sin, heads, { rows: rows * n, D, T: 1, H: n }, true, false);
-
-  norm(at.x, input('inputNorm'), at.h, rows, C);
+  const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
+  norm(step, at.x, inputs[decodeInput(i, 'inputNorm')], at.h, rows, C);
   linear(step, i, 'q_proj', at.h, at.q);
   linear(step, i, 'k_proj', at.h, at.k);
   linear(step, i, 'v_proj', at.h, at.v);
-  const [qNorm, kNorm] = [input('qNorm'), input('kNorm')];
-  if (qNorm) norm(at.q, qNorm, at.q, rows * H, D);
-  if (kNorm) norm(at.k, kNorm, at.k, rows * Hkv, D);
-  rotate(at.q, H);
-  rotate(at.k, Hkv);
-  const keys = appendToCache(step, input('cacheK'), at.k);
-  const values = appendToCache(step, input('cacheV'), at.v);
+  const [qNorm, kNorm] = [inputs[decodeInput(i, 'qNorm')], inputs[decodeInput(i, 'kNorm')]];
+  if (qNorm) norm(step, at.q, qNorm, at.q, rows * H, D);
+  if (kNorm) norm(step, at.k, kNorm, at.k, rows * Hkv, D);
+  rotate(step, at.q, H);
+  rotate(step, at.k, Hkv);
+  const keys = appendToCache(step, inputs[decodeInput(i, 'cacheK')], at.k);
+  const values = appendToCache(step, inputs[decodeInput(i, 'cacheV')], at.v);
   attend(step, keys, values);
   linear(step, i, 'o_proj', at.heads, at.out);
   addInPlace(step, at.x, at.out, rows * C);
 
-  norm(at.x, input('postNorm'), at.h, rows, C);
+  norm(step, at.x, inputs[decodeInput(i, 'postNorm')], at.h, rows, C);
   linear(step, i, 'gate_proj', at.h, at.gate);
   linear(step, i, 'up_proj', at.h, at.up);
   kernels.swiglu(at.gate, at.up, at.gate, rows * I);
@@ -190,12 +191,22 @@ function decodeLayer(step: Step, i: number): { keys: Info; values: Info } {
   return { keys, values };
 }
 
+/** RMSNorm of `count` rows of `width` floats (in place allowed: a row is read whole before it is written). */
+function norm(step: Step, x: number, weight: Info, out: number, count: number, width: number): void {
+  step.kernels.rmsNorm(x, address(step, weight), out, count, width, step.attrs.eps);
+}
+
+/** RoPE on `n` heads per row, in place (the kernel loads both halves of a head before it stores either). */
+function rotate(step: Step, heads: number, n: number): void {
+  step.kernels.rope(heads, step.at.cos, step.at.sin, heads, { rows: step.rows * n, D: step.attrs.headDim, T: 1, H: n }, true, false);
+}
+
 /** The step's outputs; any made before a failure are freed. */
 function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: DecodeStepAttrs): Info[] {
   const kernels = heapKernelsOf(backend.wasm);
   const rows = inputs.ids.shape[0];
   const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, 'gate_proj.weight')].shape[1]];
-  const sizes = scratchSizes(inputs, attrs, rows, inputs[decodeInput(0, 'cacheK')].shape[2] + 1, C, I);
+  const sizes = scratchSizes(attrs, rows, inputs[decodeInput(0, 'cacheK')].shape[2] + 1, C, I);
   const arena = new Arena(backend, Object.values(sizes).reduce((sum, n) => sum + Math.ceil(n / 4) * 16, 0));
   const outputs: Info[] = [];
   try {

@@ -146,7 +146,7 @@ describe('the decoding kernels on their own memory (packed products, attention, 
       const bias = Float32Array.from({ length: stride }, (_, j) => (j < keys && masked(j) ? -1e9 : 0));
       const { at, read } = place(heap, q, k, v, rows * stride, bias, rows * D);
       const scale = 1 / Math.sqrt(D);
-      kernels.attendOne({ q: at[0], k: at[1], v: at[2], scores: at[3], scoresView: () => new Float32Array(heap.memory.buffer, at[3], rows * stride), bias: at[4], out: at[5] }, rows, keys, D, scale);
+      kernels.attendOne({ q: at[0], k: at[1], v: at[2], scores: at[3], bias: at[4], out: at[5] }, rows, keys, D, scale);
       const want: number[] = [];
       for (let r = 0; r < rows; r++) {
         const logits = Array.from({ length: keys }, (_, j) => (masked(j) ? -Infinity : scale * Array.from({ length: D }, (_, d) => q[r * D + d] * k[j * D + d]).reduce((a, b) => a + b, 0)));

@@ -7,7 +7,7 @@
  *   softmaxRows(s, bias, rows, stride, scale)          s[r] ← softmax(s[r]·scale + bias) over `stride` lanes
  *   attendValues(p, v, out, rows, keys, D, stride)     out[r] = Σ_j p[r, j] · v[j]     p [rows, ≥ keys], v [keys, D]
  *
- * Score rows are `stride` floats apart, stride a multiple of 4 ≥ keys; the caller fills lanes from
+ * Score rows are `stride` floats apart, stride a multiple of 4 ≥ keys; attendScores fills the lanes from
  * `keys` on with −∞, so the softmax runs on whole vectors and gives them (almost exactly: exp.ts) 0.
  * The products read the cache in place, in order: one query position makes these thin products (a few
  * rows against up to a few thousand keys), where the gemm's packing of kᵀ, a gather, was most of the time.
@@ -38,6 +38,11 @@ function scoresFunction(): ExportedFunction {
       f.get(acc).f32x4_extract_lane(0).get(acc).f32x4_extract_lane(1).f32_add();
       f.get(acc).f32x4_extract_lane(2).get(acc).f32x4_extract_lane(3).f32_add();
       f.f32_add().f32_store();
+      f.get(po).i32_const(4).i32_add().set(po);
+    });
+    // lanes past the last key: −∞, so the softmax gives them nothing
+    forRange(f, j, () => f.get(KEYS), () => f.get(STRIDE), 1, () => {
+      f.get(po).f32_const(-Infinity).f32_store();
       f.get(po).i32_const(4).i32_add().set(po);
     });
   });

@@ -123,16 +123,12 @@ export class HeapKernels {
 
   /**
    * One query position's attention for the `rows` query heads sharing a key/value head (attention.ts):
-   * scores [rows, stride] ← q·kᵀ, softmax(scores·scale + bias [stride]), out [rows, D] ← scores·v.
-   * `scores` lanes from `keys` on are set to −∞ here; D must be a multiple of 4.
+   * scores [rows, paddedKeys(keys)] ← q·kᵀ, softmax(scores·scale + bias), out [rows, D] ← scores·v.
+   * D must be a multiple of 4.
    */
-  attendOne(a: { q: number; k: number; v: number; scores: number; scoresView: () => Float32Array; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
+  attendOne(a: { q: number; k: number; v: number; scores: number; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
     const stride = paddedKeys(keys);
     this.exports.attendScores(a.q, a.k, a.scores, rows, keys, D, stride);
-    if (stride > keys) {
-      const s = a.scoresView();
-      for (let r = 0; r < rows; r++) s.fill(-Infinity, r * stride + keys, (r + 1) * stride);
-    }
     this.exports.softmaxRows(a.scores, a.bias, rows, stride, scale);
     this.exports.attendValues(a.scores, a.v, a.out, rows, keys, D, stride);
   }
