@@ -13,6 +13,8 @@ import { attachLora } from '../../src/model/lora.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { createRng } from '../../src/rng.ts';
 import { generate } from '../../src/model/sampling.ts';
+import { heapKernelsOf, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
+import { packedWeightsOf } from '../../src/model/wasm-simd/packed-weights.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
 interface Batch {
@@ -112,6 +114,31 @@ describe('the decoding step as one wasm kernel', () => {
       compareStep(m, batch([0, 2], 7, 266), `LoRA ${enabled ? 'enabled' : 'disabled'}`);
     }
     m.dispose();
+  });
+
+  it('packs each weight once, packs it again after an assign (an optimizer step), and frees the copies with the weights', () => {
+    const backend = tf.backend() as unknown as TfjsWasmBackend;
+    const packed = packedWeightsOf(backend, heapKernelsOf(backend.wasm));
+    const before = packed.size;
+    const m = model({});
+    const decodeOnce = () => {
+      const prefix = m.forward([[5, 6]], { cache: m.emptyCache(), lastOnly: true });
+      const step = m.forward([[7]], { cache: prefix.cache, lastOnly: true });
+      for (const t of [prefix.logits, step.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...step.cache!.k, ...step.cache!.v]) t.dispose();
+    };
+    const perModel = m.config.numLayers * 7 + 1; // seven projections a layer, and the (tied) head
+    decodeOnce();
+    decodeOnce();
+    expect(packed.size - before).toBe(perModel);
+    const w = m.layers[1].gate_proj.weight!;
+    const changed = tf.tidy(() => tf.mul(w, -2));
+    w.assign(changed);
+    changed.dispose();
+    compareStep(m, batch([0], 6, 266), 'after the weight changed'); // a stale copy would give the old logits
+    decodeOnce();
+    expect(packed.size - before, 'the old copy was freed with the old buffer').toBe(perModel);
+    m.dispose();
+    expect(packed.size).toBe(before);
   });
 
   it('gives generation the same tokens as recomputing every step', async () => {
