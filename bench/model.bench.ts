@@ -184,6 +184,17 @@ interface GenerationFigures {
   identical: boolean;
   /** Tokens/s summed over the rows, per batch size, KV cache on. */
   batched: { batch: number; tokensPerS: number }[];
+  /** tf.profile of one batch-1 decoding step at 128 cached positions: its kernels (3c9594f ran about 170). */
+  decodeStepProfile: OpRow[];
+}
+
+/** The kernels of one batch-1 decoding step with 128 positions cached. */
+async function decodeStepProfile(model: TransformerModel): Promise<OpRow[]> {
+  const prompt = Array.from({ length: 128 }, (_, t) => (t * 7) % 256);
+  const prefix = model.forward([prompt], { cache: model.emptyCache(), lastOnly: true });
+  const info = await tf.profile(() => model.forward([[5]], { cache: prefix.cache, lastOnly: true }).logits);
+  for (const t of [prefix.logits, ...prefix.cache!.k, ...prefix.cache!.v]) t.dispose();
+  return topOps(info);
 }
 
 async function generation(config: ModelConfig): Promise<GenerationFigures> {
@@ -202,8 +213,9 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
     batched.push({ batch, tokensPerS: r.tokens.flat().length / r.seconds });
   }
   const recomputed = await run(1, false);
+  const profile = await decodeStepProfile(model);
   model.dispose();
-  return { recomputeTokensPerS: recomputed.tokens[0].length / recomputed.seconds, identical: first.join() === recomputed.tokens[0].join(), batched };
+  return { recomputeTokensPerS: recomputed.tokens[0].length / recomputed.seconds, identical: first.join() === recomputed.tokens[0].join(), batched, decodeStepProfile: profile };
 }
 
 /** Issue #18's starting commit against the current tree in this run: medians of each tree's rounds and their ratios. */
@@ -263,6 +275,8 @@ async function main(): Promise<void> {
     const ref = torchGen[i].result;
     console.log(`  batch ${String(batch).padStart(2)}: ${tokensPerS.toFixed(0).padStart(6)} tok/s${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`);
   }
+  console.log('kernels of one batch-1 decoding step, 128 positions cached (tf.profile):');
+  for (const row of gen.decodeStepProfile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(2).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
   const atStart = startCommitComparison();
   console.log(`KV cache / recompute at batch 1: ${speedup.toFixed(2)}× (recompute ${gen.recomputeTokensPerS.toFixed(1)} tok/s); identical tokens: ${gen.identical}`);
   const loadAfter = os.loadavg().map((l) => Number(l.toFixed(2)));
@@ -274,7 +288,7 @@ async function main(): Promise<void> {
     model: { preset: 'micro', parameters: paramCount, batch: BATCH, seq: SEQ },
     trainStep: { tfjsWasm: tfjs, torch, torchAsInstalled, ratio, target: TRAIN_TARGET, profile },
     generation: {
-      tokens: GEN_TOKENS, recomputeTokensPerS: gen.recomputeTokensPerS, identical: gen.identical, cacheSpeedup: speedup,
+      tokens: GEN_TOKENS, recomputeTokensPerS: gen.recomputeTokensPerS, identical: gen.identical, cacheSpeedup: speedup, decodeStepProfile: gen.decodeStepProfile,
       batched: gen.batched.map((b, i) => ({ ...b, torch: torchGen[i].result })),
     },
     startCommit: atStart,
