@@ -7,11 +7,17 @@
  * Inputs, by name:
  *   ids [B, 1] int32 · embed [V, C] · ropeCos, ropeSin [P, D] (the whole tables) · norm [C] · head [C, V]
  *   per layer i, under `layers.i.`: inputNorm, postNorm [C]; qNorm, kNorm [D] (Qwen3 only);
- *   cacheK, cacheV [B, Hkv, Tpast, D]; per projection m (TARGET_MODULES): m.weight [in, out],
- *   m.bias [out] when it has one, m.loraA [in, r] and m.loraB [r, out] when its adapter applies.
- * Outputs: logits [B, 1, V], then every layer's extended keys [B, Hkv, Tpast + 1, D], then values.
+ *   cacheK, cacheV [B, Hkv, capacity, D] (the first `past` positions are the cache); per projection m
+ *   (TARGET_MODULES): m.weight [in, out], m.bias [out] when it has one, m.loraA [in, r] and m.loraB
+ *   [r, out] when its adapter applies.
+ * Outputs: logits [B, 1, V], then every layer's extended keys [B, Hkv, capacity', D] (the first past + 1
+ * positions are the cache), then values. An output may share its input's buffer, this step's position
+ * written in place where the capacity had room: what positions < past hold never changes, so a cache
+ * stays valid after a step extends it.
  */
 export interface DecodeStepAttrs {
+  /** Positions already cached. */
+  past: number;
   numLayers: number;
   numHeads: number;
   numKvHeads: number;

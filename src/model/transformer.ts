@@ -85,7 +85,10 @@ export interface LoraSettings {
   layers: number[];
 }
 
-/** Past keys and values per layer: [B, Hkv, Tpast, D] each. */
+/**
+ * Past keys and values per layer: [B, Hkv, capacity, D] each, of which the first `length` positions are
+ * the cache; capacity ≥ length (the decoding kernel leaves room to append in place, decode-step.ts).
+ */
 export interface KVCache {
   k: tf.Tensor4D[];
   v: tf.Tensor4D[];
@@ -245,8 +248,9 @@ export class TransformerModel {
     let k = applyRope(headNorm(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), layer.kNorm), ctx.cos, ctx.sin, this.rope.rotate); // [B, Hkv, T, D]
     let v = this.splitHeads(this.linear(layer.v_proj, x, ctx, i * 8 + 2), Hkv); // [B, Hkv, T, D]
     if (cache && cache.length > 0) {
-      k = tf.concat([cache.k[i], k], 2); // [B, Hkv, Tk, D]
-      v = tf.concat([cache.v[i], v], 2); // [B, Hkv, Tk, D]
+      const past = (t: tf.Tensor4D) => (t.shape[2] === cache.length ? t : t.slice([0, 0, 0, 0], [-1, -1, cache.length, -1])); // [B, Hkv, Tpast, D]
+      k = tf.concat([past(cache.k[i]), k], 2); // [B, Hkv, Tk, D]
+      v = tf.concat([past(cache.v[i]), v], 2); // [B, Hkv, Tk, D]
     }
     if (newCache) {
       newCache.k.push(k);
@@ -393,7 +397,7 @@ export class TransformerModel {
       }
     });
     const { numLayers, numHeads, numKvHeads, headDim, rmsNormEps: eps } = this.config;
-    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, loraRank: this.lora?.r ?? 0, positions, keyValid };
+    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, past, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, loraRank: this.lora?.r ?? 0, positions, keyValid };
     const [logits, ...keysThenValues] = tf.engine().runKernel(DECODE_STEP_KERNEL, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
     const L = this.layers.length;
     return { logits: logits as tf.Tensor3D, cache: { k: keysThenValues.slice(0, L) as tf.Tensor4D[], v: keysThenValues.slice(L) as tf.Tensor4D[], length: past + 1 } };

@@ -33,7 +33,7 @@ class Arena {
   take(floats: number): number {
     const at = this.base + this.used;
     this.used += Math.ceil(floats / 4) * 16;
-    if (this.used > this.bytes) throw new Error('wasm decoding: arena overrun (a size was left out of arenaFloats)');
+    if (this.used > this.bytes) throw new Error('wasm decoding: arena overrun (a size was left out of scratchSizes)');
     return at;
   }
 
@@ -49,6 +49,8 @@ interface Step {
   inputs: Record<string, Info>;
   attrs: DecodeStepAttrs;
   rows: number;
+  /** The tensors the step returns, as they are made (freed if it fails). */
+  outputs: Info[];
   /** The model's sizes. */
   C: number;
   I: number;
@@ -127,28 +129,47 @@ function stepInputs(step: Step): void {
   }
 }
 
-/** The cache [rows, Hkv, Tpast, D] with this step's [rows, Hkv, D] (at `fresh`) appended on the time axis: an output tensor. */
+/** How far each cache buffer this kernel wrote is filled (keyed by its dataId, so an entry dies with the buffer). */
+const filledTo = new WeakMap<object, number>();
+/** Positions a cache grown by a step leaves free, so that the steps after append in place. */
+const CACHE_HEADROOM = 64;
+
+/**
+ * The cache [rows, Hkv, capacity, D] (`past` positions filled) with this step's [rows, Hkv, D] (at
+ * `fresh`) at position `past`: in place, the output sharing the input's buffer, when the capacity has
+ * room and nothing was written there yet (a second step from the same cache, a fork, must not
+ * overwrite the first's); otherwise copied into a new buffer with CACHE_HEADROOM positions to spare.
+ */
 function appendToCache(step: Step, cache: Info, fresh: number): Info {
-  const [rows, Hkv, past, D] = cache.shape;
-  const out = step.backend.makeOutput([rows, Hkv, past + 1, D], 'float32');
+  const { backend, attrs } = step;
+  const [rows, Hkv, capacity, D] = cache.shape;
+  const past = attrs.past;
+  const inPlace = past < capacity && (filledTo.get(cache.dataId) ?? past) === past;
+  const out = inPlace ? { dataId: cache.dataId, shape: cache.shape, dtype: 'float32' as const } : backend.makeOutput([rows, Hkv, past + 1 + CACHE_HEADROOM, D], 'float32');
+  if (inPlace) backend.incRef(cache.dataId);
+  step.outputs.push(out);
+  const grown = out.shape[2];
   const heap = step.kernels.floats();
   const [from, to] = [address(step, cache) / 4, address(step, out) / 4];
   for (let head = 0; head < rows * Hkv; head++) {
-    heap.copyWithin(to + head * (past + 1) * D, from + head * past * D, from + (head + 1) * past * D);
-    heap.copyWithin(to + (head * (past + 1) + past) * D, fresh / 4 + head * D, fresh / 4 + (head + 1) * D);
+    if (!inPlace) heap.copyWithin(to + head * grown * D, from + head * capacity * D, from + (head * capacity + past) * D);
+    heap.copyWithin(to + (head * grown + past) * D, fresh / 4 + head * D, fresh / 4 + (head + 1) * D);
   }
+  filledTo.set(out.dataId, past + 1);
   return out;
 }
 
 /**
  * softmax(q·kᵀ/√D + mask)·v for one position into step.at.heads [rows, H·D], from q [rows, H, D] and the
- * extended keys and values [rows, Hkv, Tk, D]: the query heads sharing a key/value head go together.
+ * extended keys and values [rows, Hkv, capacity, D] (past + 1 filled): the query heads sharing a key/value
+ * head go together.
  */
 function attend(step: Step, keys: Info, values: Info): void {
   const { attrs, rows, kernels, at } = step;
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
   const rep = H / Hkv;
-  const Tk = keys.shape[2];
+  const Tk = attrs.past + 1;
+  const capacity = keys.shape[2];
   const stride = paddedKeys(Tk);
   const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * stride).fill(0);
   if (attrs.keyValid) {
@@ -158,7 +179,7 @@ function attend(step: Step, keys: Info, values: Info): void {
   for (let b = 0; b < rows; b++) {
     for (let g = 0; g < Hkv; g++) {
       const group = (b * Hkv + g) * 4; // float offsets below, ×4 for bytes
-      kernels.attendOne({ q: at.q + group * rep * D, k: kAt + group * Tk * D, v: vAt + group * Tk * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D }, rep, Tk, D, scale);
+      kernels.attendOne({ q: at.q + group * rep * D, k: kAt + group * capacity * D, v: vAt + group * capacity * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D }, rep, Tk, D, scale);
     }
   }
 }
@@ -206,19 +227,14 @@ function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attr
   const kernels = heapKernelsOf(backend.wasm);
   const rows = inputs.ids.shape[0];
   const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, 'gate_proj.weight')].shape[1]];
-  const sizes = scratchSizes(attrs, rows, inputs[decodeInput(0, 'cacheK')].shape[2] + 1, C, I);
+  const sizes = scratchSizes(attrs, rows, attrs.past + 1, C, I);
   const arena = new Arena(backend, Object.values(sizes).reduce((sum, n) => sum + Math.ceil(n / 4) * 16, 0));
   const outputs: Info[] = [];
   try {
     const at = Object.fromEntries(Object.entries(sizes).map(([name, floats]) => [name, arena.take(floats)])) as Step['at'];
-    const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, at };
+    const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, outputs, C, I, at };
     stepInputs(step);
-    const caches: { keys: Info; values: Info }[] = [];
-    for (let i = 0; i < attrs.numLayers; i++) {
-      const c = decodeLayer(step, i);
-      caches.push(c);
-      outputs.push(c.keys, c.values);
-    }
+    const caches = Array.from({ length: attrs.numLayers }, (_, i) => decodeLayer(step, i));
     kernels.rmsNorm(at.x, address(step, inputs.norm), at.h, rows, C, attrs.eps);
     const head = inputs.head;
     const logits = backend.makeOutput([rows, 1, head.shape[1]], 'float32');

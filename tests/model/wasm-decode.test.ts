@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig, type ModelConfig } from '../../src/model/config.ts';
 import { DECODE_STEP_KERNEL } from '../../src/model/fused.ts';
 import { attachLora } from '../../src/model/lora.ts';
-import { TransformerModel } from '../../src/model/transformer.ts';
+import { TransformerModel, type KVCache } from '../../src/model/transformer.ts';
 import { createRng } from '../../src/rng.ts';
 import { generate } from '../../src/model/sampling.ts';
 import { heapKernelsOf, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
@@ -50,8 +50,11 @@ function compareStep(model: TransformerModel, b: Batch, what: string): void {
   expectClose(step.logits.dataSync(), fullLast.dataSync(), `${what}: logits`, 1e-5, 1e-5);
   model.layers.forEach((_, i) => {
     for (const [name, got, want] of [['keys', step.k[i], full.cache!.k[i]], ['values', step.v[i], full.cache!.v[i]]] as const) {
-      expect(got.shape, `${what}: layer ${i} ${name} shape`).toEqual(want.shape);
-      const [g, w] = [got.arraySync() as number[][][][], want.arraySync() as number[][][][]];
+      expect(got.shape[2], `${what}: layer ${i} ${name} capacity`).toBeGreaterThanOrEqual(T);
+      const filled = got.slice([0, 0, 0, 0], [-1, -1, T, -1]);
+      expect(filled.shape, `${what}: layer ${i} ${name} shape`).toEqual(want.shape);
+      const [g, w] = [filled.arraySync() as number[][][][], want.arraySync() as number[][][][]];
+      filled.dispose();
       b.keyValid.forEach((valid, row) => {
         const at = valid.flatMap((ok, t) => (ok ? [t] : []));
         const pick = (x: number[][][][]) => x[row].flatMap((head) => at.flatMap((t) => head[t]));
@@ -113,6 +116,27 @@ describe('the decoding step as one wasm kernel', () => {
       m.loraEnabled = enabled;
       compareStep(m, batch([0, 2], 7, 266), `LoRA ${enabled ? 'enabled' : 'disabled'}`);
     }
+    m.dispose();
+  });
+
+  it('appends to its cache in place while the capacity lasts, never over a position a fork already wrote', () => {
+    const m = model({});
+    const sequence = [5, 9, 33, 200, 17, 4];
+    const prefix = m.forward([sequence.slice(0, 3)], { cache: m.emptyCache(), lastOnly: true });
+    const step = (cache: KVCache, token: number) => m.forward([[token]], { cache, lastOnly: true });
+    const first = step(prefix.cache!, sequence[3]); // the prefill's exact cache: copied, with room to spare
+    expect(first.cache!.k[0].shape[2]).toBeGreaterThan(first.cache!.length);
+    const second = step(first.cache!, sequence[4]);
+    expect(second.cache!.k[0].dataId, 'in place').toBe(first.cache!.k[0].dataId);
+    const fork = step(first.cache!, 77); // from the same cache as `second`: must not overwrite its position 4
+    expect(fork.cache!.k[0].dataId, 'a fork is copied').not.toBe(first.cache!.k[0].dataId);
+    const third = step(second.cache!, sequence[5]);
+    const full = tf.tidy(() => m.forward([sequence]).logits.slice([0, 5, 0], [1, 1, -1]));
+    expectClose(third.logits.dataSync(), full.dataSync(), 'the step after a fork', 1e-5, 1e-5);
+    // A graph forward of several tokens reads such a cache up to its length only.
+    const graph = m.forward([[sequence[5], 6]], { cache: second.cache!, lastOnly: false });
+    const fullTwo = tf.tidy(() => m.forward([[...sequence, 6]]).logits.slice([0, 5, 0], [1, 2, -1]));
+    expectClose(graph.logits.dataSync(), fullTwo.dataSync(), 'a graph forward on a cache with room', 1e-5, 1e-5);
     m.dispose();
   });
 

@@ -31,6 +31,8 @@ export interface TfjsWasmBackend {
   getMemoryOffset(dataId: object): number;
   /** A view of a tensor's data on the heap (taken after any allocation: growing the heap detaches views). */
   typedArrayFromHeap(t: { dataId: object; shape: number[]; dtype: string }): Float32Array;
+  /** Adds a reference to a buffer (an output sharing an input's buffer). */
+  incRef(dataId: object): void;
   /** Drops one reference; true when the buffer was freed. */
   disposeData(dataId: object, force?: boolean): boolean;
 }
