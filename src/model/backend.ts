@@ -202,7 +202,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     registerWasmFusedKernels();
     if (simdKernelsSupported()) {
       registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
-      registerWasmDecodeStep(); // and generation runs the graph, step by step
+      registerWasmDecodeStep(); // without it, generation runs every decoding step as the graph's ops
     }
   }
   const ok = await tf.setBackend(backend);

@@ -74,10 +74,10 @@ export function softmax(x: tf.Tensor): tf.Tensor {
 }
 
 /**
- * Elements up to which SwiGLU runs as one fused kernel. The wasm one is a JS loop whose exp costs about
- * 15 ns an element against tfjs's own ops' 3 or so: it pays where the two ops it saves (≈ 4 µs each)
- * are the cost, a decoding step's few thousand elements, and not on a training batch's hundreds of
- * thousands (a micro-model train step spent 112 ms in it).
+ * Elements up to which SwiGLU runs as one fused kernel. The wasm one's gradients are JS loops whose exp
+ * costs about 15 ns an element against tfjs's own ops' 3 or so (its forward pass is SIMD): it pays where
+ * the two ops it saves (≈ 4 µs each) are the cost, a few thousand elements, and not on a training
+ * batch's hundreds of thousands (a micro-model train step spent 112 ms in it).
  */
 const FUSED_SWIGLU_MAX = 16_384;
 

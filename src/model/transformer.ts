@@ -566,6 +566,7 @@ function attentionBias(B: number, T: number, past: number, keyValid?: boolean[][
   return tf.tensor(bias, [B, 1, 1, T, Tk]); // [B, 1, 1, T, Tk]
 }
 
+/** keyValid must give every row a flag per key, past and new. */
 function checkKeyValid(keyValid: boolean[][], B: number, Tk: number): void {
   if (keyValid.length !== B || keyValid.some((row) => row.length !== Tk)) {
     throw new Error(`keyValid must be [${B}][${Tk}] (batch × past+new tokens).`);

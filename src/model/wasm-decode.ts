@@ -226,7 +226,7 @@ function rotate(step: Step, heads: number, n: number): void {
 function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: DecodeStepAttrs): Info[] {
   const kernels = heapKernelsOf(backend.wasm);
   const rows = inputs.ids.shape[0];
-  const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, 'gate_proj.weight')].shape[1]];
+  const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, partsOf('gate_proj').weight)].shape[1]];
   const sizes = scratchSizes(attrs, rows, attrs.past + 1, C, I);
   const arena = new Arena(backend, Object.values(sizes).reduce((sum, n) => sum + Math.ceil(n / 4) * 16, 0));
   const outputs: Info[] = [];
