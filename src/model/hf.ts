@@ -11,7 +11,7 @@ import type { TextTokenizer } from './tokenizer.ts';
 import { ByteTokenizer } from './byte-tokenizer.ts';
 import { byteTokenizerConfig, byteTokenizerJson } from './byte-tokenizer-json.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
-import { HALF_MATMUL_KERNEL, hasFusedKernel } from './fused.ts';
+import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel } from './fused.ts';
 import type { HalfFormat } from './half.ts';
 import { checkWeights } from './hf-layout.ts';
 import { HfTokenizer } from './hf-tokenizer.ts';
@@ -139,7 +139,8 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   const fileHalf = checkpointHalfFormat(hfConfig);
   const halfLinears = opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
   if (opts.memoryLimitBytes !== undefined) {
-    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, sequence: IMPORT_CHECK_TOKENS });
+    const decodeCopies = halfLinears === null && hasFusedKernel(DECODE_STEP_KERNEL);
+    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, decodeCopies, sequence: IMPORT_CHECK_TOKENS });
     assertFits(estimate, opts.memoryLimitBytes, `The model in ${where}`);
   }
   const weights = await loadWeights(files);

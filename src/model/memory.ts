@@ -19,8 +19,10 @@ export interface MemoryEstimate {
   weightBytes: number;
   /** Peak while loading: file + host decode + tensors. */
   loadPeakBytes: number;
-  /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, logits, the head's copies. */
+  /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, logits, the head's copies (and, with `decodeCopies`, generation's). */
   trainPeakBytes: number;
+  /** The packed copies of the projections and the output head that tfjs-wasm's decoding step keeps from the first token on (0 without `decodeCopies`). */
+  decodeCopyBytes: number;
   /** The tokens of that step (batch × sequence). */
   trainTokens: number;
 }
@@ -45,8 +47,12 @@ function linearParameters(c: ModelConfig): number {
   return c.numLayers * (attention + 3 * c.hiddenSize * c.intermediateSize);
 }
 
-/** `fileBytesPerParam`: 2 for f16/bf16 checkpoints, 4 for f32; `halfLinears`: the projections kept in 16 bits (WebGPU). */
-export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: number; sequence?: number; batch?: number; halfLinears?: boolean } = {}): MemoryEstimate {
+/**
+ * `fileBytesPerParam`: 2 for f16/bf16 checkpoints, 4 for f32; `halfLinears`: the projections kept in 16 bits (WebGPU);
+ * `decodeCopies`: generation on tfjs-wasm, whose decoding step reads packed float32 copies of the projections and
+ * the head (wasm-simd/packed-weights.ts), alive while the weights are, so a run's training peak comes on top of them.
+ */
+export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: number; sequence?: number; batch?: number; halfLinears?: boolean; decodeCopies?: boolean } = {}): MemoryEstimate {
   const parameters = countParameters(config);
   const weightBytes = parameters * 4 - (opts.halfLinears ? linearParameters(config) * 2 : 0);
   const fileBytes = parameters * (opts.fileBytesPerParam ?? 2);
@@ -55,7 +61,8 @@ export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: 
   const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * (opts.sequence ?? 1024)) * 4;
   const logits = tokens * V * 4 * LOGIT_COPIES;
   const head = V * C * 4 * HEAD_COPIES;
-  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + L * perLayer + logits + head, trainTokens: tokens };
+  const decodeCopyBytes = opts.decodeCopies ? (linearParameters(config) + V * C) * 4 : 0;
+  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + decodeCopyBytes + L * perLayer + logits + head, decodeCopyBytes, trainTokens: tokens };
 }
 
 export function formatBytes(n: number): string {

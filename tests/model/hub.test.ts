@@ -122,7 +122,8 @@ describe('loading from the hub', () => {
     const qwen = fromHfConfig({ model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14,
       num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: true, hidden_act: 'silu' });
     const heap = 4 * 2 ** 30;
-    const check = (config: ReturnType<typeof fromHfConfig>) => () => assertFits(estimateMemory(config, { fileBytesPerParam: 2, sequence: IMPORT_CHECK_TOKENS }), heap, 'it');
+    // decodeCopies: on wasm, generation's packed copies of the projections and head stay beside the weights.
+    const check = (config: ReturnType<typeof fromHfConfig>) => () => assertFits(estimateMemory(config, { fileBytesPerParam: 2, sequence: IMPORT_CHECK_TOKENS, decodeCopies: true }), heap, 'it');
     expect(check(smol)).not.toThrow();
     expect(check(qwen)).toThrow(/it has 494M parameters and needs about [\d.]+ GiB to load and train on 128 tokens/);
   });
@@ -139,5 +140,11 @@ describe('memory estimate', () => {
     const e = estimateMemory(smol);
     expect(e.parameters).toBe(134515008);
     expect(e.weightBytes / 2 ** 30).toBeCloseTo(0.5, 1);
+    // wasm generation's packed copies: the 30 layers' projections and the 49,152 × 576 head, in float32
+    const withCopies = estimateMemory(smol, { decodeCopies: true });
+    const projections = 30 * (576 * 64 * (2 * 9 + 2 * 3) + 3 * 576 * 1536);
+    expect(e.decodeCopyBytes).toBe(0);
+    expect(withCopies.decodeCopyBytes).toBe((projections + 49152 * 576) * 4);
+    expect(withCopies.trainPeakBytes - e.trainPeakBytes).toBe(withCopies.decodeCopyBytes);
   });
 });
