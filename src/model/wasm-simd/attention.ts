@@ -1,7 +1,6 @@
 /**
- * A decoding step's attention products in WebAssembly SIMD (wasm-decode.ts runs them, with the softmax
- * between them in JS), for the query heads that share one key/value head, over heads of D floats with
- * D a multiple of 4:
+ * A decoding step's attention in WebAssembly SIMD (heap-kernels.ts's attendOne runs the three in turn),
+ * for the query heads that share one key/value head, over heads of D floats with D a multiple of 4:
  *
  *   attendScores(q, k, s, rows, keys, D, stride)      s[r, j] = q[r] · k[j]          q [rows, D], k [keys, D]
  *   softmaxRows(s, bias, rows, stride, scale)          s[r] ← softmax(s[r]·scale + bias) over `stride` lanes
