@@ -143,6 +143,15 @@ export function forRange(f: FunctionBody, x: number, from: () => void, limit: ()
   f.end().end();
 }
 
+/** The four f32 lanes of the v128 local `vector` folded in order by `op` (f32.add, f32.max), ((l0 op l1) op l2) op l3, left on the stack. */
+export function emitLaneReduce(f: FunctionBody, vector: number, op: () => void): void {
+  f.get(vector).f32x4_extract_lane(0);
+  for (let lane = 1; lane < 4; lane++) {
+    f.get(vector).f32x4_extract_lane(lane);
+    op();
+  }
+}
+
 /** An exported function with no result; its parameters are its body's. */
 export interface ExportedFunction {
   name: string;

@@ -11,7 +11,7 @@
  * The products read the cache in place, in order: one query position makes these thin products (a few
  * rows against up to a few thousand keys), where the gemm's packing of kᵀ, a gather, was most of the time.
  */
-import { forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
+import { emitLaneReduce, forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
 import { emitExp, expLocals } from './exp.ts';
 
 const [A, B, OUT, ROWS, KEYS, D, STRIDE] = [0, 1, 2, 3, 4, 5, 6];
@@ -34,9 +34,8 @@ function scoresFunction(): ExportedFunction {
       f.get(pk).i32_const(16).i32_add().tee(pk).get(end).i32_lt_u().br_if(0);
       f.end();
       f.get(po);
-      f.get(acc).f32x4_extract_lane(0).get(acc).f32x4_extract_lane(1).f32_add();
-      f.get(acc).f32x4_extract_lane(2).get(acc).f32x4_extract_lane(3).f32_add();
-      f.f32_add().f32_store();
+      emitLaneReduce(f, acc, () => f.f32_add());
+      f.f32_store();
       f.get(po).i32_const(4).i32_add().set(po);
     });
     // lanes past the last key: −∞, so the softmax gives them nothing
@@ -78,15 +77,6 @@ function valuesFunction(): ExportedFunction {
 
 const [S, BIAS, SM_ROWS, SM_STRIDE, SCALE] = [0, 1, 2, 3, 4];
 
-/** Horizontal reduction of a vector local to one f32 by `op` (f32.add or f32.max). */
-function emitReduce(f: FunctionBody, v: number, op: () => void): void {
-  f.get(v).f32x4_extract_lane(0).get(v).f32x4_extract_lane(1);
-  op();
-  f.get(v).f32x4_extract_lane(2).get(v).f32x4_extract_lane(3);
-  op();
-  op();
-}
-
 function softmaxFunction(): ExportedFunction {
   const f = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'f32']);
   const [r, p, pb, start, end] = Array.from({ length: 5 }, () => f.local('i32'));
@@ -111,7 +101,7 @@ function softmaxFunction(): ExportedFunction {
       f.get(p).get(p).v128_load().get(scale).f32x4_mul().get(pb).v128_load().f32x4_add().tee(e.x).v128_store();
       f.get(acc).get(e.x).f32x4_max().set(acc);
     });
-    emitReduce(f, acc, () => f.f32_max());
+    emitLaneReduce(f, acc, () => f.f32_max());
     f.f32x4_splat().set(shift);
     // exp(s − max), and the row's sum
     f.v128_const0().set(acc);
@@ -122,7 +112,7 @@ function softmaxFunction(): ExportedFunction {
       f.tee(e.x).v128_store();
       f.get(acc).get(e.x).f32x4_add().set(acc);
     });
-    emitReduce(f, acc, () => f.f32_add());
+    emitLaneReduce(f, acc, () => f.f32_add());
     f.f32x4_splat().set(shift);
     overRow(() => {
       f.get(p).get(p).v128_load().get(shift).f32x4_div().v128_store();

@@ -9,7 +9,7 @@
  * They replace JS loops over the heap that ran at 3–9 ns an element: JS widens every float32 to a
  * double and has no SIMD, while these read and write four floats per instruction.
  */
-import { forRange, FunctionBody, type ExportedFunction, type ValueType } from './assembler.ts';
+import { emitLaneReduce, forRange, FunctionBody, type ExportedFunction, type ValueType } from './assembler.ts';
 
 /** Locals of one row's pass: its start, a running pointer and its end, a vector accumulator. */
 interface RowLocals {
@@ -42,12 +42,6 @@ function emitRowLoop(f: FunctionBody, v: RowLocals, array: number, cols: number,
   f.end();
 }
 
-/** The four lanes of `vector` summed, left on the stack as an f32. */
-function emitLaneSum(f: FunctionBody, vector: number): void {
-  f.get(vector).f32x4_extract_lane(0);
-  for (let lane = 1; lane < 4; lane++) f.get(vector).f32x4_extract_lane(lane).f32_add();
-}
-
 /** r = 1/sqrt(Σx²/cols + eps) of the row, into v.r (and splatted into v.rv). */
 function emitRowFactor(f: FunctionBody, v: RowLocals, x: number, cols: number, eps: number): void {
   f.v128_const0().set(v.acc);
@@ -55,7 +49,7 @@ function emitRowFactor(f: FunctionBody, v: RowLocals, x: number, cols: number, e
     f.get(v.acc).get(v.p).v128_load(0).get(v.p).v128_load(0).f32x4_mul().f32x4_add().set(v.acc);
   });
   f.f32_const(1);
-  emitLaneSum(f, v.acc);
+  emitLaneReduce(f, v.acc, () => f.f32_add());
   f.get(cols).f32_convert_i32_u().f32_div().get(eps).f32_add().f32_sqrt().f32_div().set(v.r);
   f.get(v.r).f32x4_splat().set(v.rv);
 }
@@ -97,7 +91,7 @@ export function rmsNormFunctions(): ExportedFunction[] {
       f.v128_load(0).f32x4_mul().get(v.p).v128_load(0).f32x4_mul().f32x4_add().set(v.acc);
     });
     f.get(v.r).get(v.r).f32_mul().get(v.r).f32_mul();
-    emitLaneSum(f, v.acc);
+    emitLaneReduce(f, v.acc, () => f.f32_add());
     f.f32_mul().get(cols).f32_convert_i32_u().f32_div().f32x4_splat().set(k);
     emitRowLoop(f, v, x, cols, () => {
       at(f, v, out, x);
