@@ -59,6 +59,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'process_rewards.tool_success_bonus': { kind: 'number', min: 0, max: 1 },
   'process_rewards.thought_bonus': { kind: 'number', min: 0, max: 1 },
   'process_rewards.thought_min_chars': { kind: 'int', min: 0 },
+  'process_rewards.apply_to': { kind: 'enum', values: ['score', 'turn'] },
   'safety.check_every': { kind: 'int', min: 1 },
   'safety.threshold': { kind: 'number', min: 0, max: 1 },
   'safety.eval_items': { kind: 'int', min: 1 },

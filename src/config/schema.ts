@@ -89,7 +89,14 @@ export interface RunConfig {
     admit_threshold: number;
   };
   curriculum: { enabled: boolean; start_level: number; window: number; advance_threshold: number; max_level: number };
-  process_rewards: { enabled: boolean; tool_success_bonus: number; thought_bonus: number; thought_min_chars: number };
+  process_rewards: {
+    enabled: boolean;
+    tool_success_bonus: number;
+    thought_bonus: number;
+    thought_min_chars: number;
+    /** Where the bonuses count: folded into the score a group is ranked by, or credited to the turn that earned them. */
+    apply_to: 'score' | 'turn';
+  };
   safety: {
     enabled: boolean;
     check_every: number;
@@ -161,7 +168,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
   replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0 },
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
-  process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50 },
+  process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50, apply_to: 'score' },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },

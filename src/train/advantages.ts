@@ -12,13 +12,16 @@
  * 4. A group whose scores are all equal (std < 1e-6) carries no signal: its advantages are all 0.
  *    It is flagged `zeroStd`, counted in `frac_reward_zero_std` (TRL's name), and the trainer skips it
  *    or replaces it from the replay buffer (`grpo.zero_std_groups`).
- * 5. Per-step returns: the seed's `compute_discounted_returns(steps, final_reward=advantage, gamma)`
- *    with `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN (one turn may hold several tool
- *    calls, and the final-answer turn has no tool step), because the turn is the unit of tokens the
- *    policy sampled. The terminal reward is the group advantage on the last turn. Process rewards
- *    (process-rewards.ts) are not added per turn here: they are folded into the score the group is
- *    ranked by (grpo-batch.ts `rankedScore`), so a flat group whose episodes differ in tool use is
- *    not thrown away before they count.
+ * 5. Per-turn returns (credit per turn): the seed's `compute_discounted_returns(steps,
+ *    final_reward=advantage, gamma)` with `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN
+ *    (one turn may hold several tool calls, and the final-answer turn has no tool step), because the
+ *    turn is the unit of tokens the policy sampled. The terminal reward is the group advantage on the
+ *    last turn, so a turn's credit is the trajectory's group-normalised outcome discounted by its
+ *    distance to the end. Process rewards enter in one of two places (`process_rewards.apply_to`,
+ *    grpo-batch.ts): folded into the score the group is ranked by (`score`: a flat group whose
+ *    episodes differ in tool use still has spread), or as `r_t` of the turn that earned them
+ *    (`turn`: the seed's per-step process rewards, in advantage units), so only that turn and the
+ *    ones before it are credited.
  * 6. Every assistant token (mask 1) of turn t gets `G_t`; prompt and tool-response tokens get 0.
  * 7. Replayed trajectories have no group any more: they get the self-imitation advantage
  *    `max(0, s − mean_online) / (std + 1e-8)` (Oh et al. 2018, SIL) against the online batch — a
@@ -142,38 +145,53 @@ export function discountedReturns(rewards: readonly number[], gamma: number): nu
   return out;
 }
 
-/** Per-turn returns: the terminal `advantage` on the last turn, discounted backwards (choice 5). */
+/**
+ * Each assistant turn's credit (choice 5): `G_t = r_t + γ·G_{t+1}` with the group `advantage` added to
+ * the last turn's reward. `turnRewards` (optional, one per turn, in advantage units) are per-turn
+ * process rewards; without them this is the advantage discounted by each turn's distance to the end.
+ */
+export function turnCredits(nTurns: number, advantage: number, opts: { gamma: number; turnRewards?: readonly number[] }): number[] {
+  if (opts.turnRewards && opts.turnRewards.length !== nTurns) {
+    throw new Error(`advantages: ${opts.turnRewards.length} turn rewards for ${nTurns} turns; give one per assistant turn`);
+  }
+  return discountedReturns(Array.from({ length: nTurns }, (_, t) => (opts.turnRewards?.[t] ?? 0) + (t === nTurns - 1 ? advantage : 0)), opts.gamma);
+}
+
+/** Per-turn returns without process rewards: the terminal `advantage` on the last turn, discounted backwards. */
 export function turnReturns(nTurns: number, advantage: number, gamma: number): number[] {
-  return discountedReturns(Array.from({ length: nTurns }, (_, t) => (t === nTurns - 1 ? advantage : 0)), gamma);
+  return turnCredits(nTurns, advantage, { gamma });
 }
 
 export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'turn_spans'>;
 
+/** How many credit entries a trajectory takes: one per assistant turn (one when it has no turn spans). */
+export function creditTurns(trajectory: Pick<Trajectory, 'turn_spans'>): number {
+  return Math.max(1, trajectory.turn_spans.length);
+}
+
 /**
- * The per-token advantage array aligned with `trajectory.tokens` (choice 6): `G_t` on the assistant
- * tokens of turn t, 0 elsewhere. Without `turn_spans` every assistant token belongs to one turn.
+ * The per-token advantage array aligned with `trajectory.tokens` (choice 6): `credits[t]` (from
+ * `turnCredits`, one per turn) on the assistant tokens of turn t, 0 elsewhere. Without `turn_spans`
+ * every assistant token belongs to one turn.
  */
-export function tokenAdvantages(
-  trajectory: TokenTrajectory,
-  advantage: number,
-  opts: { gamma: number },
-): Float32Array {
+export function tokenAdvantages(trajectory: TokenTrajectory, credits: readonly number[]): Float32Array {
   const { tokens, assistant_mask: mask, turn_spans: spans } = trajectory;
   if (mask.length !== tokens.length) {
     throw new Error(`advantages: assistant_mask has ${mask.length} entries for ${tokens.length} tokens; they must align`);
   }
+  if (credits.length !== creditTurns(trajectory)) {
+    throw new Error(`advantages: ${credits.length} turn credits for a trajectory of ${creditTurns(trajectory)} turns`);
+  }
   const out = new Float32Array(tokens.length);
   if (spans.length === 0) {
-    const [g] = turnReturns(1, advantage, opts.gamma);
-    for (let i = 0; i < mask.length; i++) if (mask[i]) out[i] = g;
+    for (let i = 0; i < mask.length; i++) if (mask[i]) out[i] = credits[0];
     return out;
   }
-  const returns = turnReturns(spans.length, advantage, opts.gamma);
   spans.forEach(([start, end], t) => {
     if (start < 0 || end > tokens.length || start > end) {
       throw new Error(`advantages: turn span [${start}, ${end}) lies outside the ${tokens.length} tokens of the trajectory`);
     }
-    for (let i = start; i < end; i++) if (mask[i]) out[i] = returns[t];
+    for (let i = start; i < end; i++) if (mask[i]) out[i] = credits[t];
   });
   return out;
 }

@@ -11,6 +11,7 @@
 import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions } from './advantages.ts';
+import { trajectoryCredits } from './turn-credit.ts';
 import type { TrainSample } from './batch.ts';
 import { stepBonus } from './process-rewards.ts';
 import type { ReplayBuffer } from './replay-buffer.ts';
@@ -28,17 +29,18 @@ export interface BuiltBatch {
 
 /**
  * The score a trajectory is ranked by in its group: the judges' score plus, when process rewards are
- * on, the bonuses of its steps. Folding them in before the group z-score (not adding them to the
- * advantages after it) means a group whose episodes all failed, but some with working tool calls, still
- * has spread and still teaches something, instead of being skipped as flat.
+ * on and applied to the score (`process_rewards.apply_to: score`), the bonuses of its steps. Folding them
+ * in before the group z-score means a group whose episodes all failed, but some with working tool calls,
+ * still has spread and still teaches something, instead of being skipped as flat. Applied per turn
+ * (turn-credit.ts) they leave the ranking alone and credit the turn that earned them.
  */
 export function rankedScore(t: Trajectory, cfg: RunConfig): number {
-  const bonus = cfg.process_rewards.enabled ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
+  const bonus = cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
   return (t.judge_score as number) + bonus;
 }
 
-function toSample(t: Trajectory, advantage: number, cfg: RunConfig): TrainSample {
-  return { tokens: t.tokens, mask: t.assistant_mask, oldLogp: t.logprobs, advantages: tokenAdvantages(t, advantage, { gamma: cfg.grpo.gamma }) };
+function toSample(t: Trajectory, advantage: number, std: number, cfg: RunConfig): TrainSample {
+  return { tokens: t.tokens, mask: t.assistant_mask, oldLogp: t.logprobs, advantages: tokenAdvantages(t, trajectoryCredits(t, advantage, std, cfg)) };
 }
 
 function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: number, nGroups: number): Metrics {
@@ -70,10 +72,10 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   const opts: AdvantageOptions = { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale };
   const samples: TrainSample[] = [];
   const temps = new Set<number>();
-  const add = (t: Trajectory, advantage: number) => {
+  const add = (t: Trajectory, advantage: number, std: number) => {
     if (t.tokens.length === 0) return; // collected without a tokenizer: nothing to train on
     temps.add(t.sampling.temperature);
-    samples.push(toSample(t, advantage, cfg));
+    samples.push(toSample(t, advantage, std, cfg));
   };
   const scored: Trajectory[] = [];
   const groupStds: number[] = [];
@@ -94,7 +96,7 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
       if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;
       continue;
     }
-    g.forEach((t, i) => add(t, adv.advantages[i]));
+    g.forEach((t, i) => add(t, adv.advantages[i], adv.std));
   }
 
   // A replayed trajectory is measured against this step's online trajectories of its own environment
@@ -109,7 +111,7 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
     const reference = online.get(t.env);
     const a = reference ? replayAdvantage(rankedScore(t, cfg), reference, opts, cfg.training.group_size) : 0;
     if (a > 0) {
-      add(t, a);
+      add(t, a, reference!.std);
       replayUsed++;
     }
   }

@@ -6,6 +6,7 @@ import {
   replayAdvantage,
   sampleStd,
   tokenAdvantages,
+  turnCredits,
   turnReturns,
 } from '../../src/train/advantages.ts';
 import { trajectory } from './fixtures.ts';
@@ -96,6 +97,13 @@ describe('discounted returns', () => {
     expect(g).toEqual([0.5, 1, 2]);
   });
 
+  it('per-turn process rewards add to the turn that earned them and to the turns before it', () => {
+    // rewards 0.1, 0, 0.2 + advantage 1 on the last turn, γ 0.5: G_2 = 1.2, G_1 = 0.6, G_0 = 0.1 + 0.3
+    const g = turnCredits(3, 1, { gamma: 0.5, turnRewards: [0.1, 0, 0.2] });
+    expect(g.map((x) => +x.toFixed(12))).toEqual([0.4, 0.6, 1.2]);
+    expect(() => turnCredits(3, 1, { gamma: 0.5, turnRewards: [0.1] })).toThrow(/one per assistant turn/);
+  });
+
   it('rejects gamma outside [0, 1]', () => {
     expect(() => discountedReturns([1], 1.5)).toThrow(/gamma/);
   });
@@ -113,23 +121,27 @@ describe('token advantages', () => {
   });
 
   it('puts each turn return on its assistant tokens and 0 elsewhere', () => {
-    const a = tokenAdvantages(t, 2, { gamma: 0.5 });
+    const a = tokenAdvantages(t, turnReturns(2, 2, 0.5));
     // G_1 = 2, G_0 = 0.5·2 = 1
     expect(Array.from(a)).toEqual([0, 0, 1, 1, 1, 0, 0, 2, 2]);
   });
 
   it('respects the mask inside a span (the assistant header is prompt)', () => {
     const u = trajectory({ tokens: [1, 2, 3, 4], assistant_mask: [0, 0, 1, 1], turn_spans: [[0, 4]] });
-    expect(Array.from(tokenAdvantages(u, -1, { gamma: 1 }))).toEqual([0, 0, -1, -1]);
+    expect(Array.from(tokenAdvantages(u, [-1]))).toEqual([0, 0, -1, -1]);
   });
 
   it('without turn spans, every assistant token gets the advantage', () => {
     const u = trajectory({ tokens: [1, 2, 3], assistant_mask: [0, 1, 1], turn_spans: [] });
-    expect(Array.from(tokenAdvantages(u, 0.5, { gamma: 0.9 }))).toEqual([0, 0.5, 0.5]);
+    expect(Array.from(tokenAdvantages(u, [0.5]))).toEqual([0, 0.5, 0.5]);
+  });
+
+  it('rejects credits that do not match the turns', () => {
+    expect(() => tokenAdvantages(t, [1])).toThrow(/1 turn credits for a trajectory of 2 turns/);
   });
 
   it('rejects a misaligned mask or span', () => {
-    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1] }), 1, { gamma: 1 })).toThrow(/align/);
-    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1, 1], turn_spans: [[0, 3]] }), 1, { gamma: 1 })).toThrow(/outside/);
+    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1] }), [1])).toThrow(/align/);
+    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1, 1], turn_spans: [[0, 3]] }), [1])).toThrow(/outside/);
   });
 });

@@ -100,6 +100,24 @@ describe('buildGrpoBatch', () => {
     expect(batch.samples[1].advantages?.[2]).toBeLessThan(0);
   });
 
+  it('credits process rewards per turn when apply_to is turn: the turn with the working call gains, the ranking does not change', () => {
+    // tokens: [p | a a | t | a a]: turn 0 calls a tool, turn 1 answers.
+    const shape = { tokens: [1, 2, 3, 4, 5, 6], assistant_mask: [0, 1, 1, 0, 1, 1], logprobs: [0, -1, -1, 0, -1, -1], turn_spans: [[1, 3], [4, 6]] as [number, number][] };
+    const ok = { step_id: 0, turn: 0, thought: null, observation: '2', timestamp: 0, tool_call: { tool_name: 'calc', parameters: {}, result: '2', error: null, latency_ms: 1 } };
+    const failed = { ...ok, tool_call: { ...ok.tool_call, result: '', error: 'bad expression' } };
+    const group = [[scored('win', 'w', 1, { ...shape, steps: [ok] }), scored('lose', 'w', 0, { ...shape, steps: [failed] })]];
+    const base = config('skip');
+    const cfg = { ...base, grpo: { ...base.grpo, gamma: 0.5 }, process_rewards: { ...base.process_rewards, enabled: true, apply_to: 'turn' as const } };
+    const batch = buildGrpoBatch({ groups: group, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: cfg });
+    const [win, lose] = batch.samples.map((s) => Array.from(s.advantages ?? []));
+    const a = 1 / Math.SQRT2; // z-score of 1 vs 0 with the sample std √0.5
+    const bonus = 0.05 / Math.SQRT1_2; // the working call's 0.05 in advantage units (÷ the group std)
+    expect(win[4]).toBeCloseTo(a, 5); // the answer turn: the advantage itself
+    expect(win[1]).toBeCloseTo(bonus + 0.5 * a, 5); // the calling turn: its bonus plus the discounted outcome
+    expect(lose[1]).toBeCloseTo(-0.5 * a, 5); // a failed call earns nothing
+    expect(batch.metrics.reward).toBe(0.5); // the ranked score is untouched
+  });
+
   it('refuses one step sampled at two temperatures (the log-probs would not be comparable)', () => {
     const mixed = [[scored('x1', 'x', 1), scored('x0', 'x', 0, { sampling: { temperature: 0.7, top_k: 0, top_p: 1, max_new_tokens: 16 } })]];
     expect(() => buildGrpoBatch({ groups: mixed, replay: new ReplayBuffer({ capacity: 1, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: config('skip') }))

@@ -6,7 +6,7 @@ import type { Trajectory } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
 import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
 import { countTrajectories, getGroup, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
-import { tokenAdvantages } from '../../train/advantages.ts';
+import { creditTurns, tokenAdvantages, turnCredits } from '../../train/advantages.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
 
 const tokenizer = new ByteTokenizer();
@@ -64,7 +64,7 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
       const group = await getGroup(await getStore(), t.group_id);
       const index = group?.trajectory_ids.indexOf(t.id) ?? -1;
       const advantages = index >= 0 ? group?.scored?.advantages?.[index] : undefined;
-      const perToken = advantages ?? (group?.scored ? Array.from(tokenAdvantages(t, group.scored.scores[index] ?? 0, { gamma: 1 })) : null);
+      const perToken = advantages ?? (group?.scored ? Array.from(tokenAdvantages(t, turnCredits(creditTurns(t), group.scored.scores[index] ?? 0, { gamma: 1 }))) : null);
       return {
         label: perToken ? 'advantage' : 'not trained yet',
         pieces: t.tokens.map((id, i) => ({ text: tokenizer.decode([id]), value: perToken && t.assistant_mask[i] ? (perToken[i] ?? 0) : t.assistant_mask[i] ? 0 : null })),
