@@ -2,7 +2,9 @@
  * Every built-in environment: the scripted expert scores 1.0 on every generated item (solvability),
  * wrong answers score below 1, train/test splits are disjoint, and the same seed gives the same item.
  * Items per level: 100, except git_repo (25: every item builds an isomorphic-git repository, twice when
- * the answer is a repository change, ~65 ms per item on the shared CI cores).
+ * the answer is a repository change, ~65 ms per item on the shared CI cores) and the multi-step
+ * environments (40: an item is up to eight calls). Where an item is built so that the first attempt
+ * fails (`data.recovery`), the expert's failed call is the designed one and the episode still succeeds.
  */
 import { describe, expect, it } from 'vitest';
 import type { Task } from '../../src/contracts.ts';
@@ -12,8 +14,8 @@ import { runEpisode } from '../../src/rollout/episode.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 
-const ITEMS_PER_LEVEL: Record<string, number> = { git_repo: 25 };
-const BUILTINS = ['arith_tool', 'countdown', 'git_repo', 'js_debug', 'letter_count', 'shell_exec', 'text_reverse'];
+const ITEMS_PER_LEVEL: Record<string, number> = { git_repo: 25, file_chain: 40, order_total: 40, func_trace: 40 };
+const BUILTINS = ['arith_tool', 'countdown', 'file_chain', 'func_trace', 'git_repo', 'js_debug', 'letter_count', 'order_total', 'shell_exec', 'text_reverse'];
 
 /** A plausible but wrong final answer for the item, or null when the item is judged on state only. */
 function nearMiss(task: Task): string | null {
@@ -28,6 +30,12 @@ function nearMiss(task: Task): string | null {
       return `${String(d.solution)} + 1`;
     case 'js_debug':
       return `\`\`\`js\n${String(d.buggy)}\n\`\`\``;
+    case 'file_chain':
+      return `${String(d.word)}s`;
+    case 'order_total':
+      return String((d.total as number) + 1);
+    case 'func_trace':
+      return String((d.answer as number) + 1);
     default: {
       const answer = d.answer as { type: string; value: string | number } | undefined;
       if (!answer) return null;
@@ -41,7 +49,7 @@ async function scoreScript(env: Environment, task: Task, turns: string[]): Promi
   return env.evaluate(task, trajectory);
 }
 
-it('ships the seven environments', () => {
+it('ships the ten environments', () => {
   expect(listEnvironments().map((e) => e.name)).toEqual(BUILTINS);
 });
 
@@ -54,7 +62,8 @@ describe.each(BUILTINS)('%s', (name) => {
       const task = env.generate(seed, level, seed % 2 === 0 ? 'train' : 'test');
       const t = await expertTrajectory(env, task);
       const failed = t.steps.filter((s) => s.tool_call?.error);
-      expect(failed, `${task.id}: ${task.prompt}`).toEqual([]);
+      if (task.data.recovery === true) expect(failed.length, `${task.id}: the designed failure`).toBe(1);
+      else expect(failed, `${task.id}: ${task.prompt}`).toEqual([]);
       expect(t.finish_reason).toBe('answer');
       expect(t.steps.length).toBeGreaterThan(0);
       expect(t.judge_score, `${task.id}: ${task.prompt}\n${JSON.stringify(t.messages.slice(2))}`).toBe(1);

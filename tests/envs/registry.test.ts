@@ -27,7 +27,7 @@ afterEach(() => {
 
 describe('registry', () => {
   it('lists and filters environments by tag (rl_list_environments --tag=shell)', () => {
-    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['git_repo', 'shell_exec']);
+    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
     expect(listEnvironments({ tag: 'math' }).map((e) => e.name)).toEqual(['arith_tool', 'countdown']);
     expect(listEnvironments({ tag: 'no-such-tag' })).toEqual([]);
     expect(listTags()).toContain('git');
@@ -38,7 +38,7 @@ describe('registry', () => {
 
   it('gets by name, and an unknown name lists the known ones', () => {
     expect(getEnvironment('countdown').name).toBe('countdown');
-    expect(() => getEnvironment('bash_exec_env')).toThrow(/Unknown environment "bash_exec_env". Known environments: arith_tool, countdown, git_repo/);
+    expect(() => getEnvironment('bash_exec_env')).toThrow(/Unknown environment "bash_exec_env". Known environments: arith_tool, countdown, file_chain, func_trace, git_repo/);
   });
 
   it('registers a user-defined environment at run time and runs its expert', async () => {
