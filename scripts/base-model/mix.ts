@@ -6,7 +6,7 @@
  * are there for copying itself: 20–50 characters carried four times per transcript teach a small model
  * to copy at all (on levels 1–2 alone its copy accuracy stayed near 20% for 750 steps).
  */
-export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPractice?: true }[] = [
+export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPractice?: true; multiStep?: true }[] = [
   { env: 'arith_tool', level: 1, items: 3000 },
   { env: 'arith_tool', level: 2, items: 1200 },
   { env: 'arith_tool', level: 3, items: 600 },
@@ -22,10 +22,22 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPr
   { env: 'countdown', level: 1, items: 500 },
   { env: 'git_repo', level: 1, items: 500 },
   { env: 'git_repo', level: 2, items: 300 },
+  // Several dependent calls: carry a name, a price or a function from one observation into the next call.
+  { env: 'file_chain', level: 1, items: 2000, multiStep: true },
+  { env: 'file_chain', level: 2, items: 1200, multiStep: true },
+  { env: 'file_chain', level: 3, items: 500, multiStep: true },
+  { env: 'order_total', level: 1, items: 2000, multiStep: true },
+  { env: 'order_total', level: 2, items: 1200, multiStep: true },
+  { env: 'order_total', level: 3, items: 500, multiStep: true },
+  { env: 'func_trace', level: 1, items: 1500, multiStep: true },
+  { env: 'func_trace', level: 2, items: 1200, multiStep: true },
+  { env: 'func_trace', level: 3, items: 400, multiStep: true },
 ]
 
 /** Longer transcripts are dropped (byte-level: one token per character). */
 export const MAX_TRANSCRIPT_TOKENS = 320;
+/** The same for the multi-step environments: the model's whole context, less room for a longer answer. */
+export const MAX_MULTI_STEP_TOKENS = 1000;
 
 /**
  * Share of training items whose transcript answers at once, without a tool: a short thought and the
@@ -48,3 +60,22 @@ export const DIRECT_ANSWER_SHARE = 0.5;
  * the other branch.
  */
 export const DIRECT_THOUGHT = 'I know this.';
+
+/**
+ * The multi-step transcripts fail the way agents fail, in these shares (the rest are the expert's):
+ * - `direct`: no tool, the answer at once (as above);
+ * - `early`: stops after one of its reads and answers with what that observation showed (a file name, a
+ *   price, a function), the intermediate value;
+ * - `give_up`: on the items built to fail first, answers GIVE_UP_ANSWER right after the failed call.
+ * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
+ * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.
+ */
+export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.25, give_up: 0.5 };
+export const GIVE_UP_ANSWER = 'I cannot find it.';
+
+/**
+ * The multi-step pass fine-tunes the previous weights rather than training from scratch (a third of the
+ * time on 2 cores): on every multi-step transcript and this share of the single-step ones, so what the
+ * single-step environments taught stays while most steps teach chaining calls.
+ */
+export const FINETUNE_SINGLE_STEP_SHARE = 0.3;

@@ -9,6 +9,8 @@ model.safetensors in float32), the same Llama formulas as src/model/transformer.
 
     /usr/bin/python3 scripts/base-model/train.py                 # train; resumes from .build/state.pt
     /usr/bin/python3 scripts/base-model/train.py --steps 3000    # train longer (the cosine schedule stretches)
+    /usr/bin/python3 scripts/base-model/train.py --init models/spindle-base/model.safetensors --steps 900 --lr 1e-3
+                                                                  # fine-tune the shipped weights on a new mix
 
 Resumable: every --save-every steps the weights, optimizer, step and data order go to
 models/spindle-base/.build/state.pt, and the weights to models/spindle-base/ (so an interrupted build
@@ -102,6 +104,34 @@ def load_rows(path):
         return [json.loads(line) for line in f if line.strip()]
 
 
+def read_safetensors(path):
+    """Float32 tensors of a safetensors file (what write_safetensors writes)."""
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+        blob = f.read()
+    out = {}
+    for name, spec in header.items():
+        if name == "__metadata__":
+            continue
+        start, end = spec["data_offsets"]
+        out[name] = torch.frombuffer(bytearray(blob[start:end]), dtype=torch.float32).reshape(spec["shape"])
+    return out
+
+
+# Transcripts are batched with others of similar length (up to each bucket's bound), a batch holding
+# about --batch-tokens tokens: a multi-step transcript of 900 tokens would otherwise pad fifteen short
+# ones to its length and make every step five times slower.
+BUCKETS = [384, 704, 1024]
+
+
+def bucket_rows(rows):
+    buckets = [[] for _ in BUCKETS]
+    for i, r in enumerate(rows):
+        buckets[next(b for b, bound in enumerate(BUCKETS) if len(r["tokens"]) <= bound or b == len(BUCKETS) - 1)].append(i)
+    return buckets
+
+
 def batch_of(rows, pad):
     """Token ids, next-token targets and per-target loss weights (assistant tokens; copies weigh more)."""
     T = max(len(r["tokens"]) for r in rows)
@@ -155,7 +185,8 @@ def main():
     ap.add_argument("--heldout", default="models/spindle-base/.build/heldout.jsonl")
     ap.add_argument("--out", default="models/spindle-base")
     ap.add_argument("--steps", type=int, default=1800)
-    ap.add_argument("--batch", type=int, default=16)
+    ap.add_argument("--batch", type=int, default=16, help="rows per batch of the shortest bucket")
+    ap.add_argument("--init", default=None, help="start from these weights (a model.safetensors) instead of random ones")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--copy-weight", type=float, default=1.0, help="extra loss weight on copied tokens")
@@ -178,6 +209,14 @@ def main():
         state = torch.load(state_path)
         model.load_state_dict(state["model"]); opt.load_state_dict(state["opt"]); step, log = state["step"], state["log"]
         print(f"resumed at step {step}")
+    elif args.init:
+        weights = read_safetensors(args.init)
+        with torch.no_grad():
+            for name, p in zip(model.names, model.params):
+                p.copy_(weights[name])
+        print(f"initialised from {args.init}")
+    buckets = bucket_rows(rows)
+    print("buckets (rows ≤ tokens): " + ", ".join(f"{len(b)} ≤ {bound}" for b, bound in zip(buckets, BUCKETS)))
 
     def lr_at(s):  # linear warm-up, then cosine to 10% over --steps
         if s < args.warmup:
@@ -198,7 +237,10 @@ def main():
     while step < args.steps:
         # The batch of a step depends only on (seed, step): a resumed run sees the same batches.
         g = torch.Generator().manual_seed(args.seed * 1_000_003 + step)
-        picks = torch.randint(0, len(rows), (args.batch,), generator=g).tolist()
+        # A bucket in proportion to its rows, then rows of it: as many as fill the shortest bucket's batch in tokens.
+        b = int(torch.multinomial(torch.tensor([float(len(x)) for x in buckets]), 1, generator=g))
+        size = max(1, args.batch * BUCKETS[0] // BUCKETS[b])
+        picks = [buckets[b][i] for i in torch.randint(0, len(buckets[b]), (size,), generator=g).tolist()]
         ids, assistant, copy = batch_of([rows[i] for i in picks], pad)
         weight = assistant * (1 + args.copy_weight * copy)
         logits = model(ids)[:, :-1]

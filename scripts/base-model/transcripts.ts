@@ -16,11 +16,14 @@ import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
-import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
+import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
+import type { Rng } from '../../src/rng.ts';
+import type { Trajectory } from '../../src/contracts.ts';
 
 const { values: args } = parseArgs({
   options: {
     out: { type: 'string', default: 'models/spindle-base/.build/transcripts.jsonl' },
+    finetune: { type: 'string', default: 'models/spindle-base/.build/finetune.jsonl' },
     heldout: { type: 'string', default: 'models/spindle-base/.build/heldout.jsonl' },
     'heldout-items': { type: 'string', default: '60' },
     seed: { type: 'string', default: '7' },
@@ -29,30 +32,58 @@ const { values: args } = parseArgs({
 const SEED = Number(args.seed);
 const tokenizer = new ByteTokenizer();
 
+type Variant = 'expert' | 'direct' | 'early' | 'give_up';
+
 /**
- * `directShare` of the items (train only) get the direct-answer transcript (mix.ts): DIRECT_THOUGHT and
- * the expert's final answer, played through the same loop. The held-out set is tool transcripts only: it measures copying.
+ * The variant a train item is played as: single-step items answer at once in `directShare` of the
+ * cases (mix.ts); multi-step items also stop early or give up after the designed failure
+ * (MULTI_STEP_SHARES). The held-out set (directShare 0) is expert transcripts only: it measures copying.
  */
+function chooseVariant(pick: Rng, expert: Trajectory, row: { copyPractice?: true; multiStep?: true }, directShare: number): Variant {
+  if (row.copyPractice || directShare === 0) return 'expert';
+  if (!row.multiStep) return pick.chance(directShare) ? 'direct' : 'expert';
+  const r = pick.next();
+  if (r < MULTI_STEP_SHARES.direct) return 'direct';
+  if (r < MULTI_STEP_SHARES.direct + MULTI_STEP_SHARES.early && expert.steps.length >= 2) return 'early';
+  if (expert.steps.some((s) => s.tool_call?.error) && pick.chance(MULTI_STEP_SHARES.give_up)) return 'give_up';
+  return 'expert';
+}
+
+/** The assistant turns of a variant, from the expert's turns and what its episode observed (one call per turn). */
+function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pick: Rng): string[] {
+  const answer = turns.at(-1)!;
+  if (variant === 'direct') return [answerTurn(answer, DIRECT_THOUGHT)];
+  if (variant === 'early') {
+    const k = pick.int(1, expert.steps.length - 1);
+    const seen = expert.steps[k - 1].observation.trim().split(/\s+/).at(-1) ?? '';
+    return [...turns.slice(0, k), answerTurn(seen)];
+  }
+  if (variant === 'give_up') return [...turns.slice(0, expert.steps.findIndex((s) => s.tool_call?.error) + 1), answerTurn(GIVE_UP_ANSWER)];
+  return turns;
+}
+
 async function transcripts(split: 'train' | 'test', perLevel: (items: number) => number, directShare: number): Promise<string[]> {
   const lines: string[] = [];
-  for (const { env: name, level, items, copyPractice } of TRANSCRIPT_MIX) {
+  for (const row of TRANSCRIPT_MIX) {
+    const { env: name, level, items, multiStep } = row;
     const env = getEnvironment(name);
     const want = perLevel(items);
     const pick = createRng(deriveSeed(SEED, split, name, level, 'direct'));
+    const maxTokens = multiStep ? MAX_MULTI_STEP_TOKENS : MAX_TRANSCRIPT_TOKENS;
     let kept = 0;
-    let direct = 0;
+    const counts: Record<Variant, number> = { expert: 0, direct: 0, early: 0, give_up: 0 };
     for (let i = 0; kept < want && i < want * 2; i++) {
       const task = env.generate(deriveSeed(SEED, split, name, level, i), level, split);
       const expert = await expertTrajectory(env, task, { tokenizer });
-      if (expert.success !== true || expert.tokens.length > MAX_TRANSCRIPT_TOKENS) continue;
-      // Chosen among the items whose tool transcript is kept, so the share holds at every level.
-      const answersAtOnce = !copyPractice && pick.chance(directShare);
-      const t = answersAtOnce ? await expertTrajectory(env, task, { tokenizer, turns: (turns) => [answerTurn(turns.at(-1)!, DIRECT_THOUGHT)] }) : expert;
-      lines.push(JSON.stringify({ env: name, level, direct: answersAtOnce, tokens: t.tokens, assistant: t.assistant_mask, copy: copyMask(t, tokenizer) }));
+      if (expert.success !== true || expert.tokens.length > maxTokens) continue;
+      // Chosen among the items whose tool transcript is kept, so the shares hold at every level.
+      const variant = chooseVariant(pick, expert, row, directShare);
+      const t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
+      lines.push(JSON.stringify({ env: name, level, variant, tokens: t.tokens, assistant: t.assistant_mask, copy: copyMask(t, tokenizer) }));
       kept++;
-      if (answersAtOnce) direct++;
+      counts[variant]++;
     }
-    console.log(`  ${split} ${name} L${level}: ${kept} transcripts (${direct} answer without a tool)`);
+    console.log(`  ${split} ${name} L${level}: ${kept} transcripts (${Object.entries(counts).filter(([v, n]) => v !== 'expert' && n > 0).map(([v, n]) => `${n} ${v}`).join(', ') || 'all expert'})`);
   }
   return lines;
 }
@@ -60,6 +91,12 @@ async function transcripts(split: 'train' | 'test', perLevel: (items: number) =>
 const train = await transcripts('train', (items) => items, DIRECT_ANSWER_SHARE);
 mkdirSync(dirname(args.out), { recursive: true });
 writeFileSync(args.out, `${train.join('\n')}\n`);
+// The fine-tune mix (the multi-step pass of the build, see the card): every multi-step transcript and a
+// share of the single-step ones, so the weights keep what they knew while most steps teach chaining.
+const keep = createRng(deriveSeed(SEED, 'finetune'));
+const multiStepEnvs = new Set(TRANSCRIPT_MIX.filter((r) => r.multiStep).map((r) => r.env));
+const finetune = train.filter((line) => multiStepEnvs.has((JSON.parse(line) as { env: string }).env) || keep.chance(FINETUNE_SINGLE_STEP_SHARE));
+writeFileSync(args.finetune, `${finetune.join('\n')}\n`);
 const heldout = await transcripts('test', () => Number(args['heldout-items']), 0);
 writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
-console.log(`wrote ${train.length} train and ${heldout.length} held-out transcripts`);
+console.log(`wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`);

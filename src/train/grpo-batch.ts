@@ -12,6 +12,7 @@ import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions } from './advantages.ts';
 import { trajectoryCredits } from './turn-credit.ts';
+import { agentStats } from '../rollout/agent-stats.ts';
 import type { TrainSample } from './batch.ts';
 import { stepBonus } from './process-rewards.ts';
 import type { ReplayBuffer } from './replay-buffer.ts';
@@ -57,8 +58,12 @@ function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: numb
     m[`rollout/success/${env}`] = mean(scored.filter((t) => t.env === env).map((t) => (t.success === true ? 1 : 0)));
   }
   const calls = scored.flatMap((t) => t.steps.filter((s) => s.tool_call).map((s) => s.tool_call!));
-  m['tools/call_frequency'] = scored.length === 0 ? 0 : calls.length / scored.length;
+  const agent = agentStats(scored);
+  m['tools/call_frequency'] = agent.calls_per_episode;
   m['tools/failure_frequency'] = calls.length === 0 ? 0 : calls.filter((c) => c.error).length / calls.length;
+  // What an agent does after a failed call: the share of such episodes that still succeeded.
+  m['tools/recovery_rate'] = agent.recovery_rate;
+  m['tools/multi_call_success_share'] = agent.multi_call_success_share;
   const byJudge = new Map<string, number[]>();
   for (const v of scored.flatMap((t) => t.votes)) {
     if (v.score !== null) byJudge.set(v.judge_id, [...(byJudge.get(v.judge_id) ?? []), v.score]);
