@@ -35,10 +35,12 @@ describe('trajectory operations', () => {
     expect(await ops.count({ ...inRun, search: '5 + 5' })).toBe(1);
     expect((await ops.page({ ...inRun, minDisagreement: 0.5 }, 0, 10)).map((r) => [r.id, r.disagreement])).toEqual([[split.id, 1]]);
     expect((await ops.facets()).runs.map((r) => r.id)).toContain('run-t');
-    // Never trained: its tokens are shown uncoloured on policy tokens, null elsewhere.
-    const detail = await ops.tokens(plain);
+    // Never trained: its tokens are shown uncoloured on policy tokens, null elsewhere; its turns have no credit.
+    const { tokens: detail, turns } = await ops.detail(plain);
     expect(detail?.label).toBe('not trained yet');
     expect(detail?.pieces.map((p) => p.value)).toEqual(plain.assistant_mask.map((m) => (m ? 0 : null)));
+    expect(turns.credit.status).toBe('not_trained');
+    expect(turns.turns.map((t) => t.credit)).toEqual([null, null]);
   });
 });
 

@@ -93,6 +93,18 @@ describe('PlaygroundState', () => {
     // Scores alternate 0/1 (or 1/0), so advantages alternate in sign.
     const advantages = state.groupStats!.advantages;
     expect(Math.sign(advantages[0])).toBe(-Math.sign(advantages[1]));
+    // Each member's turns carry its advantage discounted by the default γ per turn to the end.
+    const credits = state.groupCredits!;
+    expect(credits.map((c) => c.advantage)).toEqual(advantages);
+    const turns = state.group[0].annotated(credits[0])!.turns;
+    expect(turns.map((t) => t.credit)).toEqual([expect.closeTo(0.99 * advantages[0], 12), expect.closeTo(advantages[0], 12)]);
+    // A member judged a failure is marked where it went wrong: the turn whose result it answered with.
+    const failed = state.group.findIndex((e) => e.score === 0);
+    expect(state.group[failed].annotated(credits[failed])!.turns.flatMap((t) => t.marks.map((m) => m.kind))).toEqual(['intermediate_answer', 'wrong_answer']);
+    expect(state.group[failed].annotated(credits[failed])!.wrongTurn).toBe(0);
+    // A single episode has no group: its turns show, without credits.
+    await state.run();
+    expect(state.episode!.annotated(null)!.turns.map((t) => t.credit)).toEqual([null, null]);
   });
 
   it('cancels the rest of a group: members not yet started end cancelled, without asking the source', async () => {

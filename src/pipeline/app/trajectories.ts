@@ -5,8 +5,9 @@
 import type { Trajectory } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
 import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
-import { countTrajectories, getGroup, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
-import { creditTurns, tokenAdvantages, turnCredits } from '../../train/advantages.ts';
+import { countTrajectories, getGroup, getRun, getTrajectories, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
+import { tokenAdvantages } from '../../train/advantages.ts';
+import { creditConfig, episodeTurns, groupCredits, uncredited, untrainedStatus, type TrajectoryCredit } from './episode-turns.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
 
 const tokenizer = new ByteTokenizer();
@@ -58,17 +59,47 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
     async get(id: string) {
       return (await getTrajectory(await getStore(), id)) ?? null;
     },
-    async tokens(t: Trajectory) {
-      if (t.tokens.length === 0) return null;
-      // The advantage the trainer gave it, when its group was scored; otherwise the tokens, uncoloured.
-      const group = await getGroup(await getStore(), t.group_id);
-      const index = group?.trajectory_ids.indexOf(t.id) ?? -1;
-      const advantages = index >= 0 ? group?.scored?.advantages?.[index] : undefined;
-      const perToken = advantages ?? (group?.scored ? Array.from(tokenAdvantages(t, turnCredits(creditTurns(t), group.scored.scores[index] ?? 0, { gamma: 1 }))) : null);
-      return {
-        label: perToken ? 'advantage' : 'not trained yet',
-        pieces: t.tokens.map((id, i) => ({ text: tokenizer.decode([id]), value: perToken && t.assistant_mask[i] ? (perToken[i] ?? 0) : t.assistant_mask[i] ? 0 : null })),
-      };
+    /** Its turns and its tokens, each with the credit the trainer gave it (from its stored group and its run's config). */
+    async detail(t: Trajectory) {
+      const credit = await storedCredit(await getStore(), t);
+      return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
     },
+  };
+}
+
+/**
+ * A stored trajectory's credit: its group as the trainer consumed it (a scored group with a step), the
+ * group's trajectories, and the config of the run that trained on it. Anything missing means it was
+ * not trained on (yet), and the screen says so instead of showing a number.
+ */
+export async function storedCredit(store: Store, t: Trajectory): Promise<TrajectoryCredit> {
+  const status = untrainedStatus(t);
+  if (status !== 'not_trained') return uncredited(status);
+  const group = await getGroup(store, t.group_id);
+  if (!group?.scored || group.step < 0 || !group.run_id || !group.trajectory_ids.includes(t.id)) return uncredited('not_trained');
+  const run = await getRun(store, group.run_id);
+  if (!run) return uncredited('not_trained');
+  const members = (await getTrajectories(store, group.trajectory_ids)).filter((m) => m !== undefined);
+  const credits = groupCredits(members, creditConfig(run.config));
+  return credits[members.findIndex((m) => m.id === t.id)] ?? uncredited('not_trained');
+}
+
+/** What each credit status says on the token view. */
+const TOKEN_LABEL: Record<TrajectoryCredit['status'], string> = {
+  trained: 'advantage', flat: 'advantage (flat group: skipped)', not_trained: 'not trained yet', held_out: 'held-out: never trained on',
+  unscored: 'unscored: not trained on', no_tokens: 'no tokens',
+};
+
+/**
+ * The trajectory's tokens (decoded one by one) with the credit of their turn on policy tokens
+ * (`tokenAdvantages`, what the update used), 0 on policy tokens when it has none, null on prompt and
+ * tool output. Null when it has no tokens.
+ */
+export function tokenDetail(t: Trajectory, credit: TrajectoryCredit) {
+  if (t.tokens.length === 0) return null;
+  const perToken = credit.credits ? tokenAdvantages(t, credit.credits) : null;
+  return {
+    label: TOKEN_LABEL[credit.status],
+    pieces: t.tokens.map((id, i) => ({ text: tokenizer.decode([id]), value: t.assistant_mask[i] ? (perToken?.[i] ?? 0) : null })),
   };
 }

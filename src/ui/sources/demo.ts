@@ -8,9 +8,14 @@ import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source
 import type { ModelsSource } from '../screens/models/source.ts';
 import type { PlaygroundSource } from '../screens/playground/source.ts';
 import type { TrainSource } from '../screens/train/train.svelte.ts';
-import { demoTask, demoTrajectory, demoTurns, demoVotes } from './demo-data.ts';
+import { demoAnswer, demoChainTrajectory, demoTask, demoTrajectory, demoVotes } from './demo-data.ts';
 import type { AppSources } from './index.ts';
 import { MemoryTrajectorySource } from './memory-trajectories.ts';
+import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../pipeline/app/episode-turns.ts';
+import { tokenDetail } from '../../pipeline/app/trajectories.ts';
+
+/** The config the demo's made-up run "trained" with: the defaults. */
+const DEMO_CONFIG = creditConfig();
 
 const wait = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
@@ -30,19 +35,20 @@ function demoPlayground(): PlaygroundSource {
     tasks: async (env, difficulty, count) => Array.from({ length: count }, (_, i) => demoTask(env, difficulty, 100 + i)),
     customTask: async (env, difficulty, prompt) => ({ ...demoTask(env, difficulty, 999), id: 'custom', prompt }),
     async runEpisode({ task, seed }, onEvent, signal) {
-      const { turns, step } = demoTurns(task, seed % 2 === 1);
-      for (const [t, text] of turns.entries()) {
-        for (const piece of text.match(/.{1,4}/gs) ?? []) {
+      // A two-call chain (product, then sum) whose first call may fail and be retried: see demoChain.
+      const played = demoChainTrajectory(seed, task);
+      for (const [t, message] of played.messages.filter((m) => m.role === 'assistant').entries()) {
+        for (const piece of message.content.match(/.{1,4}/gs) ?? []) {
           await wait(12, signal);
           onEvent({ type: 'text', piece });
         }
-        if (t === 0) onEvent({ type: 'step', step });
+        for (const step of played.steps.filter((s) => s.turn === t)) onEvent({ type: 'step', step });
       }
-      return { ...demoTrajectory(seed), task_description: task.prompt, env: task.env, seed, messages: [{ role: 'user', content: task.prompt }, { role: 'assistant', content: turns[0] }, { role: 'tool', content: step.observation }, { role: 'assistant', content: turns[1] }], steps: [step], final_response: turns[1].split('\n').pop() ?? null };
+      return { ...played, id: `demo-play-${seed}`, run_id: 'playground', group_id: `${task.id}#${seed}`, judge_score: null, votes: [], success: null, created_at: Date.now() };
     },
     async judge(t, signal) {
       await wait(300, signal);
-      const score = t.final_response?.includes(String(Number(t.final_response.replace(/\D/g, '')))) && t.seed % 2 === 0 ? 1 : 0;
+      const score = t.final_response?.includes(String(demoAnswer(t.task_description))) ? 1 : 0;
       const votes = demoVotes(score, t.seed);
       return { score: (votes[0].score! + votes[1].score!) / 2, votes };
     },
@@ -143,10 +149,12 @@ export function createDemoSources(): AppSources {
   return {
     playground: demoPlayground(),
     train,
-    trajectories: new MemoryTrajectorySource(() => trajectories, (t) => ({
-      label: 'advantage',
-      pieces: t.messages.flatMap((m) => (m.content.match(/\S+\s*/g) ?? []).map((w) => ({ text: w, value: m.role === 'assistant' ? (t.success ? 0.8 : -0.8) * (0.4 + (w.length % 5) / 5) : null }))),
-    })),
+    // Credits from each demo group with the trainer's own functions, as for a stored run.
+    trajectories: new MemoryTrajectorySource(() => trajectories, (t) => {
+      const members = trajectories.filter((m) => m.group_id === t.group_id);
+      const credit = t.split === 'train' ? groupCredits(members.filter((m) => m.split === 'train'), DEMO_CONFIG)[members.filter((m) => m.split === 'train').indexOf(t)] : uncredited('held_out');
+      return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
+    }),
     judges: demoJudges(),
     models: demoModels(),
     learn,

@@ -1,12 +1,16 @@
 /** A TrajectorySource over an in-memory array: for tests, the demo, and trajectories not yet stored. */
 import type { Trajectory } from '../../contracts.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../../pipeline/app/trajectory-filter.ts';
-import type { TokenDetail, TrajectorySource } from '../screens/trajectories/source.ts';
+import { episodeTurns, uncredited, untrainedStatus } from '../../pipeline/app/episode-turns.ts';
+import type { TrajectoryDetailData, TrajectorySource } from '../screens/trajectories/source.ts';
+
+/** Without a store there is no group to credit from: the turns, uncredited, and no tokens. */
+const uncreditedDetail = (t: Trajectory): TrajectoryDetailData => ({ turns: episodeTurns(t, uncredited(untrainedStatus(t))), tokens: null });
 
 export class MemoryTrajectorySource implements TrajectorySource {
   constructor(
     private readonly items: () => Trajectory[],
-    private readonly tokenDetail: (t: Trajectory) => TokenDetail | null = () => null,
+    private readonly detailOf: (t: Trajectory) => TrajectoryDetailData = uncreditedDetail,
   ) {}
 
   private filtered(filter: TrajectoryFilter): Trajectory[] {
@@ -35,7 +39,7 @@ export class MemoryTrajectorySource implements TrajectorySource {
     return this.items().find((t) => t.id === id) ?? null;
   }
 
-  async tokens(t: Trajectory): Promise<TokenDetail | null> {
-    return this.tokenDetail(t);
+  async detail(t: Trajectory): Promise<TrajectoryDetailData> {
+    return this.detailOf(t);
   }
 }

@@ -5,7 +5,8 @@
  */
 import type { Task, Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
-import { groupStats, type GroupStats } from '../../../pipeline/app/group-stats.ts';
+import { creditConfig, groupCredits, type TrajectoryCredit } from '../../../pipeline/app/episode-turns.ts';
+import type { GroupStats } from '../../../pipeline/app/group-stats.ts';
 import { LiveEpisode } from './live-episode.svelte.ts';
 import type { EnvironmentInfo, PlaygroundSource, PolicyOption } from './source.ts';
 
@@ -44,9 +45,20 @@ export class PlaygroundState {
     (this.episode !== null && (this.episode.phase === 'running' || this.episode.phase === 'judging')) ||
       this.group.some((e) => e.phase === 'running' || e.phase === 'judging'),
   );
+  /**
+   * Each member's credit once every member is judged, as the trainer would give it with the default
+   * settings (grpo.gamma, advantage mode, reward scale): unscored members leave the group, as in training.
+   */
+  readonly groupCredits = $derived.by((): TrajectoryCredit[] | null => {
+    if (this.group.length === 0 || this.group.some((e) => e.phase !== 'done' || !e.judged)) return null;
+    return groupCredits(this.group.map((e) => e.judged!), creditConfig());
+  });
   readonly groupStats = $derived.by((): GroupStats | null => {
-    if (this.group.length === 0 || this.group.some((e) => e.phase !== 'done')) return null;
-    return groupStats(this.group.map((e) => e.score ?? 0));
+    const credits = this.groupCredits;
+    if (!credits) return null;
+    const g = credits.find((c) => c.group)?.group;
+    const unscored = credits.filter((c) => c.status === 'unscored').length;
+    return { mean: g?.mean ?? 0, std: g?.std ?? 0, zeroStd: !g || credits.some((c) => c.status === 'flat'), advantages: credits.map((c) => c.advantage ?? 0), unscored };
   });
 
   async load(): Promise<void> {

@@ -2,11 +2,19 @@
 import type { Trajectory } from '../../../contracts.ts';
 import type { TokenPiece } from '../../lib/tokens.ts';
 import type { TrajectoryFilter, TrajectoryRow } from '../../../pipeline/app/trajectory-filter.ts';
+import type { EpisodeTurns } from '../../../pipeline/app/episode-turns.ts';
 
 export interface TokenDetail {
   pieces: TokenPiece[];
-  /** What the colour means: "advantage" or "contribution to the last update". */
+  /** What the colour means: "advantage", or why there is none ("not trained yet", "held-out: never trained on"). */
   label: string;
+}
+
+/** An opened trajectory's detail: its turns with their credits and where it went wrong, and its tokens. */
+export interface TrajectoryDetailData {
+  turns: EpisodeTurns;
+  /** Null when it has no tokens (remote policy, no tokenizer). */
+  tokens: TokenDetail | null;
 }
 
 /** A run as the screen names it: by its config's name, its id kept for filtering. */
@@ -21,6 +29,6 @@ export interface TrajectorySource {
   /** Rows `offset … offset + limit` of the filtered list, newest first. */
   page(filter: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]>;
   get(id: string): Promise<Trajectory | null>;
-  /** The trajectory's tokens with their values, or null when it has no tokens (remote policy, no tokenizer). */
-  tokens(trajectory: Trajectory): Promise<TokenDetail | null>;
+  /** Its turns and tokens, with the credit the trainer gave each turn (the same numbers on both). */
+  detail(trajectory: Trajectory): Promise<TrajectoryDetailData>;
 }

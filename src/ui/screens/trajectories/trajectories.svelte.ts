@@ -1,11 +1,11 @@
 /**
  * Trajectory explorer state: filters, a paged row cache for the windowed list (only the pages in
- * view are fetched), and the opened trajectory with its token detail.
+ * view are fetched), and the opened trajectory with its turns and tokens.
  */
 import type { Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
 import { EMPTY_FILTER, type TrajectoryFilter, type TrajectoryRow } from '../../../pipeline/app/trajectory-filter.ts';
-import type { RunLabel, TokenDetail, TrajectorySource } from './source.ts';
+import type { RunLabel, TrajectoryDetailData, TrajectorySource } from './source.ts';
 
 const PAGE_SIZE = 50;
 
@@ -16,7 +16,7 @@ export class TrajectoriesState {
   count = $state(0);
   selected = $state<number | null>(null);
   opened = $state<Trajectory | null>(null);
-  tokens = $state<TokenDetail | null>(null);
+  detail = $state<TrajectoryDetailData | null>(null);
   listError = $state<string | null>(null);
   detailError = $state<string | null>(null);
   loading = $state(false);
@@ -120,12 +120,12 @@ export class TrajectoriesState {
     const row = this.row(index);
     if (!row) return;
     this.detailError = null;
-    this.tokens = null;
+    this.detail = null;
     try {
       const trajectory = await this.source.get(row.id);
       if (!trajectory) throw new Error(`Trajectory ${row.id} is no longer stored (deleted with its run?). Refresh the list.`);
       this.opened = trajectory;
-      this.tokens = await this.source.tokens(trajectory);
+      this.detail = await this.source.detail(trajectory);
     } catch (err) {
       this.detailError = errorMessage(err);
     }
@@ -133,6 +133,6 @@ export class TrajectoriesState {
 
   close(): void {
     this.opened = null;
-    this.tokens = null;
+    this.detail = null;
   }
 }
