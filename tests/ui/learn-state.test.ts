@@ -29,6 +29,11 @@ describe('LearnState', () => {
     await empty.load();
     expect(empty.batch).toBe(EXAMPLE_BATCH);
     expect(empty.error).toBeNull();
+    // The example walks through a multi-turn sample whose last turn carries exactly its group advantage.
+    const w = EXAMPLE_BATCH.groups[0].credit!;
+    expect(w.turns.length).toBeGreaterThan(2);
+    expect(w.turns.at(-1)!.credit).toBeCloseTo(empty.stats!.advantages[w.sample], 12);
+    expect(w.turns[0].credit).toBeCloseTo(w.gamma ** (w.turns.length - 1) * w.advantage, 12);
     const failing = new LearnState(fakeSource(new Error('store closed')).source);
     await failing.load();
     expect(failing.error).toBe('store closed');

@@ -1,6 +1,6 @@
 /**
  * Lesson state: the latest batch (live from the run, or the example), which group is shown, which
- * of the six steps the reader is on, and the numbers each step shows, computed with the trainer's
+ * of the steps the reader is on, and the numbers each step shows, computed with the trainer's
  * own advantage math.
  */
 import { clippedObjective, groupStats } from '../../../pipeline/app/group-stats.ts';
@@ -8,7 +8,7 @@ import { errorMessage } from '../../lib/format.ts';
 import { EXAMPLE_BATCH } from './example.ts';
 import type { LearnSource, LessonBatch } from './source.ts';
 
-export const LESSON_STEPS = ['The group', 'Scores', 'Mean and spread', 'Advantages', 'The clipped ratio', 'The tokens it moved'] as const;
+export const LESSON_STEPS = ['The group', 'Scores', 'Mean and spread', 'Advantages', 'Credit per turn', 'The clipped ratio', 'The tokens it moved'] as const;
 
 export class LearnState {
   batch = $state<LessonBatch>(EXAMPLE_BATCH);
@@ -21,6 +21,8 @@ export class LearnState {
 
   readonly group = $derived(this.batch.groups[Math.min(this.groupIndex, this.batch.groups.length - 1)] ?? null);
   readonly stats = $derived(this.group ? groupStats(this.group.samples.map((s) => s.score), this.batch.advantage, this.batch.reward_scale) : null);
+  /** Other groups of the batch whose walkthrough sample took more than one turn (pointed to from a one-turn group). */
+  readonly multiTurnGroups = $derived(this.batch.groups.flatMap((g, i) => ((g.credit?.turns.length ?? 0) > 1 && i !== this.groupIndex ? [i] : [])));
   readonly objectives = $derived(
     this.group && this.stats
       ? this.group.samples.map((s, i) => clippedObjective(s.ratio ?? 1, this.stats!.advantages[i], this.batch.clip_epsilon, this.batch.clip_epsilon_high))

@@ -1,4 +1,5 @@
 /** The numbers the lesson walks through: the latest trained batch of the user's own run. */
+import type { CreditWalkthrough } from '../../../pipeline/app/learn.ts';
 import type { TokenPiece } from '../../lib/tokens.ts';
 
 export interface LessonSample {
@@ -7,7 +8,7 @@ export interface LessonSample {
   score: number | null;
   /** Mean probability ratio π_new/π_old over its policy tokens in the update (1 on the first pass). */
   ratio: number | null;
-  /** Its tokens tinted by how the update moved their log-probability, or null without tokens. */
+  /** Its tokens tinted by the credit the update put on them (their turn's), or null without tokens. */
   tokens: TokenPiece[] | null;
 }
 
@@ -15,6 +16,8 @@ export interface LessonGroup {
   env: string;
   task: string;
   samples: LessonSample[];
+  /** One real per-turn credit computation, for the group's sample with the most turns (absent in old batches). */
+  credit?: CreditWalkthrough | null;
 }
 
 export interface LessonBatch {
