@@ -5,10 +5,11 @@
  * interval and, beside it, the best task-blind policy's success on those items
  * (src/rollout/blind-policies.ts), so a gain that a policy ignoring the task could match shows as such.
  *
- * Writes bench/results/learn.json (`{"envs": [{env, items, before: {success, ci95, tool_use}, after, blind_best}], ...}`)
+ * Writes bench/results/learn.json (`{"envs": [{env, items, before: {success, ci95, tool_use, agent}, after, blind_best}], ...}`)
  * and learn.svg (reward per update, held-out before/after). `tool_use` splits a rate: the share of episodes
  * that called the environment's tool and the success among those, so a gain shows whether the policy
- * learned to use its tool, to use it right, or both.
+ * learned to use its tool, to use it right, or both; `agent` (rollout/agent-stats.ts) counts calls per
+ * episode and the recovery rate after a failed call, what a multi-step environment's gain is made of.
  *
  *   npm run bench:learn                       # 15-minute training budget
  *   npm run bench:learn -- --minutes 3        # a quick look
@@ -17,34 +18,27 @@
  *   npm run bench:learn -- --envs arith_tool --levels arith_tool=3 --lr 1e-3
  *
  * Default levels: arith_tool 3, letter_count 2, shell_exec 2, where the shipped base's greedy success is
- * 27–61% (it answers some items without its tool and miscopies into the call on others). At levels 1–2
- * arith_tool is above 90% greedy, with little left to learn.
+ * 27–61% (it answers some items without its tool and miscopies into the call on others), and the
+ * multi-step file_chain at level 1 (two dependent reads, a third of the items with a moved file to find).
+ * At levels 1–2 arith_tool is above 90% greedy, with little left to learn.
  */
-import 'fake-indexeddb/auto';
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { validateRunConfig } from '../src/config/validate.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
-import { changedNothing } from '../src/envs/task-toolbox.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import { initBackend } from '../src/model/backend.ts';
-import { createNodeRun, resolveModelPath } from '../src/pipeline/node.ts';
-import { EnginePolicy, GenerationService } from '../src/pipeline/generation.ts';
-import { evaluatePolicy, type EvalResult } from '../src/rollout/evaluate.ts';
+import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess, type BlindResult } from '../src/rollout/blind-policies.ts';
-import { wilsonInterval } from '../src/rollout/success-interval.ts';
-import { openStore } from '../src/store/index.ts';
-import type { RunEvent } from '../src/pipeline/events.ts';
-import type { Policy } from '../src/rollout/policy.ts';
-import type { Trajectory } from '../src/contracts.ts';
+import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({
   options: {
     minutes: { type: 'string', default: '15' }, updates: { type: 'string', default: 'Infinity' }, items: { type: 'string', default: '100' },
-    envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec' }, levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2' },
+    envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec,file_chain' }, levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2,file_chain=1' },
     lr: { type: 'string', default: '5e-4' }, 'online-ratio': { type: 'string', default: '0.7' },
     iterations: { type: 'string', default: '1' }, temperature: { type: 'string', default: '1' },
   },
@@ -61,8 +55,6 @@ const LEVELS: Record<string, number> = Object.fromEntries(ENVS.map((env) => {
   return [env, Number(level)];
 }));
 const levelRange: [number, number] = [Math.min(...Object.values(LEVELS)), Math.max(...Object.values(LEVELS))];
-/** The evaluation items: item i of an environment is generated from (EVAL_SEED, i), before and after alike. */
-const EVAL_SEED = 2024;
 
 const { config, errors } = validateRunConfig({
   name: 'bench-learn',
@@ -77,51 +69,24 @@ const { config, errors } = validateRunConfig({
   // The benchmark measures learning itself: no rollback, no level changes, held-out items only at the ends.
   safety: { enabled: false },
   curriculum: { enabled: false },
-  trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 3 },
+  trajectory_collection: { n_workers: 2, max_steps_per_trajectory: BENCH_MAX_STEPS },
   tasks: { environments: ENVS, difficulty_range: levelRange, levels: LEVELS, eval_items: ITEMS },
 });
 if (!config) throw new Error(JSON.stringify(errors));
 
-interface Rate {
-  success: number;
-  ci95: [number, number];
-}
-
 /** tfjs-wasm's heap (it only grows, and past 4 GiB allocations fail): the run's memory high-water mark. */
 const wasmHeapGiB = (): string => `${((tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length / 2 ** 30).toFixed(2)} GiB`;
 
-const rate = (r: EvalResult): Rate => ({ success: r.success, ci95: wilsonInterval(Math.round(r.success * r.n), r.n) });
-const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-const show = (r: Rate): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
-
-/** How a rate splits: the share of episodes that called the environment's tool, and the success among those. */
-interface ToolUse {
-  called: number;
-  success_when_called: number;
-}
-
-async function heldOut(label: string, policy: Policy): Promise<{ results: EvalResult[]; toolUse: Map<string, ToolUse> }> {
-  const results: EvalResult[] = [];
-  const toolUse = new Map<string, ToolUse>();
-  for (const name of ENVS) {
-    const env = getEnvironment(name);
-    let called = 0;
-    let calledWins = 0;
-    const onEpisode = (t: Trajectory, score: number | null) => {
-      if (changedNothing(t, env.requiredTools)) return; // called none of the environment's tools
-      called++;
-      if (score === 1) calledWins++;
-    };
-    const [r] = await evaluatePolicy(policy, [env], { items: ITEMS, seed: EVAL_SEED, levels: [LEVELS[name]], concurrency: 16, maxSteps: 3, toolTimeoutMs: 15_000, onEpisode });
-    results.push(r);
-    toolUse.set(name, { called: called / r.n, success_when_called: called === 0 ? 0 : calledWins / called });
-  }
+async function evaluateAll(label: string, loaded: Parameters<typeof heldOut>[0], id: string): Promise<Map<string, HeldOut>> {
+  const out = new Map<string, HeldOut>();
   console.log(label);
-  for (const r of results) {
-    const u = toolUse.get(r.env)!;
-    console.log(`  ${r.env} level ${r.level}: ${show(rate(r))} of ${r.n}; called its tool in ${pct(u.called)}, success when it did ${pct(u.success_when_called)}`);
+  for (const env of ENVS) {
+    const h = await heldOut(loaded, id, env, LEVELS[env], ITEMS);
+    out.set(env, h);
+    const a = h.agent;
+    console.log(`  ${env} level ${LEVELS[env]}: ${showRate(h)} of ${h.result.n}${h.result.distinct !== undefined && h.result.distinct < ITEMS ? ` (only ${h.result.distinct} distinct)` : ''}; called its tool in ${pct(h.tool_use.called)}, success when it did ${pct(h.tool_use.success_when_called)}; ${a.calls_per_episode.toFixed(2)} calls per episode, recovered after ${pct(a.recovery_rate)} of ${a.failed_call_episodes} failed calls`);
   }
-  return { results, toolUse };
+  return out;
 }
 
 const loadBefore = loadavg();
@@ -132,49 +97,35 @@ for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${p
 
 await initBackend();
 const base = await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
-const evalPolicy = (id: string) => new EnginePolicy(id, base.tokenizer, new GenerationService(() => base.model, base.tokenizer));
-const before = await heldOut('held-out success before GRPO (greedy):', evalPolicy('spindle-base'));
+const before = await evaluateAll('held-out success before GRPO (greedy):', base, 'spindle-base');
 
-const store = await openStore({ factory: new IDBFactory() });
-const run = createNodeRun({ store, cores: 2, loadModel: async () => ({ model: base.model, tokenizer: base.tokenizer }) });
-const curve: { step: number; reward: number; success: number; by_env: Record<string, number>; seconds: number }[] = [];
-const started = performance.now();
-let fatal: string | null = null;
-run.subscribe((event: RunEvent) => {
-  if (event.type === 'update') {
-    const seconds = (performance.now() - started) / 1000;
-    const m = event.metrics;
-    const byEnv = Object.fromEntries(ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined).map((env) => [env, m[`rollout/success/${env}`]]));
-    curve.push({ step: event.step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, by_env: byEnv, seconds });
-    const envSuccess = Object.entries(byEnv).map(([env, s]) => `${env} ${s.toFixed(2)}`).join(' ');
-    console.log(`update ${event.step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
-    if (seconds * 1000 > BUDGET_MS || curve.length >= MAX_UPDATES) void run.stop();
-  }
-  if (event.type === 'error') console.log(`${event.fatal ? 'FATAL' : 'warning'}: ${event.message}`);
-  if (event.type === 'error' && event.fatal) fatal = event.message;
-});
-await run.start(config);
-await run.done();
-if (fatal) {
-  // The policy did not finish training: an "after" figure would measure the failure, not learning.
-  console.error(`The run failed (${fatal}); bench/results/learn.json is left as it was. SPINDLE_DEBUG=1 prints the error's stack.`);
+const { curve, seconds: trainSeconds } = await trainGrpo(base, config, {
+  maxUpdates: MAX_UPDATES,
+  budgetMs: BUDGET_MS,
+  onUpdate: ({ step, metrics: m, seconds }) => {
+    const envSuccess = ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined).map((env) => `${env} ${m[`rollout/success/${env}`].toFixed(2)}`).join(' ');
+    console.log(`update ${step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} calls ${(m['tools/call_frequency'] ?? 0).toFixed(2)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
+  },
+}).catch((error: Error) => {
+  console.error(`${error.message}; bench/results/learn.json is left as it was.`);
   process.exit(1);
-}
-const trainSeconds = (performance.now() - started) / 1000;
+});
 const loadDuring = loadavg();
 
 // The run trained LoRA adapters on the loaded model in place: evaluate the same object again.
-const after = await heldOut('held-out success after GRPO (greedy):', evalPolicy('spindle-grpo'));
+const after = await evaluateAll('held-out success after GRPO (greedy):', base, 'spindle-grpo');
 
+const summary = (h: HeldOut) => ({ success: h.success, ci95: h.ci95, n: h.result.n, tool_use: h.tool_use, agent: h.agent });
 const envs = ENVS.map((env) => {
-  const b = { ...rate(before.results.find((r) => r.env === env)!), tool_use: before.toolUse.get(env)! };
-  const a = { ...rate(after.results.find((r) => r.env === env)!), tool_use: after.toolUse.get(env)! };
+  const b = summary(before.get(env)!);
+  const a = summary(after.get(env)!);
   const blindBest = blind.get(env)!;
-  return { env, level: LEVELS[env], items: ITEMS, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
+  return { env, level: LEVELS[env], items: b.n, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
 });
 const result = {
   benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadBefore, load_average_end_of_training: loadDuring,
-  budget_minutes: Number(args.minutes), train_seconds: trainSeconds, updates: curve.length, config, envs, curve,
+  budget_minutes: Number(args.minutes), train_seconds: trainSeconds, updates: curve.length, config, envs,
+  curve: curve.map(({ step, metrics: m, seconds }) => ({ step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, calls: m['tools/call_frequency'] ?? 0, by_env: Object.fromEntries(ENVS.filter((e) => m[`rollout/success/${e}`] !== undefined).map((e) => [e, m[`rollout/success/${e}`]])), seconds })),
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/learn.json', JSON.stringify(result, null, 2));
@@ -182,16 +133,16 @@ writeFileSync('bench/results/learn.svg', lineChartSvg({
   title: `GRPO from spindle-base (${curve.length} updates, ${(trainSeconds / 60).toFixed(1)} min)`,
   xLabel: 'update',
   series: [
-    { name: 'mean reward (train batch)', points: curve.map((c) => [c.step, c.reward]) },
-    { name: 'success rate (train batch)', points: curve.map((c) => [c.step, c.success]) },
+    { name: 'mean reward (train batch)', points: result.curve.map((c) => [c.step, c.reward]) },
+    { name: 'success rate (train batch)', points: result.curve.map((c) => [c.step, c.success]) },
     ...envs.map((e) => ({ name: `${e.env} held-out success`, points: [[0, e.before.success], [curve.length, e.after.success]] as [number, number][] })),
   ],
 }));
-console.log('\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did |');
-console.log('|---|---|---|---|---|---|---|---|---|');
+console.log('\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const e of envs) {
   const use = `${pct(e.before.tool_use.called)} → ${pct(e.after.tool_use.called)} | ${pct(e.before.tool_use.success_when_called)} → ${pct(e.after.tool_use.success_when_called)}`;
-  console.log(`| ${e.env} | ${e.level} | ${e.items} | ${show(e.before)} | ${show(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} |`);
+  const agent = `${e.before.agent.calls_per_episode.toFixed(2)} → ${e.after.agent.calls_per_episode.toFixed(2)} | ${pct(e.before.agent.recovery_rate)} of ${e.before.agent.failed_call_episodes} → ${pct(e.after.agent.recovery_rate)} of ${e.after.agent.failed_call_episodes}`;
+  console.log(`| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} | ${agent} |`);
 }
-store.db.close();
 process.exit(0);

@@ -54,17 +54,28 @@ export class GenerationService {
     for (let hold = this.held(); hold; hold = this.held()) await hold;
     const started = performance.now();
     const answers: PolicyTurn[] = new Array(requests.length);
-    // One generate() per distinct sampling setting; usually the whole batch shares one.
+    const maxPositions = this.model().config.maxPositions;
+    // One generate() per distinct sampling setting and room left in the context; usually the whole batch
+    // shares one. A batch generates at most as many tokens as its longest prompt leaves room for, so a
+    // conversation near the model's last position gets a batch of its own: batched or not, every request
+    // may sample up to min(max_new_tokens, the room its own context leaves).
     const bySetting = new Map<string, number[]>();
     requests.forEach((r, i) => {
-      const key = JSON.stringify(r.sampling);
+      const room = Math.min(r.sampling.max_new_tokens, maxPositions - r.tokens.length);
+      if (room <= 0) {
+        // The context is full: nothing more can be said (the episode ends as out of tokens).
+        answers[i] = { text: '', tokens: [], logprobs: [], finish_reason: 'length' };
+        return;
+      }
+      const key = JSON.stringify({ ...r.sampling, max_new_tokens: room });
       bySetting.set(key, [...(bySetting.get(key) ?? []), i]);
     });
     const stops = [this.tokenizer.imEndId, this.tokenizer.eosId];
     for (const indices of bySetting.values()) {
       const sampling = requests[indices[0]].sampling;
+      const room = Math.min(sampling.max_new_tokens, ...indices.map((i) => maxPositions - requests[i].tokens.length));
       const out = await generate(this.model(), indices.map((i) => requests[i].tokens), {
-        maxNewTokens: sampling.max_new_tokens, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
+        maxNewTokens: room, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
         stopTokens: stops, seed: 0, rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)), padId: this.tokenizer.padId,
       });
       indices.forEach((requestIndex, row) => {

@@ -28,3 +28,29 @@ describe('GenerationService while its run is paused', () => {
     expect(service.stats.batches).toBe(1);
   });
 });
+
+describe('GenerationService near the end of the context', () => {
+  let model: TransformerModel;
+  beforeAll(async () => {
+    await initBackend({ forced: 'wasm' });
+    model = TransformerModel.create(TINY_MODEL, 5);
+  });
+  afterAll(() => model.dispose());
+
+  const sampling = { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 6 };
+  const ask = (service: GenerationService, tokens: number[], seed: number) => service.generate({ tokens, sampling, seed });
+
+  it('gives each request the tokens it gets alone, whatever long conversation shares its batch, and ends a full one', async () => {
+    const P = model.config.maxPositions;
+    const short = [1, 2, 3];
+    const nearEnd = Array.from({ length: P - 2 }, (_, i) => 1 + (i % 50));
+    const full = Array.from({ length: P }, (_, i) => 1 + (i % 50));
+    const alone = await ask(new GenerationService(() => model, new ByteTokenizer(), { maxBatch: 1, windowMs: 0 }), short, 9);
+    const service = new GenerationService(() => model, new ByteTokenizer(), { maxBatch: 8, windowMs: 20 });
+    const [together, last, none] = await Promise.all([ask(service, short, 9), ask(service, nearEnd, 3), ask(service, full, 4)]);
+    expect(together.tokens).toEqual(alone.tokens);
+    expect(together.tokens.length).toBeGreaterThan(2); // not cut to the long conversation's room
+    expect(last.tokens.length).toBeLessThanOrEqual(2);
+    expect(none).toMatchObject({ text: '', tokens: [], finish_reason: 'length' });
+  });
+});
