@@ -10,7 +10,7 @@
  */
 import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
-import { groupAdvantages, groupStats, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions } from './advantages.ts';
+import { groupAdvantages, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions, type GroupAdvantages } from './advantages.ts';
 import { trajectoryCredits } from './turn-credit.ts';
 import { agentStats } from '../rollout/agent-stats.ts';
 import type { TrainSample } from './batch.ts';
@@ -38,6 +38,18 @@ export interface BuiltBatch {
 export function rankedScore(t: Trajectory, cfg: RunConfig): number {
   const bonus = cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
   return (t.judge_score as number) + bonus;
+}
+
+/**
+ * One group as the trainer scores it: unscorable trajectories (null) leave it (they carry no reward and
+ * never count as 0), the rest are ranked (`rankedScore`) and given their group advantages. Every screen
+ * that shows an advantage or a turn's credit starts from this (pipeline/app/episode-turns.ts).
+ */
+export function scoreGroup(group: readonly Trajectory[], cfg: RunConfig): { scored: Trajectory[]; ranked: number[]; advantages: GroupAdvantages } {
+  const scored = group.filter((t) => t.judge_score !== null);
+  const ranked = scored.map((t) => rankedScore(t, cfg));
+  const advantages = scored.length ? groupAdvantages(ranked, { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale }) : { mean: 0, std: 0, zeroStd: true, advantages: [] };
+  return { scored, ranked, advantages };
 }
 
 function toSample(t: Trajectory, advantage: number, std: number, cfg: RunConfig): TrainSample {
@@ -88,14 +100,11 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   let nGroups = 0;
   let replaceCount = 0;
   for (const group of p.groups) {
-    // Unscorable trajectories (null) carry no reward: they leave the group, never count as 0.
-    const g = group.filter((t) => t.judge_score !== null);
+    const { scored: g, ranked, advantages: adv } = scoreGroup(group, cfg);
     if (g.length === 0) continue;
     nGroups++;
     scored.push(...g);
-    const ranked = g.map((t) => rankedScore(t, cfg));
-    const adv = groupAdvantages(ranked, opts);
-    groupStds.push(groupStats(ranked).std);
+    groupStds.push(sampleStd(ranked));
     if (adv.zeroStd) {
       zeroStd++;
       if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;

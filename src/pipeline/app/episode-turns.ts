@@ -4,15 +4,15 @@
  * where the episode went wrong, read off what the trajectory holds (`tool_call.error`, `finish_reason`,
  * `success`, the final answer against earlier observations).
  *
- * Credits are never re-derived here: `groupCredits` runs the trainer's own functions in the trainer's
- * order (grpo-batch.ts `buildGrpoBatch`: unscored samples leave the group, `rankedScore`,
- * `groupAdvantages`, a flat group is skipped, `trajectoryCredits` per turn), so a screen shows the
- * numbers the update used.
+ * Credits are never re-derived here: `groupCredits` scores the group with the trainer's `scoreGroup`
+ * (grpo-batch.ts: unscored samples leave, the rest ranked and normalised), skips a flat group as the
+ * trainer does, and spreads each advantage with `trajectoryCredits`, so a screen shows the numbers the
+ * update used.
  */
 import type { Trajectory, TrajectoryStep } from '../../contracts.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { creditTurns, groupAdvantages } from '../../train/advantages.ts';
-import { rankedScore } from '../../train/grpo-batch.ts';
+import { creditTurns } from '../../train/advantages.ts';
+import { scoreGroup } from '../../train/grpo-batch.ts';
 import { perTurnProcess, trajectoryCredits } from '../../train/turn-credit.ts';
 
 /**
@@ -76,10 +76,8 @@ export function untrainedStatus(t: Pick<Trajectory, 'split' | 'tokens'>): Exclud
  * one's advantage spread over its turns. A flat group gets 0 on every turn (the trainer skips it).
  */
 export function groupCredits(group: readonly Trajectory[], config: RunConfig): TrajectoryCredit[] {
-  const scored = group.filter((t) => t.judge_score !== null);
+  const { scored, ranked, advantages: adv } = scoreGroup(group, config);
   if (scored.length === 0) return group.map(() => uncredited('unscored'));
-  const ranked = scored.map((t) => rankedScore(t, config));
-  const adv = groupAdvantages(ranked, { mode: config.grpo.advantage, rewardScale: config.training.reward_scale });
   const summary: GroupSummary = {
     size: scored.length, mean: adv.mean, std: adv.std, mode: config.grpo.advantage, rewardScale: config.training.reward_scale,
     gamma: config.grpo.gamma, perTurnProcess: perTurnProcess(config),
