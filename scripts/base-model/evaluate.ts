@@ -4,8 +4,9 @@
  * - teacher-forced accuracy on held-out expert transcripts, on all assistant tokens and on the tokens it
  *   must copy (operands, texts, file names, tool results: scripts/lib/copy-mask.ts), with Spindle's own
  *   forward pass;
- * - sampled success (T = 1, what a GRPO group sees) on level 1 of the four starter environments, with a
- *   Wilson 95% interval and the best task-blind policy's success on the same items;
+ * - sampled success (T = 1, what a GRPO group sees) on level 1 of the four starter environments and on
+ *   levels 1–3 of the multi-step ones, with a Wilson 95% interval on distinct items, the best task-blind
+ *   policy's success on the same items, calls per episode and the recovery rate after a failed call;
  * - greedy held-out success on level 1 of every environment.
  *
  *   npx tsx scripts/base-model/evaluate.ts [--items 100] [--greedy-items 50]
@@ -22,19 +23,22 @@ import { evaluatePolicy } from '../../src/rollout/evaluate.ts';
 import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
 import { wilsonInterval } from '../../src/rollout/success-interval.ts';
 import type { Trajectory } from '../../src/contracts.ts';
+import { agentStats } from '../../src/rollout/agent-stats.ts';
 import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts';
 
 const DIR = 'models/spindle-base';
 const { values: args } = parseArgs({
   options: {
     items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` },
-    sampled: { type: 'string', default: 'arith_tool,letter_count,text_reverse,shell_exec' },
+    sampled: { type: 'string', default: 'arith_tool=1,letter_count=1,text_reverse=1,shell_exec=1,file_chain=1,file_chain=2,file_chain=3,order_total=1,order_total=2,order_total=3,func_trace=1,func_trace=2,func_trace=3' },
   },
 });
 const ITEMS = Number(args.items);
 const GREEDY_ITEMS = Number(args['greedy-items']);
 
 const EVAL_SEED = 2024;
+/** Turns per episode: a level-3 multi-step item with its retry and its answer fits (the 1024-token context is the real bound). */
+const MAX_STEPS = 8;
 
 interface Row { env: string; tokens: number[]; assistant: number[]; copy: number[] }
 
@@ -74,23 +78,33 @@ function refuseBrokenEngine(t: Trajectory): void {
   if (broken) throw new Error(`the engine failed during evaluation (${broken.observation}); no card written`);
 }
 
-async function rates(envs: string[], temperature: number, items: number): Promise<RateRow[]> {
+async function rates(rows: { env: string; level: number }[], temperature: number, items: number): Promise<RateRow[]> {
   const out: RateRow[] = [];
-  for (const name of envs) {
+  for (const { env: name, level } of rows) {
     const env = getEnvironment(name);
-    const [r] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, onEpisode: refuseBrokenEngine, levels: [1], concurrency: 16, maxSteps: 3, sampling: { temperature }, toolTimeoutMs: 15_000 });
-    const blind = await bestBlindSuccess(env, 1, { items, seed: EVAL_SEED });
+    const episodes: Trajectory[] = [];
+    const onEpisode = (t: Trajectory) => {
+      refuseBrokenEngine(t);
+      episodes.push(t);
+    };
+    const [r] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, onEpisode, levels: [level], concurrency: 16, maxSteps: MAX_STEPS, sampling: { temperature }, toolTimeoutMs: 15_000 });
+    const blind = await bestBlindSuccess(env, level, { items, seed: EVAL_SEED });
     const k = Math.round(r.success * r.n);
-    out.push({ env: name, level: 1, n: r.n, successes: k, ci95: wilsonInterval(k, r.n), blind: blind.success, blindPolicy: blind.policy });
-    console.log(`${temperature === 0 ? 'greedy' : `T=${temperature}`} ${name} L1: ${k}/${r.n} (best task-blind ${(100 * blind.success).toFixed(1)}%)`);
+    const agent = agentStats(episodes);
+    out.push({ env: name, level, n: r.n, successes: k, ci95: wilsonInterval(k, r.n), blind: blind.success, blindPolicy: blind.policy, calls: agent.calls_per_episode, failedCalls: agent.failed_call_episodes, recovery: agent.recovery_rate });
+    console.log(`${temperature === 0 ? 'greedy' : `T=${temperature}`} ${name} L${level}: ${k}/${r.n} (best task-blind ${(100 * blind.success).toFixed(1)}%), ${agent.calls_per_episode.toFixed(2)} calls per episode, recovered after ${agent.failed_call_episodes} failed calls: ${(100 * agent.recovery_rate).toFixed(0)}%`);
   }
   return out;
 }
-const sampled = await rates(String(args.sampled).split(','), 1, ITEMS);
-const greedy = await rates(listEnvironments().map((e) => e.name), 0, GREEDY_ITEMS);
+const sampledRows = String(args.sampled).split(',').map((part) => {
+  const [env, level] = part.split('=');
+  return { env, level: Number(level ?? 1) };
+});
+const sampled = await rates(sampledRows, 1, ITEMS);
+const greedy = await rates(listEnvironments().map((e) => ({ env: e.name, level: 1 })), 0, GREEDY_ITEMS);
 
 const log = existsSync(`${DIR}/.build/train-log.json`) ? (JSON.parse(readFileSync(`${DIR}/.build/train-log.json`, 'utf8')) as { args: Record<string, number>; log: { step: number }[]; seconds?: number }) : null;
-const facts = { copy, sampled, greedy, training: log?.args ?? null, steps: log?.log.at(-1)?.step ?? null, eval_items: ITEMS, eval_seed: EVAL_SEED };
+const facts = { copy, sampled, greedy, training: log?.args ?? null, steps: log?.log.at(-1)?.step ?? null, eval_items: ITEMS, eval_seed: EVAL_SEED, max_steps: MAX_STEPS };
 writeFileSync(`${DIR}/eval.json`, JSON.stringify(facts, null, 2));
 writeModelCard(DIR, facts);
 console.log(`wrote ${DIR}/README.md and eval.json`);

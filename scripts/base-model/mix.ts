@@ -76,6 +76,7 @@ export const GIVE_UP_ANSWER = 'I cannot find it.';
 /**
  * The multi-step pass fine-tunes the previous weights rather than training from scratch (a third of the
  * time on 2 cores): on every multi-step transcript and this share of the single-step ones, so what the
- * single-step environments taught stays while most steps teach chaining calls.
+ * single-step environments taught stays while most steps teach chaining calls. (With 30% and lr 1e-3 the
+ * held-out copy accuracy of letter_count and text_reverse fell from 95–97% to 61–67% in 100 steps.)
  */
-export const FINETUNE_SINGLE_STEP_SHARE = 0.3;
+export const FINETUNE_SINGLE_STEP_SHARE = 0.5;

@@ -1,7 +1,7 @@
 /** Writes models/spindle-base/README.md (the model card) from the training settings and the measurements of evaluate.ts. */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, TRANSCRIPT_MIX } from './mix.ts';
+import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX } from './mix.ts';
 
 export interface CopyAccuracy {
   env: string;
@@ -21,6 +21,10 @@ export interface RateRow {
   /** The best task-blind policy's success on the same items. */
   blind: number;
   blindPolicy: string;
+  /** Tool calls per episode, episodes with a failed call, and the share of those that still succeeded. */
+  calls: number;
+  failedCalls: number;
+  recovery: number;
 }
 
 export interface CardFacts {
@@ -30,6 +34,7 @@ export interface CardFacts {
   training: Record<string, number | string> | null;
   steps: number | null;
   eval_items: number;
+  max_steps: number;
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
@@ -38,7 +43,8 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2 only (copy accuracy stayed near 20%), then 1,350 steps on the\n' +
   'mix with long random texts added, copied tokens weighted 2×, all of it tool transcripts (that model always called its tool, and\n' +
   'GRPO had only its digit-copying left to improve); then 400 steps on the current mix (`scripts/base-model/mix.ts`), where half\n' +
-  'the transcripts answer without a tool. About 85 minutes on 2 CPU cores in all.';
+  'the transcripts answer without a tool. About 85 minutes on 2 CPU cores in all. Then the multi-step pass (the settings below):\n' +
+  `a fine-tune of those weights on every multi-step transcript and ${Math.round(100 * FINETUNE_SINGLE_STEP_SHARE)}% of the single-step ones (\`finetune.jsonl\`).`;
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: RateRow[]): string {
@@ -54,14 +60,15 @@ function neverCalls(rows: RateRow[]): string {
   return none.length ? `\n- Greedy, it succeeds on no test item of ${none.join(', ')} at level 1: there it answers without its tool, or (js_debug) was never trained.` : '';
 }
 const rateTable = (rows: RateRow[]): string =>
-  ['| environment | level | success | 95% interval | best task-blind |', '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.env} | ${r.level} | ${r.successes}/${r.n} = ${pct(r.successes / r.n)} | ${pct(r.ci95[0])}–${pct(r.ci95[1])} | ${pct(r.blind)} |`)].join('\n');
+  ['| environment | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |', '|---|---|---|---|---|---|---|',
+    ...rows.map((r) => `| ${r.env} | ${r.level} | ${r.successes}/${r.n} = ${pct(r.successes / r.n)} | ${pct(r.ci95[0])}–${pct(r.ci95[1])} | ${pct(r.blind)} | ${r.calls.toFixed(2)} | ${r.failedCalls ? `${pct(r.recovery)} of ${r.failedCalls}` : '—'} |`)].join('\n');
 
 export function writeModelCard(dir: string, facts: CardFacts): void {
   const config = JSON.parse(readFileSync(`${dir}/config.json`, 'utf8')) as Record<string, number | string>;
   const params = readFileSync(`${dir}/model.safetensors`).byteLength / 4;
   const t = facts.training ?? {};
-  const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} | ${m.copyPractice ? 'none (copy practice)' : `${Math.round(100 * DIRECT_ANSWER_SHARE)}%`} |`).join('\n');
+  const multiStepShares = `${Math.round(100 * MULTI_STEP_SHARES.direct)}%; ${Math.round(100 * MULTI_STEP_SHARES.early)}% stop early; half the failed-first items give up`;
+  const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} | ${m.copyPractice ? 'none (copy practice)' : m.multiStep ? multiStepShares : `${Math.round(100 * DIRECT_ANSWER_SHARE)}%`} |`).join('\n');
   const copyRows = facts.copy.map((c) => `| ${c.env} | ${pct(c.assistant)} | ${pct(c.copy)} | ${c.copyTokens} |`).join('\n');
   const card = `---
 license: mit
@@ -84,6 +91,13 @@ model does before it has learned its tools; every environment scores that a fail
 questions and not on others, and sampled at T = 1 it succeeds sometimes, not always: what gives GRPO groups a
 spread to learn from, and what GRPO learns first, is the decision to use the tool.
 
+It also acts in several steps (file_chain, order_total, func_trace: a file name, a price or a function read in one
+call is what the next call needs) and fails the way agents fail: its multi-step transcripts (all of them following
+the real sandbox) include episodes that stop after one of their reads and answer with what it showed, the
+intermediate value, and, on items built so that the first attempt fails, episodes that answer "${GIVE_UP_ANSWER}" right
+after the error instead of finding the file or function it named. Sampled, it sometimes carries on to the end and
+sometimes stops or miscopies what it read: what GRPO has to teach it is to keep going, and to retry.
+
 ## Measured (\`scripts/base-model/evaluate.ts\`, test split)
 
 Teacher-forced on held-out expert transcripts (Spindle's forward pass, greedy next token):
@@ -92,7 +106,7 @@ Teacher-forced on held-out expert transcripts (Spindle's forward pass, greedy ne
 |---|---|---|---|
 ${copyRows}
 
-Sampled success at T = 1 (what a GRPO group sees), ${facts.eval_items} test items, up to 3 turns:
+Sampled success at T = 1 (what a GRPO group sees), ${facts.eval_items} distinct test items (fewer where a level has fewer), up to ${facts.max_steps} turns:
 
 ${rateTable(facts.sampled)}
 
@@ -123,14 +137,17 @@ weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weight
 
 Training transcripts (train split only; items drawn per level, of which those longer than the context budget are dropped):
 
-| environment | level | items | answered without a tool |
+| environment | level | items | answered without a tool (and other failures) |
 |---|---|---|---|
 ${mixRows}
 
 ## Limits
 
 - Trained on levels 1–2 (1–3 for arith_tool, 1 for countdown and git_repo) and not on js_debug: other levels are out of distribution.
-- A byte-level model with a 1024-token context: long tool outputs are cut.${neverCalls(facts.greedy)}
+- A byte-level model with a 1024-token context: long tool outputs are cut, and an episode holds about 5–7 turns
+  (a turn with its call and observation is 120–190 tokens), which bounds \`max_steps_per_trajectory\` for this model,
+  not the loop (it allows up to 100); a turn that finds the context full ends the episode as out of tokens.
+- Multi-step environments were trained at levels 1–3 only.${neverCalls(facts.greedy)}
 - For teaching and experiments, not for real tasks.
 `;
   writeFileSync(`${dir}/README.md`, card);

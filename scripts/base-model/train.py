@@ -192,6 +192,7 @@ def main():
     ap.add_argument("--copy-weight", type=float, default=1.0, help="extra loss weight on copied tokens")
     ap.add_argument("--save-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=7)
+    ap.add_argument("--heldout-stride", type=int, default=3, help="check every Nth held-out transcript at each save")
     ap.add_argument("--threads", type=int, default=2)
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
@@ -258,7 +259,7 @@ def main():
             print(f"step {step}/{args.steps} loss {smoothed:.4f} grad_norm {grad_norm:.2f} lr {lr_at(step):.2e} ({(time.time() - started) / 25:.2f} s/step)", flush=True)
             started = time.time()
         if step % args.save_every == 0 or step == args.steps:
-            acc = heldout_accuracy(model, heldout[::3], pad)  # a third of the held-out set: a quick check
+            acc = heldout_accuracy(model, heldout[::args.heldout_stride], pad)  # a part of the held-out set: a quick check
             log.append({"step": step, "loss": smoothed, "heldout": acc})
             print("  held-out teacher-forced copy accuracy: " + ", ".join(f"{e} {v['copy']:.3f}" for e, v in acc.items()), flush=True)
             save()
