@@ -28,6 +28,17 @@ export const PRESETS: Record<string, Preset> = {
       tasks: { environments: ['arith_tool'], difficulty_range: [3, 3], eval_items: 32 },
     },
   },
+  'chain-calls': {
+    description: 'An agent learning to chain tool calls: GRPO on file_chain level 1, where the answer is two dependent reads away (a third of the items with a moved file to find first) and the shipped model often stops after the first read; held-out success before the first update and every 5 updates (about 5 minutes on 2 cores with wasm).',
+    config: {
+      name: 'chain-calls',
+      training: { max_steps: 25, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 5 },
+      curriculum: { enabled: false },
+      safety: { enabled: false },
+      trajectory_collection: { max_steps_per_trajectory: 8 },
+      tasks: { environments: ['file_chain'], difficulty_range: [1, 1], eval_items: 32 },
+    },
+  },
   'arith-grpo': {
     description: 'Online GRPO on arith_tool levels 1–3 from the shipped model, the curriculum moving it up a level as it succeeds.',
     config: { name: 'arith-grpo', training: { max_steps: 60, batch_size: 4, group_size: 8 }, tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] } },

@@ -170,7 +170,9 @@ export const DEFAULT_CONFIG: RunConfig = {
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50, apply_to: 'score' },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
-  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 4, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
+  // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. The seed allows 30; what bounds
+  // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
+  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
   tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
