@@ -2,14 +2,22 @@
  * Held-out evaluation (the seed's `hermes_eval --split test`): run a policy on generated items of each
  * environment and level, score each episode with the environment's own `evaluate`, and report the
  * success rate (score 1) and the mean score. Greedy sampling by default so a number means one thing.
+ *
+ * The items are distinct: seeds are drawn in order (`deriveSeed(seed, 'eval', env, level, i)`, i = 0, 1, …)
+ * and an item whose `item_key` was already drawn is skipped, until `items` distinct items or
+ * `MAX_DRAWS_PER_ITEM × items` draws. A level with fewer distinct items than asked is evaluated on what it
+ * has and says so (`distinct < asked`): n, the rate and its interval count each item once.
  */
-import { isSuccess, type SamplingParams, type Split, type Trajectory } from '../contracts.ts';
+import { isSuccess, type SamplingParams, type Split, type Task, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import { runEpisode } from './episode.ts';
 import { wilsonInterval } from './success-interval.ts';
 import type { Policy } from './policy.ts';
+
+/** Draws per asked item before a level is declared smaller than asked. */
+export const MAX_DRAWS_PER_ITEM = 20;
 
 export interface EvalOptions {
   split?: Split;
@@ -30,7 +38,12 @@ export interface EvalResult {
   env: string;
   level: number;
   split: Split;
+  /** Items evaluated: each a distinct item (its own `item_key`), so n === distinct. */
   n: number;
+  /** Distinct items found and evaluated (the n intervals are computed on). */
+  distinct: number;
+  /** Items asked for; above `distinct` when the level's split has fewer distinct items than that. */
+  asked: number;
   /** Share of items scored 1. */
   success: number;
   /** Mean score over items that could be scored. */
@@ -41,12 +54,40 @@ export interface EvalResult {
 
 const GREEDY: SamplingParams = { ...DEFAULT_CONFIG.sampling, temperature: 0 };
 
+/**
+ * The distinct items an evaluation with (items, seed) runs at one environment and level: seeds in order,
+ * repeats of an `item_key` skipped, at most `MAX_DRAWS_PER_ITEM × items` draws. Fewer than `items` when
+ * the level's split has fewer distinct items. Every evaluation (a model's, the task-blind policies') uses these.
+ */
+export function evaluationTasks(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Task[] {
+  const split = options.split ?? 'test';
+  const seen = new Set<string>();
+  const tasks: Task[] = [];
+  const draws = MAX_DRAWS_PER_ITEM * options.items;
+  for (let i = 0; i < draws && tasks.length < options.items; i++) {
+    const task = env.generate(deriveSeed(options.seed, 'eval', env.name, level, i), level, split);
+    const key = String(task.data.item_key ?? task.prompt);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    tasks.push(task);
+  }
+  return tasks;
+}
+
+/** "only 7 distinct" when a level had fewer distinct items than asked, else '': what a table or log prints beside n. */
+export function distinctNote(r: Pick<EvalResult, 'distinct' | 'asked'>): string {
+  return r.distinct < r.asked ? `only ${r.distinct} distinct` : '';
+}
+
+/** The levels an evaluation runs for an environment, each once. */
+const levelsOf = (env: Environment, options: EvalOptions): number[] => [...new Set((options.levels ?? [env.difficulties[0]]).filter((l) => env.difficulties.includes(l)))];
+
 export async function evaluatePolicy(policy: Policy, envs: Environment[], options: EvalOptions): Promise<EvalResult[]> {
   const split = options.split ?? 'test';
   const sampling = { ...GREEDY, ...options.sampling };
   const jobs = envs.flatMap((env) =>
-    (options.levels ?? [env.difficulties[0]]).filter((l) => env.difficulties.includes(l)).flatMap((level) =>
-      Array.from({ length: options.items }, (_, i) => ({ env, level, task: env.generate(deriveSeed(options.seed, 'eval', env.name, level, i), level, split) })),
+    levelsOf(env, options).flatMap((level) =>
+      evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((task) => ({ env, level, task })),
     ),
   );
   const scores: (number | null)[] = new Array(jobs.length);
@@ -65,7 +106,7 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
 
   const results: EvalResult[] = [];
   for (const env of envs) {
-    for (const level of new Set(jobs.filter((j) => j.env === env).map((j) => j.level))) {
+    for (const level of levelsOf(env, options)) {
       const mine = jobs.map((j, i) => ({ j, s: scores[i] })).filter(({ j }) => j.env === env && j.level === level).map(({ s }) => s);
       const scored = mine.filter((s): s is number => s !== null);
       results.push({
@@ -73,7 +114,9 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
         level,
         split,
         n: mine.length,
-        success: scored.filter((s) => isSuccess(s)).length / mine.length,
+        distinct: mine.length,
+        asked: options.items,
+        success: mine.length ? scored.filter((s) => isSuccess(s)).length / mine.length : 0,
         mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
         unscored: mine.length - scored.length,
       });
@@ -83,8 +126,9 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
 }
 
 /**
- * The results as a Markdown table: every success rate with its count, its Wilson 95% interval and,
- * when given (keyed `env/level`), the best task-blind policy's success on the same items.
+ * The results as a Markdown table: every success rate with its count (and "(only N distinct)" where a
+ * level had fewer distinct items than asked), its Wilson 95% interval on the distinct items and, when
+ * given (keyed `env/level`), the best task-blind policy's success on the same items.
  */
 export function formatEvalTable(results: EvalResult[], blind?: ReadonlyMap<string, number>): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
@@ -92,7 +136,8 @@ export function formatEvalTable(results: EvalResult[], blind?: ReadonlyMap<strin
     const k = Math.round(r.success * r.n);
     const [lo, hi] = wilsonInterval(k, r.n);
     const baseline = blind?.get(`${r.env}/${r.level}`);
-    return `| ${r.env} | ${r.level} | ${r.split} | ${k}/${r.n} = ${pct(r.success)} | ${pct(lo)}–${pct(hi)} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
+    const only = distinctNote(r) ? ` (${distinctNote(r)})` : '';
+    return `| ${r.env} | ${r.level} | ${r.split} | ${k}/${r.n} = ${pct(r.success)}${only} | ${pct(lo)}–${pct(hi)} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
   });
   const head = `| environment | level | split | success | 95% interval |${blind ? ' best task-blind |' : ''} mean score |`;
   return [head, head.replace(/[^|]+/g, '---'), ...rows].join('\n');
