@@ -30,7 +30,7 @@ const fail = (stderr: string, code = 1): ShOutput => ({ stdout: '', stderr: stde
 export type StatusRow = [string, number, number, number];
 
 export const GIT_USAGE =
-  'git commands: init | status | add <path>|. | rm [--cached] <path> | commit -m "msg" | log [--oneline] [-n N] | ' +
+  'git commands: init | status | add <path>|. | rm [--cached] <path> | commit -m "msg" | log [--oneline] [-n N] [<branch>] [-- <path>] | ' +
   'branch [-d] [name] | checkout [-b] <branch> | checkout -- <file> | switch [-c] <branch> | merge <branch> | ' +
   'diff [--cached] [--name-only] | reset <file> | tag [name] | rev-parse [--abbrev-ref] HEAD';
 
@@ -232,18 +232,37 @@ export class GitTool {
       return ok(`[${branch} ${oid.slice(0, 7)}] ${message.split('\n')[0]}\n ${staged.length} file${staged.length === 1 ? '' : 's'} changed\n`);
     },
 
-    log: async (args) => {
+    log: async (args, cwd) => {
       const oneline = args.includes('--oneline');
       let limit = Infinity;
+      // Operands: a branch or tag to start from, and a path whose commits to list (after `--`, or any operand that is no ref).
+      const operands: string[] = [];
+      const paths: string[] = [];
       for (let i = 0; i < args.length; i++) {
         if (args[i] === '-n') limit = Number(args[++i]);
         else if (/^-\d+$/.test(args[i])) limit = Number(args[i].slice(1));
         else if (args[i].startsWith('--max-count=')) limit = Number(args[i].split('=')[1]);
+        else if (args[i] === '--') {
+          paths.push(...args.slice(i + 1));
+          break;
+        } else if (!args[i].startsWith('-')) operands.push(args[i]);
       }
       if (!(await this.hasCommits())) {
         return fail(`fatal: your current branch '${(await this.currentBranch()) ?? 'main'}' does not have any commits yet`, 128);
       }
-      const entries = (await git.log({ ...this.base })).slice(0, Number.isFinite(limit) ? limit : undefined);
+      const refs = [...(await this.branches()), ...(await git.listTags({ fs: this.fs, dir: DIR })), 'HEAD'];
+      const ref = operands.find((o) => refs.includes(o));
+      paths.push(...operands.filter((o) => o !== ref));
+      if (paths.length > 1) return fail('fatal: log takes at most one path here (git log [-n N] [<branch>] [-- <path>])');
+      const filepath = paths.length ? this.repoPath(paths[0], cwd) : undefined;
+      let all: Awaited<ReturnType<typeof git.log>>;
+      try {
+        all = await git.log({ ...this.base, ref, filepath });
+      } catch {
+        if (filepath === undefined) throw new Error(`bad revision '${ref ?? 'HEAD'}'`);
+        return fail(`fatal: ambiguous argument '${paths[0]}': unknown revision or path not in the working tree.`, 128);
+      }
+      const entries = all.slice(0, Number.isFinite(limit) ? limit : undefined);
       if (oneline) return ok(entries.map((e) => `${e.oid.slice(0, 7)} ${e.commit.message.split('\n')[0]}`).join('\n') + '\n');
       return ok(
         entries

@@ -37,6 +37,27 @@ describe('git tool on the shared in-memory file system', () => {
     expect(oids[1]).toBe(oids[0]);
   });
 
+  it('log reads another branch, or the commits that changed one path', async () => {
+    const { git, sh } = await repo({ 'a.txt': 'a\n', 'b.md': 'b\n' });
+    await sh('echo x >> a.txt');
+    await git('add a.txt');
+    await git('commit -m "fix parser"');
+    await git('checkout -b feature-x');
+    await sh('echo y >> b.md');
+    await git('add b.md');
+    await git('commit -m "add docs"');
+    await git('checkout main');
+    const messages = async (command: string) => (await git(command)).result.split('\n').map((l) => l.slice(8));
+    expect(await messages('log --oneline')).toEqual(['fix parser', 'initial commit']);
+    expect(await messages('log --oneline feature-x')).toEqual(['add docs', 'fix parser', 'initial commit']);
+    expect((await git('log -1 feature-x')).result).toMatch(/\n {4}add docs$/);
+    expect(await messages('log --oneline -- b.md')).toEqual(['initial commit']);
+    expect(await messages('log --oneline -n 1 a.txt')).toEqual(['fix parser']);
+    expect(await messages('log --oneline feature-x -- b.md')).toEqual(['add docs', 'initial commit']);
+    expect((await sh('git log -1 feature-x')).result).toMatch(/add docs$/);
+    expect((await git('log nowhere')).error).toMatch(/unknown revision or path not in the working tree/);
+  });
+
   it('branch, checkout -b, commit -am, checkout, merge (fast-forward)', async () => {
     const { git, sh, tb } = await repo({ 'app.js': 'v1\n' });
     expect((await git('checkout -b feature')).result).toBe("Switched to a new branch 'feature'");
