@@ -1,11 +1,12 @@
 /**
  * git_repo: tasks on an in-memory git repository (the seed's git_repo_env), solved with the `git` and
- * `sh` tools: read the history (last message, commit count, current branch, modified files) or change
- * it (branch, commit). A question is a success when a tool call found the answer and the final answer states
- * it (state-check.ts); a change when replaying the trajectory's tool calls on a fresh copy of the repository
- * gives the right branches, log and status. Questions about a repository have no inputs to copy, so a
- * blind guess can be lucky: answers are drawn from catalogs large enough to keep that luck small.
- * Target of the transfer pair shell_exec → git_repo.
+ * `sh` tools: read the history (the last message on a named branch or of a named file, the commit count)
+ * or change it (branch, commit, restore a file). A question is a success when a tool call that names the
+ * question's branch or file found the answer and the final answer states it (state-check.ts); a change
+ * when replaying the trajectory's tool calls on a fresh copy of the repository gives the right branches,
+ * log, status and files. Questions ask about something a fixed probe (`git log -1`, `git status`) does not
+ * show, so echoing one answers nothing; what a blind guess can still hit is drawn from catalogs large
+ * enough to keep that luck small. Target of the transfer pair shell_exec → git_repo.
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { BRANCH_PREFIXES, COMMIT_OBJECTS, COMMIT_VERBS, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
@@ -14,6 +15,7 @@ import type { Rng } from '../rng.ts';
 import { filesMatch, scoreQuestion, type AnswerCheck, type FileExpectations } from './state-check.ts';
 import { changedNothing, replayTrajectory } from './task-toolbox.ts';
 import type { EnvironmentSpec, SetupCall, TaskItem, ToolboxSetup } from './types.ts';
+import type { GitSnapshot } from '../sandbox/index.ts';
 
 const GIT_TOOLS = ['sh', 'git'] as const;
 
@@ -24,6 +26,8 @@ export interface GitExpectation {
   lastMessage?: string;
   /** The working tree has no uncommitted changes. */
   clean?: boolean;
+  /** Paths that must still have uncommitted changes. */
+  modified?: string[];
   files?: FileExpectations;
 }
 
@@ -77,16 +81,32 @@ function newFileName(rng: Rng, taken: string[]): string {
 }
 
 const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; data: GitTaskData }> = {
-  last_message(rng) {
+  branch_message(rng) {
+    // main gets a commit of its own, so the checked-out history's last message is never the answer.
     const files = startFiles(rng);
-    const { calls, messages } = extraCommits(rng, Object.keys(files), rng.int(1, 2));
-    const last = messages[messages.length - 1];
-    return { vars: {}, data: { kind: 'last_message', files, setup: calls, answer: { type: 'text', value: last }, turns: [[git('log --oneline')]], reply: last, think: 'Read the log.' } };
-  },
-  current_branch(rng) {
-    const files = startFiles(rng);
+    const names = Object.keys(files);
     const branch = branchName(rng);
-    return { vars: {}, data: { kind: 'current_branch', files, setup: [asSetup(git(`checkout -b ${branch}`))], answer: { type: 'text', value: branch }, turns: [[git('branch')]], reply: branch, think: 'List branches.' } };
+    const [onMain, onBranch] = distinct(rng, 2, commitMessage);
+    const commit = (file: string, message: string) => [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)];
+    const setup = [...commit(rng.pick(names), onMain), git(`checkout -b ${branch}`), ...commit(rng.pick(names), onBranch), git('checkout main')].map(asSetup);
+    return {
+      vars: { branch },
+      data: { kind: 'branch_message', files, setup, answer: { type: 'text', value: onBranch, target: branch }, turns: [[git(`log -1 ${branch}`)]], reply: onBranch, think: `Read the log of ${branch}.` },
+    };
+  },
+  file_message(rng) {
+    // The file's last change is never the newest commit: the newest touches another file.
+    const files = startFiles(rng);
+    const [file, other] = rng.shuffle(Object.keys(files));
+    const messages = distinct(rng, 3, commitMessage);
+    const commit = (f: string, message: string) => [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${f}`), git(`add ${f}`), git(`commit -m "${message}"`)];
+    const order = rng.chance(0.5) ? [other, file, other] : [file, file, other];
+    const setup = order.flatMap((f, i) => commit(f, messages[i])).map(asSetup);
+    const last = messages[order.lastIndexOf(file)];
+    return {
+      vars: { file },
+      data: { kind: 'file_message', files, setup, answer: { type: 'text', value: last, target: file }, turns: [[git(`log -1 -- ${file}`)]], reply: last, think: `Read the log of ${file}.` },
+    };
   },
   create_branch(rng) {
     const files = startFiles(rng);
@@ -127,11 +147,15 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
       },
     };
   },
-  modified_file(rng) {
+  restore_file(rng) {
+    // Two files have uncommitted changes; only the named one is to be undone.
     const files = startFiles(rng);
-    const file = rng.pick(Object.keys(files));
-    const setup = [asSetup(sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`))];
-    return { vars: {}, data: { kind: 'modified_file', files, setup, answer: { type: 'path', value: file }, turns: [[git('status')]], reply: file, think: 'Check git status.' } };
+    const [file, other] = rng.shuffle(Object.keys(files));
+    const setup = [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`), sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${other}`)].map(asSetup);
+    return {
+      vars: { file },
+      data: { kind: 'restore_file', files, setup, expect: { files: { [file]: files[file] }, modified: [other] }, turns: [[git(`checkout -- ${file}`)]], reply: 'Done.', think: 'Check out the committed version.' },
+    };
   },
   branch_commit(rng) {
     const files = startFiles(rng);
@@ -179,39 +203,71 @@ export function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskI
  * catalog, drawn uniformly. A guess at a name to create is also checked, so it is the same luck.
  */
 const BLIND_LUCK: Record<string, number> = {
-  last_message: 1 / MESSAGE_SPACE,
-  current_branch: 1 / BRANCH_SPACE,
+  branch_message: 1 / MESSAGE_SPACE,
+  file_message: 1 / MESSAGE_SPACE,
   create_branch: 1 / BRANCH_SPACE,
   commit_file: 0,
   count_commits: 1 / 8,
   switch_new_branch: 1 / BRANCH_SPACE,
   write_commit: 0,
-  modified_file: 1 / (FILE_STEMS.length * FILE_EXTS.length),
+  restore_file: 0,
   branch_commit: 0,
   commit_all: 1 / MESSAGE_SPACE,
 };
 
 const setupOf = (data: GitTaskData): ToolboxSetup => ({ files: data.files, gitRepo: true, calls: data.setup });
 
+/** The repository and files a trajectory leaves behind. */
+interface FinalState {
+  repo: GitSnapshot | null;
+  files: Record<string, string>;
+}
+
+/**
+ * Final states by (starting state, replayed calls), newest last: the same calls on the same task end in
+ * the same state whatever the final answer, so re-scoring a trajectory, or scoring answers that differ
+ * only in their last turn (the task-blind policies' readings), replays the calls once.
+ */
+const finalStates = new Map<string, Promise<FinalState>>();
+const MAX_FINAL_STATES = 512;
+
+function finalState(data: GitTaskData, trajectory: Trajectory): Promise<FinalState> {
+  // The calls replayTrajectory replays: every parsed call to one of the tools, failed ones too.
+  const calls = trajectory.steps.flatMap((s) => (s.tool_call && s.tool_call.tool_name !== '' && (GIT_TOOLS as readonly string[]).includes(s.tool_call.tool_name) ? [[s.tool_call.tool_name, s.tool_call.parameters]] : []));
+  const key = JSON.stringify([data.files, data.setup, calls]);
+  let state = finalStates.get(key);
+  if (state === undefined) {
+    state = (async () => {
+      const toolbox = await replayTrajectory(setupOf(data), GIT_TOOLS, trajectory);
+      try {
+        return { repo: await toolbox.snapshotGit(), files: toolbox.snapshotFiles() };
+      } finally {
+        toolbox.dispose();
+      }
+    })();
+    finalStates.set(key, state);
+    // A failed replay is not remembered: the next call tries again (and throws again, loudly).
+    state.catch(() => finalStates.delete(key));
+    if (finalStates.size > MAX_FINAL_STATES) finalStates.delete(finalStates.keys().next().value!);
+  }
+  return state;
+}
+
 async function scoreGitTask(data: GitTaskData, trajectory: Trajectory): Promise<number | null> {
   if (data.answer) return scoreQuestion(trajectory, data.answer, GIT_TOOLS);
   if (changedNothing(trajectory, GIT_TOOLS)) return 0;
   const expect = data.expect;
   if (!expect) return 1;
-  const toolbox = await replayTrajectory(setupOf(data), GIT_TOOLS, trajectory);
-  try {
-    const repo = await toolbox.snapshotGit();
-    if (repo === null) return 0;
-    if (expect.branch !== undefined && repo.branch !== expect.branch) return 0;
-    if (expect.hasBranch !== undefined && !repo.branches.includes(expect.hasBranch)) return 0;
-    if (expect.lastMessage !== undefined && repo.log[0]?.message.trim() !== expect.lastMessage) return 0;
-    // The snapshot lists changed paths only, so a clean tree has an empty status.
-    if (expect.clean && Object.keys(repo.status).length > 0) return 0;
-    if (expect.files && !filesMatch(toolbox.snapshotFiles(), expect.files)) return 0;
-    return 1;
-  } finally {
-    toolbox.dispose();
-  }
+  const { repo, files } = await finalState(data, trajectory);
+  if (repo === null) return 0;
+  if (expect.branch !== undefined && repo.branch !== expect.branch) return 0;
+  if (expect.hasBranch !== undefined && !repo.branches.includes(expect.hasBranch)) return 0;
+  if (expect.lastMessage !== undefined && repo.log[0]?.message.trim() !== expect.lastMessage) return 0;
+  // The snapshot lists changed paths only, so a clean tree has an empty status.
+  if (expect.clean && Object.keys(repo.status).length > 0) return 0;
+  if (expect.modified && !expect.modified.every((path) => path in repo.status)) return 0;
+  if (expect.files && !filesMatch(files, expect.files)) return 0;
+  return 1;
 }
 
 export const gitRepo: EnvironmentSpec = {

@@ -46,22 +46,22 @@ export const COMMIT_OBJECTS = [
 export const BRANCH_PREFIXES = ['feature', 'fix', 'dev', 'docs', 'test', 'release', 'hotfix', 'spike', 'perf', 'chore'];
 
 export const GIT_PROMPTS: Record<string, string> = {
-  last_message: 'What is the message of the last commit?',
-  current_branch: 'Which branch is checked out?',
+  branch_message: 'What is the message of the last commit on branch {branch}?',
+  file_message: 'What is the message of the last commit that changed {file}?',
   create_branch: 'Create a branch named {branch}.',
   commit_file: 'Commit {file} with the message "{message}".',
   count_commits: 'How many commits are in the history?',
   switch_new_branch: 'Create and switch to a new branch named {branch}.',
   write_commit: 'Create {file} containing {word} and commit it with the message "{message}".',
-  modified_file: 'Which file has uncommitted changes? Answer with its path.',
+  restore_file: 'Undo the uncommitted changes to {file}.',
   branch_commit: 'On a new branch {branch}, create {file} containing {word} and commit it with the message "{message}".',
   commit_all: 'Commit all changes with the message "{message}".',
 };
 
 export const GIT_LEVELS: Record<number, string[]> = {
-  1: ['last_message', 'current_branch'],
+  1: ['branch_message', 'file_message'],
   2: ['create_branch', 'commit_file'],
   3: ['count_commits', 'switch_new_branch'],
-  4: ['write_commit', 'modified_file'],
+  4: ['write_commit', 'restore_file'],
   5: ['branch_commit', 'commit_all'],
 };
