@@ -3,8 +3,10 @@
  * are built backwards from a random expression, so each has a known solution (the expert's). The answer
  * is an expression, checked exactly with rationals: it must use only the given numbers (as a multiset)
  * and equal the target. Success needs that answer and a calc call that checked such an expression
- * (`scoreParts`; either alone is half credit). Targets reached by the sum or product of all the numbers
- * are never drawn, so no fixed recipe solves a puzzle.
+ * (`scoreParts`; either alone is half credit). Targets that a fixed formula reaches are never drawn
+ * (`formulaTargets`: one operation on the two smallest or the two largest numbers, the sum or the product
+ * of all), so no recipe that skips the search solves a puzzle; level 1 gives three numbers, so its
+ * solutions use two of them (the smallest and the largest) or all three.
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { cleanAnswer, finalAnswer } from './answer.ts';
@@ -43,6 +45,27 @@ function combine(rng: Rng, a: Node, b: Node): Node {
   return rng.pick(interesting.length ? interesting : options);
 }
 
+/** Every value of `a op b` (either order) that is a positive integer. */
+function pairValues(a: number, b: number): number[] {
+  const [hi, lo] = a >= b ? [a, b] : [b, a];
+  return [hi + lo, hi * lo, hi - lo, ...(lo > 0 && hi % lo === 0 ? [hi / lo] : [])];
+}
+
+/**
+ * The targets a fixed formula reaches without searching: one operation on the two smallest or on the
+ * two largest numbers (the first or last two as the prompt lists them, sorted), the sum or the product
+ * of all. A blind policy tries exactly these (src/rollout/blind-policies.ts), so they are never asked.
+ */
+export function formulaTargets(numbers: number[]): Set<number> {
+  const sorted = [...numbers].sort((x, y) => x - y);
+  const out = new Set<number>([sorted.reduce((a, b) => a + b, 0), sorted.reduce((a, b) => a * b, 1)]);
+  if (sorted.length >= 2) {
+    for (const v of pairValues(sorted[0], sorted[1])) out.add(v);
+    for (const v of pairValues(sorted.at(-2)!, sorted.at(-1)!)) out.add(v);
+  }
+  return out;
+}
+
 function drawPuzzle(rng: Rng, difficulty: number): { numbers: number[]; target: number; solution: string } {
   const level = COUNTDOWN_LEVELS[difficulty];
   for (;;) {
@@ -55,8 +78,8 @@ function drawPuzzle(rng: Rng, difficulty: number): { numbers: number[]; target: 
     }
     const [result] = pool;
     if (result.value < level.minTarget || result.value > level.maxTarget || numbers.includes(result.value)) continue;
-    // A target that the sum or product of all the numbers reaches is solved without search: redraw.
-    if (result.value === numbers.reduce((a, b) => a + b, 0) || result.value === numbers.reduce((a, b) => a * b, 1)) continue;
+    // A target that a fixed formula reaches is solved without search: redraw.
+    if (formulaTargets(numbers).has(result.value)) continue;
     return { numbers: numbers.sort((x, y) => x - y), target: result.value, solution: result.text };
   }
 }

@@ -14,7 +14,7 @@ const SMALL = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];
 const WITH_LARGE = [...SMALL, 25, 50, 75, 100];
 
 export const COUNTDOWN_LEVELS: Record<number, CountdownLevel> = {
-  1: { count: 2, pool: SMALL, minTarget: 2, maxTarget: 100 },
+  1: { count: 3, pool: SMALL, minTarget: 2, maxTarget: 60 },
   2: { count: 3, pool: SMALL, minTarget: 5, maxTarget: 200 },
   3: { count: 4, pool: SMALL, minTarget: 10, maxTarget: 500 },
   4: { count: 5, pool: WITH_LARGE, minTarget: 20, maxTarget: 999 },
