@@ -71,8 +71,10 @@ for (const env of ENVS) {
   const blind = await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED });
   const b = withInterval(before.find((r) => r.env === env)!);
   const a = withInterval(after.find((r) => r.env === env)!);
-  envs.push({ env, level: LEVELS[env], items: ITEMS, before: b, after: a, blind_best: blind.success, separated: a.ci95[0] > b.ci95[1] });
-  console.log(`${env}: ${pct(b.success)} [${pct(b.ci95[0])}, ${pct(b.ci95[1])}] → ${pct(a.success)} [${pct(a.ci95[0])}, ${pct(a.ci95[1])}] (best task-blind ${pct(blind.success)})`);
+  // Items are distinct (evaluatePolicy): where a level has fewer than asked, the rates and intervals count those.
+  const { distinct } = before.find((r) => r.env === env)!;
+  envs.push({ env, level: LEVELS[env], items: ITEMS, distinct, before: b, after: a, blind_best: blind.success, separated: a.ci95[0] > b.ci95[1] });
+  console.log(`${env}: ${pct(b.success)} [${pct(b.ci95[0])}, ${pct(b.ci95[1])}] → ${pct(a.success)} [${pct(a.ci95[0])}, ${pct(a.ci95[1])}] on ${distinct} distinct items (best task-blind ${pct(blind.success)})`);
 }
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/skills.json', JSON.stringify({
