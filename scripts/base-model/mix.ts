@@ -70,7 +70,7 @@ export const DIRECT_THOUGHT = 'I know this.';
  * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
  * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.
  */
-export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.25, give_up: 0.5 };
+export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.15, give_up: 0.5 };
 export const GIVE_UP_ANSWER = 'I cannot find it.';
 
 /**

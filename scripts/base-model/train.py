@@ -143,7 +143,10 @@ def batch_of(rows, pad):
         ids[i, :n] = torch.tensor(r["tokens"])
         assistant[i, :n] = torch.tensor(r["assistant"], dtype=torch.float32)
         copy[i, :n] = torch.tensor(r["copy"], dtype=torch.float32)
-    return ids, assistant[:, 1:], copy[:, 1:]
+    # The first token of each assistant turn decides what the turn does (think and call again, or answer):
+    # one token in a hundred, and the one a multi-step transcript most often gets wrong.
+    decision = assistant * (1 - torch.cat([torch.zeros(len(rows), 1), assistant[:, :-1]], 1))
+    return ids, assistant[:, 1:], copy[:, 1:], decision[:, 1:]
 
 
 def write_safetensors(path, tensors, metadata):
@@ -170,7 +173,7 @@ def heldout_accuracy(model, rows, pad, chunk=32):
     stats = {}
     for s in range(0, len(rows), chunk):
         part = rows[s:s + chunk]
-        ids, assistant, copy = batch_of(part, pad)
+        ids, assistant, copy, _ = batch_of(part, pad)
         right = (model(ids)[:, :-1].argmax(-1) == ids[:, 1:]).float()
         for i, r in enumerate(part):
             e = stats.setdefault(r["env"], [0.0, 0.0, 0.0, 0.0])
@@ -190,6 +193,7 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--warmup", type=int, default=200)
     ap.add_argument("--copy-weight", type=float, default=1.0, help="extra loss weight on copied tokens")
+    ap.add_argument("--decision-weight", type=float, default=0.0, help="extra loss weight on the first token of each assistant turn")
     ap.add_argument("--save-every", type=int, default=250)
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--heldout-stride", type=int, default=3, help="check every Nth held-out transcript at each save")
@@ -242,8 +246,8 @@ def main():
         b = int(torch.multinomial(torch.tensor([float(len(x)) for x in buckets]), 1, generator=g))
         size = max(1, args.batch * BUCKETS[0] // BUCKETS[b])
         picks = [buckets[b][i] for i in torch.randint(0, len(buckets[b]), (size,), generator=g).tolist()]
-        ids, assistant, copy = batch_of([rows[i] for i in picks], pad)
-        weight = assistant * (1 + args.copy_weight * copy)
+        ids, assistant, copy, decision = batch_of([rows[i] for i in picks], pad)
+        weight = assistant * (1 + args.copy_weight * copy + args.decision_weight * decision)
         logits = model(ids)[:, :-1]
         nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="none").view_as(weight)
         loss = (nll * weight).sum() / weight.sum()
