@@ -45,8 +45,17 @@ interface Row { env: string; tokens: number[]; assistant: number[]; copy: number
 /** Greedy next-token accuracy on assistant and copied tokens, per environment. */
 function teacherForced(model: TransformerModel, rows: Row[], padId: number): CopyAccuracy[] {
   const stats = new Map<string, { a: number; an: number; c: number; cn: number }>();
-  for (let s = 0; s < rows.length; s += 16) {
-    const part = rows.slice(s, s + 16);
+  // Batches of about 6,000 tokens: sixteen 1,000-token multi-step transcripts at once overflowed the wasm heap.
+  for (let s = 0; s < rows.length; ) {
+    let size = 0;
+    let longest = 0;
+    while (s + size < rows.length && size < 16) {
+      longest = Math.max(longest, rows[s + size].tokens.length);
+      if (size > 0 && (size + 1) * longest > 6000) break;
+      size++;
+    }
+    const part = rows.slice(s, s + size);
+    s += size;
     const T = Math.max(...part.map((r) => r.tokens.length));
     const ids = part.map((r) => [...r.tokens, ...Array(T - r.tokens.length).fill(padId)]);
     const argmax = tf.tidy(() => model.forward(ids).logits.argMax(-1));

@@ -42,22 +42,32 @@ const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 /** How these weights were made, beyond the settings below (the run was resumed onto a new mix). */
 const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2 only (copy accuracy stayed near 20%), then 1,350 steps on the\n' +
   'mix with long random texts added, copied tokens weighted 2×, all of it tool transcripts (that model always called its tool, and\n' +
-  'GRPO had only its digit-copying left to improve); then 400 steps on the current mix (`scripts/base-model/mix.ts`), where half\n' +
-  'the transcripts answer without a tool. About 85 minutes on 2 CPU cores in all. Then the multi-step pass (the settings below):\n' +
-  `a fine-tune of those weights on every multi-step transcript and ${Math.round(100 * FINETUNE_SINGLE_STEP_SHARE)}% of the single-step ones (\`finetune.jsonl\`).`;
+  'GRPO had only its digit-copying left to improve); then 400 steps on the single-step mix, where half the transcripts answer\n' +
+  'without a tool (about 85 minutes on 2 CPU cores). Then the multi-step pass, a fine-tune of those weights on the fine-tune mix\n' +
+  `(every multi-step transcript and ${Math.round(100 * FINETUNE_SINGLE_STEP_SHARE)}% of the single-step ones, \`finetune.jsonl\`): 800 steps at lr 3e-4 with copied tokens\n` +
+  'weighted 3× (`--init` from the single-step weights; sampled success on file_chain level 1 stayed at 0–2%: after the first\n' +
+  'observation it answered, as every single-step transcript does), then the settings below from those weights, with the first\n' +
+  'token of each assistant turn weighted 5× (`--decision-weight 4`) and fewer early stops, resumed once to stretch it. About\n' +
+  '40 minutes on 2 shared CPU cores for the multi-step pass.';
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: RateRow[]): string {
-  const inBand = rows.filter((r) => r.successes / r.n >= 0.1 && r.successes / r.n <= 0.6).map((r) => r.env);
-  const above = rows.filter((r) => r.successes / r.n > 0.6).map((r) => r.env);
+  const name = (r: RateRow) => `${r.env} L${r.level}`;
+  const inBand = rows.filter((r) => r.successes / r.n >= 0.1 && r.successes / r.n <= 0.6).map(name);
+  const above = rows.filter((r) => r.successes / r.n > 0.6).map(name);
   const parts = [inBand.length ? `Inside the 10–60% band where GRPO groups spread most: ${inBand.join(', ')}.` : 'No environment is inside the 10–60% band where GRPO groups spread most.'];
-  if (above.length) parts.push(`Above it at level 1: ${above.join(', ')} (train those at a higher level; see \`tasks.levels\`).`);
+  if (above.length) parts.push(`Above it: ${above.join(', ')} (train those at a higher level; see \`tasks.levels\`).`);
   return parts.join(' ');
 }
 /** A Limits line for environments where greedy decoding never succeeds (it answers without the tool there). */
 function neverCalls(rows: RateRow[]): string {
   const none = rows.filter((r) => r.successes === 0).map((r) => r.env);
   return none.length ? `\n- Greedy, it succeeds on no test item of ${none.join(', ')} at level 1: there it answers without its tool, or (js_debug) was never trained.` : '';
+}
+/** A Limits line for environments whose level 1 it never solves when sampled: GRPO has no success there to reinforce. */
+function neverSampled(rows: RateRow[]): string {
+  const none = rows.filter((r) => r.level === 1 && r.successes === 0).map((r) => r.env);
+  return none.length ? `\n- Sampled at T = 1 it solves no level-1 item of ${none.join(', ')}: it miscopies what it read into the next call, or answers at once, so a GRPO group there has no success to reinforce yet.` : '';
 }
 const rateTable = (rows: RateRow[]): string =>
   ['| environment | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |', '|---|---|---|---|---|---|---|',
@@ -127,13 +137,16 @@ ${BUILD_HISTORY}
 npm run model:base          # transcripts → PyTorch CPU training (resumable) → this card
 \`\`\`
 
+The multi-step pass on top of existing weights is \`train.py --data models/spindle-base/.build/finetune.jsonl --init <weights>\`
+with the settings below, then \`scripts/base-model/evaluate.ts\`.
+
 Steps: \`scripts/base-model/transcripts.ts\` writes the expert transcripts (JSONL of token ids, assistant mask, copy mask);
 \`scripts/base-model/train.py\` trains (PyTorch CPU is only the builder: same formulas as \`src/model/transformer.ts\`,
 written as float32 safetensors in the HF layout, with \`reference-logits.json\` that \`tests/model/shipped-model.test.ts\`
 checks Spindle's forward against); \`scripts/base-model/evaluate.ts\` measures and writes this card.
 
 Settings: ${facts.steps ?? '?'} steps of ${t.batch ?? '?'} transcripts, AdamW (lr ${t.lr ?? '?'}, ${t.warmup ?? '?'} warm-up steps, cosine to 10%,
-weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}×, seed ${t.seed ?? '?'}.
+weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}× and the first token of each turn ${1 + Number(t.decision_weight ?? 0)}×, seed ${t.seed ?? '?'}.
 
 Training transcripts (train split only; items drawn per level, of which those longer than the context budget are dropped):
 
@@ -147,7 +160,7 @@ ${mixRows}
 - A byte-level model with a 1024-token context: long tool outputs are cut, and an episode holds about 5–7 turns
   (a turn with its call and observation is 120–190 tokens), which bounds \`max_steps_per_trajectory\` for this model,
   not the loop (it allows up to 100); a turn that finds the context full ends the episode as out of tokens.
-- Multi-step environments were trained at levels 1–3 only.${neverCalls(facts.greedy)}
+- Multi-step environments were trained at levels 1–3 only.${neverCalls(facts.greedy)}${neverSampled(facts.sampled)}
 - For teaching and experiments, not for real tasks.
 `;
   writeFileSync(`${dir}/README.md`, card);

@@ -36,7 +36,7 @@ describe('spindle envs', () => {
     expect(all.out.split('\n')[0]).toMatch(/^name\s+tags\s+levels\s+tools$/);
     expect(all.out).toMatch(/arith_tool\s+math,tool-use,starter\s+1-5\s+calc/);
     const shell = await cli(dir, 'envs', '--tag', 'shell');
-    expect(shell.out.split('\n').slice(1).map((l) => l.split(' ')[0])).toEqual(['git_repo', 'shell_exec']);
+    expect(shell.out.split('\n').slice(1).map((l) => l.split(' ')[0])).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
     const none = await cli(dir, 'envs', '--tag', 'nope');
     oneLine(none);
     expect(none.err).toContain('Tags: ');
