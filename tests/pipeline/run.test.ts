@@ -187,3 +187,18 @@ describe('the pipeline on worker_threads', () => {
     expect(new Set(trajectories.map((t) => t.id)).size).toBe(4);
   });
 });
+
+describe('a finished run', () => {
+  it('leaves no tensors behind once its model is disposed (the optimizer state goes with the run)', async () => {
+    const tf = await import('@tensorflow/tfjs');
+    const store = await openStore({ factory: new IDBFactory() });
+    const before = tf.memory().numTensors;
+    let loaded: Awaited<ReturnType<typeof loadNodeModel>> | null = null;
+    const run = createNodeRun({ store, loadModel: async (config) => (loaded = await loadNodeModel(config)) });
+    await run.start(tinyConfig({ max_steps: 1, eval_interval: 1 }));
+    await run.done();
+    loaded!.model.dispose();
+    expect(tf.memory().numTensors).toBe(before);
+    store.db.close();
+  });
+});
