@@ -29,7 +29,7 @@ export const PRESETS: Record<string, Preset> = {
     },
   },
   'chain-calls': {
-    description: 'An agent learning to chain tool calls: GRPO on file_chain level 1, where the answer is two dependent reads away (a third of the items with a moved file to find first) and the shipped model often stops after the first read; held-out success before the first update and every 5 updates (about 5 minutes on 2 cores with wasm).',
+    description: 'An agent learning to chain tool calls: GRPO on file_chain level 1, where the answer is two dependent reads away (a third of the items with a moved file to find first) and the shipped model often stops after the first read; held-out success before the first update and every 5 updates (about 3 minutes on 2 cores with wasm).',
     config: {
       name: 'chain-calls',
       training: { max_steps: 25, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 5 },
