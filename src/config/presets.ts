@@ -18,7 +18,7 @@ export const PRESETS: Record<string, Preset> = {
     config: { name: 'demo', training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 }, tasks: { environments: ['arith_tool'], eval_items: 8 } },
   },
   'watch-it-learn': {
-    description: 'GRPO on arith_tool level 3, where the shipped model is right about a third of the time (it often answers without its calc tool): held-out success before the first update and every 10 updates (about 4 minutes on 2 cores with wasm).',
+    description: 'GRPO on arith_tool level 3, where the shipped model is right on 40–50% of the items (it sometimes answers without its calc tool): held-out success before the first update and every 10 updates (1–4 minutes on 2 cores with wasm).',
     config: {
       name: 'watch-it-learn',
       training: { max_steps: 40, batch_size: 1, group_size: 8, learning_rate: 5e-4, warmup_steps: 3, eval_interval: 10 },
