@@ -1,4 +1,5 @@
 /** PlaygroundState and LiveEpisode over a fake PlaygroundSource: what the Playground screen does with each answer. */
+import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { describe, expect, it } from 'vitest';
 import type { Task, Trajectory } from '../../src/contracts.ts';
 import { LiveEpisode } from '../../src/ui/screens/playground/live-episode.svelte.ts';
@@ -97,7 +98,7 @@ describe('PlaygroundState', () => {
     const credits = state.groupCredits!;
     expect(credits.map((c) => c.advantage)).toEqual(advantages);
     const turns = state.group[0].annotated(credits[0])!.turns;
-    expect(turns.map((t) => t.credit)).toEqual([expect.closeTo(0.99 * advantages[0], 12), expect.closeTo(advantages[0], 12)]);
+    expect(turns.map((t) => t.credit)).toEqual([expect.closeTo(DEFAULT_CONFIG.grpo.gamma * advantages[0], 12), expect.closeTo(advantages[0], 12)]);
     // A member judged a failure is marked where it went wrong: the turn whose result it answered with.
     const failed = state.group.findIndex((e) => e.score === 0);
     expect(state.group[failed].annotated(credits[failed])!.turns.flatMap((t) => t.marks.map((m) => m.kind))).toEqual(['intermediate_answer', 'wrong_answer']);
