@@ -40,6 +40,11 @@ export function rankedScore(t: Trajectory, cfg: RunConfig): number {
   return (t.judge_score as number) + bonus;
 }
 
+/** The advantage settings of a run config: one mapping for the groups and the replayed items. */
+function advantageOptions(cfg: RunConfig): AdvantageOptions {
+  return { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale };
+}
+
 /**
  * One group as the trainer scores it: unscorable trajectories (null) leave it (they carry no reward and
  * never count as 0), the rest are ranked (`rankedScore`) and given their group advantages. Every screen
@@ -48,7 +53,7 @@ export function rankedScore(t: Trajectory, cfg: RunConfig): number {
 export function scoreGroup(group: readonly Trajectory[], cfg: RunConfig): { scored: Trajectory[]; ranked: number[]; advantages: GroupAdvantages } {
   const scored = group.filter((t) => t.judge_score !== null);
   const ranked = scored.map((t) => rankedScore(t, cfg));
-  const advantages = scored.length ? groupAdvantages(ranked, { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale }) : { mean: 0, std: 0, zeroStd: true, advantages: [] };
+  const advantages = scored.length ? groupAdvantages(ranked, advantageOptions(cfg)) : { mean: 0, std: 0, zeroStd: true, advantages: [] };
   return { scored, ranked, advantages };
 }
 
@@ -86,7 +91,7 @@ function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: numb
 
 export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer; replayCount: number; rng: Rng; config: RunConfig }): BuiltBatch {
   const cfg = p.config;
-  const opts: AdvantageOptions = { mode: cfg.grpo.advantage, rewardScale: cfg.training.reward_scale };
+  const opts = advantageOptions(cfg);
   const samples: TrainSample[] = [];
   const temps = new Set<number>();
   const add = (t: Trajectory, advantage: number, std: number) => {
