@@ -6,7 +6,8 @@
  * `testFraction` it is a test item, in the next VALIDATION_FRACTION a validation item (what training
  * may look at to decide things, e.g. the safety monitor), otherwise train. `generate(seed, level, split)` draws items from a
  * seed-derived stream until one falls in the requested split, so a test item can never be generated
- * for train, whatever the seed.
+ * for train, whatever the seed. An item may pin its split instead (`TaskItem.split`: a task file's
+ * explicit split column); it is then drawn only for that split.
  */
 import type { Split, Task, Trajectory } from '../contracts.ts';
 import { createRng, deriveSeed, hashString } from '../rng.ts';
@@ -56,6 +57,10 @@ export function validateEnvironmentSpec(spec: unknown): string[] {
   }
   if (typeof s.sample !== 'function') problems.push('"sample" is missing: a function (rng, difficulty) => { prompt, data, key? }');
   if (typeof s.evaluate !== 'function') problems.push('"evaluate" is missing: a function (task, trajectory) => score in [0, 1] or null');
+  if (s.ownTools !== undefined) {
+    if (!Array.isArray(s.ownTools)) problems.push('"ownTools" must be an array of tool schemas');
+    else if (s.ownTools.length > 0 && typeof s.openTools !== 'function') problems.push('"openTools" is missing: a function (task, options) => session that runs the own tools');
+  }
   for (const optional of ['expert', 'toolbox', 'chance'] as const) {
     if (s[optional] !== undefined && typeof s[optional] !== 'function') problems.push(`"${optional}" must be a function of the task when given`);
   }
@@ -91,7 +96,9 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
         const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
         const key = item.key ?? stableJson(item.data);
-        if (splitOf(key) !== split) continue;
+        const itemSplit = item.split ?? splitOf(key);
+        if (!SPLITS.includes(itemSplit)) throw new RangeError(`${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`);
+        if (itemSplit !== split) continue;
         return {
           id: `${spec.name}/${split}/${difficulty}/${seed}`,
           env: spec.name,
@@ -113,9 +120,11 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       return score;
     },
     toolbox: (task: Task): ToolboxSetup => spec.toolbox?.(task) ?? {},
+    ownTools: [...(spec.ownTools ?? [])],
     chance: (difficulty: number): number => spec.chance?.(difficulty) ?? 0,
   };
   if (spec.expert) env.expert = (task: Task) => spec.expert!(task);
+  if (spec.openTools) env.openTools = (task, options) => spec.openTools!(task, options);
   return env;
 }
 

@@ -51,13 +51,21 @@ export function listTags(): string[] {
  * already taken is refused unless `replace` is set (built-ins can never be replaced).
  */
 export function registerEnvironment(spec: EnvironmentSpec, options: { replace?: boolean } = {}): Environment {
-  const env = defineEnvironment(spec);
+  return installEnvironment(defineEnvironment(spec), options);
+}
+
+/** Registers an environment already built (a module's, sources.ts); the same rules as `registerEnvironment`. */
+export function installEnvironment(env: Environment, options: { replace?: boolean } = {}): Environment {
   if (builtinNames.has(env.name)) throw new Error(`"${env.name}" is a built-in environment and cannot be replaced; choose another name`);
   if (registry.has(env.name) && !options.replace) {
     throw new Error(`An environment named "${env.name}" is already registered; pass { replace: true } to replace it`);
   }
   registry.set(env.name, env);
   return env;
+}
+
+export function isBuiltinEnvironment(name: string): boolean {
+  return builtinNames.has(name);
 }
 
 /** Removes a user-defined environment; returns whether it was registered. */

@@ -5,9 +5,9 @@
  * needs nothing but stored data and can re-score an old trajectory at any time.
  */
 import type { Trajectory } from '../contracts.ts';
-import { createToolbox, isToolName, TOOL_NAMES, TOOL_SCHEMAS, type Toolbox, type ToolboxOptions } from '../sandbox/index.ts';
+import { createToolbox, isToolName, TOOL_NAMES, TOOL_SCHEMAS, type Toolbox, type ToolboxOptions, type ToolResult } from '../sandbox/index.ts';
 import type { ToolSchema } from '../contracts.ts';
-import type { ToolboxSetup } from './types.ts';
+import type { OwnToolSession, ToolboxSetup } from './types.ts';
 
 export type ToolboxExtras = Omit<ToolboxOptions, 'tools' | 'files' | 'gitRepo'>;
 
@@ -37,25 +37,54 @@ export async function replayTrajectory(setup: ToolboxSetup, tools: readonly stri
   return toolbox;
 }
 
+/** What an episode calls tools through: the sandbox's tools and the environment's own. */
+export interface ToolCaller {
+  call(name: string, args: Record<string, unknown>): Promise<ToolResult>;
+}
+
+/** An environment's own tools for one task (Environment.ownTools / openTools). */
+export interface OwnTools {
+  schemas: readonly ToolSchema[];
+  open(): Promise<OwnToolSession>;
+}
+
 /**
- * A task's toolbox that is only built when the first tool is called: an episode that answers at once
- * costs no sandbox (and no git repository). `open()` builds it once; a failing setup call throws there.
+ * A task's tools, only built when the first tool is called: an episode that answers at once costs no
+ * sandbox (no git repository, no module load). `open()` builds them once; a failing setup call throws there.
  */
 export interface LazyTaskToolbox {
-  /** The schemas the system prompt lists, in the sandbox's order (as `createToolbox` gives them). */
+  /** The schemas the system prompt lists: the sandbox's in its order (as `createToolbox` gives them), then the environment's own. */
   readonly schemas: ToolSchema[];
-  open(): Promise<Toolbox>;
+  open(): Promise<ToolCaller>;
   dispose(): void;
 }
 
-export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], extras: ToolboxExtras = {}): LazyTaskToolbox {
+export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], extras: ToolboxExtras = {}, own?: OwnTools): LazyTaskToolbox {
   const unknown = tools.filter((t) => !isToolName(t));
   if (unknown.length) throw new Error(`unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`);
-  let opened: Promise<Toolbox> | null = null;
+  const builtin = TOOL_NAMES.filter((t) => tools.includes(t)).map((t) => TOOL_SCHEMAS[t]);
+  const schemas = [...builtin, ...(own?.schemas ?? [])];
+  const ownNames = new Set(own?.schemas.map((s) => s.name));
+  let sandbox: Promise<Toolbox> | null = null;
+  let session: Promise<OwnToolSession> | null = null;
+  const openSandbox = () => (sandbox ??= openTaskToolbox(setup, tools, extras));
+  const caller: ToolCaller = {
+    call: async (name, args) => {
+      if (ownNames.has(name)) return (await (session ??= own!.open())).call(name, args);
+      if (ownNames.size > 0 && !tools.includes(name)) {
+        return { result: '', error: `unknown tool "${name}"; available tools: ${schemas.map((s) => s.name).join(', ')}` };
+      }
+      return (await openSandbox()).call(name, args);
+    },
+  };
   return {
-    schemas: TOOL_NAMES.filter((t) => tools.includes(t)).map((t) => TOOL_SCHEMAS[t]),
-    open: () => (opened ??= openTaskToolbox(setup, tools, extras)),
-    dispose: () => void opened?.then((t) => t.dispose(), () => undefined),
+    schemas,
+    // The sandbox is built here, so a failing setup call surfaces on the episode's first call.
+    open: async () => (tools.length > 0 ? (await openSandbox(), caller) : caller),
+    dispose: () => {
+      void sandbox?.then((t) => t.dispose(), () => undefined);
+      void session?.then((s) => s.dispose(), () => undefined);
+    },
   };
 }
 

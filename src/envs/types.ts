@@ -6,7 +6,7 @@
  * Authors write an `EnvironmentSpec`; `defineEnvironment` (define.ts) turns it into an `Environment`
  * by adding ids and the deterministic train/test split, so no author has to get splits right.
  */
-import type { Split, Task, Trajectory } from '../contracts.ts';
+import type { Split, Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { Rng } from '../rng.ts';
 
 /** Tool names the sandbox provides (src/sandbox TOOL_SCHEMAS). */
@@ -32,6 +32,18 @@ export interface ToolboxSetup {
   calls?: SetupCall[];
 }
 
+/** One episode's session of an environment's own tools: state lives from `openTools` to `dispose`. */
+export interface OwnToolSession {
+  /** Runs one call; never throws: a failure is `{ error }` text the model reads. */
+  call(name: string, args: Record<string, unknown>): Promise<{ result: string; error: string | null }>;
+  dispose(): void;
+}
+
+export interface OwnToolOptions {
+  /** Deadline for each call, in ms of guest running time. */
+  timeoutMs: number;
+}
+
 /** What a spec's `sample` returns: the user message plus the data `evaluate` and the expert need. */
 export interface TaskItem {
   prompt: string;
@@ -41,6 +53,8 @@ export interface TaskItem {
    * are the same question however they are worded. Defaults to the JSON of `data`.
    */
   key?: string;
+  /** Pins the item to a split (a task file's explicit `split` column) instead of the hash of its key. */
+  split?: Split;
 }
 
 /** What an environment author writes. */
@@ -71,6 +85,14 @@ export interface EnvironmentSpec {
   /** The sandbox state a task starts from (files, a git repository, setup calls). Default: empty. */
   toolbox?(task: Task): ToolboxSetup;
   /**
+   * Tools the environment brings itself, beyond the sandbox's whitelist (a module's `tools`: a lookup
+   * table, a maze, a small database), with state per episode. The model sees these schemas beside the
+   * required tools'; `openTools` runs them.
+   */
+  ownTools?: ToolSchema[];
+  /** Opens one episode's session of `ownTools` (required with them). */
+  openTools?(task: Task, options: OwnToolOptions): Promise<OwnToolSession>;
+  /**
    * The success rate a task-blind policy can reach by luck at a level (a lucky guess of a branch name,
    * say), at most 0.1. Default 0: success is out of reach without reading the task. tests/envs checks
    * a family of blind policies against it.
@@ -96,6 +118,9 @@ export interface Environment {
   evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore>;
   expert?(task: Task): string[];
   toolbox(task: Task): ToolboxSetup;
+  /** The environment's own tools (EnvironmentSpec.ownTools); empty for most. */
+  readonly ownTools: readonly ToolSchema[];
+  openTools?(task: Task, options: OwnToolOptions): Promise<OwnToolSession>;
   /** The success rate a task-blind policy can reach by luck at this level (see EnvironmentSpec.chance). */
   chance(difficulty: number): number;
   /** Which split an item key belongs to. */

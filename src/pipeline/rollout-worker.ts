@@ -8,6 +8,7 @@
 import type { JudgeConfig } from '../config/schema.ts';
 import { isSuccess, type JudgeVote, type SamplingParams, type Task, type Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
+import { installEnvironmentSource, type EnvironmentSource } from '../envs/sources.ts';
 import { TrajectoryJudge } from '../judge/ensemble.ts';
 import type { Judge } from '../judge/types.ts';
 import { buildEveryJudge } from './every-judge.ts';
@@ -36,6 +37,8 @@ export interface EpisodeJob {
   judges: JudgeConfig[];
   n_judges: number | null;
   min_votes: number;
+  /** A user environment's source (envs/sources.ts), installed in the worker before the episode; absent for built-ins. */
+  environment?: EnvironmentSource;
 }
 
 export interface JudgingDeps {
@@ -55,6 +58,7 @@ export class RolloutWorkerCore {
   ) {}
 
   async runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory> {
+    if (job.environment) await installEnvironmentSource(job.environment);
     const env = getEnvironment(job.task.env);
     let policy = this.policy;
     let maxSteps = job.max_steps;

@@ -17,6 +17,7 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
+import { installedSource } from '../envs/sources.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
@@ -251,6 +252,7 @@ export class PipelineRun implements RunController {
       return await this.pool!.submit({
         trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
         tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes,
+        environment: installedSource(task.env),
       });
     } finally {
       this.inFlight--;

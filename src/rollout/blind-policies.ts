@@ -203,6 +203,12 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
       });
     }
   }
+  // An environment's own tools (a module's): each called with every argument "1", then an echo or the common answer.
+  // Not read-only: a call may change the episode's state (a try used up), so each runs its own episodes.
+  for (const schema of env.ownTools) {
+    const blindCall: Call = { name: schema.name, arguments: Object.fromEntries(Object.keys(schema.parameters.properties).map((k) => [k, '1'])) };
+    groups.push({ probe: { name: `${schema.name} ${JSON.stringify(blindCall.arguments)}`, calls: () => [blindCall] }, readings: [...ECHOES, { name: 'the most common answer', answer: () => common }] });
+  }
   if (tools.includes('js')) {
     groups.push({ probe: { name: 'length of the quoted text by js', calls: (s) => [call('js', `${JSON.stringify(quotedIn(s.question))}.length`)] }, readings: [{ name: 'echo it', answer: (s) => s.lastOutput }] });
   }

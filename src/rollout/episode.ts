@@ -16,7 +16,7 @@ import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
 import { isCallError, observationText, parseAssistant, renderSystemPrompt, toolResponseMessage } from '../format/index.ts';
 import { conversationFormat, sampledStop } from './conversation.ts';
-import type { Toolbox } from '../sandbox/index.ts';
+import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
 import type { Policy, PolicyTurn } from './policy.ts';
 import { TokenTrace } from './token-trace.ts';
@@ -54,7 +54,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
 
   const startedAt = performance.now();
   const createdAt = Date.now();
-  const toolbox = lazyTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs });
+  const own = env.openTools && env.ownTools.length > 0 ? { schemas: env.ownTools, open: () => env.openTools!(task, { timeoutMs: toolTimeoutMs }) } : undefined;
+  const toolbox = lazyTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs }, own);
   try {
     // The policy's own chat template when its tokenizer has one (a Hugging Face model), else ChatML.
     const format = conversationFormat(policy.tokenizer);
@@ -165,7 +166,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
  * time, and a hang backstop); a wall-clock limit here would also count the time this thread spent on
  * other episodes, and fail trivial calls on a busy machine.
  */
-async function callTool(toolbox: Toolbox, name: string, args: Record<string, unknown>): Promise<ToolCall> {
+async function callTool(toolbox: ToolCaller, name: string, args: Record<string, unknown>): Promise<ToolCall> {
   const t0 = performance.now();
   try {
     const r = await toolbox.call(name, args);

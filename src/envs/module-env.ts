@@ -1,0 +1,227 @@
+/**
+ * Environments written as one JavaScript module (the seed's community TaskSchema, in a file a user
+ * writes): the module's default export (or its named exports) gives
+ *
+ *   name, description, tags, levels?, requiredTools?, instructions?, systemStyle?, testFraction?,
+ *   sample(rng, level) → { prompt, data?, key? }      the task, drawn from `rng` only
+ *   evaluate(task, trajectory, state) → score | null  in [0, 1]
+ *   tools?: { NAME: { description, parameters, run(args, state, task) } }   its own tools
+ *   init?(task) → state                               the per-episode state the tools share
+ *   expert?(task) → [turn, …]  a turn is the final answer (a string) or { tool, args, think? }
+ *   chance?(level) → number    the success a task-blind policy reaches by luck (≤ 0.1)
+ *
+ * All of it runs in QuickJS (sandbox/guest-module.ts) under deadlines and a heap limit; nothing of
+ * the module runs as host JavaScript. Each episode gets a fresh context: `init(task)` builds its state,
+ * each call of an own tool runs `run(args, state, task)` there. `evaluate` replays the episode's own
+ * tool calls on a fresh state and scores with it, so a stored trajectory can be re-scored at any time
+ * (as task-toolbox.ts does for the sandbox's tools): tools must be deterministic in (args, state, task).
+ */
+import type { Task, ToolSchema, Trajectory } from '../contracts.ts';
+import type { Rng } from '../rng.ts';
+import { GuestModule, GuestModuleError, STATE } from '../sandbox/guest-module.ts';
+import { TOOL_NAMES } from '../sandbox/tool-schemas.ts';
+import { defineEnvironment, EnvironmentSpecError } from './define.ts';
+import { answerTurn, callTurn } from './expert-text.ts';
+import type { Environment, EnvironmentSpec, OwnToolSession, TaskItem } from './types.ts';
+
+export interface ModuleEnvironmentOptions {
+  /** The file name errors and stack lines use. */
+  fileName?: string;
+  /** Deadline for loading, `sample`, `expert`, `chance` and `evaluate`, in ms of guest running time. */
+  timeoutMs?: number;
+  /** Heap limit of each context, in bytes. */
+  memoryBytes?: number;
+}
+
+/** A module that cannot become an environment: every problem, and the line of the first when known. */
+export class EnvironmentModuleError extends Error {
+  constructor(readonly problems: string[], readonly line: number | null) {
+    super(problems.length === 1 ? problems[0] : `The environment module has ${problems.length} problems:\n  - ${problems.join('\n  - ')}`);
+    this.name = 'EnvironmentModuleError';
+  }
+}
+
+export interface ModuleEnvironment {
+  env: Environment;
+  /** Frees the context `sample`, `expert` and `chance` run in. */
+  close(): void;
+}
+
+const DEFAULTS = { fileName: 'env.js', timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024 };
+const TOOL_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
+
+/** Loads, validates and wraps a module; throws EnvironmentModuleError naming each problem (and the line). */
+export async function loadEnvironmentModule(source: string, options: ModuleEnvironmentOptions = {}): Promise<ModuleEnvironment> {
+  const o = { ...DEFAULTS, ...options };
+  const open = async () => GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes });
+  let sampler: GuestModule;
+  try {
+    sampler = await open();
+  } catch (e) {
+    throw asModuleError(e);
+  }
+  try {
+    const root = sampler.exists(['default']) ? ['default'] : [];
+    const meta = sampler.describe(root);
+    if (!isObject(meta)) throw new EnvironmentModuleError(['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'], null);
+    const ownTools = readToolSchemas(meta.tools);
+    const has = (...path: string[]) => sampler.hasFunction([...root, ...path]);
+    for (const tool of ownTools) {
+      if (!has('tools', tool.name, 'run')) throw new EnvironmentModuleError([`tools.${tool.name}.run is missing: a function (args, state, task) => text`], null);
+    }
+    const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
+
+    const openSession = async (task: Task, timeoutMs: number): Promise<GuestModule> => {
+      const guest = await open();
+      try {
+        if (has('init')) guest.keep([...root, 'init'], [task], timeoutMs);
+        else guest.keepValue({});
+      } catch (e) {
+        guest.dispose();
+        throw e;
+      }
+      return guest;
+    };
+    const ownNames = new Set(ownTools.map((t) => t.name));
+    const runTool = (guest: GuestModule, task: Task, name: string, args: Record<string, unknown>, timeoutMs: number) => {
+      const schema = ownTools.find((t) => t.name === name)!;
+      const missing = (schema.parameters.required ?? []).filter((k) => args?.[k] === undefined);
+      if (missing.length) return { result: '', error: `${name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${name} expects {${Object.keys(schema.parameters.properties).map((k) => `"${k}"`).join(', ')}}` };
+      try {
+        const value = guest.call([...root, 'tools', name, 'run'], [args, STATE, task], timeoutMs);
+        return { result: value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value), error: null };
+      } catch (e) {
+        // What the tool threw is what the model reads: a retry learns from it.
+        return { result: '', error: e instanceof GuestModuleError ? e.detail.replace(/^Error: /, '') : String(e) };
+      }
+    };
+
+    const spec: EnvironmentSpec = {
+      name: meta.name as string,
+      description: meta.description as string,
+      tags: meta.tags as string[],
+      difficulties: (meta.levels ?? meta.difficulties) as number[] | undefined,
+      requiredTools: (meta.requiredTools ?? []) as string[],
+      systemStyle: meta.systemStyle as 'full' | 'compact' | undefined,
+      instructions: meta.instructions as string | undefined,
+      testFraction: meta.testFraction as number | undefined,
+      ownTools,
+      sample: has('sample') ? (rng: Rng, level: number): TaskItem => readItem(sampler.call([...root, 'sample'], [rngForGuest(rng), level])) : (undefined as never),
+      evaluate: has('evaluate')
+        ? async (task: Task, trajectory: Trajectory) => {
+            const guest = await openSession(task, o.timeoutMs);
+            try {
+              for (const step of trajectory.steps) {
+                const call = step.tool_call;
+                if (call && ownNames.has(call.tool_name)) runTool(guest, task, call.tool_name, call.parameters, o.timeoutMs);
+              }
+              const score = guest.call([...root, 'evaluate'], [task, trajectoryForGuest(trajectory), STATE]);
+              return score === undefined ? null : (score as number | null);
+            } finally {
+              guest.dispose();
+            }
+          }
+        : (undefined as never),
+      openTools: async (task, { timeoutMs }): Promise<OwnToolSession> => {
+        const guest = await openSession(task, timeoutMs);
+        return { call: async (name, args) => runTool(guest, task, name, args, timeoutMs), dispose: () => guest.dispose() };
+      },
+    };
+    if (has('expert')) spec.expert = (task) => readExpert(sampler.call([...root, 'expert'], [task]), layout);
+    if (has('chance')) spec.chance = (level) => Number(sampler.call([...root, 'chance'], [level]));
+    try {
+      return { env: defineEnvironment(spec), close: () => sampler.dispose() };
+    } catch (e) {
+      if (e instanceof EnvironmentSpecError) throw new EnvironmentModuleError(e.problems.map(moduleWording), null);
+      throw e;
+    }
+  } catch (e) {
+    sampler.dispose();
+    throw asModuleError(e);
+  }
+}
+
+/** The spec's field names as a module author writes them. */
+function moduleWording(problem: string): string {
+  return problem.replace('"difficulties"', '"levels"').replace('(rng, difficulty)', '(rng, level)');
+}
+
+function asModuleError(e: unknown): EnvironmentModuleError {
+  if (e instanceof EnvironmentModuleError) return e;
+  if (e instanceof GuestModuleError) return new EnvironmentModuleError([e.message], e.line);
+  return new EnvironmentModuleError([e instanceof Error ? e.message : String(e)], null);
+}
+
+/** `tools` as schemas: `parameters` as a JSON schema, or the shorthand `{ arg: { type, description } }` (all required). */
+function readToolSchemas(tools: unknown): ToolSchema[] {
+  if (tools === undefined) return [];
+  if (!isObject(tools)) throw new EnvironmentModuleError(['"tools" must be an object: { name: { description, parameters, run(args, state, task) } }'], null);
+  const problems: string[] = [];
+  const schemas: ToolSchema[] = [];
+  for (const [name, tool] of Object.entries(tools)) {
+    if (!TOOL_NAME.test(name)) problems.push(`tool "${name}": a tool name is lower_snake_case, at most 40 characters`);
+    if ((TOOL_NAMES as readonly string[]).includes(name)) problems.push(`tool "${name}" would hide the sandbox's own ${name} tool; rename it (or list "${name}" in requiredTools)`);
+    if (!isObject(tool) || typeof tool.description !== 'string' || tool.description.trim() === '') {
+      problems.push(`tool "${name}": "description" is missing (one line the model reads)`);
+      continue;
+    }
+    const params = tool.parameters ?? {};
+    if (!isObject(params)) {
+      problems.push(`tool "${name}": "parameters" must be an object like { city: { type: "string", description: "…" } }`);
+      continue;
+    }
+    const full = params.type === 'object' && isObject(params.properties);
+    const properties = (full ? params.properties : params) as Record<string, unknown>;
+    const bad = Object.entries(properties).filter(([, p]) => !isObject(p) || typeof p.type !== 'string');
+    if (bad.length) problems.push(`tool "${name}": each parameter needs a "type" (${bad.map(([k]) => k).join(', ')})`);
+    const required = full && Array.isArray(params.required) ? (params.required as string[]) : Object.keys(properties);
+    schemas.push({ name, description: tool.description, parameters: { type: 'object', properties: properties as ToolSchema['parameters']['properties'], required } });
+  }
+  if (problems.length) throw new EnvironmentModuleError(problems, null);
+  return schemas;
+}
+
+function readItem(value: unknown): TaskItem {
+  if (!isObject(value) || typeof value.prompt !== 'string' || value.prompt.trim() === '') {
+    throw new Error(`sample must return { prompt, data?, key? } with a non-empty prompt; it returned ${JSON.stringify(value)?.slice(0, 200)}`);
+  }
+  if (value.data !== undefined && !isObject(value.data)) throw new Error('sample: "data" must be an object (what evaluate and expert read)');
+  if (value.key !== undefined && typeof value.key !== 'string') throw new Error('sample: "key" must be a string (the item\'s canonical content, which decides its split)');
+  return { prompt: value.prompt, data: (value.data ?? {}) as Record<string, unknown>, ...(value.key !== undefined ? { key: value.key } : {}) };
+}
+
+function readExpert(value: unknown, layout: 'compact' | 'full'): string[] {
+  if (!Array.isArray(value) || value.length === 0) throw new Error('expert must return a non-empty array of turns: strings (the answer) or { tool, args, think? }');
+  return value.map((turn, i) => {
+    if (typeof turn === 'string') return answerTurn(turn);
+    if (isObject(turn) && typeof turn.tool === 'string') {
+      return callTurn(typeof turn.think === 'string' ? turn.think : null, [{ name: turn.tool, arguments: (turn.args ?? {}) as Record<string, unknown> }], layout);
+    }
+    throw new Error(`expert turn ${i + 1} must be a string (the answer) or { tool, args, think? }, got ${JSON.stringify(turn)?.slice(0, 120)}`);
+  });
+}
+
+/** The rng a module's `sample` draws from: the host's generator, so a seed gives the same task everywhere. */
+function rngForGuest(rng: Rng): Record<string, (...args: unknown[]) => unknown> {
+  return {
+    next: () => rng.next(),
+    int: (lo, hi) => rng.int(Number(lo), Number(hi)),
+    pick: (items) => rng.pick(items as unknown[]),
+    shuffle: (items) => rng.shuffle(items as unknown[]),
+    chance: (p) => rng.chance(Number(p)),
+  };
+}
+
+/** What a module's `evaluate` reads: the conversation and its steps, without token arrays. */
+export function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
+  return {
+    final_response: t.final_response,
+    finish_reason: t.finish_reason,
+    messages: t.messages,
+    steps: t.steps.map((s) => ({ turn: s.turn, thought: s.thought, tool_call: s.tool_call && { tool_name: s.tool_call.tool_name, parameters: s.tool_call.parameters, result: s.tool_call.result, error: s.tool_call.error }, observation: s.observation })),
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
