@@ -21,6 +21,18 @@ export type JudgeConfig =
   | { type: 'model'; id: string; path: string }
   | { type: 'self'; id: string };
 
+/**
+ * A task file's verifier (`tasks.verifier`; the same shape as src/envs/task-file/verifiers.ts's
+ * VerifierConfig, which config may not import: tests/envs/task-file-config.test.ts holds the two together).
+ */
+export type VerifierConfig =
+  | { type: 'exact'; ignore_case?: boolean }
+  | { type: 'contains'; ignore_case?: boolean }
+  | { type: 'regex'; pattern?: string; ignore_case?: boolean }
+  | { type: 'number'; abs_tol?: number; rel_tol?: number }
+  | { type: 'choice'; options?: number }
+  | { type: 'js'; source: string; timeout_ms?: number; memory_mb?: number };
+
 export interface RunConfig {
   name: string;
   seed: number;
@@ -126,6 +138,11 @@ export interface RunConfig {
   tasks: {
     environments: string[];
     task_file: string | null;
+    /**
+     * How a task file's answers are checked (src/envs/task-file/verifiers.ts): a verifier name
+     * (`number`) or a mapping with its settings; null: each row's own `verifier`, else `exact`.
+     */
+    verifier: VerifierConfig | null;
     difficulty_range: [number, number];
     /**
      * A fixed level per environment (e.g. `{arith_tool: 3}`), inside difficulty_range: where that
@@ -177,6 +194,6 @@ export const DEFAULT_CONFIG: RunConfig = {
   // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
-  tasks: { environments: ['arith_tool'], task_file: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
+  tasks: { environments: ['arith_tool'], task_file: null, verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

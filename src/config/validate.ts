@@ -3,7 +3,8 @@
  * the defaults. Every error names the field, the value given and what is allowed; unknown fields get a
  * "did you mean" suggestion. Pure: no I/O, no YAML (see yaml.ts for line numbers).
  */
-import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig } from './schema.ts';
+import { RE2JS } from 're2js';
+import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig, type VerifierConfig } from './schema.ts';
 import { FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
 
 export interface ConfigError {
@@ -54,6 +55,12 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
       out[key] = checkJudges(value, errors);
       continue;
     }
+    if (path === 'tasks.verifier') {
+      const checked = checkVerifierField(value, path);
+      errors.push(...checked.errors);
+      out[key] = checked.verifier;
+      continue;
+    }
     const fallback = defaults[key];
     if (isPlain(fallback) && FIELD_RULES[path] === undefined) {
       if (!isPlain(value)) errors.push({ path, message: `"${path}" must be a section (a mapping of fields), got ${show(value)}.` });
@@ -69,6 +76,7 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
 
 /** Returns an error message, or null when `value` is acceptable for the field. */
 export function checkField(path: string, value: unknown, fallback: unknown): string | null {
+  if (path === 'tasks.verifier') return checkVerifierField(value, path).errors.map((e) => e.message).join(' ') || null;
   const rule: FieldRule | undefined = FIELD_RULES[path];
   if (!rule) {
     const want = fallback === null ? 'string or null' : Array.isArray(fallback) ? 'list' : typeof fallback;
@@ -172,6 +180,83 @@ function checkCrossField(config: RunConfig, errors: ConfigError[], options: { kn
   if (config.judge.n_judges !== null && config.judge.n_judges > config.judge.judges.length) {
     errors.push({ path: 'judge.n_judges', message: `"judge.n_judges" is ${config.judge.n_judges} but only ${config.judge.judges.length} judge(s) are listed in "judge.judges".` });
   }
+}
+
+const VERIFIER_TYPES = ['exact', 'number', 'contains', 'regex', 'choice', 'js'] as const;
+type VerifierSetting = 'boolean' | 'pattern' | 'tolerance' | 'options' | 'source' | 'timeout_ms' | 'memory_mb';
+const VERIFIER_FIELDS: Record<VerifierConfig['type'], Record<string, VerifierSetting>> = {
+  exact: { ignore_case: 'boolean' },
+  contains: { ignore_case: 'boolean' },
+  regex: { pattern: 'pattern', ignore_case: 'boolean' },
+  number: { abs_tol: 'tolerance', rel_tol: 'tolerance' },
+  choice: { options: 'options' },
+  js: { source: 'source', timeout_ms: 'timeout_ms', memory_mb: 'memory_mb' },
+};
+const JS_LIMITS = { timeout_ms: [10, 10_000], memory_mb: [1, 256] } as const;
+
+/**
+ * `tasks.verifier`: null, a verifier name (`number`, normalised to `{type: number}`) or a mapping with
+ * its settings. The same rules and messages as src/envs/task-file/verifiers.ts `checkVerifier`.
+ */
+export function checkVerifierField(value: unknown, path: string): { verifier: VerifierConfig | null; errors: ConfigError[] } {
+  if (value === null) return { verifier: null, errors: [] };
+  const given = typeof value === 'string' ? { type: value.trim() } : value;
+  if (!isPlain(given)) {
+    return { verifier: null, errors: [{ path, message: `"${path}" must be a verifier name (${VERIFIER_TYPES.join(', ')}) or a mapping like {type: number, abs_tol: 0.01}, got ${shortShow(value)}.` }] };
+  }
+  if (!(VERIFIER_TYPES as readonly unknown[]).includes(given.type)) {
+    return { verifier: null, errors: [{ path: `${path}.type`, message: `"${path}.type" is ${shortShow(given.type)}; allowed: ${VERIFIER_TYPES.join(', ')}.` }] };
+  }
+  const type = given.type as VerifierConfig['type'];
+  const fields = VERIFIER_FIELDS[type];
+  const errors: ConfigError[] = [];
+  for (const [field, raw] of Object.entries(given)) {
+    if (field === 'type') continue;
+    const at = `${path}.${field}`;
+    if (!fields[field]) errors.push({ path: at, message: `"${at}" is not a setting of the ${type} verifier; allowed: ${Object.keys(fields).join(', ') || 'none'}.` });
+    else {
+      const problem = verifierSettingProblem(fields[field], raw);
+      if (problem) errors.push({ path: at, message: `"${at}" ${problem}, got ${shortShow(raw)}.` });
+    }
+  }
+  if (type === 'js' && given.source === undefined) {
+    errors.push({ path: `${path}.source`, message: `"${path}.source" is missing: the js verifier needs a function source like "(answer, row) => answer === row.answer ? 1 : 0".` });
+  }
+  return errors.length ? { verifier: null, errors } : { verifier: given as unknown as VerifierConfig, errors };
+}
+
+function verifierSettingProblem(kind: VerifierSetting, value: unknown): string | null {
+  const isNumber = typeof value === 'number' && Number.isFinite(value);
+  switch (kind) {
+    case 'boolean':
+      return typeof value === 'boolean' ? null : 'must be true or false';
+    case 'pattern':
+      if (typeof value !== 'string' || value === '') return 'must be a non-empty regular expression (RE2 syntax)';
+      try {
+        RE2JS.compile(value);
+        return null;
+      } catch (e) {
+        return `is not a valid RE2 regular expression (${e instanceof Error ? e.message : String(e)}; RE2 has no backreferences or lookaround)`;
+      }
+    case 'tolerance':
+      return isNumber && value >= 0 ? null : 'must be a number ≥ 0 (e.g. 0.01)';
+    case 'options':
+      return Number.isInteger(value) && (value as number) >= 2 && (value as number) <= 5 ? null : 'must be the number of choices, a whole number 2–5';
+    case 'source':
+      return typeof value === 'string' && value.trim() !== '' ? null : 'must be a JavaScript function source like "(answer, row, trajectory) => answer === row.answer ? 1 : 0"';
+    case 'timeout_ms':
+    case 'memory_mb': {
+      const [lo, hi] = JS_LIMITS[kind];
+      return isNumber && Number.isInteger(value) && value >= lo && value <= hi ? null : `must be a whole number ${lo}–${hi}`;
+    }
+  }
+}
+
+/** `show`, cut to 80 characters (a js source can be long). */
+function shortShow(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  const s = show(value);
+  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
 }
 
 /** The closest name by edit distance, if it is close enough to be a plausible typo. */

@@ -1,0 +1,17 @@
+/** Task files: a user's questions and answers (JSONL, JSON, CSV, TSV, Parquet) as an environment, with their verifiers. */
+export { readTaskFile, taskFileFormat, type TaskFileFormat } from './read.ts';
+export { taskFileSpec, rowKey, type TaskFileOptions, type TaskFileSpec } from './spec.ts';
+export { TaskFileError, FIELD_ALIASES, MAX_PROBLEMS, type TaskRow } from './rows.ts';
+export { parseCsv, type CsvRecord } from './csv.ts';
+export {
+  checkVerifier,
+  verify,
+  extractFinalNumber,
+  extractChoice,
+  VERIFIER_TYPES,
+  VERIFIER_FIELDS,
+  type Verdict,
+  type VerifierConfig,
+  type VerifierType,
+} from './verifiers.ts';
+export { JS_DEFAULTS } from './js-verifier.ts';
