@@ -63,7 +63,7 @@ const TEMPLATES: Record<number, ((rng: Rng) => Problem)[]> = {
       };
     },
     (rng) => {
-      const p = person(rng), item = rng.pick(BAKED), friends = rng.int(2, 8), trays = rng.int(2, 6), perTray = friends * rng.int(1, Math.floor(24 / friends));
+      const p = person(rng), item = rng.pick(BAKED), friends = rng.int(2, 8), trays = rng.int(2, 6), perTray = friends * rng.int(2, Math.floor(24 / friends));
       const total = trays * perTray;
       return {
         question: `${p.name} bakes ${trays} trays of ${item} with ${perTray} ${item} on each tray. ${p.He} shares them equally among ${friends} friends. How many ${item} does each friend get?`,
@@ -173,7 +173,7 @@ for (const level of [1, 2, 3]) {
     if (seen.has(problem.question)) continue;
     if (!Number.isInteger(problem.answer) || problem.answer < 2) throw new Error(`bad answer ${problem.answer} for: ${problem.question}`);
     seen.add(problem.question);
-    lines.push(JSON.stringify({ question: problem.question, answer: `${problem.steps.join('; ')}\n#### ${problem.answer}`, level, verifier: 'number' }));
+    lines.push(JSON.stringify({ question: problem.question, answer: `${problem.steps.join('; ')}\n#### ${problem.answer}`, level, tools: ['calc'], verifier: 'number' }));
     made++;
   }
 }

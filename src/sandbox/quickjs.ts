@@ -260,7 +260,14 @@ function runInFreshContext(
     const values = new GuestValues(ctx, keep, lease.objects);
     const log = keep(
       ctx.newFunction('log', (...args) => {
-        if (out.full || pastDeadline()) {
+        // The deadline first, on every call: a guest that mostly calls console spends its time here, where
+        // QuickJS's interrupt check never runs, so this is where its running time is counted. Past it the
+        // call throws into the guest (formatting its arguments could run getters for ever).
+        if (pastDeadline()) {
+          interrupted = true;
+          return { error: ctx.newError('console: refused, the deadline has passed') };
+        }
+        if (out.full) {
           out.drop(args.reduce((n, a, i) => n + (i ? 1 : 0) + values.formattedLength(a, CONSOLE_VALUE_CHARS), 0));
           return;
         }

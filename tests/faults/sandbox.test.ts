@@ -95,6 +95,13 @@ describe('errors say what happened', () => {
     expect(r.error).toMatch(/could not be described/);
   });
 
+  it('console.log of objects whose getters loop cannot outrun the deadline', async () => {
+    // Each getter runs until interrupted; the loop around console.log used to return normally after many deadlines.
+    const code = 'const o = { get a() { for (let i = 0; i < 1e6; i++); return 1; } }; for (let i = 0; i < 1e5; i++) console.log(o); "finished"';
+    const r = await runJs(code, { timeoutMs: DEADLINE_MS, maxOutputBytes: 64 });
+    expect(r).toMatchObject({ ok: false, timedOut: true, error: expect.stringMatching(/^timeout/) });
+  });
+
   it('an out-of-memory is still reported as one', async () => {
     const r = await runJs('function f() { const a = []; for (;;) a.push(new Array(64).fill(0)); } f()', { memoryBytes: 1 << 20, timeoutMs: 10_000 });
     expect(r).toMatchObject({ ok: false, memoryExceeded: true, error: expect.stringMatching(/^out of memory/) });
