@@ -13,7 +13,7 @@
  * the model to write are `<tool_call>` JSON blocks, which parse.ts reads back. A template without tools
  * (SmolLM2) gets Spindle's Hermes text as it is, tools listed in the system prompt by the caller.
  */
-import { Template } from '@huggingface/jinja';
+import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import { toOpenAiMessages } from './openai-messages.ts';
 
@@ -24,6 +24,51 @@ export interface TemplateTokens {
 
 /** Stands in for an assistant's content to find where the template closes the turn. */
 const SENTINEL = '\u0000spindle-assistant-content\u0000';
+
+/**
+ * What one render of an untrusted template may cost. Jinja has no unbounded loop but `for … in range(n)`,
+ * so `range` is replaced by one that counts every item it hands out in the render (nested loops count
+ * their product) and checks a wall-clock deadline; real templates use a few per message. The input and
+ * the output are capped too (a 128 MiB prompt, a template that repeats its input).
+ */
+export const RENDER_BUDGET = { rangeItems: 100_000, deadlineMs: 2000, inputChars: 4 * 1024 * 1024, outputChars: 8 * 1024 * 1024 };
+
+/** Jinja's `range(stop)` / `range(start, stop, step)`, drawing on one render's budget. */
+function budgetedRange(): (...args: number[]) => number[] {
+  const deadline = Date.now() + RENDER_BUDGET.deadlineMs;
+  let handedOut = 0;
+  return (...args: number[]) => {
+    const [start, stop, step = 1] = args.length === 1 ? [0, args[0]] : args;
+    if (![start, stop, step].every(Number.isFinite)) throw new Error('range() takes numbers');
+    if (step === 0) throw new Error('range() step must not be zero');
+    const count = Math.max(0, Math.ceil((stop - start) / step));
+    handedOut += count;
+    if (handedOut > RENDER_BUDGET.rangeItems) throw new Error(`the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`);
+    if (Date.now() > deadline) throw new Error(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
+    return Array.from({ length: count }, (_, i) => start + i * step);
+  };
+}
+
+const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+
+/** The globals @huggingface/jinja gives a template, with `range` on the render's budget and English month names on every machine. */
+function jinjaGlobals(): Record<string, unknown> {
+  const pad2 = (n: number) => String(n).padStart(2, '0');
+  const strftimeNow = (format: string) => {
+    const d = new Date();
+    const parts: Record<string, string> = {
+      '%Y': String(d.getFullYear()), '%m': pad2(d.getMonth() + 1), '%d': pad2(d.getDate()), '%b': MONTHS[d.getMonth()].slice(0, 3),
+      '%B': MONTHS[d.getMonth()], '%H': pad2(d.getHours()), '%M': pad2(d.getMinutes()), '%%': '%',
+    };
+    return String(format).replace(/%[YmdbBHM%]/g, (token) => parts[token]);
+  };
+  return {
+    false: false, true: true, none: null, False: false, True: true, None: null,
+    raise_exception: (message: unknown) => { throw new Error(String(message)); },
+    range: budgetedRange(),
+    strftime_now: strftimeNow,
+  };
+}
 
 export class ChatTemplate {
   /** The template renders `tools` itself and reads `tool_calls` / `tool` messages. */
@@ -63,20 +108,31 @@ export class ChatTemplate {
     return new ChatTemplate(source, { bos_token: token(config.bos_token), eos_token: token(config.eos_token) });
   }
 
-  /** The whole conversation as the template renders it. */
+  /** The whole conversation as the template renders it, within the render budget (see RENDER_BUDGET). */
   render(messages: ChatMessage[], opts: { tools?: ToolSchema[]; addGenerationPrompt?: boolean } = {}): string {
     const tools = opts.tools?.length ? opts.tools.map((fn) => ({ type: 'function', function: fn })) : undefined;
+    const inputChars = messages.reduce((n, m) => n + m.content.length, 0);
+    if (inputChars > RENDER_BUDGET.inputChars) {
+      throw new Error(`chat_template: the conversation is ${inputChars} characters, above the ${RENDER_BUDGET.inputChars} a render accepts; no model context holds it`);
+    }
+    let text: string;
     try {
-      return this.template.render({
+      // Template.render with our globals: its own `range` has no budget and cannot be replaced in it.
+      const env = new Environment();
+      for (const [name, value] of Object.entries({
+        ...jinjaGlobals(),
         messages: this.supportsTools ? toOpenAiMessages(messages) : messages,
         ...(tools && this.supportsTools ? { tools } : {}),
         add_generation_prompt: opts.addGenerationPrompt ?? false,
         bos_token: this.tokens.bos_token ?? '',
         eos_token: this.tokens.eos_token ?? '',
-      });
+      })) env.set(name, value);
+      text = new Interpreter(env).run(this.template.parsed).value as string;
     } catch (err) {
       throw new Error(`chat_template failed to render: ${(err as Error).message}`, { cause: err });
     }
+    if (text.length > RENDER_BUDGET.outputChars) throw new Error(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
+    return text;
   }
 
   /** What the policy continues from. */
