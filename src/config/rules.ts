@@ -80,4 +80,4 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'transfer.learning_rate_scale': { kind: 'number', min: 0, max: 10, exclusiveMin: true },
 };
 
-export const JUDGE_TYPES = ['rule', 'remote', 'model', 'self'] as const;
+export const JUDGE_TYPES = ['rule', 'remote', 'model', 'self', 'rubric', 'group'] as const;

@@ -19,7 +19,40 @@ export type JudgeConfig =
       max_retries: number;
     }
   | { type: 'model'; id: string; path: string }
-  | { type: 'self'; id: string };
+  | { type: 'self'; id: string }
+  | (JudgeEndpointConfig & {
+      /** A rubric judge (src/judge/rubric.ts): an LLM grades each trajectory against named, weighted criteria, reasoning first. */
+      type: 'rubric';
+      criteria: RubricCriterionConfig[];
+      /** Points each criterion is scored out of (e.g. 5). */
+      scale: number;
+    })
+  | (JudgeEndpointConfig & {
+      /** A group judge (src/judge/group-judge.ts): one call scores every trajectory of a GRPO group against the others. */
+      type: 'group';
+      /** What a good trajectory does, in the judge's words; '' for the built-in one. */
+      rubric: string;
+    });
+
+/** One criterion of a rubric judge: its name, what earns the points, its weight in the score (≥ 0). */
+export interface RubricCriterionConfig {
+  name: string;
+  description: string;
+  weight: number;
+}
+
+/** The OpenAI-compatible endpoint fields the rubric and group judges share with the remote judge. */
+export interface JudgeEndpointConfig {
+  id: string;
+  base_url: string;
+  model: string;
+  /** Name of the setting (browser) or environment variable (CLI) holding the key; the key itself is never in the config. */
+  api_key_env: string | null;
+  temperature: number;
+  timeout_ms: number;
+  max_concurrency: number;
+  max_retries: number;
+}
 
 /**
  * A task file's verifier (`tasks.verifier`; the same shape as src/envs/task-file/verifiers.ts's
@@ -134,6 +167,12 @@ export interface RunConfig {
     n_judges: number | null;
     /** Fewer usable votes than this gives a null score. */
     min_votes: number;
+    /**
+     * Where the environment can verify (its evaluate gives a number), the judges shape the score only
+     * inside its verdict: a failure never outscores a success, nor gets a positive advantage in a group
+     * that succeeded (src/judge/verifier-gate.ts). false: the judges' score as it is (the run warns).
+     */
+    verifier_gate: boolean;
   };
   tasks: {
     environments: string[];
@@ -193,7 +232,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. The seed allows 30; what bounds
   // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
-  judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1 },
+  judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },
   tasks: { environments: ['arith_tool'], task_file: null, verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

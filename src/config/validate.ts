@@ -119,13 +119,43 @@ function checkBounds(path: string, value: number, rule: { min?: number; max?: nu
   return `"${path}" is ${value}; allowed: ${[low, high].filter(Boolean).join(' and ')}.`;
 }
 
-const JUDGE_FIELDS: Record<JudgeConfig['type'], Record<string, 'string' | 'number' | 'string|null'>> = {
+const ENDPOINT_FIELDS = { id: 'string', base_url: 'string', model: 'string', api_key_env: 'string|null', temperature: 'number', timeout_ms: 'number', max_concurrency: 'number', max_retries: 'number' } as const;
+const JUDGE_FIELDS: Record<JudgeConfig['type'], Record<string, 'string' | 'number' | 'string|null' | 'criteria'>> = {
   rule: { id: 'string' },
-  remote: { id: 'string', base_url: 'string', model: 'string', api_key_env: 'string|null', temperature: 'number', timeout_ms: 'number', max_concurrency: 'number', max_retries: 'number' },
+  remote: ENDPOINT_FIELDS,
   model: { id: 'string', path: 'string' },
   self: { id: 'string' },
+  rubric: { ...ENDPOINT_FIELDS, criteria: 'criteria', scale: 'number' },
+  group: { ...ENDPOINT_FIELDS, rubric: 'string' },
 };
 const REMOTE_DEFAULTS = { api_key_env: null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 };
+const JUDGE_DEFAULTS: Partial<Record<JudgeConfig['type'], Plain>> = {
+  remote: REMOTE_DEFAULTS,
+  rubric: { ...REMOTE_DEFAULTS, scale: 10 },
+  group: { ...REMOTE_DEFAULTS, rubric: '' },
+};
+
+/**
+ * A rubric judge's `criteria`: a non-empty list of {name, description, weight ≥ 0}, names unique, some
+ * weight above 0. The message says what to fix; the rubric judge and the Judges screen check with it too.
+ */
+export function criteriaProblem(value: unknown): string | null {
+  const example = 'e.g. [{name: correctness, description: "the answer is right", weight: 2}]';
+  if (!Array.isArray(value) || value.length === 0) return `needs "criteria": a list of {name, description, weight}, ${example}; got ${show(value)}.`;
+  const names = new Set<string>();
+  for (const [i, c] of value.entries()) {
+    if (!isPlain(c)) return `criterion ${i} must be a mapping {name, description, weight}, got ${show(c)}.`;
+    const extra = Object.keys(c).find((k) => !['name', 'description', 'weight'].includes(k));
+    if (extra) return `criterion ${i} has an unknown field "${extra}"; allowed: name, description, weight.`;
+    if (typeof c.name !== 'string' || c.name.trim() === '') return `criterion ${i} needs a "name" (a string), got ${show(c.name)}.`;
+    if (names.has(c.name.trim().toLowerCase())) return `two criteria are named ${show(c.name)}; give each its own name.`;
+    names.add(c.name.trim().toLowerCase());
+    if (typeof c.description !== 'string') return `criterion ${show(c.name)} needs a "description" (what earns its points), got ${show(c.description)}.`;
+    if (typeof c.weight !== 'number' || !Number.isFinite(c.weight) || c.weight < 0) return `criterion ${show(c.name)} needs a "weight" (a number ≥ 0), got ${show(c.weight)}.`;
+  }
+  if (!value.some((c) => (c as { weight: number }).weight > 0)) return 'needs at least one criterion with a weight above 0.';
+  return null;
+}
 
 function checkJudges(value: unknown, errors: ConfigError[]): JudgeConfig[] {
   if (!Array.isArray(value)) {
@@ -139,11 +169,22 @@ function checkJudges(value: unknown, errors: ConfigError[]): JudgeConfig[] {
       return [];
     }
     const type = raw.type as JudgeConfig['type'];
-    const judge: Plain = { ...(type === 'remote' ? REMOTE_DEFAULTS : {}), id: type, ...raw };
+    const judge: Plain = { ...JUDGE_DEFAULTS[type], id: type, ...raw };
     for (const [field, kind] of Object.entries(JUDGE_FIELDS[type])) {
       const v = judge[field];
+      if (kind === 'criteria') {
+        const problem = criteriaProblem(v);
+        if (problem) errors.push({ path: `${path}.${field}`, message: `A rubric judge ${problem}` });
+        continue;
+      }
       const ok = kind === 'string|null' ? v === null || typeof v === 'string' : typeof v === kind;
       if (!ok) errors.push({ path: `${path}.${field}`, message: `A ${type} judge needs "${field}" (${kind}), got ${show(v)}.` });
+    }
+    if (type === 'rubric' && typeof judge.scale === 'number' && !(judge.scale > 0)) {
+      errors.push({ path: `${path}.scale`, message: `"scale" (the points each criterion is scored out of) must be above 0, got ${show(judge.scale)}; e.g. 5 or 10.` });
+    }
+    if (typeof judge.id === 'string' && judge.id.startsWith('env:')) {
+      errors.push({ path: `${path}.id`, message: `Judge id ${show(judge.id)} starts with "env:", which names the environment's own verifier vote; pick another id.` });
     }
     for (const field of Object.keys(judge)) {
       if (field !== 'type' && !(field in JUDGE_FIELDS[type])) {

@@ -8,6 +8,8 @@ import type { JudgeResult } from './types.ts';
 
 export interface CachedJudgement {
   result: JudgeResult;
+  /** A group judge's results, one per trajectory of the group (then `result` sums the call up). */
+  results?: JudgeResult[];
   prompt_tokens: number;
   completion_tokens: number;
 }

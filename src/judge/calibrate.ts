@@ -8,7 +8,8 @@ import type { CalibrationItem, JudgeVote, Task, Trajectory } from '../contracts.
 import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from './agreement.ts';
 import { applyCalibration, fitCalibrationMap, type CalibrationFile, type CalibrationMap, type CalibrationMethod } from './calibration-map.ts';
 import { trimmedMean } from './ensemble.ts';
-import { castVote, isUnitScore, type Judge } from './types.ts';
+import type { GroupJudge } from './group-judge.ts';
+import { castVote, errorMessage, isUnitScore, noScore, toVote, type Judge } from './types.ts';
 
 export interface JudgeAgreement {
   judge_id: string;
@@ -111,13 +112,53 @@ export interface CalibrateOptions {
   onItem?: (done: number, total: number) => void;
 }
 
-/** Runs every judge on every labelled item (judges concurrently, items in order), then `calibrateFromVotes`. */
-export async function calibrate(judges: Judge[], items: CalibrationItem[], options: CalibrateOptions = {}): Promise<{ report: CalibrationReport; votes: JudgeVote[][] }> {
+/** A judge calibration can run: one that scores a trajectory, or a group judge (`judgeGroup`). */
+export type CalibratableJudge = Judge | GroupJudge;
+
+function isGroupJudge(judge: CalibratableJudge): judge is GroupJudge {
+  return typeof (judge as Partial<GroupJudge>).judgeGroup === 'function';
+}
+
+/** Items a group judge sees in one call at most: a labelled file may hold many trajectories of one task. */
+const CALIBRATION_GROUP_SIZE = 8;
+
+/**
+ * A group judge's vote on every item: the items of one task (same `task_id`), in file order and at most
+ * CALIBRATION_GROUP_SIZE at a time, are judged together as a group, as in a run. Never throws.
+ */
+async function groupJudgeVotes(judge: GroupJudge, items: CalibrationItem[], getTask: (t: Trajectory) => Task): Promise<JudgeVote[]> {
+  const byTask = new Map<string, number[]>();
+  items.forEach((item, i) => byTask.set(item.trajectory.task_id, [...(byTask.get(item.trajectory.task_id) ?? []), i]));
+  const votes: JudgeVote[] = new Array(items.length);
+  for (const indices of byTask.values()) {
+    for (let start = 0; start < indices.length; start += CALIBRATION_GROUP_SIZE) {
+      const chunk = indices.slice(start, start + CALIBRATION_GROUP_SIZE);
+      const trajectories = chunk.map((i) => items[i].trajectory);
+      let got: JudgeVote[];
+      try {
+        got = await judge.judgeGroup(getTask(trajectories[0]), trajectories);
+      } catch (err) {
+        got = [];
+        chunk.forEach((i) => (votes[i] = toVote(judge.id, noScore(`group judge threw: ${errorMessage(err)}`), 0)));
+      }
+      chunk.forEach((i, k) => (votes[i] ??= got[k] ?? toVote(judge.id, noScore(`the group judge gave no vote for this item`), 0)));
+    }
+  }
+  return votes;
+}
+
+/**
+ * Runs every judge on every labelled item (judges concurrently, items in order), then `calibrateFromVotes`.
+ * Group judges score the items grouped by task first (`groupJudgeVotes`); their votes are calibrated like any other.
+ */
+export async function calibrate(judges: CalibratableJudge[], items: CalibrationItem[], options: CalibrateOptions = {}): Promise<{ report: CalibrationReport; votes: JudgeVote[][] }> {
   const getTask = options.getTask ?? taskFromTrajectory;
   const allVotes: JudgeVote[][] = [];
   const rows: LabelledVotes[] = [];
+  const grouped = new Map<GroupJudge, JudgeVote[]>();
+  for (const j of judges) if (isGroupJudge(j)) grouped.set(j, await groupJudgeVotes(j, items, getTask));
   for (const [i, item] of items.entries()) {
-    const votes = await Promise.all(judges.map((j) => castVote(j, item.trajectory, getTask(item.trajectory))));
+    const votes = await Promise.all(judges.map((j) => (isGroupJudge(j) ? grouped.get(j)![i] : castVote(j, item.trajectory, getTask(item.trajectory)))));
     allVotes.push(votes);
     rows.push({ gold: item.gold, votes: Object.fromEntries(votes.map((v) => [v.judge_id, v.score])) });
     options.onItem?.(i + 1, items.length);

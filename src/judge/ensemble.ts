@@ -33,6 +33,21 @@ export function trimmedMean(values: number[]): number | null {
   return kept.reduce((a, b) => a + b, 0) / kept.length;
 }
 
+/**
+ * The combined score of a trajectory's votes: the trimmed mean of the usable (non-null) judges' votes,
+ * or null when fewer than `minVotes` are usable. The environment's own vote (`env:NAME`, verifier-gate.ts)
+ * is the verifier, not a judge: it is left out here and gates the result instead.
+ */
+export function combineVotes(votes: readonly JudgeVote[], minVotes = 1): { score: number | null; note: string } {
+  const judged = votes.filter((v) => !v.judge_id.startsWith('env:'));
+  const usable = judged.flatMap((v) => (v.score === null ? [] : [v.score]));
+  if (usable.length < minVotes) {
+    return { score: null, note: `${usable.length} usable vote${usable.length === 1 ? '' : 's'} of ${judged.length}; ${minVotes} needed` };
+  }
+  const trimmed = usable.length > 2 ? 'highest and lowest dropped' : 'no trimming (two votes or fewer)';
+  return { score: trimmedMean(usable), note: `${usable.length} usable votes, ${trimmed}` };
+}
+
 export class TrajectoryJudge {
   readonly judges: readonly Judge[];
   readonly minVotes: number;
@@ -58,12 +73,7 @@ export class TrajectoryJudge {
   async judge(trajectory: Trajectory, task: Task): Promise<Judgement> {
     const raw = await Promise.all(this.judges.map((j) => castVote(j, trajectory, task, this.now)));
     const votes = raw.map((v) => this.calibrate(v));
-    const usable = votes.flatMap((v) => (v.score === null ? [] : [v.score]));
-    if (usable.length < this.minVotes) {
-      return { score: null, votes, note: `${usable.length} usable vote${usable.length === 1 ? '' : 's'} of ${votes.length}; ${this.minVotes} needed` };
-    }
-    const trimmed = usable.length > 2 ? 'highest and lowest dropped' : 'no trimming (two votes or fewer)';
-    return { score: trimmedMean(usable), votes, note: `${usable.length} usable votes, ${trimmed}` };
+    return { ...combineVotes(votes, this.minVotes), votes };
   }
 
   /** Judges the trajectory and returns it with `votes` and `judge_score` filled in. */

@@ -29,7 +29,7 @@ import { PlaygroundEpisodes } from './play-episode.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import type { DownloadProgress } from '../model/hub.ts';
 import { PipelineRun } from './run.ts';
-import { readSecrets } from './secrets.ts';
+import { readSecrets, secretLookup } from './secrets.ts';
 
 /** Statuses in which a run is interrupted by a device loss (and, with 'stopping', blocks a new start). */
 const ACTIVE = new Set(['starting', 'running', 'paused']);
@@ -113,6 +113,7 @@ export class Engine {
         return loaded;
       },
       spawnWorker: (index, generator) => this.deps.spawnWorker(index, generator, secrets, tokenizer),
+      getSecret: secretLookup(secrets),
     });
     this.unsubscribeRun?.();
     this.run = run;

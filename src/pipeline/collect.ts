@@ -21,6 +21,7 @@ import { openAtroposFeed, type AtroposFeedOptions } from './atropos-feed.ts';
 import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
+import { createGroupStep } from '../judge/group-step.ts';
 
 export interface CollectOptions {
   store: Store;
@@ -63,7 +64,7 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   return Array.from({ length: size }, (_, i) => ({
     trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: deriveSeed(config.seed, groupId, i), group_id: groupId,
     sampling: config.sampling, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, policy,
-    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, environment: installedSource(task.env),
+    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, environment: installedSource(task.env),
   }));
 }
 
@@ -82,6 +83,8 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   const tokenizer = model?.tokenizer ?? new ByteTokenizer();
   const generator = model ? new GenerationService(() => model.model, tokenizer) : EXPERT_GENERATOR;
   const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
+  // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
+  const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
   const feed = options.atropos ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null }) : null;
   const run = await createRun(store, { ...config, name: options.runName });
   await setRunStatus(store, run.id, 'running');
@@ -89,7 +92,8 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   try {
     for (let g = 0; g < options.groups && !options.signal.aborted; g++) {
       const jobs = collectJobs(config, run.id, g, size, model ? 'model' : 'expert');
-      const group = await Promise.all(jobs.map((job) => core.runEpisode(job)));
+      const rolled = await Promise.all(jobs.map((job) => core.runEpisode(job)));
+      const group = jobs.length ? await groupStep.judge(jobs[0].task, rolled) : rolled;
       const scored = await storeGroup(store, config, run.id, group);
       if (scored && feed) await feed.send(scored);
       all.push(...group);

@@ -3,7 +3,7 @@
  * Form and YAML), which is then the one truth about who judges — the engine reads no UI setting, and
  * nothing is added to a run behind the config's back.
  */
-import type { JudgeConfig, RunConfig } from '../config/schema.ts';
+import type { JudgeConfig, RubricCriterionConfig, RunConfig } from '../config/schema.ts';
 import { getSetting, type Store } from '../store/index.ts';
 
 /** The Judges screen's switch (settings store) for the in-browser ONNX judge. */
@@ -18,7 +18,32 @@ export const REMOTE_JUDGES_SETTING = 'judges.remotes';
 export interface JudgeSwitches {
   inBrowser: boolean;
   /** `hasKey`: a key is saved under `secret.<id>` (a server without keys, such as a local one, has none). */
-  remotes: { id: string; base_url: string; model: string; enabled: boolean; hasKey: boolean }[];
+  remotes: SavedEndpointJudge[];
+}
+
+/**
+ * A judge over an OpenAI-compatible endpoint as the Judges screen saves it. `kind` (absent: `remote`)
+ * says which: the remote rubric judge, a criteria rubric judge (`criteria`, `scale`) or a group judge
+ * (`rubric`: how to compare a group; '' for the built-in text).
+ */
+export interface SavedEndpointJudge {
+  id: string;
+  base_url: string;
+  model: string;
+  enabled: boolean;
+  hasKey: boolean;
+  kind?: 'remote' | 'rubric' | 'group';
+  criteria?: RubricCriterionConfig[];
+  scale?: number;
+  rubric?: string;
+}
+
+/** The run-config entry of a saved endpoint judge (its key, if any, under `secret.<id>`). */
+export function endpointJudgeConfig(r: SavedEndpointJudge): JudgeConfig {
+  const endpoint = { id: r.id, base_url: r.base_url, model: r.model, api_key_env: r.hasKey ? `secret.${r.id}` : null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 };
+  if (r.kind === 'rubric') return { type: 'rubric', ...endpoint, criteria: (r.criteria ?? []).map((c) => ({ ...c })), scale: r.scale ?? 10 };
+  if (r.kind === 'group') return { type: 'group', ...endpoint, rubric: r.rubric ?? '' };
+  return { type: 'remote', ...endpoint };
 }
 
 /**
@@ -29,9 +54,9 @@ export interface JudgeSwitches {
 export function applyJudgeSwitches(config: RunConfig, switches: JudgeSwitches): RunConfig {
   const wanted = new Map<string, JudgeConfig | null>([[IN_BROWSER_JUDGE.id, switches.inBrowser ? { ...IN_BROWSER_JUDGE } : null]]);
   for (const r of switches.remotes) {
-    wanted.set(r.id, r.enabled ? { type: 'remote', id: r.id, base_url: r.base_url, model: r.model, api_key_env: r.hasKey ? `secret.${r.id}` : null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 } : null);
+    wanted.set(r.id, r.enabled ? endpointJudgeConfig(r) : null);
   }
-  const managed = (j: JudgeConfig) => wanted.has(j.id) && (j.type === 'remote' || (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
+  const managed = (j: JudgeConfig) => wanted.has(j.id) && (j.type === 'remote' || j.type === 'rubric' || j.type === 'group' || (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
   const kept = config.judge.judges.filter((j) => !managed(j) || wanted.get(j.id) !== null);
   const added = [...wanted.values()].filter((j): j is JudgeConfig => j !== null && !kept.some((k) => k.id === j.id));
   const judges = [...kept, ...added];

@@ -62,6 +62,7 @@ export function createNodeRun(options: { store: Store; cores?: number; loadModel
     store: options.store,
     loadModel: options.loadModel ?? loadNodeModel,
     spawnWorker: (i, generator) => spawnNodeRolloutWorker(i, generator),
+    getSecret: (name) => process.env[name] ?? null,
     cores: options.cores ?? Math.max(1, availableParallelism()),
     backend: 'wasm',
   });

@@ -11,6 +11,7 @@ import { getEnvironment } from '../envs/registry.ts';
 import { installEnvironmentSource, type EnvironmentSource } from '../envs/sources.ts';
 import { TrajectoryJudge } from '../judge/ensemble.ts';
 import type { Judge } from '../judge/types.ts';
+import { envVote, scoreFromVotes } from '../judge/verifier-gate.ts';
 import { buildEveryJudge } from './every-judge.ts';
 import { runEpisode } from '../rollout/episode.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
@@ -37,6 +38,8 @@ export interface EpisodeJob {
   judges: JudgeConfig[];
   n_judges: number | null;
   min_votes: number;
+  /** `judge.verifier_gate` (default true): the environment's verdict bounds the judges' score (src/judge/verifier-gate.ts). */
+  verifier_gate?: boolean;
   /** A user environment's source (envs/sources.ts), installed in the worker before the episode; absent for built-ins. */
   environment?: EnvironmentSource;
 }
@@ -81,15 +84,23 @@ export class RolloutWorkerCore {
       const vote: JudgeVote = { judge_id: `env:${env.name}`, score, rationale: 'environment evaluate()', latency_ms: performance.now() - started };
       return { ...withId, votes: [vote], judge_score: score, success: isSuccess(score) };
     }
-    const judged = await (await this.ensemble(job)).scoreTrajectory(withId, job.task);
+    const judgement = await (await this.ensemble(job)).judge(withId, job.task);
+    const started = performance.now();
+    const envScore = await env.evaluate(job.task, withId);
+    // The environment's verdict is kept as a vote of its own (`env:NAME`, shown beside the judges', never
+    // averaged with them) and gates their score (src/judge/verifier-gate.ts); the group step adds the
+    // group judges' votes and the group rule once the whole group is in (src/judge/group-step.ts).
+    const votes = envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)];
+    const judge_score = scoreFromVotes(votes, { minVotes: job.min_votes, gate: job.verifier_gate ?? true });
     // Success is the environment's verdict (the task was done), whatever the blend of judges says:
     // replay admission, the curriculum and every success rate read it.
-    return { ...judged, success: isSuccess(await env.evaluate(job.task, withId)) };
+    return { ...withId, votes, judge_score, success: isSuccess(envScore) };
   }
 
   /** One ensemble per judge configuration, built once (remote judges keep their cache and limits). */
   private ensemble(job: EpisodeJob): Promise<TrajectoryJudge> {
-    const chosen = job.n_judges === null ? job.judges : job.judges.slice(0, job.n_judges);
+    // Group judges see whole groups, in the group step (src/judge/group-step.ts), not one episode here.
+    const chosen = (job.n_judges === null ? job.judges : job.judges.slice(0, job.n_judges)).filter((j) => j.type !== 'group');
     const key = JSON.stringify([chosen, job.min_votes]);
     let ensemble = this.ensembles.get(key);
     if (!ensemble) {

@@ -29,6 +29,7 @@ import type { RunController, RunEvent, RunListener, RunStatus } from './events.t
 import { GenerationService, type RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import { WorkerPool, type WorkerHandle } from './worker-pool.ts';
+import { createGroupStep, type GroupStep } from '../judge/group-step.ts';
 import { fixedLevel } from '../config/levels.ts';
 
 export interface RunDeps {
@@ -41,7 +42,13 @@ export interface RunDeps {
   backend?: string;
   /** An episode running longer than this is treated as hung (its worker is replaced). */
   hangTimeoutMs?: number;
+  /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
+  getSecret?: (name: string) => string | null;
 }
+
+/** Said when a run starts with `judge.verifier_gate: false`. */
+export const VERIFIER_GATE_OFF_WARNING =
+  'judge.verifier_gate is off: the judges\' combined score is used as it is, so a lenient judge can score a wrong answer above a right one and give it a positive advantage. Set judge.verifier_gate: true to keep the judges inside the environment\'s verdict.';
 
 /** One later step's groups, rolled out ahead of the trainer. */
 interface Prefetch {
@@ -68,6 +75,8 @@ export class PipelineRun implements RunController {
   private startedAt = 0;
   private stepsAtStart = 0;
   private inFlight = 0;
+  /** Group judges and the verifier gate, applied to each group once it is rolled out. */
+  private groupStep: GroupStep | null = null;
   /** Per judge: votes cast on training trajectories and how many of them were null (the judge could not score). */
   private judgeVotes = new Map<string, { failed: number; total: number }>();
 
@@ -98,7 +107,9 @@ export class PipelineRun implements RunController {
       this.runId = (await createRun(store, config)).id;
     }
     this.setStatus('starting');
+    if (this.config.judge.verifier_gate === false) this.emit({ type: 'error', run_id: this.runId, fatal: false, message: VERIFIER_GATE_OFF_WARNING });
     try {
+      this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
       this.generation = new GenerationService(() => model, tokenizer, undefined, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
@@ -238,7 +249,9 @@ export class PipelineRun implements RunController {
       const level = Math.min(Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]), tasks.difficulty_range[1]);
       const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
       const groupId = `${this.runId}/${step}/${g}`;
-      const group = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+      const rolled = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+      // The group step: group judges, then every score gated by the environment's verdict (src/judge/group-step.ts).
+      const group = await this.groupStep!.judge(task, rolled);
       onGroup?.();
       return group;
     }));
@@ -251,7 +264,7 @@ export class PipelineRun implements RunController {
     try {
       return await this.pool!.submit({
         trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
-        tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes,
+        tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true,
         environment: installedSource(task.env),
       });
     } finally {

@@ -71,7 +71,8 @@ describe('playground operations', () => {
     expect(pieces).toEqual(['hi']);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: null });
     const result = await ops.judge(trajectory, new AbortController().signal);
-    expect(result.votes.map((v) => v.judge_id)).toEqual(DEFAULT_CONFIG.judge.judges.map((j) => j.id));
+    // The judges' votes, then the environment's own verdict (env:NAME), which gates their score.
+    expect(result.votes.map((v) => v.judge_id)).toEqual([...DEFAULT_CONFIG.judge.judges.map((j) => j.id), 'env:arith_tool']);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: result.score, votes: result.votes });
   });
 

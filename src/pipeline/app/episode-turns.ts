@@ -13,6 +13,7 @@ import type { Trajectory, TrajectoryStep } from '../../contracts.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 import { creditTurns } from '../../train/advantages.ts';
 import { scoreGroup } from '../../train/grpo-batch.ts';
+import { applyGroupRule } from '../../judge/verifier-gate.ts';
 import { perTurnProcess, trajectoryCredits } from '../../train/turn-credit.ts';
 
 /**
@@ -75,7 +76,9 @@ export function untrainedStatus(t: Pick<Trajectory, 'split' | 'tokens'>): Exclud
  * (grpo-batch.ts): an unscored sample leaves the group; the rest are ranked, normalised, and each
  * one's advantage spread over its turns. A flat group gets 0 on every turn (the trainer skips it).
  */
-export function groupCredits(group: readonly Trajectory[], config: RunConfig): TrajectoryCredit[] {
+export function groupCredits(original: readonly Trajectory[], config: RunConfig): TrajectoryCredit[] {
+  // The verifier gate's group rule, as the group step applies it in runs (a no-op on a group a run finished).
+  const group = config.judge.verifier_gate === false ? original : applyGroupRule(original);
   const { scored, ranked, advantages: adv } = scoreGroup(group, config);
   if (scored.length === 0) return group.map(() => uncredited('unscored'));
   const summary: GroupSummary = {

@@ -5,10 +5,11 @@
  */
 import type { CalibrationItem } from '../../contracts.ts';
 import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from '../../judge/agreement.ts';
-import { calibrate } from '../../judge/calibrate.ts';
+import { calibrate, type CalibratableJudge } from '../../judge/calibrate.ts';
+import { RemoteGroupJudge } from '../../judge/group-judge.ts';
 import { RemoteJudge } from '../../judge/remote.ts';
+import { RubricJudge } from '../../judge/rubric.ts';
 import { RuleJudge } from '../../judge/rule.ts';
-import type { Judge } from '../../judge/types.ts';
 import { deleteSetting, getSetting, setSetting, type Store } from '../../store/index.ts';
 import { loadBrowserModelJudge } from '../browser-judges.ts';
 import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches } from '../judge-settings.ts';
@@ -90,14 +91,18 @@ export function judgeOperations(getStore: () => Promise<Store>) {
       return { latency_ms, reply: reply.slice(0, 80) };
     },
     async calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal) {
-      let judge: Judge;
+      let judge: CalibratableJudge;
       if (judgeId === 'rule') judge = new RuleJudge({ id: 'rule' });
       else if (judgeId === IN_BROWSER_JUDGE.id) judge = await loadBrowserModelJudge(IN_BROWSER_JUDGE.id, IN_BROWSER_JUDGE.path);
       else {
         const store = await getStore();
         const r = (await remotes(store)).find((x) => x.id === judgeId);
         if (!r) throw new Error(`No judge "${judgeId}"; save it first.`);
-        judge = new RemoteJudge({ id: r.id, baseUrl: r.base_url, model: r.model, apiKey: await key(store, r.id) });
+        const endpoint = { id: r.id, baseUrl: r.base_url, model: r.model, apiKey: await key(store, r.id) };
+        // A group judge is calibrated on the items grouped by task (judge/calibrate.ts), as it judges in runs.
+        judge = r.kind === 'rubric' ? new RubricJudge({ ...endpoint, criteria: r.criteria ?? [], scale: r.scale ?? 10 })
+          : r.kind === 'group' ? new RemoteGroupJudge({ ...endpoint, rubric: r.rubric || undefined })
+          : new RemoteJudge(endpoint);
       }
       const { report, votes } = await calibrate([judge], items, { onItem: (done, total) => { signal.throwIfAborted(); onProgress(done, total); } });
       const agreement = report.judges[0];

@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { describeEnvironments, getEnvironment } from '../../envs/index.ts';
 import { TrajectoryJudge } from '../../judge/ensemble.ts';
 import type { Judge } from '../../judge/types.ts';
+import { envVote, scoreFromVotes } from '../../judge/verifier-gate.ts';
 import { createRun, getRun, putTrajectory, type Store } from '../../store/index.ts';
 import { loadBrowserModelJudge } from '../browser-judges.ts';
 import type { PlayEvent, PlayRequest } from '../engine-api.ts';
@@ -118,12 +119,18 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       const env = getEnvironment(trajectory.env);
       const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
       const store = await getStore();
-      const configs = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store)).judge.judges;
-      const judges = await buildEveryJudge(configs, { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge });
+      const { judge: settings } = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store));
+      const judges = await buildEveryJudge(settings.judges, { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge });
       signal.throwIfAborted();
       const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
-      await save({ ...trajectory, votes: judgement.votes, judge_score: judgement.score, success: isSuccess(judgement.score) });
-      return { score: judgement.score, votes: judgement.votes };
+      // The environment's verdict as a vote of its own (a typed task has none), gating the judges' score as in a run.
+      const started = performance.now();
+      // A throw is no verdict; the rule judge's vote already says why.
+      const envScore = await Promise.resolve().then(() => env.evaluate(task, trajectory)).catch(() => null);
+      const votes = envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)];
+      const score = scoreFromVotes(votes, { minVotes: 1, gate: settings.verifier_gate });
+      await save({ ...trajectory, votes, judge_score: score, success: envScore === null ? isSuccess(score) : isSuccess(envScore) });
+      return { score, votes };
     },
   };
 }

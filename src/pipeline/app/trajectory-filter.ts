@@ -3,6 +3,10 @@
  * array in tests) filters the same way.
  */
 import type { Split, Trajectory } from '../../contracts.ts';
+import { verifierDisagrees } from '../../judge/verifier-gate.ts';
+
+/** Whether a judge's vote fell outside the environment's verdict (the verifier gate moved it); for the vote views. */
+export { verifierDisagrees };
 
 export interface TrajectoryFilter {
   env: string | null;
@@ -34,6 +38,8 @@ export interface TrajectoryRow {
   steps: number;
   /** Max − min over the judges that scored; null with fewer than two scores. */
   disagreement: number | null;
+  /** A judge and the environment's verifier disagree (`verifierDisagrees`). */
+  verifierDisagrees: boolean;
   finishReason: Trajectory['finish_reason'];
   createdAt: number;
 }
@@ -46,7 +52,7 @@ function voteSpread(t: Pick<Trajectory, 'votes'>): number | null {
 export function toRow(t: Trajectory): TrajectoryRow {
   return {
     id: t.id, env: t.env, split: t.split, difficulty: t.difficulty, runId: t.run_id, task: t.task_description,
-    score: t.judge_score, success: t.success, steps: t.steps.length, disagreement: voteSpread(t), finishReason: t.finish_reason, createdAt: t.created_at,
+    score: t.judge_score, success: t.success, steps: t.steps.length, disagreement: voteSpread(t), verifierDisagrees: verifierDisagrees(t.votes), finishReason: t.finish_reason, createdAt: t.created_at,
   };
 }
 

@@ -5,13 +5,21 @@ import type { LineError } from '../../lib/jsonl.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
 import { parseCalibrationFile } from './calibration-file.ts';
 import type { AgreementFigures, ConnectionResult, InBrowserJudgeState, JudgesSource, RemoteJudgeSettings } from './source.ts';
+import { criteriaProblem } from '../../../config/validate.ts';
+import type { RubricCriterionConfig } from '../../../config/schema.ts';
 
-/** A remote judge being edited: the form fields, the unsaved key, and the last test result. */
+/** A judge over an OpenAI-compatible endpoint being edited (remote, rubric or group): the form fields, the unsaved key, and the last test result. */
 export class RemoteJudgeDraft {
   id = $state('');
   base_url = $state('');
   model = $state('');
   enabled = $state(true);
+  kind = $state<JudgeKind>('remote');
+  /** A rubric judge's criteria and the points each is scored out of. */
+  criteria = $state<RubricCriterionConfig[]>([]);
+  scale = $state(5);
+  /** A group judge's instructions ('' for the built-in ones). */
+  rubric = $state('');
   hasKey = $state(false);
   apiKey = $state('');
   testing = $state(false);
@@ -25,14 +33,50 @@ export class RemoteJudgeDraft {
     this.model = s.model;
     this.enabled = s.enabled;
     this.hasKey = s.hasKey;
+    this.kind = s.kind ?? 'remote';
+    this.criteria = (s.criteria ?? []).map((c) => ({ ...c }));
+    this.scale = s.scale ?? 5;
+    this.rubric = s.rubric ?? '';
   }
 
   readonly urlError = $derived(baseUrlProblem(this.base_url));
+  /** What is wrong with a rubric judge's criteria or scale (the config validation's words), or null. */
+  readonly rubricError = $derived.by(() => {
+    if (this.kind !== 'rubric') return null;
+    const problem = criteriaProblem($state.snapshot(this.criteria));
+    if (problem) return `The rubric ${problem}`;
+    return Number.isFinite(this.scale) && this.scale > 0 ? null : 'The points per criterion must be a number above 0 (e.g. 5).';
+  });
 
-  settings() {
-    return { id: this.id, base_url: this.base_url.trim(), model: this.model.trim(), enabled: this.enabled };
+  addCriterion(): void {
+    let n = this.criteria.length + 1;
+    while (this.criteria.some((c) => c.name === `criterion ${n}`)) n++;
+    this.criteria.push({ name: `criterion ${n}`, description: '', weight: 1 });
+  }
+
+  removeCriterion(index: number): void {
+    this.criteria.splice(index, 1);
+  }
+
+  settings(): Omit<RemoteJudgeSettings, 'hasKey'> {
+    const base = { id: this.id, base_url: this.base_url.trim(), model: this.model.trim(), enabled: this.enabled };
+    if (this.kind === 'rubric') {
+      const criteria = ($state.snapshot(this.criteria) as RubricCriterionConfig[]).map((c) => ({ name: c.name.trim(), description: c.description.trim(), weight: Number(c.weight) }));
+      return { ...base, kind: 'rubric', criteria, scale: Number(this.scale) };
+    }
+    if (this.kind === 'group') return { ...base, kind: 'group', rubric: this.rubric.trim() };
+    return base;
   }
 }
+
+export type JudgeKind = NonNullable<RemoteJudgeSettings['kind']>;
+
+/** A starting rubric for a new rubric judge: edit the criteria to fit the task. */
+const STARTER_CRITERIA: RubricCriterionConfig[] = [
+  { name: 'correctness', description: 'The final answer does what the task asks, with no factual or logical errors.', weight: 2 },
+  { name: 'evidence', description: 'The answer rests on what the tools returned, not on guesses.', weight: 1 },
+  { name: 'clarity', description: 'The final answer is clear and complete, without padding.', weight: 1 },
+];
 
 export class JudgesState {
   remotes = $state<RemoteJudgeDraft[]>([]);
@@ -67,16 +111,27 @@ export class JudgesState {
     }
   }
 
-  addRemote(): void {
+  addRemote(kind: JudgeKind = 'remote'): void {
     let n = this.remotes.length + 1;
-    while (this.remotes.some((r) => r.id === `remote-${n}`)) n++;
-    this.remotes.push(new RemoteJudgeDraft({ id: `remote-${n}`, base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: false }));
+    while (this.remotes.some((r) => r.id === `${kind}-${n}`)) n++;
+    const extra = kind === 'rubric' ? { kind, criteria: STARTER_CRITERIA.map((c) => ({ ...c })), scale: 5 } : kind === 'group' ? { kind, rubric: '' } : {};
+    this.remotes.push(new RemoteJudgeDraft({ id: `${kind}-${n}`, base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: false, ...extra }));
+  }
+
+  /** A rubric judge: named, weighted criteria over an OpenAI-compatible endpoint. */
+  addRubric(): void {
+    this.addRemote('rubric');
+  }
+
+  /** A group judge: scores each GRPO group in one call, its trajectories against each other. */
+  addGroup(): void {
+    this.addRemote('group');
   }
 
   async save(draft: RemoteJudgeDraft): Promise<void> {
     draft.saved = false;
-    if (draft.urlError) {
-      draft.saveError = draft.urlError;
+    if (draft.urlError || draft.rubricError) {
+      draft.saveError = draft.urlError ?? draft.rubricError;
       return;
     }
     try {
