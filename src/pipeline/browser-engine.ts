@@ -13,7 +13,7 @@
  */
 import * as Comlink from 'comlink';
 import type { RunConfig } from '../config/schema.ts';
-import type { Trajectory } from '../contracts.ts';
+import type { EnvironmentSource, Split, Task, Trajectory } from '../contracts.ts';
 import { checkAdapterTensors, mergedModelFiles, zipFiles } from '../export/peft.ts';
 import type { BackendChoice } from '../model/backend.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
@@ -26,6 +26,7 @@ import { BackendSupervisor } from './backend-supervisor.ts';
 import type { EngineDeps, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
 import type { RunEvent, RunListener } from './events.ts';
 import { PlaygroundEpisodes } from './play-episode.ts';
+import { EnvironmentWorkshop, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import type { DownloadProgress } from '../model/hub.ts';
 import { PipelineRun } from './run.ts';
@@ -48,6 +49,8 @@ export class Engine {
   private unsubscribeRun: (() => void) | null = null;
   private runState: { id: string; config: RunConfig; status: string } | null = null;
   private readonly episodes: PlaygroundEpisodes;
+  /** The user's environments: checked, installed and used here, never on the page (environment-workshop.ts). */
+  private readonly environments = new EnvironmentWorkshop();
   /** Where hub ids download from: the page's `?hf_endpoint=` (a mirror, or a local server in tests), else huggingface.co. */
   private hubEndpoint: string | undefined;
 
@@ -94,7 +97,8 @@ export class Engine {
     this.runListeners.delete(id);
   }
 
-  async start(config: RunConfig, options: { resumeRunId?: string } = {}): Promise<string> {
+  /** `environments`: the sources of the user environments `config` names (a resumed run reinstalls its stored ones). */
+  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
     if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is already going in this tab; stop it before starting another.');
     await this.init();
     if (await this.backend.use(config.model.backend)) this.shelf.dropDeviceModels();
@@ -197,6 +201,45 @@ export class Engine {
 
   cancelEpisode(episodeId: string): void {
     this.episodes.cancel(episodeId);
+  }
+
+  /** Loads a user environment's draft without installing it: its source (named) and what it offers, or its problems and line. */
+  loadEnvironment(draft: EnvironmentDraft): Promise<EnvironmentLoad> {
+    return this.environments.load(draft);
+  }
+
+  /** The Environments screen's live check (sampled tasks, expert and task-blind audit per level), progress through `onProgress`. */
+  checkEnvironment(draft: EnvironmentDraft, checkId: string, onProgress?: (line: string) => unknown): Promise<EnvironmentCheck> {
+    return this.environments.check(draft, checkId, onProgress);
+  }
+
+  cancelCheck(checkId: string): void {
+    this.environments.cancelCheck(checkId);
+  }
+
+  /** An imported environment file (a module, or a task file) as a source, checked by building it. */
+  readEnvironmentFile(content: Uint8Array | string, fileName: string): Promise<EnvironmentSource> {
+    return this.environments.readFile(content, fileName);
+  }
+
+  /** Installs saved user environments here, so the playground and runs use them like built-ins. */
+  installEnvironments(sources: EnvironmentSource[]): Promise<{ name: string; error: string | null }[]> {
+    return this.environments.install(sources);
+  }
+
+  /** Every environment the engine knows: the built-ins and the installed user environments. */
+  describeEnvironments(): EngineEnvironmentInfo[] {
+    return this.environments.describe();
+  }
+
+  /** A task of an installed environment (the Playground's tasks of a user environment). */
+  generateTask(env: string, seed: number, level: number, split: Split): Task {
+    return this.environments.generateTask(env, seed, level, split);
+  }
+
+  /** The environment's own score of an episode (the Playground's judging of a user environment). */
+  evaluateTrajectory(task: Task, trajectory: Trajectory): Promise<number | null> {
+    return this.environments.evaluate(task, trajectory);
   }
 
   private openStore(): Promise<Store> {

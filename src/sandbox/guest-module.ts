@@ -81,6 +81,8 @@ export class GuestModule {
     const module = new GuestModule(runtime, ctx, json, null, o);
     runtime.setInterruptHandler(() => module.clock.expired());
     module.installConsole();
+    // Loading runs under the module's own deadline (the constructor's clock is only a placeholder).
+    module.clock = new GuestClock(o.timeoutMs);
     try {
       module.exports = module.settle(ctx.evalCode(source, o.fileName, { type: 'module' }), 'loading the module', o.timeoutMs);
     } catch (e) {

@@ -1,5 +1,6 @@
 /**
- * The Playground's operations: environments from the registry, episodes in a rollout worker of the
+ * The Playground's operations: environments from the registry and the user's own (installed in the
+ * engine, their tasks and scores computed there: environments.ts), episodes in a rollout worker of the
  * engine (play-episode.ts: the local model — the latest training run's, else the imported or shipped
  * base model — or the environment's scripted expert, text streamed back piece by piece), every judge a
  * new run would have (the rule judge plus those the Judges screen switched on, each showing its vote
@@ -17,14 +18,15 @@ import { createRun, getRun, putTrajectory, type Store } from '../../store/index.
 import { loadBrowserModelJudge } from '../browser-judges.ts';
 import type { PlayEvent, PlayRequest } from '../engine-api.ts';
 import { buildEveryJudge } from '../every-judge.ts';
+import { userEnvironments, type EnvironmentEngine } from './environments.ts';
 import { applyJudgeSwitches, readJudgeSwitches } from '../judge-settings.ts';
 import type { PolicyStatus } from '../model-shelf.ts';
 import { readSecrets, secretLookup } from '../secrets.ts';
 
 export const PLAYGROUND_RUN = 'playground';
 
-/** What these operations need of the engine (the engine worker's remote on the page). */
-export interface PlaygroundEngine {
+/** What these operations need of the engine (the engine worker's remote on the page); the environment calls for the user's own environments. */
+export interface PlaygroundEngine extends Partial<EnvironmentEngine> {
   policyStatus(): Promise<PolicyStatus> | PolicyStatus;
   playEpisode(request: PlayRequest, onEvent: (event: PlayEvent) => void): Promise<Trajectory>;
   cancelEpisode(episodeId: string): Promise<void> | void;
@@ -47,6 +49,8 @@ function cachedModelJudge(id: string, path: string): Promise<Judge> {
 
 export function playgroundOperations(getStore: () => Promise<Store>, engine: () => PlaygroundEngine) {
   const tasks = new Map<string, Task>();
+  // The user's stored environments run in the engine (environments.ts): their tasks, expert and scores come from there.
+  const user = userEnvironments(getStore, engine);
 
   async function save(trajectory: Trajectory): Promise<void> {
     const store = await getStore();
@@ -65,7 +69,10 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
 
   return {
     async environments() {
-      return describeEnvironments().map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
+      const builtins = describeEnvironments().filter((e) => !user.isUser(e.name)).map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
+      // The user's own environments (the Environments screen); one that cannot load is left out of the picker.
+      const own = await user.describe().catch(() => []);
+      return [...builtins, ...own.map((e) => ({ id: e.name, title: `${e.name.replace(/_/g, ' ')} (yours)`, description: e.description, levels: e.levels }))];
     },
     async policies() {
       // The model first: a first visit shows what the model does (the screen picks the first available
@@ -73,13 +80,12 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       return [await localPolicyOption(), { id: 'expert', label: 'Scripted expert', unavailable: null }];
     },
     async tasks(env: string, difficulty: number, count: number) {
-      const environment = getEnvironment(env);
       const base = Math.floor(Math.random() * 1e6);
-      return Array.from({ length: count }, (_, i) => {
-        const task = environment.generate(base + i, difficulty, 'train');
-        tasks.set(task.id, task);
-        return task;
-      });
+      if (user.isUser(env)) await user.ensure(env);
+      const generate = user.isUser(env) ? (seed: number) => user.generateTask(env, seed, difficulty, 'train') : async (seed: number) => getEnvironment(env).generate(seed, difficulty, 'train');
+      const generated = await Promise.all(Array.from({ length: count }, (_, i) => generate(base + i)));
+      for (const task of generated) tasks.set(task.id, task);
+      return generated;
     },
     async customTask(env: string, difficulty: number, prompt: string): Promise<Task> {
       // A typed task has no hidden answer: the rule judge will say it cannot score, honestly.
@@ -88,8 +94,9 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
     /** One episode in a rollout worker of the engine, its text and steps streamed through `onEvent`. */
     async runEpisode({ task, seed, policy }: { task: Task; seed: number; policy: string }, onEvent: (event: PlaygroundEvent) => void, signal: AbortSignal): Promise<Trajectory> {
       if (policy !== 'local' && policy !== 'expert') throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
+      const own = user.isUser(task.env) ? await user.ensure(task.env) : null;
       if (policy === 'expert') {
-        if (!getEnvironment(task.env).expert) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
+        if (!(own ? own.expert : getEnvironment(task.env).expert)) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
         if (Object.keys(task.data).length === 0) throw new Error('The scripted expert only knows generated tasks; switch back to "generated".');
       }
       signal.throwIfAborted();
@@ -116,7 +123,7 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
     /** The votes of every judge a new run would have; the episode is saved again with them. */
     async judge(trajectory: Trajectory, signal: AbortSignal) {
       signal.throwIfAborted();
-      const env = getEnvironment(trajectory.env);
+      const env = user.isUser(trajectory.env) ? user.evaluator(trajectory.env) : getEnvironment(trajectory.env);
       const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
       const store = await getStore();
       const { judge: settings } = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store));

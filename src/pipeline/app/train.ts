@@ -3,10 +3,14 @@
  * runs left `running` or `paused` by a closed page (and not live in another tab) are offered for
  * resuming, and their stored metrics, markers and held-out results refill the charts.
  */
+import type { RunConfig } from '../../config/schema.ts';
+import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
+import type { RunController } from '../events.ts';
 import { readJudgeSwitches } from '../judge-settings.ts';
 import { liveRunIds, runIsFree } from '../run-lock.ts';
 import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint, type Store } from '../../store/index.ts';
+import { storedSources, userEnvironments } from './environments.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
 
 /** How long a run's lock may stay held after a reload before the run counts as live in another tab. */
@@ -14,7 +18,8 @@ const LOCK_GRACE_MS = 8000;
 
 export function trainOperations(getStore: () => Promise<Store>) {
   return {
-    environments: async () => describeEnvironments().map((e) => e.name),
+    /** The built-ins and the user's stored environments (the Environments screen). */
+    environments: async () => [...new Set([...describeEnvironments().map((e) => e.name), ...(await userEnvironments(getStore, () => ({})).names())])],
     async interruptedRuns() {
       const store = await getStore();
       const [runs, live] = await Promise.all([listRuns(store), liveRunIds()]);
@@ -37,6 +42,24 @@ export function trainOperations(getStore: () => Promise<Store>) {
       const heldOut = evaluations.filter((e) => !e.benchmark.includes('/'))
         .map((e) => ({ step: e.step, env: e.benchmark, successes: Math.round(e.results.success * e.results.n), n: e.results.n }));
       return { metrics, markers, heldOut };
+    },
+  };
+}
+
+/**
+ * `controller` whose new runs carry the stored sources of the user environments their config names
+ * (`start` is the engine's, which takes them); a resumed run reinstalls the ones stored with it.
+ */
+export function withUserEnvironments(
+  controller: RunController,
+  start: (config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] }) => Promise<string>,
+  getStore: () => Promise<Store>,
+): RunController {
+  return {
+    ...controller,
+    async start(config, options = {}) {
+      if (options.resumeRunId) return start(config, options);
+      return start(config, { ...options, environments: await storedSources(await getStore(), config.tasks.environments) });
     },
   };
 }

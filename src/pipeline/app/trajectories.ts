@@ -7,6 +7,7 @@ import { describeEnvironments } from '../../envs/index.ts';
 import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
 import { countTrajectories, getGroup, getRun, getTrajectories, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
 import { tokenAdvantages } from '../../train/advantages.ts';
+import { userEnvironments } from './environments.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited, untrainedStatus, type TrajectoryCredit } from './episode-turns.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
 
@@ -34,7 +35,8 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
   return {
     async facets() {
       const runs = await listRuns(await getStore());
-      return { envs: describeEnvironments().map((e) => e.name), runs: runs.map((r) => ({ id: r.id, name: r.name })) };
+      const own = await userEnvironments(getStore, () => ({})).names();
+      return { envs: [...new Set([...describeEnvironments().map((e) => e.name), ...own])], runs: runs.map((r) => ({ id: r.id, name: r.name })) };
     },
     async count(f: TrajectoryFilter) {
       if (!needsScan(f)) return countTrajectories(await getStore(), toStoreFilter(f));

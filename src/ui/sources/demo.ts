@@ -11,6 +11,7 @@ import type { TrainSource } from '../screens/train/train.svelte.ts';
 import { demoAnswer, demoChainTrajectory, demoTask, demoTrajectory, demoVotes } from './demo-data.ts';
 import type { AppSources } from './index.ts';
 import { MemoryTrajectorySource } from './memory-trajectories.ts';
+import { demoEnvironments } from './demo-environments.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../pipeline/app/episode-turns.ts';
 import { tokenDetail } from '../../pipeline/app/trajectories.ts';
 
@@ -158,5 +159,6 @@ export function createDemoSources(): AppSources {
     judges: demoJudges(),
     models: demoModels(),
     learn,
+    environments: demoEnvironments(ENVS),
   };
 }

@@ -4,13 +4,15 @@
  * store, with the engine web worker (real/engine-client.ts) for runs, the playground's episodes, model
  * imports and merged exports. Sources hold no domain logic of their own.
  */
+import { environmentOperations } from '../../pipeline/app/environments.ts';
 import { judgeOperations } from '../../pipeline/app/judges.ts';
 import { latestLesson } from '../../pipeline/app/learn.ts';
 import { modelOperations } from '../../pipeline/app/models.ts';
 import { pageStore } from '../../pipeline/app/page-store.ts';
 import { playgroundOperations } from '../../pipeline/app/playground.ts';
-import { trainOperations } from '../../pipeline/app/train.ts';
+import { trainOperations, withUserEnvironments } from '../../pipeline/app/train.ts';
 import { trajectoryOperations } from '../../pipeline/app/trajectories.ts';
+import type { EnvironmentsSource } from '../screens/environments/source.ts';
 import type { JudgesSource } from '../screens/judges/source.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { ModelsSource } from '../screens/models/source.ts';
@@ -27,6 +29,7 @@ export interface AppSources {
   judges: JudgesSource;
   models: ModelsSource;
   learn: LearnSource;
+  environments: EnvironmentsSource;
 }
 
 function isDemo(): boolean {
@@ -38,10 +41,12 @@ export function createAppSources(): AppSources {
   const engine = () => getEngine().engine;
   return {
     playground: playgroundOperations(pageStore, engine),
-    train: { controller: engineRunController(), ...trainOperations(pageStore) },
+    // A new run carries the stored sources of the user environments its config names.
+    train: { controller: withUserEnvironments(engineRunController(), (config, options) => getEngine().engine.start(config, options), pageStore), ...trainOperations(pageStore) },
     trajectories: trajectoryOperations(pageStore),
     judges: judgeOperations(pageStore),
     models: modelOperations(pageStore, engine),
     learn: { latest: async () => latestLesson(await pageStore()), subscribe: () => () => {} },
+    environments: environmentOperations(pageStore, engine),
   };
 }

@@ -1,0 +1,26 @@
+/**
+ * What the Environments screen needs from the rest of Spindle: the stored environments, the live check
+ * and loading in the engine worker (a user's code never runs on the page), files in and out. The app
+ * gives it src/pipeline/app/environments.ts; tests and the demo pass their own.
+ */
+import type {
+  BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary,
+} from '../../../pipeline/app/environments.ts';
+
+export type { BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary };
+export type { EnvironmentAudit } from '../../../pipeline/app/environments.ts';
+
+export interface EnvironmentsSource {
+  /** The editor's "Load example" (treasure_hunt) and "New" drafts. */
+  example(): EnvironmentDraft;
+  starter(): EnvironmentDraft;
+  list(): Promise<{ user: EnvironmentSummary[]; builtins: BuiltinSummary[] }>;
+  open(name: string): Promise<EnvironmentDraft>;
+  /** Loads and audits the draft in the engine, each finished part through `onProgress`; `signal` cancels. */
+  check(draft: EnvironmentDraft, onProgress: (line: string) => void, signal: AbortSignal): Promise<EnvironmentCheck>;
+  /** Stores the draft with the last check's problems (null: not checked); a draft that does not load comes back with its problems. */
+  save(draft: EnvironmentDraft, auditProblems: string[] | null): Promise<{ ok: true; summary: EnvironmentSummary } | EnvironmentFailure>;
+  importFile(file: { name: string; bytes: Uint8Array }): Promise<EnvironmentDraft>;
+  exportFile(draft: EnvironmentDraft, name: string | null): { fileName: string; mime: string; text: string };
+  remove(name: string): Promise<void>;
+}
