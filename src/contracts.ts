@@ -166,6 +166,31 @@ export type RunMarker =
   | { kind: 'curriculum'; run_id: string; step: number; env: string; from: number; to: number; time: number }
   | { kind: 'regression'; run_id: string; step: number; benchmark: string; baseline: number; current: number; rolled_back_to: number | null; time: number };
 
+/**
+ * A user's environment as data (envs/sources.ts builds it): a JavaScript module, or rows of a task file
+ * with their verifier. It travels with rollout jobs to workers, is stored with a run and in the app's
+ * store, and is named (with its digest) in what a run exports, so the run can be reproduced.
+ */
+export type EnvironmentSource =
+  | {
+      kind: 'module';
+      /** The environment's name (what the module's `name` says). */
+      name: string;
+      /** The module's JavaScript. */
+      source: string;
+      /** Where it came from (a file name), for messages and metadata; null when typed in the app. */
+      file: string | null;
+    }
+  | {
+      kind: 'tasks';
+      name: string;
+      /** The file's rows as read (envs/task-file), JSON-safe. */
+      rows: Record<string, unknown>[];
+      /** The verifier the config chose for rows that name none; null: per row, else exact. */
+      verifier: Record<string, unknown> | null;
+      file: string | null;
+    };
+
 /** A labelled item for judge calibration: a trajectory and its gold score in [0, 1]. */
 export interface CalibrationItem {
   trajectory: Trajectory;

@@ -73,6 +73,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'judge.min_votes': { kind: 'int', min: 1 },
   'tasks.environments': { kind: 'strings' },
   'tasks.task_file': { kind: 'string', nullable: true },
+  'tasks.env_files': { kind: 'strings' },
   'tasks.difficulty_range': { kind: 'range', min: 1, max: 5 },
   'tasks.levels': { kind: 'levels', min: 1, max: 5 },
   'tasks.eval_items': { kind: 'int', min: 1 },

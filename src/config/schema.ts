@@ -176,7 +176,14 @@ export interface RunConfig {
   };
   tasks: {
     environments: string[];
+    /**
+     * A task file (JSONL, JSON, CSV, TSV or Parquet rows of prompt and answer, the seed's `task_file`),
+     * trained on as an environment named after the file (`my-tasks.jsonl` → `my_tasks`). CLI: a path
+     * relative to the working directory; the app loads files on the Environments screen instead.
+     */
     task_file: string | null;
+    /** JavaScript environment modules (envs/module-env.ts) to load and train on, as paths; the same rules as task_file. */
+    env_files: string[];
     /**
      * How a task file's answers are checked (src/envs/task-file/verifiers.ts): a verifier name
      * (`number`) or a mapping with its settings; null: each row's own `verifier`, else `exact`.
@@ -233,6 +240,6 @@ export const DEFAULT_CONFIG: RunConfig = {
   // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },
-  tasks: { environments: ['arith_tool'], task_file: null, verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
+  tasks: { environments: ['arith_tool'], task_file: null, env_files: [], verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

@@ -4,27 +4,17 @@
  * be rebuilt there identically. Built-in environments need no source; a user environment is installed
  * into the registry of each thread that uses it (`installEnvironmentSource`), once per content digest.
  */
+import type { EnvironmentSource } from '../contracts.ts';
 import { hashString } from '../rng.ts';
-import { stableJson } from './define.ts';
+import { defineEnvironment, stableJson } from './define.ts';
 import { loadEnvironmentModule } from './module-env.ts';
+import { readTaskFile, taskFileSpec, type TaskRow, type VerifierConfig } from './task-file/index.ts';
 import { getEnvironment, installEnvironment, isBuiltinEnvironment } from './registry.ts';
 import type { Environment } from './types.ts';
 
-export interface ModuleSource {
-  kind: 'module';
-  /** The environment's name (what the module's `name` says). */
-  name: string;
-  /** The module's JavaScript. */
-  source: string;
-  /** Where it came from (a file name), for messages and metadata; null when typed in the app. */
-  file: string | null;
-}
-
-export type EnvironmentSource = ModuleSource;
-
 /** A short content digest: two sources with the same digest build the same environment. */
 export function sourceDigest(source: EnvironmentSource): string {
-  const text = stableJson(source.kind === 'module' ? { kind: source.kind, source: source.source } : source);
+  const text = stableJson(source.kind === 'module' ? { kind: source.kind, source: source.source } : { kind: source.kind, rows: source.rows, verifier: source.verifier });
   return [hashString(text), hashString(`spindle\u0000${text}`)].map((h) => h.toString(16).padStart(8, '0')).join('');
 }
 
@@ -35,12 +25,45 @@ export function describeSource(source: EnvironmentSource): { name: string; kind:
 
 /** Builds the environment a source describes, not registering it; `close` frees its sandbox context. */
 export async function buildEnvironment(source: EnvironmentSource): Promise<{ env: Environment; close(): void }> {
+  if (source.kind === 'tasks') {
+    const spec = taskFileSpec(source.name, source.rows as unknown as TaskRow[], { verifier: source.verifier as VerifierConfig | null });
+    return { env: defineEnvironment(spec), close: () => {} };
+  }
   const built = await loadEnvironmentModule(source.source, { fileName: source.file?.split(/[\\/]/).pop() ?? `${source.name}.js` });
   if (built.env.name !== source.name) {
     built.close();
     throw new Error(`The module names itself "${built.env.name}" but was stored as "${source.name}"; save it again`);
   }
   return built;
+}
+
+/** Module files; anything else is read as a task file (JSONL, JSON, CSV, TSV, Parquet). */
+const MODULE_FILE = /\.m?js$/i;
+
+/**
+ * The source a file describes: a JavaScript module (its `name` read by loading it), or a task file
+ * whose environment is named after the file (`word-problems.jsonl` → `word_problems`) unless `name` is
+ * given. Checked by building it: every problem comes back as the error (rows and fields named).
+ */
+export async function environmentSourceFromFile(content: Uint8Array | string, fileName: string, options: { name?: string; verifier?: Record<string, unknown> | null } = {}): Promise<EnvironmentSource> {
+  const file = fileName.split(/[\\/]/).pop() ?? fileName;
+  if (MODULE_FILE.test(file)) {
+    const source = typeof content === 'string' ? content : new TextDecoder().decode(content);
+    const built = await loadEnvironmentModule(source, { fileName: file });
+    built.close();
+    return { kind: 'module', name: built.env.name, source, file };
+  }
+  const rows = await readTaskFile(content, file);
+  const name = options.name ?? environmentNameFor(file);
+  const source: EnvironmentSource = { kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file };
+  (await buildEnvironment(source)).close();
+  return source;
+}
+
+/** `My Tasks-v2.jsonl` → `my_tasks_v2`: a registry name from a file name. */
+export function environmentNameFor(fileName: string): string {
+  const stem = fileName.replace(/\.[^.]+$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  return /^[a-z]/.test(stem) ? stem : `tasks_${stem || 'file'}`;
 }
 
 interface Installed {
@@ -75,3 +98,5 @@ export function installedSource(name: string): EnvironmentSource | undefined {
 export function installedSources(names: readonly string[]): EnvironmentSource[] {
   return names.flatMap((n) => installed.get(n)?.source ?? []);
 }
+
+export type { EnvironmentSource };

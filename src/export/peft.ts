@@ -13,6 +13,8 @@
 import { strFromU8, strToU8, zipSync } from 'fflate';
 import { stringify as toYaml } from 'yaml';
 import type { RunConfig } from '../config/schema.ts';
+import type { EnvironmentSource } from '../contracts.ts';
+import { describeSource } from '../envs/sources.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import { transformersBase } from '../model/hub.ts';
@@ -55,9 +57,16 @@ export interface ModelCardInput {
   /** e.g. `{ 'arith_tool/success': 0.62 }` or rows of {benchmark, step, results}. */
   evals?: Record<string, number> | { benchmark: string; step: number; results: Record<string, number> }[];
   title?: string;
+  /** The user environments the run trained on: listed (with digests) in the card, their sources shipped beside it. */
+  environments?: EnvironmentSource[];
 }
 
-export function modelCard({ config, run, evals, title }: ModelCardInput): string {
+/** Where a user environment's source goes in the adapter folder, so the run can be reproduced from it. */
+export function environmentFileName(source: EnvironmentSource): string {
+  return `spindle_environments/${source.name}.${source.kind === 'module' ? 'js' : 'jsonl'}`;
+}
+
+export function modelCard({ config, run, evals, title, environments }: ModelCardInput): string {
   const front = toYaml({ base_model: config.base_model_name_or_path, library_name: 'peft', tags: ['spindle', 'lora', run?.training.method ?? 'grpo'] }).trimEnd();
   const lines = [
     '---', front, '---', '', `# ${title ?? run?.name ?? 'Spindle LoRA adapter'}`, '',
@@ -76,6 +85,14 @@ export function modelCard({ config, run, evals, title }: ModelCardInput): string
     }
     lines.push('');
   }
+  if (environments?.length) {
+    lines.push('## Your environments', '', 'Trained on these environments of your own; their sources are in this folder.', '', '| name | kind | from | digest | file |', '|---|---|---|---|---|');
+    for (const e of environments) {
+      const d = describeSource(e);
+      lines.push(`| ${d.name} | ${d.kind} | ${d.file ?? '(typed in the app)'} | ${d.digest} | ${environmentFileName(e)} |`);
+    }
+    lines.push('');
+  }
   if (run) lines.push('## Training config', '', '```yaml', toYaml(run).trimEnd(), '```', '');
   return lines.join('\n');
 }
@@ -87,6 +104,10 @@ export function adapterFiles(tensors: HostTensors, card: ModelCardInput): Map<st
     [ADAPTER_CONFIG, strToU8(JSON.stringify(card.config, null, 2) + '\n')],
     [ADAPTER_WEIGHTS, writeSafetensors(tensors, { format: 'pt' })],
     ['README.md', strToU8(modelCard(card))],
+    ...(card.environments ?? []).map((e): [string, Uint8Array] => [
+      environmentFileName(e),
+      strToU8(e.kind === 'module' ? e.source : e.rows.map((r) => JSON.stringify(r)).join('\n') + '\n'),
+    ]),
   ]);
 }
 

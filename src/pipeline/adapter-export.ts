@@ -40,7 +40,7 @@ export async function checkpointAdapterZip(store: Store, checkpoint: CheckpointR
   const { run } = adapter;
   const evals = run ? (await listEvaluations(store, run.id)).map((e) => ({ benchmark: e.benchmark, step: e.step, results: e.results })) : undefined;
   try {
-    return { ...adapter, zip: adapterZip(adapter.tensors, { config: adapter.config, run: run?.config, evals, title: run?.name }) };
+    return { ...adapter, zip: adapterZip(adapter.tensors, { config: adapter.config, run: run?.config, evals, title: run?.name, environments: run?.environments }) };
   } catch (e) {
     throw new Error(`checkpoint ${checkpoint.id}: ${(e as Error).message}`, { cause: e });
   }

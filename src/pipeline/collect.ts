@@ -12,7 +12,7 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { ScoredGroup, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { installedSource } from '../envs/sources.ts';
+import { installedSource, installedSources } from '../envs/sources.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import { deriveSeed } from '../rng.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
@@ -86,7 +86,8 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
   const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
   const feed = options.atropos ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null }) : null;
-  const run = await createRun(store, { ...config, name: options.runName });
+  // The user environments it used (installed by the caller) are stored with it, as a training run's are.
+  const run = await createRun(store, { ...config, name: options.runName }, { environments: installedSources(config.tasks.environments) });
   await setRunStatus(store, run.id, 'running');
   const all: Trajectory[] = [];
   try {

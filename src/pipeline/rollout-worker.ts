@@ -6,9 +6,9 @@
  * only this worker; tests call it directly.
  */
 import type { JudgeConfig } from '../config/schema.ts';
-import { isSuccess, type JudgeVote, type SamplingParams, type Task, type Trajectory } from '../contracts.ts';
+import { isSuccess, type EnvironmentSource, type JudgeVote, type SamplingParams, type Task, type Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { installEnvironmentSource, type EnvironmentSource } from '../envs/sources.ts';
+import { installEnvironmentSource } from '../envs/sources.ts';
 import { TrajectoryJudge } from '../judge/ensemble.ts';
 import type { Judge } from '../judge/types.ts';
 import { envVote, scoreFromVotes } from '../judge/verifier-gate.ts';

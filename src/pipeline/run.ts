@@ -15,9 +15,9 @@
  * but that unfinished update's own groups.
  */
 import type { RunConfig } from '../config/schema.ts';
-import type { MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
+import type { EnvironmentSource, MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { installedSource } from '../envs/sources.ts';
+import { installedSource, installedSources, installEnvironmentSource } from '../envs/sources.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
@@ -92,7 +92,11 @@ export class PipelineRun implements RunController {
     return this.loop;
   }
 
-  async start(config: RunConfig, options: { resumeRunId?: string } = {}): Promise<string> {
+  /**
+   * `environments`: the sources of the user environments `config` names (installed here, stored with the
+   * run; a resumed run installs the ones it stored).
+   */
+  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
     if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
     this.stopRequested = false;
     this.judgeVotes.clear();
@@ -103,8 +107,11 @@ export class PipelineRun implements RunController {
       if (!record) throw new Error(`There is no run "${options.resumeRunId}" to resume in this store.`);
       this.runId = record.id;
       this.config = record.config;
+      for (const source of record.environments ?? []) await installEnvironmentSource(source);
     } else {
-      this.runId = (await createRun(store, config)).id;
+      for (const source of options.environments ?? []) await installEnvironmentSource(source);
+      for (const name of config.tasks.environments) getEnvironment(name); // an unknown name fails here, listing the known ones
+      this.runId = (await createRun(store, config, { environments: installedSources(config.tasks.environments) })).id;
     }
     this.setStatus('starting');
     if (this.config.judge.verifier_gate === false) this.emit({ type: 'error', run_id: this.runId, fatal: false, message: VERIFIER_GATE_OFF_WARNING });

@@ -2,7 +2,8 @@
  * The check a user's environment gets before any training (issue 28): a few sampled tasks to read, the
  * tasks are the same for the same seed, the scripted expert succeeds through the real sandbox, and no
  * task-blind policy (blind-policies.ts: constants, echoes, formulas, blind tool probes) succeeds more
- * often than the environment's declared luck allows. A shortcut is a problem, not a warning: an
+ * often than the environment's declared luck allows: beyond noise, i.e. the lower end of the 95% interval
+ * of its success is above `chance(level)` (2 lucky items of 16 are not a shortcut; 6 of 6 are). A shortcut is a problem, not a warning: an
  * environment that pays for ignoring the task teaches exactly that.
  */
 import type { Task } from '../contracts.ts';
@@ -10,6 +11,7 @@ import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { bestBlindSuccess, type BlindResult } from './blind-policies.ts';
 import { expertTrajectory } from './expert.ts';
+import { wilsonInterval } from './success-interval.ts';
 
 export interface AuditOptions {
   /** Items per level for the expert and for each blind policy. */
@@ -41,8 +43,6 @@ export interface EnvironmentAudit {
   warnings: string[];
 }
 
-/** Blind success above the declared chance by more than this is a shortcut. */
-export const SHORTCUT_MARGIN = 0.05;
 const SAMPLES = 5;
 
 export async function auditEnvironment(env: Environment, options: AuditOptions = {}): Promise<EnvironmentAudit> {
@@ -81,8 +81,9 @@ export async function auditEnvironment(env: Environment, options: AuditOptions =
     }
     const blind = await bestBlindSuccess(env, level, { items, seed, split: 'test' });
     const chance = env.chance(level);
-    if (blind.success > chance + SHORTCUT_MARGIN) {
-      problems.push(`level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`);
+    const [low, high] = wilsonInterval(Math.round(blind.success * blind.n), blind.n);
+    if (low > chance) {
+      problems.push(`level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items (95% interval ${pct(low)}–${pct(high)}) without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`);
     }
     onProgress(`level ${level}: best task-blind policy ${pct(blind.success)} (${blind.policy})`);
     audits.push({ level, expert, blind, chance });

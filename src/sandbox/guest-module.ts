@@ -264,16 +264,15 @@ export class GuestModule {
 
   private guestError(handle: QuickJSHandle, what: string, timeoutMs = this.options.timeoutMs): GuestModuleError {
     const timedOut = this.clock.expired();
-    let text = 'an exception';
-    let line: number | null = null;
+    let dumped: { text: string; stack: string };
     try {
-      const dumped = this.ctx.typeof(handle) === 'object' ? this.errorParts(handle) : { text: String(this.ctx.dump(handle)), stack: '' };
-      text = dumped.text;
-      const match = new RegExp(`${escapeRegExp(this.options.fileName)}:(\\d+)`).exec(dumped.stack);
-      line = match ? Number(match[1]) : null;
+      dumped = this.ctx.typeof(handle) === 'object' ? this.errorParts(handle) : { text: String(this.ctx.dump(handle)), stack: '' };
     } finally {
       handle.dispose();
     }
+    const { text } = dumped;
+    const match = new RegExp(`${escapeRegExp(this.options.fileName)}:(\\d+)`).exec(dumped.stack);
+    const line = match ? Number(match[1]) : null;
     if (timedOut) return new GuestModuleError(`${what}: timeout after ${timeoutMs} ms of running time`, line, true, `timeout after ${timeoutMs} ms`);
     if (/out of memory/i.test(text) || text === 'null') {
       const detail = `out of memory (the ${this.options.memoryBytes >> 20} MiB heap limit)`;

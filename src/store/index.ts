@@ -19,6 +19,7 @@ export {
 export { putEvaluation, listEvaluations } from './evaluations.ts';
 export { putSkill, getSkill, listSkills, deleteSkill, recordSkillUse } from './skills.ts';
 export { getSetting, setSetting, deleteSetting } from './settings.ts';
+export { putEnvironment, getEnvironmentRecord, listEnvironmentRecords, deleteEnvironmentRecord } from './environments.ts';
 export {
   TrajectoryCommons, queryTrajectories, iterateTrajectories, trajectoryStats, countTrajectories,
   type TrajectoryFilter, type PageOptions, type Page, type DatasetStats,

@@ -3,7 +3,7 @@
  * JSON + binary chunks in the file-backed snapshot). The trajectory record is the contract's
  * `Trajectory` plus the fields the indexes need.
  */
-import type { Metrics, MetricsRecord, RunMarker, ScoredGroup, Trajectory } from '../contracts.ts';
+import type { EnvironmentSource, Metrics, MetricsRecord, RunMarker, ScoredGroup, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 
 /** `interrupted`: it was running when the process running it died (killed, crashed), found on the next read. */
@@ -25,6 +25,8 @@ export interface RunRecord {
   error: string | null;
   /** The OS process that set it running, where there is one (Node); absent in browsers and older records. */
   owner?: { pid: number } | null;
+  /** The user environments it trains on, as they were when it started (absent for built-ins only). */
+  environments?: EnvironmentSource[];
 }
 
 /** A stored trajectory: the contract plus `n_steps`, which the min/max-steps filter and index need. */
@@ -101,6 +103,17 @@ export interface SkillRecord {
   /** ISO date-time. */
   created: string;
   markdown: string;
+}
+
+/** A user environment kept in the store (the Environments screen, `spindle envs add`), by name. */
+export interface EnvironmentRecord {
+  name: string;
+  source: EnvironmentSource;
+  /** Milliseconds since the epoch. */
+  created: number;
+  updated: number;
+  /** The last audit's problems (empty: it passed), or null before any audit. */
+  audit_problems: string[] | null;
 }
 
 export interface SettingRecord {

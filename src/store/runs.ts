@@ -1,4 +1,5 @@
 /** Runs: config, status and a running summary of the latest metrics. */
+import type { EnvironmentSource } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 import { ALL_STORES } from './schema.ts';
 import { read, write, type Store } from './db.ts';
@@ -8,11 +9,13 @@ export function newId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-export async function createRun(store: Store, config: RunConfig, options: { id?: string; now?: number } = {}): Promise<RunRecord> {
+/** `environments`: the sources of the user environments it uses, kept so it can be resumed and reproduced. */
+export async function createRun(store: Store, config: RunConfig, options: { id?: string; now?: number; environments?: EnvironmentSource[] } = {}): Promise<RunRecord> {
   const now = options.now ?? Date.now();
   const run: RunRecord = {
     id: options.id ?? newId('run'), name: config.name, config, status: 'created',
     created: now, updated: now, metrics_summary: {}, last_step: -1, error: null,
+    ...(options.environments?.length ? { environments: options.environments } : {}),
   };
   await write(store, ['runs'], `run ${run.id}`, async (tx) => { await tx.objectStore('runs').add(run); });
   return run;

@@ -8,15 +8,16 @@
  *   v2  trajectories gain `n_steps` (filled in for old records) and the split, n_steps,
  *       [run_id, created_at] and [env, created_at] indexes; new stores markers, replay,
  *       checkpoint_heads, evaluations, skills.
+ *   v3  environments: the user's own environments (module sources, task-file rows), by name.
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type {
-  CheckpointHead, CheckpointRecord, EvaluationRecord, GroupRecord, MarkerRecord, MetricsRecord, ReplayRecord,
+  CheckpointHead, CheckpointRecord, EnvironmentRecord, EvaluationRecord, GroupRecord, MarkerRecord, MetricsRecord, ReplayRecord,
   RunRecord, SettingRecord, SkillRecord, TrajectoryRecord,
 } from './records.ts';
 
 export const DB_NAME = 'spindle';
-export const DB_VERSION = 2;
+export const DB_VERSION = 3;
 
 export interface SpindleSchema extends DBSchema {
   runs: { key: string; value: RunRecord; indexes: { created: number } };
@@ -43,6 +44,7 @@ export interface SpindleSchema extends DBSchema {
   checkpoint_heads: { key: string; value: CheckpointHead };
   evaluations: { key: string; value: EvaluationRecord; indexes: { run_id: string; run_step: [string, number] } };
   skills: { key: string; value: SkillRecord; indexes: { usage_count: number } };
+  environments: { key: string; value: EnvironmentRecord };
   settings: { key: string; value: SettingRecord };
 }
 
@@ -93,6 +95,10 @@ const MIGRATIONS: UpgradeStep[] = [
       }
     }
   },
+  // v3: user environments.
+  (db) => {
+    db.createObjectStore('environments', { keyPath: 'name' });
+  },
 ];
 
 if (MIGRATIONS.length !== DB_VERSION) throw new Error('schema.ts: MIGRATIONS must have one step per version');
@@ -110,11 +116,12 @@ export async function upgrade(db: SpindleDB, oldVersion: number, newVersion: num
 /** Every object store, for whole-database operations (snapshots, deleting a run). */
 export const ALL_STORES = [
   'runs', 'trajectories', 'groups', 'metrics', 'markers', 'replay', 'checkpoints', 'checkpoint_heads',
-  'evaluations', 'skills', 'settings',
+  'evaluations', 'skills', 'environments', 'settings',
 ] as const satisfies readonly StoreNames<SpindleSchema>[];
 
 /** The stores that exist at a given version (a snapshot of an older database lists only these). */
 export function storesAtVersion(version: number): StoreNames<SpindleSchema>[] {
   const v1 = ['runs', 'trajectories', 'groups', 'metrics', 'checkpoints', 'settings'] as const;
-  return version >= 2 ? [...ALL_STORES] : [...v1];
+  if (version < 2) return [...v1];
+  return version >= 3 ? [...ALL_STORES] : ALL_STORES.filter((s) => s !== 'environments');
 }

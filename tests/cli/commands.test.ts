@@ -33,8 +33,8 @@ describe('spindle envs', () => {
   it('lists every environment with tags, levels and tools, or those with a tag', async () => {
     const all = await cli(dir, 'envs');
     expect(all.code).toBe(0);
-    expect(all.out.split('\n')[0]).toMatch(/^name\s+tags\s+levels\s+tools$/);
-    expect(all.out).toMatch(/arith_tool\s+math,tool-use,starter\s+1-5\s+calc/);
+    expect(all.out.split('\n')[0]).toMatch(/^name\s+tags\s+levels\s+tools\s+from$/);
+    expect(all.out).toMatch(/arith_tool\s+math,tool-use,starter\s+1-5\s+calc\s+built-in/);
     const shell = await cli(dir, 'envs', '--tag', 'shell');
     expect(shell.out.split('\n').slice(1).map((l) => l.split(' ')[0])).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
     const none = await cli(dir, 'envs', '--tag', 'nope');
@@ -169,7 +169,12 @@ describe('spindle sft → eval', () => {
     writeFileSync(join(dir, 'bad.yaml'), 'training:\n  max_steps: -3\ntasks:\n  environments: [nowhere]\n');
     const bad = await cli(dir, 'collect', '--config', 'bad.yaml');
     oneLine(bad);
-    expect(bad.err).toMatch(/bad\.yaml:\d+: .*\(and 1 more; see `spindle config check --config bad\.yaml`\)/);
+    expect(bad.err).toMatch(/bad\.yaml:\d+: .*max_steps/);
+    // Environment names are checked once the user's own (files, the store) are known.
+    writeFileSync(join(dir, 'bad.yaml'), 'tasks:\n  environments: [nowhere]\n');
+    const unknown = await cli(dir, 'collect', '--config', 'bad.yaml');
+    oneLine(unknown);
+    expect(unknown.err).toMatch(/Unknown environment "nowhere". Known: .*arith_tool.*Add your own with `spindle envs add FILE`/);
     const noModel = await cli(dir, 'eval', '--env', 'arith_tool', '--model', 'out');
     oneLine(noModel);
     expect(noModel.err).toMatch(/not a model folder/);

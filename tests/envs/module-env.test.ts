@@ -88,7 +88,19 @@ describe('auditing a user environment', () => {
     expect(audit.problems).toEqual([]);
     const lenient = TREASURE.replace('if (state.opened && named) return 1;', 'if (answer.trim() === "1" || (state.opened && named)) return 1;').replace("name: 'treasure_hunt'", "name: 'lenient_hunt'");
     const bad = await auditEnvironment(await load(lenient), { items: 6, levels: [1] });
-    expect(bad.problems.join('\n')).toMatch(/level 1: always "1" scores 100% of 6 items without reading the task: this environment pays for ignoring it/);
+    expect(bad.problems.join('\n')).toMatch(/level 1: always "1" scores 100% of 6 items \(95% interval 61%–100%\) without reading the task: this environment pays for ignoring it/);
     expect(formatAudit(bad).at(-1)).toMatch(/1 problem\(s\)/);
+  });
+});
+
+describe('the README\'s module', () => {
+  it('loads, and its expert opens the vault through its own tools', async () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const source = /```js\n(\/\/ vault\.js[\s\S]*?)```/.exec(readme)![1];
+    const env = await load(source);
+    const task = env.generate(1, 1, 'test');
+    const t = await expertTrajectory(env, task);
+    expect(t.steps.map((s) => s.tool_call?.error)).toEqual([null, null]);
+    expect(t.success).toBe(true);
   });
 });

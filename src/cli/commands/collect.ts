@@ -13,6 +13,7 @@ import { nodeGetWithBody } from '../../export/atropos-node.ts';
 import { collectGroups, environmentsWithoutExpert, type CollectSummary } from '../../pipeline/collect.ts';
 import type { FileStore } from '../../store/file-store.ts';
 import { Progress } from './progress.ts';
+import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   choiceOption, configOrDefault, formatScore, intOption, loadModel, modelOption, modelPath, noPositionals, percent, storeOption, stringOption, withStore,
   type Values,
@@ -60,12 +61,13 @@ export const collect: Command = {
     model: modelOption,
     name: { type: 'string', description: 'run name (default: <config name>-collect)', placeholder: 'name' },
     atropos: { type: 'string', description: 'also stream each scored group to this Atropos trajectory API server, waiting while its queue is full', placeholder: 'url' },
+    'env-file': envFileOption,
     store: storeOption,
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'collect');
-    const config = configOrDefault(ctx, stringOption(values, 'config'));
-    const summary = await withStore(ctx, values, (store) => collectInto(store, ctx, values, config), true);
+    const loaded = configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true });
+    const summary = await withStore(ctx, values, async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config), true);
     const ts = summary.trajectories;
     const scored = ts.filter((t) => t.judge_score !== null);
     const successes = ts.filter((t) => t.success === true).length;

@@ -1,5 +1,6 @@
 /**
- * `spindle eval --env NAME --split test` (the seed's hermes_eval): greedy episodes on held-out items,
+ * `spindle eval --env NAME --split test` (the seed's hermes_eval): greedy episodes on held-out items
+ * of built-in environments, your own (--env-file) or ones kept in the store (`spindle envs add`),
  * scored by the environment, printed as a table (and written as JSON with --output). An adapter zip
  * from `spindle sft` / `spindle export adapter` can be applied on top of the model.
  */
@@ -12,8 +13,9 @@ import { evaluatePolicy, formatEvalTable } from '../../rollout/evaluate.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { Progress } from './progress.ts';
+import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
-  applyAdapter, choiceOption, configOrDefault, intOption, loadModel, modelOption, modelPath, noPositionals, requireOption, stringOption, writeOutput,
+  applyAdapter, choiceOption, configOrDefault, intOption, loadModel, modelOption, modelPath, noPositionals, storeOption, stringOption, writeOutput,
 } from './shared.ts';
 
 function parseLevels(raw: string | undefined): number[] | undefined {
@@ -48,21 +50,23 @@ export const evaluate: Command = {
     seed: { type: 'string', description: 'item seed (default: the config\'s seed)', placeholder: 'n' },
     config: { type: 'string', description: 'run config for the defaults above', placeholder: 'file' },
     output: { type: 'string', description: 'write the results as JSON here', placeholder: 'file.json' },
+    'env-file': envFileOption,
+    store: storeOption,
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'eval');
-    const envs: Environment[] = requireOption(values, 'env', '--env arith_tool').split(',').map((name) => {
-      try {
-        return getEnvironment(name.trim());
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-    });
+    const named = stringOption(values, 'env')?.split(',').map((n) => n.trim()).filter(Boolean) ?? [];
+    if (!named.length && !values['env-file']) throw new CliError('--env is required (or --env-file FILE), e.g. --env arith_tool.', 2);
+    const base = configOrDefault(ctx, stringOption(values, 'config'), DEFAULT_CONFIG, { userEnvironments: true });
+    // Only the environments asked for here: the user's own come from --env-file or the store.
+    const asked = { ...base, tasks: { ...base.tasks, environments: named, task_file: null, env_files: [] } };
+    const { config: resolved } = await useUserEnvironments(ctx, values, asked);
+    const envs: Environment[] = resolved.tasks.environments.map((name) => getEnvironment(name));
     const split = choiceOption<Split>(values, 'split', ['test', 'train'], 'test');
     const items = intOption(values, 'items') ?? 16;
     const levels = parseLevels(stringOption(values, 'level'));
     if (levels) checkLevels(envs, levels);
-    const config = configOrDefault(ctx, stringOption(values, 'config'), DEFAULT_CONFIG);
+    const config = base;
     const maxSteps = intOption(values, 'max-steps') ?? config.trajectory_collection.max_steps_per_trajectory;
     const maxNewTokens = intOption(values, 'max-new-tokens') ?? config.sampling.max_new_tokens;
     const seed = intOption(values, 'seed', 0) ?? config.seed;

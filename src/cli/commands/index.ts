@@ -2,7 +2,7 @@
 import type { Command } from '../command.ts';
 import { collect } from './collect.ts';
 import { configCheck, configInit, configSet } from './config.ts';
-import { envs } from './envs.ts';
+import { envs, envsAdd, envsAudit, envsRemove } from './envs.ts';
 import { evaluate } from './eval.ts';
 import { exportAdapter, exportTrajectories } from './export.ts';
 import { sft } from './sft.ts';
@@ -11,6 +11,6 @@ import { train, transferTrain } from './train.ts';
 import { transferInit } from './transfer.ts';
 
 export const COMMANDS: Command[] = [
-  envs, configInit, configSet, configCheck, collect, train, exportTrajectories, exportAdapter, sft, evaluate,
+  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, exportTrajectories, exportAdapter, sft, evaluate,
   transferInit, transferTrain, skillsFromTrajectories, skillsToInstructionsCommand,
 ];

@@ -121,10 +121,13 @@ export function outputDir(ctx: CommandContext, path: string): string {
 
 // ---------------------------------------------------------------- config
 
-/** Loads and validates a run config file (environments checked against the registry). */
-export function loadConfigFile(ctx: CommandContext, path: string): RunConfig {
+/**
+ * Loads and validates a run config file. Environments are checked against the built-ins, unless
+ * `userEnvironments` says the command resolves the user's own afterwards (user-envs.ts), which checks them.
+ */
+export function loadConfigFile(ctx: CommandContext, path: string, options: { userEnvironments?: boolean } = {}): RunConfig {
   const text = readText(ctx, path, 'run config');
-  const { config, errors } = parseRunConfigYaml(text, { knownEnvironments: listEnvironments().map((e) => e.name) });
+  const { config, errors } = parseRunConfigYaml(text, { knownEnvironments: options.userEnvironments ? undefined : listEnvironments().map((e) => e.name) });
   if (!config || errors.length) {
     const [first, ...rest] = formatConfigErrors(errors, path).split('\n');
     throw new CliError(rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first);
@@ -132,8 +135,8 @@ export function loadConfigFile(ctx: CommandContext, path: string): RunConfig {
   return config;
 }
 
-export function configOrDefault(ctx: CommandContext, path: string | undefined, fallback: RunConfig = DEFAULT_CONFIG): RunConfig {
-  return path ? loadConfigFile(ctx, path) : structuredClone(fallback);
+export function configOrDefault(ctx: CommandContext, path: string | undefined, fallback: RunConfig = DEFAULT_CONFIG, options: { userEnvironments?: boolean } = {}): RunConfig {
+  return path ? loadConfigFile(ctx, path, options) : structuredClone(fallback);
 }
 
 // ---------------------------------------------------------------- store

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import type { Metrics } from '../../contracts.ts';
+import type { EnvironmentSource, Metrics } from '../../contracts.ts';
 import type { LoadedModel } from '../../model/hf.ts';
 import { parseLayerRange } from '../../model/lora.ts';
 import { decodeCheckpoint } from '../../pipeline/checkpoint-codec.ts';
@@ -24,6 +24,7 @@ import type { FileStore } from '../../store/file-store.ts';
 import type { TrainerCheckpoint } from '../../train/checkpoint.ts';
 import { prepareModel } from '../../train/model-setup.ts';
 import { Progress } from './progress.ts';
+import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   applyAdapter, intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, percent, requireOption, storeDir, storeOption,
   stringOption, withStore, type Values,
@@ -32,7 +33,7 @@ import {
 export type TransferSource = { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string } | { kind: 'adapter'; path: string; label: string };
 
 const trainOptions = {
-  config: { type: 'string', description: 'the run config', placeholder: 'file' },
+  config: { type: 'string', description: 'the run config (spindle train: default spindle.yaml when there is one)', placeholder: 'file' },
   steps: { type: 'string', description: 'override training.max_steps', placeholder: 'n' },
   'eval-interval': { type: 'string', description: 'override training.eval_interval (held-out eval every M steps)', placeholder: 'm' },
   workers: { type: 'string', description: 'override trajectory_collection.n_workers (rollout worker threads)', placeholder: 'n' },
@@ -84,7 +85,7 @@ export interface TrainOutcome {
 }
 
 /** Runs (or resumes) a training run to the end or to Ctrl-C. */
-async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: FileStore, transfer?: TransferSource): Promise<TrainOutcome> {
+async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: FileStore, transfer?: TransferSource, environments: EnvironmentSource[] = []): Promise<TrainOutcome> {
   const resumeRunId = stringOption(values, 'resume');
   let model: LoadedModel | null = null;
   const run = createNodeRun({
@@ -116,7 +117,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
   ctx.signal.addEventListener('abort', stop, { once: true });
   try {
     try {
-      outcome.runId = await run.start(config, { resumeRunId });
+      outcome.runId = await run.start(config, { resumeRunId, environments });
     } catch (e) {
       throw e instanceof CliError ? e : new CliError((e as Error).message);
     }
@@ -145,20 +146,24 @@ export const train: Command = {
   summary: 'Online GRPO on the config\'s environments (the seed\'s rl_train_online / atropos train --config); Ctrl-C checkpoints.',
   options: {
     ...trainOptions,
-    resume: { type: 'string', description: 'continue this run from its latest checkpoint (its stored config is used)', placeholder: 'run-id' },
+    resume: { type: 'string', description: 'continue this run from its latest checkpoint (its stored config and environments are used)', placeholder: 'run-id' },
+    'env-file': envFileOption,
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'train');
     const resume = stringOption(values, 'resume');
-    if (!resume && !stringOption(values, 'config')) throw new CliError('--config is required (or --resume RUN_ID), e.g. spindle train --config spindle.yaml.', 2);
+    // `spindle config init` writes spindle.yaml: train picks it up without --config.
+    const configPath = stringOption(values, 'config') ?? (existsSync(resolve(ctx.cwd, 'spindle.yaml')) ? 'spindle.yaml' : undefined);
+    if (!resume && !configPath) throw new CliError('--config is required (or --resume RUN_ID, or a spindle.yaml here from `spindle config init`), e.g. spindle train --config spindle.yaml.', 2);
     const outcome = await withStore(ctx, values, async (store) => {
-      let config: RunConfig;
       if (resume) {
         const record = await getRun(store, resume);
         if (!record) throw new CliError(`There is no run "${resume}" to resume in ${store.path}.`);
-        config = record.config;
-      } else config = applyOverrides(ctx, loadConfigFile(ctx, stringOption(values, 'config')!), values);
-      return runTraining(ctx, values, config, store);
+        return runTraining(ctx, values, record.config, store);
+      }
+      const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
+      const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
+      return runTraining(ctx, values, config, store, undefined, sources);
     }, true);
     reportTraining(ctx, values, outcome);
   },

@@ -1,0 +1,89 @@
+/** Your own environments through the CLI: envs add / audit / list / remove, and --env-file on collect, train and eval. */
+import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { strFromU8, unzipSync } from 'fflate';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { openFileStore } from '../../src/store/file-store.ts';
+import { getRun, listRuns } from '../../src/store/index.ts';
+import { cli, nanoModelDir, tempDir, tinyConfig, writeConfig } from './helpers.ts';
+
+const EXAMPLE = join(import.meta.dirname, '../../examples/envs/treasure-hunt.js');
+let model: string;
+let dir: string;
+
+beforeAll(async () => {
+  model = await nanoModelDir();
+  dir = tempDir();
+  copyFileSync(EXAMPLE, join(dir, 'hunt.js'));
+  writeFileSync(join(dir, 'qa.csv'), 'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n');
+}, 60_000);
+
+describe('spindle envs add / audit / list / remove', () => {
+  it('adds a module after its audit, lists it beside the built-ins, and forgets it', async () => {
+    const added = await cli(dir, 'envs', 'add', 'hunt.js', '--items', '4');
+    expect(added.code).toBe(0);
+    expect(added.out).toMatch(/No problems: treasure_hunt is ready to train on\.\nadded treasure_hunt \(module\)/);
+    const listed = await cli(dir, 'envs');
+    expect(listed.out).toMatch(/treasure_hunt\s+multi-step,example\s+1-4\s+read_note,unlock\s+hunt\.js/);
+    expect(listed.out).toMatch(/arith_tool\s+\S+\s+1-5\s+calc\s+built-in/);
+    const audited = await cli(dir, 'envs', 'audit', 'treasure_hunt', '--items', '3');
+    expect(audited.code).toBe(0);
+    expect((await cli(dir, 'envs', 'remove', 'treasure_hunt')).out).toMatch(/removed treasure_hunt/);
+    expect((await cli(dir, 'envs')).out).not.toMatch(/treasure_hunt/);
+  }, 60_000);
+
+  it('refuses a module whose audit finds a shortcut, naming it, unless --force', async () => {
+    writeFileSync(join(dir, 'lenient.js'), (await import('node:fs')).readFileSync(EXAMPLE, 'utf8')
+      .replace("name: 'treasure_hunt'", "name: 'lenient'").replace('if (state.opened && named) return 1;', 'if (answer.trim() === "yes" || (state.opened && named)) return 1;'));
+    const refused = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--levels', '1');
+    expect(refused.code).toBe(2); // --levels is no option: a usage error first
+    const bad = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4');
+    expect(bad.code).toBe(1);
+    expect(bad.out).toMatch(/problem: level 1: always "yes" scores 100% of 4 items \(95% interval \d+%–100%\) without reading the task/);
+    expect(bad.err).toMatch(/lenient was not added: the audit found 4 problem\(s\)/);
+    expect((await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--force')).code).toBe(0);
+    expect((await cli(dir, 'envs', 'remove', 'lenient')).code).toBe(0);
+  }, 60_000);
+
+  it('names the line of a broken module and the row of a broken task file', async () => {
+    writeFileSync(join(dir, 'broken.js'), 'export default {\n  name: "broken",\n  sample(rng, level) { return { prompt: "x" ; },\n};\n');
+    const broken = await cli(dir, 'envs', 'audit', 'broken.js');
+    expect(broken.code).toBe(1);
+    expect(broken.err).toMatch(/broken\.js: .*broken\.js:3/);
+    writeFileSync(join(dir, 'bad.jsonl'), '{"prompt": "a", "answer": "1"}\n{"answer": "2"}\n');
+    const bad = await cli(dir, 'envs', 'audit', 'bad.jsonl');
+    expect(bad.code).toBe(1);
+    expect(bad.err).toMatch(/bad\.jsonl: .*line 2.*prompt/);
+  });
+});
+
+describe('--env-file and tasks.task_file', () => {
+  it('collect, train and eval use a module and a task file, and the run keeps their sources', async () => {
+    const work = tempDir();
+    copyFileSync(EXAMPLE, join(work, 'hunt.js'));
+    writeFileSync(join(work, 'qa.csv'), 'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n"What is 6+1?",7\n');
+    writeConfig(work, tinyConfig((c) => { c.tasks.environments = []; c.tasks.task_file = 'qa.csv'; c.tasks.verifier = { type: 'number' } as never; c.tasks.difficulty_range = [1, 1]; }));
+    const collected = await cli(work, 'collect', '--config', 'run.yaml', '--env-file', 'hunt.js', '--policy', 'expert', '--groups', '2');
+    expect(collected.code).toBe(0);
+    expect(collected.out).toMatch(/2 trajectories in 2 groups[\s\S]*success 100\.0%/);
+    const trained = await cli(work, 'train', '--config', 'run.yaml', '--env-file', 'hunt.js', '--model', model);
+    expect(trained.code).toBe(0);
+    expect(trained.out).toMatch(/eval qa at step 1: success/);
+    expect(trained.out).toMatch(/eval treasure_hunt at step 1: success/);
+    const store = await openFileStore(join(work, '.spindle'));
+    const runs = await listRuns(store);
+    const trainRun = await getRun(store, runs[0].id);
+    expect(trainRun!.config.tasks.environments).toEqual(['qa', 'treasure_hunt']);
+    expect(trainRun!.environments!.map((s) => [s.kind, s.name, s.file])).toEqual([['tasks', 'qa', 'qa.csv'], ['module', 'treasure_hunt', 'hunt.js']]);
+    await store.close();
+    // The adapter names them in its card and ships their sources.
+    expect((await cli(work, 'export', 'adapter', '--run', trainRun!.id, '--output', 'a.zip')).code).toBe(0);
+    const files = unzipSync(readFileSync(join(work, 'a.zip')));
+    expect(strFromU8(files['spindle_environments/treasure_hunt.js'])).toBe(readFileSync(EXAMPLE, 'utf8'));
+    expect(strFromU8(files['spindle_environments/qa.jsonl']).trim().split('\n')).toHaveLength(6);
+    expect(strFromU8(files['README.md'])).toMatch(/\| treasure_hunt \| module \| hunt\.js \| [0-9a-f]{16} \|/);
+    const evaluated = await cli(work, 'eval', '--env-file', 'hunt.js', '--items', '2', '--model', model, '--max-new-tokens', '8');
+    expect(evaluated.code).toBe(0);
+    expect(evaluated.out).toMatch(/treasure_hunt/);
+  }, 180_000);
+});
