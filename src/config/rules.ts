@@ -4,20 +4,27 @@
  */
 
 export type FieldRule =
-  | { kind: 'enum'; values: readonly string[] }
+  | { kind: 'enum'; values: readonly string[]; hint?: string }
   | { kind: 'int'; min?: number; max?: number; nullable?: boolean }
   | { kind: 'number'; min?: number; max?: number; exclusiveMin?: boolean; nullable?: boolean }
   | { kind: 'string'; pattern?: RegExp; hint?: string; nullable?: boolean }
-  | { kind: 'strings' }
+  | { kind: 'strings'; values?: readonly string[] }
   | { kind: 'range'; min: number; max: number }
   /** A mapping of names to whole numbers in [min, max]. */
   | { kind: 'levels'; min: number; max: number };
 
+/**
+ * Fields that were removed because nothing read them: a config that still sets one gets this message
+ * instead of "unknown field", so the user knows it never did anything and can delete the line.
+ */
+export const RETIRED_FIELDS: Record<string, string> = {
+  'model.preset': 'a run always loads model.base_model; fresh models are built offline (scripts/base-model)',
+  'model.dtype': 'the base is float32; model.quantization is where other formats will go',
+};
+
 export const FIELD_RULES: Record<string, FieldRule> = {
   seed: { kind: 'int', min: 0 },
-  'model.preset': { kind: 'enum', values: ['nano', 'micro', 'mini'] },
-  'model.dtype': { kind: 'enum', values: ['float32'] },
-  'model.quantization': { kind: 'enum', values: ['none'] },
+  'model.quantization': { kind: 'enum', values: ['none'], hint: 'only none is implemented (the base in float32); quantized bases are not yet' },
   'model.backend': { kind: 'enum', values: ['auto', 'webgpu', 'wasm', 'cpu'] },
   'lora.r': { kind: 'int', min: 1, max: 256 },
   'lora.alpha': { kind: 'number', min: 0, exclusiveMin: true },
@@ -67,7 +74,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'trajectory_collection.n_workers': { kind: 'int', min: 1, max: 64, nullable: true },
   'trajectory_collection.max_steps_per_trajectory': { kind: 'int', min: 1, max: 100 },
   'trajectory_collection.tool_timeout_ms': { kind: 'int', min: 10, max: 600_000 },
-  'trajectory_collection.tools': { kind: 'strings' },
+  'trajectory_collection.tools': { kind: 'strings', values: ['js', 'calc', 'sh', 'git'] },
   'trajectory_collection.max_offpolicy_updates': { kind: 'int', min: 0 },
   'judge.n_judges': { kind: 'int', min: 1, nullable: true },
   'judge.min_votes': { kind: 'int', min: 1 },

@@ -72,9 +72,10 @@ export interface RunConfig {
   model: {
     /** A shipped model name (`spindle-base`), a `models/` folder, a Hugging Face layout URL or path. */
     base_model: string;
-    /** Size preset when a fresh model is built instead of loaded. */
-    preset: 'nano' | 'micro' | 'mini';
-    dtype: 'float32';
+    /**
+     * The seed's `quantization` (q4_k_m…): only `none` is implemented, the frozen base in float32; other
+     * values are refused with that message until quantized bases land (issue 30).
+     */
     quantization: 'none';
     backend: 'auto' | 'webgpu' | 'wasm' | 'cpu';
   };
@@ -103,6 +104,7 @@ export interface RunConfig {
     epochs: number;
     /** Multiplies the judge score before advantages (the seed's `rl_edit_config reward_scale 2.5`). */
     reward_scale: number;
+    /** Keep the checkpoint of every N-th update besides the latest two (a run checkpoints after every update to resume). */
     checkpoint_every: number;
     eval_interval: number;
     /** Held-out evaluation before the first update too: the baseline every later figure is read against. */
@@ -157,9 +159,19 @@ export interface RunConfig {
     n_workers: number | null;
     max_steps_per_trajectory: number;
     tool_timeout_ms: number;
+    /** Sandbox tools offered in every episode besides each environment's own (the seed's `tools`); names from js, calc, sh, git. */
     tools: string[];
     /** Rollouts stay at most this many updates ahead of the trainer (Atropos's max_batches_offpolicy). */
     max_offpolicy_updates: number;
+    /**
+     * Sample each turn in a forward pass of its own instead of batching turns of concurrent episodes.
+     * Batched float arithmetic differs from unbatched in the last bits (a logprob by ~1e-6), which now
+     * and then flips a sampled token, so which episodes share a batch (timing, worker count) would change
+     * the run; so would rollouts running ahead of the trainer (max_offpolicy_updates) while the weights
+     * change. On: no batching across episodes and no rollouts ahead, so the same config and seed give the
+     * same episodes and weights however many workers run them, at the cost of that throughput.
+     */
+    reproducible: boolean;
   };
   judge: {
     judges: JudgeConfig[];
@@ -205,7 +217,7 @@ export interface RunConfig {
 export const DEFAULT_CONFIG: RunConfig = {
   name: 'run',
   seed: 1,
-  model: { base_model: 'spindle-base', preset: 'nano', dtype: 'float32', quantization: 'none', backend: 'auto' },
+  model: { base_model: 'spindle-base', quantization: 'none', backend: 'auto' },
   lora: { r: 8, alpha: 16, dropout: 0, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freeze_layers: null },
   training: {
     method: 'grpo',
@@ -238,7 +250,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. The seed allows 30; what bounds
   // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
-  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1 },
+  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1, reproducible: true },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },
   tasks: { environments: ['arith_tool'], task_file: null, env_files: [], verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },

@@ -5,7 +5,7 @@
  */
 import { RE2JS } from 're2js';
 import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig, type VerifierConfig } from './schema.ts';
-import { FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
+import { RETIRED_FIELDS, FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
 
 export interface ConfigError {
   /** Dotted path of the field, e.g. `training.learning_rate`. */
@@ -46,6 +46,10 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
   const out: Plain = structuredClone(defaults);
   for (const [key, value] of Object.entries(given)) {
     const path = prefix ? `${prefix}.${key}` : key;
+    if (RETIRED_FIELDS[path]) {
+      errors.push({ path, message: `"${path}" was removed: it did nothing (${RETIRED_FIELDS[path]}). Delete the line.` });
+      continue;
+    }
     if (!(key in defaults)) {
       const hint = suggest(key, Object.keys(defaults));
       errors.push({ path, message: `Unknown field "${path}".${hint ? ` Did you mean "${prefix ? prefix + '.' : ''}${hint}"?` : ''} Allowed here: ${Object.keys(defaults).join(', ')}.` });
@@ -86,7 +90,7 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
   if (value === null && 'nullable' in rule && rule.nullable) return null;
   switch (rule.kind) {
     case 'enum':
-      return rule.values.includes(value as string) ? null : `"${path}" is ${show(value)}; allowed: ${rule.values.join(', ')}.`;
+      return rule.values.includes(value as string) ? null : `"${path}" is ${show(value)}; allowed: ${rule.values.join(', ')}${rule.hint ? ` (${rule.hint})` : ''}.`;
     case 'int':
     case 'number': {
       if (typeof value !== 'number' || !Number.isFinite(value)) return `"${path}" must be a number, got ${show(value)}.`;
@@ -97,8 +101,11 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
       if (typeof value !== 'string') return `"${path}" must be ${rule.nullable ? 'a string or null' : 'a string'}, got ${show(value)}.`;
       if (rule.pattern && !rule.pattern.test(value)) return `"${path}" is ${show(value)}; expected ${rule.hint ?? rule.pattern}.`;
       return null;
-    case 'strings':
-      return Array.isArray(value) && value.every((v) => typeof v === 'string') ? null : `"${path}" must be a list of strings, got ${show(value)}.`;
+    case 'strings': {
+      if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return `"${path}" must be a list of strings, got ${show(value)}.`;
+      const unknown = rule.values ? value.filter((v) => !rule.values!.includes(v)) : [];
+      return unknown.length ? `"${path}" has ${unknown.map(show).join(', ')}; allowed: ${rule.values!.join(', ')}.` : null;
+    }
     case 'range': {
       const ok = Array.isArray(value) && value.length === 2 && value.every((v) => Number.isInteger(v) && v >= rule.min && v <= rule.max) && value[0] <= value[1];
       return ok ? null : `"${path}" must be [low, high] with whole numbers ${rule.min}–${rule.max} and low ≤ high, got ${show(value)}.`;

@@ -15,6 +15,7 @@ import { getEnvironment } from '../envs/registry.ts';
 import { installedSource, installedSources } from '../envs/sources.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import { deriveSeed } from '../rng.ts';
+import { episodeSeed } from '../rollout/group.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
 import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../store/index.ts';
 import { openAtroposFeed, type AtroposFeedOptions } from './atropos-feed.ts';
@@ -59,12 +60,13 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
   const [lo, hi] = tasks.difficulty_range;
   const level = tasks.levels[env.name] ?? lo + (Math.floor(g / tasks.environments.length) % (hi - lo + 1));
-  const task = env.generate(deriveSeed(config.seed, 'collect', runId, g), level, 'train');
+  // Seeds come from the config's seed and the group's index, never the run id: the same config collects the same data.
+  const task = env.generate(deriveSeed(config.seed, 'collect', g), level, 'train');
   const groupId = `${runId}/${g}`;
   return Array.from({ length: size }, (_, i) => ({
-    trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: deriveSeed(config.seed, groupId, i), group_id: groupId,
+    trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: episodeSeed(config.seed, -1, g, i), group_id: groupId,
     sampling: config.sampling, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, policy,
-    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, environment: installedSource(task.env),
+    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, environment: installedSource(task.env), tools: tc.tools,
   }));
 }
 
@@ -81,7 +83,8 @@ async function storeGroup(store: Store, config: RunConfig, runId: string, group:
 export async function collectGroups(options: CollectOptions): Promise<CollectSummary> {
   const { store, config, model, groupSize: size } = options;
   const tokenizer = model?.tokenizer ?? new ByteTokenizer();
-  const generator = model ? new GenerationService(() => model.model, tokenizer) : EXPERT_GENERATOR;
+  const batching = config.trajectory_collection.reproducible ? GenerationService.ALONE : GenerationService.BATCHED;
+  const generator = model ? new GenerationService(() => model.model, tokenizer, batching) : EXPERT_GENERATOR;
   const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
   const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });

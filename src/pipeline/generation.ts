@@ -37,10 +37,15 @@ export class GenerationService {
    * 32 requests per batch hold a default run's 3 groups of 8 at once, so each group's first turn
    * shares one prefill (sampling.ts) instead of being split across two batches.
    */
+  /** 32 requests hold a default run's groups at once; 4 ms lets the workers' requests arrive together. */
+  static readonly BATCHED = { maxBatch: 32, windowMs: 4 };
+  /** Each request in a forward pass of its own: its tokens do not depend on what else was asked (trajectory_collection.reproducible). */
+  static readonly ALONE = { maxBatch: 1, windowMs: 0 };
+
   constructor(
     private readonly model: () => TransformerModel,
     private readonly tokenizer: TextTokenizer,
-    options: { maxBatch: number; windowMs: number } = { maxBatch: 32, windowMs: 4 },
+    options: { maxBatch: number; windowMs: number } = GenerationService.BATCHED,
     private readonly held: () => Promise<void> | null = () => null,
   ) {
     this.batcher = new Batcher((requests) => this.runBatch(requests), options);

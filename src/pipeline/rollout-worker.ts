@@ -40,6 +40,8 @@ export interface EpisodeJob {
   min_votes: number;
   /** `judge.verifier_gate` (default true): the environment's verdict bounds the judges' score (src/judge/verifier-gate.ts). */
   verifier_gate?: boolean;
+  /** Sandbox tools offered besides the environment's own (trajectory_collection.tools). */
+  tools?: string[];
   /** A user environment's source (envs/sources.ts), installed in the worker before the episode; absent for built-ins. */
   environment?: EnvironmentSource;
 }
@@ -72,8 +74,9 @@ export class RolloutWorkerCore {
       policy = new ScriptedPolicy({ id: `expert:${env.name}`, turns, tokenizer: this.policy.tokenizer, pieceChars: 3 });
       maxSteps = Math.max(maxSteps, turns.length);
     }
+    const tools = job.tools?.length ? [...new Set([...env.requiredTools, ...job.tools])] : undefined;
     const trajectory = await runEpisode({
-      policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps,
+      policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps, tools,
       toolTimeoutMs: job.tool_timeout_ms, groupId: job.group_id, runId: job.run_id, onEvent,
     });
     const withId = { ...trajectory, id: job.trajectory_id };

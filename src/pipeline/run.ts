@@ -17,6 +17,8 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { EnvironmentSource, MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
+import { evaluationSettings, evaluationTasks, summarizeLevel } from '../rollout/evaluate.ts';
+import { episodeSeed } from '../rollout/group.ts';
 import { installedSource, installedSources, installEnvironmentSource } from '../envs/sources.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
@@ -118,7 +120,8 @@ export class PipelineRun implements RunController {
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
-      this.generation = new GenerationService(() => model, tokenizer, undefined, () => this.paused?.promise ?? null);
+      const batching = this.config.trajectory_collection.reproducible ? GenerationService.ALONE : GenerationService.BATCHED;
+      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
@@ -215,12 +218,13 @@ export class PipelineRun implements RunController {
   }
 
   /**
-   * A checkpoint after every update (not every `checkpoint_every`): a reload then costs at most the update
-   * in progress. It is small for a LoRA run: the adapter, its Adam moments, and the replay buffer as ids.
+   * A checkpoint after every update: a reload then costs at most the update in progress. It is small for
+   * a LoRA run: the adapter, its Adam moments, and the replay buffer as ids. The store keeps the latest
+   * two, and those of every `training.checkpoint_every`-th update (to export or compare later).
    */
   private async saveResumePoint(): Promise<void> {
     const ckpt = await this.trainer!.checkpoint();
-    const id = await saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt));
+    const id = await saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt), this.config.training.checkpoint_every);
     this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
   }
 
@@ -234,7 +238,10 @@ export class PipelineRun implements RunController {
     this.prefetched.delete(step);
     const ready = ahead?.key === key ? ahead.groups : this.rollGroups(n, step, levels);
     for (const [later, prefetch] of this.prefetched) if (prefetch.key !== key) this.prefetched.delete(later); // the curriculum moved on
-    const depth = this.config.trajectory_collection.max_offpolicy_updates;
+    const tc = this.config.trajectory_collection;
+    // Rollouts ahead of the trainer see the weights change mid-episode at a moment timing decides: a
+    // reproducible run rolls each step out on the weights it is trained from.
+    const depth = tc.reproducible ? 0 : tc.max_offpolicy_updates;
     for (let later = step + 1; later <= step + depth && later < this.config.training.max_steps && !this.stopRequested; later++) {
       if (this.prefetched.has(later)) continue;
       const prefetch: Prefetch = { key, finished: 0, groups: Promise.resolve([]) };
@@ -256,7 +263,7 @@ export class PipelineRun implements RunController {
       const level = Math.min(Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]), tasks.difficulty_range[1]);
       const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
       const groupId = `${this.runId}/${step}/${g}`;
-      const rolled = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, deriveSeed(seed, groupId, i), 'configured', this.config.sampling)));
+      const rolled = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, episodeSeed(seed, step, g, i), 'configured', this.config.sampling)));
       // The group step: group judges, then every score gated by the environment's verdict (src/judge/group-step.ts).
       const group = await this.groupStep!.judge(task, rolled);
       onGroup?.();
@@ -272,7 +279,7 @@ export class PipelineRun implements RunController {
       return await this.pool!.submit({
         trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
         tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true,
-        environment: installedSource(task.env),
+        environment: installedSource(task.env), tools: tc.tools,
       });
     } finally {
       this.inFlight--;
@@ -312,26 +319,31 @@ export class PipelineRun implements RunController {
     }
   }
 
-  /** Held-out success per environment (greedy, environment score): for `eval_interval` and the safety monitor. */
+  /**
+   * Held-out success per environment, for `eval_interval` and the safety monitor: the one evaluation
+   * (rollout/evaluate.ts: the same distinct items, greedy settings and summary as `spindle eval --run`),
+   * its episodes run by the run's rollout workers.
+   */
   private async evaluate(step: number, items: number, split: Split = 'test'): Promise<Record<string, number>> {
-    const greedy: SamplingParams = { ...this.config.sampling, temperature: 0 };
+    const settings = evaluationSettings(this.config);
     const results: Record<string, number> = {};
     for (const envName of this.config.tasks.environments) {
       const env = getEnvironment(envName);
       const level = fixedLevel(this.config.tasks, envName);
-      const runs = await Promise.all(Array.from({ length: items }, (_, i) => {
-        const task = env.generate(deriveSeed(this.config.seed, 'eval', envName, i), level, split);
-        return this.rollout(task, `${this.runId}/eval/${step}/${split}/${envName}/${i}`, `${this.runId}/eval/${step}/${split}/${envName}`, task.seed, 'env', greedy);
-      }));
+      const tasks = evaluationTasks(env, level, { items, seed: settings.seed, split });
+      const runs = await Promise.all(tasks.map((task, i) =>
+        this.rollout(task, `${this.runId}/eval/${step}/${split}/${envName}/${i}`, `${this.runId}/eval/${step}/${split}/${envName}`, task.seed, 'env', settings.sampling)));
       // Stored so they can be browsed (their split is test or validation, their group …/eval/… is never
       // trained on, so it keeps step -1); a dataset export filtered to split=train leaves them out.
       await putTrajectories(this.deps.store, runs);
-      const success = runs.filter((t) => t.success).length / runs.length;
-      const meanScore = runs.reduce((a, t) => a + (t.judge_score ?? 0), 0) / runs.length;
-      results[envName] = success;
+      const result = summarizeLevel(envName, level, split, items, runs.map((t) => t.judge_score));
+      results[envName] = result.success;
       const benchmark = split === 'test' ? envName : `${envName}/${split}`;
-      await putEvaluation(this.deps.store, { run_id: this.runId, step, benchmark, results: { success, mean_score: meanScore, n: runs.length } });
-      this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success, n: runs.length });
+      await putEvaluation(this.deps.store, {
+        run_id: this.runId, step, benchmark,
+        results: { success: result.success, mean_score: result.mean_score, n: result.n, level, unscored: result.unscored },
+      });
+      this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success: result.success, n: result.n });
     }
     return results;
   }

@@ -11,7 +11,7 @@
 import { isSuccess, type SamplingParams, type Split, type Task, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
-import { DEFAULT_CONFIG } from '../config/schema.ts';
+import { DEFAULT_CONFIG, type RunConfig } from '../config/schema.ts';
 import { runEpisode } from './episode.ts';
 import { wilsonInterval } from './success-interval.ts';
 import type { Policy } from './policy.ts';
@@ -53,6 +53,32 @@ export interface EvalResult {
 }
 
 const GREEDY: SamplingParams = { ...DEFAULT_CONFIG.sampling, temperature: 0 };
+
+/**
+ * How a run's config is evaluated, wherever it is (the run's held-out figure, `spindle eval --run`, the
+ * benchmarks): greedy, with the run's token and turn budgets, on `tasks.eval_items` distinct items per
+ * environment at its fixed level, drawn from the run's seed.
+ */
+export function evaluationSettings(config: Pick<RunConfig, 'sampling' | 'trajectory_collection' | 'seed' | 'tasks'>): {
+  sampling: SamplingParams; maxSteps: number; toolTimeoutMs: number; seed: number; items: number;
+} {
+  const tc = config.trajectory_collection;
+  return { sampling: { ...config.sampling, temperature: 0 }, maxSteps: tc.max_steps_per_trajectory, toolTimeoutMs: tc.tool_timeout_ms, seed: config.seed, items: config.tasks.eval_items };
+}
+
+/**
+ * One level's result from its items' scores, in the order evaluationTasks gave them: success is the share
+ * scored full marks (an unscored item is not a success), the mean score is over the scored ones.
+ */
+export function summarizeLevel(env: string, level: number, split: Split, asked: number, scores: readonly (number | null)[]): EvalResult {
+  const scored = scores.filter((s): s is number => s !== null);
+  return {
+    env, level, split, n: scores.length, distinct: scores.length, asked,
+    success: scores.length ? scored.filter((s) => isSuccess(s)).length / scores.length : 0,
+    mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
+    unscored: scores.length - scored.length,
+  };
+}
 
 /**
  * The distinct items an evaluation with (items, seed) runs at one environment and level: seeds in order,
@@ -108,18 +134,7 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
   for (const env of envs) {
     for (const level of levelsOf(env, options)) {
       const mine = jobs.map((j, i) => ({ j, s: scores[i] })).filter(({ j }) => j.env === env && j.level === level).map(({ s }) => s);
-      const scored = mine.filter((s): s is number => s !== null);
-      results.push({
-        env: env.name,
-        level,
-        split,
-        n: mine.length,
-        distinct: mine.length,
-        asked: options.items,
-        success: mine.length ? scored.filter((s) => isSuccess(s)).length / mine.length : 0,
-        mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
-        unscored: mine.length - scored.length,
-      });
+      results.push(summarizeLevel(env.name, level, split, options.items, mine));
     }
   }
   return results;

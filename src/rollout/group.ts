@@ -41,3 +41,12 @@ export async function runGroup(options: GroupOptions): Promise<Trajectory[]> {
   await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));
   return results;
 }
+
+/**
+ * The sampling seed of sample i of group g at a training step (collection: step -1): from the config's
+ * seed and these indices only, never a run id or a clock, so the same config and seed sample the same
+ * episodes in every run.
+ */
+export function episodeSeed(seed: number, step: number, group: number, sample: number): number {
+  return deriveSeed(seed, 'episode', step, group, sample);
+}

@@ -27,8 +27,11 @@ export async function stageCheckpoint(store: Store, input: CheckpointInput): Pro
   return record.id;
 }
 
-/** Phase 2: make `id` the run's latest checkpoint, keep the one before as `previous`, drop the rest. */
-export async function commitCheckpoint(store: Store, runId: string, id: string): Promise<CheckpointHead> {
+/**
+ * Phase 2: make `id` the run's latest checkpoint, keep the one before as `previous`, drop the rest,
+ * except those of every `keepEvery`-th step (training.checkpoint_every) when given.
+ */
+export async function commitCheckpoint(store: Store, runId: string, id: string, keepEvery = 0): Promise<CheckpointHead> {
   return write(store, ['checkpoints', 'checkpoint_heads'], `the checkpoint pointer of run ${runId}`, async (tx) => {
     const heads = tx.objectStore('checkpoint_heads');
     const old = await heads.get(runId);
@@ -36,18 +39,20 @@ export async function commitCheckpoint(store: Store, runId: string, id: string):
     const head: CheckpointHead = { run_id: runId, latest: id, previous: old && old.latest !== id ? old.latest : (old?.previous ?? null) };
     await heads.put(head);
     const keep = new Set([head.latest, head.previous]);
-    const index = tx.objectStore('checkpoints').index('run_id');
-    for (let c = await index.openKeyCursor(runId); c; c = await c.continue()) {
-      if (!keep.has(c.primaryKey)) await tx.objectStore('checkpoints').delete(c.primaryKey);
+    const index = tx.objectStore('checkpoints').index('run_step');
+    for (let c = await index.openKeyCursor(IDBKeyRange.bound([runId, -Infinity], [runId, Infinity])); c; c = await c.continue()) {
+      const step = (c.key as [string, number])[1];
+      if (keep.has(c.primaryKey) || (keepEvery > 0 && step > 0 && step % keepEvery === 0)) continue;
+      await tx.objectStore('checkpoints').delete(c.primaryKey);
     }
     return head;
   });
 }
 
-/** Saves a checkpoint crash-safely (stage, then commit). */
-export async function saveCheckpoint(store: Store, input: CheckpointInput): Promise<string> {
+/** Saves a checkpoint crash-safely (stage, then commit); `keepEvery` as for commitCheckpoint. */
+export async function saveCheckpoint(store: Store, input: CheckpointInput, keepEvery = 0): Promise<string> {
   const id = await stageCheckpoint(store, input);
-  await commitCheckpoint(store, input.run_id, id);
+  await commitCheckpoint(store, input.run_id, id, keepEvery);
   return id;
 }
 

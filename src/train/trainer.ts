@@ -44,8 +44,6 @@ export interface TrainerDeps {
   collectGroups: CollectGroups;
   /** Held-out benchmark scores for the safety monitor; without it the monitor is off. */
   evaluateBaselines?: BaselineEvaluator;
-  /** Called with a checkpoint every `training.checkpoint_every` steps. */
-  saveCheckpoint?: (checkpoint: TrainerCheckpoint) => Promise<void> | void;
   onMetrics?: (record: MetricsRecord) => void;
   onMarker?: (marker: RunMarker) => void;
   runId?: string;
@@ -168,9 +166,6 @@ export class Trainer {
     const levels = this.levels();
     if (levels) for (const [env, level] of Object.entries(levels)) metrics[`curriculum/${env}/level`] = level;
     this.deps.onMetrics?.({ run_id: this.runId, step: this.stepNo, time: this.now(), metrics });
-    if (this.deps.saveCheckpoint && cfg.training.checkpoint_every > 0 && this.stepNo % cfg.training.checkpoint_every === 0) {
-      await this.deps.saveCheckpoint(await this.checkpoint());
-    }
     return metrics;
   }
 

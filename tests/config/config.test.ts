@@ -35,12 +35,12 @@ describe('run config YAML', () => {
   });
 
   it('names the field, the value, what is allowed and the line', () => {
-    const { config, errors } = parseRunConfigYaml('training:\n  learning_rate: 5\n  optimizer: sgd\nmodel:\n  preset: huge\n');
+    const { config, errors } = parseRunConfigYaml('training:\n  learning_rate: 5\n  optimizer: sgd\nmodel:\n  backend: tpu\n');
     expect(config).toBeNull();
     expect(errors).toEqual([
       { path: 'training.learning_rate', line: 2, message: '"training.learning_rate" is 5; allowed: > 0 and ≤ 1.' },
       { path: 'training.optimizer', line: 3, message: '"training.optimizer" is "sgd"; allowed: adam, adamw.' },
-      { path: 'model.preset', line: 5, message: '"model.preset" is "huge"; allowed: nano, micro, mini.' },
+      { path: 'model.backend', line: 5, message: '"model.backend" is "tpu"; allowed: auto, webgpu, wasm, cpu.' },
     ]);
   });
 

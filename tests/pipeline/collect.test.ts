@@ -30,7 +30,9 @@ describe('collection', () => {
     }
     // The same run and group give the same jobs: a collection can be reproduced from its config.
     expect(collectJobs(config, 'r', 2, 3, 'expert')).toEqual(groups[2]);
-    expect(collectJobs(config, 'other', 2, 3, 'expert')[0].seed).not.toBe(groups[2][0].seed);
+    // Another run of the same config samples the same: seeds come from the config's seed, not the run id.
+    expect(collectJobs(config, 'other', 2, 3, 'expert').map((j) => [j.task.id, j.seed])).toEqual(groups[2].map((j) => [j.task.id, j.seed]));
+    expect(collectJobs({ ...config, seed: config.seed + 1 }, 'r', 2, 3, 'expert')[0].seed).not.toBe(groups[2][0].seed);
     // An environment with a fixed level stays there; the others still cycle.
     const fixed = { ...config, tasks: { ...config.tasks, levels: { letter_count: 2 } } };
     expect([0, 1, 2, 3].map((g) => collectJobs(fixed, 'r', g, 1, 'expert')[0].task.difficulty)).toEqual([1, 2, 2, 2]);

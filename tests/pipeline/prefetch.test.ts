@@ -40,7 +40,7 @@ describe('prefetch', () => {
       name: 'prefetch', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
       training: { max_steps: 4, batch_size: 1, group_size: 2, checkpoint_every: 10, eval_interval: 10 },
       safety: { enabled: false }, tasks: { environments: ['arith_tool'] },
-      trajectory_collection: { n_workers: 1, max_offpolicy_updates: 2 },
+      trajectory_collection: { n_workers: 1, max_offpolicy_updates: 2, reproducible: false },
     });
     if (!config) throw new Error(JSON.stringify(errors));
     const jobs: EpisodeJob[] = [];

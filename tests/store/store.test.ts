@@ -128,6 +128,14 @@ describe('checkpoints', () => {
     expect((await listCheckpoints(store, 'r')).map((c) => c.bytes)).toEqual([16, 16]);
   });
 
+  it('also keeps every keepEvery-th step (training.checkpoint_every), and only those', async () => {
+    const store = await fresh();
+    for (let step = 1; step <= 7; step++) await saveCheckpoint(store, { run_id: 'r', step, adapter: bytes(step), optimizer: null }, 3);
+    expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([3, 6, 7]);
+    await saveCheckpoint(store, { run_id: 'r', step: 8, adapter: bytes(8), optimizer: null }, 3);
+    expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([3, 6, 7, 8]);
+  });
+
   it('a crash between writing and flipping leaves the previous checkpoint current; the orphan is cleaned later', async () => {
     const store = await fresh();
     await saveCheckpoint(store, { run_id: 'r', step: 1, adapter: bytes(1), optimizer: null });

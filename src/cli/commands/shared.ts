@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 import { listEnvironments } from '../../envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../model/backend.ts';
 import { loadHfModel, type LoadedModel } from '../../model/hf.ts';
+import type { HostTensors } from '../../model/transformer.ts';
 import { diskCache, type HubOptions } from '../../model/hub.ts';
 import { attachLora, importLora } from '../../model/lora.ts';
 import { readAdapter, type PeftConfig } from '../../export/peft.ts';
@@ -243,18 +244,23 @@ export function applyAdapter(ctx: CommandContext, loaded: LoadedModel, path: str
   } catch (e) {
     throw new CliError((e as Error).message);
   }
-  const layers = new Set([...adapter.tensors.keys()].map((k) => Number(/layers\.(\d+)\./.exec(k)![1])));
+  attachAdapter(ctx, loaded, adapter.config, adapter.tensors, path);
+  return adapter.config;
+}
+
+/** Attaches LoRA adapters shaped like `config` to the layers the tensors cover, and loads them. */
+export function attachAdapter(_ctx: CommandContext, loaded: LoadedModel, config: PeftConfig, tensors: HostTensors, label: string): void {
+  const layers = new Set([...tensors.keys()].map((k) => Number(/layers\.(\d+)\./.exec(k)![1])));
   const without = loaded.model.layers.map((_, i) => i).filter((i) => !layers.has(i));
   attachLora(loaded.model, {
-    r: adapter.config.r, alpha: adapter.config.lora_alpha, dropout: 0, targetModules: adapter.config.target_modules,
+    r: config.r, alpha: config.lora_alpha, dropout: 0, targetModules: config.target_modules,
     freezeLayers: without.length ? without.join(',') : null,
   });
   try {
-    importLora(loaded.model, adapter.tensors);
+    importLora(loaded.model, tensors);
   } catch (e) {
-    throw new CliError(`${path}: ${(e as Error).message}`);
+    throw new CliError(`${label}: ${(e as Error).message}`);
   }
-  return adapter.config;
 }
 
 export function formatScore(x: number | null | undefined): string {
