@@ -10,8 +10,13 @@ import { scoredGroupsToJsonl } from './atropos.ts';
 import { dpoRows, sftRows, type PairOptions } from './pairs.ts';
 
 /** HF chat JSONL, as text chunks (write them to a file or a Blob). */
-export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}): AsyncGenerator<string> {
-  return jsonlChunks(iterateTrajectories(store, filter, { pageSize: 500 }), trajectoryToChatRow);
+/**
+ * HF chat JSONL is training data (SFT): unless the filter names a split, or `includeHeldOut` is set, only
+ * train-split trajectories, so a held-out item never leaks into what a model is fine-tuned on.
+ */
+export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}, options: { includeHeldOut?: boolean } = {}): AsyncGenerator<string> {
+  const scoped = filter.split === undefined && !options.includeHeldOut ? { ...filter, split: 'train' as const } : filter;
+  return jsonlChunks(iterateTrajectories(store, scoped, { pageSize: 500 }), trajectoryToChatRow);
 }
 
 /** Full-trajectory JSONL (every field; what `importTrajectories` reads as 'trajectory-jsonl'). */

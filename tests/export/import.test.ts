@@ -116,6 +116,16 @@ describe('exports from the store', () => {
     let text = '';
     for await (const chunk of exportChatJsonl(store, { min_score: 0.5 })) text += chunk;
     expect(text).toBe(toJsonl([trajectoryToChatRow(hi)]));
+    // Chat JSONL is SFT data: a held-out episode is left out unless asked for.
+    const heldOut = makeTrajectory({ judge_score: 0.95, split: 'test' });
+    await putTrajectory(store, heldOut);
+    let train = '';
+    for await (const chunk of exportChatJsonl(store, { min_score: 0.5 })) train += chunk;
+    expect(train).toBe(text);
+    let all = '';
+    for await (const chunk of exportChatJsonl(store, { min_score: 0.5 }, { includeHeldOut: true })) all += chunk;
+    expect(all.trim().split('\n')).toHaveLength(2);
+    await store.db.delete('trajectories', heldOut.id);
     expect(await parquetToTrajectories(await exportParquet(store, { max_score: 0.5 }), 'x.parquet')).toEqual([existing, lo]);
     await putScoredGroup(store, { group_id: 'gg', run_id: 'run-a', step: 1, env: hi.env, task_id: hi.task_id, scored: scoredGroupFromTrajectories([hi, lo]) });
     const groupsText = await exportScoredGroupsJsonl(store, 'run-a');

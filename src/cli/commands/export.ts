@@ -17,6 +17,8 @@ import { join } from 'node:path';
 const FORMATS = ['parquet', 'jsonl', 'atropos'] as const;
 const FILE_NAMES = { parquet: 'trajectories.parquet', jsonl: 'trajectories.jsonl', atropos: 'scored_groups.jsonl' } as const;
 
+const exportSplit = (split: 'train' | 'test' | 'all') => (split === 'all' ? undefined : split);
+
 export const exportTrajectories: Command = {
   name: 'export trajectories',
   summary: 'Write stored trajectories as Parquet, HF chat JSONL, or Atropos scored-group JSONL (the seed\'s atropos_trajectory_export).',
@@ -27,17 +29,18 @@ export const exportTrajectories: Command = {
     run: { type: 'string', description: 'only this run (default: every run)', placeholder: 'id' },
     'min-score': { type: 'string', description: 'only trajectories scoring at least this (parquet, jsonl)', placeholder: 'x' },
     env: { type: 'string', description: 'only this environment (parquet, jsonl)', placeholder: 'name' },
-    split: { type: 'string', description: 'only train or test items (parquet, jsonl)', placeholder: 'split' },
+    split: { type: 'string', description: 'train, test or all (jsonl default: train, so SFT data never holds a held-out item; parquet default: all)', placeholder: 'split' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'export trajectories');
     const format = choiceOption(values, 'format', FORMATS);
     const output = outputDir(ctx, requireOption(values, 'output', '--output out/'));
     const runId = stringOption(values, 'run');
+    const split = choiceOption(values, 'split', ['train', 'test', 'all'] as const, format === 'jsonl' ? 'train' : 'all');
     const filter: TrajectoryFilter = {
       run_id: runId, min_score: numberOption(values, 'min-score'),
       envs: stringOption(values, 'env') ? [stringOption(values, 'env')!] : undefined,
-      split: stringOption(values, 'split') === undefined ? undefined : choiceOption(values, 'split', ['train', 'test'] as const),
+      split: exportSplit(split),
     };
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
@@ -57,7 +60,7 @@ export const exportTrajectories: Command = {
       if (format === 'parquet') writeOutput(ctx, file, await exportParquet(store, filter));
       else {
         let text = '';
-        for await (const chunk of exportChatJsonl(store, filter)) text += chunk;
+        for await (const chunk of exportChatJsonl(store, filter, { includeHeldOut: split === 'all' })) text += chunk;
         writeOutput(ctx, file, text);
       }
       ctx.out(`wrote ${count} trajectories to ${file}`);
