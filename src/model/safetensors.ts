@@ -5,7 +5,9 @@
  *
  * Reads F32, F16 and BF16 (converted to float32); writes F32 with the header padded with spaces to
  * an 8-byte boundary, as the reference writer does. Every malformed input is a SafetensorsError
- * naming the tensor and what was expected.
+ * naming the tensor and what was expected. Like the reference reader, the tensors must tile the data
+ * exactly (no gap, no overlap, no trailing bytes): a file with bytes left over is a torn or spliced
+ * download, not a model.
  */
 import { fromHalfBits } from './half.ts';
 import type { HostTensors } from './transformer.ts';
@@ -34,13 +36,30 @@ const MAX_HEADER_BYTES = 100_000_000;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
+interface Entry { dtype: string; shape: number[]; begin: number; end: number; count: number }
+
 /**
  * Reads a safetensors file. Every malformed header (wrong types, shapes, offsets past the data, sizes
- * that do not match) is a SafetensorsError before anything is allocated for the tensors, so no header
- * can make the reader allocate more than the file holds.
+ * that do not match, data that the tensors do not cover exactly) is a SafetensorsError before anything
+ * is allocated for the tensors, so no header can make the reader allocate more than the file holds.
  */
 export function readSafetensors(input: ArrayBuffer | Uint8Array, source = 'safetensors'): SafetensorsFile {
   const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
+  const { entries, metadata, dataStart } = parseLayout(bytes, source);
+  const tensors: HostTensors = new Map();
+  for (const [name, e] of entries) tensors.set(name, { shape: e.shape, data: decode(bytes, dataStart + e.begin, e.count, e.dtype) });
+  return { tensors, metadata };
+}
+
+/**
+ * Checks a safetensors file's header and that its tensors tile the data to the last byte, without
+ * decoding any tensor: cheap enough to run on every read of a cached download.
+ */
+export function checkSafetensorsLayout(bytes: Uint8Array, source = 'safetensors'): void {
+  parseLayout(bytes, source);
+}
+
+function parseLayout(bytes: Uint8Array, source: string): { entries: [string, Entry][]; metadata: Record<string, string>; dataStart: number } {
   const fail = (problem: string, tensor?: string) => new SafetensorsError(source, problem, tensor);
   if (bytes.length < 8) throw fail(`file is ${bytes.length} bytes, too short for a safetensors header`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -60,7 +79,7 @@ export function readSafetensors(input: ArrayBuffer | Uint8Array, source = 'safet
   const metadata = header.__metadata__ ?? {};
   if (!isRecord(metadata) || !Object.values(metadata).every((v) => typeof v === 'string')) throw fail('"__metadata__" must be an object of strings');
 
-  const entries: [string, { dtype: string; shape: number[]; begin: number; count: number }][] = [];
+  const entries: [string, Entry][] = [];
   for (const [name, raw] of Object.entries(header)) {
     if (name === '__metadata__') continue;
     if (!isRecord(raw)) throw fail('entry must be an object with dtype, shape and data_offsets', name);
@@ -76,11 +95,18 @@ export function readSafetensors(input: ArrayBuffer | Uint8Array, source = 'safet
     if (!(begin <= end && end <= dataLength && end - begin === count * width)) {
       throw fail(`offsets [${begin}, ${end}] do not fit shape [${shape.join(', ')}] × ${width} bytes within ${dataLength} data bytes`, name);
     }
-    entries.push([name, { dtype: dtype as string, shape: (shape as number[]).slice(), begin, count }]);
+    entries.push([name, { dtype: dtype as string, shape: (shape as number[]).slice(), begin, end, count }]);
   }
-  const tensors: HostTensors = new Map();
-  for (const [name, e] of entries) tensors.set(name, { shape: e.shape, data: decode(bytes, dataStart + e.begin, e.count, e.dtype) });
-  return { tensors, metadata: metadata as Record<string, string> };
+  // In offset order, each tensor starts where the previous one ended and the last ends at the file's end.
+  let covered = 0;
+  for (const [name, e] of [...entries].sort((a, b) => a[1].begin - b[1].begin || a[1].end - b[1].end)) {
+    if (e.begin !== covered) throw fail(`starts at data byte ${e.begin} but the tensors before it end at ${covered}; tensors must follow each other without gaps or overlap`, name);
+    covered = e.end;
+  }
+  if (covered !== dataLength) {
+    throw fail(`holds ${dataLength - covered} bytes after its last tensor (the header describes ${dataStart + covered} bytes, the file has ${bytes.length}); the file is damaged or two downloads were spliced`);
+  }
+  return { entries, metadata: metadata as Record<string, string>, dataStart };
 }
 
 /**
