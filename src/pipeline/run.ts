@@ -24,7 +24,7 @@ import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
-import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setRunStatus, type Store } from '../store/index.ts';
+import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../store/index.ts';
 import { Trainer } from '../train/trainer.ts';
 import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
@@ -132,6 +132,10 @@ export class PipelineRun implements RunController {
         onMarker: (marker) => void this.recordMarker(marker),
         resumeFrom: checkpoint,
         held: () => this.paused?.promise ?? null,
+        // What the update used is stored with each group (and exported): views read it, never re-derive it.
+        onGroupAdvantages: async (_step, groups) => {
+          for (const g of groups) await setGroupAdvantages(this.deps.store, g.group_id, g.advantages);
+        },
       });
       this.pool = this.makePool();
     } catch (error) {

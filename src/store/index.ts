@@ -9,7 +9,7 @@ export type * from './records.ts';
 export { createRun, getRun, listRuns, setRunStatus, deleteRun, newId } from './runs.ts';
 export {
   putTrajectory, putTrajectories, getTrajectory, getTrajectories, deleteTrajectories,
-  putScoredGroup, getGroup, listGroups,
+  putScoredGroup, setGroupAdvantages, getGroup, listGroups,
 } from './trajectories.ts';
 export { appendMetrics, listMetrics, addMarker, listMarkers } from './metrics.ts';
 export {

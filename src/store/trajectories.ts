@@ -82,6 +82,20 @@ export async function putScoredGroup(
   });
 }
 
+/**
+ * Records the per-token advantages an update trained a group with (by trajectory id; a member the update
+ * did not use gets zeros) in its scored group, Atropos's `advantages` field. A group with no scored group
+ * (an unjudged member) is left as it is.
+ */
+export async function setGroupAdvantages(store: Store, groupId: string, advantages: Record<string, number[]>): Promise<void> {
+  await write(store, ['groups'], `the advantages of group ${groupId}`, async (tx) => {
+    const record = await tx.objectStore('groups').get(groupId);
+    if (!record?.scored) return;
+    const perToken = record.trajectory_ids.map((id, i) => advantages[id] ?? record.scored!.tokens[i].map(() => 0));
+    await tx.objectStore('groups').put({ ...record, scored: { ...record.scored, advantages: perToken } });
+  });
+}
+
 export async function getGroup(store: Store, id: string): Promise<GroupRecord | undefined> {
   return store.db.get('groups', id);
 }

@@ -26,6 +26,11 @@ export interface BuiltBatch {
   scored: Trajectory[];
   /** Sampling temperature shared by every sample (the log-probs are scaled by it). */
   temperature: number;
+  /**
+   * The per-token advantages each online group was trained with (0 on every token of a flat group the
+   * update skipped), by group: what the run stores with the group and exports, so no view re-derives them.
+   */
+  groupAdvantages: { group_id: string; advantages: Record<string, number[]> }[];
 }
 
 /**
@@ -94,11 +99,14 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   const opts = advantageOptions(cfg);
   const samples: TrainSample[] = [];
   const temps = new Set<number>();
-  const add = (t: Trajectory, advantage: number, std: number) => {
-    if (t.tokens.length === 0) return; // collected without a tokenizer: nothing to train on
+  const add = (t: Trajectory, advantage: number, std: number): TrainSample | null => {
+    if (t.tokens.length === 0) return null; // collected without a tokenizer: nothing to train on
     temps.add(t.sampling.temperature);
-    samples.push(toSample(t, advantage, std, cfg));
+    const sample = toSample(t, advantage, std, cfg);
+    samples.push(sample);
+    return sample;
   };
+  const groupAdvantages: BuiltBatch['groupAdvantages'] = [];
   const scored: Trajectory[] = [];
   const groupStds: number[] = [];
   let zeroStd = 0;
@@ -113,9 +121,15 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
     if (adv.zeroStd) {
       zeroStd++;
       if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;
+      groupAdvantages.push({ group_id: g[0].group_id, advantages: Object.fromEntries(g.map((t) => [t.id, t.tokens.map(() => 0)])) });
       continue;
     }
-    g.forEach((t, i) => add(t, adv.advantages[i], adv.std));
+    const used: Record<string, number[]> = {};
+    g.forEach((t, i) => {
+      const sample = add(t, adv.advantages[i], adv.std);
+      if (sample?.advantages) used[t.id] = Array.from(sample.advantages);
+    });
+    groupAdvantages.push({ group_id: g[0].group_id, advantages: used });
   }
 
   // A replayed trajectory is measured against this step's online trajectories of its own environment
@@ -141,5 +155,5 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   const metrics = rolloutMetrics(scored, groupStds, zeroStd, nGroups);
   metrics['replay/samples'] = p.replayCount + replaceCount;
   metrics['replay/used'] = replayUsed;
-  return { samples, metrics, scored, temperature: [...temps][0] ?? cfg.sampling.temperature };
+  return { samples, metrics, scored, temperature: [...temps][0] ?? cfg.sampling.temperature, groupAdvantages };
 }

@@ -25,7 +25,7 @@ import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from './batch.ts';
 import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
 import { createCurriculum, levelOf, recordScores, type CurriculumState } from './curriculum.ts';
-import { buildGrpoBatch } from './grpo-batch.ts';
+import { buildGrpoBatch, type BuiltBatch } from './grpo-batch.ts';
 import { prepareModel, prepareResumed, type PreparedModel } from './model-setup.ts';
 import { Optimizer, type OptimizerState } from './optimizer.ts';
 import { planBatch, ReplayBuffer } from './replay-buffer.ts';
@@ -56,6 +56,8 @@ export interface TrainerDeps {
   transferFrom?: TrainerCheckpoint;
   /** A promise while the run is paused, else null: updates wait on it between micro-batches. */
   held?: () => Promise<void> | null;
+  /** The per-token advantages each online group of an update was trained with (grpo-batch.ts), after the update. */
+  onGroupAdvantages?: (step: number, groups: BuiltBatch['groupAdvantages']) => void | Promise<void>;
 }
 
 interface RollbackPoint {
@@ -157,6 +159,7 @@ export class Trainer {
       Object.assign(metrics, r.metrics, { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/tokens': r.tokens });
     }
     metrics['perf/update_seconds'] = (performance.now() - updateStart) / 1000;
+    await this.deps.onGroupAdvantages?.(this.stepNo, batch.groupAdvantages);
     for (const t of batch.scored) this.replay.offer(t);
     this.advanceCurriculum(batch.scored);
 

@@ -8,7 +8,9 @@ import { createNodeRun, spawnNodeRolloutWorker } from '../../src/pipeline/node.t
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { PipelineRun } from '../../src/pipeline/run.ts';
 import { loadNodeModel } from '../../src/pipeline/node.ts';
-import { getRun, listGroups, listMetrics, loadLatestCheckpoint, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import { getRun, getTrajectories, listGroups, listMetrics, loadLatestCheckpoint, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import { storedCredit } from '../../src/pipeline/app/trajectories.ts';
+import { tokenAdvantages } from '../../src/train/advantages.ts';
 import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
@@ -63,7 +65,19 @@ describe('the pipeline on worker_threads', () => {
     }
     expect(new Set(trajectories.map((t) => t.env))).toEqual(new Set(['arith_tool', 'letter_count']));
     // Trained groups (step ≥ 0); the evaluation's groups stay untrained (step -1).
-    expect((await listGroups(store, runId, 0)).length).toBe(4);
+    const trainedGroups = await listGroups(store, runId, 0);
+    expect(trainedGroups.length).toBe(4);
+    // The advantages each update used are stored with the group, per token: 0 off the policy's tokens.
+    for (const g of trainedGroups) {
+      const adv = g.scored!.advantages!;
+      expect(adv.map((a) => a.length)).toEqual(g.scored!.tokens.map((t) => t.length));
+      const members = (await getTrajectories(store, g.trajectory_ids)).map((t) => t!);
+      members.forEach((t, i) => expect(adv[i].every((a, k) => a === 0 || t.assistant_mask[k] === 1)).toBe(true));
+      const credit = await storedCredit(store, members[0]);
+      expect(credit.stored).toEqual(adv[0]);
+      // …and they are what the trainer's own functions give (the turn credits a view explains them with).
+      if (credit.credits) expect(Array.from(tokenAdvantages(members[0], credit.credits))).toEqual(adv[0]);
+    }
     const metrics = await listMetrics(store, runId);
     expect(metrics.map((m) => m.step)).toEqual([1, 2]);
     expect(metrics[0].metrics).toHaveProperty('reward');

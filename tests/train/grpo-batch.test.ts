@@ -33,6 +33,11 @@ describe('buildGrpoBatch', () => {
     expect(win[0]).toBe(0); // the prompt token carries no advantage
     expect(batch.scored.map((t) => t.id)).toEqual(['a1', 'a0', 'b1', 'b2']);
     expect(batch.metrics).toMatchObject({ reward: 0.5, frac_reward_zero_std: 0.5, 'replay/samples': 0 });
+    // What was trained is reported per group for the run to store: the samples' own advantages; zeros for the flat group.
+    expect(batch.groupAdvantages).toEqual([
+      { group_id: 'a', advantages: { a1: win, a0: loss } },
+      { group_id: 'b', advantages: { b1: [0, 0, 0], b2: [0, 0, 0] } },
+    ]);
   });
 
   it('replaces a flat group with as many replay draws, each with the capped self-imitation advantage', () => {

@@ -47,6 +47,8 @@ export interface TrajectoryCredit {
   /** The score it was ranked by, scaled (null when unscored or unknown). */
   ranked: number | null;
   group: GroupSummary | null;
+  /** Per token, what the update stored that it trained with (the group record's advantages), when stored. */
+  stored?: number[];
 }
 
 /** The part of a run's config credit depends on, with defaults for fields older run records lack. */

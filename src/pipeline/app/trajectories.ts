@@ -83,7 +83,10 @@ export async function storedCredit(store: Store, t: Trajectory): Promise<Traject
   if (!run) return uncredited('not_trained');
   const members = (await getTrajectories(store, group.trajectory_ids)).filter((m) => m !== undefined);
   const credits = groupCredits(members, creditConfig(run.config));
-  return credits[members.findIndex((m) => m.id === t.id)] ?? uncredited('not_trained');
+  const credit = credits[members.findIndex((m) => m.id === t.id)] ?? uncredited('not_trained');
+  // The advantages the update stored are the data; the turn credits above explain them.
+  const stored = group.scored.advantages?.[group.trajectory_ids.indexOf(t.id)];
+  return stored ? { ...credit, stored } : credit;
 }
 
 /** What each credit status says on the token view. */
@@ -99,7 +102,7 @@ const TOKEN_LABEL: Record<TrajectoryCredit['status'], string> = {
  */
 export function tokenDetail(t: Trajectory, credit: TrajectoryCredit) {
   if (t.tokens.length === 0) return null;
-  const perToken = credit.credits ? tokenAdvantages(t, credit.credits) : null;
+  const perToken = credit.stored ?? (credit.credits ? tokenAdvantages(t, credit.credits) : null);
   return {
     label: TOKEN_LABEL[credit.status],
     pieces: t.tokens.map((id, i) => ({ text: tokenizer.decode([id]), value: t.assistant_mask[i] ? (perToken?.[i] ?? 0) : null })),
