@@ -18,6 +18,7 @@ import { describeSource } from '../envs/sources.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import { transformersBase } from '../model/hub.ts';
+import { peftConfig } from '../model/lora.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from '../model/safetensors.ts';
 import { ImportError } from './import-error.ts';
 import { unzipSelected } from './zip.ts';
@@ -41,14 +42,10 @@ export interface PeftConfig {
   [key: string]: unknown;
 }
 
-/** adapter_config.json from the run config (when no live model is at hand; src/model/lora.ts `peftAdapterConfig` is the live one). */
+/** adapter_config.json from the run config (when no live model is at hand); the writer is model/lora.ts `peftConfig`. */
 export function peftConfigFromRun(run: RunConfig, layersToTransform: number[] | null = null): PeftConfig {
-  return {
-    peft_type: 'LORA', task_type: 'CAUSAL_LM', ...transformersBase(run.model.base_model),
-    r: run.lora.r, lora_alpha: run.lora.alpha, lora_dropout: run.lora.dropout, target_modules: [...run.lora.target_modules],
-    bias: 'none', fan_in_fan_out: false, inference_mode: true, init_lora_weights: true, use_rslora: false, use_dora: false,
-    layers_to_transform: layersToTransform,
-  };
+  const { r, alpha, dropout, target_modules } = run.lora;
+  return peftConfig({ baseModel: run.model.base_model, r, alpha, dropout, targetModules: target_modules, layers: layersToTransform }) as PeftConfig;
 }
 
 export interface ModelCardInput {

@@ -150,6 +150,9 @@ describe('with the real model (src/model)', () => {
     attachLora(model, lora);
     importLora(model, fakeAdapter()); // non-zero B so the merge matters
     const liveConfig = peftAdapterConfig(model, 'spindle-nano') as PeftConfig;
+    // One adapter_config.json writer: the live adapters and a run config of the same shape say the same thing.
+    const sameRun = { ...run, model: { ...run.model, base_model: 'spindle-nano' }, lora: { ...run.lora, r: 4, alpha: 8, dropout: 0, target_modules: ['q_proj', 'v_proj', 'down_proj'] } };
+    expect(peftConfigFromRun(sameRun)).toEqual(liveConfig);
     const zip = adapterZip(await exportLora(model), { config: liveConfig });
 
     const { config: cfg, tensors } = readAdapter(zip, 'a.zip', { baseModel: 'spindle-nano', modelConfig: nano });
