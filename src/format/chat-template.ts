@@ -8,18 +8,28 @@
  *   next     = template.turnClose(stopText) + template.continuation(messagesSoFar, [toolMessage], tools)
  *
  * Only `sampled` is policy text; `next` is prompt text, so a training mask over the sampled tokens covers
- * exactly the assistant's tokens. A template that knows tools (Qwen2.5, Qwen3, Hermes) gets them in
- * `tools` and the calls as `tool_calls` with bare `tool` results (openai-messages.ts); the calls it asks
- * the model to write are `<tool_call>` JSON blocks, which parse.ts reads back. A template without tools
- * (SmolLM2) gets Spindle's Hermes text as it is, tools listed in the system prompt by the caller.
+ * exactly the assistant's tokens. What the template does with tools is probed once (template-probe.ts):
+ * a template that renders calls in a format Spindle reads (Hermes `<tool_call>` for Qwen2.5, Qwen3 and
+ * Hermes; Llama 3.1's JSON) gets the calls as `tool_calls` with bare `tool` results (openai-messages.ts)
+ * and, when it lists tools, the tools in `tools`; the model family's codec (tool-call-codec.ts) reads the
+ * calls back. Any other template gets Spindle's Hermes text as it is, tools listed in the system prompt
+ * by the caller; one that drops calls altogether is refused for tools by the caller (conversation.ts).
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import { toOpenAiMessages } from './openai-messages.ts';
+import { probeToolSupport, type TemplateToolSupport } from './template-probe.ts';
 
 export interface TemplateTokens {
   bos_token?: string;
   eos_token?: string;
+}
+
+export interface TemplateOptions {
+  /** Whether the tokenizer has this special token (`<tool_call>`, `<|python_tag|>`): decides the call format when the template does not show it. */
+  hasToken?: (token: string) => boolean;
+  /** Which file the template came from, for error messages (`chat_template.jinja`, `tokenizer_config.json`). */
+  origin?: string;
 }
 
 /** Stands in for an assistant's content to find where the template closes the turn. */
@@ -33,6 +43,9 @@ const SENTINEL = '\u0000spindle-assistant-content\u0000';
  */
 export const RENDER_BUDGET = { rangeItems: 100_000, deadlineMs: 2000, inputChars: 4 * 1024 * 1024, outputChars: 8 * 1024 * 1024 };
 
+/** A render that ran past RENDER_BUDGET: the template is refused, not probed further. */
+class RenderBudgetError extends Error {}
+
 /** Jinja's `range(stop)` / `range(start, stop, step)`, drawing on one render's budget. */
 function budgetedRange(): (...args: number[]) => number[] {
   const deadline = Date.now() + RENDER_BUDGET.deadlineMs;
@@ -43,8 +56,8 @@ function budgetedRange(): (...args: number[]) => number[] {
     if (step === 0) throw new Error('range() step must not be zero');
     const count = Math.max(0, Math.ceil((stop - start) / step));
     handedOut += count;
-    if (handedOut > RENDER_BUDGET.rangeItems) throw new Error(`the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`);
-    if (Date.now() > deadline) throw new Error(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
+    if (handedOut > RENDER_BUDGET.rangeItems) throw new RenderBudgetError(`the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`);
+    if (Date.now() > deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
     return Array.from({ length: count }, (_, i) => start + i * step);
   };
 }
@@ -71,32 +84,49 @@ function jinjaGlobals(): Record<string, unknown> {
 }
 
 export class ChatTemplate {
-  /** The template renders `tools` itself and reads `tool_calls` / `tool` messages. */
-  readonly supportsTools: boolean;
+  /** What the template does with tools and which call format the model writes (template-probe.ts). */
+  readonly toolSupport: TemplateToolSupport;
   private readonly template: Template;
   private readonly close: string;
 
   constructor(
     readonly source: string,
     private readonly tokens: TemplateTokens = {},
+    opts: TemplateOptions = {},
   ) {
+    const origin = opts.origin ? ` (${opts.origin})` : '';
     try {
       this.template = new Template(source);
     } catch (err) {
-      throw new Error(`tokenizer_config.json chat_template does not parse as Jinja: ${(err as Error).message}`, { cause: err });
+      throw new Error(`chat_template does not parse as Jinja${origin}: ${(err as Error).message}`, { cause: err });
     }
-    this.supportsTools = /\btools\b/.test(source) && /\btool_calls\b/.test(source);
+    this.toolSupport = probeToolSupport(
+      (messages, o) => this.renderObjects(messages, o.tools, o.addGenerationPrompt ?? false),
+      opts.hasToken ?? (() => false),
+      (err) => err instanceof RenderBudgetError,
+    );
     const probe = this.render([{ role: 'user', content: 'x' }, { role: 'assistant', content: SENTINEL }], { addGenerationPrompt: false });
     const at = probe.lastIndexOf(SENTINEL);
-    if (at < 0) throw new Error('chat_template drops the assistant message content; Spindle needs the sampled text to appear in the conversation.');
+    if (at < 0) throw new Error(`chat_template${origin} drops the assistant message content; Spindle needs the sampled text to appear in the conversation.`);
     this.close = probe.slice(at + SENTINEL.length);
+  }
+
+  /** The template lists the tools it is given and renders calls in a format Spindle reads: tools go to it, not into Spindle's system prompt. */
+  get supportsTools(): boolean {
+    return this.toolSupport.listsTools && this.liftsCalls;
+  }
+
+  /** Calls go to the template as `tool_calls` and results as bare `tool` messages (else the text goes as written). */
+  private get liftsCalls(): boolean {
+    return this.toolSupport.rendersCalls && !this.toolSupport.codec.fallback;
   }
 
   /**
    * The template from a parsed tokenizer_config.json, or null when it has none. A list of named
    * templates (`[{name, template}]`) uses the "tool_use" one when tools are wanted, else "default".
+   * Without `hasToken`, the special tokens are those the config's `added_tokens_decoder` lists.
    */
-  static fromTokenizerConfig(config: Record<string, unknown>, opts: { tools?: boolean } = {}): ChatTemplate | null {
+  static fromTokenizerConfig(config: Record<string, unknown>, opts: { tools?: boolean } & TemplateOptions = {}): ChatTemplate | null {
     let source = config.chat_template;
     if (Array.isArray(source)) {
       const named = source as { name?: string; template?: string }[];
@@ -105,33 +135,42 @@ export class ChatTemplate {
     if (source == null) return null;
     if (typeof source !== 'string') throw new Error('tokenizer_config.json: chat_template must be a string or a list of {name, template}.');
     const token = (v: unknown) => (typeof v === 'string' ? v : ((v as { content?: string } | null)?.content ?? undefined));
-    return new ChatTemplate(source, { bos_token: token(config.bos_token), eos_token: token(config.eos_token) });
+    const listed = new Set(Object.values((config.added_tokens_decoder ?? {}) as Record<string, unknown>).map(token));
+    return new ChatTemplate(source, { bos_token: token(config.bos_token), eos_token: token(config.eos_token) }, { hasToken: opts.hasToken ?? ((t) => listed.has(t)), origin: opts.origin });
   }
 
   /** The whole conversation as the template renders it, within the render budget (see RENDER_BUDGET). */
   render(messages: ChatMessage[], opts: { tools?: ToolSchema[]; addGenerationPrompt?: boolean } = {}): string {
-    const tools = opts.tools?.length ? opts.tools.map((fn) => ({ type: 'function', function: fn })) : undefined;
+    const tools = opts.tools?.length && this.supportsTools ? opts.tools.map((fn) => ({ type: 'function', function: fn })) : undefined;
     const inputChars = messages.reduce((n, m) => n + m.content.length, 0);
     if (inputChars > RENDER_BUDGET.inputChars) {
       throw new Error(`chat_template: the conversation is ${inputChars} characters, above the ${RENDER_BUDGET.inputChars} a render accepts; no model context holds it`);
     }
+    const support = this.toolSupport;
+    const shaped = this.liftsCalls ? toOpenAiMessages(messages, { codec: support.codec, reasoning: support.readsReasoning }) : messages;
+    return this.renderObjects(shaped as unknown as Record<string, unknown>[], tools, opts.addGenerationPrompt ?? false);
+  }
+
+  /** Template-ready messages and tools, rendered through our globals within the budget. */
+  private renderObjects(messages: Record<string, unknown>[], tools: object[] | undefined, addGenerationPrompt: boolean): string {
     let text: string;
     try {
       // Template.render with our globals: its own `range` has no budget and cannot be replaced in it.
       const env = new Environment();
       for (const [name, value] of Object.entries({
         ...jinjaGlobals(),
-        messages: this.supportsTools ? toOpenAiMessages(messages) : messages,
-        ...(tools && this.supportsTools ? { tools } : {}),
-        add_generation_prompt: opts.addGenerationPrompt ?? false,
+        messages,
+        ...(tools ? { tools } : {}),
+        add_generation_prompt: addGenerationPrompt,
         bos_token: this.tokens.bos_token ?? '',
         eos_token: this.tokens.eos_token ?? '',
       })) env.set(name, value);
       text = new Interpreter(env).run(this.template.parsed).value as string;
     } catch (err) {
-      throw new Error(`chat_template failed to render: ${(err as Error).message}`, { cause: err });
+      const Failure = err instanceof RenderBudgetError ? RenderBudgetError : Error;
+      throw new Failure(`chat_template failed to render: ${(err as Error).message}`, { cause: err });
     }
-    if (text.length > RENDER_BUDGET.outputChars) throw new Error(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
+    if (text.length > RENDER_BUDGET.outputChars) throw new RenderBudgetError(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
     return text;
   }
 

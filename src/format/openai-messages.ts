@@ -4,14 +4,15 @@
  * expect), and each tool result is its own `tool` message holding the bare result text (the template
  * adds its own `<tool_response>` wrapping; a pre-wrapped result would be wrapped twice).
  *
- * Spindle stores conversations as the policy saw them in Hermes text: assistant content with inline
- * `<tool_call>` blocks, one `tool` message per turn holding every result in `<tool_response>` blocks
- * (chatml.ts `toolResponseMessage`). These two functions convert between the forms, losslessly for
- * what the policy writes.
+ * Spindle stores conversations as the policy wrote them: assistant content with its calls inline (Hermes
+ * `<tool_call>` blocks, or a Llama JSON call: the model family's codec, tool-call-codec.ts, reads them),
+ * one `tool` message per turn holding every result in `<tool_response>` blocks (chatml.ts
+ * `toolResponseMessage`). These two functions convert between the forms, losslessly for what the policy
+ * writes in Hermes form.
  */
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
-import { isCallError, parseAssistant } from './parse.ts';
+import { HERMES_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';
@@ -22,32 +23,52 @@ export interface OpenAiMessage {
   role: ChatMessage['role'];
   content: string;
   tool_calls?: OpenAiToolCall[];
+  /** The text inside the turn's think block, as written (only for templates that read it: Qwen3). */
+  reasoning_content?: string;
 }
 
-const CALL_BLOCK = /<tool_call>[\s\S]*?(?:<\/tool_call>|$)/g;
+export interface OpenAiFormOptions {
+  /** How the model writes calls (default Hermes, Spindle's own). */
+  codec?: ToolCallCodec;
+  /**
+   * Give a leading `<think>` block as `reasoning_content`, for a template that renders it from there
+   * (Qwen3). The text goes as written, so an empty block sampled as `<think>\n\n</think>` is `"\n\n"`,
+   * which the template renders back as sampled instead of dropping it as it drops an empty string.
+   */
+  reasoning?: boolean;
+}
+
+/** A leading think block, as written, and the text after it; null when the turn does not open with one. */
+function splitReasoning(content: string): { reasoning: string; rest: string } | null {
+  const m = /^\s*<think>/.exec(content);
+  const close = m ? content.indexOf('</think>', m[0].length) : -1;
+  if (!m || close < 0) return null;
+  return { reasoning: content.slice(m[0].length, close), rest: content.slice(close + '</think>'.length) };
+}
+
+function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessage {
+  const codec = opts.codec ?? HERMES_CALLS;
+  const thought = opts.reasoning ? splitReasoning(content) : null;
+  const body = thought ? thought.rest : content;
+  const lifted = codec.lift(body);
+  const reasoning = thought ? { reasoning_content: thought.reasoning } : {};
+  if (!lifted) return { role: 'assistant', content: thought ? body.replace(/^\n+/, '') : body, ...reasoning };
+  return {
+    role: 'assistant', content: lifted.content, ...reasoning,
+    tool_calls: lifted.calls.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } })),
+  };
+}
 
 /**
  * Hermes-text messages → OpenAI messages; tool results are read back from their `<tool_response>`
- * blocks. A turn with a call the parser could not read stays as text: there is no call to name.
+ * blocks. An assistant turn's calls move to `tool_calls` only as the codec lifts them (every call
+ * readable, nothing lost); otherwise the turn stays as text: there is no call to name.
  */
-export function toOpenAiMessages(messages: ChatMessage[]): OpenAiMessage[] {
+export function toOpenAiMessages(messages: ChatMessage[], opts: OpenAiFormOptions = {}): OpenAiMessage[] {
   const out: OpenAiMessage[] = [];
   for (const m of messages) {
-    if (m.role === 'assistant') {
-      const calls = parseAssistant(m.content).calls;
-      const readable = calls.flatMap((c) => (isCallError(c) ? [] : [c]));
-      const blocks = m.content.match(CALL_BLOCK) ?? [];
-      // Only when every block is one readable call can the blocks leave the text without losing anything.
-      if (readable.length === 0 || readable.length !== calls.length || blocks.length !== calls.length) {
-        out.push({ role: 'assistant', content: m.content });
-        continue;
-      }
-      const content = m.content.replace(CALL_BLOCK, '').trim();
-      out.push({
-        role: 'assistant', content,
-        tool_calls: readable.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } })),
-      });
-    } else if (m.role === 'tool') {
+    if (m.role === 'assistant') out.push(assistantMessage(m.content, opts));
+    else if (m.role === 'tool') {
       for (const content of splitToolResponses(m.content)) out.push({ role: 'tool', content });
     } else out.push({ role: m.role, content: m.content });
   }

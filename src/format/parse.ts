@@ -1,5 +1,7 @@
 /**
- * Parse one assistant turn into its `<think>` text, its `<tool_call>` calls and the final answer.
+ * Parse one assistant turn into its `<think>` text, its `<tool_call>` calls and the final answer: the
+ * Hermes format (Spindle's own, Qwen's, Hermes'). Llama's JSON calls are read by llama-calls.ts; which
+ * one a model gets is its tool-call codec (tool-call-codec.ts).
  *
  * Tolerant by design, because the policy is a small model mid-training: several calls per turn,
  * single-quoted pseudo-JSON, raw newlines in strings, `arguments` given as a JSON string, OpenAI-style
@@ -45,30 +47,33 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
-function callError(error: string, raw: string): ParsedCall {
+export function callError(error: string, raw: string): ParsedCall {
   return { error, raw: raw.length > MAX_RAW ? raw.slice(0, MAX_RAW) : raw };
 }
 
-/** Accepts Hermes `{name, arguments}`, `parameters`/`args` aliases and OpenAI `{function: {name, arguments}}`. */
-function toCall(value: unknown, raw: string): ParsedCall {
-  if (!isPlainObject(value)) return callError(`tool call is not a JSON object; ${EXPECTED_SHAPE}`, raw);
+/**
+ * Accepts Hermes `{name, arguments}`, `parameters`/`args` aliases (Llama's calls use `parameters`) and
+ * OpenAI `{function: {name, arguments}}`; `shape` is the form an error message asks for.
+ */
+function toCall(value: unknown, raw: string, shape = EXPECTED_SHAPE): ParsedCall {
+  if (!isPlainObject(value)) return callError(`tool call is not a JSON object; ${shape}`, raw);
   const fn = isPlainObject(value.function) ? value.function : null;
   const name = value.name ?? value.tool_name ?? value.tool ?? fn?.name ?? value.function;
-  if (typeof name !== 'string' || name.trim() === '') return callError(`tool call has no "name"; ${EXPECTED_SHAPE}`, raw);
+  if (typeof name !== 'string' || name.trim() === '') return callError(`tool call has no "name"; ${shape}`, raw);
   let args: unknown = value.arguments ?? value.parameters ?? value.args ?? fn?.arguments ?? {};
   if (typeof args === 'string') {
     const inner = args.trim() === '' ? { ok: true as const, value: {} } : parseLooseJson(args);
-    if (!inner.ok) return callError(`"arguments" of ${name} is a string that is not JSON (${inner.error}); ${EXPECTED_SHAPE}`, raw);
+    if (!inner.ok) return callError(`"arguments" of ${name} is a string that is not JSON (${inner.error}); ${shape}`, raw);
     args = inner.value;
   }
-  if (!isPlainObject(args)) return callError(`"arguments" of ${name} must be an object; ${EXPECTED_SHAPE}`, raw);
+  if (!isPlainObject(args)) return callError(`"arguments" of ${name} must be an object; ${shape}`, raw);
   return { name: name.trim(), arguments: args };
 }
 
-/** Several calls written as one JSON array inside one tag are accepted too. */
-function toCalls(value: unknown, raw: string): ParsedCall[] {
-  if (Array.isArray(value) && value.length > 0) return value.map((v) => toCall(v, raw));
-  return [toCall(value, raw)];
+/** Several calls written as one JSON array (inside one tag) are accepted too. */
+export function toCalls(value: unknown, raw: string, shape = EXPECTED_SHAPE): ParsedCall[] {
+  if (Array.isArray(value) && value.length > 0) return value.map((v) => toCall(v, raw, shape));
+  return [toCall(value, raw, shape)];
 }
 
 interface CallBlock {

@@ -6,6 +6,12 @@
  */
 import type { ModelConfig } from './config.ts';
 
+/** The chat template as transformers 5's `save_pretrained` writes it, beside tokenizer_config.json instead of in it. */
+export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
+
+/** The tokenizer's files a model folder may hold beside config.json and the weights, each read when present. */
+export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', CHAT_TEMPLATE_FILE] as const;
+
 /** name → shape of every parameter the config implies, in file order. */
 export function expectedTensors(config: ModelConfig): Map<string, number[]> {
   const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;

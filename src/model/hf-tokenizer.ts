@@ -4,11 +4,31 @@
  * Special tokens encode as their single ids and decode back to their text (the chat format needs them).
  */
 import { Tokenizer } from '@huggingface/tokenizers';
+import { CHAT_TEMPLATE_FILE } from './hf-layout.ts';
 import type { TextTokenizer } from './tokenizer.ts';
+
+/** Where a model's chat template was read from. */
+export type ChatTemplateFile = typeof CHAT_TEMPLATE_FILE | 'tokenizer_config.json';
 
 export interface HfTokenizerIds {
   /** From config.json, used when tokenizer_config.json names no eos token. */
   eosTokenId?: number | number[] | null;
+  /** Where the loader found the chat template; by default tokenizer_config.json when the config has one. */
+  chatTemplateFile?: ChatTemplateFile | null;
+}
+
+/**
+ * tokenizer_config.json with the template of a chat_template.jinja file in it (null: the folder has
+ * none). The file wins over the config's own template, as in transformers; a named list keeps its other
+ * templates. The template travels inside the config so every copy of the tokenizer (a rollout worker's) has it.
+ */
+export function withChatTemplate(config: Record<string, unknown>, jinja: string | null): { config: Record<string, unknown>; file: ChatTemplateFile | null } {
+  if (jinja === null) return { config, file: config.chat_template == null ? null : 'tokenizer_config.json' };
+  const own = config.chat_template;
+  const chatTemplate = Array.isArray(own)
+    ? [...(own as { name?: string }[]).filter((t) => t.name !== 'default'), { name: 'default', template: jinja }]
+    : jinja;
+  return { config: { ...config, chat_template: chatTemplate }, file: CHAT_TEMPLATE_FILE };
 }
 
 export class HfTokenizer implements TextTokenizer {
@@ -16,6 +36,8 @@ export class HfTokenizer implements TextTokenizer {
   readonly imEndId: number;
   readonly eosId: number;
   readonly padId: number;
+  /** Where the chat template came from (chat_template.jinja or tokenizer_config.json); null without one. */
+  readonly chatTemplateFile: ChatTemplateFile | null;
 
   private constructor(
     private readonly tokenizer: Tokenizer,
@@ -37,6 +59,12 @@ export class HfTokenizer implements TextTokenizer {
     this.eosId = eos;
     this.imEndId = idOf('<|im_end|>') ?? eos;
     this.padId = idOf(configJson.pad_token) ?? eos;
+    this.chatTemplateFile = ids.chatTemplateFile !== undefined ? ids.chatTemplateFile : configJson.chat_template == null ? null : 'tokenizer_config.json';
+  }
+
+  /** The model it was loaded for: `name_or_path`, which the loader sets to where the files came from (as transformers does). */
+  get modelName(): string | null {
+    return typeof this.configJson.name_or_path === 'string' ? this.configJson.name_or_path : null;
   }
 
   /** `tokenizerJson` is the parsed tokenizer.json; `tokenizerConfig` the parsed tokenizer_config.json (optional). */

@@ -1,6 +1,7 @@
 /**
  * Models in Hugging Face layout: `config.json` + `model.safetensors` (or shards listed in
- * `model.safetensors.index.json`) + `tokenizer.json`, for Llama/Qwen2-family checkpoints — loaded
+ * `model.safetensors.index.json`) + `tokenizer.json` (with `tokenizer_config.json` and the chat template
+ * in `chat_template.jinja` when present), for Llama/Qwen2-family checkpoints — loaded
  * from a URL (fetch), files the user picked (File/Blob), or a directory in Node. Spindle saves its
  * own models (checkpoints, the shipped `models/`) the same way; a byte-tokenizer model says
  * `"spindle_tokenizer": "byte"` in its config.json and carries an equivalent tokenizer.json for transformers.
@@ -13,8 +14,8 @@ import { byteTokenizerConfig, byteTokenizerJson } from './byte-tokenizer-json.ts
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel } from './fused.ts';
 import type { HalfFormat } from './half.ts';
-import { checkWeights } from './hf-layout.ts';
-import { HfTokenizer } from './hf-tokenizer.ts';
+import { CHAT_TEMPLATE_FILE, checkWeights } from './hf-layout.ts';
+import { HfTokenizer, withChatTemplate } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
 import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
@@ -132,7 +133,7 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   if (!configBytes) throw new Error(`config.json is missing in ${where}; an HF model folder needs config.json, model.safetensors and tokenizer.json.`);
   const hfConfig = parseJson<HfConfigJson>(configBytes, `config.json in ${where}`);
   const config = fromHfConfig(hfConfig);
-  const tokenizer = await loadTokenizer(files, hfConfig);
+  const tokenizer = await loadTokenizer(files, hfConfig, hub ? hub.id : typeof source === 'string' ? source : where);
   if (tokenizer.vocabSize > config.vocabSize) {
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
@@ -151,14 +152,21 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   return { model, tokenizer, config, hfConfig, hub, linearPrecision: halfLinears ?? 'float32' };
 }
 
-async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson): Promise<TextTokenizer> {
+/**
+ * The tokenizer, its config and the chat template (chat_template.jinja over tokenizer_config.json's, as in
+ * transformers). `name` becomes the config's `name_or_path`, as transformers sets it on load, so messages
+ * about the model (a template refused for tools) can name it wherever the tokenizer goes.
+ */
+async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson, name: string): Promise<TextTokenizer> {
   // A byte model's tokenizer.json is there for transformers; Spindle keeps its own byte tokenizer (same ids).
   if (hfConfig.spindle_tokenizer === 'byte') return new ByteTokenizer();
   const json = await files.read('tokenizer.json');
   if (json) {
     const configBytes = await files.read('tokenizer_config.json');
     const tokenizerConfig = configBytes ? parseJson<Record<string, unknown>>(configBytes, 'tokenizer_config.json') : {};
-    return HfTokenizer.fromJson(parseJson<object>(json, 'tokenizer.json'), tokenizerConfig, { eosTokenId: hfConfig.eos_token_id });
+    const jinja = await files.read(CHAT_TEMPLATE_FILE);
+    const { config, file } = withChatTemplate(tokenizerConfig, jinja && new TextDecoder().decode(jinja));
+    return HfTokenizer.fromJson(parseJson<object>(json, 'tokenizer.json'), { ...config, name_or_path: name }, { eosTokenId: hfConfig.eos_token_id, chatTemplateFile: file });
   }
   throw new Error(`tokenizer.json is missing in ${files.description} (and config.json does not name "spindle_tokenizer": "byte").`);
 }
@@ -182,7 +190,11 @@ async function loadWeights(files: FileSource): Promise<HostTensors> {
   return weights;
 }
 
-/** The files of an HF-layout model folder: config.json, model.safetensors, tokenizer.json and tokenizer_config.json. */
+/**
+ * The files of an HF-layout model folder: config.json, model.safetensors, tokenizer.json and
+ * tokenizer_config.json, and chat_template.jinja when the template was read from one (transformers 5's
+ * layout). `name_or_path` is left out, as transformers leaves it out: it says where this copy was loaded from.
+ */
 export async function saveModel(model: TransformerModel, tokenizer: TextTokenizer): Promise<Map<string, Uint8Array>> {
   const extra: Partial<HfConfigJson> = { eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId };
   if (tokenizer instanceof ByteTokenizer) extra.spindle_tokenizer = 'byte';
@@ -191,8 +203,13 @@ export async function saveModel(model: TransformerModel, tokenizer: TextTokenize
   files.set('config.json', encoder.encode(JSON.stringify(toHfConfig(model.config, extra), null, 2) + '\n'));
   files.set('model.safetensors', writeSafetensors(await model.getWeights(), { format: 'pt' }));
   if (tokenizer instanceof HfTokenizer) {
+    const { name_or_path: _loadedFrom, ...config } = tokenizer.configJson;
     files.set('tokenizer.json', encoder.encode(JSON.stringify(tokenizer.json)));
-    files.set('tokenizer_config.json', encoder.encode(JSON.stringify(tokenizer.configJson)));
+    if (tokenizer.chatTemplateFile === CHAT_TEMPLATE_FILE && typeof config.chat_template === 'string') {
+      files.set(CHAT_TEMPLATE_FILE, encoder.encode(config.chat_template));
+      delete config.chat_template;
+    }
+    files.set('tokenizer_config.json', encoder.encode(JSON.stringify(config)));
   } else if (tokenizer instanceof ByteTokenizer) {
     // For transformers' AutoTokenizer; Spindle itself reads the spindle_tokenizer marker.
     files.set('tokenizer.json', encoder.encode(JSON.stringify(byteTokenizerJson())));

@@ -4,9 +4,9 @@
  * LoRA update needs, what a run config names to train it), followed by the repository's own README.md
  * when it has one (its front matter stays first, where the card reader expects it).
  */
-import { HfTokenizer } from '../model/hf-tokenizer.ts';
 import type { LoadedModel } from '../model/hf.ts';
 import { estimateMemory, formatBytes } from '../model/memory.ts';
+import { chatFormatSummary } from '../rollout/conversation.ts';
 
 const FAMILY_NAMES: Record<string, string> = { llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
 
@@ -24,14 +24,13 @@ export function importedModelCard(name: string, baseModel: string, loaded: Loade
   const half = loaded.linearPrecision !== 'float32';
   const short = estimateMemory(c, { sequence: 128, fileBytesPerParam: half ? 2 : 4, halfLinears: half });
   const long = estimateMemory(c, { sequence: 512, fileBytesPerParam: half ? 2 : 4, halfLinears: half });
-  const ownTemplate = loaded.tokenizer instanceof HfTokenizer && typeof loaded.tokenizer.configJson.chat_template === 'string';
   const rope = c.ropeScaling ? `theta ${c.ropeTheta}, ${c.ropeScaling.type} scaling ×${c.ropeScaling.factor}` : `theta ${c.ropeTheta}`;
   const rows: [string, string][] = [
     ['architecture', `${FAMILY_NAMES[c.family] ?? c.family}: ${c.numLayers} layer${c.numLayers === 1 ? '' : 's'}, hidden ${c.hiddenSize}, ${c.numHeads} query / ${c.numKvHeads} key-value heads of ${c.headDim}, MLP ${c.intermediateSize}${c.qkNorm ? ', q/k norms' : ''}${c.tieWordEmbeddings ? ', tied embeddings' : ''}`],
     ['parameters', parameters >= 1e6 ? `${(parameters / 1e6).toFixed(1)}M` : `${(parameters / 1e3).toFixed(1)}k`],
     ['vocabulary, context', `${c.vocabSize.toLocaleString('en-US')} tokens, ${c.maxPositions.toLocaleString('en-US')} positions (RoPE ${rope})`],
     ['weights on this device', half ? `the layers' projections in ${loaded.linearPrecision} (half the memory; frozen, LoRA trains in float32), the rest float32` : 'float32'],
-    ['chat format', ownTemplate ? "the model's own chat_template (tokenizer_config.json), tools and tool calls as it expects them" : 'no chat_template in tokenizer_config.json: Spindle\'s ChatML/Hermes format'],
+    ['chat format', chatFormatSummary(loaded.tokenizer)],
     ['memory', `about ${formatBytes(short.weightBytes)} of weights; a LoRA update on one sequence of 128 tokens about ${formatBytes(short.trainPeakBytes)}, of 512 about ${formatBytes(long.trainPeakBytes)}`],
     ['train it', `\`model.base_model: ${baseModel}\` (new runs on the default base use it; Playground plays it now)`],
   ];

@@ -5,49 +5,103 @@
  *   prompt(messages, tools)                → text the policy continues from (system + user + assistant header)
  *   turnClose(stop)                        → closes the assistant turn after the sampled text
  *   continuation(before, added, tools, …)  → the tool turn after it and, unless it is the last, the next header
+ *   calls.parse(sampled)                   → the turn's thought, tool calls and answer, in the model family's format
  *
  * Only sampled text is policy text, so the assistant mask covers exactly the model's tokens either way.
  */
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import { ChatTemplate } from '../format/chat-template.ts';
-import { IM_END, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
+import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
+import { HERMES_CALLS, type ToolCallCodec } from '../format/tool-call-codec.ts';
 
 export interface ConversationFormat {
   /** The template lists the tools itself (from `tools`); the system prompt should not list them again. */
   readonly rendersTools: boolean;
+  /** How the model writes tool calls: what reads them back from its sampled text. */
+  readonly calls: ToolCallCodec;
+  /**
+   * Why tools cannot be used in this format (a template that drops tool calls), naming the model, what
+   * was offered (`environment "arith_tool" offers calc`) and what to do; null when they can.
+   */
+  readonly toolRefusal: ((offered: string) => string) | null;
   prompt(messages: ChatMessage[], tools: ToolSchema[]): string;
   /** `stop`: the stop token's text when the policy sampled one (`<|im_end|>`, `<|eot_id|>`), else null. */
   turnClose(stop: string | null): string;
   continuation(before: ChatMessage[], added: ChatMessage[], tools: ToolSchema[], opts: { addGenerationPrompt: boolean }): string;
+  /** Renders the conversation so far: a template that raises on it (Llama's on two calls in one turn) does so here, before any tool runs. */
+  check(messages: ChatMessage[], tools: ToolSchema[]): void;
 }
 
 export const CHATML_FORMAT: ConversationFormat = {
   rendersTools: false,
+  calls: HERMES_CALLS,
+  toolRefusal: null,
   prompt: (messages) => renderChatML(messages, { addGenerationPrompt: true }),
   turnClose: (stop) => assistantTurnClose(stop === IM_END),
   continuation: (_before, added, _tools, { addGenerationPrompt }) => (addGenerationPrompt ? renderContinuation(added) : renderChatML(added)),
+  check: () => {},
 };
 
-function templateFormat(template: ChatTemplate): ConversationFormat {
+function templateFormat(template: ChatTemplate, model: string, origin: string, chatMlTokens: boolean): ConversationFormat {
+  const support = template.toolSupport;
   return {
     rendersTools: template.supportsTools,
+    calls: support.codec,
+    toolRefusal: support.rendersCalls ? null : (offered) => toolRefusal(model, offered, origin, chatMlTokens),
     prompt: (messages, tools) => template.prompt(messages, tools),
     turnClose: (stop) => template.turnClose(stop),
     continuation: (before, added, tools, opts) => template.continuation(before, added, tools, opts),
+    check: (messages, tools) => void template.render(messages, { tools }),
   };
 }
 
 /**
- * The format a policy's tokenizer calls for: a Hugging Face tokenizer's own `chat_template` when its
- * tokenizer_config.json has one (the tool-use variant of a named list), else ChatML. The shipped byte
- * tokenizer is ChatML by construction.
+ * A template that drops tool calls (SmolLM2's renders only each message's text) would have the model
+ * trained on conversations its own template cannot write: refused for tools, with the ways out.
+ */
+function toolRefusal(model: string, offered: string, origin: string, chatMlTokens: boolean): string {
+  const where = origin === 'chat_template.jinja' ? 'delete its chat_template.jinja' : "remove chat_template from its tokenizer_config.json";
+  const chatMl = chatMlTokens ? `, or ${where} so Spindle uses its own ChatML format with Hermes tool calls (its tokenizer has ${IM_START})` : '';
+  return `The chat template of ${model} cannot render tool calls, and ${offered}: the template drops an assistant turn's tool_calls ` +
+    'or the tool results, so an episode with tools could not be stored and trained as the model saw it. Choose an environment ' +
+    `without tools, or give the model a template that renders tools and tool_calls (save it as chat_template.jinja in its folder)${chatMl}.`;
+}
+
+/** Probing a template renders it several times: once per tokenizer is enough. */
+const templateFormats = new WeakMap<object, ConversationFormat>();
+
+/**
+ * The format a policy's tokenizer calls for: a Hugging Face tokenizer's own chat template when it has
+ * one (from chat_template.jinja or tokenizer_config.json; the tool-use variant of a named list), with
+ * the tool-call codec its template and special tokens call for; else ChatML with Hermes calls. The
+ * shipped byte tokenizer is ChatML by construction.
  */
 export function conversationFormat(tokenizer: TextTokenizer | null): ConversationFormat {
   const config = tokenizerConfig(tokenizer);
-  if (!config) return CHATML_FORMAT;
-  const template = ChatTemplate.fromTokenizerConfig(config, { tools: true });
-  return template ? templateFormat(template) : CHATML_FORMAT;
+  if (!tokenizer || !config) return CHATML_FORMAT;
+  const known = templateFormats.get(tokenizer);
+  if (known) return known;
+  const hf = tokenizer as Partial<HfTokenizerShape>;
+  const hasToken = (token: string) => hf.tokenToId?.(token) !== undefined;
+  const origin = hf.chatTemplateFile ?? 'tokenizer_config.json';
+  const template = ChatTemplate.fromTokenizerConfig(config, { tools: true, hasToken, origin });
+  const model = hf.modelName ? `the model ${hf.modelName}` : 'this model';
+  const format = template ? templateFormat(template, model, origin, hasToken(IM_START)) : CHATML_FORMAT;
+  templateFormats.set(tokenizer, format);
+  return format;
+}
+
+/** One line on the chat format a tokenizer gets, for load messages and model cards. */
+export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
+  const config = tokenizerConfig(tokenizer);
+  if (!config) return "Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
+  const format = conversationFormat(tokenizer);
+  if (format === CHATML_FORMAT) return "no chat template (neither chat_template.jinja nor tokenizer_config.json has one): Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
+  const from = (tokenizer as Partial<HfTokenizerShape>).chatTemplateFile ?? 'tokenizer_config.json';
+  if (format.toolRefusal) return `the model's own chat template (${from}); it drops tool calls, so environments with tools are refused`;
+  const tools = format.rendersTools ? 'tools listed by the template' : "tools listed in Spindle's system prompt";
+  return `the model's own chat template (${from}); tool calls: ${format.calls.summary}; ${tools}`;
 }
 
 /** The text of the stop token that ends `sampled`, if it ends with one. */
@@ -59,7 +113,15 @@ export function sampledStop(tokenizer: TextTokenizer | null, sampled: number[]):
   return tokenizerConfig(tokenizer) ? tokenizer.decode([last]) : IM_END;
 }
 
-/** A Hugging Face tokenizer's tokenizer_config.json (HfTokenizer.configJson); null for the byte tokenizer. Read by shape, so this module does not load the tokenizers package. */
+/** What this module reads of an HfTokenizer, by shape, so it does not load the tokenizers package. */
+interface HfTokenizerShape {
+  configJson: Record<string, unknown>;
+  chatTemplateFile: string | null;
+  modelName: string | null;
+  tokenToId(token: string): number | undefined;
+}
+
+/** A Hugging Face tokenizer's tokenizer_config.json (HfTokenizer.configJson, the chat template in it); null for the byte tokenizer. */
 function tokenizerConfig(tokenizer: TextTokenizer | null): Record<string, unknown> | null {
   const config = (tokenizer as { configJson?: unknown } | null)?.configJson;
   return config && typeof config === 'object' ? (config as Record<string, unknown>) : null;

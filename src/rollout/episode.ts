@@ -4,17 +4,22 @@
  * run each call in the sandbox with a per-call timeout → record one step per call → append the tool
  * responses — until a turn has no tool call (the final answer) or `maxSteps` turns have run.
  *
+ * Calls are read in the model family's format (Hermes `<tool_call>` blocks, Llama's JSON: the codec
+ * conversation.ts picks from the policy's chat template and tokenizer).
+ *
  * Nothing the model does throws: a tool error, a timeout and an unreadable call each become a step
  * whose observation spells the error out, so the model can learn from it. A policy failure (a remote
- * endpoint down) ends the episode with finish_reason 'error' and a step saying why. Only setup bugs
- * (an environment whose sandbox cannot be built) and an aborted signal throw.
+ * endpoint down) and a chat template that raises on the conversation (Llama's refuses two calls in one
+ * turn) end the episode with finish_reason 'error' and a step saying why. Only setup bugs (an environment
+ * whose sandbox cannot be built, a template that cannot render tool calls offered tools) and an aborted
+ * signal throw.
  */
 import type { FinishReason, SamplingParams, Task, ToolCall, Trajectory, TrajectoryStep } from '../contracts.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
-import { isCallError, observationText, parseAssistant, renderSystemPrompt, toolResponseMessage } from '../format/index.ts';
+import { isCallError, observationText, renderSystemPrompt, toolResponseMessage } from '../format/index.ts';
 import { conversationFormat, sampledStop } from './conversation.ts';
 import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
@@ -59,23 +64,37 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
   try {
     // The policy's own chat template when its tokenizer has one (a Hugging Face model), else ChatML.
     const format = conversationFormat(policy.tokenizer);
-    const system = renderSystemPrompt(format.rendersTools ? [] : toolbox.schemas, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
+    const tools = toolbox.schemas;
+    if (tools.length > 0 && format.toolRefusal) {
+      throw new Error(format.toolRefusal(`environment "${env.name}" offers ${tools.map((t) => t.name).join(', ')}`));
+    }
+    const system = renderSystemPrompt(format.rendersTools ? [] : tools, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
     const messages = [system, { role: 'user' as const, content: task.prompt }];
     const trace = new TokenTrace(policy.tokenizer);
-    trace.appendPrompt(format.prompt(messages, toolbox.schemas));
-
     const steps: TrajectoryStep[] = [];
     let finalResponse: string | null = null;
     let finishReason: FinishReason = 'max_steps';
     let sampledTokens = 0;
+    /** A template that raises (on a system message, on two calls in a turn) ends the episode with its message as a step. */
+    const templateFailed = (turn: number, thought: string | null, error: unknown) => {
+      steps.push(makeStep(steps.length, turn, thought, null, `chat template error: ${errorText(error)}`));
+      finishReason = 'error';
+    };
+    let prompt: string | null = null;
+    try {
+      prompt = format.prompt(messages, tools);
+    } catch (error) {
+      templateFailed(0, null, error);
+    }
+    if (prompt !== null) trace.appendPrompt(prompt);
 
-    for (let turn = 0; turn < maxSteps; turn++) {
+    for (let turn = 0; prompt !== null && turn < maxSteps; turn++) {
       options.signal?.throwIfAborted();
       emit({ type: 'turn_start', turn });
       let out: PolicyTurn;
       try {
         out = await policy.generate(
-          { messages: messages.slice(), tools: toolbox.schemas, tokens: trace.tokens.slice() },
+          { messages: messages.slice(), tools, tokens: trace.tokens.slice() },
           { seed: deriveSeed(seed, 'turn', turn), sampling, signal: options.signal, onText: (piece) => emit({ type: 'text', turn, piece }) },
         );
       } catch (error) {
@@ -93,7 +112,14 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       const close = format.turnClose(sampledStop(policy.tokenizer, out.tokens));
       messages.push({ role: 'assistant', content: out.text });
 
-      const parsed = parseAssistant(out.text);
+      const parsed = format.calls.parse(out.text);
+      try {
+        format.check(messages, tools);
+      } catch (error) {
+        templateFailed(turn, parsed.thought, error);
+        trace.appendPrompt(close);
+        break;
+      }
       if (parsed.calls.length === 0) {
         finalResponse = parsed.answer;
         finishReason = out.finish_reason === 'length' ? 'max_tokens' : 'answer';
@@ -123,7 +149,15 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       messages.push(toolMessage);
       const last = turn === maxSteps - 1;
       // After the last allowed turn no assistant header follows: the conversation ends on the tool turn.
-      trace.appendPrompt(close + format.continuation(before, [toolMessage], toolbox.schemas, { addGenerationPrompt: !last }));
+      let next: string;
+      try {
+        next = format.continuation(before, [toolMessage], tools, { addGenerationPrompt: !last });
+      } catch (error) {
+        templateFailed(turn, null, error);
+        trace.appendPrompt(close);
+        break;
+      }
+      trace.appendPrompt(close + next);
     }
 
     const trajectory: Trajectory = {
@@ -144,7 +178,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       group_id: options.groupId ?? newId(),
       run_id: options.runId ?? null,
       messages,
-      tools: toolbox.schemas.slice(),
+      tools: tools.slice(),
       tokens: trace.tokens,
       assistant_mask: trace.assistantMask,
       logprobs: trace.logprobs,

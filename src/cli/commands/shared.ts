@@ -12,11 +12,13 @@ import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 import { listEnvironments } from '../../envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../model/backend.ts';
 import { loadHfModel, type LoadedModel } from '../../model/hf.ts';
+import { HfTokenizer } from '../../model/hf-tokenizer.ts';
 import type { HostTensors } from '../../model/transformer.ts';
 import { diskCache, type HubOptions } from '../../model/hub.ts';
 import { attachLora, importLora } from '../../model/lora.ts';
 import { readAdapter, type PeftConfig } from '../../export/peft.ts';
 import { resolveModelPath } from '../../pipeline/node.ts';
+import { chatFormatSummary } from '../../rollout/conversation.ts';
 import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../../store/file-store.ts';
 import { getRun, listRuns, loadLatestCheckpoint, type RunRecord } from '../../store/index.ts';
 
@@ -228,11 +230,15 @@ export async function loadModel(ctx: CommandContext, dir: string, config: RunCon
     }
   }
   await ensureBackend(config);
+  let loaded: LoadedModel;
   try {
-    return await loadHfModel(dir, { hub: hubOptions(ctx) });
+    loaded = await loadHfModel(dir, { hub: hubOptions(ctx) });
   } catch (e) {
     throw new CliError(`cannot load the model from ${dir}: ${(e as Error).message}`);
   }
+  // Which template (chat_template.jinja or tokenizer_config.json) and call format a Hugging Face model runs in, or that it has none.
+  if (loaded.tokenizer instanceof HfTokenizer) ctx.err(`model ${dir}: chat format: ${chatFormatSummary(loaded.tokenizer)}`);
+  return loaded;
 }
 
 /** Attaches a PEFT adapter zip to a plain model (layers the adapter lacks get none). */

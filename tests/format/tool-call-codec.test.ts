@@ -1,0 +1,94 @@
+/**
+ * The tool-call codec per model family: chosen from what the template renders for a probe call (and the
+ * tokenizer's special tokens when it renders none), Llama's JSON calls read in the forms models write
+ * them, and calls lifted into `tool_calls` only in the form the template writes back.
+ */
+import { describe, expect, it } from 'vitest';
+import { ChatTemplate } from '../../src/format/chat-template.ts';
+import { liftLlamaCalls, parseLlamaAssistant } from '../../src/format/llama-calls.ts';
+import { chooseToolCallCodec, HERMES_CALLS, LLAMA3_JSON_CALLS, PLAIN_CALLS, PROBE_TOOL } from '../../src/format/tool-call-codec.ts';
+import { isCallError, MAX_CALLS_PER_TURN } from '../../src/format/parse.ts';
+import { familyTemplate, type Family } from './family-templates.ts';
+
+const calc = { name: 'calc', arguments: { expression: '2+3' } };
+
+describe('choosing the codec', () => {
+  const cases: [Family, object][] = [
+    ['qwen2.5', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, readsReasoning: false }],
+    ['qwen3', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, readsReasoning: true }],
+    ['llama3.1', { codec: LLAMA3_JSON_CALLS, listsTools: true, rendersCalls: true, readsReasoning: false }],
+    ['smollm2', { codec: PLAIN_CALLS, listsTools: false, rendersCalls: false, readsReasoning: false }],
+  ];
+  for (const [family, support] of cases) {
+    it(`${family}: from what its template renders`, () => {
+      const t = new ChatTemplate(familyTemplate(family), { bos_token: '<|begin_of_text|>' });
+      expect(t.toolSupport).toEqual(support);
+      expect(t.supportsTools).toBe(family !== 'smollm2');
+    });
+  }
+
+  it('from the special tokens when the template renders no call, and plain otherwise, saying it is a fallback', () => {
+    const none = () => false;
+    expect(chooseToolCallCodec(null, (t) => t === '<tool_call>')).toBe(HERMES_CALLS);
+    expect(chooseToolCallCodec(null, (t) => t === '<|python_tag|>')).toBe(LLAMA3_JSON_CALLS);
+    expect(chooseToolCallCodec(null, none)).toBe(PLAIN_CALLS);
+    // The template's own rendering wins over the tokens.
+    expect(chooseToolCallCodec(`{"name": "${PROBE_TOOL}", "parameters": {}}`, (t) => t === '<tool_call>')).toBe(LLAMA3_JSON_CALLS);
+    expect(chooseToolCallCodec(`[TOOL_CALLS] ${PROBE_TOOL}`, (t) => t === '<tool_call>')).toBe(PLAIN_CALLS);
+    expect(PLAIN_CALLS).toMatchObject({ fallback: true, summary: expect.stringMatching(/^plain fallback/) });
+    expect([HERMES_CALLS, LLAMA3_JSON_CALLS].map((c) => c.fallback)).toEqual([false, false]);
+  });
+});
+
+describe('Llama JSON calls', () => {
+  it('reads a call as the whole message, with or without <|python_tag|>, parameters or arguments', () => {
+    for (const text of [
+      '{"name": "calc", "parameters": {"expression": "2+3"}}',
+      '<|python_tag|>{"name": "calc", "parameters": {"expression": "2+3"}}',
+      '  {"name": "calc", "arguments": {"expression": "2+3"}}\n',
+      "{'name': 'calc', 'parameters': {'expression': '2+3'}}",
+    ]) expect(parseLlamaAssistant(text)).toEqual({ thought: null, calls: [calc], answer: '', errors: [] });
+  });
+
+  it('reads several calls (separated, or as an array), a think block before them, and text after them', () => {
+    expect(parseLlamaAssistant('{"name": "calc", "parameters": {"expression": "1"}}; {"name": "calc", "parameters": {"expression": "2"}}').calls).toHaveLength(2);
+    expect(parseLlamaAssistant('[{"name": "calc", "parameters": {"expression": "1"}}, {"name": "js", "parameters": {"code": "2"}}]').calls.map((c) => !isCallError(c) && c.name)).toEqual(['calc', 'js']);
+    expect(parseLlamaAssistant('<think>\nAdd them.\n</think>\n{"name": "calc", "parameters": {"expression": "2+3"}}')).toEqual({ thought: 'Add them.', calls: [calc], answer: '', errors: [] });
+    expect(parseLlamaAssistant('{"name": "calc", "parameters": {"expression": "2+3"}}\nThen I answer.')).toMatchObject({ calls: [calc], answer: 'Then I answer.' });
+  });
+
+  it('leaves answers alone: text, a number, JSON that names no function', () => {
+    expect(parseLlamaAssistant('The answer is 5.')).toEqual({ thought: null, calls: [], answer: 'The answer is 5.', errors: [] });
+    expect(parseLlamaAssistant('5').calls).toEqual([]);
+    expect(parseLlamaAssistant('{"answer": 5}')).toMatchObject({ calls: [], answer: '{"answer": 5}' });
+    expect(parseLlamaAssistant('<think>easy</think>\n5')).toMatchObject({ thought: 'easy', calls: [], answer: '5' });
+  });
+
+  it('turns a broken call into an error the model can learn from', () => {
+    const cut = parseLlamaAssistant('{"name": "calc", "parameters": {"expression": "2+');
+    expect(cut.calls).toHaveLength(1);
+    expect(cut.errors[0]).toMatch(/invalid JSON in the tool call \(it is cut off or not JSON\).*expected \{"name": "<tool>", "parameters"/);
+    expect(parseLlamaAssistant('<|python_tag|>calc(2+3)').errors[0]).toMatch(/<\|python_tag\|> is followed by no JSON/);
+    expect(parseLlamaAssistant('<|python_tag|>{"parameters": {}}').errors[0]).toMatch(/tool call has no "name"/);
+    expect(parseLlamaAssistant('<think>never closed').errors).toEqual(['unterminated <think>: close it with </think> before the answer']);
+  });
+
+  it('reads hostile turns in time linear in their length, and at most MAX_CALLS_PER_TURN calls', () => {
+    const call = '{"name": "calc", "parameters": {"expression": "1"}}';
+    const t0 = performance.now();
+    expect(parseLlamaAssistant(`{"name": ${'['.repeat(1_000_000)}`).calls).toHaveLength(1);
+    expect(parseLlamaAssistant(call + ';'.repeat(1_000_000)).calls).toEqual([{ name: 'calc', arguments: { expression: '1' } }]);
+    const many = parseLlamaAssistant(Array(10_000).fill(call).join('; '));
+    expect(many.calls).toHaveLength(MAX_CALLS_PER_TURN);
+    expect(many.errors).toEqual([expect.stringMatching(/^too many tool calls/)]);
+    expect(performance.now() - t0).toBeLessThan(2000);
+  });
+
+  it('lifts into tool_calls only what the template writes back as it was sampled', () => {
+    expect(liftLlamaCalls('{"name": "calc", "parameters": {"expression": "2+3"}}')).toEqual({ content: '', calls: [calc] });
+    expect(liftLlamaCalls('<|python_tag|>{"name": "calc", "parameters": {"expression": "2+3"}}')).toBeNull(); // the template would drop the tag
+    expect(liftLlamaCalls('<think>x</think>{"name": "calc", "parameters": {"expression": "2+3"}}')).toBeNull();
+    expect(liftLlamaCalls('{"name": "calc", "parameters": {"expression": "2+3"}} and more')).toBeNull();
+    expect(liftLlamaCalls('The answer is 5.')).toBeNull();
+  });
+});
