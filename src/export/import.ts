@@ -16,6 +16,7 @@ import { parseJsonl, textOf } from './jsonl.ts';
 import { checkTrajectory } from './validate.ts';
 import { parseScoredGroupsJsonl } from './atropos.ts';
 import { parseSkill } from './skills.ts';
+import { jsonlLines } from '../jsonl.ts';
 
 export interface ImportFile {
   name: string;
@@ -27,8 +28,8 @@ export interface ImportResult { added: number; skipped: number }
 export type TrajectoryFormat = 'parquet' | 'chat-jsonl' | 'trajectory-jsonl';
 
 function firstLine(text: string): unknown {
-  const line = text.split('\n').find((l) => l.trim());
-  try { return line ? JSON.parse(line) : null; } catch { return null; }
+  const line = text.split('\n').find((l) => l.trim()) ?? '';
+  return jsonlLines(line)[0]?.value ?? null;
 }
 
 /** Parquet by extension or magic bytes; JSONL rows with `steps` and `tokens` are full trajectories, others chat rows. */

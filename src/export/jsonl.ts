@@ -1,4 +1,5 @@
 /** JSON Lines: one JSON value per line, UTF-8, `\n` separated, with line-numbered parse errors. */
+import { jsonlLines } from '../jsonl.ts';
 import { ImportError } from './import-error.ts';
 
 export function toJsonl(rows: Iterable<unknown>): string {
@@ -24,19 +25,14 @@ export async function* jsonlChunks<T>(rows: Iterable<T> | AsyncIterable<T>, map:
  */
 export function parseJsonl<T>(text: string, file: string, check: (row: unknown) => string | null = () => null): T[] {
   const rows: T[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i].trim();
-    if (!line) continue;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (e) {
-      const hint = i === lines.length - 1 && !text.endsWith('\n') ? ' (the file may be truncated)' : '';
-      throw new ImportError(file, `not valid JSON (${(e as Error).message})${hint}`, { row: i + 1 });
+  const lines = jsonlLines(text);
+  for (const { line, value, error } of lines) {
+    if (error) {
+      const hint = line === lines.at(-1)?.line && !text.endsWith('\n') ? ' (the file may be truncated)' : '';
+      throw new ImportError(file, `${error}${hint}`, { row: line });
     }
     const problem = check(value);
-    if (problem) throw new ImportError(file, problem, { row: i + 1 });
+    if (problem) throw new ImportError(file, problem, { row: line });
     rows.push(value as T);
   }
   return rows;

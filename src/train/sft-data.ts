@@ -16,6 +16,7 @@ import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts'
 import { IM_END, IM_START, formatToolResponse, renderMessage, renderSystemPrompt, type SystemPromptStyle } from '../format/index.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TrainSample } from './batch.ts';
+import { jsonlLines } from '../jsonl.ts';
 
 export interface ChatRow {
   messages: { role: string; content: string | null; tool_calls?: unknown[] }[];
@@ -100,16 +101,16 @@ export function instructionExample(row: InstructionRow, tok: TextTokenizer, opts
 /** Examples from JSONL text; each line a chat row or an instruction row. Errors name the line. */
 export function examplesFromJsonl(text: string, tok: TextTokenizer, opts: SftOptions = {}): TrainSample[] {
   const out: TrainSample[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
+  for (const { line, value, error } of jsonlLines(text)) {
     try {
-      const row = JSON.parse(line) as Record<string, unknown>;
+      if (error) throw new Error(error);
+      const row = value as Record<string, unknown>;
       if (Array.isArray(row.messages)) out.push(chatExample(row as unknown as ChatRow, tok, opts));
       else if ('instruction' in row || 'prompt' in row) out.push(instructionExample(row as unknown as InstructionRow, tok, opts));
       else throw new Error('expected "messages" (HF chat) or "instruction"/"output" or "prompt"/"completion"');
     } catch (e) {
-      throw new Error(`sft: JSONL line ${i + 1}: ${(e as Error).message}`, { cause: e });
+      throw new Error(`sft: JSONL line ${line}: ${(e as Error).message}`, { cause: e });
     }
-  });
+  }
   return out;
 }

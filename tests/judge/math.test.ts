@@ -121,7 +121,7 @@ describe('calibration report', () => {
     expect(report.judges[0].mae_after).toBeCloseTo(0, 12);
     expect(report.judges[1].n).toBe(0);
     expect(() => parseCalibrationJsonl('{"trajectory": {"steps": []}, "gold": 2}')).toThrow(/line 1: "gold"/);
-    expect(() => parseCalibrationJsonl('\n{oops')).toThrow(/line 2: not JSON/);
+    expect(() => parseCalibrationJsonl('\n{oops')).toThrow(/line 2: not valid JSON/);
   });
 });
 

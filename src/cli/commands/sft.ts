@@ -17,6 +17,7 @@ import type { TrainSample } from '../../train/batch.ts';
 import { chatExample, examplesFromJsonl, type ChatRow } from '../../train/sft-data.ts';
 import { Trainer } from '../../train/trainer.ts';
 import { Progress } from './progress.ts';
+import { jsonlLines } from '../../jsonl.ts';
 import {
   configOrDefault, inputPath, intOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, readBytes, readText,
   requireOption, stringOption, writeOutput, type Values,
@@ -43,11 +44,11 @@ async function examplesFromFile(ctx: CommandContext, file: string, tok: TextToke
     }
     let text = readText(ctx, file, 'JSONL file');
     if (minScore !== undefined) {
-      text = text.split('\n').filter((line) => {
-        if (!line.trim()) return false;
-        const score = (JSON.parse(line) as { score?: number | null }).score;
+      // Rows below the score are dropped; a bad line is kept, so examplesFromJsonl names it.
+      text = jsonlLines(text).filter(({ value, error }) => {
+        const score = error ? undefined : (value as { score?: number | null }).score;
         return score === undefined || (score !== null && score >= minScore);
-      }).join('\n');
+      }).map((l) => l.text).join('\n');
     }
     return examplesFromJsonl(text, tok);
   } catch (e) {

@@ -13,6 +13,7 @@ import { gunzipSync } from 'fflate';
 import { parquetReadObjects } from 'hyparquet';
 import { parseCsv } from './csv.ts';
 import { normalizeRow, TaskFileError, type TaskRow } from './rows.ts';
+import { jsonlLines } from '../../jsonl.ts';
 
 export type TaskFileFormat = 'jsonl' | 'json' | 'csv' | 'tsv' | 'parquet';
 
@@ -89,17 +90,10 @@ function readText(text: string, format: Exclude<TaskFileFormat, 'parquet'>, prob
     return keep(list.map((raw, i) => normalizeRow(raw, `item ${i + 1}`, problems)));
   }
   const rows: (TaskRow | null)[] = [];
-  text.split('\n').forEach((line, i) => {
-    if (line.trim() === '') return;
-    let raw: unknown;
-    try {
-      raw = JSON.parse(line);
-    } catch (e) {
-      problems.push(`line ${i + 1}: not valid JSON (${errorText(e)}); each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
-      return;
-    }
-    rows.push(normalizeRow(raw, `line ${i + 1}`, problems));
-  });
+  for (const { line, value, error } of jsonlLines(text)) {
+    if (error) problems.push(`line ${line}: ${error}; each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
+    else rows.push(normalizeRow(value, `line ${line}`, problems));
+  }
   return keep(rows);
 }
 
