@@ -1,21 +1,37 @@
 /**
  * A client for Atropos's trajectory API, so a browser or CLI run can feed a remote Atropos trainer.
- * fetch-based (browser and Node). What it does beyond plain HTTP calls:
+ * fetch-based (browser and Node). What it does beyond plain HTTP calls, and its limits:
  *
- * - `registerEnv` retries with exponential backoff while the server answers
- *   `{"status": "wait for trainer to start"}` (or is not up yet).
+ * - Every call has a timeout (`requestTimeoutMs`, headers and body) and a size limit on the reply;
+ *   a server that hangs fails the call, it never holds the client in silence.
+ * - `registerEnv` retries with backoff (Retry-After honoured) while the server answers
+ *   `{"status": "wait for trainer to start"}`, is not up yet, or fails with 5xx/429, for at most
+ *   `registerTimeoutMs`; then it says what to start.
  * - `waitForCapacity` polls `/status-env` and waits while queue_size · group_size ≥
- *   max_batches_offpolicy · batch_size — Atropos's own rule for how far rollouts may run ahead.
- * - `submit` puts groups in a bounded outbox that a background loop posts (`/scored_data_list`) with
- *   retries, so groups survive the server going away mid-run; when the outbox is full, `submit`
- *   waits for room (the run slows down instead of dropping data). Delivery is at-least-once: a
- *   group whose response was lost is sent again.
+ *   max_batches_offpolicy · batch_size — Atropos's own rule for how far rollouts may run ahead — for
+ *   at most `capacityWaitMs`, whether the queue stays full or the server stops answering; failures
+ *   back off (a 5xx re-registers once per streak: a restarted server forgot our env). A `queue_size`
+ *   or `current_step` that is not a whole number ≥ 0 is refused at once (it would disable the rule).
+ * - `submit` puts groups in a bounded outbox that a background loop posts (`/scored_data_list`),
+ *   retrying 5xx/429/408 and refused connections with backoff and Retry-After, for at most
+ *   `deliveryBudgetMs` of failing; then `flush` and `submit` fail, saying so, and `close()` returns
+ *   what was not delivered. When the outbox is full, `submit` waits for room.
+ * - Delivery never duplicates a group. The real server (atroposlib/api/server.py) cannot deduplicate:
+ *   `ScoredData` has no id field and ignores unknown ones, and a list post is queued whole or not at all.
+ *   So each group carries a delivery id in `group_overrides.spindle_delivery_id` (kept by the server,
+ *   ignored by the trainer), an acknowledged post is never sent again, and a post whose answer was lost
+ *   (the connection dropped or timed out after the request went out) is resent only once the server's
+ *   `/latest_example` proves it did not land: it shows nothing queued since the server started, or our
+ *   last acknowledged group. When it shows our batch, the batch counts as delivered; when it shows
+ *   another sender's group (or the endpoint is missing), the outcome cannot be known and the groups are
+ *   kept aside in `unconfirmed` instead of risking a duplicate.
  *
  * `/status-env` takes its env id as a JSON body on a GET, which browsers' fetch cannot send; pass
  * `getWithBody` (Node: `nodeGetWithBody` from atropos-node.ts). Without it the client tries
  * `?env_id=` and then falls back to `/status` (the whole queue, in groups).
  */
 import type { ScoredGroup } from '../contracts.ts';
+import { describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus } from '../model/net.ts';
 
 export interface RegisterEnvRequest {
   desired_name: string;
@@ -49,12 +65,16 @@ export type ClientEvent =
   | { kind: 'backpressure'; queue_size: number; limit: number }
   | { kind: 'delivered'; groups: number; pending: number }
   | { kind: 'rejected'; groups: number; status: number; detail: string }
+  | { kind: 'unconfirmed'; groups: number; detail: string }
   | { kind: 'reregistered'; env_id: number };
+
+/** A GET with a JSON body (Node); `limits` bound its time and reply size. */
+export type GetWithBody = (url: string, body: unknown, limits?: { timeoutMs: number; maxBytes: number }) => Promise<{ status: number; json: unknown; retryAfter?: string | null }>;
 
 export interface AtroposClientOptions {
   baseUrl: string;
   fetch?: typeof fetch;
-  getWithBody?: (url: string, body: unknown) => Promise<{ status: number; json: unknown }>;
+  getWithBody?: GetWithBody;
   /** Most groups waiting in the outbox (default 64). */
   outboxLimit?: number;
   /** Groups per `/scored_data_list` post (default 8). */
@@ -64,15 +84,37 @@ export interface AtroposClientOptions {
   registerTimeoutMs?: number;
   /** Status poll interval while waiting for capacity (default 1 s). */
   pollMs?: number;
+  /** One call, headers and body (default 30 s). */
+  requestTimeoutMs?: number;
+  /** Longest wait in `waitForCapacity`, for room or for the server to answer (default 30 minutes). */
+  capacityWaitMs?: number;
+  /** Longest time the outbox may keep failing to deliver before giving up (default 10 minutes). */
+  deliveryBudgetMs?: number;
   onEvent?: (e: ClientEvent) => void;
   sleep?: (ms: number) => Promise<void>;
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, readonly detail: string, path: string) {
+  constructor(readonly status: number, readonly detail: string, path: string, readonly retryAfterMs: number | null = null) {
     super(`${path} answered HTTP ${status}: ${detail.slice(0, 200)}`);
   }
 }
+
+/** The server answered something that is not Atropos's protocol: retrying cannot help. */
+export class AtroposProtocolError extends Error {}
+
+/** Replies are small JSON; `/latest_example` holds one whole group. */
+const REPLY_LIMIT = MiB;
+const EXAMPLE_LIMIT = 64 * MiB;
+const DELIVERY_ID = 'spindle_delivery_id';
+
+const minutes = (ms: number) => (ms >= 60_000 ? `${+(ms / 60_000).toFixed(1)} min` : `${+(ms / 1000).toFixed(1)} s`);
+const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+const deliveryIdOf = (g: unknown): string | null => {
+  const id = (g as { group_overrides?: Record<string, unknown> } | null)?.group_overrides?.[DELIVERY_ID];
+  return typeof id === 'string' ? id : null;
+};
+const randomId = () => globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 
 export class AtroposClient {
   private readonly base: string;
@@ -80,12 +122,22 @@ export class AtroposClient {
   private readonly outbox: ScoredGroup[] = [];
   private readonly limit: number;
   private readonly sleep: (ms: number) => Promise<void>;
+  private readonly timeoutMs: number;
   private flushing: Promise<void> | null = null;
   private roomWaiters: (() => void)[] = [];
   private registration: { request: RegisterEnvRequest; env: RegisteredEnv } | null = null;
   private closed = false;
+  /** Why delivery stopped (the budget ran out); submit and flush report it. */
+  private failure: Error | null = null;
+  /** The head batch was sent but its answer lost: confirm before anything is posted again. */
+  private inDoubt = false;
+  private readonly clientId = randomId();
+  private sequence = 0;
+  private lastAcknowledged: string | null = null;
   /** Groups the server refused (HTTP 4xx): not retried, kept for inspection. */
   readonly rejected: ScoredGroup[] = [];
+  /** Groups whose post may or may not have landed (see the header): not resent, kept for inspection. */
+  readonly unconfirmed: ScoredGroup[] = [];
   delivered = 0;
 
   constructor(private readonly options: AtroposClientOptions) {
@@ -93,6 +145,7 @@ export class AtroposClient {
     this.http = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.limit = options.outboxLimit ?? 64;
     this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
+    this.timeoutMs = options.requestTimeoutMs ?? 30_000;
   }
 
   get env(): RegisteredEnv | null { return this.registration?.env ?? null; }
@@ -100,45 +153,50 @@ export class AtroposClient {
 
   private emit(e: ClientEvent) { this.options.onEvent?.(e); }
 
-  private delay(attempt: number): number {
+  private delay(attempt: number, retryAfterMs: number | null = null): number {
     const { initialMs = 500, maxMs = 30_000 } = this.options.backoff ?? {};
-    return Math.min(maxMs, initialMs * 2 ** attempt);
+    return retryAfterMs ?? Math.min(maxMs, initialMs * 2 ** attempt);
   }
 
-  private async call(method: 'GET' | 'POST', path: string, body?: unknown): Promise<unknown> {
-    const res = await this.http(this.base + path, {
+  private async call(method: 'GET' | 'POST', path: string, body?: unknown, maxBytes = REPLY_LIMIT): Promise<unknown> {
+    const url = this.base + path;
+    const { response, controller } = await fetchWithTimeout(this.http, url, {
       method, headers: body === undefined ? undefined : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await res.text();
-    if (!res.ok) throw new HttpError(res.status, text, path);
+    }, this.timeoutMs);
+    const text = await readText(response, controller, url, { connectTimeoutMs: this.timeoutMs, idleTimeoutMs: this.timeoutMs, maxBytes });
+    if (!response.ok) throw new HttpError(response.status, text, path, parseRetryAfter(response.headers.get('retry-after')));
     try { return text ? JSON.parse(text) : null; } catch { return text; }
   }
 
   /** Registers the environment, waiting (with backoff) until the trainer has started. */
   async registerEnv(request: RegisterEnvRequest): Promise<RegisteredEnv> {
-    const deadline = Date.now() + (this.options.registerTimeoutMs ?? 600_000);
+    const budget = this.options.registerTimeoutMs ?? 600_000;
+    const deadline = Date.now() + budget;
     const body = { weight: 1, min_batch_allocation: null, ...request };
     for (let attempt = 0; ; attempt++) {
       let reply: Record<string, unknown> | null = null;
       let failure: string | null = null;
+      let retryAfterMs: number | null = null;
       try {
         reply = (await this.call('POST', '/register-env', body)) as Record<string, unknown>;
       } catch (e) {
-        if (e instanceof HttpError && e.status >= 400 && e.status < 500) {
+        if (e instanceof HttpError && !retryableStatus(e.status)) {
           throw new Error(`Atropos at ${this.base} refused the environment registration: ${e.message}`, { cause: e });
         }
-        failure = (e as Error).message;
+        failure = e instanceof NetError ? e.message : (e as Error).message;
+        retryAfterMs = e instanceof HttpError ? e.retryAfterMs : null;
       }
       if (reply?.status === 'success') {
+        if (!isCount(reply.env_id)) throw new AtroposProtocolError(`Atropos at ${this.base} registered the environment with env_id ${JSON.stringify(reply.env_id)}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`);
         const env = reply as unknown as RegisteredEnv;
         this.registration = { request, env };
         return env;
       }
-      const wait = this.delay(attempt);
+      const wait = this.delay(attempt, retryAfterMs);
       if (Date.now() + wait > deadline) {
         throw new Error(failure
-          ? `Atropos at ${this.base} is unreachable (${failure}); start it with \`run-api\` or fix the URL.`
+          ? `Atropos at ${this.base} did not register the environment within ${minutes(budget)} (last: ${failure}); start it with \`run-api\`, or fix the URL.`
           : `Atropos at ${this.base} is waiting for its trainer: start the trainer (it calls /register and then polls /batch), then retry.`);
       }
       if (failure) this.emit({ kind: 'unreachable', during: 'register-env', error: failure, delay_ms: wait });
@@ -152,47 +210,75 @@ export class AtroposClient {
     return this.registration.env;
   }
 
+  /** A status reply's numbers, refused unless they are whole numbers ≥ 0 (NaN or -1 would switch backpressure off). */
+  private checkedStatus(reply: unknown, path: string, source: EnvStatus['source']): EnvStatus {
+    const s = (reply ?? {}) as Record<string, unknown>;
+    for (const field of ['queue_size', 'current_step']) {
+      if (!isCount(s[field])) {
+        throw new AtroposProtocolError(`Atropos at ${this.base} answered ${path} with ${field} ${JSON.stringify(s[field]) ?? 'missing'}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`);
+      }
+    }
+    const status: EnvStatus = { current_step: s.current_step as number, queue_size: s.queue_size as number, source };
+    if (source === 'status-env' && typeof s.env_weight === 'number') status.env_weight = s.env_weight;
+    return status;
+  }
+
   /** This environment's view of the queue (`/status-env`, or `/status` where a GET body is impossible). */
   async status(): Promise<EnvStatus> {
     const { env_id } = this.requireEnv();
     if (this.options.getWithBody) {
-      const { status, json } = await this.options.getWithBody(this.base + '/status-env', { env_id });
-      if (status >= 400) throw new HttpError(status, JSON.stringify(json), '/status-env');
-      const s = json as Record<string, number>;
-      return { current_step: s.current_step, queue_size: s.queue_size, env_weight: s.env_weight, source: 'status-env' };
+      const { status, json, retryAfter } = await this.options.getWithBody(this.base + '/status-env', { env_id }, { timeoutMs: this.timeoutMs, maxBytes: REPLY_LIMIT });
+      if (status >= 400) throw new HttpError(status, JSON.stringify(json), '/status-env', parseRetryAfter(retryAfter ?? null));
+      return this.checkedStatus(json, '/status-env', 'status-env');
     }
     try {
-      const s = (await this.call('GET', `/status-env?env_id=${env_id}`)) as Record<string, number>;
-      return { current_step: s.current_step, queue_size: s.queue_size, env_weight: s.env_weight, source: 'status-env' };
+      return this.checkedStatus(await this.call('GET', `/status-env?env_id=${env_id}`), '/status-env', 'status-env');
     } catch (e) {
       if (!(e instanceof HttpError && e.status === 422)) throw e;
-      const s = (await this.call('GET', '/status')) as Record<string, number>;
-      return { current_step: s.current_step, queue_size: s.queue_size, source: 'status' };
+      return this.checkedStatus(await this.call('GET', '/status'), '/status', 'status');
     }
   }
 
   /**
-   * Waits while the server already holds `max_batches_offpolicy` batches' worth of groups. A server
-   * that went away is polled with backoff; one that came back without our registration is re-registered.
+   * Waits while the server already holds `max_batches_offpolicy` batches' worth of groups, for at most
+   * `capacityWaitMs`. A server that went away is polled with backoff; one that came back without our
+   * registration is re-registered (once per streak of failures, then backoff alone).
    */
   async waitForCapacity(limits: { batch_size: number; group_size: number; max_batches_offpolicy: number }): Promise<EnvStatus> {
     const limit = limits.max_batches_offpolicy * limits.batch_size;
-    for (let attempt = 0; ; ) {
+    const budget = this.options.capacityWaitMs ?? 30 * 60_000;
+    const started = Date.now();
+    let attempt = 0;
+    let reregistered = false;
+    for (;;) {
       let s: EnvStatus;
       try {
         s = await this.status();
         attempt = 0;
+        reregistered = false;
       } catch (e) {
-        const wait = this.delay(attempt++);
-        this.emit({ kind: 'unreachable', during: 'status-env', error: (e as Error).message, delay_ms: wait });
+        if (e instanceof AtroposProtocolError) throw e;
+        const message = (e as Error).message;
+        const wait = this.delay(attempt++, e instanceof HttpError ? e.retryAfterMs : null);
+        if (Date.now() - started + wait > budget) {
+          throw new Error(`Atropos at ${this.base} did not answer /status-env for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}; last: ${message}). Is the server still up?`, { cause: e });
+        }
+        this.emit({ kind: 'unreachable', during: 'status-env', error: message, delay_ms: wait });
         // A restarted server has forgotten its envs: /status-env fails with 500 for our id.
-        if (e instanceof HttpError && e.status >= 500 && this.registration) await this.reregister();
-        else await this.sleep(wait);
+        if (e instanceof HttpError && e.status >= 500 && this.registration && !reregistered) {
+          reregistered = true;
+          await this.reregister();
+        }
+        await this.sleep(wait);
         continue;
       }
       if (limits.max_batches_offpolicy <= 0 || s.queue_size * limits.group_size < limit) return s;
+      const poll = this.options.pollMs ?? 1000;
+      if (Date.now() - started + poll > budget) {
+        throw new Error(`Atropos at ${this.base}: the trainer's queue stayed full for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}): queue_size ${s.queue_size} × group_size ${limits.group_size} ≥ ${limit} (max_batches_offpolicy × batch_size). Is the trainer still taking batches from /batch?`);
+      }
       this.emit({ kind: 'backpressure', queue_size: s.queue_size, limit });
-      await this.sleep(this.options.pollMs ?? 1000);
+      await this.sleep(poll);
     }
   }
 
@@ -207,17 +293,21 @@ export class AtroposClient {
    * outbox is full). `flush()` waits for delivery.
    */
   async submit(group: ScoredGroup): Promise<void> {
+    if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed');
-    while (this.outbox.length >= this.limit && !this.closed) await new Promise<void>((r) => this.roomWaiters.push(r));
+    while (this.outbox.length >= this.limit && !this.closed && !this.failure) await new Promise<void>((r) => this.roomWaiters.push(r));
+    if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed while waiting for room in the outbox');
     const env_id = this.registration?.env.env_id ?? group.env_id;
-    this.outbox.push({ ...group, env_id: env_id ?? null });
+    const group_overrides = { ...(group.group_overrides ?? {}), [DELIVERY_ID]: `${this.clientId}-${this.sequence++}` };
+    this.outbox.push({ ...group, env_id: env_id ?? null, group_overrides });
     this.flushing ??= this.drain();
   }
 
-  /** Resolves when every submitted group was delivered (or rejected by the server). */
+  /** Resolves when every submitted group was delivered, refused or set aside; rejects when delivery gave up. */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
+    if (this.failure) throw this.failure;
   }
 
   /** Stops retrying; undelivered groups are returned so the caller can keep them. */
@@ -235,29 +325,94 @@ export class AtroposClient {
 
   private async drain(): Promise<void> {
     let attempt = 0;
+    let failingSince: number | null = null;
+    const budget = this.options.deliveryBudgetMs ?? 10 * 60_000;
     while (this.outbox.length && !this.closed) {
       const batch = this.outbox.slice(0, this.options.postBatch ?? 8);
+      let retry: { error: string; retryAfterMs: number | null } | null = null;
       try {
-        if (batch.length === 1) await this.call('POST', '/scored_data', batch[0]);
-        else await this.call('POST', '/scored_data_list', batch);
-        attempt = 0;
-        this.outbox.splice(0, batch.length);
-        this.delivered += batch.length;
-        this.emit({ kind: 'delivered', groups: batch.length, pending: this.outbox.length });
-      } catch (e) {
-        if (e instanceof HttpError && e.status >= 400 && e.status < 500 && e.status !== 408 && e.status !== 429) {
-          // The server will never take these as they are: keep them aside instead of retrying forever.
-          this.outbox.splice(0, batch.length);
-          this.rejected.push(...batch);
-          this.emit({ kind: 'rejected', groups: batch.length, status: e.status, detail: e.detail.slice(0, 200) });
-        } else {
-          const wait = this.delay(attempt++);
-          this.emit({ kind: 'unreachable', during: 'scored_data', error: (e as Error).message, delay_ms: wait });
-          await this.sleep(wait);
+        const outcome = this.inDoubt ? await this.confirm(batch) : await this.post(batch);
+        if (outcome === 'lost') {
+          this.inDoubt = false;
+          continue; // proven not to have landed: post it again now
         }
+        if (outcome === 'in-doubt') {
+          this.inDoubt = true;
+          retry = { error: 'the connection dropped after the groups were sent; checking whether they landed', retryAfterMs: null };
+        } else {
+          this.inDoubt = false;
+          this.outbox.splice(0, batch.length);
+          attempt = 0;
+          failingSince = null;
+          this.settle(batch, outcome);
+        }
+      } catch (e) {
+        retry = { error: (e as Error).message, retryAfterMs: e instanceof HttpError ? e.retryAfterMs : null };
+      }
+      if (retry) {
+        const wait = this.delay(attempt++, retry.retryAfterMs);
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince + wait > budget) {
+          this.failure = new Error(`Atropos at ${this.base} took no groups for ${minutes(Date.now() - failingSince)} (the delivery budget is ${minutes(budget)}; last: ${retry.error}); ${this.outbox.length} groups were not delivered.`);
+          break;
+        }
+        this.emit({ kind: 'unreachable', during: 'scored_data', error: retry.error, delay_ms: wait });
+        await this.sleep(wait);
       }
       this.wakeRoom();
     }
     this.flushing = null;
+    this.wakeRoom();
+  }
+
+  private settle(batch: ScoredGroup[], outcome: 'delivered' | { rejected: HttpError } | 'unconfirmed') {
+    if (outcome === 'delivered') {
+      this.delivered += batch.length;
+      this.lastAcknowledged = deliveryIdOf(batch.at(-1));
+      this.emit({ kind: 'delivered', groups: batch.length, pending: this.outbox.length });
+    } else if (outcome === 'unconfirmed') {
+      this.unconfirmed.push(...batch);
+      this.emit({ kind: 'unconfirmed', groups: batch.length, detail: `the answer to a post was lost and ${this.base}/latest_example cannot tell whether it landed; kept aside rather than risk a duplicate` });
+    } else {
+      // The server will never take these as they are: keep them aside instead of retrying forever.
+      this.rejected.push(...batch);
+      this.emit({ kind: 'rejected', groups: batch.length, status: outcome.rejected.status, detail: outcome.rejected.detail.slice(0, 200) });
+    }
+  }
+
+  /**
+   * One post. Resolves with what became of the batch; throws (to be retried) only when the batch
+   * certainly did not land: an HTTP error answer, or a connection that never reached the server.
+   */
+  private async post(batch: ScoredGroup[]): Promise<'delivered' | { rejected: HttpError } | 'in-doubt'> {
+    try {
+      if (batch.length === 1) await this.call('POST', '/scored_data', batch[0]);
+      else await this.call('POST', '/scored_data_list', batch);
+      return 'delivered';
+    } catch (e) {
+      if (e instanceof HttpError) {
+        if (!retryableStatus(e.status)) return { rejected: e };
+        throw e;
+      }
+      if (e instanceof NetError && e.kind === 'network' && neverSent(e.cause)) throw e;
+      return 'in-doubt';
+    }
+  }
+
+  /** Whether a batch whose answer was lost landed, by the server's latest queued group. Throws while the server cannot say. */
+  private async confirm(batch: ScoredGroup[]): Promise<'delivered' | 'lost' | 'unconfirmed'> {
+    let latest: unknown;
+    try {
+      latest = await this.call('GET', '/latest_example', undefined, EXAMPLE_LIMIT);
+    } catch (e) {
+      if (e instanceof HttpError && e.status === 404) return 'unconfirmed'; // an older server without it
+      throw new Error(`checking whether the last post landed: ${e instanceof NetError ? e.message : describeFetchError(e)}`, { cause: e });
+    }
+    const id = deliveryIdOf(latest);
+    if (id !== null && id === deliveryIdOf(batch.at(-1))) return 'delivered';
+    const tokens = (latest as { tokens?: unknown } | null)?.tokens;
+    const nothingQueued = id === null && (!Array.isArray(tokens) || tokens.length === 0);
+    if (nothingQueued || (id !== null && id === this.lastAcknowledged)) return 'lost';
+    return 'unconfirmed';
   }
 }

@@ -1,27 +1,39 @@
 /**
  * Node-only helper for the Atropos client: a GET request with a JSON body, which Atropos's
- * `/status-env` requires and fetch refuses to send. Pass as `getWithBody` in the CLI.
+ * `/status-env` requires and fetch refuses to send. Pass as `getWithBody` in the CLI. Bounded like
+ * every other read: the whole exchange within `timeoutMs`, a reply of at most `maxBytes`.
  */
 import { request } from 'node:http';
 import { request as requestTls } from 'node:https';
+import type { GetWithBody } from './atropos-client.ts';
 
-export function nodeGetWithBody(url: string, body: unknown): Promise<{ status: number; json: unknown }> {
+const DEFAULT_LIMITS = { timeoutMs: 30_000, maxBytes: 1 << 20 };
+
+export const nodeGetWithBody: GetWithBody = (url, body, limits = DEFAULT_LIMITS) => {
   const payload = Buffer.from(JSON.stringify(body));
   const u = new URL(url);
   const send = u.protocol === 'https:' ? requestTls : request;
   return new Promise((resolve, reject) => {
     const req = send(u, { method: 'GET', headers: { 'content-type': 'application/json', 'content-length': payload.byteLength } }, (res) => {
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
+      let length = 0;
+      res.on('data', (c: Buffer) => {
+        length += c.length;
+        if (length > limits.maxBytes) req.destroy(new Error(`GET ${url}: the reply passed ${limits.maxBytes} bytes`));
+        else chunks.push(c);
+      });
       res.on('end', () => {
+        clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('utf8');
         let json: unknown = text;
         try { json = JSON.parse(text); } catch { /* keep the text */ }
-        resolve({ status: res.statusCode ?? 0, json });
+        const retryAfter = res.headers['retry-after'];
+        resolve({ status: res.statusCode ?? 0, json, retryAfter: typeof retryAfter === 'string' ? retryAfter : null });
       });
-      res.on('error', reject);
+      res.on('error', (e) => { clearTimeout(timer); reject(e); });
     });
-    req.on('error', reject);
+    const timer = setTimeout(() => req.destroy(new Error(`GET ${url}: no complete answer within ${limits.timeoutMs / 1000} s`)), limits.timeoutMs);
+    req.on('error', (e) => { clearTimeout(timer); reject(e); });
     req.end(payload);
   });
-}
+};

@@ -50,7 +50,7 @@ export function formatBytes(n: number): string {
   return `${n} bytes`;
 }
 
-const seconds = (ms: number) => `${+(ms / 1000).toFixed(1)} s`;
+const seconds = (ms: number) => `${+(ms / 1000).toFixed(2)} s`;
 
 /**
  * fetch with a connect timeout. Returns the response and the controller that cancels its body (the

@@ -3,7 +3,10 @@
  * collectors (CLI processes, browsers) can feed one real Atropos trainer. Before each group the feed
  * waits for room by Atropos's own rule (`/status-env`: queue_size · group_size < max_batches_offpolicy ·
  * batch_size), so collection slows to the trainer's pace instead of flooding its queue. Delivery,
- * retries and re-registration after a server restart are the client's (src/export/atropos-client.ts).
+ * retries and re-registration after a server restart are the client's (src/export/atropos-client.ts),
+ * and so are its limits: a wait for room, a registration and a failing delivery each end, saying so,
+ * after a stated budget; a group whose delivery cannot be confirmed is set aside, never sent twice.
+ * Every group sent is also stored with the run, so nothing the server did not take is lost.
  */
 import type { RunConfig } from '../config/schema.ts';
 import type { ScoredGroup } from '../contracts.ts';
@@ -19,12 +22,16 @@ export interface AtroposFeedOptions {
   /** Node's GET-with-body for `/status-env` (browsers fall back to `/status`). */
   getWithBody?: AtroposClientOptions['getWithBody'];
   onEvent?: (event: ClientEvent) => void;
+  /** The client's budgets and timeouts (defaults in atropos-client.ts). */
+  client?: Partial<Omit<AtroposClientOptions, 'baseUrl' | 'getWithBody' | 'onEvent'>>;
 }
 
 export interface AtroposFeedSummary {
   delivered: number;
   /** Groups the server refused (invalid for it); they are not retried. */
   rejected: number;
+  /** Groups whose post lost its answer and that the server could not confirm; not resent (no duplicates). */
+  unconfirmed: number;
 }
 
 export interface AtroposFeed {
@@ -36,7 +43,7 @@ export interface AtroposFeed {
 
 export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
   const { config } = options;
-  const client = new AtroposClient({ baseUrl: options.url, getWithBody: options.getWithBody, onEvent: options.onEvent });
+  const client = new AtroposClient({ ...options.client, baseUrl: options.url, getWithBody: options.getWithBody, onEvent: options.onEvent });
   const groupSize = config.training.group_size;
   // Atropos counts its batch in sequences; a Spindle update takes batch_size groups.
   const limits = { group_size: groupSize, batch_size: config.training.batch_size * groupSize, max_batches_offpolicy: Math.max(1, config.trajectory_collection.max_offpolicy_updates) };
@@ -52,9 +59,14 @@ export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
       await client.submit(group);
     },
     async finish() {
-      await client.flush();
+      try {
+        await client.flush();
+      } catch (error) {
+        client.close();
+        throw new Error(`${(error as Error).message} Every collected group is also stored with the run; export the run as Atropos JSONL to send them later.`, { cause: error });
+      }
       client.close();
-      return { delivered: client.delivered, rejected: client.rejected.length };
+      return { delivered: client.delivered, rejected: client.rejected.length, unconfirmed: client.unconfirmed.length };
     },
   };
 }

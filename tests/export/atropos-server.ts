@@ -1,7 +1,8 @@
 /**
  * A small stand-in for Atropos's trajectory API server (atroposlib/api/server.py) on node:http:
  * in-memory queue, the 'wait for trainer to start' reply until a trainer polls /batch, /status-env
- * reading its env id from a JSON body on GET (422 without one), and 500 for an env id it does not know.
+ * reading its env id from a JSON body on GET (422 without one), 500 for an env id it does not know, and
+ * /latest_example (the last group queued, or empty lists before the first).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 
@@ -32,6 +33,7 @@ export async function startFakeAtropos(options: { port?: number; started?: boole
   const queue: Record<string, unknown>[] = [];
   const envs: { desired_name: string; group_size: number }[] = [];
   const requests: string[] = [];
+  let latest: Record<string, unknown> = { tokens: [], masks: [], scores: [], advantages: [], ref_logprobs: [], generation_params: [], inference_logprobs: [], messages: [], images: [] };
   const takeBatch = () => {
     state.started = true;
     let n = 0, k = 0;
@@ -66,14 +68,17 @@ export async function startFakeAtropos(options: { port?: number; started?: boole
     if (req.method === 'POST' && path === '/scored_data') {
       if (!validGroup(body)) return send(422, { detail: 'invalid ScoredData' });
       queue.push(body as Record<string, unknown>);
+      latest = body as Record<string, unknown>;
       return send(200, { status: 'received' });
     }
     if (req.method === 'POST' && path === '/scored_data_list') {
       if (!Array.isArray(body) || !body.every(validGroup)) return send(422, { detail: 'invalid ScoredData list' });
       queue.push(...(body as Record<string, unknown>[]));
+      latest = body.at(-1) as Record<string, unknown>;
       return send(200, { status: 'received', groups_processed: body.length });
     }
     if (req.method === 'GET' && path === '/batch') return send(200, { batch: takeBatch() });
+    if (req.method === 'GET' && path === '/latest_example') return send(200, latest);
     send(404, { detail: 'Not Found' });
   });
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
