@@ -4,6 +4,8 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { createRolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
 import type { RemoteGenerator } from '../src/pipeline/generation.ts';
+import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
 
 const generator = Comlink.wrap<RemoteGenerator>(nodeEndpoint(workerData.enginePort));
-Comlink.expose(createRolloutWorkerApi(generator, workerData.policyId, { getSecret: (name) => process.env[name] ?? null }), nodeEndpoint(parentPort!));
+// The run model's tokenizer (null: bytes), so the worker tokenises as the engine samples.
+Comlink.expose(createRolloutWorkerApi(generator, workerData.policyId, { getSecret: (name) => process.env[name] ?? null }, tokenizerFromSpec(workerData.tokenizer ?? null)), nodeEndpoint(parentPort!));

@@ -8,12 +8,12 @@
  * assets (src/pipeline/browser-judges.ts); onnxruntime-web is imported only when a run has a model judge.
  */
 import * as Comlink from 'comlink';
-import { HfTokenizer } from '../src/model/hf-tokenizer.ts';
 import type { RolloutWorkerBoot } from '../src/pipeline/browser.ts';
 import { loadBrowserModelJudge as loadModelJudge } from '../src/pipeline/browser-judges.ts';
 import type { RemoteGenerator } from '../src/pipeline/generation.ts';
 import { createRolloutWorkerApi, type RolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
 import { secretLookup } from '../src/pipeline/secrets.ts';
+import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
 
 let api: RolloutWorkerApi | null = null;
 
@@ -21,7 +21,7 @@ const boot: RolloutWorkerBoot = {
   init(enginePort, policyId, secrets, tokenizer) {
     api = createRolloutWorkerApi(
       Comlink.wrap<RemoteGenerator>(enginePort), policyId, { getSecret: secretLookup(secrets), loadModelJudge },
-      tokenizer ? HfTokenizer.fromJson(tokenizer.json, tokenizer.config, { eosTokenId: tokenizer.eosTokenId }) : undefined,
+      tokenizerFromSpec(tokenizer),
     );
   },
   runEpisode(job, onEvent) {

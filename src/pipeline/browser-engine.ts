@@ -18,12 +18,11 @@ import { checkAdapterTensors, mergedModelFiles, zipFiles } from '../export/peft.
 import type { BackendChoice } from '../model/backend.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import { toHfConfig } from '../model/config.ts';
-import { HfTokenizer } from '../model/hf-tokenizer.ts';
 import { readSafetensors } from '../model/safetensors.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { Store } from '../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';
 import type { EngineDeps, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
+import { tokenizerSpec } from './tokenizer-spec.ts';
 import type { RunEvent, RunListener } from './events.ts';
 import { PlaygroundEpisodes } from './play-episode.ts';
 import { EnvironmentWorkshop, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
@@ -285,10 +284,6 @@ export class Engine {
   private emit(event: RunEvent): void {
     for (const listener of this.runListeners.values()) listener(event);
   }
-}
-
-function tokenizerSpec(tokenizer: TextTokenizer): TokenizerSpec | null {
-  return tokenizer instanceof HfTokenizer ? { json: tokenizer.json, config: tokenizer.configJson, eosTokenId: tokenizer.eosId } : null;
 }
 
 function errorText(error: unknown): string {

@@ -14,7 +14,9 @@ import { initBackend } from '../model/backend.ts';
 import { loadHfModel } from '../model/hf.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
+import type { TokenizerSpec } from './engine-api.ts';
 import type { RemoteGenerator } from './generation.ts';
+import { tokenizerSpec } from './tokenizer-spec.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { RolloutWorkerApi } from './rollout-worker-api.ts';
 import { PipelineRun, type RunDeps } from './run.ts';
@@ -36,10 +38,10 @@ export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['load
 }
 
 /** A rollout worker_thread; `thread` is exposed so tests (and a hung-worker watchdog) can kill it outright. */
-export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local'): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> & { thread: Worker } {
+export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local', tokenizer: TokenizerSpec | null = null): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> & { thread: Worker } {
   const channel = new MessageChannel();
   Comlink.expose(generator, nodeEndpoint(channel.port1));
-  const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId }, transferList: [channel.port2] });
+  const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId, tokenizer }, transferList: [channel.port2] });
   const api = Comlink.wrap<RolloutWorkerApi>(nodeEndpoint(worker));
   let crashed: (error: Error) => void = () => {};
   worker.on('error', (error) => crashed(error));
@@ -58,10 +60,16 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
 }
 
 export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel'] }): PipelineRun {
+  // Workers tokenise with the run model's tokenizer, known once the run loaded it (the pool starts after).
+  let tokenizer: TokenizerSpec | null = null;
   return new PipelineRun({
     store: options.store,
-    loadModel: options.loadModel ?? loadNodeModel,
-    spawnWorker: (i, generator) => spawnNodeRolloutWorker(i, generator),
+    loadModel: async (config) => {
+      const loaded = await (options.loadModel ?? loadNodeModel)(config);
+      tokenizer = tokenizerSpec(loaded.tokenizer);
+      return loaded;
+    },
+    spawnWorker: (i, generator) => spawnNodeRolloutWorker(i, generator, 'local', tokenizer),
     getSecret: (name) => process.env[name] ?? null,
     cores: options.cores ?? Math.max(1, availableParallelism()),
     backend: 'wasm',

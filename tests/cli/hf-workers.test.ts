@@ -1,0 +1,47 @@
+/**
+ * A run on a model with its own (BPE) tokenizer: the Node rollout workers tokenise with that tokenizer,
+ * not with bytes, so what they store is what the engine sampled and what the trainer trains on.
+ */
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ModelConfig } from '../../src/model/config.ts';
+import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { saveModelToDir } from '../../src/model/hf.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { openFileStore } from '../../src/store/file-store.ts';
+import { listRuns, TrajectoryCommons } from '../../src/store/index.ts';
+import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
+import { cli, tempDir, tinyConfig, writeConfig } from './helpers.ts';
+
+const tiny: ModelConfig = {
+  vocabSize: 264, hiddenSize: 16, intermediateSize: 24, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8,
+  maxPositions: 1024, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+};
+
+describe('rollout workers and the run model\'s tokenizer', () => {
+  it('store tokens of the model\'s BPE tokenizer, merges included', async () => {
+    await initBackend({ forced: 'wasm' });
+    const dir = tempDir();
+    const modelDir = join(dir, 'bpe-model');
+    const model = TransformerModel.create(tiny, 3);
+    const tokenizer = HfTokenizer.fromJson(tinyTokenizerJson(), { eos_token: '<|im_end|>' });
+    await saveModelToDir(model, tokenizer, modelDir);
+    model.dispose();
+    writeConfig(dir, tinyConfig((c) => { c.model.base_model = modelDir; c.training.eval_at_start = false; c.training.eval_interval = 100; }));
+    const trained = await cli(dir, 'train', '--config', 'run.yaml');
+    expect(trained.code).toBe(0);
+    const store = await openFileStore(join(dir, '.spindle'));
+    const [run] = await listRuns(store);
+    const stored = [];
+    for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) stored.push(t);
+    await store.close();
+    expect(stored.length).toBeGreaterThan(0);
+    for (const t of stored) {
+      // The prompt ("…the…") as this tokenizer encodes it: "he" is one merged token (256), never the bytes h, e.
+      const prompt = t.tokens.filter((_, i) => t.assistant_mask[i] === 0);
+      expect(prompt).toContain(256);
+      expect(prompt.some((id, i) => id === 104 && prompt[i + 1] === 101)).toBe(false);
+    }
+  }, 120_000);
+});
