@@ -1,5 +1,5 @@
 /**
- * Models' own chat templates (tests/fixtures/chat-templates/) through @huggingface/jinja: tools and
+ * Models' own chat templates (tests/fixtures/family-templates/, written for Spindle in each family's conventions) through @huggingface/jinja: tools and
  * tool calls in the form each template expects, tool results wrapped once, calls parsed back, and the
  * turn-by-turn pieces concatenating to the template's own rendering with the sampled text appearing
  * exactly where the assistant turns are (so a mask over the sampled tokens is exactly the assistant's).
@@ -12,7 +12,7 @@ import { toolResponseMessage } from '../../src/format/chatml.ts';
 import { fromOpenAiMessages, toOpenAiMessages } from '../../src/format/openai-messages.ts';
 import { parseAssistant } from '../../src/format/parse.ts';
 
-const template = (name: string) => ChatTemplate.fromTokenizerConfig({ chat_template: readFileSync(new URL(`../fixtures/chat-templates/${name}.jinja`, import.meta.url), 'utf8'), eos_token: '<|im_end|>' })!;
+const template = (name: string) => ChatTemplate.fromTokenizerConfig({ chat_template: readFileSync(new URL(`../fixtures/family-templates/${name}-style.jinja`, import.meta.url), 'utf8'), eos_token: '<|im_end|>' })!;
 const calc: ToolSchema = { name: 'calc', description: 'Evaluate arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } };
 
 const sampled = [

@@ -14,7 +14,7 @@ import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 import { TOOL_SCHEMAS } from '../../src/sandbox/tool-schemas.ts';
 import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
 
-const QWEN = readFileSync(new URL('../fixtures/chat-templates/qwen2.5.jinja', import.meta.url), 'utf8');
+const QWEN = readFileSync(new URL('../fixtures/family-templates/qwen2.5-style.jinja', import.meta.url), 'utf8');
 
 describe('an episode in the model’s own chat template', () => {
   it('renders, parses and masks the conversation the way the template does', async () => {
