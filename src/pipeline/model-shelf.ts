@@ -16,6 +16,7 @@ import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOpti
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { importedModelCard } from './imported-card.ts';
+import { TOKENIZER_FILES } from '../model/hf-layout.ts';
 
 export interface LoadedPolicyModel {
   model: TransformerModel;
@@ -154,7 +155,8 @@ export class ModelShelf {
     const imported = this.imported;
     if (imported && (baseModel === imported.baseModel || baseModel === imported.name)) {
       const extra: Record<string, Uint8Array> = {};
-      for (const name of ['tokenizer.json', 'tokenizer_config.json']) {
+      // Every tokenizer file the import had, its chat_template.jinja included: the merged model chats as the base did.
+      for (const name of TOKENIZER_FILES) {
         const bytes = imported.files.get(name);
         if (bytes) extra[name] = bytes;
       }
