@@ -5,10 +5,11 @@
  * Saving writes the whole snapshot to a temporary file, fsyncs it and renames it over the old one,
  * so a crash leaves either the old or the new file, never a torn one. Writes that commit while a save
  * runs are coalesced into one follow-up save. Cost: each save is O(database size); fine for the CLI's
- * runs (tens of MB), not meant as a server database.
+ * runs (tens of MB), not meant as a server database. A temporary file whose process died mid-save
+ * (a SIGKILL) is removed on the next open; one of a live process (a save under way) is left alone.
  */
 import 'fake-indexeddb/auto';
-import { mkdirSync, openSync, fsyncSync, closeSync, writeSync, renameSync, readFileSync, existsSync, rmSync } from 'node:fs';
+import { mkdirSync, openSync, fsyncSync, closeSync, writeSync, renameSync, readFileSync, existsSync, rmSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { openStore, type Store } from './db.ts';
 import { DB_VERSION } from './schema.ts';
@@ -21,9 +22,29 @@ export interface FileStore extends Store {
 }
 
 export const SNAPSHOT_FILE = 'spindle.db';
+const TEMP_FILE = /^spindle\.db\.tmp-(\d+)$/;
+
+/** Whether a process with this id exists (EPERM: it does, under another user). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Removes the temporary snapshots that processes killed mid-save left behind (`spindle.db.tmp-<pid>`). */
+function removeStaleTemps(dir: string): void {
+  for (const name of readdirSync(dir)) {
+    const pid = TEMP_FILE.exec(name)?.[1];
+    if (pid && !processAlive(Number(pid))) rmSync(join(dir, name), { force: true });
+  }
+}
 
 export async function openFileStore(dir: string): Promise<FileStore> {
   mkdirSync(dir, { recursive: true });
+  removeStaleTemps(dir);
   const path = join(dir, SNAPSHOT_FILE);
   const factory = new IDBFactory();
   if (existsSync(path)) {
