@@ -55,6 +55,8 @@ export interface TransferOptions {
   retry: RetryPolicy;
   /** Overrides `sizeLimitFor`. */
   maxFileBytes?: number;
+  /** A user's stop (Ctrl-C): the transfer keeps what it has and ends, saying how to resume. */
+  signal?: AbortSignal;
 }
 
 export const DEFAULT_LIMITS: TransferLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000 };
@@ -105,11 +107,11 @@ async function request(o: TransferOptions, url: string, headers: Record<string, 
   const hub: HubHeaders = { commit: null, sha256: null, linkedSize: null };
   let current = url;
   for (let hop = 0; hop <= 5; hop++) {
-    const served = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'manual' }, o.limits.connectTimeoutMs);
+    const served = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'manual' }, o.limits.connectTimeoutMs, o.signal);
     gather(hub, served.response.headers);
     if (served.response.type === 'opaqueredirect') {
       // A browser hides the redirect's headers and target: let fetch follow it.
-      const followed = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'follow' }, o.limits.connectTimeoutMs);
+      const followed = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'follow' }, o.limits.connectTimeoutMs, o.signal);
       gather(hub, followed.response.headers);
       return { ...followed, hub };
     }
@@ -177,6 +179,7 @@ class FileTransfer {
           continue;
         }
         await this.saveUnsaved().catch(() => {});
+        if (this.o.signal?.aborted) throw this.fail(`interrupted after ${formatBytes(this.heldLength)}`, true);
         if (!(err instanceof NetError) || !err.retryable) throw err instanceof NetError ? this.fail(err.message, false) : err;
         failure = err;
       }
@@ -185,7 +188,7 @@ class FileTransfer {
         const spent = `${retry} ${retry === 1 ? 'try' : 'tries'} in ${Math.round((Date.now() - started) / 1000)} s (retry budget: ${describePolicy(this.o.retry)})`;
         throw this.fail(`${failure.message}; gave up after ${spent}`, true);
       }
-      await sleep(delay);
+      await sleep(delay, this.o.signal);
       waited += delay;
     }
   }

@@ -81,6 +81,8 @@ export interface HubOptions {
   maxFileBytes?: number;
   /** Resolve the revision again instead of using the commit the cache pinned it to. */
   refresh?: boolean;
+  /** A user's stop (the CLI's Ctrl-C): a download keeps what it has and ends, saying how to resume. */
+  signal?: AbortSignal;
 }
 
 /** A file name from a model's own files (an index's shard list): refused if it could leave the model's folder. */
@@ -105,6 +107,7 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
     limits: { ...DEFAULT_LIMITS, ...opts.limits },
     retry: { ...DEFAULT_RETRY, ...opts.retry },
     maxFileBytes: opts.maxFileBytes,
+    signal: opts.signal,
   };
   /** The commit files come from: a string, null (the server names none: keyed by the revision), or undefined (not resolved yet). */
   let pin: { commit: string | null } | undefined = COMMIT.test(ref.revision) ? { commit: ref.revision } : undefined;

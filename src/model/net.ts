@@ -55,16 +55,20 @@ const seconds = (ms: number) => `${+(ms / 1000).toFixed(2)} s`;
 /**
  * fetch with a connect timeout. Returns the response and the controller that cancels its body (the
  * body reader below uses it); a timeout or a refused connection is a retryable NetError naming the URL.
+ * `stop` (a user's Ctrl-C) cancels the request and its body at any time.
  */
 export async function fetchWithTimeout(
-  fetchImpl: typeof fetch, url: string, init: RequestInit, connectTimeoutMs: number,
+  fetchImpl: typeof fetch, url: string, init: RequestInit, connectTimeoutMs: number, stop?: AbortSignal,
 ): Promise<{ response: Response; controller: AbortController }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
+  if (stop?.aborted) controller.abort();
+  stop?.addEventListener('abort', () => controller.abort(), { once: true });
   try {
     const response = await fetchImpl(url, { ...init, signal: controller.signal });
     return { response, controller };
   } catch (err) {
+    if (stop?.aborted) throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: interrupted`, false);
     if (controller.signal.aborted) throw new NetError('timeout', url, `${init.method ?? 'GET'} ${url}: no answer within ${seconds(connectTimeoutMs)}`, true);
     throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: ${describeFetchError(err)}`, true, null, null, { cause: err });
   } finally {
@@ -214,4 +218,14 @@ export function describePolicy(policy: RetryPolicy): string {
   return `${policy.attempts} ${policy.attempts === 1 ? 'try' : 'tries'}, ${seconds(policy.budgetMs)} of waiting`;
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less when `stop` fires. */
+export const sleep = (ms: number, stop?: AbortSignal) => new Promise<void>((resolve) => {
+  const timer = setTimeout(done, ms);
+  function done() {
+    clearTimeout(timer);
+    stop?.removeEventListener('abort', done);
+    resolve();
+  }
+  if (stop?.aborted) done();
+  else stop?.addEventListener('abort', done, { once: true });
+});

@@ -228,6 +228,20 @@ describe('limits', () => {
     }
   });
 
+  it('stops at a Ctrl-C (the signal), keeping what arrived and saying how to resume', async () => {
+    const v1 = tensors(20_000, 1);
+    hub.publish(ID, { 'config.json': config, 'model.safetensors': v1 });
+    hub.fault('model.safetensors', { kind: 'stall', after: 30_000 });
+    const stop = new AbortController();
+    const reading = source({ signal: stop.signal, limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('model.safetensors');
+    setTimeout(() => stop.abort(), 300);
+    const started = Date.now();
+    await expect(reading).rejects.toThrow(/^Downloading model\.safetensors failed: interrupted after 29\.3 KiB\. 29\.3 KiB are kept; run the same command again to resume from there\.$/);
+    expect(Date.now() - started).toBeLessThan(1500);
+    equal(await source().read('model.safetensors'), v1);
+    expect(cdnRequests().at(-1)!.range).toBe('bytes=30000-');
+  });
+
   it('retries with backoff, waits as long as Retry-After says, and stops after the stated budget, saying so', async () => {
     hub.publish(ID, { 'config.json': config });
     hub.fault('config.json', { kind: 'status', status: 503, retryAfter: '1' });

@@ -11,6 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 
 export type Fault =
   | { kind: 'cut'; after: number } // send the headers and `after` bytes, then drop the connection
+  | { kind: 'stall'; after: number } // send the headers and `after` bytes, then nothing
   | { kind: 'status'; status: number; retryAfter?: string }
   | { kind: 'whole-206' } // answer a ranged request with the whole file as a 206 from byte 0
   | { kind: 'ignore-range' } // answer 200 with the whole file
@@ -169,6 +170,7 @@ export class FakeHub {
     const rangeHeaders = ranged ? { 'content-range': `bytes ${from}-${bytes.length - 1}/${bytes.length}` } : {};
     res.writeHead(ranged ? 206 : 200, { ...headers, ...rangeHeaders, 'content-length': String(part.length) });
     if (fault?.kind === 'cut') return void res.write(part.subarray(0, fault.after), () => res.destroy());
+    if (fault?.kind === 'stall') return void res.write(part.subarray(0, fault.after));
     res.end(part);
   }
 }
