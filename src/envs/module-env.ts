@@ -48,11 +48,16 @@ export interface ModuleEnvironment {
 }
 
 const DEFAULTS = { fileName: 'env.js', timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024 };
+/** A module's source is code, not data: a bigger file is almost surely a mistake (data belongs in a task file). */
+export const MAX_MODULE_CHARS = 1024 * 1024;
 const TOOL_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
 
 /** Loads, validates and wraps a module; throws EnvironmentModuleError naming each problem (and the line). */
 export async function loadEnvironmentModule(source: string, options: ModuleEnvironmentOptions = {}): Promise<ModuleEnvironment> {
   const o = { ...DEFAULTS, ...options };
+  if (source.length > MAX_MODULE_CHARS) {
+    throw new EnvironmentModuleError([`the module is ${source.length} characters, above the ${MAX_MODULE_CHARS} an environment module may have; keep tasks' data in a task file`], null);
+  }
   const open = async () => GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes });
   let sampler: GuestModule;
   try {

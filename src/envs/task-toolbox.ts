@@ -5,7 +5,7 @@
  * needs nothing but stored data and can re-score an old trajectory at any time.
  */
 import type { Trajectory } from '../contracts.ts';
-import { createToolbox, isToolName, TOOL_NAMES, TOOL_SCHEMAS, type Toolbox, type ToolboxOptions, type ToolResult } from '../sandbox/index.ts';
+import { createToolbox, DEFAULT_MAX_RESULT_CHARS, isToolName, TOOL_NAMES, TOOL_SCHEMAS, truncate, type Toolbox, type ToolboxOptions, type ToolResult } from '../sandbox/index.ts';
 import type { ToolSchema } from '../contracts.ts';
 import type { OwnToolSession, ToolboxSetup } from './types.ts';
 
@@ -68,9 +68,14 @@ export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], e
   let sandbox: Promise<Toolbox> | null = null;
   let session: Promise<OwnToolSession> | null = null;
   const openSandbox = () => (sandbox ??= openTaskToolbox(setup, tools, extras));
+  const maxChars = extras.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
   const caller: ToolCaller = {
     call: async (name, args) => {
-      if (ownNames.has(name)) return (await (session ??= own!.open())).call(name, args);
+      if (ownNames.has(name)) {
+        // The environment's own tools get the sandbox tools' cap: a tool returning megabytes cannot flood the context.
+        const r = await (await (session ??= own!.open())).call(name, args);
+        return { result: truncate(r.result, maxChars), error: r.error === null ? null : truncate(r.error, maxChars) };
+      }
       if (ownNames.size > 0 && !tools.includes(name)) {
         return { result: '', error: `unknown tool "${name}"; available tools: ${schemas.map((s) => s.name).join(', ')}` };
       }

@@ -95,19 +95,18 @@ export class GuestModule {
   /** The module's exports (or `path` inside them) as JSON, functions as `"[function]"`. */
   describe(path: string[] = []): unknown {
     return this.withTarget(path, 'describe', this.options.timeoutMs, (target) => {
-      const marked = this.ctx.unwrapResult(
-        this.ctx.evalCode('(v) => JSON.parse(JSON.stringify(v, (k, x) => (typeof x === "function" ? "[function]" : x)))'),
-      );
+      // The JSON.stringify read before the module ran, with a replacer that marks functions.
+      const replacer = this.ctx.unwrapResult(this.ctx.evalCode('(k, x) => (typeof x === "function" ? "[function]" : x)'));
       try {
-        const copy = this.ctx.callFunction(marked, this.ctx.undefined, target);
-        if (copy.error) throw this.guestError(copy.error, `describing ${path.join('.') || 'the exports'}`);
+        const text = this.ctx.callFunction(this.json.stringify, this.ctx.undefined, target, replacer);
+        if (text.error) throw this.guestError(text.error, `describing ${path.join('.') || 'the exports'}`);
         try {
-          return this.toHost(copy.value);
+          return this.ctx.typeof(text.value) === 'string' ? JSON.parse(this.ctx.getString(text.value)) : undefined;
         } finally {
-          copy.value.dispose();
+          text.value.dispose();
         }
       } finally {
-        marked.dispose();
+        replacer.dispose();
       }
     });
   }
@@ -311,6 +310,8 @@ export class GuestModule {
   /** A guest value as a host value, through the guest's original JSON.stringify (undefined stays undefined). */
   private toHost(handle: QuickJSHandle): unknown {
     if (this.ctx.typeof(handle) === 'undefined') return undefined;
+    // A string crosses as it is (bounded by the heap limit), cut at the cap: its reader truncates it further.
+    if (this.ctx.typeof(handle) === 'string') return this.ctx.getString(handle).slice(0, this.options.maxResultChars);
     const text = this.ctx.callFunction(this.json.stringify, this.ctx.undefined, handle);
     if (text.error) throw this.guestError(text.error, 'reading the result as JSON');
     try {

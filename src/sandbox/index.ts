@@ -9,6 +9,7 @@ export {
   createToolbox,
   DEFAULT_TOOL_TIMEOUT_MS,
   DEFAULT_MAX_RESULT_CHARS,
+  truncate,
   type Toolbox,
   type ToolboxOptions,
   type ToolResult,

@@ -71,7 +71,8 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 2000;
 const HANG_BACKSTOP_MS = 30_000;
 export const DEFAULT_MAX_RESULT_CHARS = 2000;
 
-function truncate(text: string, max: number): string {
+/** Text cut to `max` characters with a marker saying how much was cut (every tool result the model reads). */
+export function truncate(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}\n...[truncated ${text.length - max} chars]` : text;
 }
 
