@@ -210,6 +210,8 @@ function hubOptions(ctx: CommandContext): HubOptions {
   return {
     endpoint: process.env.HF_ENDPOINT || undefined,
     cache: diskCache(process.env.SPINDLE_CACHE || join(homedir(), '.cache', 'spindle', 'hub')),
+    // The first Ctrl-C stops a download, keeping what arrived for a resume.
+    signal: ctx.signal,
     onProgress: ({ file, loaded, total }) => {
       const percent = total ? Math.floor((100 * loaded) / total) : 0;
       const last = shown.get(file) ?? -1;
