@@ -57,6 +57,31 @@ describe('spindle envs add / audit / list / remove', () => {
   });
 });
 
+describe('an environment from a URL', () => {
+  it('envs add and audit read a module and a task file over HTTP; a missing one fails naming the URL', async () => {
+    const { createServer } = await import('node:http');
+    const example = readFileSync(EXAMPLE, 'utf8');
+    const server = createServer((req, res) => {
+      if (req.url === '/envs/hunt.js') res.end(example);
+      else if (req.url === '/tasks/qa.csv') res.end(`question,answer\n${Array.from({ length: 40 }, (_, i) => `"What is ${i} + ${i + 7}?",${2 * i + 7}`).join('\n')}\n`);
+      else { res.statusCode = 404; res.end('no'); }
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const work = tempDir();
+      const added = await cli(work, 'envs', 'add', `${base}/envs/hunt.js`, '--items', '3');
+      expect(added.code).toBe(0);
+      expect(added.out).toMatch(/added treasure_hunt \(module\)/);
+      expect((await cli(work, 'envs', 'audit', `${base}/tasks/qa.csv`, '--items', '2')).out).toMatch(/Environment qa/);
+      const missing = await cli(work, 'envs', 'audit', `${base}/nope.js`);
+      expect(missing.err).toMatch(/HTTP 404; check the URL/);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+});
+
 describe('--env-file and tasks.task_file', () => {
   it('collect, train and eval use a module and a task file, and the run keeps their sources', async () => {
     const work = tempDir();

@@ -77,6 +77,18 @@ describe('environment operations', () => {
     expect(ops.exportFile(ops.example(), 'treasure_hunt')).toEqual({ fileName: 'treasure_hunt.js', mime: 'text/javascript', text: EXAMPLE });
     expect(await ops.importFile({ name: 'hunt.js', bytes: new TextEncoder().encode(EXAMPLE) })).toEqual({ kind: 'module', source: EXAMPLE, file: 'hunt.js' });
     await expect(ops.importFile({ name: 'notes.txt', bytes: new Uint8Array() })).rejects.toThrow(/import a JavaScript module/);
+    // …and from a URL, read with the network bounds; a page that is not the file is refused, naming the URL.
+    const { createServer } = await import('node:http');
+    const server = createServer((req, res) => { if (req.url === '/env/hunt.js') res.end(EXAMPLE); else { res.statusCode = 404; res.end(); } });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect(await ops.importUrl(`${base}/env/hunt.js`)).toEqual({ draft: { kind: 'module', source: EXAMPLE, file: 'hunt.js' }, fileName: 'hunt.js' });
+      await expect(ops.importUrl(`${base}/missing.js`)).rejects.toThrow(/missing\.js: HTTP 404/);
+      await expect(ops.importUrl('file:///etc/passwd')).rejects.toThrow(/not an http\(s\) URL/);
+    } finally {
+      server.close();
+    }
   });
 
   it('stops a module that loops at its deadline, lets a busy top level load, and cancels a check at once', async () => {

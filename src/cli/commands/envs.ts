@@ -10,6 +10,7 @@ import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments, getEnvironment, isBuiltinEnvironment, listTags } from '../../envs/registry.ts';
 import { buildEnvironment } from '../../envs/sources.ts';
+import { isUrl } from '../../pipeline/environment-url.ts';
 import type { EnvironmentInfo } from '../../envs/types.ts';
 import { auditEnvironment, formatAudit, type EnvironmentAudit } from '../../rollout/env-audit.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment } from '../../store/index.ts';
@@ -117,7 +118,7 @@ export const envsAudit: Command = {
     if (positionals.length !== 1) throw new CliError('envs audit takes one environment name or file.', 2);
     const [target] = positionals;
     let source: EnvironmentSource | null = null;
-    if (existsSync(resolve(ctx.cwd, target))) source = await readEnvironmentFile(ctx, target);
+    if (isUrl(target) || existsSync(resolve(ctx.cwd, target))) source = await readEnvironmentFile(ctx, target);
     else if (!isBuiltinEnvironment(target)) {
       source = (await storedSources(ctx, values)).find((s) => s.name === target) ?? null;
       if (!source) throw new CliError(`"${target}" is neither a file, a built-in environment nor one added with \`spindle envs add\`.`);

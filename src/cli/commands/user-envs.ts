@@ -10,20 +10,23 @@ import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments, isBuiltinEnvironment } from '../../envs/registry.ts';
 import { environmentSourceFromFile, installEnvironmentSource } from '../../envs/sources.ts';
+import { fetchEnvironmentFile, isUrl } from '../../pipeline/environment-url.ts';
 import { openFileStore, SNAPSHOT_FILE } from '../../store/file-store.ts';
 import { listEnvironmentRecords, type Store } from '../../store/index.ts';
 import { readBytes, storeDir, type Values } from './shared.ts';
 
 export const envFileOption: OptionSpec = {
   type: 'string', multiple: true, placeholder: 'file',
-  description: 'your own environment: a JavaScript module (.js) or a task file (.jsonl, .json, .csv, .tsv, .parquet); added to the environments used (repeatable)',
+  description: 'your own environment: a JavaScript module (.js) or a task file (.jsonl, .json, .csv, .tsv, .parquet), a path or an https URL; added to the environments used (repeatable)',
 };
 
 /** A file as an environment source; the problems (rows and fields, module lines) are the error. */
 export async function readEnvironmentFile(ctx: CommandContext, path: string, verifier: Record<string, unknown> | null = null): Promise<EnvironmentSource> {
-  const bytes = readBytes(ctx, path, 'environment file');
+  const local = isUrl(path) ? null : readBytes(ctx, path, 'environment file');
   try {
-    return await environmentSourceFromFile(bytes, path, { verifier });
+    if (local) return await environmentSourceFromFile(local, path, { verifier });
+    const { bytes, fileName } = await fetchEnvironmentFile(path, { signal: ctx.signal });
+    return await environmentSourceFromFile(bytes, fileName, { verifier });
   } catch (e) {
     throw new CliError(`${path}: ${(e as Error).message}`);
   }

@@ -13,6 +13,7 @@ import type { EnvironmentRecord } from '../../store/records.ts';
 import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentLoad } from '../environment-workshop.ts';
 import EXAMPLE_MODULE from '../../../examples/envs/treasure-hunt.js?raw';
 import STARTER_MODULE from '../../../examples/envs/starter.js?raw';
+import { fetchEnvironmentFile, isUrl } from '../environment-url.ts';
 
 export type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure };
 
@@ -192,6 +193,13 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
       // A module is only text until it is checked, so a broken one can be opened and fixed; a task file is read in the engine.
       if (ext === '.js' || ext === '.mjs') return { kind: 'module', source: new TextDecoder().decode(file.bytes), file: file.name };
       return draftOf(await engine().readEnvironmentFile(file.bytes, file.name));
+    },
+
+    /** A file at a URL (read with the bounds of every network read, environment-url.ts), then as a picked file. */
+    async importUrl(url: string): Promise<{ draft: EnvironmentDraft; fileName: string }> {
+      if (!isUrl(url.trim())) throw new Error(`"${url}" is not an http(s) URL; give the address of the .js module or task file itself`);
+      const { bytes, fileName } = await fetchEnvironmentFile(url.trim());
+      return { draft: await this.importFile({ name: fileName, bytes }), fileName };
     },
 
     /** The draft as a file to download: a module's source, or a task file's rows as JSONL. */

@@ -65,6 +65,7 @@ export function demoEnvironments(builtins: { id: string; description: string; le
       return { ok: true, summary };
     },
     importFile: async (file) => ({ kind: 'module', source: new TextDecoder().decode(file.bytes), file: file.name }),
+    importUrl: async () => { throw new Error('The demo cannot fetch files; open the app without ?demo to import from a URL.'); },
     exportFile: (draft, name) => ({ fileName: `${name ?? 'environment'}.js`, mime: 'text/javascript', text: draft.kind === 'module' ? draft.source : '' }),
     remove: async (name) => { stored.delete(name); },
   };

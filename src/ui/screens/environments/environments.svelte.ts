@@ -97,6 +97,14 @@ export class EnvironmentsState {
     });
   }
 
+  async importUrl(url: string): Promise<void> {
+    await this.act(async () => {
+      const { draft, fileName } = await this.source.importUrl(url);
+      this.setDraft(draft, null);
+      this.note = `Imported ${fileName} from ${url}: check it, then save it.`;
+    });
+  }
+
   /** The live check in the engine; a later check or `cancel` stops the one running. */
   async check(): Promise<void> {
     this.cancel();

@@ -21,6 +21,7 @@ export interface EnvironmentsSource {
   /** Stores the draft with the last check's problems (null: not checked); a draft that does not load comes back with its problems. */
   save(draft: EnvironmentDraft, auditProblems: string[] | null): Promise<{ ok: true; summary: EnvironmentSummary } | EnvironmentFailure>;
   importFile(file: { name: string; bytes: Uint8Array }): Promise<EnvironmentDraft>;
+  importUrl(url: string): Promise<{ draft: EnvironmentDraft; fileName: string }>;
   exportFile(draft: EnvironmentDraft, name: string | null): { fileName: string; mime: string; text: string };
   remove(name: string): Promise<void>;
 }
