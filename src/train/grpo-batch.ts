@@ -40,8 +40,8 @@ export interface BuiltBatch {
  * still has spread and still teaches something, instead of being skipped as flat. Applied per turn
  * (turn-credit.ts) they leave the ranking alone and credit the turn that earned them.
  */
-export function rankedScore(t: Trajectory, cfg: RunConfig): number {
-  const bonus = cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
+export function rankedScore(t: Trajectory, cfg: RunConfig, withBonus = true): number {
+  const bonus = withBonus && cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
   return (t.judge_score as number) + bonus;
 }
 
@@ -57,7 +57,10 @@ function advantageOptions(cfg: RunConfig): AdvantageOptions {
  */
 export function scoreGroup(group: readonly Trajectory[], cfg: RunConfig): { scored: Trajectory[]; ranked: number[]; advantages: GroupAdvantages } {
   const scored = group.filter((t) => t.judge_score !== null);
-  const ranked = scored.map((t) => rankedScore(t, cfg));
+  // The verifier gate (judge/verifier-gate.ts) put every failure below the group's mean when a sample
+  // succeeded; process bonuses on a failure could lift it back above, so there they go to successes only.
+  const gated = cfg.judge.verifier_gate && scored.some((t) => t.success === true);
+  const ranked = scored.map((t) => rankedScore(t, cfg, !(gated && t.success === false)));
   const advantages = scored.length ? groupAdvantages(ranked, advantageOptions(cfg)) : { mean: 0, std: 0, zeroStd: true, advantages: [] };
   return { scored, ranked, advantages };
 }

@@ -137,4 +137,20 @@ describe('buildGrpoBatch', () => {
     expect(batch.scored).toHaveLength(2);
     expect(batch.samples).toHaveLength(1);
   });
+
+  it('process bonuses never lift a gated failure above a group that succeeded', () => {
+    const call = (ok: boolean) => ({ step_id: 0, turn: 0, thought: 'x'.repeat(80), tool_call: { tool_name: 'calc', parameters: {}, result: '1', error: ok ? null : 'e', latency_ms: 1 }, observation: '1', timestamp: 0 });
+    const cfg = { ...config('skip'), process_rewards: { ...DEFAULT_CONFIG.process_rewards, enabled: true, apply_to: 'score' as const, tool_success_bonus: 0.3 } };
+    // A success with no calls, and a failure (gated just under the mean) with many working calls.
+    const win = scored('w', 'g', 1, { success: true });
+    const busy = scored('f', 'g', 0.499, { success: false, steps: Array.from({ length: 4 }, () => call(true)) });
+    const other = scored('o', 'g', 0.2, { success: false });
+    const batch = buildGrpoBatch({ groups: [[win, busy, other]], replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: cfg });
+    const adv = batch.groupAdvantages[0].advantages;
+    expect(Math.max(...adv.f)).toBeLessThanOrEqual(0);
+    expect(Math.max(...adv.w)).toBeGreaterThan(0);
+    // With the gate off, the bonuses count for everyone, as before.
+    const open = buildGrpoBatch({ groups: [[win, busy, other]], replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }), replayCount: 0, rng: createRng(1), config: { ...cfg, judge: { ...cfg.judge, verifier_gate: false } } });
+    expect(Math.max(...open.groupAdvantages[0].advantages.f)).toBeGreaterThan(0);
+  });
 });
