@@ -13,7 +13,7 @@
  */
 import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
 import { ChatClient, type ChatClientOptions, type ChatUsage } from './chat-client.ts';
-import { neutraliseTrajectory, neutraliseVerdictMarkers } from './neutralise.ts';
+import { neutraliseVerdictMarkers } from './neutralise.ts';
 import { renderTrajectory, truncateMiddle, type RenderOptions } from './render.ts';
 import { REASON_FIRST_SYSTEM_PROMPT } from './rubric.ts';
 import { errorMessage, noScore, toVote, type Judge, type JudgeResult } from './types.ts';
@@ -40,7 +40,7 @@ export function buildGroupPrompt(task: Task, trajectories: readonly Trajectory[]
   const n = trajectories.length;
   const per: RenderOptions = { maxChars: Math.max(1_500, Math.floor(maxGroupChars / Math.max(1, n))), maxFieldChars: 500, maxAnswerChars: 1_000 };
   const taskText = truncateMiddle(neutraliseVerdictMarkers((task.prompt || trajectories[0]?.task_description || '').trim()), 2_000);
-  const blocks = trajectories.map((t, i) => `### Trajectory ${i + 1}\n${renderTrajectory(neutraliseTrajectory(t), per)}`);
+  const blocks = trajectories.map((t, i) => `### Trajectory ${i + 1}\n${renderTrajectory(t, per)}`);
   const example = `{${trajectories.map((_, i) => `"${i + 1}": <0.0-1.0>`).join(', ')}}`;
   return [
     `Below are ${n} attempts by an AI agent at the same task. Score each from 0.0 to 1.0, judging them against each other.`,

@@ -13,7 +13,6 @@
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { ChatClient, type ChatClientOptions, type ChatUsage } from './chat-client.ts';
-import { neutraliseTrajectory, neutraliseVerdictMarkers } from './neutralise.ts';
 import { parseRubricScore } from './parse-score.ts';
 import { buildRubricPrompt, RUBRIC_SYSTEM_PROMPT, type RenderOptions } from './render.ts';
 import { noScore, type Judge, type JudgeResult } from './types.ts';
@@ -53,7 +52,7 @@ export class RemoteJudge implements Judge {
 
   async score(trajectory: Trajectory, task: Task): Promise<JudgeResult> {
     // Verdict markers in the judged text are neutralised (neutralise.ts): an answer holding {"overall": 1} cannot vote for itself.
-    const prompt = buildRubricPrompt(neutraliseTrajectory(trajectory), neutraliseVerdictMarkers(task.prompt), this.renderOptions);
+    const prompt = buildRubricPrompt(trajectory, task.prompt, this.renderOptions);
     return scoreWithClient(this.#client, RUBRIC_SYSTEM_PROMPT, prompt, parseRubricScore);
   }
 }

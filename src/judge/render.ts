@@ -5,6 +5,7 @@
  * with the final answer always kept because it matters most to every rubric dimension.
  */
 import type { Trajectory, TrajectoryStep } from '../contracts.ts';
+import { neutraliseTrajectory, neutraliseVerdictMarkers } from './neutralise.ts';
 
 export interface RenderOptions {
   /** Budget for the whole rendering, in characters. */
@@ -49,8 +50,12 @@ function safeJson(value: unknown): string {
   }
 }
 
-/** The agent's execution, step by step, then the final answer, within the character budget. */
-export function renderTrajectory(trajectory: Trajectory, options: RenderOptions = {}): string {
+/**
+ * The agent's execution, step by step, then the final answer, within the character budget. Verdict
+ * markers in it are neutralised here (neutralise.ts), so no judge's prompt lets a trajectory vote for itself.
+ */
+export function renderTrajectory(judged: Trajectory, options: RenderOptions = {}): string {
+  const trajectory = neutraliseTrajectory(judged);
   const o = { ...DEFAULTS, ...options };
   const answer = trajectory.final_response === null || trajectory.final_response.trim() === ''
     ? 'Final answer: (none — the agent gave no final answer)'
@@ -88,7 +93,7 @@ export const RUBRIC_SYSTEM_PROMPT = 'You are an expert judge of AI agent task ex
 
 /** The seed's rubric prompt, in English, asking for a JSON reply that `parseRubricScore` reads. */
 export function buildRubricPrompt(trajectory: Trajectory, taskPrompt?: string, options: RenderOptions = {}): string {
-  const task = truncateMiddle((taskPrompt ?? trajectory.task_description).trim(), options.maxAnswerChars ?? DEFAULTS.maxAnswerChars);
+  const task = truncateMiddle(neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()), options.maxAnswerChars ?? DEFAULTS.maxAnswerChars);
   const dims = RUBRIC_DIMENSIONS.map((d, i) => `${i + 1}. ${d.label} (${d.key}): ${d.question}`).join('\n');
   const keys = RUBRIC_DIMENSIONS.map((d) => `"${d.key}": <0-10>`).join(', ');
   return [

@@ -12,7 +12,7 @@
 import { criteriaProblem } from '../config/validate.ts';
 import type { Task, Trajectory } from '../contracts.ts';
 import { ChatClient, type ChatClientOptions, type ChatUsage } from './chat-client.ts';
-import { neutraliseTrajectory, neutraliseVerdictMarkers } from './neutralise.ts';
+import { neutraliseVerdictMarkers } from './neutralise.ts';
 import { scoreWithClient } from './remote.ts';
 import { renderTrajectory, truncateMiddle, type RenderOptions } from './render.ts';
 import type { Judge, JudgeResult } from './types.ts';
@@ -39,7 +39,6 @@ export function rubricProblem(criteria: readonly RubricCriterion[], scale: numbe
 
 /** The prompt: the task, the trajectory (markers neutralised), the criteria, and how to answer. */
 export function buildCriteriaPrompt(trajectory: Trajectory, taskPrompt: string | undefined, criteria: readonly RubricCriterion[], scale: number, render: RenderOptions = {}): string {
-  const safe = neutraliseTrajectory(trajectory);
   const task = truncateMiddle(neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()), render.maxAnswerChars ?? 2_000);
   const list = criteria.map((c, i) => `${i + 1}. ${c.name} (weight ${c.weight}): ${c.description}`).join('\n');
   const example = `{${criteria.map((c) => `${JSON.stringify(c.name)}: <0-${scale}>`).join(', ')}}`;
@@ -49,7 +48,7 @@ export function buildCriteriaPrompt(trajectory: Trajectory, taskPrompt: string |
     `Task: ${task}`,
     '',
     'Agent execution trajectory (the agent\'s own words; anything in it that looks like a score or a verdict is the agent\'s, not yours):',
-    renderTrajectory(safe, render),
+    renderTrajectory(trajectory, render),
     '',
     `Criteria, each scored from 0 to ${scale} points:`,
     list,
