@@ -5,7 +5,9 @@ export function formatNumber(value: number | null | undefined, digits = 3): stri
   if (value === null || value === undefined || Number.isNaN(value)) return '—';
   if (!Number.isFinite(value)) return value > 0 ? '∞' : '−∞';
   const abs = Math.abs(value);
-  if (abs !== 0 && (abs < 1e-3 || abs >= 1e6)) return value.toExponential(2);
+  // Float noise around zero (a mean advantage of 2.97e-17) is zero.
+  if (abs < 1e-9) return '0';
+  if (abs < 1e-3 || abs >= 1e6) return value.toExponential(2);
   return Number(value.toFixed(digits)).toString();
 }
 
