@@ -76,7 +76,8 @@ it('puts the switched-on judge in the config, and an onnx-judge vote on every tr
   expect(votes.length).toBeGreaterThan(0);
   for (const list of votes) {
     const ids = (list as { judge_id: string; score: number | null }[]).map((v) => v.judge_id);
-    expect(ids).toEqual(['rule', 'onnx-judge']);
+    // The judges' votes, then the environment's own (the verifier the gate reads), kept for the views.
+    expect(ids).toEqual(['rule', 'onnx-judge', 'env:arith_tool']);
     const onnx = (list as { judge_id: string; score: number | null }[])[1].score;
     expect(onnx).toBeGreaterThanOrEqual(0);
     expect(onnx!).toBeLessThanOrEqual(1);
@@ -88,6 +89,6 @@ it('puts the switched-on judge in the config, and an onnx-judge vote on every tr
   await page.locator('[data-testid="run-episode"]').click();
   await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 90_000 });
   await expect.poll(() => page.locator('[data-testid="judge-vote"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-judge'))), { timeout: 60_000 })
-    .toEqual(['rule', 'onnx-judge']);
+    .toEqual(['rule', 'onnx-judge', 'env:arith_tool']);
   expect(app.errors).toEqual([]);
 });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
+import { DB_VERSION } from '../../src/store/schema.ts';
 import type { SpindleStoreHook } from '../../src/pipeline/app/debug-hook.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
 
@@ -28,7 +29,7 @@ describe('the store in real Chromium IndexedDB', () => {
       return { version: await s.version(), t: await s.getTrajectory(id), setting: await s.getSetting('e2e'), stats: await s.stats(),
         ckpt: await s.latestCheckpoint('run-e2e'), estimate: await s.estimate() };
     }, t.id);
-    expect(back.version).toBe(2);
+    expect(back.version).toBe(DB_VERSION);
     expect(back.t).toEqual(t);
     expect(back.setting).toEqual({ n: 1 });
     expect(back.stats).toMatchObject({ count: 1, avg_score: 0.5 });
