@@ -2,7 +2,7 @@
  * Checkpoints, written so that a crash at any moment leaves the previous one usable:
  *   1. the new checkpoint goes in under a fresh key, in its own transaction (all or nothing);
  *   2. a second transaction flips the run's head (`latest`, `previous`) to it and deletes checkpoints
- *      that are neither, including ones a crash left behind between 1 and 2.
+ *      that are neither, including ones a crash left behind between 1 and 2 (also at a kept step).
  * Until 2 commits, readers still get the old head, whose record was never touched.
  */
 import { write, type Store } from './db.ts';
@@ -40,10 +40,17 @@ export async function commitCheckpoint(store: Store, runId: string, id: string, 
     await heads.put(head);
     const keep = new Set([head.latest, head.previous]);
     const index = tx.objectStore('checkpoints').index('run_step');
+    const stored: { id: string; step: number }[] = [];
     for (let c = await index.openKeyCursor(IDBKeyRange.bound([runId, -Infinity], [runId, Infinity])); c; c = await c.continue()) {
-      const step = (c.key as [string, number])[1];
-      if (keep.has(c.primaryKey) || (keepEvery > 0 && step > 0 && step % keepEvery === 0)) continue;
-      await tx.objectStore('checkpoints').delete(c.primaryKey);
+      stored.push({ id: c.primaryKey, step: (c.key as [string, number])[1] });
+    }
+    // Steps only grow, so a checkpoint later than the old head was never committed: a process died between
+    // staging and committing it. It goes even at a keepEvery-th step (the step was redone; `id` is its checkpoint).
+    const stepOf = (id: string | null | undefined) => stored.find((c) => c.id === id)?.step;
+    const committedUpTo = old ? (stepOf(old.latest) ?? stepOf(old.previous) ?? Infinity) : -Infinity;
+    for (const { id: key, step } of stored) {
+      if (keep.has(key) || (keepEvery > 0 && step > 0 && step % keepEvery === 0 && step <= committedUpTo)) continue;
+      await tx.objectStore('checkpoints').delete(key);
     }
     return head;
   });

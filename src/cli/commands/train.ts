@@ -118,6 +118,8 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
   try {
     try {
       outcome.runId = await run.start(config, { resumeRunId, environments });
+      // A resumed run reports the step it reached, also when it had no update left to do (it was at the end).
+      if (resumeRunId) outcome.steps = Math.max(outcome.steps, (await loadLatestCheckpoint(store, outcome.runId))?.step ?? 0);
     } catch (e) {
       throw e instanceof CliError ? e : new CliError((e as Error).message);
     }
