@@ -10,7 +10,8 @@ import { generate } from '../model/sampling.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from '../rollout/policy.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
-import { Batcher } from './batcher.ts';
+import { abandonedError, Batcher } from './batcher.ts';
+import type { WorkerLink } from './worker-pool.ts';
 
 export interface GenerationRequest {
   tokens: number[];
@@ -48,14 +49,28 @@ export class GenerationService {
     options: { maxBatch: number; windowMs: number } = GenerationService.BATCHED,
     private readonly held: () => Promise<void> | null = () => null,
   ) {
-    this.batcher = new Batcher((requests) => this.runBatch(requests), options);
+    this.batcher = new Batcher((requests, signals) => this.runBatch(requests, signals), options);
   }
 
-  generate(request: GenerationRequest): Promise<PolicyTurn> {
-    return this.batcher.submit(request);
+  /**
+   * `signal` gives the request up: it is rejected at once and dropped from the batch it waits for, and a
+   * forward pass running for it stops at its next token once no request of that pass is still wanted.
+   */
+  generate(request: GenerationRequest, signal?: AbortSignal): Promise<PolicyTurn> {
+    return this.batcher.submit(request, signal);
   }
 
-  private async runBatch(requests: GenerationRequest[]): Promise<PolicyTurn[]> {
+  /** Resolves when the batches started so far have ended (after a stop: when the model is free). */
+  idle(): Promise<void> {
+    return this.batcher.idle();
+  }
+
+  /** Requests neither answered nor given up yet. */
+  get pending(): number {
+    return this.batcher.pending;
+  }
+
+  private async runBatch(requests: GenerationRequest[], signals: AbortSignal[]): Promise<PolicyTurn[]> {
     for (let hold = this.held(); hold; hold = this.held()) await hold;
     const started = performance.now();
     const answers: PolicyTurn[] = new Array(requests.length);
@@ -79,10 +94,23 @@ export class GenerationService {
     for (const indices of bySetting.values()) {
       const sampling = requests[indices[0]].sampling;
       const room = Math.min(sampling.max_new_tokens, ...indices.map((i) => maxPositions - requests[i].tokens.length));
-      const out = await generate(this.model(), indices.map((i) => requests[i].tokens), {
-        maxNewTokens: room, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
-        stopTokens: stops, seed: 0, rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)), padId: this.tokenizer.padId,
-      });
+      const abandoned = whenAllAbandoned(indices.map((i) => signals[i]));
+      let out: Awaited<ReturnType<typeof generate>>;
+      try {
+        if (abandoned.signal.aborted) throw abandonedError(abandoned.signal);
+        out = await generate(this.model(), indices.map((i) => requests[i].tokens), {
+          maxNewTokens: room, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
+          stopTokens: stops, seed: 0, rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)), padId: this.tokenizer.padId,
+          signal: abandoned.signal,
+        });
+      } catch (error) {
+        if (!abandoned.signal.aborted) throw error;
+        // Nobody waits for these rows any more (their requests were rejected when given up): nothing to answer.
+        for (const i of indices) answers[i] = { text: '', tokens: [], logprobs: [], finish_reason: 'length' };
+        continue;
+      } finally {
+        abandoned.release();
+      }
       indices.forEach((requestIndex, row) => {
         const tokens = out.tokens[row];
         const stopped = out.finishReasons[row] === 'stop';
@@ -100,9 +128,41 @@ export class GenerationService {
   }
 }
 
+/**
+ * A signal that fires once every one of `signals` has: a forward pass shared by several requests stops
+ * only when none of them is wanted any more. `release` drops the listeners (the signals outlive the pass).
+ */
+function whenAllAbandoned(signals: AbortSignal[]): { signal: AbortSignal; release(): void } {
+  const controller = new AbortController();
+  const check = () => {
+    if (signals.every((s) => s.aborted)) controller.abort(signals[0].reason);
+  };
+  check();
+  for (const s of signals) s.addEventListener('abort', check);
+  return { signal: controller.signal, release: () => { for (const s of signals) s.removeEventListener('abort', check); } };
+}
+
 /** What a rollout worker calls: the engine's `generate`, across a worker boundary. */
 export interface RemoteGenerator {
   generate(request: GenerationRequest): Promise<PolicyTurn>;
+}
+
+/**
+ * The generator one pool worker is given (the watchdog's progress signal, in one place): each request
+ * opens a wait on the engine for the pool's hang clock, which stands still until the answer is back, and
+ * carries the worker's signal, so the engine drops it when the worker is given up.
+ */
+export function linkedGenerator(engine: Pick<GenerationService, 'generate'>, link: WorkerLink): RemoteGenerator {
+  return {
+    async generate(request) {
+      const answered = link.waitOnEngine();
+      try {
+        return await engine.generate(request, link.signal);
+      } finally {
+        answered();
+      }
+    },
+  };
 }
 
 /** The generator of a scripted-expert episode, which samples no tokens: asking it is a bug. */

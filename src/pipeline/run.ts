@@ -28,9 +28,9 @@ import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvalua
 import { Trainer } from '../train/trainer.ts';
 import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
-import { GenerationService, type RemoteGenerator } from './generation.ts';
+import { GenerationService, linkedGenerator, type RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
-import { WorkerPool, type WorkerHandle } from './worker-pool.ts';
+import { WorkerPool, type WorkerHandle, type WorkerLink } from './worker-pool.ts';
 import { createGroupStep, type GroupStep } from '../judge/group-step.ts';
 import { fixedLevel } from '../config/levels.ts';
 
@@ -42,7 +42,10 @@ export interface RunDeps {
   /** Default pool size when the config says null. */
   cores: number;
   backend?: string;
-  /** An episode running longer than this is treated as hung (its worker is replaced). */
+  /**
+   * A rollout worker that makes no progress of its own for this long is treated as hung (replaced, its
+   * episode re-queued); time it spends waiting for the engine's tokens does not count (worker-pool.ts).
+   */
   hangTimeoutMs?: number;
   /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
   getSecret?: (name: string) => string | null;
@@ -51,6 +54,14 @@ export interface RunDeps {
 /** Said when a run starts with `judge.verifier_gate: false`. */
 export const VERIFIER_GATE_OFF_WARNING =
   'judge.verifier_gate is off: the judges\' combined score is used as it is, so a lenient judge can score a wrong answer above a right one and give it a positive advantage. Set judge.verifier_gate: true to keep the judges inside the environment\'s verdict.';
+
+/** What the rollouts given up by `stop()` are rejected with: the run ends as stopped, not failed. */
+export class RunStopped extends Error {
+  constructor() {
+    super('The run was stopped.');
+    this.name = 'RunStopped';
+  }
+}
 
 /** One later step's groups, rolled out ahead of the trainer. */
 interface Prefetch {
@@ -163,17 +174,24 @@ export class PipelineRun implements RunController {
     await setRunStatus(this.deps.store, this.runId, 'running');
   }
 
+  /**
+   * Stops promptly: the rollouts in flight (and the engine's generation for them) are given up now rather
+   * than awaited, which on a slow backend could take minutes; an update already computing finishes and is
+   * checkpointed. The update whose rollouts were given up is redone when the run is resumed.
+   */
   async stop(): Promise<void> {
     this.stopRequested = true;
     if (this.paused) await this.resume();
     this.setStatus('stopping');
+    this.pool?.close(new RunStopped());
     await this.loop;
   }
 
   private makePool(): WorkerPool<EpisodeJob, Trajectory> {
     const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
-    const generator: RemoteGenerator = { generate: (request) => this.generation!.generate(request) };
-    return new WorkerPool((i) => this.deps.spawnWorker(i, generator), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
+    // Each worker's generator tells the pool's watchdog when the worker waits on the engine (worker-pool.ts).
+    const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
+    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }
@@ -185,6 +203,9 @@ export class PipelineRun implements RunController {
     this.stepsAtStart = trainer.step;
     this.setStatus('running');
     await setRunStatus(this.deps.store, this.runId, 'running');
+    let failure: { error: unknown } | null = null;
+    /** Set when a stop cut the run short: even after its last update, a skipped evaluation is still owed. */
+    let cutShort = false;
     try {
       if (await this.evaluationOwed(trainer.step)) await this.evaluate(trainer.step, this.config.tasks.eval_items);
       while (trainer.step < training.max_steps && !this.stopRequested) {
@@ -193,19 +214,34 @@ export class PipelineRun implements RunController {
         await trainer.trainStep();
         await this.saveResumePoint();
         this.emitProgress();
+        // A stop during the update keeps it (checkpointed above); its evaluation is owed and done on resume.
+        if (this.stopRequested) {
+          cutShort = true;
+          break;
+        }
         if (trainer.step % training.eval_interval === 0 || trainer.step === training.max_steps) await this.evaluate(trainer.step, this.config.tasks.eval_items);
       }
-      const finished = trainer.step >= training.max_steps;
-      await setRunStatus(this.deps.store, this.runId, finished ? 'completed' : 'stopped');
-      this.setStatus(finished ? 'finished' : 'stopped');
     } catch (error) {
-      await this.fail(error);
+      // Rollouts given up by stop() reject with RunStopped: that is the stop, not a failure.
+      if (error instanceof RunStopped && this.stopRequested) cutShort = true;
+      else failure = { error };
     } finally {
       this.pool?.close();
+      // The model is free for the next run only once the engine has ended what it sampled for given-up
+      // rollouts (a forward pass stops at its next token).
+      await this.generation?.idle();
       this.prefetched.clear();
       // The run's Adam moments: the adapter stays on the model, the optimizer state would outlive the run
       // (140 tensors per run of the shipped model, one more set for every run started in the same page).
       trainer.dispose();
+    }
+    if (failure) return this.fail(failure.error);
+    const finished = trainer.step >= training.max_steps && !cutShort;
+    try {
+      await setRunStatus(this.deps.store, this.runId, finished ? 'completed' : 'stopped');
+      this.setStatus(finished ? 'finished' : 'stopped');
+    } catch (error) {
+      await this.fail(error);
     }
   }
 

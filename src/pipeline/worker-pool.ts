@@ -1,8 +1,18 @@
 /**
  * A pool of rollout workers that survives its workers. A job runs on one worker; if that worker
- * crashes (a QuickJS stack overflow can take its host down) or hangs past the deadline, the worker is
- * terminated and replaced and the job is queued again, so each job resolves exactly once.
+ * crashes (a QuickJS stack overflow can take its host down) or makes no progress for the hang timeout,
+ * the worker is terminated and replaced and the job is queued again, so each job resolves exactly once.
  * Generic over the worker kind: web workers, Node worker_threads, or in-process fakes in tests.
+ *
+ * The watchdog judges progress, not an episode's wall time: most of an episode is spent waiting for the
+ * engine to sample tokens, and on a slow backend or a big model that wait is long without anything being
+ * wrong. So each worker gets a WorkerLink through which whatever serves it on the engine's side (the
+ * run's generator: GenerationService.forWorker) says when the worker waits on the engine; the hang clock
+ * stands still during those waits and starts afresh after each. Only time the worker spends on its own
+ * (the sandbox, its judges, a crashed thread that never answers) counts towards the hang timeout.
+ * Replacing a worker cannot help an engine that is slow, and an engine that fails rejects the request,
+ * which fails the episode like any other error. The link's signal fires when the worker is given up
+ * (replaced, or the pool closed), so the engine drops the work it was doing for it.
  */
 
 export interface WorkerHandle<J, R, E = unknown> {
@@ -13,9 +23,20 @@ export interface WorkerHandle<J, R, E = unknown> {
   onCrash(callback: (error: Error) => void): void;
 }
 
+/** What the pool hands each worker it spawns, for the engine side of that worker. */
+export interface WorkerLink {
+  /** Fires when this worker is given up (replaced, or the pool closed): work done on its behalf should stop. */
+  readonly signal: AbortSignal;
+  /**
+   * Says the worker now waits on the engine (a generation request it sent); the returned function says the
+   * answer is back. While a wait is open the worker cannot be taken for hung.
+   */
+  waitOnEngine(): () => void;
+}
+
 export interface PoolOptions {
   size: number;
-  /** A job running longer than this is considered hung: its worker is replaced and the job retried. */
+  /** A job that makes no progress of its own for this long is considered hung: its worker is replaced and the job retried. */
   hangTimeoutMs: number;
   /** Attempts per job before it fails for good. */
   maxAttempts: number;
@@ -43,16 +64,23 @@ interface Slot<J, R> {
   current: Pending<J, R> | null;
   /** Set when the worker is replaced, so late answers and crash events from it are ignored. */
   retired: boolean;
+  /** Aborted when the worker is given up (its link's signal). */
+  abandon: AbortController;
+  /** Waits on the engine open now: while there are any, the hang clock does not run. */
+  engineWaits: number;
+  /** The running hang deadline, if any. */
+  deadline: ReturnType<typeof setTimeout> | null;
 }
 
 export class WorkerPool<J, R> {
   private readonly queue: Pending<J, R>[] = [];
   private readonly slots: Slot<J, R>[] = [];
   private restarts = 0;
-  private closed = false;
+  /** Why the pool was closed (what later submissions are rejected with); null while open. */
+  private closedWith: Error | null = null;
 
   constructor(
-    private readonly spawn: (index: number) => WorkerHandle<J, R>,
+    private readonly spawn: (index: number, link: WorkerLink) => WorkerHandle<J, R>,
     private readonly options: PoolOptions,
     private readonly onWorkerReplaced: (index: number, reason: string) => void = () => {},
   ) {
@@ -60,7 +88,7 @@ export class WorkerPool<J, R> {
   }
 
   submit(job: J): Promise<R> {
-    if (this.closed) return Promise.reject(new Error('The worker pool is closed.'));
+    if (this.closedWith) return Promise.reject(this.closedWith);
     return new Promise<R>((resolve, reject) => {
       this.queue.push({ job, attempts: 0, resolve, reject });
       this.dispatch();
@@ -71,29 +99,88 @@ export class WorkerPool<J, R> {
     return { size: this.slots.length, busy: this.slots.filter((s) => s.current).length, queued: this.queue.length, restarts: this.restarts };
   }
 
-  /** Terminates every worker; queued and running jobs are rejected. */
-  close(): void {
-    this.closed = true;
-    const error = new Error('The worker pool was closed.');
+  /**
+   * Terminates every worker; queued and running jobs are rejected with `reason` and the engine work done
+   * for them is abandoned (each link's signal fires). Closing twice does nothing more.
+   */
+  close(reason: Error = new Error('The worker pool was closed.')): void {
+    if (this.closedWith) return;
+    this.closedWith = reason;
     for (const slot of this.slots) {
-      slot.current?.reject(error);
+      slot.current?.reject(reason);
       slot.current = null;
-      slot.worker.terminate();
+      this.retire(slot, reason);
     }
-    for (const pending of this.queue.splice(0)) pending.reject(error);
+    for (const pending of this.queue.splice(0)) pending.reject(reason);
   }
 
   private makeSlot(index: number): Slot<J, R> {
-    const slot: Slot<J, R> = { index, worker: this.spawn(index), current: null, retired: false };
+    const abandon = new AbortController();
+    const slot: Slot<J, R> = { index, worker: null!, current: null, retired: false, abandon, engineWaits: 0, deadline: null };
+    const link: WorkerLink = {
+      signal: abandon.signal,
+      waitOnEngine: () => {
+        slot.engineWaits++;
+        this.disarm(slot);
+        let open = true;
+        return () => {
+          if (!open) return;
+          open = false;
+          slot.engineWaits--;
+          // The answer is back: the worker has the full timeout again to get to its next request.
+          if (!slot.engineWaits) this.arm(slot);
+        };
+      },
+    };
+    slot.worker = this.spawn(index, link);
     slot.worker.onCrash((error) => {
       if (!slot.retired) this.replace(slot, `crashed: ${error.message}`);
     });
     return slot;
   }
 
+  /** Starts (or restarts) the slot's hang deadline, unless the worker waits on the engine. */
+  private arm(slot: Slot<J, R>): void {
+    this.disarm(slot);
+    if (slot.retired || !slot.current || slot.engineWaits > 0) return;
+    const pending = slot.current;
+    const { hangTimeoutMs } = this.options;
+    const due = performance.now() + hangTimeoutMs;
+    slot.deadline = setTimeout(() => {
+      slot.deadline = null;
+      if (slot.retired || slot.current !== pending) return;
+      // A deadline that fires late found this thread busy (a wasm batch does not yield between tokens):
+      // the worker's next request may be queued behind it, unheard. It is judged again, on time.
+      const late = performance.now() - due > Math.min(1000, hangTimeoutMs / 4);
+      // A paused run holds its episodes at their next generation request on purpose: that is no hang.
+      if (late || this.options.paused?.()) return this.arm(slot);
+      // Even on time, a request the worker sent may be queued behind this very timer: the verdict waits one
+      // task, so a message already in the thread's queue is heard first (its wait disarms this).
+      slot.deadline = setTimeout(() => {
+        slot.deadline = null;
+        if (!slot.retired && slot.current === pending && slot.engineWaits === 0) {
+          this.replace(slot, `hung: no progress of its own (outside the engine) for ${hangTimeoutMs} ms`);
+        }
+      }, 0);
+    }, hangTimeoutMs);
+  }
+
+  private disarm(slot: Slot<J, R>): void {
+    if (slot.deadline !== null) clearTimeout(slot.deadline);
+    slot.deadline = null;
+  }
+
+  /** Stops listening to the slot's worker, ends it, and abandons what the engine does for it. */
+  private retire(slot: Slot<J, R>, reason: Error): void {
+    slot.retired = true;
+    this.disarm(slot);
+    slot.worker.terminate();
+    slot.abandon.abort(reason);
+  }
+
   private dispatch(): void {
     for (const slot of this.slots) {
-      if (this.closed || !this.queue.length) return;
+      if (this.closedWith || !this.queue.length) return;
       if (!slot.current) this.start(slot, this.queue.shift()!);
     }
   }
@@ -101,24 +188,18 @@ export class WorkerPool<J, R> {
   private start(slot: Slot<J, R>, pending: Pending<J, R>): void {
     slot.current = pending;
     pending.attempts++;
-    const arm = (): ReturnType<typeof setTimeout> => setTimeout(() => {
-      if (slot.retired || slot.current !== pending) return;
-      // A paused run holds its episodes at their next generation request on purpose: that is no hang.
-      if (this.options.paused?.()) timer = arm();
-      else this.replace(slot, `hung for more than ${this.options.hangTimeoutMs} ms`);
-    }, this.options.hangTimeoutMs);
-    let timer = arm();
+    this.arm(slot);
     slot.worker.run(pending.job).then(
       (result) => {
-        clearTimeout(timer);
         if (slot.retired || slot.current !== pending) return;
+        this.disarm(slot);
         slot.current = null;
         pending.resolve(result);
         this.dispatch();
       },
       (error: unknown) => {
-        clearTimeout(timer);
         if (slot.retired || slot.current !== pending) return;
+        this.disarm(slot);
         // A rejected call usually means the worker died mid-call: replace it rather than trust it.
         this.replace(slot, `failed: ${error instanceof Error ? error.message : String(error)}`);
       },
@@ -126,11 +207,10 @@ export class WorkerPool<J, R> {
   }
 
   private replace(slot: Slot<J, R>, reason: string): void {
-    if (this.closed) return;
+    if (this.closedWith) return;
     const pending = slot.current;
     slot.current = null;
-    slot.retired = true;
-    slot.worker.terminate();
+    this.retire(slot, new Error(`Rollout worker ${slot.index} ${reason}; it was replaced.`));
     this.restarts++;
     this.onWorkerReplaced(slot.index, reason);
     this.slots[slot.index] = this.makeSlot(slot.index);

@@ -1,0 +1,120 @@
+/**
+ * A run on a slow engine (issue 30): episodes that spend far longer than the hang timeout waiting for
+ * tokens finish on their first worker, and Stop during a generation that would never end stops the run
+ * promptly, as 'stopped', with the last finished update's checkpoint.
+ */
+import 'fake-indexeddb/auto';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { validateRunConfig } from '../../src/config/validate.ts';
+import type { Trajectory } from '../../src/contracts.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import type { RunEvent } from '../../src/pipeline/events.ts';
+import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
+import { loadNodeModel } from '../../src/pipeline/node.ts';
+import type { EpisodeJob } from '../../src/pipeline/rollout-worker.ts';
+import { PipelineRun } from '../../src/pipeline/run.ts';
+import { getRun, loadLatestCheckpoint, openStore } from '../../src/store/index.ts';
+import { trajectory } from '../train/fixtures.ts';
+import { writeTinyModel } from './tiny-model.ts';
+
+let modelDir: string;
+
+beforeAll(async () => {
+  await initBackend({ forced: 'wasm' });
+  modelDir = await writeTinyModel(5, 'spindle-progress-model-');
+});
+
+/** Stop tokens no model samples: every generation runs its whole `max_new_tokens`. */
+class EndlessTokenizer extends ByteTokenizer {
+  override readonly imEndId = -1;
+  override readonly eosId = -1;
+}
+
+function config(maxSteps: number) {
+  const { config, errors } = validateRunConfig({
+    name: 'slow-engine', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+    training: { max_steps: maxSteps, batch_size: 1, group_size: 2, checkpoint_every: 10, eval_interval: 10, eval_at_start: false },
+    safety: { enabled: false }, tasks: { environments: ['arith_tool'] },
+    trajectory_collection: { n_workers: 2 },
+  });
+  if (!config) throw new Error(JSON.stringify(errors));
+  return config;
+}
+
+/** A judged, tokenized trajectory for `job` (half the group succeeds). */
+function finished(job: EpisodeJob): Trajectory {
+  const index = Number(job.trajectory_id.split('/').pop());
+  return trajectory({
+    id: job.trajectory_id, group_id: job.group_id, run_id: job.run_id, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
+    tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: job.sampling,
+  });
+}
+
+/** An in-process rollout worker whose episode is `turns(job)` generation requests of `tokens` each, then a finished trajectory. */
+function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number, onTurn: () => void = () => {}) {
+  let alive = true;
+  return {
+    async run(job: EpisodeJob): Promise<Trajectory> {
+      for (let t = 0; t < turns(job) && alive; t++) {
+        onTurn();
+        // A real worker's request crosses a message port (a macrotask); in process, yield as it would.
+        await new Promise((r) => setTimeout(r, 0));
+        await generator.generate({ tokens: [5, 6, 7], sampling: { ...job.sampling, max_new_tokens: tokens }, seed: job.seed + t });
+      }
+      return finished(job);
+    },
+    terminate() { alive = false; },
+    onCrash() {},
+  };
+}
+
+const stepOf = (job: EpisodeJob) => Number(job.group_id.split('/')[1]);
+
+describe('a run on a slow engine', () => {
+  it('never replaces a worker that waits for tokens, though its episode lasts many hang timeouts', async () => {
+    const store = await openStore({ factory: new IDBFactory() });
+    const episodeMs: number[] = [];
+    const run = new PipelineRun({
+      store, cores: 2, hangTimeoutMs: 20,
+      loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
+      spawnWorker: (_i, generator) => {
+        const worker = generatingWorker(generator, () => 10, 300);
+        return { ...worker, run: async (job) => { const t0 = performance.now(); const t = await worker.run(job); episodeMs.push(performance.now() - t0); return t; } };
+      },
+    });
+    const events: RunEvent[] = [];
+    run.subscribe((e) => events.push(e));
+    const runId = await run.start(config(1));
+    await run.done();
+    expect(events.filter((e) => e.type === "error").map((e) => (e as { message: string }).message)).toEqual([]);
+    expect((await getRun(store, runId))?.status).toBe('completed');
+    // Each episode waited on the engine well past the 20 ms hang timeout (10 turns × 300 tokens, one request at a time).
+    expect(Math.max(...episodeMs)).toBeGreaterThan(10 * 20);
+    store.db.close();
+  });
+
+  it('stops during a generation that would never end: promptly, as stopped, with the last finished update kept', async () => {
+    const store = await openStore({ factory: new IDBFactory() });
+    let generating!: () => void;
+    const longGenerationStarted = new Promise<void>((r) => (generating = r));
+    const run = new PipelineRun({
+      store, cores: 2,
+      loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
+      // Step 0's episodes finish at once; step 1's ask for long turns, over and over, until given up.
+      spawnWorker: (_i, generator) => generatingWorker(generator, (job) => (stepOf(job) === 0 ? 0 : Infinity), 200, () => generating()),
+    });
+    const statuses: string[] = [];
+    run.subscribe((e) => { if (e.type === 'status') statuses.push(e.status); });
+    const runId = await run.start(config(3));
+    await longGenerationStarted;
+    await new Promise((r) => setTimeout(r, 50));
+    const t0 = performance.now();
+    await run.stop();
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(statuses.slice(-2)).toEqual(['stopping', 'stopped']);
+    expect((await getRun(store, runId))?.status).toBe('stopped');
+    expect((await loadLatestCheckpoint(store, runId))?.step).toBe(1);
+    store.db.close();
+  });
+});
