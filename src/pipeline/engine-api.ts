@@ -41,7 +41,7 @@ export interface EngineDeps extends BackendDeps {
   cores: number;
   /** Marks a run as live in this tab until the returned release is called (Web Locks), so other tabs do not offer to resume it. */
   lockRun?(runId: string): () => void;
-  /** Per-episode hang deadline for the rollout pool (tests shorten it). */
+  /** How long a rollout worker may make no progress of its own (time waiting on the engine's tokens does not count) before it is replaced (tests shorten it). */
   hangTimeoutMs?: number;
 }
 
