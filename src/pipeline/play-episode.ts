@@ -46,7 +46,11 @@ export class PlaygroundEpisodes {
    * which holds the result until each was delivered: events never arrive after the trajectory.
    */
   async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => unknown): Promise<Trajectory> {
-    const generator = policy ? new GenerationService(() => policy.model, policy.tokenizer) : EXPERT_GENERATOR;
+    // Cancelling (or the episode ending) gives its generation up too: the engine drops the request, and a
+    // forward pass stops at its next token, instead of computing a turn nobody will read.
+    const abandon = new AbortController();
+    const service = policy ? new GenerationService(() => policy.model, policy.tokenizer) : null;
+    const generator: RemoteGenerator = service ? { generate: (request) => service.generate(request, abandon.signal) } : EXPERT_GENERATOR;
     const worker = this.spawn(generator, policy?.tokenizer ?? null);
     const stopped = new Promise<never>((_, reject) => {
       this.running.set(request.episodeId, () => reject(new DOMException('The episode was cancelled.', 'AbortError')));
@@ -62,6 +66,7 @@ export class PlaygroundEpisodes {
       ]);
     } finally {
       this.running.delete(request.episodeId);
+      abandon.abort(new DOMException('The episode ended.', 'AbortError'));
       worker.terminate();
     }
   }
