@@ -10,6 +10,8 @@ type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] ex
 export interface Preset {
   description: string;
   config: DeepPartial<RunConfig>;
+  /** A workflow a run (the Train screen, `spindle train`) does not do: the CLI command that does; the app does not offer it. */
+  cli?: string;
 }
 
 export const PRESETS: Record<string, Preset> = {
@@ -46,10 +48,12 @@ export const PRESETS: Record<string, Preset> = {
   sft: {
     description: 'Supervised fine-tuning on exported trajectories (the seed’s first workflow).',
     config: { name: 'sft', training: { method: 'sft', epochs: 3, learning_rate: 1e-3 } },
+    cli: 'spindle sft --config sft.yaml --data trajectories/',
   },
   transfer: {
     description: 'shell_exec → git_repo transfer with the lower layers frozen (the seed’s third workflow).',
     config: { name: 'transfer', lora: { freeze_layers: '0-1' }, tasks: { environments: ['git_repo'] }, transfer: { learning_rate_scale: 0.3 } },
+    cli: 'spindle transfer init, then spindle transfer train',
   },
 };
 

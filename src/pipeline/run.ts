@@ -111,6 +111,8 @@ export class PipelineRun implements RunController {
    */
   async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
     if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
+    // A run trains with GRPO; saying otherwise used to run GRPO anyway.
+    if (config.training.method === 'sft') throw new Error('training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft --data FILE` (the CLI), or set training.method: grpo.');
     this.stopRequested = false;
     this.judgeVotes.clear();
     this.config = config;

@@ -93,6 +93,11 @@ describe('the pipeline on worker_threads', () => {
     expect(heldOut.every((t) => /\/eval\/[02]\/test\//.test(t.group_id))).toBe(true);
   });
 
+  it('refuses a config that asks for SFT instead of running GRPO under that name', async () => {
+    const config = tinyConfig();
+    await expect(createNodeRun({ store }).start({ ...config, training: { ...config.training, method: 'sft' } })).rejects.toThrow(/training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft/);
+  });
+
   it('resumes after the last completed update: counter, metrics and trajectories continue, nothing is redone', async () => {
     const first = createNodeRun({ store });
     const stopped: Promise<void>[] = [];

@@ -40,6 +40,14 @@ function makeState(over: Partial<TrainSource> = {}) {
 }
 
 describe('TrainState', () => {
+  it('offers only the presets a run does: SFT and transfer are CLI workflows', () => {
+    const { state } = makeState();
+    const names = state.presets.map((p) => p.name);
+    expect(names).toContain('watch-it-learn');
+    expect(names).not.toContain('sft');
+    expect(names).not.toContain('transfer');
+  });
+
   it('edits the config through the YAML, keeps the last good config while the YAML is broken, and names a bad field', async () => {
     const { state } = makeState();
     await state.load();

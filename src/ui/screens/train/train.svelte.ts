@@ -104,7 +104,8 @@ export class TrainState {
   readonly shown = $derived(this.config ?? this.lastGood);
   readonly running = $derived(RUNNING.includes(this.status));
   readonly canStart = $derived(!this.running && this.config !== null && this.configErrors.length === 0);
-  readonly presets = Object.entries(PRESETS).map(([name, p]) => ({ name, description: p.description }));
+  // A run does GRPO: the SFT and transfer workflows are the CLI's (their presets say which command).
+  readonly presets = Object.entries(PRESETS).filter(([, p]) => !p.cli).map(([name, p]) => ({ name, description: p.description }));
 
   async load(): Promise<void> {
     try {
