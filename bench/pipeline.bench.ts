@@ -1,7 +1,7 @@
 /**
  * Rollout throughput: the same episodes through the worker pipeline with 1, 2 and 4 rollout
- * worker_threads (engine-batched generation) against a plain single-threaded loop (LocalPolicy, one
- * episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
+ * worker_threads (engine-batched generation, and with 2 and 4 each turn alone as a reproducible run
+ * samples) against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
  * against the single-threaded reference; writes bench/results/pipeline.json.
  *
  *   npx tsx bench/pipeline.bench.ts [--episodes 24]
@@ -50,8 +50,9 @@ async function singleThreaded(): Promise<Measure> {
   return { label: 'single-threaded loop', seconds: (performance.now() - started) / 1000, trajectories: out.length, tokens: sampledTokens(out) };
 }
 
-async function pipelined(workers: number): Promise<Measure> {
-  const service = new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 });
+/** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
+async function pipelined(workers: number, alone = false): Promise<Measure> {
+  const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : { maxBatch: 16, windowMs: 4 });
   const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, hangTimeoutMs: 300_000, maxAttempts: 2 });
   // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.
   await Promise.all(Array.from({ length: workers }, (_, i) => pool.submit(job(tasks[i % tasks.length], `warm-${i}`))));
@@ -59,7 +60,7 @@ async function pipelined(workers: number): Promise<Measure> {
   const out = await Promise.all(tasks.map((t, i) => pool.submit(job(t, `ep-${i}`))));
   const seconds = (performance.now() - started) / 1000;
   pool.close();
-  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}`, seconds, trajectories: out.length, tokens: sampledTokens(out) };
+  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${alone ? ', each turn alone (reproducible)' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out) };
 }
 
 function job(task: Task, id: string): EpisodeJob {
@@ -69,6 +70,7 @@ function job(task: Task, id: string): EpisodeJob {
 const reference = await singleThreaded();
 const rows: Measure[] = [reference];
 for (const n of [1, 2, 4]) rows.push(await pipelined(n));
+for (const n of [2, 4]) rows.push(await pipelined(n, true));
 
 const perMin = (m: Measure) => (60 * m.trajectories) / m.seconds;
 const tokPerSec = (m: Measure) => m.tokens / m.seconds;
