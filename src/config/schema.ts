@@ -6,18 +6,10 @@
 
 export type JudgeConfig =
   | { type: 'rule'; id: string }
-  | {
+  | (JudgeEndpointConfig & {
+      /** A remote judge (src/judge/remote.ts): an LLM scores each trajectory on the seed's rubric. */
       type: 'remote';
-      id: string;
-      base_url: string;
-      model: string;
-      /** Name of the setting (browser) or environment variable (CLI) holding the key; the key itself is never in the config. */
-      api_key_env: string | null;
-      temperature: number;
-      timeout_ms: number;
-      max_concurrency: number;
-      max_retries: number;
-    }
+    })
   | { type: 'model'; id: string; path: string }
   | { type: 'self'; id: string }
   | (JudgeEndpointConfig & {
@@ -41,7 +33,7 @@ export interface RubricCriterionConfig {
   weight: number;
 }
 
-/** The OpenAI-compatible endpoint fields the rubric and group judges share with the remote judge. */
+/** The OpenAI-compatible endpoint fields of the remote, rubric and group judges. */
 export interface JudgeEndpointConfig {
   id: string;
   base_url: string;
