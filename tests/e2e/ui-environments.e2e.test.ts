@@ -39,15 +39,15 @@ describe('environments screen', () => {
     await editor.fill(lines.join('\n'));
     await page.locator('[data-testid="env-check-button"]').click();
     await page.locator('[data-testid="env-check"][data-phase="failed"]').waitFor({ timeout: 30_000 });
-    expect(await page.locator('[data-testid="env-error-line"]').first().textContent()).toBe('line 50');
-    expect(await page.locator('[data-testid="env-error-band"]').getAttribute('data-line')).toBe('50');
-    expect(await page.locator('[data-testid="env-error-band"]').textContent()).toMatch(/SyntaxError/);
+    expect(await page.locator('[data-testid="env-editor-error-line"]').first().textContent()).toBe('line 50');
+    expect(await page.locator('[data-testid="env-editor-error-band"]').getAttribute('data-line')).toBe('50');
+    expect(await page.locator('[data-testid="env-editor-error-band"]').textContent()).toMatch(/SyntaxError/);
     await page.screenshot({ path: 'docs/screenshots/environments-error.png' });
 
     await editor.fill(EXAMPLE);
     await page.locator('[data-testid="env-check-button"]').click();
     await page.locator('[data-testid="env-check"][data-phase="passed"]').waitFor({ timeout: 30_000 });
-    expect(await page.locator('[data-testid="env-errors"] li').count()).toBe(0);
+    expect(await page.locator('[data-testid="env-editor-errors"] li').count()).toBe(0);
     await page.screenshot({ path: 'docs/screenshots/environments.png', fullPage: true });
 
     await page.locator('[data-testid="tab-playground"]').click();
