@@ -49,7 +49,7 @@ const ALLOWED: Record<string, string[]> = {
   config: ['contracts'],
   format: ['contracts'],
   sandbox: ['contracts'],
-  envs: ['jsonl', 'contracts', 'rng', 'sandbox'],
+  envs: ['jsonl', 'contracts', 'rng', 'config', 'sandbox'],
   store: ['contracts', 'config'],
   model: ['contracts', 'rng', 'config'],
   rollout: ['contracts', 'rng', 'config', 'format', 'sandbox', 'envs', 'model'],

@@ -3,6 +3,7 @@
  * (the seed's `atropos_config.yaml` sections — model, training, trajectory_collection, judge, tasks —
  * plus the sections Spindle adds). It is saved with every run and every exported adapter.
  */
+import type { VerifierConfig } from './verifier.ts';
 
 export type JudgeConfig =
   | { type: 'rule'; id: string }
@@ -46,17 +47,8 @@ export interface JudgeEndpointConfig {
   max_retries: number;
 }
 
-/**
- * A task file's verifier (`tasks.verifier`; the same shape as src/envs/task-file/verifiers.ts's
- * VerifierConfig, which config may not import: tests/envs/task-file-config.test.ts holds the two together).
- */
-export type VerifierConfig =
-  | { type: 'exact'; ignore_case?: boolean }
-  | { type: 'contains'; ignore_case?: boolean }
-  | { type: 'regex'; pattern?: string; ignore_case?: boolean }
-  | { type: 'number'; abs_tol?: number; rel_tol?: number }
-  | { type: 'choice'; options?: number }
-  | { type: 'js'; source: string; timeout_ms?: number; memory_mb?: number };
+/** A task file's verifier (`tasks.verifier`): config/verifier.ts. */
+export type { VerifierConfig };
 
 export interface RunConfig {
   name: string;

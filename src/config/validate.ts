@@ -3,8 +3,8 @@
  * the defaults. Every error names the field, the value given and what is allowed; unknown fields get a
  * "did you mean" suggestion. Pure: no I/O, no YAML (see yaml.ts for line numbers).
  */
-import { RE2JS } from 're2js';
-import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig, type VerifierConfig } from './schema.ts';
+import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig } from './schema.ts';
+import { checkVerifier, type VerifierConfig } from './verifier.ts';
 import { RETIRED_FIELDS, FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
 
 export interface ConfigError {
@@ -230,82 +230,18 @@ function checkCrossField(config: RunConfig, errors: ConfigError[], options: { kn
   }
 }
 
-const VERIFIER_TYPES = ['exact', 'number', 'contains', 'regex', 'choice', 'js'] as const;
-type VerifierSetting = 'boolean' | 'pattern' | 'tolerance' | 'options' | 'source' | 'timeout_ms' | 'memory_mb';
-const VERIFIER_FIELDS: Record<VerifierConfig['type'], Record<string, VerifierSetting>> = {
-  exact: { ignore_case: 'boolean' },
-  contains: { ignore_case: 'boolean' },
-  regex: { pattern: 'pattern', ignore_case: 'boolean' },
-  number: { abs_tol: 'tolerance', rel_tol: 'tolerance' },
-  choice: { options: 'options' },
-  js: { source: 'source', timeout_ms: 'timeout_ms', memory_mb: 'memory_mb' },
-};
-const JS_LIMITS = { timeout_ms: [10, 10_000], memory_mb: [1, 256] } as const;
-
 /**
  * `tasks.verifier`: null, a verifier name (`number`, normalised to `{type: number}`) or a mapping with
- * its settings. The same rules and messages as src/envs/task-file/verifiers.ts `checkVerifier`.
+ * its settings, checked by the one verifier check (config/verifier.ts) the task-file reader uses too.
  */
 export function checkVerifierField(value: unknown, path: string): { verifier: VerifierConfig | null; errors: ConfigError[] } {
   if (value === null) return { verifier: null, errors: [] };
-  const given = typeof value === 'string' ? { type: value.trim() } : value;
-  if (!isPlain(given)) {
-    return { verifier: null, errors: [{ path, message: `"${path}" must be a verifier name (${VERIFIER_TYPES.join(', ')}) or a mapping like {type: number, abs_tol: 0.01}, got ${shortShow(value)}.` }] };
-  }
-  if (!(VERIFIER_TYPES as readonly unknown[]).includes(given.type)) {
-    return { verifier: null, errors: [{ path: `${path}.type`, message: `"${path}.type" is ${shortShow(given.type)}; allowed: ${VERIFIER_TYPES.join(', ')}.` }] };
-  }
-  const type = given.type as VerifierConfig['type'];
-  const fields = VERIFIER_FIELDS[type];
-  const errors: ConfigError[] = [];
-  for (const [field, raw] of Object.entries(given)) {
-    if (field === 'type') continue;
-    const at = `${path}.${field}`;
-    if (!fields[field]) errors.push({ path: at, message: `"${at}" is not a setting of the ${type} verifier; allowed: ${Object.keys(fields).join(', ') || 'none'}.` });
-    else {
-      const problem = verifierSettingProblem(fields[field], raw);
-      if (problem) errors.push({ path: at, message: `"${at}" ${problem}, got ${shortShow(raw)}.` });
-    }
-  }
-  if (type === 'js' && given.source === undefined) {
-    errors.push({ path: `${path}.source`, message: `"${path}.source" is missing: the js verifier needs a function source like "(answer, row) => answer === row.answer ? 1 : 0".` });
-  }
-  return errors.length ? { verifier: null, errors } : { verifier: given as unknown as VerifierConfig, errors };
+  const { verifier, problems } = checkVerifier(value, path);
+  return { verifier, errors: problems };
 }
 
-function verifierSettingProblem(kind: VerifierSetting, value: unknown): string | null {
-  const isNumber = typeof value === 'number' && Number.isFinite(value);
-  switch (kind) {
-    case 'boolean':
-      return typeof value === 'boolean' ? null : 'must be true or false';
-    case 'pattern':
-      if (typeof value !== 'string' || value === '') return 'must be a non-empty regular expression (RE2 syntax)';
-      try {
-        RE2JS.compile(value);
-        return null;
-      } catch (e) {
-        return `is not a valid RE2 regular expression (${e instanceof Error ? e.message : String(e)}; RE2 has no backreferences or lookaround)`;
-      }
-    case 'tolerance':
-      return isNumber && value >= 0 ? null : 'must be a number ≥ 0 (e.g. 0.01)';
-    case 'options':
-      return Number.isInteger(value) && (value as number) >= 2 && (value as number) <= 5 ? null : 'must be the number of choices, a whole number 2–5';
-    case 'source':
-      return typeof value === 'string' && value.trim() !== '' ? null : 'must be a JavaScript function source like "(answer, row, trajectory) => answer === row.answer ? 1 : 0"';
-    case 'timeout_ms':
-    case 'memory_mb': {
-      const [lo, hi] = JS_LIMITS[kind];
-      return isNumber && Number.isInteger(value) && value >= lo && value <= hi ? null : `must be a whole number ${lo}–${hi}`;
-    }
-  }
-}
 
 /** `show`, cut to 80 characters (a js source can be long). */
-function shortShow(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  const s = show(value);
-  return s.length > 80 ? `${s.slice(0, 77)}…` : s;
-}
 
 /** The closest name by edit distance, if it is close enough to be a plausible typo. */
 export function suggest(name: string, candidates: readonly string[]): string | null {

@@ -109,7 +109,7 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
     const raw = fields.verifier!.value;
     const value = typeof raw === 'string' && raw.trim().startsWith('{') ? parseJson(raw) : raw;
     const { verifier, problems: wrong } = checkVerifier(value, 'verifier');
-    for (const p of wrong) problems.push(`${where}: ${p}`);
+    for (const p of wrong) problems.push(`${where}: ${p.message}`);
     if (verifier) row.verifier = verifier;
   }
   if (present(fields.choices)) {

@@ -60,7 +60,7 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
   let fallback = DEFAULT_VERIFIER;
   if (options.verifier) {
     const checked = checkVerifier(options.verifier, 'tasks.verifier');
-    problems.push(...checked.problems);
+    problems.push(...checked.problems.map((p) => p.message));
     if (checked.verifier) fallback = checked.verifier;
   }
   const checked: TaskRow[] = [];
