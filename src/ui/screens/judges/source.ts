@@ -2,26 +2,11 @@
  * What the Judges screen needs: remote judge settings (the API key lives only in this browser's
  * IndexedDB settings), a connection test, the in-browser judge switch, and calibration.
  */
-import type { RubricCriterionConfig } from '../../../config/schema.ts';
+import type { SavedEndpointJudge } from '../../../pipeline/judge-settings.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
 
-export interface RemoteJudgeSettings {
-  id: string;
-  base_url: string;
-  model: string;
-  enabled: boolean;
-  /** Whether a key is stored for this judge (the key itself never comes back to the page). */
-  hasKey: boolean;
-  /**
-   * Which judge over this endpoint (absent: `remote`, the rubric prompt with five fixed dimensions):
-   * `rubric` grades against the named, weighted `criteria`, each out of `scale` points; `group` scores
-   * a whole GRPO group in one call, by `rubric` ('' for the built-in text).
-   */
-  kind?: 'remote' | 'rubric' | 'group';
-  criteria?: RubricCriterionConfig[];
-  scale?: number;
-  rubric?: string;
-}
+/** A judge over an OpenAI-compatible endpoint as the screen edits it: what judge-settings.ts saves (the key itself never comes back to the page). */
+export type RemoteJudgeSettings = SavedEndpointJudge;
 
 export interface InBrowserJudgeState {
   enabled: boolean;
