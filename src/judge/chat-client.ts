@@ -13,6 +13,10 @@ import { judgeCacheKey, MemoryJudgeCache, type JudgeCache } from './cache.ts';
 import { ConcurrencyLimiter } from './limiter.ts';
 import { backoffDelay, DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, sleep, type BackoffOptions } from './retry.ts';
 import { errorMessage, type JudgeCost } from './types.ts';
+import { MiB, NetError, readText } from '../model/net.ts';
+
+/** The most a judge's reply may be. */
+export const MAX_REPLY_BYTES = 8 * MiB;
 
 export interface Pricing {
   /** USD per 1,000 prompt tokens. */
@@ -185,7 +189,10 @@ export class ChatClient {
           ],
         }),
       });
-      const text = await response.text();
+      // A reply is a few kilobytes; a server that sends more is refused, not held in memory (the timer above bounds the time).
+      const text = await readText(response, controller, `${this.baseUrl}/chat/completions`, {
+        connectTimeoutMs: this.settings.timeoutMs, idleTimeoutMs: this.settings.timeoutMs, minWindowBytes: 1, maxBytes: MAX_REPLY_BYTES,
+      });
       if (!response.ok) {
         const reason = `HTTP ${response.status}${text ? `: ${snippet(text)}` : ''}`;
         if (isRetryableStatus(response.status)) return { kind: 'retry', reason, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
@@ -193,6 +200,7 @@ export class ChatClient {
       }
       return readCompletion(text, system.length + prompt.length);
     } catch (err) {
+      if (err instanceof NetError && err.kind === 'too-big') return { kind: 'fail', reason: `the reply is larger than ${MAX_REPLY_BYTES / MiB} MiB; a chat completion is a few kilobytes` };
       if (controller.signal.aborted) return { kind: 'retry', reason: `timed out after ${this.settings.timeoutMs} ms`, retryAfterMs: null };
       return { kind: 'retry', reason: `network error: ${errorMessage(err)}`, retryAfterMs: null };
     } finally {

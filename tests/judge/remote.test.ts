@@ -34,6 +34,14 @@ const task = makeTask();
 const trajectory = makeTrajectory();
 
 describe('RemoteJudge over a real chat-completions server', () => {
+  it('refuses a reply of megabytes without holding it, naming the limit; no retry', async () => {
+    server.queue.push({ kind: 'raw', body: `{"choices": [{"message": {"content": "${'x'.repeat(20 * 2 ** 20)}"}}]}` });
+    const r = await judge().score(trajectory, task);
+    expect(r.score).toBeNull();
+    expect(r.rationale).toMatch(/the reply is larger than 8 MiB/);
+    expect(server.received).toHaveLength(1);
+  });
+
   it('scores a well-formed reply, with dimensions, cost and the rubric prompt', async () => {
     const j = judge({ pricing: { prompt_usd_per_1k: 0.5, completion_usd_per_1k: 2 }, temperature: 0.3 });
     const r = await j.score(trajectory, task);
