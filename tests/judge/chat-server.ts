@@ -6,6 +6,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 
 export type Fault =
   | { kind: 'ok'; content: string; usage?: { prompt_tokens: number; completion_tokens: number } }
@@ -86,5 +87,32 @@ export async function startChatServer(defaultContent: string = GOOD): Promise<Ch
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
+  };
+}
+
+/**
+ * The server for a test file: started before its tests, closed after them, its script and record
+ * cleared before each test. The object reads through to the running server.
+ */
+export function useChatServer(defaultContent?: string): ChatServer {
+  let started: ChatServer | null = null;
+  const live = (): ChatServer => {
+    if (!started) throw new Error('useChatServer: the server is read before beforeAll started it');
+    return started;
+  };
+  beforeAll(async () => { started = await startChatServer(defaultContent); });
+  afterAll(async () => { await started?.close(); });
+  beforeEach(() => {
+    const s = live();
+    s.queue.length = 0;
+    s.byModel.clear();
+    s.received.length = 0;
+  });
+  return {
+    get baseUrl() { return live().baseUrl; },
+    get queue() { return live().queue; },
+    get byModel() { return live().byModel; },
+    get received() { return live().received; },
+    close: () => live().close(),
   };
 }

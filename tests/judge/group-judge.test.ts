@@ -4,7 +4,7 @@
  * robustly (missing → null vote with the reason, never a silent 0), the trajectories' verdict markers
  * neutralised, the shared HTTP robustness, the group step that every group passes through, and calibration.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { JudgeVote, Trajectory } from '../../src/contracts.ts';
 import { MemoryJudgeCache } from '../../src/judge/cache.ts';
 import { calibrate } from '../../src/judge/calibrate.ts';
@@ -12,23 +12,12 @@ import { RemoteGroupJudge, groupJudgeAsJudge, type GroupJudge, type RemoteGroupJ
 import { createGroupStep, judgeGroupStep } from '../../src/judge/group-step.ts';
 import { parseGroupVerdict } from '../../src/judge/verdict.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { startChatServer, type ChatServer } from './chat-server.ts';
+import { useChatServer } from './chat-server.ts';
 import { makeTask, makeTrajectory } from './fixtures.ts';
 
 const KEY = 'sk-group-SECRET-5678';
-let server: ChatServer;
+const server = useChatServer();
 
-beforeAll(async () => {
-  server = await startChatServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.queue.length = 0;
-  server.byModel.clear();
-  server.received.length = 0;
-});
 
 function judge(overrides: Partial<RemoteGroupJudgeOptions> = {}): RemoteGroupJudge {
   return new RemoteGroupJudge({

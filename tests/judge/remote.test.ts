@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { RemoteJudge, type RemoteJudgeOptions } from '../../src/judge/remote.ts';
 import { TrajectoryJudge } from '../../src/judge/ensemble.ts';
 import { RuleJudge } from '../../src/judge/rule.ts';
 import { MemoryJudgeCache } from '../../src/judge/cache.ts';
-import { startChatServer, type ChatServer } from './chat-server.ts';
+import { useChatServer } from './chat-server.ts';
 import { makeTask, makeTrajectory } from './fixtures.ts';
 
 const KEY = 'sk-test-SECRET-9f8e7d6c5b4a';
-let server: ChatServer;
+const server = useChatServer();
 let sleeps: number[];
 
-beforeAll(async () => {
-  server = await startChatServer();
-});
-afterAll(async () => {
-  await server.close();
-});
 beforeEach(() => {
-  server.queue.length = 0;
-  server.byModel.clear();
-  server.received.length = 0;
   sleeps = [];
 });
 

@@ -4,7 +4,7 @@
  * neutralised (an answer that says "VERDICT: …" or "Score: 10/10" cannot vote for itself), null with a
  * reason for anything unreadable, and the shared HTTP robustness (retries, cache, key) of the remote judge.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import { calibrate } from '../../src/judge/calibrate.ts';
 import { MemoryJudgeCache } from '../../src/judge/cache.ts';
@@ -13,7 +13,7 @@ import { neutraliseVerdictMarkers } from '../../src/judge/neutralise.ts';
 import { parseRubricScore } from '../../src/judge/parse-score.ts';
 import { RubricJudge, type RubricJudgeOptions } from '../../src/judge/rubric.ts';
 import { parseRubricVerdict } from '../../src/judge/verdict.ts';
-import { startChatServer, type ChatServer } from './chat-server.ts';
+import { useChatServer } from './chat-server.ts';
 import { makeTask, makeTrajectory } from './fixtures.ts';
 
 const KEY = 'sk-rubric-SECRET-1234';
@@ -21,19 +21,8 @@ const CRITERIA = [
   { name: 'correctness', description: 'The final answer is right.', weight: 3 },
   { name: 'tool use', description: 'The calculator did the arithmetic.', weight: 1 },
 ];
-let server: ChatServer;
+const server = useChatServer();
 
-beforeAll(async () => {
-  server = await startChatServer();
-});
-afterAll(async () => {
-  await server.close();
-});
-beforeEach(() => {
-  server.queue.length = 0;
-  server.byModel.clear();
-  server.received.length = 0;
-});
 
 function judge(overrides: Partial<RubricJudgeOptions> = {}): RubricJudge {
   return new RubricJudge({

@@ -4,20 +4,13 @@
  * engine's forward passes stop at the next token once no request of theirs is wanted.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { Batcher } from '../../src/pipeline/batcher.ts';
 import { GenerationService } from '../../src/pipeline/generation.ts';
-import { TINY_MODEL } from './tiny-model.ts';
+import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Stop tokens no model samples: a generation runs its whole length, so an early end can only be the abort. */
-class EndlessTokenizer extends ByteTokenizer {
-  override readonly imEndId = -1;
-  override readonly eosId = -1;
-}
 
 describe('Batcher with abandoned requests', () => {
   it('rejects a request given up while it waits for its batch, and never samples it', async () => {

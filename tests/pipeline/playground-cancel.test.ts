@@ -1,19 +1,12 @@
 /** Cancelling a Playground episode gives its generation up too: the engine stops instead of finishing a turn nobody reads. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
 import { PlaygroundEpisodes } from '../../src/pipeline/play-episode.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { TINY_MODEL } from './tiny-model.ts';
-
-/** Stop tokens no model samples: a turn runs its whole length unless it is given up. */
-class EndlessTokenizer extends ByteTokenizer {
-  override readonly imEndId = -1;
-  override readonly eosId = -1;
-}
+import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 
 describe('Playground cancel', () => {
   let model: TransformerModel;

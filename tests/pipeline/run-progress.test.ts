@@ -8,7 +8,6 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
 import { loadNodeModel } from '../../src/pipeline/node.ts';
@@ -16,7 +15,7 @@ import type { EpisodeJob } from '../../src/pipeline/rollout-worker.ts';
 import { PipelineRun } from '../../src/pipeline/run.ts';
 import { getRun, loadLatestCheckpoint, openStore } from '../../src/store/index.ts';
 import { trajectory } from '../train/fixtures.ts';
-import { writeTinyModel } from './tiny-model.ts';
+import { EndlessTokenizer, writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
 
@@ -24,12 +23,6 @@ beforeAll(async () => {
   await initBackend({ forced: 'wasm' });
   modelDir = await writeTinyModel(5, 'spindle-progress-model-');
 });
-
-/** Stop tokens no model samples: every generation runs its whole `max_new_tokens`. */
-class EndlessTokenizer extends ByteTokenizer {
-  override readonly imEndId = -1;
-  override readonly eosId = -1;
-}
 
 function config(maxSteps: number) {
   const { config, errors } = validateRunConfig({

@@ -17,3 +17,9 @@ export async function writeTinyModel(seed: number, prefix: string): Promise<stri
   model.dispose();
   return dir;
 }
+
+/** Stop tokens no model samples: a generation runs its whole length, so an early end can only be an abort. */
+export class EndlessTokenizer extends ByteTokenizer {
+  override readonly imEndId = -1;
+  override readonly eosId = -1;
+}
