@@ -105,6 +105,16 @@ export class EnvironmentsState {
     });
   }
 
+  /** Forgets the last check's report and any message, before a new check or a new draft. */
+  private clearReport(): void {
+    this.progress = [];
+    this.audit = null;
+    this.problems = [];
+    this.errorLine = null;
+    this.note = null;
+    this.actionError = null;
+  }
+
   /** The live check in the engine; a later check or `cancel` stops the one running. */
   async check(): Promise<void> {
     this.cancel();
@@ -112,12 +122,7 @@ export class EnvironmentsState {
     this.controller = controller;
     const draft = $state.snapshot(this.draft) as EnvironmentDraft;
     this.phase = 'checking';
-    this.progress = [];
-    this.audit = null;
-    this.problems = [];
-    this.errorLine = null;
-    this.note = null;
-    this.actionError = null;
+    this.clearReport();
     try {
       const result = await this.source.check(draft, (line) => { if (this.controller === controller) this.progress = [...this.progress, line]; }, controller.signal);
       if (this.controller !== controller) return;
@@ -203,14 +208,9 @@ export class EnvironmentsState {
       this.text = draft.rows.map((r) => JSON.stringify(r)).join('\n');
     }
     this.phase = 'idle';
-    this.progress = [];
-    this.audit = null;
-    this.problems = [];
-    this.errorLine = null;
+    this.clearReport();
     this.checkedKey = null;
     this.checkedName = selected;
-    this.note = null;
-    this.actionError = null;
   }
 
   private async act(work: () => Promise<void>): Promise<void> {
