@@ -17,6 +17,8 @@ import type { HalfFormat } from './half.ts';
 import { CHAT_TEMPLATE_FILE, checkWeights } from './hf-layout.ts';
 import { HfTokenizer, withChatTemplate } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
+import { DEFAULT_LIMITS, sizeLimitFor, type TransferLimits } from './hub-transfer.ts';
+import { fetchWithTimeout, readBytes } from './net.ts';
 import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';
@@ -27,15 +29,28 @@ export interface FileSource {
   read(name: string): Promise<Uint8Array | null>;
 }
 
-export function urlSource(base: string, fetchImpl: typeof fetch = fetch): FileSource {
+/**
+ * A model at a plain URL (not the hub: no cache, no checksums to check). Each file is read with the
+ * network bounds (model/net.ts): a connect and an idle timeout, and a size limit that fits the file (a
+ * config is small, weights are not), so a server that hangs, drips or sends gigabytes fails with a
+ * message naming the URL instead of holding the page or the CLI.
+ */
+export function urlSource(base: string, fetchImpl: typeof fetch = fetch, limits: TransferLimits = DEFAULT_LIMITS): FileSource {
   const root = base.endsWith('/') ? base : `${base}/`;
   return {
     description: root,
     async read(name) {
-      const response = await fetchImpl(root + name);
-      if (response.status === 404) return null;
-      if (!response.ok) throw new Error(`GET ${root + name} failed: HTTP ${response.status} ${response.statusText}`);
-      return new Uint8Array(await response.arrayBuffer());
+      const url = root + name;
+      const { response, controller } = await fetchWithTimeout(fetchImpl, url, {}, limits.connectTimeoutMs);
+      if (response.status === 404) {
+        controller.abort();
+        return null;
+      }
+      if (!response.ok) {
+        controller.abort();
+        throw new Error(`GET ${url} failed: HTTP ${response.status} ${response.statusText}`);
+      }
+      return readBytes(response, controller, url, { ...limits, maxBytes: sizeLimitFor(name) });
     },
   };
 }

@@ -155,20 +155,26 @@ export async function* boundedChunks(
   }
 }
 
-/** A whole (small) body as text, under the same limits. */
-export async function readText(response: Response, controller: AbortController, url: string, limits: ReadLimits): Promise<string> {
-  const declared = Number(response.headers.get('content-length'));
+/** A whole body, under the same limits; a Content-Length over the limit is refused before any byte is read. */
+export async function readBytes(response: Response, controller: AbortController, url: string, limits: ReadLimits): Promise<Uint8Array> {
+  const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limits.maxBytes) {
     controller.abort();
     throw new NetError('too-big', url, `GET ${url}: the server announced ${formatBytes(declared)}, over the ${formatBytes(limits.maxBytes)} accepted here`, false);
   }
   const chunks: Uint8Array[] = [];
   let length = 0;
+  // Not held to the announced length: a compressed response announces fewer bytes than it decodes to.
   for await (const chunk of boundedChunks(response, controller, url, limits, null)) {
     chunks.push(chunk);
     length += chunk.length;
   }
-  return new TextDecoder().decode(concatBytes(chunks, length));
+  return concatBytes(chunks, length);
+}
+
+/** A whole (small) body as text, under the same limits. */
+export async function readText(response: Response, controller: AbortController, url: string, limits: ReadLimits): Promise<string> {
+  return new TextDecoder().decode(await readBytes(response, controller, url, limits));
 }
 
 export function concatBytes(chunks: Uint8Array[], length: number): Uint8Array {
