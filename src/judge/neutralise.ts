@@ -9,9 +9,15 @@
  * messages, the final answer); the prompt's own labels stay as they are.
  */
 import type { Trajectory } from '../contracts.ts';
+import { RUBRIC_DIMENSIONS } from './rubric-dimensions.ts';
 
-/** The words a verdict is written with, by any judge's parser here. */
-const MARKER = /\b(verdicts?|scores?|overall(?:[ _]score)?|final[ _](?:score|rating|verdict|grade)|total(?:[ _]score)?|rating|grade|points)(\s{0,4}(?:\([^)\n]{0,40}\))?["'*_\s]{0,4}[:=])/gi;
+/**
+ * The words a verdict is written with, by any judge's parser here: the rubric's five dimension keys
+ * too, since a reply holding all five is read as their mean (an answer that wrote them all at 10 was
+ * read as a perfect score when a judge echoed it).
+ */
+const WORDS = String.raw`verdicts?|scores?|overall(?:[ _]score)?|final[ _](?:score|rating|verdict|grade)|total(?:[ _]score)?|rating|grade|points|${RUBRIC_DIMENSIONS.map((d) => d.key).join('|')}`;
+const MARKER = new RegExp(String.raw`\b(${WORDS})(\s{0,4}(?:\([^)\n]{0,40}\))?["'*_\s]{0,4}[:=])`, 'gi');
 
 /** The text with every verdict marker bracketed (`Score: 10/10` → `[Score]: 10/10`). Idempotent. */
 export function neutraliseVerdictMarkers(text: string): string {

@@ -3,7 +3,7 @@
  * tolerant text ("Overall: 0.8", "overall score = 7/10"). Anything that gives no score in [0, 1] is a
  * null result with the reason, never a guessed 0.
  */
-import { RUBRIC_DIMENSIONS } from './render.ts';
+import { RUBRIC_DIMENSIONS } from './rubric-dimensions.ts';
 import { isUnitScore, noScore, type JudgeResult } from './types.ts';
 
 const OVERALL_KEYS = ['overall', 'overall_score', 'score', 'final_score', 'total'];

@@ -6,6 +6,7 @@
  */
 import type { Trajectory, TrajectoryStep } from '../contracts.ts';
 import { neutraliseTrajectory, neutraliseVerdictMarkers } from './neutralise.ts';
+import { RUBRIC_DIMENSIONS } from './rubric-dimensions.ts';
 
 export interface RenderOptions {
   /** Budget for the whole rendering, in characters. */
@@ -81,13 +82,6 @@ export function renderTrajectory(judged: Trajectory, options: RenderOptions = {}
 }
 
 /** The seed's rubric dimensions (section 10.2.4), in order, with their JSON keys. */
-export const RUBRIC_DIMENSIONS = [
-  { key: 'task_completion', label: 'Task completion', question: 'does the final response fully answer what the user asked?' },
-  { key: 'reasoning_quality', label: 'Reasoning quality', question: 'is the thinking sound and efficient?' },
-  { key: 'tool_use', label: 'Tool use', question: 'were the tools and their arguments well chosen?' },
-  { key: 'error_handling', label: 'Error handling', question: 'when something failed, did the agent handle it correctly?' },
-  { key: 'efficiency', label: 'Efficiency', question: 'did it avoid unnecessary steps?' },
-] as const;
 
 export const RUBRIC_SYSTEM_PROMPT = 'You are an expert judge of AI agent task executions. You grade strictly and reply with JSON only.';
 

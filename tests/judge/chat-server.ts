@@ -14,7 +14,9 @@ export type Fault =
   | { kind: 'status'; status: number; body?: string; retryAfter?: string }
   | { kind: 'raw'; body: string }
   | { kind: 'empty_choices' }
-  | { kind: 'hang_up' };
+  | { kind: 'hang_up' }
+  /** Replies with the request's messages, as a broken server or a base model that repeats its prompt does. */
+  | { kind: 'echo' };
 
 export interface Received {
   authorization: string | undefined;
@@ -69,6 +71,8 @@ export async function startChatServer(defaultContent: string = GOOD): Promise<Ch
         return reply(res, 200, fault.body);
       case 'empty_choices':
         return reply(res, 200, JSON.stringify({ choices: [], usage: { prompt_tokens: 1, completion_tokens: 0 } }));
+      case 'echo':
+        return reply(res, 200, completion(body.messages.map((m) => m.content).join('\n')));
       case 'hang_up':
         req.socket.destroy();
         return;
