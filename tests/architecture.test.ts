@@ -68,8 +68,9 @@ const ALLOWED: Record<string, string[]> = {
 const ALLOWED_FILES: Record<string, string[]> = {
   // The Wilson interval the held-out table prints beside each success count.
   ui: ['src/rollout/success-interval.ts'],
-  // Calls per episode and the recovery rate, counted the same way in the trainer's rollout metrics as in every report.
-  train: ['src/rollout/agent-stats.ts'],
+  // Calls per episode and the recovery rate, counted the same way in the trainer's rollout metrics as in every report;
+  // and the one chat codec, so SFT renders a row as an episode of that model is rendered.
+  train: ['src/rollout/agent-stats.ts', 'src/rollout/conversation.ts'],
 };
 
 const permitted = (e: Edge) =>

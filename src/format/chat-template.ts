@@ -180,6 +180,18 @@ export class ChatTemplate {
   }
 
   /**
+   * An assistant message as the template writes it after `before` (calls in the template's own form),
+   * without the turn's close: the text a model of this template samples for it, so training on it
+   * matches what `apply_chat_template` gives. The message as stored when the render does not split there.
+   */
+  assistantText(before: ChatMessage[], message: ChatMessage, tools: ToolSchema[] = []): string {
+    const head = this.prompt(before, tools);
+    const full = this.render([...before, message], { tools });
+    if (!full.startsWith(head) || !full.endsWith(this.close)) return message.content;
+    return full.slice(head.length, full.length - this.close.length);
+  }
+
+  /**
    * Prompt text that closes an assistant turn after its sampled text: the template's end of turn
    * (`<|im_end|>\n`, `<|eot_id|>`), less the stop token the policy already sampled.
    */

@@ -8,6 +8,8 @@
  *   calls.parse(sampled)                   → the turn's thought, tool calls and answer, in the model family's format
  *
  * Only sampled text is policy text, so the assistant mask covers exactly the model's tokens either way.
+ * `trainingTokens` assembles a finished conversation (SFT data) from the same pieces, so supervised
+ * training sees the text and mask an episode of that model would have.
  */
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
@@ -29,6 +31,8 @@ export interface ConversationFormat {
   /** `stop`: the stop token's text when the policy sampled one (`<|im_end|>`, `<|eot_id|>`), else null. */
   turnClose(stop: string | null): string;
   continuation(before: ChatMessage[], added: ChatMessage[], tools: ToolSchema[], opts: { addGenerationPrompt: boolean }): string;
+  /** A stored assistant message as this format writes it (a template's own call form): what SFT trains on. */
+  assistantText(before: ChatMessage[], message: ChatMessage, tools: ToolSchema[]): string;
   /** Renders the conversation so far: a template that raises on it (Llama's on two calls in one turn) does so here, before any tool runs. */
   check(messages: ChatMessage[], tools: ToolSchema[]): void;
 }
@@ -40,6 +44,7 @@ export const CHATML_FORMAT: ConversationFormat = {
   prompt: (messages) => renderChatML(messages, { addGenerationPrompt: true }),
   turnClose: (stop) => assistantTurnClose(stop === IM_END),
   continuation: (_before, added, _tools, { addGenerationPrompt }) => (addGenerationPrompt ? renderContinuation(added) : renderChatML(added)),
+  assistantText: (_before, message) => message.content,
   check: () => {},
 };
 
@@ -52,6 +57,7 @@ function templateFormat(template: ChatTemplate, model: string, origin: string, c
     prompt: (messages, tools) => template.prompt(messages, tools),
     turnClose: (stop) => template.turnClose(stop),
     continuation: (before, added, tools, opts) => template.continuation(before, added, tools, opts),
+    assistantText: (before, message, tools) => template.assistantText(before, message, tools),
     check: (messages, tools) => void template.render(messages, { tools }),
   };
 }
@@ -102,6 +108,51 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
   if (format.toolRefusal) return `the model's own chat template (${from}); it drops tool calls, so environments with tools are refused`;
   const tools = format.rendersTools ? 'tools listed by the template' : "tools listed in Spindle's system prompt";
   return `the model's own chat template (${from}); tool calls: ${format.calls.summary}; ${tools}`;
+}
+
+/**
+ * The stop token the model ends a turn with in this format (`<|im_end|>`, `<|eot_id|>`): the one its
+ * turn close starts with, so training teaches it; null when the close starts with none of them.
+ */
+export function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
+  const spelled = tokenizerConfig(tokenizer) ? [tokenizer.imEndId, tokenizer.eosId].filter((id) => id >= 0).map((id) => tokenizer.decode([id])) : [IM_END];
+  return spelled.find((stop) => stop !== '' && format.turnClose(stop) !== format.turnClose(null)) ?? null;
+}
+
+/**
+ * Token ids and assistant mask of a whole conversation (messages in Spindle's stored form: calls inline,
+ * results in `<tool_response>` blocks), built as an episode builds them: the prompt up to the first
+ * assistant turn, each assistant turn as the format writes it and its stop token (mask 1: what the model
+ * samples), then the turn close and what follows it (mask 0). Each piece is encoded on its own, as the
+ * episode encodes it.
+ */
+export function trainingTokens(messages: ChatMessage[], tools: ToolSchema[], tokenizer: TextTokenizer): { tokens: number[]; mask: number[] } {
+  const format = conversationFormat(tokenizer);
+  // A template that drops calls would train the model on conversations with its calls silently removed.
+  if (format.toolRefusal && (tools.length > 0 || messages.some((m) => m.role === 'tool'))) {
+    throw new Error(format.toolRefusal('the conversation has tool calls'));
+  }
+  const stop = turnStop(tokenizer, format);
+  const tokens: number[] = [];
+  const mask: number[] = [];
+  const push = (text: string, m: number) => {
+    for (const id of text === '' ? [] : tokenizer.encode(text)) {
+      tokens.push(id);
+      mask.push(m);
+    }
+  };
+  const assistantAt = messages.flatMap((m, i) => (m.role === 'assistant' ? [i] : []));
+  if (assistantAt.length === 0) throw new Error('the conversation has no assistant message to learn from');
+  push(format.prompt(messages.slice(0, assistantAt[0]), tools), 0);
+  for (const [k, at] of assistantAt.entries()) {
+    push(format.assistantText(messages.slice(0, at), messages[at], tools) + (stop ?? ''), 1);
+    const next = assistantAt[k + 1] ?? messages.length;
+    const after = at + 1 < messages.length
+      ? format.continuation(messages.slice(0, at + 1), messages.slice(at + 1, next), tools, { addGenerationPrompt: next < messages.length })
+      : '';
+    push(format.turnClose(stop) + after, 0);
+  }
+  return { tokens, mask };
 }
 
 /** The text of the stop token that ends `sampled`, if it ends with one. */

@@ -6,15 +6,16 @@
  * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (the
  *   seed's `llm_finetune --method=sft` on skill-derived instructions).
  *
- * Rendering is ChatML via src/format. Each message is encoded on its own and concatenated, so the
- * mask is exact: in an assistant turn the content and its closing `<|im_end|>` are trained (mask 1),
- * the `<|im_start|>assistant\n` header and the trailing newline are not — the same split as the
- * rollout's policy tokens. OpenAI-style `tool_calls` on an assistant message become Hermes
- * `<tool_call>` blocks; tool results are wrapped in `<tool_response>` when they are not already.
+ * A row is rendered by the model's own chat codec (rollout/conversation.ts `trainingTokens`: its chat
+ * template, else ChatML), as an episode of that model is, so SFT teaches the text the model will be
+ * prompted with and write. OpenAI-style rows (calls in `tool_calls`, bare tool results) are first put in
+ * Spindle's stored form (format/openai-messages.ts), the form the codec renders.
  */
 import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
-import { IM_END, IM_START, formatToolResponse, renderMessage, renderSystemPrompt, type SystemPromptStyle } from '../format/index.ts';
+import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
+import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
+import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
 import type { TrainSample } from './batch.ts';
 import { jsonlLines } from '../jsonl.ts';
 
@@ -26,7 +27,7 @@ export interface ChatRow {
 export type InstructionRow = { instruction: string; input?: string; output: string } | { prompt: string; completion: string };
 
 export interface SftOptions {
-  /** The tool block added when a row has tools but no system message. */
+  /** The system prompt's style when a row has tools but no system message. */
   systemStyle?: SystemPromptStyle;
 }
 
@@ -37,7 +38,8 @@ export function trajectoryExample(t: Pick<Trajectory, 'id' | 'tokens' | 'assista
   return { tokens: t.tokens, mask: t.assistant_mask };
 }
 
-function toolCallText(call: unknown): string {
+/** An OpenAI `tool_calls` entry (arguments as an object or a JSON string; `function` optional). */
+function openAiCall(call: unknown): OpenAiToolCall {
   const fn = (call as { function?: { name?: string; arguments?: unknown } }).function ?? (call as { name?: string; arguments?: unknown });
   let args = fn.arguments ?? {};
   if (typeof args === 'string') {
@@ -47,46 +49,38 @@ function toolCallText(call: unknown): string {
       // keep the raw string: the model should still see what was called
     }
   }
-  return `<tool_call>\n${JSON.stringify({ name: fn.name, arguments: args })}\n</tool_call>`;
+  return { type: 'function', function: { name: String(fn.name), arguments: args as Record<string, unknown> } };
 }
 
-function normaliseMessages(row: ChatRow, opts: SftOptions): ChatMessage[] {
-  const out: ChatMessage[] = row.messages.map((m, i) => {
+/** The row in Spindle's stored form: calls as the codec's text, each turn's tool results in one tool message. */
+function normaliseMessages(row: ChatRow, tools: ToolSchema[], tok: TextTokenizer, opts: SftOptions): ChatMessage[] {
+  const open: OpenAiMessage[] = row.messages.flatMap((m, i): OpenAiMessage[] => {
     if (!ROLES.includes(m.role as Role)) throw new Error(`sft: message ${i} has role "${m.role}"; expected one of ${ROLES.join(', ')}`);
-    let content = m.content ?? '';
-    if (m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0) {
-      content = [content, ...m.tool_calls.map(toolCallText)].filter((s) => s !== '').join('\n');
-    }
-    if (m.role === 'tool' && !content.trimStart().startsWith('<tool_response>')) content = formatToolResponse(content);
-    return { role: m.role as Role, content };
+    const content = m.content ?? '';
+    // A result already in <tool_response> blocks (Spindle's own export) is read back, not wrapped twice.
+    if (m.role === 'tool') return splitToolResponses(content).map((text) => ({ role: 'tool', content: text }));
+    const calls = m.role === 'assistant' && Array.isArray(m.tool_calls) && m.tool_calls.length > 0 ? { tool_calls: m.tool_calls.map(openAiCall) } : {};
+    return [{ role: m.role as Role, content, ...calls }];
   });
-  if (row.tools && row.tools.length > 0 && out[0]?.role !== 'system') out.unshift(renderSystemPrompt(row.tools, { style: opts.systemStyle ?? 'full' }));
+  const out = fromOpenAiMessages(open);
+  if (tools.length > 0 && out[0]?.role !== 'system') {
+    // As an episode does: the tools go in the system prompt unless the model's template lists them itself.
+    const listed = conversationFormat(tok).rendersTools ? [] : tools;
+    out.unshift(renderSystemPrompt(listed, { style: opts.systemStyle ?? 'full' }));
+  }
   return out;
 }
 
-/** Token ids and assistant mask of a conversation (see header for the mask rule). */
+/** Token ids and assistant mask of a conversation, in the model's own chat format (see header). */
 export function chatExample(row: ChatRow, tok: TextTokenizer, opts: SftOptions = {}): TrainSample {
   if (!Array.isArray(row.messages) || row.messages.length === 0) throw new Error('sft: a chat row needs a non-empty "messages" array');
-  const messages = normaliseMessages(row, opts);
-  if (!messages.some((m) => m.role === 'assistant')) throw new Error('sft: the conversation has no assistant message to learn from');
-  const tokens: number[] = [];
-  const mask: number[] = [];
-  const push = (text: string, m: number) => {
-    for (const id of tok.encode(text)) {
-      tokens.push(id);
-      mask.push(m);
-    }
-  };
-  for (const msg of messages) {
-    if (msg.role !== 'assistant') {
-      push(renderMessage(msg), 0);
-      continue;
-    }
-    push(`${IM_START}assistant\n`, 0);
-    push(msg.content + IM_END, 1);
-    push('\n', 0);
+  const tools = row.tools ?? [];
+  const messages = normaliseMessages(row, tools, tok, opts);
+  try {
+    return trainingTokens(messages, tools, tok);
+  } catch (e) {
+    throw new Error(`sft: ${(e as Error).message}`, { cause: e });
   }
-  return { tokens, mask };
 }
 
 export function instructionExample(row: InstructionRow, tok: TextTokenizer, opts: SftOptions = {}): TrainSample {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import type { ToolSchema } from '../../src/contracts.ts';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { chatExample, examplesFromJsonl, instructionExample, trajectoryExample } from '../../src/train/sft-data.ts';
+import { ChatTemplate } from '../../src/format/chat-template.ts';
+import { familyTokenizer } from '../format/family-templates.ts';
 import { trajectory } from './fixtures.ts';
 
 const tok = new ByteTokenizer();
@@ -51,5 +54,55 @@ describe('SFT examples', () => {
   it('uses a trajectory’s own tokens and mask', () => {
     expect(trajectoryExample(trajectory({ tokens: [1, 2], assistant_mask: [0, 1] }))).toEqual({ tokens: [1, 2], mask: [0, 1] });
     expect(() => trajectoryExample(trajectory({ tokens: [] }))).toThrow(/no tokens/);
+  });
+
+  // The model's own chat codec renders SFT rows, as it renders the model's episodes: never ChatML for a model that does not speak it.
+  describe('in the model’s own chat template', () => {
+    const calc: ToolSchema = { name: 'calc', description: 'arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } } } };
+
+    it('renders a Llama model’s row as its template does and trains on the reply and <|eot_id|>', () => {
+      const llama = familyTokenizer('llama3.1');
+      const messages = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'hello' }];
+      const ex = chatExample({ messages }, llama);
+      const template = ChatTemplate.fromTokenizerConfig(llama.configJson, { tools: true })!;
+      expect(llama.decode(ex.tokens)).toBe(template.render(messages));
+      expect(llama.decode(ex.tokens)).not.toContain('<|im_start|>');
+      expect(llama.decode(ex.tokens.filter((_, i) => ex.mask[i]))).toBe('hello<|eot_id|>');
+    });
+
+    it('gives a Qwen model its template’s tool block, calls and results, the calls trained', () => {
+      const qwen = familyTokenizer('qwen2.5');
+      const ex = chatExample({
+        messages: [
+          { role: 'user', content: '2+2?' },
+          { role: 'assistant', content: null, tool_calls: [{ type: 'function', function: { name: 'calc', arguments: '{"expression":"2+2"}' } }] },
+          { role: 'tool', content: '4' },
+          { role: 'assistant', content: '4' },
+        ],
+        tools: [calc],
+      }, qwen);
+      const text = qwen.decode(ex.tokens);
+      const template = ChatTemplate.fromTokenizerConfig(qwen.configJson, { tools: true })!;
+      // Spindle's system prompt without its own tool list, then the template's: the tools are listed once.
+      expect(text.split('"name": "calc", "description"').length - 1).toBe(1);
+      expect(text.split('<tool_response>').length - 1).toBe(1);
+      // The call is trained as the template writes it, so the text is what apply_chat_template gives for the row.
+      const call = '<tool_call>\n{"name": "calc", "arguments": {"expression": "2+2"}}\n</tool_call>';
+      expect(qwen.decode(ex.tokens.filter((_, i) => ex.mask[i]))).toBe(`${call}<|im_end|>4<|im_end|>`);
+      const system = text.slice('<|im_start|>system\n'.length, text.indexOf('\n\n# Tools'));
+      const messages = [
+        { role: 'system' as const, content: system }, { role: 'user' as const, content: '2+2?' },
+        { role: 'assistant' as const, content: call }, { role: 'tool' as const, content: '<tool_response>\n4\n</tool_response>' },
+        { role: 'assistant' as const, content: '4' },
+      ];
+      expect(text).toBe(template.render(messages, { tools: [calc] }));
+    });
+
+    it('refuses tool calls for a template that drops them, instead of training on conversations without them', () => {
+      const smol = familyTokenizer('smollm2');
+      const row = { messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: '<tool_call>\n{"name":"calc","arguments":{}}\n</tool_call>' }, { role: 'tool', content: '4' }, { role: 'assistant', content: '4' }] };
+      expect(() => chatExample(row, smol)).toThrow(/cannot render tool calls/);
+      expect(chatExample({ messages: [{ role: 'user', content: 'q' }, { role: 'assistant', content: 'a' }] }, smol).tokens.length).toBeGreaterThan(0);
+    });
   });
 });
