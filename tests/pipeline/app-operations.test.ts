@@ -13,6 +13,11 @@ import { EMPTY_FILTER } from '../../src/pipeline/app/trajectory-filter.ts';
 import type { PlayRequest } from '../../src/pipeline/engine-api.ts';
 import { createRun, getRun, getTrajectory, openStore, putTrajectory, setRunStatus, type Store } from '../../src/store/index.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
+import { REMOTE_JUDGES_SETTING } from '../../src/pipeline/judge-settings.ts';
+import { setSetting } from '../../src/store/index.ts';
+import { useChatServer } from '../judge/chat-server.ts';
+
+const chat = useChatServer();
 
 let store: Store;
 const getStore = async () => store;
@@ -70,10 +75,29 @@ describe('playground operations', () => {
     expect(fake.requests[0]).toMatchObject({ policy: 'expert', seed: 4, runId: PLAYGROUND_RUN, task: { id: task.id } });
     expect(pieces).toEqual(['hi']);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: null });
-    const result = await ops.judge(trajectory, new AbortController().signal);
+    const [result] = await ops.judge([trajectory], new AbortController().signal);
     // The judges' votes, then the environment's own verdict (env:NAME), which gates their score.
     expect(result.votes.map((v) => v.judge_id)).toEqual([...DEFAULT_CONFIG.judge.judges.map((j) => j.id), 'env:arith_tool']);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: result.score, votes: result.votes });
+  });
+
+  it('judges a sampled group as a run does: a group judge switched on in the Judges screen scores all of it in one call', async () => {
+    await setSetting(store, REMOTE_JUDGES_SETTING, [{ id: 'ruler', base_url: chat.baseUrl, model: 'group-model', enabled: true, kind: 'group', rubric: '' }]);
+    try {
+      chat.queue.push({ kind: 'ok', content: 'The first is right.\nVERDICT: {"1": 0.9, "2": 0.2, "3": 0.1}' });
+      const fake = fakeEngine((request) => makeTrajectory({ id: request.episodeId, env: 'arith_tool', task_id: request.task.id, seed: request.seed, run_id: PLAYGROUND_RUN, judge_score: null, votes: [], success: null }));
+      const ops = playgroundOperations(getStore, () => fake.engine);
+      const [task] = await ops.tasks('arith_tool', 1, 1);
+      const signal = new AbortController().signal;
+      const group = [];
+      for (const seed of [1, 2, 3]) group.push(await ops.runEpisode({ task, seed, policy: 'expert' }, () => {}, signal));
+      const results = await ops.judge(group, signal);
+      expect(chat.received).toHaveLength(1);
+      expect(results.map((r) => r.votes.find((v) => v.judge_id === 'ruler')?.score)).toEqual([0.9, 0.2, 0.1]);
+      for (const [i, t] of group.entries()) expect(await getTrajectory(store, t.id)).toMatchObject({ votes: results[i].votes, judge_score: results[i].score });
+    } finally {
+      await setSetting(store, REMOTE_JUDGES_SETTING, []);
+    }
   });
 
   it('refuses the expert on a typed task and a policy it does not have, before asking the engine', async () => {

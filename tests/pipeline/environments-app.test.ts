@@ -136,7 +136,7 @@ describe('environment operations', () => {
     expect(task.prompt).toMatch(/^Start at note n/);
     const trajectory = await playground.runEpisode({ task, seed: 1, policy: 'expert' }, () => {}, new AbortController().signal);
     expect(trajectory.steps.map((s) => s.tool_call?.tool_name)).toEqual(['read_note', 'read_note', 'unlock']);
-    const judged = await playground.judge(trajectory, new AbortController().signal);
+    const [judged] = await playground.judge([trajectory], new AbortController().signal);
     expect(judged.votes.some((v) => v.score === 1)).toBe(true);
 
     expect(await trainOperations(getStore).environments()).toEqual(expect.arrayContaining(['arith_tool', 'treasure_hunt']));

@@ -24,7 +24,7 @@ function fakeSource(over: Partial<PlaygroundSource> = {}, scoreOf: (seed: number
       onEvent({ type: 'step', step: trajectory.steps[0] });
       return trajectory;
     },
-    judge: async (t: Trajectory) => ({ score: scoreOf(t.seed), votes: [{ judge_id: 'rule', score: scoreOf(t.seed), rationale: 'ok', latency_ms: 1 }] }),
+    judge: async (group: Trajectory[]) => group.map((t) => ({ score: scoreOf(t.seed), votes: [{ judge_id: 'rule', score: scoreOf(t.seed), rationale: 'ok', latency_ms: 1 }] })),
     ...over,
   };
   return { source, requests };
@@ -108,20 +108,37 @@ describe('PlaygroundState', () => {
     expect(state.episode!.annotated(null)!.turns.map((t) => t.credit)).toEqual([null, null]);
   });
 
-  it('cancels the rest of a group: members not yet started end cancelled, without asking the source', async () => {
+  it('cancels the rest of a group: members not yet started end cancelled, without asking the source, and nothing is judged', async () => {
     const { source, requests } = fakeSource();
     const state = new PlaygroundState(source);
     await state.load();
-    const judge = source.judge;
-    source.judge = async (t, signal) => {
+    const run = source.runEpisode;
+    source.runEpisode = async (request, onEvent, signal) => {
+      const played = await run(request, onEvent, signal);
       state.cancel();
-      return judge(t, signal);
+      return played;
     };
+    let judged = 0;
+    source.judge = async () => { judged++; return []; };
     state.groupSize = 3;
     await state.sampleGroup();
     expect(requests).toHaveLength(1);
-    expect(state.group.map((e) => e.phase)).toEqual(['done', 'cancelled', 'cancelled']);
+    expect(judged).toBe(0);
+    expect(state.group.map((e) => e.phase)).toEqual(['cancelled', 'cancelled', 'cancelled']);
+    expect(state.group[0].trajectory).not.toBeNull();
     expect(state.groupStats).toBeNull();
+  });
+
+  it('judges a sampled group once, as one group, after its last member', async () => {
+    const { source } = fakeSource();
+    const state = new PlaygroundState(source);
+    await state.load();
+    const calls: number[] = [];
+    const judge = source.judge;
+    source.judge = async (group, signal) => { calls.push(group.length); return judge(group, signal); };
+    state.groupSize = 3;
+    await state.sampleGroup();
+    expect(calls).toEqual([3]);
   });
 });
 

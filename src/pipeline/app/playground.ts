@@ -13,7 +13,8 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { describeEnvironments, getEnvironment } from '../../envs/index.ts';
 import { TrajectoryJudge } from '../../judge/ensemble.ts';
 import type { Judge } from '../../judge/types.ts';
-import { envVote, scoreFromVotes } from '../../judge/verifier-gate.ts';
+import { createGroupStep } from '../../judge/group-step.ts';
+import { envVote } from '../../judge/verifier-gate.ts';
 import { createRun, getRun, putTrajectory, type Store } from '../../store/index.ts';
 import { loadBrowserModelJudge } from '../browser-judges.ts';
 import type { PlayEvent, PlayRequest } from '../engine-api.ts';
@@ -120,24 +121,38 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
         signal.removeEventListener('abort', cancel);
       }
     },
-    /** The votes of every judge a new run would have; the episode is saved again with them. */
-    async judge(trajectory: Trajectory, signal: AbortSignal) {
+    /**
+     * The votes of every judge a new run would have, the episodes saved again with them. Judged as a
+     * run judges a group: each episode by the per-trajectory judges and its environment, then the group
+     * step once over all of them (group judges in one call, scores gated by the environment's verdict).
+     */
+    async judge(group: Trajectory[], signal: AbortSignal) {
       signal.throwIfAborted();
-      const env = user.isUser(trajectory.env) ? user.evaluator(trajectory.env) : getEnvironment(trajectory.env);
-      const task = tasks.get(trajectory.task_id) ?? { id: trajectory.task_id, env: trajectory.env, split: trajectory.split, difficulty: trajectory.difficulty, seed: 0, prompt: trajectory.task_description, data: {} };
+      if (group.length === 0) return [];
+      const first = group[0];
+      const env = user.isUser(first.env) ? user.evaluator(first.env) : getEnvironment(first.env);
+      const task = tasks.get(first.task_id) ?? { id: first.task_id, env: first.env, split: first.split, difficulty: first.difficulty, seed: 0, prompt: first.task_description, data: {} };
       const store = await getStore();
       const { judge: settings } = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store));
-      const judges = await buildEveryJudge(settings.judges, { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge });
+      const deps = { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge };
+      const judges = await buildEveryJudge(settings.judges.filter((j) => j.type !== 'group'), deps);
       signal.throwIfAborted();
-      const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
-      // The environment's verdict as a vote of its own (a typed task has none), gating the judges' score as in a run.
-      const started = performance.now();
-      // A throw is no verdict; the rule judge's vote already says why.
-      const envScore = await Promise.resolve().then(() => env.evaluate(task, trajectory)).catch(() => null);
-      const votes = envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)];
-      const score = scoreFromVotes(votes, { minVotes: 1, gate: settings.verifier_gate });
-      await save({ ...trajectory, votes, judge_score: score, success: envScore === null ? isSuccess(score) : isSuccess(envScore) });
-      return { score, votes };
+      const envScores: (number | null)[] = [];
+      const voted = await Promise.all(group.map(async (trajectory) => {
+        const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
+        // The environment's verdict as a vote of its own (a typed task has none); a throw is no verdict.
+        const started = performance.now();
+        const envScore = await Promise.resolve().then(() => env.evaluate(task, trajectory)).catch(() => null);
+        envScores.push(envScore);
+        return { ...trajectory, votes: envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)] };
+      }));
+      signal.throwIfAborted();
+      const judged = await createGroupStep({ ...settings, min_votes: 1 }, deps).judge(task, voted);
+      return Promise.all(judged.map(async (t, i) => {
+        const envScore = envScores[i];
+        await save({ ...t, success: envScore === null ? isSuccess(t.judge_score) : isSuccess(envScore) });
+        return { score: t.judge_score, votes: t.votes };
+      }));
     },
   };
 }

@@ -47,11 +47,13 @@ function demoPlayground(): PlaygroundSource {
       }
       return { ...played, id: `demo-play-${seed}`, run_id: 'playground', group_id: `${task.id}#${seed}`, judge_score: null, votes: [], success: null, created_at: Date.now() };
     },
-    async judge(t, signal) {
+    async judge(group, signal) {
       await wait(300, signal);
-      const score = t.final_response?.includes(String(demoAnswer(t.task_description))) ? 1 : 0;
-      const votes = demoVotes(score, t.seed);
-      return { score: (votes[0].score! + votes[1].score!) / 2, votes };
+      return group.map((t) => {
+        const score = t.final_response?.includes(String(demoAnswer(t.task_description))) ? 1 : 0;
+        const votes = demoVotes(score, t.seed);
+        return { score: (votes[0].score! + votes[1].score!) / 2, votes };
+      });
     },
   };
 }

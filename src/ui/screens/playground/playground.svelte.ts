@@ -115,10 +115,11 @@ export class PlaygroundState {
     this.group = [];
     const episode = new LiveEpisode(task, this.seed);
     this.episode = episode;
-    await this.play(episode, this.newSignal());
+    const signal = this.newSignal();
+    if (await this.play(episode, signal)) await this.judge([episode], signal);
   }
 
-  /** Samples `groupSize` episodes of one task with consecutive seeds, as a GRPO group would. */
+  /** Samples `groupSize` episodes of one task with consecutive seeds, as a GRPO group would, and judges them as one group. */
   async sampleGroup(): Promise<void> {
     const task = await this.resolveTask();
     if (!task) return;
@@ -128,10 +129,12 @@ export class PlaygroundState {
     this.group = Array.from({ length: this.groupSize }, (_, i) => new LiveEpisode(task, this.seed + i));
     const signal = this.newSignal();
     // One after another: the local policy has one engine; the views fill in as each finishes.
+    const finished: LiveEpisode[] = [];
     for (const episode of this.group) {
       if (signal.aborted) episode.phase = 'cancelled';
-      else await this.play(episode, signal);
+      else if (await this.play(episode, signal)) finished.push(episode);
     }
+    await this.judge(finished, signal);
   }
 
   cancel(): void {
@@ -144,26 +147,39 @@ export class PlaygroundState {
     return this.controller.signal;
   }
 
-  private async play(episode: LiveEpisode, signal: AbortSignal): Promise<void> {
-    let trajectory: Trajectory;
+  /** Runs one episode; true when it finished (it then waits to be judged). */
+  private async play(episode: LiveEpisode, signal: AbortSignal): Promise<boolean> {
     try {
       // Sources get plain objects: a $state proxy cannot be structured-cloned into IndexedDB or a worker.
       const task = $state.snapshot(episode.task) as Task;
-      trajectory = await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal);
-      episode.finish(trajectory);
+      episode.finish(await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal));
+      return true;
     } catch (err) {
       episode.phase = signal.aborted ? 'cancelled' : 'error';
       episode.error = signal.aborted ? null : errorMessage(err);
+      return false;
+    }
+  }
+
+  /** Judges finished episodes together (group judges see them all at once); a judge failure is shown, the episodes kept. */
+  private async judge(episodes: LiveEpisode[], signal: AbortSignal): Promise<void> {
+    if (episodes.length === 0) return;
+    if (signal.aborted) {
+      for (const e of episodes) e.phase = 'cancelled';
       return;
     }
     try {
-      const result = await this.source.judge(trajectory, signal);
-      episode.votes = result.votes;
-      episode.score = result.score;
-      episode.phase = 'done';
+      const results = await this.source.judge(episodes.map((e) => $state.snapshot(e.trajectory!) as Trajectory), signal);
+      episodes.forEach((e, i) => {
+        e.votes = results[i].votes;
+        e.score = results[i].score;
+        e.phase = 'done';
+      });
     } catch (err) {
-      episode.judgeError = errorMessage(err);
-      episode.phase = signal.aborted ? 'cancelled' : 'done';
+      for (const e of episodes) {
+        e.judgeError = errorMessage(err);
+        e.phase = signal.aborted ? 'cancelled' : 'done';
+      }
     }
   }
 }

@@ -44,5 +44,10 @@ export interface PlaygroundSource {
   customTask(env: string, difficulty: number, prompt: string): Promise<Task>;
   /** Runs one episode, streaming text and steps through `onEvent`; rejects with an AbortError when `signal` fires. */
   runEpisode(request: EpisodeRequest, onEvent: (event: EpisodeEvent) => void, signal: AbortSignal): Promise<Trajectory>;
-  judge(trajectory: Trajectory, signal: AbortSignal): Promise<JudgeResult>;
+  /**
+   * Judges finished episodes of one task as one group (a single episode is a group of one): every judge
+   * a new run would have, group judges once over the whole group, as a run's group step does. One result
+   * per trajectory, in order.
+   */
+  judge(group: Trajectory[], signal: AbortSignal): Promise<JudgeResult[]>;
 }
