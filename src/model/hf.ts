@@ -211,12 +211,24 @@ async function loadWeights(files: FileSource): Promise<HostTensors> {
  * layout). `name_or_path` is left out, as transformers leaves it out: it says where this copy was loaded from.
  */
 export async function saveModel(model: TransformerModel, tokenizer: TextTokenizer): Promise<Map<string, Uint8Array>> {
+  const files = new Map<string, Uint8Array>();
+  files.set('config.json', new TextEncoder().encode(JSON.stringify(hfConfigFor(model.config, tokenizer), null, 2) + '\n'));
+  files.set('model.safetensors', writeSafetensors(await model.getWeights(), { format: 'pt' }));
+  for (const [name, bytes] of tokenizerFiles(tokenizer)) files.set(name, bytes);
+  return files;
+}
+
+/** config.json for a model of `config` with this tokenizer (its stop and pad ids; the byte tokenizer's marker). */
+export function hfConfigFor(config: ModelConfig, tokenizer: TextTokenizer): HfConfigJson {
   const extra: Partial<HfConfigJson> = { eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId };
   if (tokenizer instanceof ByteTokenizer) extra.spindle_tokenizer = 'byte';
+  return toHfConfig(config, extra);
+}
+
+/** The tokenizer's files in Hugging Face layout (tokenizer.json, tokenizer_config.json, chat_template.jinja when it came as one). */
+export function tokenizerFiles(tokenizer: TextTokenizer): Map<string, Uint8Array> {
   const encoder = new TextEncoder();
   const files = new Map<string, Uint8Array>();
-  files.set('config.json', encoder.encode(JSON.stringify(toHfConfig(model.config, extra), null, 2) + '\n'));
-  files.set('model.safetensors', writeSafetensors(await model.getWeights(), { format: 'pt' }));
   if (tokenizer instanceof HfTokenizer) {
     const { name_or_path: _loadedFrom, ...config } = tokenizer.configJson;
     files.set('tokenizer.json', encoder.encode(JSON.stringify(tokenizer.json)));

@@ -34,6 +34,11 @@ export async function checkpointAdapter(store: Store, checkpoint: CheckpointReco
   return { config, tensors, run };
 }
 
+/** The base an adapter folds into: the base model its run trained; an imported adapter names its own; else the shipped base. */
+export function adapterBaseModel({ run, config }: CheckpointAdapter): string {
+  return (run ? run.config.model.base_model : config.base_model_name_or_path) || DEFAULT_CONFIG.model.base_model;
+}
+
 /** The PEFT adapter zip (adapter_config.json, adapter_model.safetensors, README.md model card with the run's evaluations). */
 export async function checkpointAdapterZip(store: Store, checkpoint: CheckpointRecord): Promise<CheckpointAdapter & { zip: Uint8Array }> {
   const adapter = await checkpointAdapter(store, checkpoint);

@@ -14,10 +14,8 @@
 import * as Comlink from 'comlink';
 import type { RunConfig } from '../config/schema.ts';
 import type { EnvironmentSource, Split, Task, Trajectory } from '../contracts.ts';
-import { checkAdapterTensors, mergedModelFiles, zipFiles } from '../export/peft.ts';
+import { zipFiles } from '../export/peft.ts';
 import type { BackendChoice } from '../model/backend.ts';
-import { ByteTokenizer } from '../model/byte-tokenizer.ts';
-import { toHfConfig } from '../model/config.ts';
 import { readSafetensors } from '../model/safetensors.ts';
 import type { Store } from '../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';
@@ -28,6 +26,7 @@ import { PlaygroundEpisodes } from './play-episode.ts';
 import { EnvironmentWorkshop, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import type { DownloadProgress } from '../model/hub.ts';
+import { mergedModel } from './merged-export.ts';
 import { PipelineRun } from './run.ts';
 import { readSecrets, secretLookup } from './secrets.ts';
 
@@ -177,22 +176,18 @@ export class Engine {
   }
 
   /**
-   * Base weights with a LoRA adapter folded in, as a zip of the Hugging Face layout (config.json,
-   * model.safetensors, and the tokenizer files of an HF-tokenizer model). The zip is transferred, not copied.
+   * Base weights with a LoRA adapter folded in (merged-export.ts), as a zip of the Hugging Face layout.
+   * The zip is transferred, not copied.
    */
   async mergedModelZip(request: MergeRequest): Promise<Uint8Array> {
     await this.init();
-    const { model, tokenizer, hfConfig, extra, release } = await this.shelf.mergeBase(request.baseModel);
+    const base = await this.shelf.mergeBase(request.baseModel);
     try {
       const adapter = readSafetensors(request.adapter, 'adapter_model.safetensors').tensors;
-      checkAdapterTensors(adapter, request.peft, 'the checkpoint', model.config);
-      const config = hfConfig ?? toHfConfig(model.config, {
-        eos_token_id: tokenizer.eosId, pad_token_id: tokenizer.padId, ...(tokenizer instanceof ByteTokenizer ? { spindle_tokenizer: 'byte' as const } : {}),
-      });
-      const zip = zipFiles(mergedModelFiles(await model.getWeights(), adapter, request.peft, config, extra));
+      const zip = zipFiles(await mergedModel(base, adapter, request.peft));
       return Comlink.transfer(zip, [zip.buffer]);
     } finally {
-      release();
+      base.release();
     }
   }
 

@@ -10,12 +10,12 @@
 import type { RunConfig } from '../config/schema.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { HfConfigJson } from '../model/config.ts';
-import { HfTokenizer } from '../model/hf-tokenizer.ts';
 import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../model/hf.ts';
 import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../model/hub.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { importedModelCard } from './imported-card.ts';
+import type { MergeSource } from './merged-export.ts';
 import { TOKENIZER_FILES } from '../model/hf-layout.ts';
 
 export interface LoadedPolicyModel {
@@ -47,10 +47,7 @@ export interface PolicyStatus {
 }
 
 /** The model a merge starts from; `release` frees it when it was loaded just for this. */
-export interface MergeBase extends LoadedPolicyModel {
-  hfConfig: HfConfigJson | null;
-  /** Tokenizer files to ship beside the merged weights. */
-  extra: Record<string, Uint8Array>;
+export interface MergeBase extends MergeSource {
   release(): void;
 }
 
@@ -154,20 +151,21 @@ export class ModelShelf {
   async mergeBase(baseModel: string): Promise<MergeBase> {
     const imported = this.imported;
     if (imported && (baseModel === imported.baseModel || baseModel === imported.name)) {
-      const extra: Record<string, Uint8Array> = {};
+      const tokenizerFiles: Record<string, Uint8Array> = {};
       // Every tokenizer file the import had, its chat_template.jinja included: the merged model chats as the base did.
       for (const name of TOKENIZER_FILES) {
         const bytes = imported.files.get(name);
-        if (bytes) extra[name] = bytes;
+        if (bytes) tokenizerFiles[name] = bytes;
       }
-      return { ...imported.loaded, extra, release: () => {} };
+      // An import without them (the byte tokenizer's marker in config.json) gets them written, as any merge does.
+      return { ...imported.loaded, tokenizerFiles: Object.keys(tokenizerFiles).length ? tokenizerFiles : null, release: () => {} };
     }
     if (baseModel.startsWith(IMPORTED_PREFIX)) {
       throw new Error(`The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`);
     }
     const shipped = baseModel === DEFAULT_CONFIG.model.base_model;
     const loaded = shipped ? await this.loadBase() : await this.deps.loadModel(baseModel);
-    return { ...loaded, hfConfig: null, extra: hfTokenizerFiles(loaded.tokenizer), release: () => { if (!shipped) loaded.model.dispose(); } };
+    return { ...loaded, release: () => { if (!shipped) loaded.model.dispose(); } };
   }
 
   /** Forgets the models on a lost device (they reload on demand); the import's files stay, its tensors are gone with the device. */
@@ -232,8 +230,3 @@ function importedName(source: ModelImportSource, hfConfig: HfConfigJson): string
   return typeof named === 'string' && named.trim() ? named.trim() : `${hfConfig.model_type ?? 'model'}-${hfConfig.hidden_size ?? ''}x${hfConfig.num_hidden_layers ?? ''}`;
 }
 
-function hfTokenizerFiles(tokenizer: TextTokenizer): Record<string, Uint8Array> {
-  if (!(tokenizer instanceof HfTokenizer)) return {};
-  const encoder = new TextEncoder();
-  return { 'tokenizer.json': encoder.encode(JSON.stringify(tokenizer.json)), 'tokenizer_config.json': encoder.encode(JSON.stringify(tokenizer.configJson)) };
-}

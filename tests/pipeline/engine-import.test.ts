@@ -140,7 +140,8 @@ describe('importing a Hugging Face model into the engine', () => {
     const adapter = writeSafetensors(new Map([[key('A'), { shape: [R, 32], data: A }], [key('B'), { shape: [32, R], data: B }]]), { format: 'pt' });
     const peft = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, lora_dropout: 0, bias: 'none', target_modules: ['q_proj'], base_model_name_or_path: 'tiny-test' } as PeftConfig;
     const zip = unzipSync(await e.mergedModelZip({ baseModel: 'tiny-test', adapter, peft }));
-    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors']);
+    // The import had no tokenizer files (the byte tokenizer's marker): the merge writes them, as every merge does.
+    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
     expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', spindle_tokenizer: 'byte' });
     const merged = readSafetensors(zip['model.safetensors']).tensors;
     const base = readSafetensors(new Uint8Array(readFileSync(join(modelDir, 'model.safetensors')))).tensors;

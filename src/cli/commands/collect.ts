@@ -25,7 +25,7 @@ async function collectInto(store: FileStore, ctx: CommandContext, values: Values
   const groupSize = intOption(values, 'group-size') ?? (policy === 'expert' ? 1 : config.training.group_size);
   const missing = policy === 'expert' ? environmentsWithoutExpert(config) : [];
   if (missing.length) throw new CliError(`Environment "${missing[0]}" has no scripted expert; use --policy model.`);
-  const model = policy === 'model' ? await loadModel(ctx, modelPath(ctx, values, config), config) : null;
+  const model = policy === 'model' ? await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config) : null;
   const atroposUrl = stringOption(values, 'atropos');
   const progress = new Progress(ctx, 'collect: groups', groups);
   try {

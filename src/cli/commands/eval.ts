@@ -146,7 +146,7 @@ export const evaluate: Command = {
     const plan = runId ? await runPlan(ctx, values, runId) : await plainPlan(ctx, values);
     const split = choiceOption<Split>(values, 'split', ['test', 'train'], 'test');
     const { config, items, seed } = plan;
-    const loaded = await loadModel(ctx, modelPath(ctx, values, config), config);
+    const loaded = await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config);
     try {
       if (plan.adapter) {
         plan.adapter.apply(loaded);
@@ -180,7 +180,7 @@ export const evaluate: Command = {
       const output = stringOption(values, 'output');
       if (output) {
         const file = writeOutput(ctx, output, JSON.stringify({
-          model: modelPath(ctx, values, config), adapter: plan.adapter?.label ?? null, run: runId ?? null, split, items, seed, results, items_scored: scoredItems,
+          model: modelPath(ctx, values, config.model.base_model), adapter: plan.adapter?.label ?? null, run: runId ?? null, split, items, seed, results, items_scored: scoredItems,
         }, null, 2) + '\n');
         ctx.out(`wrote ${file}`);
       }

@@ -3,11 +3,9 @@
  * (the latest checkpoint's LoRA weights as a PEFT adapter zip).
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
-import { checkAdapterTensors, mergedModelFiles, type PeftConfig } from '../../export/peft.ts';
-import { saveModel } from '../../model/hf.ts';
-import type { HostTensors } from '../../model/transformer.ts';
 import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../../export/from-store.ts';
-import { checkpointAdapterZip } from '../../pipeline/adapter-export.ts';
+import { adapterBaseModel, checkpointAdapterZip, type CheckpointAdapter } from '../../pipeline/adapter-export.ts';
+import { mergedModel } from '../../pipeline/merged-export.ts';
 import { countTrajectories, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
 import {
   choiceOption, findRun, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
@@ -68,15 +66,11 @@ export const exportTrajectories: Command = {
   },
 };
 
-/** The base model with the adapter folded in (W + alpha/r · B·A), in Hugging Face layout with the base's tokenizer files. */
-async function writeMerged(ctx: CommandContext, dir: string, baseModel: string, adapter: HostTensors, peft: PeftConfig): Promise<void> {
+/** The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter was trained on. */
+async function writeMerged(ctx: CommandContext, dir: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
   const base = await loadModel(ctx, baseModel);
   try {
-    checkAdapterTensors(adapter, peft, 'the checkpoint', base.model.config);
-    const saved = await saveModel(base.model, base.tokenizer);
-    const tokenizerFiles = Object.fromEntries([...saved].filter(([name]) => name !== 'config.json' && name !== 'model.safetensors'));
-    const hfConfig = JSON.parse(new TextDecoder().decode(saved.get('config.json'))) as object;
-    const files = mergedModelFiles(await base.model.getWeights(), adapter, peft, hfConfig, tokenizerFiles);
+    const files = await mergedModel(base, adapter.tensors, adapter.config);
     for (const [name, bytes] of files) writeOutput(ctx, join(dir, name), bytes);
     ctx.out(`wrote the merged model (${[...files.keys()].join(', ')}) to ${dir}`);
   } catch (e) {
@@ -103,13 +97,13 @@ export const exportAdapter: Command = {
       const run = await findRun(store, stringOption(values, 'run'), true);
       const ckpt = await loadLatestCheckpoint(store, run.id);
       if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
-      const { zip, config, tensors } = await checkpointAdapterZip(store, ckpt).catch((e: unknown) => {
+      const adapter = await checkpointAdapterZip(store, ckpt).catch((e: unknown) => {
         throw new CliError((e as Error).message);
       });
-      const file = writeOutput(ctx, output, zip);
-      ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${tensors.size} tensors, r=${config.r}) to ${file}`);
+      const file = writeOutput(ctx, output, adapter.zip);
+      ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
-      if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, run.config), tensors, config);
+      if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
     });
   },
 };

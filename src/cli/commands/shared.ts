@@ -193,11 +193,11 @@ function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoic
   return backend;
 }
 
-/** The model folder: --model, else the config's base model (`spindle-base` → <repo>/models/spindle-base). */
-export function modelPath(ctx: CommandContext, values: Values, config: RunConfig = DEFAULT_CONFIG): string {
+/** The model folder: --model, else `baseModel` (a config's model.base_model; `spindle-base` → <repo>/models/spindle-base). */
+export function modelPath(ctx: CommandContext, values: Values, baseModel = DEFAULT_CONFIG.model.base_model): string {
   const flag = stringOption(values, 'model');
   if (flag) return REMOTE_MODEL.test(flag) ? flag : resolve(ctx.cwd, flag);
-  return resolveModelPath(config.model.base_model);
+  return resolveModelPath(baseModel);
 }
 
 /**

@@ -45,7 +45,7 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   const c = structuredClone(config);
   // The run records the model it trains (a folder, hf:id@revision or URL): its adapter names that base,
   // and a resume or merged export finds it again without --model.
-  if (stringOption(values, 'model')) c.model.base_model = modelPath(ctx, values, c);
+  if (stringOption(values, 'model')) c.model.base_model = modelPath(ctx, values, c.model.base_model);
   c.training.max_steps = intOption(values, 'steps') ?? c.training.max_steps;
   c.training.eval_interval = intOption(values, 'eval-interval') ?? c.training.eval_interval;
   c.trajectory_collection.n_workers = intOption(values, 'workers') ?? c.trajectory_collection.n_workers;
@@ -91,7 +91,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
   const run = createNodeRun({
     store,
     loadModel: async (cfg) => {
-      model = await loadModel(ctx, modelPath(ctx, values, cfg), cfg);
+      model = await loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg);
       if (transfer && !resumeRunId) applyTransfer(ctx, model, cfg, transfer);
       return model;
     },

@@ -12,7 +12,7 @@ import {
 } from '../../store/index.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { writeSafetensors } from '../../model/safetensors.ts';
-import { checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
+import { adapterBaseModel, checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
 import type { MergeRequest } from '../engine-api.ts';
 import type { ModelImportSource } from '../model-shelf.ts';
 import type { DownloadProgress } from '../../model/hub.ts';
@@ -143,9 +143,9 @@ export function modelOperations(getStore: () => Promise<Store>, engine: () => Mo
         case 'merged-weights': {
           const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
           if (!cp) throw new Error('That checkpoint is no longer stored; refresh the list.');
-          const { config: peft, run } = await checkpointAdapter(store, cp);
-          // A trained adapter sits on its run's base model; an imported one names its own.
-          const baseModel = (run ? run.config.model.base_model : peft.base_model_name_or_path) || DEFAULT_CONFIG.model.base_model;
+          const adapterOf = await checkpointAdapter(store, cp);
+          const { config: peft, run } = adapterOf;
+          const baseModel = adapterBaseModel(adapterOf);
           onProgress(0, null);
           const adapter = new Uint8Array(cp.adapter.slice(0));
           const zip = await engine().mergedModelZip(Comlink.transfer({ baseModel, adapter, peft }, [adapter.buffer]));
