@@ -14,7 +14,9 @@ import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmDecodeStep } from './wasm-decode.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
-import { relaxedSimdAvailable, simdKernelsSupported } from './wasm-simd/heap-kernels.ts';
+import { heapKernelsOf, relaxedSimdAvailable, setKernelThreads, simdKernelsSupported, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { coreCount } from './wasm-simd/kernel-threads.ts';
+import { withSharedHeap } from './wasm-simd/shared-heap.ts';
 
 export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
@@ -47,6 +49,8 @@ export interface BackendChoice {
   forced: boolean;
   /** wasm only, after start-up: the worker threads tfjs-wasm actually runs (it caps at half the cores). */
   threadsCount?: number;
+  /** wasm only, after start-up: the threads Spindle's own kernels split products between (wasm-simd/kernel-threads.ts). */
+  kernelThreads?: number;
 }
 
 export function isBackendName(name: string): name is BackendName {
@@ -152,6 +156,8 @@ export interface InitOptions {
   /** Browser only: where the tfjs-wasm binaries are served (the app serves them itself). */
   wasmPaths?: Record<string, string>;
   probe?: BackendProbe;
+  /** wasm: threads for Spindle's kernels, this one included (default: every core); 1 keeps them on the calling thread. */
+  kernelThreads?: number;
 }
 
 /** Registers and activates the chosen backend; if it fails to start, falls back down the list and says so. */
@@ -162,9 +168,9 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
   let failure = '';
   for (const backend of order) {
     try {
-      const threadsCount = await activate(backend, choice, options, probe);
-      if (backend === choice.backend) return { ...choice, threadsCount };
-      return { ...choice, backend, threads: false, threadsCount, reason: `${choice.reason}; ${choice.backend} failed to start (${failure}), using ${backend}` };
+      const { threadsCount, kernelThreads } = await activate(backend, choice, options, probe);
+      if (backend === choice.backend) return { ...choice, threadsCount, kernelThreads };
+      return { ...choice, backend, threads: false, threadsCount, kernelThreads, reason: `${choice.reason}; ${choice.backend} failed to start (${failure}), using ${backend}` };
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
       if (choice.forced) throw new Error(`Backend "${backend}" failed to start: ${failure}`, { cause: err });
@@ -186,7 +192,7 @@ async function enableRelaxedSimdInNode(): Promise<void> {
 }
 
 /** Starts one backend and proves it computes (a backend can register and still fail on first use). */
-async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions, probe: BackendProbe): Promise<number | undefined> {
+async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions, probe: BackendProbe): Promise<{ threadsCount?: number; kernelThreads?: number }> {
   let threadsCount: (() => number) | undefined;
   if (backend === 'webgpu') {
     await import('@tensorflow/tfjs-backend-webgpu');
@@ -205,12 +211,16 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
       registerWasmDecodeStep(); // without it, generation runs every decoding step as the graph's ops
     }
   }
-  const ok = await tf.setBackend(backend);
+  // In Node the heap is made shared as tfjs-wasm starts, so that kernel threads can work on it (shared-heap.ts).
+  const ok = backend === 'wasm' && probe.isNode ? await withSharedHeap(() => tf.setBackend(backend)) : await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);
   await tf.ready();
   const smoke = tf.tidy(() => tf.matMul(tf.ones([8, 8]), tf.ones([8, 8])).sum());
   const value = (await smoke.data())[0];
   smoke.dispose();
   if (value !== 512) throw new Error(`${backend} computed a wrong smoke-test result (${value}, expected 512)`);
-  return threadsCount?.();
+  if (backend !== 'wasm' || !simdKernelsSupported()) return { threadsCount: threadsCount?.() };
+  setKernelThreads(options.kernelThreads ?? (await coreCount()));
+  const kernels = heapKernelsOf((tf.backend() as unknown as TfjsWasmBackend).wasm);
+  return { threadsCount: threadsCount?.(), kernelThreads: await kernels.threadsReady() };
 }

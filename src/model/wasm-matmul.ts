@@ -90,7 +90,7 @@ function batchMatMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, tran
   return { batch: tf.util.sizeFromShape(lead), m, k, n, shape: [...lead, m, n] };
 }
 
-/** Runs `count` products of the given sizes on the heap gemm, slice by slice; zeros when k is 0. */
+/** Runs `count` products of the given sizes on the heap gemm (split between threads where there are several); zeros when k is 0. */
 function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, p: ProductShape, attrs: ProductAttrs, count = 1): tf.TensorInfo {
   const out = backend.makeOutput(p.shape, 'float32');
   if (p.m * p.n === 0) return out;
@@ -98,20 +98,9 @@ function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, 
     backend.typedArrayFromHeap(out).fill(0);
     return out;
   }
-  const kernels = heapKernelsOf(backend.wasm);
   const [aAt, bAt, cAt] = [a, b, out].map((t) => backend.getMemoryOffset(t.dataId));
-  for (let s = 0; s < count; s++) {
-    kernels.product({
-      a: aAt + s * p.m * p.k * 4,
-      b: bAt + s * p.k * p.n * 4,
-      c: cAt + s * p.m * p.n * 4,
-      m: p.m,
-      k: p.k,
-      n: p.n,
-      transposeA: Boolean(attrs.transposeA),
-      transposeB: Boolean(attrs.transposeB),
-    });
-  }
+  const product = { a: aAt, b: bAt, c: cAt, m: p.m, k: p.k, n: p.n, transposeA: Boolean(attrs.transposeA), transposeB: Boolean(attrs.transposeB) };
+  heapKernelsOf(backend.wasm).products(product, count, [p.m * p.k * 4, p.k * p.n * 4, p.m * p.n * 4]);
   return out;
 }
 

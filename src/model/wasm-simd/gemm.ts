@@ -2,11 +2,12 @@
  * A single-precision matrix product in WebAssembly SIMD, emitted with assembler.ts (module.ts puts it
  * in a module over tfjs-wasm's heap):
  *
- *   gemm(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol)      C[m, n] = A'[m, k] · B'[k, n]
+ *   gemm(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol, cRow)      C[m, n] = A'[m, k] · B'[k, n]
  *
  * A'(i, p) is the f32 at byte address a + i·aRow + p·aCol and B'(p, j) the one at b + p·bRow + j·bCol,
  * so one kernel takes either operand transposed (the gradients' g·Wᵀ and xᵀ·g) by its strides alone,
- * with no transposed copy. C is written row-major and contiguous. `scratch` holds gemmScratchFloats(m, k).
+ * with no transposed copy. C(i, j) is written at c + i·cRow + 4j: cRow is 4n for a whole product, wider
+ * for a band of columns of a larger C (a thread's share). `scratch` holds gemmScratchFloats(m, k).
  *
  * How it is fast (a small transformer's products are a few hundred wide, so the matrices sit in cache
  * and the instructions per multiply-add are the cost):
@@ -20,7 +21,12 @@
  *   whole strip of 8 (e.g. a 266-token vocabulary's last 2) take a scalar loop.
  * k must be at least 1 (the caller writes zeros when k is 0).
  *
- *   gemmPacked(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol, packed)
+ * Every C(i, j) is one sum over p in order, from zero, with the same multiply-add whichever path
+ * computes it (a whole block or the one-row kernel), and only j decides whether it is a SIMD strip or the
+ * scalar tail: so a product split into bands of rows, or of columns at multiples of 8, gives the same
+ * bits as the whole (kernel-threads.ts relies on it).
+ *
+ *   gemmPacked(a, b, c, scratch, m, k, n, aRow, aCol, bRow, bCol, cRow, packed)
  *   packStrips(b, packed, k, n)
  *
  * A weight that is multiplied many times (a decoding step's, every token) is packed once by packStrips,
@@ -39,7 +45,7 @@ export function gemmScratchFloats(m: number, k: number): number {
   return (m - (m % GEMM_ROWS)) * k + STRIP * k;
 }
 
-const PARAMS = ['a', 'b', 'c', 'scratch', 'm', 'k', 'n', 'aRow', 'aCol', 'bRow', 'bCol', 'packed'] as const;
+const PARAMS = ['a', 'b', 'c', 'scratch', 'm', 'k', 'n', 'aRow', 'aCol', 'bRow', 'bCol', 'cRow', 'packed'] as const;
 const P = Object.fromEntries(PARAMS.map((p, i) => [p, i])) as Record<(typeof PARAMS)[number], number>;
 
 /** Locals shared by the function's parts. */
@@ -57,7 +63,7 @@ interface Locals {
   pa: number;
   pb: number;
   out: number;
-  /** r·aRow, r·n·4 and j·bCol for the unrolled rows and columns. */
+  /** r·aRow, r·cRow and j·bCol for the unrolled rows and columns. */
   aRowOffsets: number[];
   cRowOffsets: number[];
   bColOffsets: number[];
@@ -132,7 +138,7 @@ function emitMultiplyAdd(f: FunctionBody, acc: number, av: number, b: number, fm
 
 /** Stores the accumulators of `rows` rows at C[i0, j0 …]. */
 function emitStoreBlock(f: FunctionBody, v: Locals, rows: number): void {
-  f.get(P.c).get(v.i0).get(P.n).i32_mul().get(v.j0).i32_add().i32_const(4).i32_mul().i32_add().set(v.out);
+  f.get(P.c).get(v.i0).get(P.cRow).i32_mul().i32_add().get(v.j0).i32_const(4).i32_mul().i32_add().set(v.out);
   for (let r = 0; r < rows; r++) {
     for (let half = 0; half < 2; half++) {
       address(f, v.out, v.cRowOffsets[r]);
@@ -195,7 +201,7 @@ function emitColumnTail(f: FunctionBody, v: Locals): void {
     f.get(v.pb).get(P.bRow).i32_add().set(v.pb);
     f.get(v.p).i32_const(1).i32_add().tee(v.p).get(P.k).i32_lt_u().br_if(0);
     f.end();
-    f.get(P.c).get(v.i0).get(P.n).i32_mul().get(v.j0).i32_add().i32_const(4).i32_mul().i32_add();
+    f.get(P.c).get(v.i0).get(P.cRow).i32_mul().i32_add().get(v.j0).i32_const(4).i32_mul().i32_add();
     f.get(v.sum).f32_store(0);
   });
 }
@@ -214,7 +220,7 @@ function gemmBody(fma: boolean, prepacked: boolean): FunctionBody {
 
   for (let r = 1; r < GEMM_ROWS; r++) {
     f.get(P.aRow).i32_const(r).i32_mul().set(v.aRowOffsets[r]);
-    f.get(P.n).i32_const(r * 4).i32_mul().set(v.cRowOffsets[r]);
+    f.get(P.cRow).i32_const(r).i32_mul().set(v.cRowOffsets[r]);
   }
   for (let j = 1; j < STRIP; j++) f.get(P.bCol).i32_const(j).i32_mul().set(v.bColOffsets[j]);
   f.get(P.m).get(P.m).i32_const(GEMM_ROWS).i32_rem_u().i32_sub().set(v.fullRows);

@@ -3,12 +3,19 @@
  * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
+ *
+ * When the heap is shared (a threaded tfjs-wasm build, or shared-heap.ts in Node) and this thread may
+ * block, products are split between this thread and up to setKernelThreads(n) - 1 workers running the
+ * same module over the same heap (kernel-threads.ts, split by gemm-split.ts), with the same bits as one
+ * thread gives.
  */
 import type { AdamHyper } from '../fused.ts';
 import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
+import { splitBatch, splitProduct, type GemmArgs } from './gemm-split.ts';
+import { canBlock, KernelThreads, type KernelCall } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction } from './swiglu.ts';
@@ -53,8 +60,8 @@ export interface HeapProduct {
 }
 
 interface Exports {
-  gemm(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number): void;
-  gemmPacked(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, packed: number): void;
+  gemm(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, cRow: number): void;
+  gemmPacked(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, cRow: number, packed: number): void;
   packStrips(b: number, packed: number, k: number, n: number): void;
   attendScores(q: number, k: number, s: number, rows: number, keys: number, D: number, stride: number): void;
   softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number): void;
@@ -75,17 +82,43 @@ export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: b
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
 const WARM_UP_CALLS = 64;
 
+let threadSetting = 1;
+
+/** Threads the kernels may use, this one included (1: only the calling thread); read at every kernel call. */
+export function setKernelThreads(count: number): void {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`kernel threads must be a whole number ≥ 1; got ${count}`);
+  threadSetting = count;
+}
+
+export function kernelThreadSetting(): number {
+  return threadSetting;
+}
+
+/** One thread's scratch for the packed operands, grown (never shrunk) to the largest product it ran. */
+interface Scratch {
+  at: number;
+  floats: number;
+}
+
 export class HeapKernels {
   private readonly exports: Exports;
   private readonly heap: EmscriptenHeap;
   private readonly memory: WebAssembly.Memory;
-  private scratch = 0;
-  private scratchFloats = 0;
+  /** Index 0 is this thread's; i is the ith share's of a split product. */
+  private readonly scratch: Scratch[] = [];
+  /** Workers over the same heap; null when it is not shared or this thread may not block. */
+  private pool: KernelThreads | null = null;
+  private readonly threadOption: number | undefined;
+  /** Why the workers could not start, if they could not (the kernels then stay on one thread). */
+  threadsFailure: string | null = null;
   /** Whether products multiply-add with relaxed SIMD (when the engine has it). */
   readonly relaxedSimd: boolean;
 
-  /** `relaxedSimd`: force the plain gemm (false) or require the multiply-add one (true); default: whichever the engine has. */
-  constructor(heap: EmscriptenHeap, options: { relaxedSimd?: boolean } = {}) {
+  /**
+   * `relaxedSimd`: force the plain gemm (false) or require the multiply-add one (true); default: whichever the engine has.
+   * `threads`: this instance's thread count instead of setKernelThreads'.
+   */
+  constructor(heap: EmscriptenHeap, options: { relaxedSimd?: boolean; threads?: number } = {}) {
     const memory = heap.asm?.memory ?? heap.wasmMemory;
     if (!memory) throw new Error('tfjs-wasm exposes no WebAssembly.Memory (neither asm.memory nor wasmMemory)');
     const shared = typeof SharedArrayBuffer !== 'undefined' && memory.buffer instanceof SharedArrayBuffer;
@@ -93,24 +126,83 @@ export class HeapKernels {
     if (options.relaxedSimd && !available) throw new Error('wasm kernels: this engine has no relaxed SIMD');
     this.relaxedSimd = options.relaxedSimd ?? available;
     const bytes = simdModuleBytes({ sharedMemory: shared, relaxedSimd: this.relaxedSimd });
-    this.exports = new WebAssembly.Instance(new WebAssembly.Module(bytes as BufferSource), { env: { memory } }).exports as unknown as Exports;
+    const module = new WebAssembly.Module(bytes as BufferSource);
+    this.exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
     this.heap = heap;
     this.memory = memory;
+    this.threadOption = options.threads;
+    if (shared && canBlock()) this.pool = new KernelThreads(memory, module, Object.keys(this.exports));
     this.warmUp();
   }
 
   /** C = A'·B'. k ≥ 1 (a product over nothing is the caller's zeros). */
   product(p: HeapProduct): void {
-    const scratch = this.scratchFor(gemmScratchFloats(p.m, p.k));
+    this.products(p, 1, [0, 0, 0]);
+  }
+
+  /** `count` products of the same sizes, slice s's operands and result `strides` ([a, b, c] bytes) after slice 0's. */
+  products(p: HeapProduct, count: number, strides: [number, number, number]): void {
     const [aRow, aCol] = p.transposeA ? [4, p.m * 4] : [p.k * 4, 4];
     const [bRow, bCol] = p.transposeB ? [4, p.k * 4] : [p.n * 4, 4];
-    this.exports.gemm(p.a, p.b, p.c, scratch, p.m, p.k, p.n, aRow, aCol, bRow, bCol);
+    const g: GemmArgs = { a: p.a, b: p.b, c: p.c, m: p.m, k: p.k, n: p.n, aRow, aCol, bRow, bCol, cRow: p.n * 4 };
+    const runs = splitBatch(count, p.m * p.k * p.n, this.threads());
+    if (runs.length > 1) {
+      const at = (s: number): GemmArgs => ({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
+      this.runShares('gemm', runs.map(([s0]) => at(s0)), (i) => ({ count: runs[i][1] - runs[i][0], strides }));
+      return;
+    }
+    for (let s = 0; s < count; s++) this.runShares('gemm', splitProduct({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }, this.threads()));
   }
 
   /** C[m, n] = A[m, k] · B[k, n] (both row-major) with B's whole strips read from `packed`, packStrips' copy of it. k ≥ 1. */
   productPacked(p: { a: number; b: number; c: number; m: number; k: number; n: number }, packed: number): void {
-    const scratch = this.scratchFor(gemmScratchFloats(p.m, p.k));
-    this.exports.gemmPacked(p.a, p.b, p.c, scratch, p.m, p.k, p.n, p.k * 4, 4, p.n * 4, 4, packed);
+    const g: GemmArgs = { ...p, aRow: p.k * 4, aCol: 4, bRow: p.n * 4, bCol: 4, cRow: p.n * 4, packed };
+    this.runShares('gemmPacked', splitProduct(g, this.threads()));
+  }
+
+  /** Threads usable now: the setting, less workers not started yet (asked for here, used once ready). */
+  threads(): number {
+    const wanted = this.threadOption ?? threadSetting;
+    if (!this.pool || wanted <= 1) return 1;
+    if (this.pool.started < wanted - 1) void this.startWorkers(wanted - 1);
+    return Math.min(wanted, 1 + (this.pool?.ready ?? 0));
+  }
+
+  /** Resolves when the workers the setting asks for are ready (tests and benchmarks; kernels never wait). */
+  async threadsReady(): Promise<number> {
+    const wanted = this.threadOption ?? threadSetting;
+    if (this.pool && wanted > 1) await this.startWorkers(wanted - 1);
+    await this.pool?.whenReady();
+    return this.threads();
+  }
+
+  private startWorkers(count: number): Promise<void> {
+    return this.pool!.grow(this.heap, count).catch((error: unknown) => {
+      this.threadsFailure = error instanceof Error ? error.message : String(error);
+      this.pool = null;
+    });
+  }
+
+  /** Runs one gemm call per share, share 0 on this thread, each with its own scratch. */
+  private runShares(fn: 'gemm' | 'gemmPacked', shares: GemmArgs[], repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] })): void {
+    const calls: KernelCall[] = shares.map((g, i) => ({ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), ...repeat(i) }));
+    if (calls.length === 1) this.call(calls[0]);
+    else this.pool!.run(calls, (call) => this.call(call));
+  }
+
+  private call(call: KernelCall): void {
+    const fn = this.exports[call.fn as keyof Exports] as (...args: number[]) => void;
+    const args = call.args.slice();
+    for (let r = 0; r < (call.count ?? 1); r++) {
+      fn(...args);
+      call.strides?.forEach((stride, i) => (args[i] += stride));
+    }
+  }
+
+  /** Stops the workers (tests; a page's engine ends with its worker). */
+  dispose(): void {
+    this.pool?.dispose();
+    this.pool = null;
   }
 
   /** Writes b [k, n]'s whole strips of 8 columns to `packed` (packedStripsFloats(k, n) floats) for productPacked. */
@@ -165,16 +257,17 @@ export class HeapKernels {
     this.exports.adam(p, g, m, v, out, n, part, h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale);
   }
 
-  /** Scratch for the packed operands, grown (never shrunk) to the largest product seen. */
-  private scratchFor(floats: number): number {
-    if (floats > this.scratchFloats) {
-      if (this.scratch) this.heap._free(this.scratch);
-      this.scratchFloats = 0;
-      this.scratch = this.heap._malloc(floats * 4);
-      if (!this.scratch) throw new Error(`wasm gemm: the heap could not allocate ${floats * 4} bytes of scratch`);
-      this.scratchFloats = floats;
+  /** Share i's scratch of at least `floats` floats. */
+  private scratchFor(i: number, floats: number): number {
+    const s = (this.scratch[i] ??= { at: 0, floats: 0 });
+    if (floats > s.floats) {
+      if (s.at) this.heap._free(s.at);
+      s.floats = 0;
+      s.at = this.heap._malloc(floats * 4);
+      if (!s.at) throw new Error(`wasm gemm: the heap could not allocate ${floats * 4} bytes of scratch`);
+      s.floats = floats;
     }
-    return this.scratch;
+    return s.at;
   }
 
   private warmUp(): void {
@@ -187,6 +280,12 @@ export class HeapKernels {
     }
     this.heap._free(scratch);
   }
+}
+
+/** gemm's (and with `packed`, gemmPacked's) arguments in order. */
+function gemmCallArgs(g: GemmArgs, scratch: number): number[] {
+  const args = [g.a, g.b, g.c, scratch, g.m, g.k, g.n, g.aRow, g.aCol, g.bRow, g.bCol, g.cRow];
+  return g.packed === undefined ? args : [...args, g.packed];
 }
 
 /** A score row's floats for `keys` keys: whole vectors (attention.ts). */

@@ -1,0 +1,67 @@
+/**
+ * How a product is shared between threads (kernel-threads.ts): bands of C's rows or of its columns, or
+ * whole slices of a batch, fixed by the sizes and the thread count alone. gemm.ts computes every C(i, j)
+ * the same way in any band of rows, or of columns cut at multiples of its 8-column strips, so the bands
+ * together give the bits the whole product gives on one thread.
+ */
+import { GEMM_ROWS } from './gemm.ts';
+
+const STRIP = 8;
+
+/** A gemm call's arguments (gemm.ts), `packed` only for gemmPacked. Addresses and strides in bytes. */
+export interface GemmArgs {
+  a: number;
+  b: number;
+  c: number;
+  m: number;
+  k: number;
+  n: number;
+  aRow: number;
+  aCol: number;
+  bRow: number;
+  bCol: number;
+  cRow: number;
+  packed?: number;
+}
+
+/**
+ * Multiply-adds a thread's share must reach for splitting to pay: waking a worker and waiting for it
+ * costs about as much as a 64×64×64 product's share.
+ */
+export const MIN_SHARE_WORK = 64 * 64 * 64;
+
+/** Threads worth using for `work` multiply-adds, at most `threads`. */
+export function partsFor(work: number, threads: number): number {
+  return Math.max(1, Math.min(threads, Math.floor(work / MIN_SHARE_WORK)));
+}
+
+/** Cuts 0 … units into `parts` contiguous ranges as even as whole units allow. */
+function cuts(units: number, parts: number): [number, number][] {
+  return Array.from({ length: parts }, (_, i) => [Math.floor((i * units) / parts), Math.floor(((i + 1) * units) / parts)]);
+}
+
+/**
+ * The product cut into at most `threads` bands: of columns when C is wider than tall (each band then
+ * repacks A, the smaller operand, and reads only its own columns of a packed weight), of rows otherwise
+ * (each band repacks B's strips).
+ */
+export function splitProduct(g: GemmArgs, threads: number): GemmArgs[] {
+  const parts = partsFor(g.m * g.k * g.n, threads);
+  const blocks = Math.ceil(g.m / GEMM_ROWS);
+  const strips = Math.ceil(g.n / STRIP); // the scalar tail goes with the last strip
+  if (g.m < g.n && strips >= 2) {
+    return cuts(strips, Math.min(parts, strips)).map(([s0, s1]) => {
+      const [j0, j1] = [s0 * STRIP, Math.min(g.n, s1 * STRIP)];
+      return { ...g, b: g.b + j0 * g.bCol, c: g.c + j0 * 4, n: j1 - j0, ...(g.packed === undefined ? {} : { packed: g.packed + j0 * g.k * 4 }) };
+    });
+  }
+  return cuts(blocks, Math.min(parts, blocks)).map(([b0, b1]) => {
+    const [i0, i1] = [b0 * GEMM_ROWS, Math.min(g.m, b1 * GEMM_ROWS)];
+    return { ...g, a: g.a + i0 * g.aRow, c: g.c + i0 * g.cRow, m: i1 - i0 };
+  });
+}
+
+/** A batch of `count` equal products of `work` multiply-adds each, cut into runs of whole slices. */
+export function splitBatch(count: number, work: number, threads: number): [number, number][] {
+  return cuts(count, Math.min(count, partsFor(work * count, threads)));
+}

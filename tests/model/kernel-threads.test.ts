@@ -1,0 +1,160 @@
+/**
+ * Spindle's kernels on several threads (src/model/wasm-simd/kernel-threads.ts, gemm-split.ts): every
+ * product split between threads must give the very bits one thread gives, on a shared memory of its
+ * own and through tfjs-wasm (whose heap Node shares: shared-heap.ts), for a training step's products
+ * and gradients and for a batched decoding step.
+ */
+import * as tf from '@tensorflow/tfjs';
+import v8 from 'node:v8';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { presetConfig } from '../../src/model/config.ts';
+import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
+import { splitProduct, type GemmArgs } from '../../src/model/wasm-simd/gemm-split.ts';
+import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
+import { shareDefinedMemory } from '../../src/model/wasm-simd/shared-heap.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
+import { createRng } from '../../src/rng.ts';
+import { useBackend } from './helpers.ts';
+
+if (!relaxedSimdAvailable()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
+
+/** A bump allocator over a fresh shared memory, standing in for tfjs-wasm's malloc. */
+function sharedHeap(): EmscriptenHeap & { memory: WebAssembly.Memory } {
+  const memory = new WebAssembly.Memory({ initial: 256, maximum: 4096, shared: true });
+  let top = 1024;
+  return {
+    memory,
+    asm: { memory },
+    _malloc(bytes: number) {
+      const at = top;
+      top += Math.ceil(bytes / 64) * 64;
+      if (top > memory.buffer.byteLength) memory.grow(Math.ceil((top - memory.buffer.byteLength) / 65536));
+      return at;
+    },
+    _free() {},
+  };
+}
+
+/** `n` random floats placed on the heap; returns the address. */
+function place(heap: ReturnType<typeof sharedHeap>, n: number, seed: number): number {
+  const at = heap._malloc(n * 4);
+  const rng = createRng(seed);
+  const view = new Float32Array(heap.memory.buffer, at, n);
+  for (let i = 0; i < n; i++) view[i] = rng.normal();
+  return at;
+}
+
+const bits = (heap: ReturnType<typeof sharedHeap>, at: number, n: number) => new Uint32Array(heap.memory.buffer).slice(at / 4, at / 4 + n);
+const tensorBits = (t: tf.Tensor) => new Uint32Array(new Float32Array(t.dataSync()).buffer);
+
+describe('wasm-simd/shared-heap', () => {
+  it('makes a module’s own memory shared: the limits flag with a maximum becomes shared with a maximum', () => {
+    // (module (memory (export "m") 1 2)): a memory section, then its export.
+    const bytes = Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 5, 4, 1, 1, 1, 2, 7, 5, 1, 1, 109, 2, 0]);
+    const memoryOf = (b: Uint8Array) => new WebAssembly.Instance(new WebAssembly.Module(b as BufferSource)).exports.m as WebAssembly.Memory;
+    const [plain, shared] = [memoryOf(bytes), memoryOf(shareDefinedMemory(bytes))];
+    expect(plain.buffer instanceof SharedArrayBuffer).toBe(false);
+    expect(shared.buffer instanceof SharedArrayBuffer).toBe(true);
+    expect(bytes[11], 'the input is left alone').toBe(1);
+  });
+});
+
+describe('products split between threads on a shared memory', () => {
+  const heap = sharedHeap();
+  const one = new HeapKernels(heap, { threads: 1 });
+  const three = new HeapKernels(heap, { threads: 3 });
+  afterAll(() => three.dispose());
+
+  it('starts its workers', async () => {
+    expect(await three.threadsReady()).toBe(3);
+    expect(three.threadsFailure).toBeNull();
+  });
+
+  // Wider than tall (bands of columns, the scalar tail in the last) and taller than wide (bands of rows, a one-row tail).
+  const sizes: [number, number, number][] = [[67, 129, 83 + 80], [133, 96, 70], [9, 300, 1031]];
+  for (const [m, k, n] of sizes) {
+    for (const [transposeA, transposeB] of [[false, false], [true, false], [false, true], [true, true]]) {
+      it(`[${m}, ${k}] · [${k}, ${n}]${transposeA ? ' Aᵀ' : ''}${transposeB ? ' Bᵀ' : ''}: the same bits on three threads as on one`, () => {
+        const [a, b] = [place(heap, m * k, m), place(heap, k * n, n)];
+        const [c1, c3] = [heap._malloc(m * n * 4), heap._malloc(m * n * 4)];
+        one.product({ a, b, c: c1, m, k, n, transposeA, transposeB });
+        three.product({ a, b, c: c3, m, k, n, transposeA, transposeB });
+        expect(bits(heap, c3, m * n)).toEqual(bits(heap, c1, m * n));
+      });
+    }
+  }
+
+  it('splits those products: a test of the split must not pass by running on one thread', () => {
+    for (const [m, k, n] of sizes) {
+      const g: GemmArgs = { a: 0, b: 0, c: 0, m, k, n, aRow: k * 4, aCol: 4, bRow: n * 4, bCol: 4, cRow: n * 4 };
+      expect(splitProduct(g, 3).length, `[${m}, ${k}, ${n}]`).toBe(3);
+    }
+  });
+
+  it('a batch of products, split by whole slices, and packed weights for a few rows, split by column strips', () => {
+    const [count, m, k, n] = [7, 40, 64, 72];
+    const [a, b] = [place(heap, count * m * k, 1), place(heap, count * k * n, 2)];
+    const [c1, c3] = [heap._malloc(count * m * n * 4), heap._malloc(count * m * n * 4)];
+    const strides: [number, number, number] = [m * k * 4, k * n * 4, m * n * 4];
+    one.products({ a, b, c: c1, m, k, n, transposeA: false, transposeB: true }, count, strides);
+    three.products({ a, b, c: c3, m, k, n, transposeA: false, transposeB: true }, count, strides);
+    expect(bits(heap, c3, count * m * n)).toEqual(bits(heap, c1, count * m * n));
+
+    for (const [rows, inner, cols] of [[1, 576, 1539], [16, 256, 770]]) {
+      const [x, w] = [place(heap, rows * inner, 3), place(heap, inner * cols, 4)];
+      const packed = heap._malloc(packedStripsFloats(inner, cols) * 4);
+      one.packStrips(w, packed, inner, cols);
+      const [y1, y3] = [heap._malloc(rows * cols * 4), heap._malloc(rows * cols * 4)];
+      one.productPacked({ a: x, b: w, c: y1, m: rows, k: inner, n: cols }, packed);
+      three.productPacked({ a: x, b: w, c: y3, m: rows, k: inner, n: cols }, packed);
+      expect(bits(heap, y3, rows * cols), `[${rows}, ${inner}] · [${inner}, ${cols}] packed`).toEqual(bits(heap, y1, rows * cols));
+    }
+  });
+});
+
+describe('kernel threads through tfjs-wasm in Node', () => {
+  const setting = kernelThreadSetting();
+  beforeAll(async () => {
+    await useBackend('wasm');
+  });
+  afterAll(() => setKernelThreads(setting));
+
+  const withThreads = <T>(threads: number, f: () => T): T => {
+    setKernelThreads(threads);
+    return f();
+  };
+
+  it('runs over a shared heap, with workers ready', async () => {
+    const kernels = heapKernelsOf((tf.backend() as unknown as TfjsWasmBackend).wasm);
+    expect(kernels.floats().buffer instanceof SharedArrayBuffer).toBe(true);
+    setKernelThreads(2);
+    expect(await kernels.threadsReady()).toBe(2);
+  });
+
+  it('a training step’s loss and gradients, and a batched decoding step’s logits, are the same bits on two threads as on one', () => {
+    const model = TransformerModel.create(presetConfig('nano', 266), 5);
+    const rng = createRng(9);
+    const ids = Array.from({ length: 4 }, () => Array.from({ length: 48 }, () => Math.floor(rng.next() * 266)));
+    const vars = model.namedParameters().flatMap((p) => (p.variable ? [p.variable] : []));
+    const step = () => {
+      const { value, grads } = tf.variableGrads(() => tf.mean(tf.square(model.forward(ids).logits)) as tf.Scalar, vars);
+      const tensors = [value, ...vars.map((v) => grads[v.name])];
+      const out = tensors.map(tensorBits);
+      tf.dispose(tensors);
+      return out;
+    };
+    const decode = () => {
+      const rows = ids.map((r) => r.slice(0, 8)).concat(ids.map((r) => r.slice(8, 16))).concat(ids.map((r) => r.slice(16, 24))).concat(ids.map((r) => r.slice(24, 32)));
+      const prefix = model.forward(rows, { cache: model.emptyCache(), lastOnly: true });
+      const next = model.forward(rows.map((r) => [r[0]]), { cache: prefix.cache, lastOnly: true });
+      const out = tensorBits(next.logits);
+      tf.dispose([prefix.logits, next.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...next.cache!.k, ...next.cache!.v]);
+      return out;
+    };
+    const [stepOne, decodeOne] = withThreads(1, () => [step(), decode()] as const);
+    const [stepTwo, decodeTwo] = withThreads(2, () => [step(), decode()] as const);
+    stepTwo.forEach((got, i) => expect(got, i === 0 ? 'loss' : `gradient of ${vars[i - 1].name}`).toEqual(stepOne[i]));
+    expect(decodeTwo, 'decoding step logits, 16 rows').toEqual(decodeOne);
+    model.dispose();
+  });
+});
