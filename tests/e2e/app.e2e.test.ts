@@ -26,6 +26,8 @@ describe('the built app in Chromium', () => {
     await page.locator('[data-backend="wasm"]').waitFor({ timeout: 60_000 });
     expect(await page.locator('[data-testid="backend"] .why').first().textContent()).toContain('threads on');
     expect(await page.locator('[data-testid="threads"]').textContent()).toBe('2 threads');
+    // Spindle's own kernels use every core the page reports, in workers over the same shared heap.
+    expect(await page.locator('[data-testid="kernel-threads"]').textContent()).toBe("Spindle's kernels on 4 threads");
     expect(errors).toEqual([]);
     await page.close();
   });
