@@ -9,6 +9,9 @@
  *    same model, and at batch 1 against recomputing the prefix every step.
  * 3. Issue #18's starting commit measured in this run (lib/at-commit.ts): batch-1 generation (target
  *    ≥ 3×) and a tf.train.adam step, the same script in both trees, alternately.
+ * Spindle's figures are taken with its kernels on 1, 2 and every core's thread (wasm-simd/kernel-threads.ts),
+ * alternately in the same rounds; issue 32's targets: the train step ≤ 1.0× PyTorch as installed, and
+ * batch-16 generation ≥ 1.6× its one-thread figure on 2 cores.
  * Writes bench/results/model.json with the machine it ran on.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -20,6 +23,7 @@ import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
+import { setKernelThreads } from '../src/model/wasm-simd/heap-kernels.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { runAtCommits } from './lib/at-commit.ts';
 import { runTorch, type TorchRun } from './lib/torch-reference.ts';
@@ -182,13 +186,15 @@ const torchGeneration = (config: ModelConfig, batch: number) => runTorch<{ token
 
 /** Rows per batch for the batched-generation figures (the engine samples a GRPO group's rows together). */
 const GEN_BATCHES = [1, 4, 16];
+/** Kernel thread counts measured: 1, 2 and every core (initBackend's default). */
+const THREADS = [...new Set([1, 2, os.availableParallelism()])];
 
 interface GenerationFigures {
   /** Batch 1, without the cache (every step recomputes the prefix): the cache's reference. */
   recomputeTokensPerS: number;
   identical: boolean;
-  /** Tokens/s summed over the rows, per batch size, KV cache on. */
-  batched: { batch: number; tokensPerS: number }[];
+  /** Tokens/s summed over the rows, per batch size and kernel thread count, KV cache on. */
+  batched: { batch: number; threads: number; tokensPerS: number }[];
   /** tf.profile of one batch-1 decoding step at 128 cached positions: its kernels (3c9594f ran about 170). */
   decodeStepProfile: OpRow[];
 }
@@ -213,10 +219,14 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
   const batched: GenerationFigures['batched'] = [];
   let first: number[] = [];
   for (const batch of GEN_BATCHES) {
-    const r = await run(batch, true);
-    if (batch === 1) first = r.tokens[0];
-    batched.push({ batch, tokensPerS: r.tokens.flat().length / r.seconds });
+    for (const threads of THREADS) {
+      setKernelThreads(threads);
+      const r = await run(batch, true);
+      if (batch === 1) first = r.tokens[0];
+      batched.push({ batch, threads, tokensPerS: r.tokens.flat().length / r.seconds });
+    }
   }
+  setKernelThreads(THREADS[THREADS.length - 1]);
   const recomputed = await run(1, false);
   const profile = await decodeStepProfile(model);
   model.dispose();
@@ -253,21 +263,28 @@ async function main(): Promise<void> {
   // Alternate tfjs and torch rounds so both see the same load, and report the median and the best
   // step of each; the ratio of the best steps is the least load-sensitive.
   const trainer = tfjsTrainer(config);
-  const tfjsTimes: number[] = [];
+  const tfjsTimes = new Map<number, number[]>(THREADS.map((t) => [t, []]));
   const torchRuns = { pinned: new TorchTimes(), asInstalled: new TorchTimes() };
   for (let round = 0; round < ROUNDS; round++) {
-    tfjsTimes.push(...(await trainer.run(STEPS)));
+    for (const threads of THREADS) {
+      setKernelThreads(threads);
+      tfjsTimes.get(threads)!.push(...(await trainer.run(STEPS)));
+    }
     torchRuns.pinned.add(torchStep(config, 1));
     torchRuns.asInstalled.add(torchStep(config, 'as-installed'));
   }
   const profile = await trainer.profile();
   trainer.dispose();
-  const tfjs = summarize(tfjsTimes);
-  console.log(`tfjs-wasm train step (1 thread): median ${tfjs.medianMs.toFixed(0)} ms, best ${tfjs.minMs.toFixed(0)} ms (${tfjsTimes.length} steps)`);
+  const byThreads = THREADS.map((threads) => ({ threads, ...summarize(tfjsTimes.get(threads)!) }));
+  for (const t of byThreads) console.log(`tfjs-wasm train step, kernels on ${t.threads} thread(s): median ${t.medianMs.toFixed(0)} ms, best ${t.minMs.toFixed(0)} ms (${tfjsTimes.get(t.threads)!.length} steps)`);
+  const tfjs = byThreads[0];
+  const all = byThreads[byThreads.length - 1];
   const torch = torchRuns.pinned.report('pinned to 1 thread', tfjs);
   const torchAsInstalled = torchRuns.asInstalled.report('as installed', tfjs);
   const ratio = 'ratio' in torch ? torch.ratio : null;
   if (ratio) console.log(`ratio against the 1-thread reference: ${ratio.median.toFixed(2)}× median-to-median (target ≤ ${TRAIN_TARGET}×)`);
+  const allCores = 'medianMs' in torchAsInstalled ? { median: all.medianMs / torchAsInstalled.medianMs, best: all.minMs / torchAsInstalled.minMs } : null;
+  if (allCores) console.log(`kernels on ${all.threads} threads against PyTorch as installed: ${allCores.median.toFixed(2)}× median-to-median, ${allCores.best.toFixed(2)}× best (issue 32's target ≤ 1.0×)`);
   console.log('top kernels of one profiled train step (tf.profile):');
   for (const row of profile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(1).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
 
@@ -276,9 +293,11 @@ async function main(): Promise<void> {
   const speedup = batchOne / gen.recomputeTokensPerS;
   const torchGen = gen.batched.map(({ batch }) => ({ batch, result: torchGeneration(config, batch) }));
   console.log(`generation, ${GEN_TOKENS} tokens per row, KV cache (tokens/s over all rows):`);
-  for (const [i, { batch, tokensPerS }] of gen.batched.entries()) {
-    const ref = torchGen[i].result;
-    console.log(`  batch ${String(batch).padStart(2)}: ${tokensPerS.toFixed(0).padStart(6)} tok/s${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`);
+  for (const { batch, threads, tokensPerS } of gen.batched) {
+    const ref = torchGen[GEN_BATCHES.indexOf(batch)].result;
+    const single = gen.batched.find((b) => b.batch === batch && b.threads === 1)!.tokensPerS;
+    const scaling = threads > 1 ? `, ${(tokensPerS / single).toFixed(2)}× one thread` : '';
+    console.log(`  batch ${String(batch).padStart(2)}, ${threads} thread(s): ${tokensPerS.toFixed(0).padStart(6)} tok/s${scaling}${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`);
   }
   console.log('kernels of one batch-1 decoding step, 128 positions cached (tf.profile):');
   for (const row of gen.decodeStepProfile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(2).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
@@ -291,10 +310,10 @@ async function main(): Promise<void> {
     date: new Date().toISOString(),
     machine: { loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, platform: `${os.platform()} ${os.release()}`, node: process.version },
     model: { preset: 'micro', parameters: paramCount, batch: BATCH, seq: SEQ },
-    trainStep: { tfjsWasm: tfjs, torch, torchAsInstalled, ratio, target: TRAIN_TARGET, profile },
+    trainStep: { tfjsWasm: tfjs, byThreads, torch, torchAsInstalled, ratio, allCoresAgainstTorchAsInstalled: allCores, target: TRAIN_TARGET, profile },
     generation: {
       tokens: GEN_TOKENS, recomputeTokensPerS: gen.recomputeTokensPerS, identical: gen.identical, cacheSpeedup: speedup, decodeStepProfile: gen.decodeStepProfile,
-      batched: gen.batched.map((b, i) => ({ ...b, torch: torchGen[i].result })),
+      batched: gen.batched.map((b) => ({ ...b, torch: torchGen[GEN_BATCHES.indexOf(b.batch)].result })),
     },
     startCommit: atStart,
   };

@@ -156,8 +156,20 @@ export interface InitOptions {
   /** Browser only: where the tfjs-wasm binaries are served (the app serves them itself). */
   wasmPaths?: Record<string, string>;
   probe?: BackendProbe;
-  /** wasm: threads for Spindle's kernels, this one included (default: every core); 1 keeps them on the calling thread. */
+  /**
+   * wasm: threads for Spindle's kernels, this one included; 1 keeps them on the calling thread. Default:
+   * SPINDLE_KERNEL_THREADS in Node's environment, else every core.
+   */
   kernelThreads?: number;
+}
+
+/** SPINDLE_KERNEL_THREADS, when Node's environment sets it. */
+function kernelThreadsFromEnvironment(): number | undefined {
+  const value = typeof process !== 'undefined' ? process.env?.SPINDLE_KERNEL_THREADS : undefined;
+  if (value === undefined || value === '') return undefined;
+  const count = Number(value);
+  if (!Number.isInteger(count) || count < 1) throw new Error(`SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "${value}"`);
+  return count;
 }
 
 /** Registers and activates the chosen backend; if it fails to start, falls back down the list and says so. */
@@ -220,7 +232,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
   smoke.dispose();
   if (value !== 512) throw new Error(`${backend} computed a wrong smoke-test result (${value}, expected 512)`);
   if (backend !== 'wasm' || !simdKernelsSupported()) return { threadsCount: threadsCount?.() };
-  setKernelThreads(options.kernelThreads ?? (await coreCount()));
+  setKernelThreads(options.kernelThreads ?? kernelThreadsFromEnvironment() ?? (await coreCount()));
   const kernels = heapKernelsOf((tf.backend() as unknown as TfjsWasmBackend).wasm);
   return { threadsCount: threadsCount?.(), kernelThreads: await kernels.threadsReady() };
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { chooseBackend, initBackend, type BackendProbe } from '../../src/model/backend.ts';
 import * as tf from '@tensorflow/tfjs';
+import os from 'node:os';
 
 const browser = (over: Partial<BackendProbe> = {}): BackendProbe => ({
   isNode: false,
@@ -66,5 +67,19 @@ describe('initBackend in Node', () => {
     const product = tf.matMul(tf.tensor2d([[1, 2]]), tf.tensor2d([[3], [4]]));
     expect(await product.data()).toEqual(new Float32Array([11]));
     product.dispose();
+  });
+
+  it('runs its kernels on every core by default, on SPINDLE_KERNEL_THREADS when set, and on the count asked for', async () => {
+    expect((await initBackend({ forced: 'wasm' })).kernelThreads).toBe(os.availableParallelism());
+    process.env.SPINDLE_KERNEL_THREADS = '1';
+    try {
+      expect((await initBackend({ forced: 'wasm' })).kernelThreads).toBe(1);
+      expect((await initBackend({ forced: 'wasm', kernelThreads: 3 })).kernelThreads).toBe(3);
+      process.env.SPINDLE_KERNEL_THREADS = 'many';
+      await expect(initBackend({ forced: 'wasm' })).rejects.toThrow('SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "many"');
+    } finally {
+      delete process.env.SPINDLE_KERNEL_THREADS;
+      await initBackend({ forced: 'wasm' });
+    }
   });
 });
