@@ -148,6 +148,11 @@ export function storeDir(ctx: CommandContext, values: Values): string {
   return resolve(ctx.cwd, stringOption(values, 'store') ?? DEFAULT_STORE);
 }
 
+/** Whether --store holds a Spindle store yet. */
+export function hasStore(ctx: CommandContext, values: Values): boolean {
+  return existsSync(join(storeDir(ctx, values), SNAPSHOT_FILE));
+}
+
 /** Opens the store (creating it with `create`), runs `fn`, and saves and closes it whatever happens. */
 export async function withStore<T>(ctx: CommandContext, values: Values, fn: (store: FileStore) => Promise<T>, create = false): Promise<T> {
   const dir = storeDir(ctx, values);

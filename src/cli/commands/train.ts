@@ -4,10 +4,9 @@
  * stored in the file store. Ctrl-C stops after the current update and saves a checkpoint; the run
  * resumes with `--resume RUN_ID`.
  *
- * Transfer (the seed's third workflow) loads the source weights in the run's model loader: the
- * source run's latest checkpoint (prepareModel's transfer path) or a PEFT adapter zip, then the
- * target's frozen layers. The pipeline's trainer keeps those adapters, so the transfer learning-rate
- * scale is applied to `training.learning_rate` up front (and the stored scale set to 1).
+ * Transfer (the seed's third workflow, pipeline/transfer.ts) loads the source weights in the run's model
+ * loader: the source run's latest checkpoint or a PEFT adapter zip read here, then the target's frozen
+ * layers, with the learning-rate scale applied up front.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,14 +14,12 @@ import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource, Metrics } from '../../contracts.ts';
 import type { LoadedModel } from '../../model/hf.ts';
-import { parseLayerRange } from '../../model/lora.ts';
-import { decodeCheckpoint } from '../../pipeline/checkpoint-codec.ts';
 import { createNodeRun } from '../../pipeline/node.ts';
+import { applyTransfer, checkpointSource, transferRunConfig } from '../../pipeline/transfer.ts';
 import type { RunEvent } from '../../pipeline/events.ts';
 import { getRun, loadLatestCheckpoint } from '../../store/index.ts';
 import type { FileStore } from '../../store/file-store.ts';
 import type { TrainerCheckpoint } from '../../train/checkpoint.ts';
-import { prepareModel } from '../../train/model-setup.ts';
 import { Progress } from './progress.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
@@ -52,13 +49,12 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   return c;
 }
 
-function applyTransfer(ctx: CommandContext, loaded: LoadedModel, config: RunConfig, source: TransferSource): void {
+function applyTransferSource(ctx: CommandContext, loaded: LoadedModel, config: RunConfig, source: TransferSource): void {
   try {
-    if (source.kind === 'checkpoint') {
-      prepareModel(loaded.model, config, source.checkpoint);
-    } else {
+    if (source.kind === 'checkpoint') applyTransfer(loaded.model, config, { checkpoint: source.checkpoint });
+    else {
       applyAdapter(ctx, loaded, source.path);
-      loaded.model.frozenLayers = parseLayerRange(config.lora.freeze_layers, loaded.model.config.numLayers);
+      applyTransfer(loaded.model, config, { adapterAttached: true });
     }
   } catch (e) {
     if (e instanceof CliError) throw e;
@@ -92,7 +88,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
     store,
     loadModel: async (cfg) => {
       model = await loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg);
-      if (transfer && !resumeRunId) applyTransfer(ctx, model, cfg, transfer);
+      if (transfer && !resumeRunId) applyTransferSource(ctx, model, cfg, transfer);
       return model;
     },
   });
@@ -178,13 +174,11 @@ async function transferSource(ctx: CommandContext, store: FileStore, source: str
     if (!existsSync(asFile)) throw new CliError(`The transfer source ${source} does not exist.`);
     return { kind: 'adapter', path: asFile, label: source };
   }
-  const record = await loadLatestCheckpoint(store, source);
-  if (!record) throw new CliError(`The transfer source "${source}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`);
-  try {
-    return { kind: 'checkpoint', checkpoint: decodeCheckpoint(record), label: `run ${source}` };
-  } catch (e) {
+  const checkpoint = await checkpointSource(store, source).catch((e: unknown) => {
     throw new CliError((e as Error).message);
-  }
+  });
+  if (!checkpoint) throw new CliError(`The transfer source "${source}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`);
+  return { kind: 'checkpoint', checkpoint, label: `run ${source}` };
 }
 
 export const transferTrain: Command = {
@@ -198,13 +192,10 @@ export const transferTrain: Command = {
     if (!source) throw new CliError('The config has no transfer.source_checkpoint; write one with `spindle transfer init --source RUN_ID|ZIP`.');
     const outcome = await withStore(ctx, values, async (store) => {
       const from = await transferSource(ctx, store, source);
-      const lr = config.training.learning_rate;
-      const scale = config.transfer.learning_rate_scale;
-      // The pipeline's trainer sees the adapters already loaded, so the scaled rate goes in the config (scale then 1).
-      config.training.learning_rate = lr * scale;
-      config.transfer.learning_rate_scale = 1;
-      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+(lr * scale).toPrecision(4)}`);
-      return runTraining(ctx, values, config, store, from);
+      const scaled = transferRunConfig(config);
+      const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
+      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+scaled.training.learning_rate.toPrecision(4)}`);
+      return runTraining(ctx, values, scaled, store, from);
     }, true);
     reportTraining(ctx, values, outcome);
   },

@@ -1,40 +1,19 @@
 /**
  * `spindle transfer init` (the seed's rl_transfer_init --source_env --target_env --freeze_layers):
- * writes a run config that trains the target environment from a source checkpoint with the lower
- * layers frozen and a scaled-down learning rate. `spindle transfer train --config FILE` runs it.
+ * writes the run config of pipeline/transfer.ts, which trains the target environment from a source
+ * checkpoint with the lower layers frozen and a scaled-down learning rate. `spindle transfer train
+ * --config FILE` runs it.
  */
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { CliError, type Command } from '../command.ts';
+import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { parseRunConfigYaml, stringifyRunConfig } from '../../config/yaml.ts';
-import { getEnvironment } from '../../envs/registry.ts';
-import { listRuns, loadLatestCheckpoint } from '../../store/index.ts';
-import { SNAPSHOT_FILE } from '../../store/file-store.ts';
+import { newestRunOn, transferConfig } from '../../pipeline/transfer.ts';
 import {
-  configOrDefault, intOption, noPositionals, numberOption, requireOption, storeDir, storeOption, stringOption, withStore, writeOutput, type Values,
+  configOrDefault, hasStore, intOption, noPositionals, numberOption, requireOption, storeDir, storeOption, stringOption, withStore, writeOutput, type Values,
 } from './shared.ts';
-import type { CommandContext } from '../command.ts';
 
-function checkEnv(name: string, flag: string): string {
-  try {
-    return getEnvironment(name).name;
-  } catch (e) {
-    throw new CliError(`--${flag}: ${(e as Error).message}`);
-  }
-}
-
-/** --source, or the newest run in the store that trained on the source environment and has a checkpoint. */
-async function findSource(ctx: CommandContext, values: Values, sourceEnv: string): Promise<string | null> {
-  const given = stringOption(values, 'source');
-  if (given) return given;
-  if (!existsSync(join(storeDir(ctx, values), SNAPSHOT_FILE))) return null;
-  return withStore(ctx, values, async (store) => {
-    for (const run of await listRuns(store)) {
-      if (run.config.tasks.environments.includes(sourceEnv) && (await loadLatestCheckpoint(store, run.id))) return run.id;
-    }
-    return null;
-  });
+/** The newest run in the store that trained on the source environment and has a checkpoint, if the store exists. */
+function newestInStore(ctx: CommandContext, values: Values): (sourceEnv: string) => Promise<string | null> {
+  return async (sourceEnv) => hasStore(ctx, values) ? withStore(ctx, values, (store) => newestRunOn(store, sourceEnv)) : null;
 }
 
 export const transferInit: Command = {
@@ -53,24 +32,21 @@ export const transferInit: Command = {
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'transfer init');
-    const sourceEnv = checkEnv(requireOption(values, 'source-env', '--source-env shell_exec'), 'source-env');
-    const targetEnv = checkEnv(requireOption(values, 'target-env', '--target-env git_repo'), 'target-env');
-    const freeze = requireOption(values, 'freeze-layers', '--freeze-layers 0-1');
-    if (!/^\s*\d+\s*(-\s*\d+\s*)?(,\s*\d+\s*(-\s*\d+\s*)?)*$/.test(freeze)) throw new CliError(`--freeze-layers "${freeze}" is not a layer range; write it like 0-8 or 0-3,6.`, 2);
+    const sourceEnv = requireOption(values, 'source-env', '--source-env shell_exec');
+    const targetEnv = requireOption(values, 'target-env', '--target-env git_repo');
+    const freezeLayers = requireOption(values, 'freeze-layers', '--freeze-layers 0-1');
     const output = requireOption(values, 'output', '--output transfer.yaml');
-    const config = configOrDefault(ctx, stringOption(values, 'config'), presetConfig('transfer'));
-    config.name = `transfer-${sourceEnv}-to-${targetEnv}`;
-    config.tasks.environments = [targetEnv];
-    config.lora.freeze_layers = freeze.replace(/\s+/g, '');
-    config.transfer.learning_rate_scale = numberOption(values, 'lr-scale') ?? config.transfer.learning_rate_scale;
-    config.training.max_steps = intOption(values, 'steps') ?? config.training.max_steps;
-    const source = await findSource(ctx, values, sourceEnv);
-    config.transfer.source_checkpoint = source;
-    const text = `# transfer ${sourceEnv} → ${targetEnv}: written by \`spindle transfer init\`; run with \`spindle transfer train --config ${output}\`\n${stringifyRunConfig(config)}`;
-    const { errors } = parseRunConfigYaml(text);
-    if (errors.length) throw new CliError(`the transfer config is invalid: ${errors[0].message}`);
-    const file = writeOutput(ctx, output, text);
+    const base = configOrDefault(ctx, stringOption(values, 'config'), presetConfig('transfer'));
+    const plan = {
+      sourceEnv, targetEnv, freezeLayers, source: stringOption(values, 'source') ?? null,
+      learningRateScale: numberOption(values, 'lr-scale'), maxSteps: intOption(values, 'steps'),
+    };
+    const { config, yaml } = await transferConfig(base, plan, output, newestInStore(ctx, values)).catch((e: unknown) => {
+      throw new CliError((e as Error).message);
+    });
+    const file = writeOutput(ctx, output, yaml);
     const lr = config.training.learning_rate;
+    const source = config.transfer.source_checkpoint;
     ctx.out(`wrote ${file}`);
     ctx.out(`  target ${targetEnv}, frozen layers ${config.lora.freeze_layers}, learning rate ${lr} × ${config.transfer.learning_rate_scale} = ${+(lr * config.transfer.learning_rate_scale).toPrecision(4)}`);
     if (source) ctx.out(`  source ${source}`);
