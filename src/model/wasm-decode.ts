@@ -55,7 +55,7 @@ interface Step {
   C: number;
   I: number;
   /** Scratch shared by every layer (each is written before it is read). */
-  at: { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; scores: number; bias: number; cos: number; sin: number };
+  at: { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; bias: number; cos: number; sin: number };
 }
 
 /** Floats each of Step's scratch arrays needs, for a step with `keys` keys. */
@@ -66,7 +66,7 @@ function scratchSizes(attrs: DecodeStepAttrs, rows: number, keys: number, C: num
   return {
     x: rows * C, h: rows * C, q: rows * H * D, k: rows * Hkv * D, v: rows * Hkv * D, heads: rows * H * D, out: rows * C,
     gate: rows * I, up: rows * I, loraMid: rows * attrs.loraRank, loraOut: rows * widest,
-    scores: (H / Hkv) * stride, bias: rows * stride, cos: rows * D, sin: rows * D,
+    bias: rows * Hkv * stride, cos: rows * D, sin: rows * D,
   }; // prettier-ignore
 }
 
@@ -162,7 +162,8 @@ function appendToCache(step: Step, cache: Info, fresh: number): Info {
 /**
  * softmax(q·kᵀ/√D + mask)·v for one position into step.at.heads [rows, H·D], from q [rows, H, D] and the
  * extended keys and values [rows, Hkv, capacity, D] (past + 1 filled): the query heads sharing a key/value
- * head go together.
+ * head go together, one group per row and key/value head, each with its row's mask (copied per group, so
+ * every operand of group g lies a fixed step after group g - 1's and the groups can be shared between threads).
  */
 function attend(step: Step, keys: Info, values: Info): void {
   const { attrs, rows, kernels, at } = step;
@@ -171,17 +172,21 @@ function attend(step: Step, keys: Info, values: Info): void {
   const Tk = attrs.past + 1;
   const capacity = keys.shape[2];
   const stride = paddedKeys(Tk);
-  const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * stride).fill(0);
+  const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * Hkv * stride).fill(0);
   if (attrs.keyValid) {
-    for (let b = 0; b < rows; b++) for (let j = 0; j < Tk; j++) if (!attrs.keyValid[b][j]) bias[b * stride + j] = ATTENTION_MASKED;
-  }
-  const [kAt, vAt, scale] = [address(step, keys), address(step, values), 1 / Math.sqrt(D)];
-  for (let b = 0; b < rows; b++) {
-    for (let g = 0; g < Hkv; g++) {
-      const group = (b * Hkv + g) * 4; // float offsets below, ×4 for bytes
-      kernels.attendOne({ q: at.q + group * rep * D, k: kAt + group * capacity * D, v: vAt + group * capacity * D, scores: at.scores, bias: at.bias + b * stride * 4, out: at.heads + group * rep * D }, rep, Tk, D, scale);
+    for (let group = 0; group < rows * Hkv; group++) {
+      const valid = attrs.keyValid[Math.floor(group / Hkv)];
+      for (let j = 0; j < Tk; j++) if (!valid[j]) bias[group * stride + j] = ATTENTION_MASKED;
     }
   }
+  const [kAt, vAt] = [address(step, keys), address(step, values)];
+  const headsBytes = rep * D * 4;
+  const cacheBytes = capacity * D * 4;
+  kernels.attendGroups(
+    { q: at.q, k: kAt, v: vAt, bias: at.bias, out: at.heads },
+    { q: headsBytes, k: cacheBytes, v: cacheBytes, bias: stride * 4, out: headsBytes },
+    rows * Hkv, rep, Tk, D, 1 / Math.sqrt(D),
+  );
 }
 
 /** One layer on the residual stream step.at.x (updated in place); returns its extended keys and values. */

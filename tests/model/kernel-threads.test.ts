@@ -1,6 +1,6 @@
 /**
  * Spindle's kernels on several threads (src/model/wasm-simd/kernel-threads.ts, gemm-split.ts): every
- * product split between threads must give the very bits one thread gives, on a shared memory of its
+ * product, and a decoding step's attention, split between threads must give the very bits one thread gives, on a shared memory of its
  * own and through tfjs-wasm (whose heap Node shares: shared-heap.ts), for a training step's products
  * and gradients and for a batched decoding step.
  */
@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/model/config.ts';
 import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
-import { splitProduct, type GemmArgs } from '../../src/model/wasm-simd/gemm-split.ts';
+import { splitBatch, splitProduct, type GemmArgs } from '../../src/model/wasm-simd/gemm-split.ts';
 import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
 import { shareDefinedMemory } from '../../src/model/wasm-simd/shared-heap.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
@@ -109,6 +109,24 @@ describe('products split between threads on a shared memory', () => {
       three.productPacked({ a: x, b: w, c: y3, m: rows, k: inner, n: cols }, packed);
       expect(bits(heap, y3, rows * cols), `[${rows}, ${inner}] · [${inner}, ${cols}] packed`).toEqual(bits(heap, y1, rows * cols));
     }
+  });
+});
+
+describe('attention split between threads on a shared memory', () => {
+  it('attendGroups: whole groups of heads per thread, each with its own scores, give the bits one thread gives', async () => {
+    const heap = sharedHeap();
+    const [one, three] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 3 })];
+    expect(await three.threadsReady()).toBe(3);
+    const [groups, rows, keys, D] = [24, 2, 301, 32];
+    const stride = Math.ceil(keys / 4) * 4;
+    const [q, k, v, bias] = [place(heap, groups * rows * D, 1), place(heap, groups * keys * D, 2), place(heap, groups * keys * D, 3), place(heap, groups * stride, 4)];
+    const [out1, out3] = [heap._malloc(groups * rows * D * 4), heap._malloc(groups * rows * D * 4)];
+    const step = { q: rows * D * 4, k: keys * D * 4, v: keys * D * 4, bias: stride * 4, out: rows * D * 4 };
+    one.attendGroups({ q, k, v, bias, out: out1 }, step, groups, rows, keys, D, 1 / Math.sqrt(D));
+    three.attendGroups({ q, k, v, bias, out: out3 }, step, groups, rows, keys, D, 1 / Math.sqrt(D));
+    expect(bits(heap, out3, groups * rows * D)).toEqual(bits(heap, out1, groups * rows * D));
+    expect(splitBatch(groups, rows * keys * D * 2, 3)).toHaveLength(3);
+    three.dispose();
   });
 });
 

@@ -15,7 +15,7 @@ import { adamFunction } from './adam.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
 import { splitBatch, splitProduct, type GemmArgs } from './gemm-split.ts';
-import { canBlock, KernelThreads, type KernelCall } from './kernel-threads.ts';
+import { canBlock, KernelThreads, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction } from './swiglu.ts';
@@ -148,16 +148,16 @@ export class HeapKernels {
     const runs = splitBatch(count, p.m * p.k * p.n, this.threads());
     if (runs.length > 1) {
       const at = (s: number): GemmArgs => ({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
-      this.runShares('gemm', runs.map(([s0]) => at(s0)), (i) => ({ count: runs[i][1] - runs[i][0], strides }));
+      this.gemmShares('gemm', runs.map(([s0]) => at(s0)), (i) => ({ count: runs[i][1] - runs[i][0], strides }));
       return;
     }
-    for (let s = 0; s < count; s++) this.runShares('gemm', splitProduct({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }, this.threads()));
+    for (let s = 0; s < count; s++) this.gemmShares('gemm', splitProduct({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }, this.threads()));
   }
 
   /** C[m, n] = A[m, k] · B[k, n] (both row-major) with B's whole strips read from `packed`, packStrips' copy of it. k ≥ 1. */
   productPacked(p: { a: number; b: number; c: number; m: number; k: number; n: number }, packed: number): void {
     const g: GemmArgs = { ...p, aRow: p.k * 4, aCol: 4, bRow: p.n * 4, bCol: 4, cRow: p.n * 4, packed };
-    this.runShares('gemmPacked', splitProduct(g, this.threads()));
+    this.gemmShares('gemmPacked', splitProduct(g, this.threads()));
   }
 
   /** Threads usable now: the setting, less workers not started yet (asked for here, used once ready). */
@@ -183,19 +183,25 @@ export class HeapKernels {
     });
   }
 
-  /** Runs one gemm call per share, share 0 on this thread, each with its own scratch. */
-  private runShares(fn: 'gemm' | 'gemmPacked', shares: GemmArgs[], repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] })): void {
-    const calls: KernelCall[] = shares.map((g, i) => ({ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), ...repeat(i) }));
-    if (calls.length === 1) this.call(calls[0]);
-    else this.pool!.run(calls, (call) => this.call(call));
+  /** Runs one gemm call per share, share 0 on this thread, each with its own scratch; `repeat` gives share i's slices and their strides. */
+  private gemmShares(fn: 'gemm' | 'gemmPacked', shares: GemmArgs[], repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] })): void {
+    this.runShares(shares.map((g, i) => ({ calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides: repeat(i).strides }], count: repeat(i).count })));
   }
 
-  private call(call: KernelCall): void {
-    const fn = this.exports[call.fn as keyof Exports] as (...args: number[]) => void;
-    const args = call.args.slice();
-    for (let r = 0; r < (call.count ?? 1); r++) {
-      fn(...args);
-      call.strides?.forEach((stride, i) => (args[i] += stride));
+  /** Runs shares[0] here and the others on workers (threads() of them at most). */
+  private runShares(shares: KernelShare[]): void {
+    if (shares.length === 1) this.runShare(shares[0]);
+    else this.pool!.run(shares, (share) => this.runShare(share));
+  }
+
+  /** A share on this thread, as kernel-threads.ts's workers run one. */
+  private runShare(share: KernelShare): void {
+    const calls = share.calls.map((c) => ({ fn: this.exports[c.fn as keyof Exports] as (...args: number[]) => void, args: c.args.slice(), strides: c.strides }));
+    for (let r = 0; r < (share.count ?? 1); r++) {
+      for (const c of calls) {
+        c.fn(...c.args);
+        c.strides?.forEach((stride, i) => (c.args[i] += stride));
+      }
     }
   }
 
@@ -225,6 +231,30 @@ export class HeapKernels {
     this.exports.attendScores(a.q, a.k, a.scores, rows, keys, D, stride);
     this.exports.softmaxRows(a.scores, a.bias, rows, stride, scale);
     this.exports.attendValues(a.scores, a.v, a.out, rows, keys, D, stride);
+  }
+
+  /**
+   * attendOne for `groups` groups of query heads at once (a decoding step's rows × key/value heads), group
+   * g's operands `step` bytes after group g - 1's; whole groups are shared between threads, each with
+   * scores of its own.
+   */
+  attendGroups(a: AttendOperands, step: AttendOperands, groups: number, rows: number, keys: number, D: number, scale: number): void {
+    const stride = paddedKeys(keys);
+    const runs = splitBatch(groups, rows * keys * D * 2, this.threads());
+    this.runShares(
+      runs.map(([g0, g1], i) => {
+        const at = (key: keyof AttendOperands) => a[key] + g0 * step[key];
+        const scores = this.scratchFor(i, rows * stride);
+        return {
+          count: g1 - g0,
+          calls: [
+            { fn: 'attendScores', args: [at('q'), at('k'), scores, rows, keys, D, stride], strides: [step.q, step.k] },
+            { fn: 'softmaxRows', args: [scores, at('bias'), rows, stride, scale], strides: [0, step.bias] },
+            { fn: 'attendValues', args: [scores, at('v'), at('out'), rows, keys, D, stride], strides: [0, step.v, step.out] },
+          ],
+        };
+      }),
+    );
   }
 
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */
@@ -280,6 +310,15 @@ export class HeapKernels {
     }
     this.heap._free(scratch);
   }
+}
+
+/** Addresses of a group's attention operands (attendGroups), or the bytes between groups'. */
+export interface AttendOperands {
+  q: number;
+  k: number;
+  v: number;
+  bias: number;
+  out: number;
 }
 
 /** gemm's (and with `packed`, gemmPacked's) arguments in order. */

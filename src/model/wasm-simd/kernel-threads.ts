@@ -3,9 +3,9 @@
  * thread (tfjs-wasm's heap: the threaded build's in a cross-origin-isolated page, shared-heap.ts's in
  * Node), so that one kernel's work can be split between them with nothing copied.
  *
- * The calling thread hands each worker one call (an export's name and its arguments, repeated `count`
- * times with the arguments advanced by `strides`, for a batch of products), through a slot of a control
- * block on the heap: it writes the call, bumps the slot's sequence number and Atomics.notify's it, does
+ * The calling thread hands each worker one share: a few calls of exports in turn (an export's name and
+ * its arguments), the whole run `count` times with each call's arguments advanced by its `strides` (a batch
+ * of products, a decoding step's attention heads), through a slot of a control block on the heap: it writes the call, bumps the slot's sequence number and Atomics.notify's it, does
  * its own share, then waits until every slot reports that sequence done. A worker spins a little before
  * it sleeps in Atomics.wait, since kernels come back to back within a step and waking a sleeping thread
  * costs tens of microseconds. Which thread computes what is fixed by the caller's split, so a result never
@@ -22,21 +22,28 @@ export interface ThreadHeap {
   _malloc(bytes: number): number;
 }
 
-/** One share of a kernel: `fn(...args)`, then `count - 1` more times with args[i] += strides[i]. */
+/** One export's call: `fn(...args)`, its arguments advanced by `strides` (default zeros) at every repeat of its share. */
 export interface KernelCall {
   fn: string;
   args: number[];
-  count?: number;
   strides?: number[];
 }
 
-/** Bytes per worker slot: a header of int32s, then the arguments and strides as float64s. */
-const SLOT_BYTES = 512;
-const MAX_ARGS = 24;
-const ARGS_AT = 64;
+/** One thread's part of a kernel: its calls in turn, `count` times (default 1). */
+export interface KernelShare {
+  calls: KernelCall[];
+  count?: number;
+}
+
+/** Bytes per worker slot: a header of int32s, then every call's arguments, then their strides, as float64s. */
+const SLOT_BYTES = 1024;
+const HEADER_INTS = 16;
+const MAX_ARGS = (SLOT_BYTES - HEADER_INTS * 4) / 16;
+const ARGS_AT = HEADER_INTS * 4;
 const STRIDES_AT = ARGS_AT + 8 * MAX_ARGS;
-/** Header int32s: sequence number, done, state (0 starting), export index (-1: exit), argument count, repeat count. */
-const [SEQ, DONE, STATE, FN, ARGC, COUNT] = [0, 1, 2, 3, 4, 5];
+/** Header int32s: sequence number, done, state (0 starting), call count (-1: exit), repeat count, then each call's export index and argument count. */
+const [SEQ, DONE, STATE, CALLS, COUNT, FIRST_CALL] = [0, 1, 2, 3, 4, 5];
+const MAX_CALLS = (HEADER_INTS - FIRST_CALL) / 2;
 const [READY, FAILED] = [1, 2];
 /** Spins (Atomics.load's) before sleeping: about 20–50 µs, longer than a wake-up costs. */
 const SPINS = 20_000;
@@ -48,7 +55,7 @@ const listen = (f) => (port.on ? port.on('message', f) : (port.onmessage = (e) =
 listen(({ memory, module, slot, names }) => {
   const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
   const fns = names.map((name) => exports[name]);
-  const head = new Int32Array(memory.buffer, slot, ${ARGS_AT / 4});
+  const head = new Int32Array(memory.buffer, slot, ${HEADER_INTS});
   const args = new Float64Array(memory.buffer, slot + ${ARGS_AT}, ${MAX_ARGS});
   const strides = new Float64Array(memory.buffer, slot + ${STRIDES_AT}, ${MAX_ARGS});
   Atomics.store(head, ${STATE}, ${READY});
@@ -57,12 +64,16 @@ listen(({ memory, module, slot, names }) => {
     for (let i = 0; i < ${SPINS} && Atomics.load(head, ${SEQ}) === seen; i++);
     Atomics.wait(head, ${SEQ}, seen);
     seen = Atomics.load(head, ${SEQ});
-    const fn = head[${FN}];
-    if (fn < 0) break;
+    const calls = head[${CALLS}];
+    if (calls < 0) break;
     try {
-      const a = Array.from(args.subarray(0, head[${ARGC}]));
+      const a = Array.from(args);
       for (let r = 0; r < head[${COUNT}]; r++) {
-        fns[fn](...a);
+        for (let c = 0, at = 0; c < calls; c++) {
+          const argc = head[${FIRST_CALL} + 2 * c + 1];
+          fns[head[${FIRST_CALL} + 2 * c]](...a.slice(at, at + argc));
+          at += argc;
+        }
         for (let i = 0; i < a.length; i++) a[i] += strides[i];
       }
     } catch (error) {
@@ -165,13 +176,13 @@ export class KernelThreads {
   }
 
   /**
-   * Runs calls[0] here and calls[1 …] on workers 0 …, returning when all are done. At most
-   * `ready + 1` calls; throws if a worker's call failed.
+   * Runs shares[0] here and shares[1 …] on workers 0 …, returning when all are done. At most
+   * `ready + 1` shares; throws if a worker's share failed.
    */
-  run(calls: KernelCall[], here: (call: KernelCall) => void): void {
-    if (calls.length - 1 > this.ready) throw new Error(`wasm kernel threads: ${calls.length - 1} calls for ${this.ready} ready workers`);
-    const sent = calls.slice(1).map((call, w) => this.send(w, call));
-    here(calls[0]);
+  run(shares: KernelShare[], here: (share: KernelShare) => void): void {
+    if (shares.length - 1 > this.ready) throw new Error(`wasm kernel threads: ${shares.length - 1} shares for ${this.ready} ready workers`);
+    const sent = shares.slice(1).map((share, w) => this.send(w, share));
+    here(shares[0]);
     let failed = false;
     sent.forEach((seq, w) => {
       const head = this.heads[w];
@@ -185,22 +196,30 @@ export class KernelThreads {
   /** Tells every worker to exit. */
   dispose(): void {
     this.heads.forEach((head) => {
-      head[FN] = -1;
+      head[CALLS] = -1;
       Atomics.add(head, SEQ, 1);
       Atomics.notify(head, SEQ);
     });
     for (const worker of this.workers) void worker.terminate();
   }
 
-  private send(w: number, call: KernelCall): number {
-    const fn = this.names.indexOf(call.fn);
-    if (fn < 0 || call.args.length > MAX_ARGS) throw new Error(`wasm kernel threads: cannot send ${call.fn} with ${call.args.length} arguments`);
+  private send(w: number, share: KernelShare): number {
+    const args = share.calls.flatMap((c) => c.args);
     const head = this.heads[w];
-    head[FN] = fn;
-    head[ARGC] = call.args.length;
-    head[COUNT] = call.count ?? 1;
-    this.args[w].set(call.args);
-    this.strides[w].fill(0).set(call.strides ?? []);
+    if (share.calls.length > MAX_CALLS || args.length > MAX_ARGS) throw new Error(`wasm kernel threads: a share of ${share.calls.length} calls, ${args.length} arguments is too large for a slot`);
+    this.strides[w].fill(0);
+    let at = 0;
+    share.calls.forEach((call, c) => {
+      const fn = this.names.indexOf(call.fn);
+      if (fn < 0) throw new Error(`wasm kernel threads: no export ${call.fn}`);
+      head[FIRST_CALL + 2 * c] = fn;
+      head[FIRST_CALL + 2 * c + 1] = call.args.length;
+      if (call.strides) this.strides[w].set(call.strides, at);
+      at += call.args.length;
+    });
+    head[CALLS] = share.calls.length;
+    head[COUNT] = share.count ?? 1;
+    this.args[w].fill(0).set(args);
     const seq = Atomics.add(head, SEQ, 1) + 1; // publishes the writes above
     Atomics.notify(head, SEQ);
     return seq;
@@ -208,7 +227,7 @@ export class KernelThreads {
 
   private async start(index: number): Promise<void> {
     const slot = this.control + index * SLOT_BYTES;
-    const head = new Int32Array(this.memory.buffer, slot, ARGS_AT / 4).fill(0);
+    const head = new Int32Array(this.memory.buffer, slot, HEADER_INTS).fill(0);
     this.heads.push(head);
     this.args.push(new Float64Array(this.memory.buffer, slot + ARGS_AT, MAX_ARGS));
     this.strides.push(new Float64Array(this.memory.buffer, slot + STRIDES_AT, MAX_ARGS));
