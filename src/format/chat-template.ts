@@ -36,19 +36,20 @@ export interface TemplateOptions {
 const SENTINEL = '\u0000spindle-assistant-content\u0000';
 
 /**
- * What one render of an untrusted template may cost. Jinja has no unbounded loop but `for … in range(n)`,
- * so `range` is replaced by one that counts every item it hands out in the render (nested loops count
- * their product) and checks a wall-clock deadline; real templates use a few per message. The input and
- * the output are capped too (a 128 MiB prompt, a template that repeats its input).
+ * What one render of an untrusted template may cost. `range` is replaced by one that counts every item
+ * it hands out in the render (nested loops count their product; it also stops a huge list being built at
+ * all), and the interpreter counts every node it evaluates and checks a wall-clock deadline as it goes,
+ * so loops that need no range (three nested loops over the messages) end too.
+ * Real templates use a few range items and a few hundred evaluations per message. The input and the
+ * output are capped too (a 128 MiB prompt, a template that repeats its input).
  */
-export const RENDER_BUDGET = { rangeItems: 100_000, deadlineMs: 2000, inputChars: 4 * 1024 * 1024, outputChars: 8 * 1024 * 1024 };
+export const RENDER_BUDGET = { rangeItems: 100_000, evaluations: 2_000_000, deadlineMs: 2000, inputChars: 4 * 1024 * 1024, outputChars: 8 * 1024 * 1024 };
 
 /** A render that ran past RENDER_BUDGET: the template is refused, not probed further. */
 class RenderBudgetError extends Error {}
 
 /** Jinja's `range(stop)` / `range(start, stop, step)`, drawing on one render's budget. */
-function budgetedRange(): (...args: number[]) => number[] {
-  const deadline = Date.now() + RENDER_BUDGET.deadlineMs;
+function budgetedRange(deadline: number): (...args: number[]) => number[] {
   let handedOut = 0;
   return (...args: number[]) => {
     const [start, stop, step = 1] = args.length === 1 ? [0, args[0]] : args;
@@ -62,10 +63,27 @@ function budgetedRange(): (...args: number[]) => number[] {
   };
 }
 
+/** The interpreter of one render: every node it evaluates counts against the budget and the deadline. */
+class BudgetedInterpreter extends Interpreter {
+  private evaluations = 0;
+
+  constructor(env: Environment, private readonly deadline: number) {
+    super(env);
+  }
+
+  override evaluate(...args: Parameters<Interpreter['evaluate']>): ReturnType<Interpreter['evaluate']> {
+    this.evaluations++;
+    if (this.evaluations > RENDER_BUDGET.evaluations) throw new RenderBudgetError(`the template evaluated more than ${RENDER_BUDGET.evaluations} expressions in one render; a chat template needs a few hundred per message`);
+    // Date.now() is cheap but not free: checked every 1024 evaluations.
+    if ((this.evaluations & 1023) === 0 && Date.now() > this.deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
+    return super.evaluate(...args);
+  }
+}
+
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 
 /** The globals @huggingface/jinja gives a template, with `range` on the render's budget and English month names on every machine. */
-function jinjaGlobals(): Record<string, unknown> {
+function jinjaGlobals(deadline: number): Record<string, unknown> {
   const pad2 = (n: number) => String(n).padStart(2, '0');
   const strftimeNow = (format: string) => {
     const d = new Date();
@@ -78,7 +96,7 @@ function jinjaGlobals(): Record<string, unknown> {
   return {
     false: false, true: true, none: null, False: false, True: true, None: null,
     raise_exception: (message: unknown) => { throw new Error(String(message)); },
-    range: budgetedRange(),
+    range: budgetedRange(deadline),
     strftime_now: strftimeNow,
   };
 }
@@ -156,16 +174,17 @@ export class ChatTemplate {
     let text: string;
     try {
       // Template.render with our globals: its own `range` has no budget and cannot be replaced in it.
+      const deadline = Date.now() + RENDER_BUDGET.deadlineMs;
       const env = new Environment();
       for (const [name, value] of Object.entries({
-        ...jinjaGlobals(),
+        ...jinjaGlobals(deadline),
         messages,
         ...(tools ? { tools } : {}),
         add_generation_prompt: addGenerationPrompt,
         bos_token: this.tokens.bos_token ?? '',
         eos_token: this.tokens.eos_token ?? '',
       })) env.set(name, value);
-      text = new Interpreter(env).run(this.template.parsed).value as string;
+      text = new BudgetedInterpreter(env, deadline).run(this.template.parsed).value as string;
     } catch (err) {
       const Failure = err instanceof RenderBudgetError ? RenderBudgetError : Error;
       throw new Failure(`chat_template failed to render: ${(err as Error).message}`, { cause: err });

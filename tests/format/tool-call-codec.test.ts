@@ -75,13 +75,12 @@ describe('Llama JSON calls', () => {
 
   it('reads hostile turns in time linear in their length, and at most MAX_CALLS_PER_TURN calls', () => {
     const call = '{"name": "calc", "parameters": {"expression": "1"}}';
-    const t0 = performance.now();
+    // Quadratic work on these megabyte turns would run past the test's timeout; no timed assertion needed.
     expect(parseLlamaAssistant(`{"name": ${'['.repeat(1_000_000)}`).calls).toHaveLength(1);
     expect(parseLlamaAssistant(call + ';'.repeat(1_000_000)).calls).toEqual([{ name: 'calc', arguments: { expression: '1' } }]);
     const many = parseLlamaAssistant(Array(10_000).fill(call).join('; '));
     expect(many.calls).toHaveLength(MAX_CALLS_PER_TURN);
     expect(many.errors).toEqual([expect.stringMatching(/^too many tool calls/)]);
-    expect(performance.now() - t0).toBeLessThan(2000);
   });
 
   it('lifts into tool_calls only what the template writes back as it was sampled', () => {
