@@ -106,7 +106,6 @@ export class Engine {
     if (await this.backend.use(config.model.backend)) this.shelf.dropDeviceModels();
     const store = await this.openStore();
     const secrets = await readSecrets(store);
-    if (!options.resumeRunId) config = this.shelf.withImportedBase(config);
     let tokenizer: TokenizerSpec | null = null;
     const run = new PipelineRun({
       store,
@@ -170,7 +169,7 @@ export class Engine {
     return this.shelf.importModel(source, this.episodes.size > 0, onProgress);
   }
 
-  /** The imported model, if any (what new runs and the playground use), with its card. */
+  /** The imported model, if any (the playground's policy; a run trains it when its config names its base_model), with its card. */
   importedModel(): { name: string; base_model: string; card: string } | null {
     return this.shelf.importedModel();
   }

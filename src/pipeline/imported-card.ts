@@ -32,7 +32,7 @@ export function importedModelCard(name: string, baseModel: string, loaded: Loade
     ['weights on this device', half ? `the layers' projections in ${loaded.linearPrecision} (half the memory; frozen, LoRA trains in float32), the rest float32` : 'float32'],
     ['chat format', chatFormatSummary(loaded.tokenizer)],
     ['memory', `about ${formatBytes(short.weightBytes)} of weights; a LoRA update on one sequence of 128 tokens about ${formatBytes(short.trainPeakBytes)}, of 512 about ${formatBytes(long.trainPeakBytes)}`],
-    ['train it', `\`model.base_model: ${baseModel}\` (new runs on the default base use it; Playground plays it now)`],
+    ['train it', `\`model.base_model: ${baseModel}\` (choose it on the Train screen, or set it in the YAML; Playground plays it now)`],
   ];
   const summary = `# ${name}\n\nImported into Spindle. What it is here:\n\n| | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`).join('\n')}\n`;
   if (!readme?.trim()) return `${summary}\nThe repository has no README.md (model card).\n`;

@@ -4,8 +4,8 @@
  *   else the shipped base model (one order, `policy()`, which `policyStatus()` describes);
  * - a run: a fresh copy of the imported model when its config names `imported:<name>`, else the loader;
  * - a merged-weights export: the base the adapter was trained on.
- * An imported model becomes the current base: new runs that ask for the default base model train it
- * instead (their saved config names it `imported:<name>`).
+ * A run trains the imported model only when its config names it (`model.base_model: imported:<name>` or
+ * the hub id): the user chooses it on the Train screen; it never replaces the configured base silently.
  */
 import type { RunConfig } from '../config/schema.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
@@ -103,14 +103,8 @@ export class ModelShelf {
     return loaded;
   }
 
-  /** New runs on the default base train the imported model instead, and their saved config says so. */
-  withImportedBase(config: RunConfig): RunConfig {
-    if (!this.imported || config.model.base_model !== DEFAULT_CONFIG.model.base_model) return config;
-    return { ...config, model: { ...config.model, base_model: this.imported.baseModel } };
-  }
-
   /**
-   * Loads a Hugging Face-layout model and makes it the current base. The previous import's tensors are
+   * Loads a Hugging Face-layout model and makes it the playground's policy (and a base runs can name). The previous import's tensors are
    * freed unless `inUse` (an episode still plays it; then they wait for the tab's GC). A failed import changes nothing.
    */
   async importModel(source: ModelImportSource, inUse: boolean, onProgress?: (p: DownloadProgress) => void): Promise<ImportedModelInfo> {

@@ -128,7 +128,8 @@ export class PipelineRun implements RunController {
       for (const name of config.tasks.environments) getEnvironment(name); // an unknown name fails here, listing the known ones
       this.runId = (await createRun(store, config, { environments: installedSources(config.tasks.environments) })).id;
     }
-    this.setStatus('starting');
+    // Which weights a run trains is said, not assumed: a base is only ever the one its config names.
+    this.setStatus('starting', `training base model ${this.config.model.base_model}`);
     if (this.config.judge.verifier_gate === false) this.emit({ type: 'error', run_id: this.runId, fatal: false, message: VERIFIER_GATE_OFF_WARNING });
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });

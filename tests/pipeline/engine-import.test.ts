@@ -1,6 +1,6 @@
 /**
  * The engine's Hugging Face import and merged-weights export (what the Models screen calls): an
- * imported model becomes the playground's local policy and the base of new runs; a broken import
+ * imported model becomes the playground's local policy, and a run's base only when its config names it; a broken import
  * changes nothing; a merge folds B·A·alpha/r into the base weights and zips the HF layout.
  */
 import 'fake-indexeddb/auto';
@@ -10,6 +10,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
+import type { RunEvent } from '../../src/pipeline/events.ts';
 import type { PeftConfig } from '../../src/export/peft.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend } from '../../src/model/backend.ts';
@@ -19,7 +21,7 @@ import { Engine } from '../../src/pipeline/browser-engine.ts';
 import type { EngineDeps } from '../../src/pipeline/engine-api.ts';
 import type { DownloadCache, DownloadProgress } from '../../src/model/hub.ts';
 import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
-import { openStore, type Store } from '../../src/store/index.ts';
+import { getRun, openStore, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
@@ -87,6 +89,19 @@ describe('importing a Hugging Face model into the engine', () => {
     await expect(e.importModel({ files: modelFiles(huge) })).rejects.toThrow(/needs about [\d.]+ GiB to load and train .* but 4\.00 GiB is available/);
     expect(e.importedModel()).toMatchObject({ name: 'tiny-test', base_model: 'imported:tiny-test', card: info.card });
     expect(e.policyStatus().label).toBe('the imported model tiny-test');
+  });
+
+  it('never makes an import the base of a run that names another: the run keeps its configured base and says which', async () => {
+    const e = engine();
+    await e.importModel({ files: modelFiles() });
+    const events: RunEvent[] = [];
+    e.subscribe((event) => void events.push(event));
+    const config = { ...DEFAULT_CONFIG, name: 'on-the-default-base' };
+    // The shipped base is missing in this test, so the start fails loading it: it tried no other model.
+    await expect(e.start(config)).rejects.toThrow(/spindle-base/);
+    const runId = events.find((ev) => ev.type === 'status')!.run_id;
+    expect((await getRun(store, runId))!.config.model.base_model).toBe('spindle-base');
+    expect(events).toContainEqual(expect.objectContaining({ type: 'status', status: 'starting', message: 'training base model spindle-base' }));
   });
 
   it('imports by hub id through the cache with progress, names the run base hf:<id>@<rev>, and a second import downloads nothing', async () => {

@@ -40,6 +40,18 @@ function makeState(over: Partial<TrainSource> = {}) {
 }
 
 describe('TrainState', () => {
+  it('offers an imported model as a base without putting it in the config; choosing it writes model.base_model', async () => {
+    const { state, started } = makeState({ importedBase: async () => 'imported:tiny-test' });
+    await state.load();
+    expect(state.importedBase).toBe('imported:tiny-test');
+    const configured = state.shown.model.base_model;
+    expect(configured).not.toBe('imported:tiny-test');
+    await state.start();
+    expect(started.at(-1)!.config.model.base_model).toBe(configured);
+    state.setField('model.base_model', state.importedBase);
+    expect(state.shown.model.base_model).toBe('imported:tiny-test');
+  });
+
   it('offers only the presets a run does: SFT and transfer are CLI workflows', () => {
     const { state } = makeState();
     const names = state.presets.map((p) => p.name);

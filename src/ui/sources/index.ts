@@ -42,7 +42,10 @@ export function createAppSources(): AppSources {
   return {
     playground: playgroundOperations(pageStore, engine),
     // A new run carries the stored sources of the user environments its config names.
-    train: { controller: withUserEnvironments(engineRunController(), (config, options) => getEngine().engine.start(config, options), pageStore), ...trainOperations(pageStore) },
+    train: {
+      controller: withUserEnvironments(engineRunController(), (config, options) => getEngine().engine.start(config, options), pageStore), ...trainOperations(pageStore),
+      importedBase: async () => (await engine().importedModel())?.base_model ?? null,
+    },
     trajectories: trajectoryOperations(pageStore),
     judges: judgeOperations(pageStore),
     models: modelOperations(pageStore, engine),

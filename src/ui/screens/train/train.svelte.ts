@@ -23,6 +23,8 @@ export interface TrainSource {
   interruptedRuns?(): Promise<InterruptedRun[]>;
   /** The judges switched on in the Judges screen; the config shown here is made to list them. */
   judgeSwitches?(): Promise<JudgeSwitches>;
+  /** The imported model's `model.base_model` (Models screen), or null: offered as a base, never put in the config unasked. */
+  importedBase?(): Promise<string | null>;
   /** A run's stored metrics and markers, to refill the charts when it resumes. */
   history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[]; heldOut: HeldOutResult[] }>;
 }
@@ -85,6 +87,8 @@ export class TrainState {
   heldOut = $state<HeldOutResult[]>([]);
   /** Judges of this run that could not score some trajectories, by judge id. */
   judgeFailures = $state<Record<string, { failed: number; total: number; last_reason: string }>>({});
+  /** What the form offers to train instead of the configured base: the imported model, if any. */
+  importedBase = $state<string | null>(null);
   /** Runs interrupted by a page close or reload, newest first. */
   interrupted = $state<InterruptedRun[]>([]);
   /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
@@ -114,6 +118,7 @@ export class TrainState {
       // Without the list, environment names are not checked here; the run itself will reject bad ones.
     }
     this.unsubscribe ??= this.source.controller.subscribe((e) => this.onEvent(e));
+    this.importedBase = (await this.source.importedBase?.().catch(() => null)) ?? null;
     if (!this.running) {
       try {
         this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
