@@ -1,6 +1,6 @@
 /**
- * Spindle's kernels on several threads (src/model/wasm-simd/kernel-threads.ts, gemm-split.ts): every
- * product, and a decoding step's attention, split between threads must give the very bits one thread gives, on a shared memory of its
+ * Spindle's kernels on several threads (src/model/wasm-simd/kernel-threads.ts, work-split.ts): every
+ * product, a decoding step's attention and Adam, split between threads must give the very bits one thread gives, on a shared memory of its
  * own and through tfjs-wasm (whose heap Node shares: shared-heap.ts), for a training step's products
  * and gradients and for a batched decoding step.
  */
@@ -9,7 +9,7 @@ import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/model/config.ts';
 import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
-import { splitBatch, splitProduct, type GemmArgs } from '../../src/model/wasm-simd/gemm-split.ts';
+import { splitBatch, splitElements, splitProduct, type GemmArgs } from '../../src/model/wasm-simd/work-split.ts';
 import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
 import { shareDefinedMemory } from '../../src/model/wasm-simd/shared-heap.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
@@ -126,6 +126,27 @@ describe('attention split between threads on a shared memory', () => {
     three.attendGroups({ q, k, v, bias, out: out3 }, step, groups, rows, keys, D, 1 / Math.sqrt(D));
     expect(bits(heap, out3, groups * rows * D)).toEqual(bits(heap, out1, groups * rows * D));
     expect(splitBatch(groups, rows * keys * D * 2, 3)).toHaveLength(3);
+    three.dispose();
+  });
+});
+
+describe('Adam split between threads on a shared memory', () => {
+  it('runs of whole vectors per thread, the tail in the last, give the bits one thread gives, for m, v and p', async () => {
+    const heap = sharedHeap();
+    const [one, three] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 3 })];
+    expect(await three.threadsReady()).toBe(3);
+    const n = 100_003;
+    const [p, g, m] = [place(heap, n, 1), place(heap, n, 2), place(heap, n, 3)];
+    const v = place(heap, n, 4);
+    new Float32Array(heap.memory.buffer, v, n).forEach((x, i, a) => (a[i] = x * x)); // a second moment is not negative
+    const h = { kind: 'adamw' as const, lr: 1e-3, b1: 0.9, b2: 0.999, eps: 1e-8, wd: 0.01, bc1: 0.1, bc2: 0.001, gradScale: 0.5 };
+    for (const part of [0, 1, 2] as const) {
+      const [out1, out3] = [heap._malloc(n * 4), heap._malloc(n * 4)];
+      one.adam({ p, g, m, v, out: out1 }, n, part, h);
+      three.adam({ p, g, m, v, out: out3 }, n, part, h);
+      expect(bits(heap, out3, n), `part ${part}`).toEqual(bits(heap, out1, n));
+    }
+    expect(splitElements(n, 16, 3)).toEqual([[0, 33332], [33332, 66668], [66668, n]]);
     three.dispose();
   });
 });

@@ -6,7 +6,7 @@
  *
  * When the heap is shared (a threaded tfjs-wasm build, or shared-heap.ts in Node) and this thread may
  * block, products are split between this thread and up to setKernelThreads(n) - 1 workers running the
- * same module over the same heap (kernel-threads.ts, split by gemm-split.ts), with the same bits as one
+ * same module over the same heap (kernel-threads.ts, split by work-split.ts), with the same bits as one
  * thread gives.
  */
 import type { AdamHyper } from '../fused.ts';
@@ -14,7 +14,7 @@ import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
-import { splitBatch, splitProduct, type GemmArgs } from './gemm-split.ts';
+import { splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
 import { canBlock, KernelThreads, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
@@ -81,6 +81,9 @@ export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: b
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
 const WARM_UP_CALLS = 64;
+
+/** An Adam element's cost in gemm multiply-adds (work-split.ts's unit), roughly: a dozen float operations and a square root. */
+const ADAM_WORK = 16;
 
 let threadSetting = 1;
 
@@ -284,7 +287,8 @@ export class HeapKernels {
     const decays = h.wd > 0;
     const l2 = h.kind === 'adam' && decays ? h.wd : 0; // Adam's L2 penalty, added to the gradient
     const decay = h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1; // AdamW's decoupled decay
-    this.exports.adam(p, g, m, v, out, n, part, h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale);
+    const scalars = [h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale];
+    this.runShares(splitElements(n, ADAM_WORK, this.threads()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p + i0 * 4, g + i0 * 4, m + i0 * 4, v + i0 * 4, out + i0 * 4, i1 - i0, part, ...scalars] }] })));
   }
 
   /** Share i's scratch of at least `floats` floats. */

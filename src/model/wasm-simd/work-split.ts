@@ -1,8 +1,10 @@
 /**
- * How a product is shared between threads (kernel-threads.ts): bands of C's rows or of its columns, or
- * whole slices of a batch, fixed by the sizes and the thread count alone. gemm.ts computes every C(i, j)
- * the same way in any band of rows, or of columns cut at multiples of its 8-column strips, so the bands
- * together give the bits the whole product gives on one thread.
+ * How a kernel's work is shared between threads (kernel-threads.ts), fixed by the sizes and the thread
+ * count alone: a product's bands of C's rows or of its columns, whole slices of a batch (or whole groups
+ * of attention heads), runs of whole vectors of an elementwise kernel. gemm.ts computes every C(i, j) the
+ * same way in any band of rows, or of columns cut at multiples of its 8-column strips, and an elementwise
+ * kernel computes an element the same way wherever it lies, so the shares together give the bits one
+ * thread gives.
  */
 import { GEMM_ROWS } from './gemm.ts';
 
@@ -61,7 +63,13 @@ export function splitProduct(g: GemmArgs, threads: number): GemmArgs[] {
   });
 }
 
-/** A batch of `count` equal products of `work` multiply-adds each, cut into runs of whole slices. */
+/** Elements [start, end) per share of an elementwise kernel over n floats of `work` each: runs of whole vectors of 4, the tail in the last. */
+export function splitElements(n: number, work: number, threads: number): [number, number][] {
+  const vectors = Math.ceil(n / 4);
+  return cuts(vectors, Math.max(1, Math.min(vectors, partsFor(work * n, threads)))).map(([v0, v1]) => [v0 * 4, Math.min(n, v1 * 4)]);
+}
+
+/** A batch of `count` equal products (or head groups) of `work` multiply-adds each, cut into runs of whole slices. */
 export function splitBatch(count: number, work: number, threads: number): [number, number][] {
   return cuts(count, Math.min(count, partsFor(work * count, threads)));
 }
