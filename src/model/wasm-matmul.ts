@@ -15,8 +15,9 @@
  * sends transposed or batched operands to a naive loop, so before this every gradient product paid
  * for an explicit transpose, and attention ran as a depthwise convolution.
  * XNNPACK keeps two cases (prefersXnnpack): decoding steps' few-row products, and every 2-D product when
- * tfjs-wasm runs XNNPACK on several threads (a cross-origin-isolated page on a machine with four or more
- * cores), with explicit transposes, since one thread of ours does not beat several of its.
+ * tfjs-wasm runs XNNPACK on more threads than ours run on (a cross-origin-isolated page's main thread,
+ * which may not block, on a machine with four or more cores), with explicit transposes, since fewer
+ * threads of ours do not beat more of its.
  */
 import * as tf from '@tensorflow/tfjs';
 import { GEMM_ROWS } from './wasm-simd/gemm.ts';
@@ -131,9 +132,9 @@ function xnnpackProduct(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo
  */
 const XNNPACK_BELOW_ROWS = 2 * GEMM_ROWS;
 
-/** XNNPACK for 2-D products when tfjs-wasm runs it on several threads, and for untransposed products of few rows. */
+/** XNNPACK for 2-D products when tfjs-wasm runs it on more threads than ours, and for untransposed products of few rows. */
 function prefersXnnpack(backend: WasmBackend, p: ProductShape, attrs: ProductAttrs): boolean {
-  if (backend.wasm.tfjs.getThreadsCount() > 1) return true;
+  if (backend.wasm.tfjs.getThreadsCount() > heapKernelsOf(backend.wasm).threads()) return true;
   return !attrs.transposeA && !attrs.transposeB && p.m < XNNPACK_BELOW_ROWS;
 }
 

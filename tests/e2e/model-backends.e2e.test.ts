@@ -3,7 +3,9 @@
  * gradients (full and LoRA) and greedy tokens. WebGPU runs on SwiftShader in headless Chromium; wasm
  * runs Spindle's SIMD kernels over tfjs-wasm's heap, which in this cross-origin-isolated page is the
  * threaded build's shared memory: with one thread (this 2-core machine; tfjs uses half the cores) and
- * with two, where 2-D products go to XNNPACK's threads.
+ * with two, where 2-D products go to XNNPACK's threads (the page's main thread may not block, so Spindle's
+ * own kernels stay on one thread there). Then, in a worker (selftest.html?threads), that Spindle's kernels
+ * give the same bits on several threads as on one.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
@@ -45,4 +47,17 @@ describe('the model on each backend vs cpu (selftest.html)', () => {
       expect(comparisonProblems(result)).toEqual([]);
     });
   }
+
+  it("Spindle's kernels give the same bits on 3 threads as on 1 in a worker over the threaded build's shared heap", async () => {
+    const page = await app.context.newPage();
+    await page.goto(`${app.url}/selftest.html?threads=3`);
+    await page.waitForFunction(() => window.__threadsCheck, undefined, { timeout: 200_000 });
+    const check = (await page.evaluate(() => window.__threadsCheck))!;
+    await page.close();
+    expect('error' in check ? check.error : '').toBe('');
+    if ('error' in check) return;
+    expect(check.threads).toBe(3);
+    expect(check.compared.length).toBeGreaterThan(10);
+    expect(check.differing).toEqual([]);
+  });
 });

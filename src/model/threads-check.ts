@@ -1,0 +1,58 @@
+/**
+ * Spindle's kernels on one thread and on several must give the same bits (wasm-simd/kernel-threads.ts):
+ * a small model's loss and gradients and a 16-row decoding step, on the active wasm backend with the
+ * kernels on 1 thread and then on `threads`. Run in Node by tests/model/kernel-threads.test.ts and in a
+ * cross-origin-isolated page's worker, over the threaded build's heap, by selftest.html?threads
+ * (tests/e2e/model-backends.e2e.test.ts).
+ */
+import * as tf from '@tensorflow/tfjs';
+import { presetConfig } from './config.ts';
+import { TransformerModel } from './transformer.ts';
+import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { createRng } from '../rng.ts';
+
+export interface ThreadsCheck {
+  /** The threads the kernels ran on in the second pass (fewer than asked if workers did not start). */
+  threads: number;
+  /** What was compared, and what of it differed in any bit. */
+  compared: string[];
+  differing: string[];
+}
+
+const bitsOf = (t: tf.Tensor) => new Uint32Array(new Float32Array(t.dataSync()).buffer);
+
+/** Every output of one pass, by name, as raw bits. */
+function pass(model: TransformerModel, ids: number[][]): Map<string, Uint32Array> {
+  const out = new Map<string, Uint32Array>();
+  const vars = model.trainableVariables();
+  const { value, grads } = tf.variableGrads(() => tf.mean(tf.square(model.forward(ids).logits)) as tf.Scalar, vars);
+  out.set('loss', bitsOf(value));
+  for (const v of vars) out.set(`gradient of ${v.name}`, bitsOf(grads[v.name]));
+  tf.dispose([value, ...Object.values(grads)]);
+  const rows = ids.flatMap((r) => [r.slice(0, 8), r.slice(8, 16), r.slice(16, 24), r.slice(24, 32)]); // 16 rows
+  const prefix = model.forward(rows, { cache: model.emptyCache(), lastOnly: true });
+  const next = model.forward(rows.map((r) => [r[0]]), { cache: prefix.cache, lastOnly: true });
+  out.set('decoding step logits, 16 rows', bitsOf(next.logits));
+  tf.dispose([prefix.logits, next.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...next.cache!.k, ...next.cache!.v]);
+  return out;
+}
+
+export async function compareThreadCounts(threads: number): Promise<ThreadsCheck> {
+  const kernels = heapKernelsOf((tf.backend() as unknown as TfjsWasmBackend).wasm);
+  const setting = kernelThreadSetting();
+  const model = TransformerModel.create(presetConfig('nano', 266), 5);
+  const rng = createRng(9);
+  const ids = Array.from({ length: 4 }, () => Array.from({ length: 48 }, () => Math.floor(rng.next() * 266)));
+  try {
+    setKernelThreads(1);
+    const one = pass(model, ids);
+    setKernelThreads(threads);
+    const used = await kernels.threadsReady();
+    const many = pass(model, ids);
+    const differing = [...one].filter(([name, bits]) => !bits.every((b, i) => b === many.get(name)![i])).map(([name]) => name);
+    return { threads: used, compared: [...one.keys()], differing };
+  } finally {
+    setKernelThreads(setting);
+    model.dispose();
+  }
+}
