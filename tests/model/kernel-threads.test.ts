@@ -110,6 +110,20 @@ describe('products split between threads on a shared memory', () => {
   });
 });
 
+describe('a worker whose share fails', () => {
+  it('makes the kernel throw once every share is over, and takes no more shares', async () => {
+    const heap = sharedHeap();
+    const two = new HeapKernels(heap, { threads: 2 });
+    expect(await two.threadsReady()).toBe(2);
+    const [m, k, n] = [128, 64, 64]; // bands of rows 0–63 (here) and 64–127 (the worker's)
+    const [a, b] = [place(heap, m * k, 1), place(heap, k * n, 2)];
+    const end = heap.memory.buffer.byteLength;
+    expect(() => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false })).toThrow('a worker failed its share');
+    expect(two.threads()).toBe(1);
+    two.dispose();
+  });
+});
+
 describe('attention split between threads on a shared memory', () => {
   it('attendGroups: whole groups of heads per thread, each with its own scores, give the bits one thread gives', async () => {
     const heap = sharedHeap();

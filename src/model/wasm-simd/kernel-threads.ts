@@ -182,14 +182,18 @@ export class KernelThreads {
   run(shares: KernelShare[], here: (share: KernelShare) => void): void {
     if (shares.length - 1 > this.ready) throw new Error(`wasm kernel threads: ${shares.length - 1} shares for ${this.ready} ready workers`);
     const sent = shares.slice(1).map((share, w) => this.send(w, share));
-    here(shares[0]);
     let failed = false;
-    sent.forEach((seq, w) => {
-      const head = this.heads[w];
-      for (let i = 0; i < SPINS && Atomics.load(head, DONE) !== seq; i++);
-      for (let done = Atomics.load(head, DONE); done !== seq; done = Atomics.load(head, DONE)) Atomics.wait(head, DONE, done);
-      failed ||= Atomics.load(head, STATE) === FAILED;
-    });
+    try {
+      here(shares[0]);
+    } finally {
+      // Even when this thread's share threw: the caller may free what the workers are still writing.
+      sent.forEach((seq, w) => {
+        const head = this.heads[w];
+        for (let i = 0; i < SPINS && Atomics.load(head, DONE) !== seq; i++);
+        for (let done = Atomics.load(head, DONE); done !== seq; done = Atomics.load(head, DONE)) Atomics.wait(head, DONE, done);
+        failed ||= Atomics.load(head, STATE) === FAILED;
+      });
+    }
     if (failed) throw new Error('wasm kernel threads: a worker failed its share of a kernel');
   }
 
