@@ -36,18 +36,24 @@ export interface HeldOut {
   /** The share of episodes that called one of the environment's tools, and the success among those. */
   tool_use: { called: number; success_when_called: number };
   agent: AgentStats;
+  /** The evaluated episodes, in the order they finished (each with its score as judge_score). */
+  episodes: Trajectory[];
 }
 
 export const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
 export const showRate = (r: { success: number; ci95: [number, number] }): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
-/** Greedy held-out success of a loaded model on one environment and level, with how it acted. */
-export async function heldOut(loaded: Loaded, id: string, envName: string, level: number, items: number): Promise<HeldOut> {
+/**
+ * Greedy held-out success of a loaded model on one environment and level, with how it acted. `turns`
+ * (default BENCH_MAX_STEPS) and `maxNewTokens` (default the config's) bound each episode.
+ */
+export async function heldOut(loaded: Loaded, id: string, envName: string, level: number, items: number, bounds: { turns?: number; maxNewTokens?: number } = {}): Promise<HeldOut> {
   const env = getEnvironment(envName);
   const policy = new EnginePolicy(id, loaded.tokenizer, new GenerationService(() => loaded.model, loaded.tokenizer));
   const episodes: Trajectory[] = [];
   const onEpisode = (t: Trajectory) => episodes.push(t);
-  const [result] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, levels: [level], concurrency: 16, maxSteps: BENCH_MAX_STEPS, toolTimeoutMs: 15_000, onEpisode });
+  const sampling = bounds.maxNewTokens === undefined ? undefined : { max_new_tokens: bounds.maxNewTokens };
+  const [result] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, levels: [level], concurrency: 16, maxSteps: bounds.turns ?? BENCH_MAX_STEPS, toolTimeoutMs: 15_000, sampling, onEpisode });
   const called = episodes.filter((t) => !changedNothing(t, env.requiredTools));
   const k = Math.round(result.success * result.n);
   return {
@@ -56,6 +62,7 @@ export async function heldOut(loaded: Loaded, id: string, envName: string, level
     ci95: wilsonInterval(k, result.n),
     tool_use: { called: called.length / episodes.length, success_when_called: called.length === 0 ? 0 : called.filter((t) => t.success === true).length / called.length },
     agent: agentStats(episodes),
+    episodes,
   };
 }
 
@@ -69,13 +76,18 @@ export interface UpdatePoint {
  * Trains `loaded` in place (its LoRA) with GRPO under `config` until `maxUpdates` updates or `budgetMs`
  * have passed, whichever comes first. Throws when the run fails: an "after" figure would measure the failure.
  */
-export async function trainGrpo(loaded: Loaded, config: RunConfig, limits: { maxUpdates: number; budgetMs: number; onUpdate?: (p: UpdatePoint) => void }): Promise<{ curve: UpdatePoint[]; seconds: number }> {
+export async function trainGrpo(
+  loaded: Loaded,
+  config: RunConfig,
+  limits: { maxUpdates: number; budgetMs: number; onUpdate?: (p: UpdatePoint) => void; onEvent?: (event: RunEvent) => void },
+): Promise<{ curve: UpdatePoint[]; seconds: number }> {
   const store = await openStore({ factory: new IDBFactory() });
   const run = createNodeRun({ store, cores: 2, loadModel: async () => loaded });
   const curve: UpdatePoint[] = [];
   const started = performance.now();
   let fatal: string | null = null;
   run.subscribe((event: RunEvent) => {
+    limits.onEvent?.(event);
     if (event.type === 'update') {
       const point = { step: event.step, metrics: event.metrics, seconds: (performance.now() - started) / 1000 };
       curve.push(point);
