@@ -29,7 +29,7 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPr
   { env: 'order_total', level: 1, items: 2000, multiStep: true },
   { env: 'order_total', level: 2, items: 1200, multiStep: true },
   { env: 'order_total', level: 3, items: 500, multiStep: true },
-  { env: 'func_trace', level: 1, items: 1500, multiStep: true },
+  { env: 'func_trace', level: 1, items: 2500, multiStep: true },
   { env: 'func_trace', level: 2, items: 1200, multiStep: true },
   { env: 'func_trace', level: 3, items: 400, multiStep: true },
 ]
@@ -66,11 +66,15 @@ export const DIRECT_THOUGHT = 'I know this.';
  * - `direct`: no tool, the answer at once (as above);
  * - `early`: stops after one of its reads and answers with what that observation showed (a file name, a
  *   price, a function), the intermediate value;
+ * - `retry`: one call carries a typo in a name it copied (a file path, the function it runs), the sandbox's
+ *   real error follows ("No such file", "'fold' is not defined"), and the next turn makes the call again,
+ *   right (typo-retry.ts). These are the base's own commonest failures; before this variant no transcript
+ *   showed one fixed, and the base recovered from none of its failed calls, so GRPO had no recovery to reinforce;
  * - `give_up`: on the items built to fail first, answers GIVE_UP_ANSWER right after the failed call.
  * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
  * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.
  */
-export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.15, give_up: 0.5 };
+export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.15, retry: 0.2, give_up: 0.4 };
 export const GIVE_UP_ANSWER = 'I cannot find it.';
 
 /**

@@ -47,8 +47,13 @@ const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2
   `(every multi-step transcript and ${Math.round(100 * FINETUNE_SINGLE_STEP_SHARE)}% of the single-step ones, \`finetune.jsonl\`): 800 steps at lr 3e-4 with copied tokens\n` +
   'weighted 3× (`--init` from the single-step weights; sampled success on file_chain level 1 stayed at 0–2%: after the first\n' +
   'observation it answered, as every single-step transcript does), then the settings below from those weights, with the first\n' +
-  'token of each assistant turn weighted 5× (`--decision-weight 4`) and fewer early stops, resumed once to stretch it. About\n' +
-  '40 minutes on 2 shared CPU cores for the multi-step pass.';
+  'token of each assistant turn weighted 5× (`--decision-weight 4`) and fewer early stops, resumed once to stretch it (about\n' +
+  '40 minutes on 2 shared CPU cores). That base recovered from none of its failed calls: no transcript showed a call fixed\n' +
+  'after its own mistake. Then the recovery pass, the settings below from those weights on a new fine-tune mix: the `retry`\n' +
+  `transcripts (${Math.round(100 * MULTI_STEP_SHARES.retry)}% of the multi-step items: one copied name misspelt, the sandbox's real error, the call made again right;\n` +
+  `\`scripts/base-model/typo-retry.ts\`), give-ups after the designed failure down to ${Math.round(100 * MULTI_STEP_SHARES.give_up)}% of those items, and func_trace level 1 doubled\n` +
+  '(1000 steps planned, cut to 500 with the cosine schedule recomputed at step 200: about 45 minutes on 2 CPU cores shared with\n' +
+  'other work).';
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: RateRow[]): string {
@@ -105,8 +110,10 @@ It also acts in several steps (file_chain, order_total, func_trace: a file name,
 call is what the next call needs) and fails the way agents fail: its multi-step transcripts (all of them following
 the real sandbox) include episodes that stop after one of their reads and answer with what it showed, the
 intermediate value, and, on items built so that the first attempt fails, episodes that answer "${GIVE_UP_ANSWER}" right
-after the error instead of finding the file or function it named. Sampled, it sometimes carries on to the end and
-sometimes stops or miscopies what it read: what GRPO has to teach it is to keep going, and to retry.
+after the error instead of finding the file or function it named, and episodes that misspell a name they copied (a
+file, the function they run), read the sandbox's error and make the call again, right. Sampled, it sometimes carries on
+to the end and sometimes stops, miscopies what it read or gives up after an error: what GRPO has to teach it is to keep
+going, and to retry.
 
 ## Measured (\`scripts/base-model/evaluate.ts\`, test split)
 

@@ -16,6 +16,7 @@ import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
+import { withTypoRetry } from './typo-retry.ts';
 import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
@@ -32,7 +33,7 @@ const { values: args } = parseArgs({
 const SEED = Number(args.seed);
 const tokenizer = new ByteTokenizer();
 
-type Variant = 'expert' | 'direct' | 'early' | 'give_up';
+type Variant = 'expert' | 'direct' | 'early' | 'retry' | 'give_up';
 
 /**
  * The variant a train item is played as: single-step items answer at once in `directShare` of the
@@ -45,6 +46,7 @@ function chooseVariant(pick: Rng, expert: Trajectory, row: { copyPractice?: true
   const r = pick.next();
   if (r < MULTI_STEP_SHARES.direct) return 'direct';
   if (r < MULTI_STEP_SHARES.direct + MULTI_STEP_SHARES.early && expert.steps.length >= 2) return 'early';
+  if (r < MULTI_STEP_SHARES.direct + MULTI_STEP_SHARES.early + MULTI_STEP_SHARES.retry) return 'retry';
   if (expert.steps.some((s) => s.tool_call?.error) && pick.chance(MULTI_STEP_SHARES.give_up)) return 'give_up';
   return 'expert';
 }
@@ -58,6 +60,7 @@ function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pic
     const seen = expert.steps[k - 1].observation.trim().split(/\s+/).at(-1) ?? '';
     return [...turns.slice(0, k), answerTurn(seen)];
   }
+  if (variant === 'retry') return withTypoRetry(turns, pick) ?? turns;
   if (variant === 'give_up') return [...turns.slice(0, expert.steps.findIndex((s) => s.tool_call?.error) + 1), answerTurn(GIVE_UP_ANSWER)];
   return turns;
 }
@@ -71,14 +74,19 @@ async function transcripts(split: 'train' | 'test', perLevel: (items: number) =>
     const pick = createRng(deriveSeed(SEED, split, name, level, 'direct'));
     const maxTokens = multiStep ? MAX_MULTI_STEP_TOKENS : MAX_TRANSCRIPT_TOKENS;
     let kept = 0;
-    const counts: Record<Variant, number> = { expert: 0, direct: 0, early: 0, give_up: 0 };
+    const counts: Record<Variant, number> = { expert: 0, direct: 0, early: 0, retry: 0, give_up: 0 };
     for (let i = 0; kept < want && i < want * 2; i++) {
       const task = env.generate(deriveSeed(SEED, split, name, level, i), level, split);
       const expert = await expertTrajectory(env, task, { tokenizer });
       if (expert.success !== true || expert.tokens.length > maxTokens) continue;
       // Chosen among the items whose tool transcript is kept, so the shares hold at every level.
-      const variant = chooseVariant(pick, expert, row, directShare);
-      const t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
+      let variant = chooseVariant(pick, expert, row, directShare);
+      let t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
+      // A typo that did not fail (or a retry that did not end in success) teaches nothing about recovery.
+      if (variant === 'retry' && !(t.success === true && t.steps.some((s) => s.tool_call?.error))) {
+        variant = 'expert';
+        t = expert;
+      }
       lines.push(JSON.stringify({ env: name, level, variant, tokens: t.tokens, assistant: t.assistant_mask, copy: copyMask(t, tokenizer) }));
       kept++;
       counts[variant]++;

@@ -1,0 +1,63 @@
+/**
+ * The `retry` transcript variant (mix.ts MULTI_STEP_SHARES): one call of the expert's episode is made
+ * first with a typo in a name it copied, the way the base miscopies (`cat lib/spix.js` for
+ * `lib/spin.js`, `fold(7)` for `spin(7)`), and then again as the expert made it. Played through the real
+ * agent loop, the typo's observation is the sandbox's own error, so the transcript shows reading an
+ * error and correcting the call, which no expert transcript does.
+ */
+import { callTurn, type ExpertCall } from '../../src/envs/expert-text.ts';
+import type { Rng } from '../../src/rng.ts';
+
+export const RETRY_THOUGHT = 'Typo. Again.';
+
+const LETTERS = 'abcdefghijklmnopqrstuvwxyz';
+
+/** One letter of `word` (at `from` or later) changed to another. */
+function typo(word: string, from: number, pick: Rng): string {
+  const at = pick.int(from, word.length - 1);
+  const others = LETTERS.replace(word[at], '');
+  return word.slice(0, at) + others[pick.int(0, others.length - 1)] + word.slice(at + 1);
+}
+
+/**
+ * The call with a typo in its copied name, or null where a typo would not fail: `cat`/`find` get one in
+ * the file's stem, a js run in the function it calls on its last line.
+ */
+export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
+  const args = call.arguments;
+  if (call.name === 'sh' && typeof args.command === 'string') {
+    const m = /^(cat |find \. -name )(\S*?)([a-z]+)(\.[a-z]+)$/.exec(args.command);
+    if (!m) return null;
+    return { name: 'sh', arguments: { command: `${m[1]}${m[2]}${typo(m[3], 0, pick)}${m[4]}` } };
+  }
+  if (call.name === 'js' && typeof args.code === 'string') {
+    const m = /\n([a-z]+)(\(\d+\))$/.exec(args.code);
+    if (!m) return null;
+    return { name: 'js', arguments: { code: `${args.code.slice(0, m.index)}\n${typo(m[1], 0, pick)}${m[2]}` } };
+  }
+  return null;
+}
+
+interface ParsedTurn {
+  think: string | null;
+  call: ExpertCall;
+}
+
+function parseCallTurn(turn: string): ParsedTurn | null {
+  const call = /<tool_call>(.*)<\/tool_call>$/s.exec(turn);
+  if (!call) return null;
+  const think = /^<think>(.*?)<\/think>/s.exec(turn);
+  return { think: think?.[1] ?? null, call: JSON.parse(call[1]) as ExpertCall };
+}
+
+/** The expert's turns with one call made first with a typo and then right; null when no call can carry one. */
+export function withTypoRetry(turns: string[], pick: Rng): string[] | null {
+  const candidates = turns.flatMap((turn, i) => {
+    const parsed = parseCallTurn(turn);
+    const wrong = parsed ? misspelledCall(parsed.call, pick) : null;
+    return parsed && wrong ? [{ i, parsed, wrong }] : [];
+  });
+  if (candidates.length === 0) return null;
+  const { i, parsed, wrong } = candidates[pick.int(0, candidates.length - 1)];
+  return [...turns.slice(0, i), callTurn(parsed.think, [wrong]), callTurn(RETRY_THOUGHT, [parsed.call]), ...turns.slice(i + 1)];
+}
