@@ -134,7 +134,13 @@ export class HeapKernels {
     this.heap = heap;
     this.memory = memory;
     this.threadOption = options.threads;
-    if (shared && canBlock()) this.pool = new KernelThreads(memory, module, Object.keys(this.exports));
+    if (shared && canBlock()) {
+      try {
+        this.pool = new KernelThreads(memory, module, Object.keys(this.exports));
+      } catch (error) {
+        this.threadsFailure = error instanceof Error ? error.message : String(error);
+      }
+    }
     this.warmUp();
   }
 

@@ -3,18 +3,21 @@
  * thread (tfjs-wasm's heap: the threaded build's in a cross-origin-isolated page, shared-heap.ts's in
  * Node), so that one kernel's work can be split between them with nothing copied.
  *
- * The calling thread hands each worker one share: a few calls of exports in turn (an export's name and
- * its arguments), the whole run `count` times with each call's arguments advanced by its `strides` (a batch
- * of products, a decoding step's attention heads), through a slot of a control block on the heap: it writes the call, bumps the slot's sequence number and Atomics.notify's it, does
- * its own share, then waits until every slot reports that sequence done. A worker spins a little before
- * it sleeps in Atomics.wait, since kernels come back to back within a step and waking a sleeping thread
- * costs tens of microseconds. Which thread computes what is fixed by the caller's split, so a result never
- * depends on timing.
+ * A kernel is cut into shares (work-split.ts): each a few calls of exports in turn (an export's name and
+ * its arguments), the whole run `count` times with each call's arguments advanced by its `strides` (a
+ * batch of products, a decoding step's attention heads). The calling thread writes the shares to a control
+ * block on the heap, bumps the job number and Atomics.notify's the workers; then every thread, the caller
+ * included, claims shares one at a time (a compare-and-swap on a counter tagged with the job number) and
+ * runs them, and the caller waits until all are done. Which thread runs a share changes nothing in its
+ * result (a share's work is fixed, and shares write disjoint outputs), so results never depend on timing;
+ * and a worker that is slow to wake (a busy machine) only leaves more shares to the others. Each share has
+ * scratch of its own. A worker spins a little before it sleeps in Atomics.wait, since kernels come back
+ * to back within a step and waking a sleeping thread costs tens of microseconds.
  *
  * The calling thread must be able to block: Node's main thread and a browser worker (the engine's) can,
  * a page's main thread cannot (canBlock is false there and kernels stay on one thread). Workers start
- * asynchronously (a browser starts one only while its creator's event loop turns), so a slot is used
- * once its worker has said it is ready; until then the caller splits the work among fewer threads.
+ * asynchronously (a browser starts one only while its creator's event loop turns); callers cut kernels
+ * into as many shares as there are threads ready.
  */
 
 /** What the pool needs of the heap: a malloc for its control block. */
@@ -29,58 +32,92 @@ export interface KernelCall {
   strides?: number[];
 }
 
-/** One thread's part of a kernel: its calls in turn, `count` times (default 1). */
+/** One part of a kernel: its calls in turn, `count` times (default 1). */
 export interface KernelShare {
   calls: KernelCall[];
   count?: number;
 }
 
-/** Bytes per worker slot: a header of int32s, then every call's arguments, then their strides, as float64s. */
+/** Workers a pool starts at most, and shares a kernel is cut into at most. */
+export const MAX_WORKERS = 63;
+const MAX_SHARES = MAX_WORKERS + 1;
+/**
+ * The control block: a header of int32s (the job number, the claim counter, shares done, the share count
+ * (-1: exit), a failure flag, then one ready flag per worker), then one slot per share: int32s (call count,
+ * repeat count, then each call's export index and argument count), every call's arguments, their strides.
+ */
+const [JOB, CLAIM, DONE, SHARES, FAILED] = [0, 1, 2, 3, 4];
+const READY_AT = 8;
+const HEADER_BYTES = (READY_AT + MAX_WORKERS + 1) * 4;
 const SLOT_BYTES = 1024;
-const HEADER_INTS = 16;
-const MAX_ARGS = (SLOT_BYTES - HEADER_INTS * 4) / 16;
-const ARGS_AT = HEADER_INTS * 4;
+const SLOT_INTS = 16;
+const [CALLS, COUNT, FIRST_CALL] = [0, 1, 2];
+const MAX_CALLS = (SLOT_INTS - FIRST_CALL) / 2;
+const MAX_ARGS = (SLOT_BYTES - SLOT_INTS * 4) / 16;
+const ARGS_AT = SLOT_INTS * 4;
 const STRIDES_AT = ARGS_AT + 8 * MAX_ARGS;
-/** Header int32s: sequence number, done, state (0 starting), call count (-1: exit), repeat count, then each call's export index and argument count. */
-const [SEQ, DONE, STATE, CALLS, COUNT, FIRST_CALL] = [0, 1, 2, 3, 4, 5];
-const MAX_CALLS = (HEADER_INTS - FIRST_CALL) / 2;
-const [READY, FAILED] = [1, 2];
+/** The claim counter: the job number's low 15 bits, then the next share's index. */
+const JOB_SHIFT = 16;
+const JOB_MASK = 0x7fff;
 /** Spins (Atomics.load's) before sleeping: about 20–50 µs, longer than a wake-up costs. */
 const SPINS = 20_000;
+
+/**
+ * The share-claiming loop, the same text in the workers and (as a Function) on the calling thread: claims
+ * shares of job `job` until none is left; `run(i)` runs share i. Returns whether a share failed here.
+ */
+const CLAIM_LOOP = `
+  let failed = false;
+  for (;;) {
+    const c = Atomics.load(header, ${CLAIM});
+    const i = c & 0xffff;
+    if (c >>> ${JOB_SHIFT} !== (job & ${JOB_MASK}) || i >= Atomics.load(header, ${SHARES})) return failed;
+    if (Atomics.compareExchange(header, ${CLAIM}, c, c + 1) !== c) continue;
+    try {
+      run(i);
+    } catch (error) {
+      failed = true;
+      Atomics.store(header, ${FAILED}, 1);
+    }
+    if (Atomics.add(header, ${DONE}, 1) + 1 === Atomics.load(header, ${SHARES})) Atomics.notify(header, ${DONE});
+  }
+`;
+
+type ClaimShares = (header: Int32Array, job: number, run: (i: number) => void) => boolean;
 
 /** The worker's whole program: plain JS (it is the source of a blob or eval worker, never bundled). */
 const WORKER_SOURCE = `
 const port = typeof self === 'undefined' ? require('node:worker_threads').parentPort : self;
 const listen = (f) => (port.on ? port.on('message', f) : (port.onmessage = (e) => f(e.data)));
-listen(({ memory, module, slot, names }) => {
+const claimShares = (header, job, run) => {${CLAIM_LOOP}};
+listen(({ memory, module, control, index, names }) => {
   const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
   const fns = names.map((name) => exports[name]);
-  const head = new Int32Array(memory.buffer, slot, ${HEADER_INTS});
-  const args = new Float64Array(memory.buffer, slot + ${ARGS_AT}, ${MAX_ARGS});
-  const strides = new Float64Array(memory.buffer, slot + ${STRIDES_AT}, ${MAX_ARGS});
-  Atomics.store(head, ${STATE}, ${READY});
-  let seen = Atomics.load(head, ${SEQ});
-  for (;;) {
-    for (let i = 0; i < ${SPINS} && Atomics.load(head, ${SEQ}) === seen; i++);
-    Atomics.wait(head, ${SEQ}, seen);
-    seen = Atomics.load(head, ${SEQ});
-    const calls = head[${CALLS}];
-    if (calls < 0) break;
-    try {
-      const a = Array.from(args);
-      for (let r = 0; r < head[${COUNT}]; r++) {
-        for (let c = 0, at = 0; c < calls; c++) {
-          const argc = head[${FIRST_CALL} + 2 * c + 1];
-          fns[head[${FIRST_CALL} + 2 * c]](...a.slice(at, at + argc));
-          at += argc;
-        }
-        for (let i = 0; i < a.length; i++) a[i] += strides[i];
+  const header = new Int32Array(memory.buffer, control, ${HEADER_BYTES / 4});
+  const slots = Array.from({ length: ${MAX_SHARES} }, (_, i) => {
+    const at = control + ${HEADER_BYTES} + i * ${SLOT_BYTES};
+    return { ints: new Int32Array(memory.buffer, at, ${SLOT_INTS}), args: new Float64Array(memory.buffer, at + ${ARGS_AT}, ${MAX_ARGS}), strides: new Float64Array(memory.buffer, at + ${STRIDES_AT}, ${MAX_ARGS}) };
+  });
+  const run = (i) => {
+    const { ints, args, strides } = slots[i];
+    const a = Array.from(args);
+    for (let r = 0; r < ints[${COUNT}]; r++) {
+      for (let c = 0, at = 0; c < ints[${CALLS}]; c++) {
+        const argc = ints[${FIRST_CALL} + 2 * c + 1];
+        fns[ints[${FIRST_CALL} + 2 * c]](...a.slice(at, at + argc));
+        at += argc;
       }
-    } catch (error) {
-      Atomics.store(head, ${STATE}, ${FAILED});
+      for (let i = 0; i < a.length; i++) a[i] += strides[i];
     }
-    Atomics.store(head, ${DONE}, seen);
-    Atomics.notify(head, ${DONE});
+  };
+  Atomics.store(header, ${READY_AT} + index, 1);
+  let job = Atomics.load(header, ${JOB});
+  for (;;) {
+    for (let i = 0; i < ${SPINS} && Atomics.load(header, ${JOB}) === job; i++);
+    Atomics.wait(header, ${JOB}, job);
+    job = Atomics.load(header, ${JOB});
+    if (Atomics.load(header, ${SHARES}) < 0) break;
+    if (claimShares(header, job, run)) Atomics.store(header, ${READY_AT} + index, 0); // failed: take no more shares
   }
   if (port.close) port.close();
 });
@@ -128,11 +165,11 @@ export async function coreCount(): Promise<number> {
 
 export class KernelThreads {
   private readonly workers: ThreadWorker[] = [];
-  private readonly heads: Int32Array[] = [];
-  private readonly args: Float64Array[] = [];
-  private readonly strides: Float64Array[] = [];
   private control = 0;
+  private header: Int32Array | null = null;
   private spawning: Promise<void> | null = null;
+  /** CLAIM_LOOP compiled here (it throws where a content security policy forbids eval: no pool then). */
+  private readonly claimShares = new Function('header', 'job', 'run', CLAIM_LOOP) as ClaimShares;
 
   constructor(
     private readonly memory: WebAssembly.Memory,
@@ -143,9 +180,12 @@ export class KernelThreads {
   /** Starts workers until there are `count` (never fewer than before; idle ones only sleep). */
   grow(heap: ThreadHeap, count: number): Promise<void> {
     if (count <= this.workers.length) return this.spawning ?? Promise.resolve();
-    if (!this.control) {
-      this.control = heap._malloc(SLOT_BYTES * MAX_WORKERS);
+    if (!this.header) {
+      const bytes = HEADER_BYTES + MAX_SHARES * SLOT_BYTES;
+      this.control = heap._malloc(bytes);
       if (!this.control) throw new Error('wasm kernel threads: the heap could not allocate their control block');
+      new Uint8Array(this.memory.buffer, this.control, bytes).fill(0);
+      this.header = new Int32Array(this.memory.buffer, this.control, HEADER_BYTES / 4);
     }
     const wanted = Math.min(count, MAX_WORKERS);
     const starts: Promise<void>[] = [];
@@ -161,14 +201,14 @@ export class KernelThreads {
     return this.workers.length;
   }
 
-  /** Workers ready to take a call now. */
+  /** Workers ready to take shares now. */
   get ready(): number {
     let n = 0;
-    while (n < this.heads.length && Atomics.load(this.heads[n], STATE) === READY) n++;
+    for (let w = 0; w < this.workers.length; w++) n += Atomics.load(this.header!, READY_AT + w);
     return n;
   }
 
-  /** Resolves when every worker started so far is ready, or after `timeoutMs` (a worker that never starts only leaves its share here). */
+  /** Resolves when every worker started so far is ready, or after `timeoutMs` (a worker that never starts leaves its shares to the others). */
   async whenReady(timeoutMs = 10_000): Promise<void> {
     await this.spawning;
     const deadline = Date.now() + timeoutMs;
@@ -176,72 +216,62 @@ export class KernelThreads {
   }
 
   /**
-   * Runs shares[0] here and shares[1 …] on workers 0 …, returning when all are done. At most
-   * `ready + 1` shares; throws if a worker's share failed.
+   * Runs every share, on this thread and on whichever workers claim them, and returns when all are done
+   * (`here` runs a share on this thread). Throws if a share failed, once no thread is still in one.
    */
   run(shares: KernelShare[], here: (share: KernelShare) => void): void {
-    if (shares.length - 1 > this.ready) throw new Error(`wasm kernel threads: ${shares.length - 1} shares for ${this.ready} ready workers`);
-    const sent = shares.slice(1).map((share, w) => this.send(w, share));
-    let failed = false;
-    try {
-      here(shares[0]);
-    } finally {
-      // Even when this thread's share threw: the caller may free what the workers are still writing.
-      sent.forEach((seq, w) => {
-        const head = this.heads[w];
-        for (let i = 0; i < SPINS && Atomics.load(head, DONE) !== seq; i++);
-        for (let done = Atomics.load(head, DONE); done !== seq; done = Atomics.load(head, DONE)) Atomics.wait(head, DONE, done);
-        failed ||= Atomics.load(head, STATE) === FAILED;
-      });
-    }
-    if (failed) throw new Error('wasm kernel threads: a worker failed its share of a kernel');
+    const header = this.header!;
+    if (shares.length > MAX_SHARES) throw new Error(`wasm kernel threads: ${shares.length} shares, at most ${MAX_SHARES}`);
+    shares.forEach((share, i) => this.write(i, share));
+    Atomics.store(header, DONE, 0);
+    Atomics.store(header, FAILED, 0);
+    Atomics.store(header, SHARES, shares.length);
+    const job = (Atomics.load(header, JOB) + 1) | 0;
+    Atomics.store(header, CLAIM, (job & JOB_MASK) << JOB_SHIFT);
+    Atomics.store(header, JOB, job); // publishes everything above
+    Atomics.notify(header, JOB);
+    this.claimShares(header, job, (i) => here(shares[i]));
+    for (let i = 0; i < SPINS && Atomics.load(header, DONE) !== shares.length; i++);
+    for (let done = Atomics.load(header, DONE); done !== shares.length; done = Atomics.load(header, DONE)) Atomics.wait(header, DONE, done);
+    if (Atomics.load(header, FAILED)) throw new Error('wasm kernel threads: a share of a kernel failed');
   }
 
   /** Tells every worker to exit. */
   dispose(): void {
-    this.heads.forEach((head) => {
-      head[CALLS] = -1;
-      Atomics.add(head, SEQ, 1);
-      Atomics.notify(head, SEQ);
-    });
+    if (this.header) {
+      Atomics.store(this.header, SHARES, -1);
+      Atomics.add(this.header, JOB, 1);
+      Atomics.notify(this.header, JOB);
+    }
     for (const worker of this.workers) void worker.terminate();
   }
 
-  private send(w: number, share: KernelShare): number {
+  /** Share i's calls into its slot. */
+  private write(i: number, share: KernelShare): void {
     const args = share.calls.flatMap((c) => c.args);
-    const head = this.heads[w];
     if (share.calls.length > MAX_CALLS || args.length > MAX_ARGS) throw new Error(`wasm kernel threads: a share of ${share.calls.length} calls, ${args.length} arguments is too large for a slot`);
-    this.strides[w].fill(0);
-    let at = 0;
+    const at = this.control + HEADER_BYTES + i * SLOT_BYTES;
+    const ints = new Int32Array(this.memory.buffer, at, SLOT_INTS);
+    const strides = new Float64Array(this.memory.buffer, at + STRIDES_AT, MAX_ARGS).fill(0);
+    let offset = 0;
     share.calls.forEach((call, c) => {
       const fn = this.names.indexOf(call.fn);
       if (fn < 0) throw new Error(`wasm kernel threads: no export ${call.fn}`);
-      head[FIRST_CALL + 2 * c] = fn;
-      head[FIRST_CALL + 2 * c + 1] = call.args.length;
-      if (call.strides) this.strides[w].set(call.strides, at);
-      at += call.args.length;
+      ints[FIRST_CALL + 2 * c] = fn;
+      ints[FIRST_CALL + 2 * c + 1] = call.args.length;
+      if (call.strides) strides.set(call.strides, offset);
+      offset += call.args.length;
     });
-    head[CALLS] = share.calls.length;
-    head[COUNT] = share.count ?? 1;
-    this.args[w].fill(0).set(args);
-    const seq = Atomics.add(head, SEQ, 1) + 1; // publishes the writes above
-    Atomics.notify(head, SEQ);
-    return seq;
+    ints[CALLS] = share.calls.length;
+    ints[COUNT] = share.count ?? 1;
+    new Float64Array(this.memory.buffer, at + ARGS_AT, MAX_ARGS).fill(0).set(args);
   }
 
   private async start(index: number): Promise<void> {
-    const slot = this.control + index * SLOT_BYTES;
-    const head = new Int32Array(this.memory.buffer, slot, HEADER_INTS).fill(0);
-    this.heads.push(head);
-    this.args.push(new Float64Array(this.memory.buffer, slot + ARGS_AT, MAX_ARGS));
-    this.strides.push(new Float64Array(this.memory.buffer, slot + STRIDES_AT, MAX_ARGS));
     const placeholder: ThreadWorker = { postMessage() {}, terminate() {} };
     this.workers.push(placeholder); // counted at once, so a second grow() does not start it again
     const worker = await spawnWorker();
     this.workers[index] = worker;
-    worker.postMessage({ memory: this.memory, module: this.module, slot, names: this.names });
+    worker.postMessage({ memory: this.memory, module: this.module, control: this.control, index, names: this.names });
   }
 }
-
-/** Workers a pool starts at most (the control block's slots). */
-export const MAX_WORKERS = 63;
