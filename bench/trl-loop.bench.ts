@@ -32,6 +32,7 @@
  *
  *   npm run bench:trl                      # 20 updates, 100 held-out items
  *   npm run bench:trl -- --updates 3 --items 16 --batch 2 --group 4   # a smoke run
+ *   npm run bench:trl -- --batched         # Spindle batches concurrent episodes' turns (trajectory_collection.reproducible false)
  *
  * Needs: a Python with torch 2.x (CPU), transformers, trl, peft, datasets, accelerate at SPINDLE_TRL_PYTHON
  * (default /work/trl-venv/bin/python); without it the benchmark says how to make one and exits 2.
@@ -63,6 +64,7 @@ const { values: args } = parseArgs({
   options: {
     updates: { type: 'string', default: '20' }, items: { type: 'string', default: '100' }, batch: { type: 'string', default: '4' }, group: { type: 'string', default: '8' },
     'max-new-tokens': { type: 'string', default: '96' }, lr: { type: 'string', default: '2e-3' }, rank: { type: 'string', default: '8' }, level: { type: 'string', default: '3' }, seed: { type: 'string', default: '11' },
+    batched: { type: 'boolean', default: false },
   },
 });
 const UPDATES = Number(args.updates);
@@ -190,13 +192,15 @@ const config = validateRunConfig({
   sampling: { temperature: SHARED.temperature, top_k: SHARED.top_k, top_p: SHARED.top_p, max_new_tokens: SHARED.max_new_tokens },
   safety: { enabled: false },
   curriculum: { enabled: false },
-  trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1 },
+  // The default (reproducible) samples each episode's turn in a forward pass of its own; --batched samples
+  // concurrent episodes' turns together, as TRL's generate does a whole batch, still on-policy (none ahead).
+  trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1, ...(args.batched ? { reproducible: false, max_offpolicy_updates: 0 } : {}) },
   tasks: { environments: [ENV], difficulty_range: [1, 1], levels: { [ENV]: 1 }, eval_items: ITEMS },
 });
 if (!config.config) throw new Error(JSON.stringify(config.errors));
 const groups = new Map<string, Trajectory[]>();
 const loadBeforeSpindle = load();
-console.log(`\nSpindle GRPO (load average ${loadBeforeSpindle.join(' ')}):`);
+console.log(`\nSpindle GRPO, ${args.batched ? 'turns of concurrent episodes batched (--batched)' : 'each episode sampled alone (the reproducible default)'} (load average ${loadBeforeSpindle.join(' ')}):`);
 const { curve } = await trainGrpo(base, config.config, {
   maxUpdates: UPDATES,
   budgetMs: Infinity,
@@ -255,7 +259,7 @@ const trlRewards = trl.logs.map((l) => l.reward ?? 0);
 
 console.log(`\n| | seconds per update (2…${UPDATES}) | first update | generated tok/s | mean reward, first → last update | held-out before | held-out after ${UPDATES} updates |`);
 console.log('|---|---|---|---|---|---|---|');
-console.log(`| Spindle (tfjs-wasm, Node) | ${spindleRate.toFixed(2)} | ${spindleSteps[0]?.toFixed(2)} | ${spindleTokensPerS.toFixed(0)} | ${spindleRewards[0]?.toFixed(2)} → ${spindleRewards.at(-1)?.toFixed(2)} | ${showRate(before)} | ${showRate(after)} |`);
+console.log(`| Spindle (tfjs-wasm, Node${args.batched ? ', batched' : ''}) | ${spindleRate.toFixed(2)} | ${spindleSteps[0]?.toFixed(2)} | ${spindleTokensPerS.toFixed(0)} | ${spindleRewards[0]?.toFixed(2)} → ${spindleRewards.at(-1)?.toFixed(2)} | ${showRate(before)} | ${showRate(after)} |`);
 console.log(`| TRL ${trl.versions.trl} (torch ${trl.versions.torch}, ${trl.torch_threads} threads) | ${trlRate.toFixed(2)} | ${trl.update_seconds[0]?.toFixed(2)} | ${trlTokensPerS.toFixed(0)} | ${trlRewards[0]?.toFixed(2)} → ${trlRewards.at(-1)?.toFixed(2)} | ${rate(trl.before.success, trl.before.n)} | ${rate(trl.after.success, trl.after.n)} |`);
 console.log(`\nSpindle updates/min ÷ TRL updates/min: ${ratio.toFixed(2)}× (${(60 / spindleRate).toFixed(1)} vs ${(60 / trlRate).toFixed(1)} per minute; issue 32's target ≥ 1, moonshot 2)`);
 console.log(`checks: logits against the reference, Spindle ${spindleLogits.toExponential(1)}, transformers ${trl.checks.logits_max_abs_diff.toExponential(1)}; prompts round trip ${trl.checks.train_prompts_round_trip} train, ${trl.checks.test_prompts_round_trip} test; the Python reward gives ${trl.checks.reward_agrees} of Spindle's training scores; greedy base success ${pct(before.success)} (Spindle) vs ${pct(trl.before.success)} (transformers) on the same ${before.result.n} items`);
@@ -268,6 +272,7 @@ const result = {
   parity_problems: problems,
   task: { env: ENV, source: `arith_tool level ${LEVEL}, first turn`, rows: rows.length, train_rows: trainRows.length, reward: REWARD_SOURCE },
   shared: SHARED,
+  spindle_batched: args.batched,
   ratio_updates_per_minute: ratio,
   spindle: {
     seconds_per_update: spindleRate, first_update_seconds: spindleSteps[0], update_seconds: spindleSteps, tokens_per_second: spindleTokensPerS,
