@@ -31,14 +31,14 @@ export const PRESETS: Record<string, Preset> = {
     },
   },
   'chain-calls': {
-    description: 'An agent learning to chain tool calls: GRPO on file_chain level 1, where the answer is two dependent reads away (a third of the items with a moved file to find first) and the shipped model often stops after the first read; held-out success before the first update and every 5 updates (about 3 minutes on 2 cores with wasm).',
+    description: 'An agent learning to chain tool calls: GRPO on order_total level 1, where the answer is two dependent reads away (the order names an item, its price file holds the answer; a third of the items write the item in the plural, so the first price read fails and `ls prices` shows the right name) and the shipped model often stops after the first read, miscopies the name or gives up; held-out success on 64 items before the first update and every 10 updates (a few minutes on 2 cores with wasm).',
     config: {
       name: 'chain-calls',
-      training: { max_steps: 25, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 5 },
+      training: { max_steps: 30, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 10 },
       curriculum: { enabled: false },
       safety: { enabled: false },
       trajectory_collection: { max_steps_per_trajectory: 8 },
-      tasks: { environments: ['file_chain'], difficulty_range: [1, 1], eval_items: 32 },
+      tasks: { environments: ['order_total'], difficulty_range: [1, 1], eval_items: 64 },
     },
   },
   'arith-grpo': {
