@@ -1,6 +1,6 @@
 /**
  * Spindle's kernels on one thread and on several must give the same bits (wasm-simd/kernel-threads.ts):
- * a small model's loss and gradients and a 16-row decoding step, on the active wasm backend with the
+ * a small model's loss and gradients and a 64-row decoding step (enough rows for its products to be split), on the active wasm backend with the
  * kernels on 1 thread and then on `threads`. Run in Node by tests/model/kernel-threads.test.ts and in a
  * cross-origin-isolated page's worker, over the threaded build's heap, by selftest.html?threads
  * (tests/e2e/model-backends.e2e.test.ts).
@@ -29,10 +29,11 @@ function pass(model: TransformerModel, ids: number[][]): Map<string, Uint32Array
   out.set('loss', bitsOf(value));
   for (const v of vars) out.set(`gradient of ${v.name}`, bitsOf(grads[v.name]));
   tf.dispose([value, ...Object.values(grads)]);
-  const rows = ids.flatMap((r) => [r.slice(0, 8), r.slice(8, 16), r.slice(16, 24), r.slice(24, 32)]); // 16 rows
+  const rng = createRng(10);
+  const rows = Array.from({ length: 64 }, () => Array.from({ length: 8 }, () => Math.floor(rng.next() * model.config.vocabSize)));
   const prefix = model.forward(rows, { cache: model.emptyCache(), lastOnly: true });
   const next = model.forward(rows.map((r) => [r[0]]), { cache: prefix.cache, lastOnly: true });
-  out.set('decoding step logits, 16 rows', bitsOf(next.logits));
+  out.set('decoding step logits, 64 rows', bitsOf(next.logits));
   tf.dispose([prefix.logits, next.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...next.cache!.k, ...next.cache!.v]);
   return out;
 }

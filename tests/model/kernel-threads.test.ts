@@ -69,7 +69,7 @@ describe('products split between threads on a shared memory', () => {
   });
 
   // Wider than tall (bands of columns, the scalar tail in the last) and taller than wide (bands of rows, a one-row tail).
-  const sizes: [number, number, number][] = [[67, 129, 83 + 80], [133, 96, 70], [9, 300, 1031]];
+  const sizes: [number, number, number][] = [[67, 257, 203], [261, 96, 150], [9, 400, 1031]];
   for (const [m, k, n] of sizes) {
     for (const [transposeA, transposeB] of [[false, false], [true, false], [false, true], [true, true]]) {
       it(`[${m}, ${k}] · [${k}, ${n}]${transposeA ? ' Aᵀ' : ''}${transposeB ? ' Bᵀ' : ''}: the same bits on three threads as on one`, () => {
@@ -90,7 +90,7 @@ describe('products split between threads on a shared memory', () => {
   });
 
   it('a batch of products, split by whole slices, and packed weights for a few rows, split by column strips', () => {
-    const [count, m, k, n] = [7, 40, 64, 72];
+    const [count, m, k, n] = [7, 64, 128, 72];
     const [a, b] = [place(heap, count * m * k, 1), place(heap, count * k * n, 2)];
     const [c1, c3] = [heap._malloc(count * m * n * 4), heap._malloc(count * m * n * 4)];
     const strides: [number, number, number] = [m * k * 4, k * n * 4, m * n * 4];
@@ -98,7 +98,7 @@ describe('products split between threads on a shared memory', () => {
     three.products({ a, b, c: c3, m, k, n, transposeA: false, transposeB: true }, count, strides);
     expect(bits(heap, c3, count * m * n)).toEqual(bits(heap, c1, count * m * n));
 
-    for (const [rows, inner, cols] of [[1, 576, 1539], [16, 256, 770]]) {
+    for (const [rows, inner, cols] of [[1, 1024, 3203], [16, 256, 770]]) {
       const [x, w] = [place(heap, rows * inner, 3), place(heap, inner * cols, 4)];
       const packed = heap._malloc(packedStripsFloats(inner, cols) * 4);
       one.packStrips(w, packed, inner, cols);
@@ -115,7 +115,7 @@ describe('a share that fails', () => {
     const heap = sharedHeap();
     const [one, two] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 2 })];
     expect(await two.threadsReady()).toBe(2);
-    const [m, k, n] = [128, 64, 64]; // bands of rows 0–63 and 64–127
+    const [m, k, n] = [128, 256, 64]; // bands of rows 0–63 and 64–127
     const [a, b] = [place(heap, m * k, 1), place(heap, k * n, 2)];
     const end = heap.memory.buffer.byteLength;
     expect(() => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false })).toThrow('a share of a kernel failed');
@@ -132,7 +132,7 @@ describe('attention split between threads on a shared memory', () => {
     const heap = sharedHeap();
     const [one, three] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 3 })];
     expect(await three.threadsReady()).toBe(3);
-    const [groups, rows, keys, D] = [24, 2, 301, 32];
+    const [groups, rows, keys, D] = [32, 4, 701, 32];
     const stride = Math.ceil(keys / 4) * 4;
     const [q, k, v, bias] = [place(heap, groups * rows * D, 1), place(heap, groups * keys * D, 2), place(heap, groups * keys * D, 3), place(heap, groups * stride, 4)];
     const [out1, out3] = [heap._malloc(groups * rows * D * 4), heap._malloc(groups * rows * D * 4)];
@@ -150,7 +150,7 @@ describe('Adam split between threads on a shared memory', () => {
     const heap = sharedHeap();
     const [one, three] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 3 })];
     expect(await three.threadsReady()).toBe(3);
-    const n = 100_003;
+    const n = 300_003;
     const [p, g, m] = [place(heap, n, 1), place(heap, n, 2), place(heap, n, 3)];
     const v = place(heap, n, 4);
     new Float32Array(heap.memory.buffer, v, n).forEach((x, i, a) => (a[i] = x * x)); // a second moment is not negative
@@ -161,7 +161,7 @@ describe('Adam split between threads on a shared memory', () => {
       three.adam({ p, g, m, v, out: out3 }, n, part, h);
       expect(bits(heap, out3, n), `part ${part}`).toEqual(bits(heap, out1, n));
     }
-    expect(splitElements(n, 16, 3)).toEqual([[0, 33332], [33332, 66668], [66668, n]]);
+    expect(splitElements(n, 16, 3)).toEqual([[0, 100000], [100000, 200000], [200000, n]]);
     three.dispose();
   });
 });

@@ -27,10 +27,11 @@ export interface GemmArgs {
 }
 
 /**
- * Multiply-adds a thread's share must reach for splitting to pay: waking a worker and waiting for it
- * costs about as much as a 64×64×64 product's share.
+ * Multiply-adds a thread's share must reach for splitting to pay (about 50 µs on one core here): below it,
+ * handing shares out and waiting for them cost more than they saved on this 2-core machine (batch-4 and
+ * batch-16 decoding products of the micro preset ran slower split at a quarter of this).
  */
-export const MIN_SHARE_WORK = 64 * 64 * 64;
+export const MIN_SHARE_WORK = 1 << 20;
 
 /** Threads worth using for `work` multiply-adds, at most `threads`. */
 export function partsFor(work: number, threads: number): number {
