@@ -137,19 +137,17 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       const deps = { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge };
       const judges = await buildEveryJudge(settings.judges.filter((j) => j.type !== 'group'), deps);
       signal.throwIfAborted();
-      const envScores: (number | null)[] = [];
       const voted = await Promise.all(group.map(async (trajectory) => {
         const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
         // The environment's verdict as a vote of its own (a typed task has none); a throw is no verdict.
         const started = performance.now();
         const envScore = await Promise.resolve().then(() => env.evaluate(task, trajectory)).catch(() => null);
-        envScores.push(envScore);
-        return { ...trajectory, votes: envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)] };
+        return { envScore, trajectory: { ...trajectory, votes: envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)] } };
       }));
       signal.throwIfAborted();
-      const judged = await createGroupStep({ ...settings, min_votes: 1 }, deps).judge(task, voted);
+      const judged = await createGroupStep({ ...settings, min_votes: 1 }, deps).judge(task, voted.map((v) => v.trajectory));
       return Promise.all(judged.map(async (t, i) => {
-        const envScore = envScores[i];
+        const { envScore } = voted[i];
         await save({ ...t, success: envScore === null ? isSuccess(t.judge_score) : isSuccess(envScore) });
         return { score: t.judge_score, votes: t.votes };
       }));
