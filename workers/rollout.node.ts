@@ -5,6 +5,10 @@ import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import { createRolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
 import type { RemoteGenerator } from '../src/pipeline/generation.ts';
 import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
+import { runModulesInThisThread } from '../src/envs/module-host.ts';
+
+// This worker is itself a thread the engine can terminate: user environment modules run here, not in a host of their own.
+runModulesInThisThread();
 
 const generator = Comlink.wrap<RemoteGenerator>(nodeEndpoint(workerData.enginePort));
 // The run model's tokenizer (null: bytes), so the worker tokenises as the engine samples.

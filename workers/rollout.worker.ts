@@ -14,6 +14,10 @@ import type { RemoteGenerator } from '../src/pipeline/generation.ts';
 import { createRolloutWorkerApi, type RolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
 import { secretLookup } from '../src/pipeline/secrets.ts';
 import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
+import { runModulesInThisThread } from '../src/envs/module-host.ts';
+
+// This worker is itself a thread the engine can terminate: user environment modules run here, not in a host of their own.
+runModulesInThisThread();
 
 let api: RolloutWorkerApi | null = null;
 

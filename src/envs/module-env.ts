@@ -11,17 +11,20 @@
  *   chance?(level) → number    the success a task-blind policy reaches by luck (≤ 0.1)
  *
  * All of it runs in QuickJS (sandbox/guest-module.ts) under deadlines and a heap limit; nothing of
- * the module runs as host JavaScript. Each episode gets a fresh context: `init(task)` builds its state,
+ * the module runs as host JavaScript, and on a page's engine or a Node main thread none of it runs in
+ * that thread either: a module host thread runs it (module-host.ts). Each episode gets a fresh context: `init(task)` builds its state,
  * each call of an own tool runs `run(args, state, task)` there. `evaluate` replays the episode's own
  * tool calls on a fresh state and scores with it, so a stored trajectory can be re-scored at any time
  * (as task-toolbox.ts does for the sandbox's tools): tools must be deterministic in (args, state, task).
  */
 import type { Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { Rng } from '../rng.ts';
-import { GuestModule, GuestModuleError, STATE } from '../sandbox/guest-module.ts';
+import { GuestModuleError } from '../sandbox/guest-module.ts';
 import { TOOL_NAMES } from '../sandbox/tool-schemas.ts';
 import { defineEnvironment, EnvironmentSpecError } from './define.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
+import { openModuleRunner } from './module-host.ts';
+import { isObject, type ModuleRunner } from './module-runner.ts';
 import type { Environment, EnvironmentSpec, OwnToolSession, TaskItem } from './types.ts';
 
 export interface ModuleEnvironmentOptions {
@@ -31,6 +34,8 @@ export interface ModuleEnvironmentOptions {
   timeoutMs?: number;
   /** Heap limit of each context, in bytes. */
   memoryBytes?: number;
+  /** `host` (default where this thread may block): the module runs in a thread of its own; `here`: in this one. */
+  thread?: 'host' | 'here';
 }
 
 /** A module that cannot become an environment: every problem, and the line of the first when known. */
@@ -43,7 +48,9 @@ export class EnvironmentModuleError extends Error {
 
 export interface ModuleEnvironment {
   env: Environment;
-  /** Frees the context `sample`, `expert` and `chance` run in. */
+  /** True when the module runs in a host thread of its own (module-host.ts), not in this thread. */
+  hosted: boolean;
+  /** Frees the module's contexts (and stops its host thread, where it has one). */
   close(): void;
 }
 
@@ -58,47 +65,27 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
   if (source.length > MAX_MODULE_CHARS) {
     throw new EnvironmentModuleError([`the module is ${source.length} characters, above the ${MAX_MODULE_CHARS} an environment module may have; keep tasks' data in a task file`], null);
   }
-  const open = async () => GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes });
-  let sampler: GuestModule;
+  let runner: ModuleRunner;
   try {
-    sampler = await open();
+    runner = await openModuleRunner(source, o, o.thread ?? 'host');
   } catch (e) {
     throw asModuleError(e);
   }
   try {
-    const root = sampler.exists(['default']) ? ['default'] : [];
-    const meta = sampler.describe(root);
+    const { meta, functions } = runner.info;
     if (!isObject(meta)) throw new EnvironmentModuleError(['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'], null);
     const ownTools = readToolSchemas(meta.tools);
-    const has = (...path: string[]) => sampler.hasFunction([...root, ...path]);
+    const has = (name: string) => functions.includes(name);
     for (const tool of ownTools) {
-      if (!has('tools', tool.name, 'run')) throw new EnvironmentModuleError([`tools.${tool.name}.run is missing: a function (args, state, task) => text`], null);
+      if (!has(`tools.${tool.name}.run`)) throw new EnvironmentModuleError([`tools.${tool.name}.run is missing: a function (args, state, task) => text`], null);
     }
     const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
-
-    const openSession = async (task: Task, timeoutMs: number): Promise<GuestModule> => {
-      const guest = await open();
-      try {
-        if (has('init')) guest.keep([...root, 'init'], [task], timeoutMs);
-        else guest.keepValue({});
-      } catch (e) {
-        guest.dispose();
-        throw e;
-      }
-      return guest;
-    };
-    const ownNames = new Set(ownTools.map((t) => t.name));
-    const runTool = (guest: GuestModule, task: Task, name: string, args: Record<string, unknown>, timeoutMs: number) => {
-      const schema = ownTools.find((t) => t.name === name)!;
+    const schemaOf = new Map(ownTools.map((t) => [t.name, t]));
+    /** Why a call cannot run (a required argument missing), or null: such a call never reaches the module. */
+    const refusal = (name: string, args: Record<string, unknown>): string | null => {
+      const schema = schemaOf.get(name)!;
       const missing = (schema.parameters.required ?? []).filter((k) => args?.[k] === undefined);
-      if (missing.length) return { result: '', error: `${name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${name} expects {${Object.keys(schema.parameters.properties).map((k) => `"${k}"`).join(', ')}}` };
-      try {
-        const value = guest.call([...root, 'tools', name, 'run'], [args, STATE, task], timeoutMs);
-        return { result: value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value), error: null };
-      } catch (e) {
-        // What the tool threw is what the model reads: a retry learns from it.
-        return { result: '', error: e instanceof GuestModuleError ? e.detail.replace(/^Error: /, '') : String(e) };
-      }
+      return missing.length ? `${name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${name} expects {${Object.keys(schema.parameters.properties).map((k) => `"${k}"`).join(', ')}}` : null;
     };
 
     const spec: EnvironmentSpec = {
@@ -111,37 +98,39 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
       instructions: meta.instructions as string | undefined,
       testFraction: meta.testFraction as number | undefined,
       ownTools,
-      sample: has('sample') ? (rng: Rng, level: number): TaskItem => readItem(sampler.call([...root, 'sample'], [rngForGuest(rng), level])) : (undefined as never),
+      sample: has('sample') ? (rng: Rng, level: number): TaskItem => readItem(runner.sample(rng.state(), level)) : (undefined as never),
       evaluate: has('evaluate')
         ? async (task: Task, trajectory: Trajectory) => {
-            const guest = await openSession(task, o.timeoutMs);
-            try {
-              for (const step of trajectory.steps) {
-                const call = step.tool_call;
-                if (call && ownNames.has(call.tool_name)) runTool(guest, task, call.tool_name, call.parameters, o.timeoutMs);
-              }
-              const score = guest.call([...root, 'evaluate'], [task, trajectoryForGuest(trajectory), STATE]);
-              return score === undefined ? null : (score as number | null);
-            } finally {
-              guest.dispose();
-            }
+            // The episode's own tool calls, replayed on a fresh state, as the episode ran them.
+            const calls = trajectory.steps.flatMap((s) => {
+              const call = s.tool_call;
+              return call && schemaOf.has(call.tool_name) && refusal(call.tool_name, call.parameters) === null ? [{ name: call.tool_name, args: call.parameters }] : [];
+            });
+            const score = await runner.evaluate(task, trajectoryForGuest(trajectory), calls);
+            return score === undefined ? null : (score as number | null);
           }
         : (undefined as never),
       openTools: async (task, { timeoutMs }): Promise<OwnToolSession> => {
-        const guest = await openSession(task, timeoutMs);
-        return { call: async (name, args) => runTool(guest, task, name, args, timeoutMs), dispose: () => guest.dispose() };
+        const session = await runner.openSession(task, timeoutMs);
+        return {
+          call: async (name, args) => {
+            const refused = refusal(name, args);
+            return refused ? { result: '', error: refused } : session.call(name, args);
+          },
+          dispose: () => session.dispose(),
+        };
       },
     };
-    if (has('expert')) spec.expert = (task) => readExpert(sampler.call([...root, 'expert'], [task]), layout);
-    if (has('chance')) spec.chance = (level) => Number(sampler.call([...root, 'chance'], [level]));
+    if (has('expert')) spec.expert = (task) => readExpert(runner.expert(task), layout);
+    if (has('chance')) spec.chance = (level) => Number(runner.chance(level));
     try {
-      return { env: defineEnvironment(spec), close: () => sampler.dispose() };
+      return { env: defineEnvironment(spec), hosted: runner.hosted, close: () => runner.close() };
     } catch (e) {
       if (e instanceof EnvironmentSpecError) throw new EnvironmentModuleError(e.problems.map(moduleWording), null);
       throw e;
     }
   } catch (e) {
-    sampler.dispose();
+    runner.close();
     throw asModuleError(e);
   }
 }
@@ -206,17 +195,6 @@ function readExpert(value: unknown, layout: 'compact' | 'full'): string[] {
   });
 }
 
-/** The rng a module's `sample` draws from: the host's generator, so a seed gives the same task everywhere. */
-function rngForGuest(rng: Rng): Record<string, (...args: unknown[]) => unknown> {
-  return {
-    next: () => rng.next(),
-    int: (lo, hi) => rng.int(Number(lo), Number(hi)),
-    pick: (items) => rng.pick(items as unknown[]),
-    shuffle: (items) => rng.shuffle(items as unknown[]),
-    chance: (p) => rng.chance(Number(p)),
-  };
-}
-
 /** What a module's `evaluate` reads: the conversation and its steps, without token arrays. */
 export function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
   return {
@@ -225,8 +203,4 @@ export function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
     messages: t.messages,
     steps: t.steps.map((s) => ({ turn: s.turn, thought: s.thought, tool_call: s.tool_call && { tool_name: s.tool_call.tool_name, parameters: s.tool_call.parameters, result: s.tool_call.result, error: s.tool_call.error }, observation: s.observation })),
   };
-}
-
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
