@@ -68,11 +68,13 @@ export class EnvironmentWorkshop {
     const controller = new AbortController();
     this.checks.get(checkId)?.abort();
     this.checks.set(checkId, controller);
-    let built: { env: Environment; close(): void; source: EnvironmentSource } | null = null;
+    let built: { env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean } | null = null;
     try {
       built = await build(draft);
       const info = describe(built.env);
-      void onProgress(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}`);
+      // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
+      const thread = built.hosted === undefined ? '' : built.hosted ? '; runs in a thread of its own' : "; runs in the engine's thread (this page is not cross-origin isolated)";
+      void onProgress(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`);
       controller.signal.throwIfAborted();
       const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, signal: controller.signal, onProgress: (line) => void onProgress(line) });
       controller.signal.throwIfAborted();
@@ -127,8 +129,8 @@ export class EnvironmentWorkshop {
   }
 }
 
-async function build(draft: EnvironmentDraft): Promise<{ env: Environment; close(): void; source: EnvironmentSource }> {
-  let built: { env: Environment; close(): void };
+async function build(draft: EnvironmentDraft): Promise<{ env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean }> {
+  let built: { env: Environment; close(): void; hosted?: boolean };
   let source: EnvironmentSource;
   if (draft.kind === 'module') {
     if (draft.source.trim() === '') throw new EnvironmentModuleError(['the module is empty: write `export default { name, description, tags, sample, evaluate }` (Load example shows a complete one)'], null);

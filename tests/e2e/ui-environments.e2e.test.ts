@@ -29,6 +29,8 @@ describe('environments screen', () => {
     expect(await page.locator('[data-testid="env-sample"]').count()).toBe(5);
     expect(await page.locator('[data-testid="env-level"]').count()).toBe(4);
     expect(await report.locator('[data-testid="env-check-summary"]').textContent()).toContain('No problems');
+    // The module ran in a host thread of its own, not in the engine's (src/envs/module-host.ts).
+    expect(await page.locator('[data-testid="env-progress"]').textContent()).toContain('loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own');
     await page.locator('[data-testid="env-save"]').click();
     await page.locator('[data-testid="env-entry"][data-name="treasure_hunt"]').waitFor();
     expect(await page.locator('[data-testid="env-entry"][data-name="treasure_hunt"] .badge').textContent()).toBe('checked');

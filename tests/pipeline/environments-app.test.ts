@@ -54,7 +54,7 @@ describe('environment operations', () => {
     expect(checked.audit.samples).toHaveLength(5);
     expect(checked.audit.problems).toEqual([]);
     expect(checked.audit.levels.map((l) => l.expert?.successes)).toEqual([8, 8, 8, 8]);
-    expect(progress[0]).toMatch(/^loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock/);
+    expect(progress[0]).toMatch(/^loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own$/);
     expect(progress).toContain('level 4: expert 8/8');
 
     const saved = await ops.save(ops.example(), checked.audit.problems);
