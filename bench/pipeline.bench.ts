@@ -4,9 +4,13 @@
  * samples) against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
  * against the single-threaded reference; writes bench/results/pipeline.json.
  *
- *   npx tsx bench/pipeline.bench.ts [--episodes 24]
+ * The episodes are the multi-step environments' level 1 (file_chain, order_total: two to three dependent
+ * tool calls, up to 6 turns) unless `--envs` names others. The load average is recorded before and after.
+ *
+ *   npx tsx bench/pipeline.bench.ts [--episodes 24] [--envs file_chain,order_total] [--steps 6]
  */
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import type { SamplingParams, Task, Trajectory } from '../src/contracts.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
@@ -23,8 +27,11 @@ import { runEpisode } from '../src/rollout/episode.ts';
 import { LocalPolicy } from '../src/rollout/local-policy.ts';
 import type { TextTokenizer } from '../src/model/tokenizer.ts';
 
-const { values: args } = parseArgs({ options: { episodes: { type: 'string', default: '24' } } });
+const { values: args } = parseArgs({ options: { episodes: { type: 'string', default: '24' }, envs: { type: 'string', default: 'file_chain,order_total' }, steps: { type: 'string', default: '6' } } });
 const EPISODES = Number(args.episodes);
+const MAX_STEPS = Number(args.steps);
+const load = () => loadavg().map((x) => Number(x.toFixed(2)));
+const loadBefore = load();
 const SAMPLING: SamplingParams = { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 64 };
 
 await initBackend();
@@ -33,21 +40,22 @@ const { model, tokenizer }: { model: TransformerModel; tokenizer: TextTokenizer 
   ? await loadHfModel(shipped)
   : { model: TransformerModel.create(presetConfig('nano', 266), 1), tokenizer: new ByteTokenizer() };
 
-const envs = ['arith_tool', 'shell_exec'].map(getEnvironment);
+const envs = args.envs.split(',').map(getEnvironment);
 const tasks: Task[] = Array.from({ length: EPISODES }, (_, i) => envs[i % envs.length].generate(1000 + i, 1, 'train'));
 
-interface Measure { label: string; seconds: number; trajectories: number; tokens: number }
+interface Measure { label: string; seconds: number; trajectories: number; tokens: number; toolCalls: number }
 
 const sampledTokens = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.assistant_mask.reduce((a, b) => a + b, 0), 0);
+const toolCalls = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.steps.filter((s) => s.tool_call).length, 0);
 
 async function singleThreaded(): Promise<Measure> {
   const policy = new LocalPolicy(model, tokenizer);
   // Same warm-up as the pipelined runs: one episode before the clock starts.
-  await runEpisode({ policy, env: getEnvironment(tasks[0].env), task: tasks[0], seed: 0, sampling: SAMPLING, maxSteps: 2 });
+  await runEpisode({ policy, env: getEnvironment(tasks[0].env), task: tasks[0], seed: 0, sampling: SAMPLING, maxSteps: MAX_STEPS });
   const started = performance.now();
   const out: Trajectory[] = [];
-  for (const task of tasks) out.push(await runEpisode({ policy, env: getEnvironment(task.env), task, seed: task.seed, sampling: SAMPLING, maxSteps: 2 }));
-  return { label: 'single-threaded loop', seconds: (performance.now() - started) / 1000, trajectories: out.length, tokens: sampledTokens(out) };
+  for (const task of tasks) out.push(await runEpisode({ policy, env: getEnvironment(task.env), task, seed: task.seed, sampling: SAMPLING, maxSteps: MAX_STEPS }));
+  return { label: 'single-threaded loop', seconds: (performance.now() - started) / 1000, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
 }
 
 /** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
@@ -60,11 +68,11 @@ async function pipelined(workers: number, alone = false): Promise<Measure> {
   const out = await Promise.all(tasks.map((t, i) => pool.submit(job(t, `ep-${i}`))));
   const seconds = (performance.now() - started) / 1000;
   pool.close();
-  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${alone ? ', each turn alone (reproducible)' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out) };
+  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${alone ? ', each turn alone (reproducible)' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
 }
 
 function job(task: Task, id: string): EpisodeJob {
-  return { trajectory_id: id, run_id: null, task, seed: task.seed, group_id: id, sampling: SAMPLING, max_steps: 2, tool_timeout_ms: 2000, judging: 'env', judges: [], n_judges: null, min_votes: 1 };
+  return { trajectory_id: id, run_id: null, task, seed: task.seed, group_id: id, sampling: SAMPLING, max_steps: MAX_STEPS, tool_timeout_ms: 2000, judging: 'env', judges: [], n_judges: null, min_votes: 1 };
 }
 
 const reference = await singleThreaded();
@@ -74,14 +82,15 @@ for (const n of [2, 4]) rows.push(await pipelined(n, true));
 
 const perMin = (m: Measure) => (60 * m.trajectories) / m.seconds;
 const tokPerSec = (m: Measure) => m.tokens / m.seconds;
-console.log(`\n${EPISODES} episodes (arith_tool + shell_exec, ≤2 turns, ≤64 new tokens per turn)\n`);
-console.log('| setup | trajectories/min | generated tokens/s | × single-threaded |');
-console.log('|---|---|---|---|');
-for (const m of rows) console.log(`| ${m.label} | ${perMin(m).toFixed(1)} | ${tokPerSec(m).toFixed(1)} | ${(perMin(m) / perMin(reference)).toFixed(2)} |`);
+const loadAfter = load();
+console.log(`\n${EPISODES} episodes (${args.envs} level 1, ≤${MAX_STEPS} turns, ≤64 new tokens per turn); load average before ${loadBefore.join(' ')}, after ${loadAfter.join(' ')}\n`);
+console.log('| setup | trajectories/min | generated tokens/s | tool calls/episode | × single-threaded |');
+console.log('|---|---|---|---|---|');
+for (const m of rows) console.log(`| ${m.label} | ${perMin(m).toFixed(1)} | ${tokPerSec(m).toFixed(1)} | ${(m.toolCalls / m.trajectories).toFixed(2)} | ${(perMin(m) / perMin(reference)).toFixed(2)} |`);
 
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/pipeline.json', JSON.stringify({
-  benchmark: 'pipeline', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU (shared)', episodes: EPISODES,
+  benchmark: 'pipeline', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU (shared)', episodes: EPISODES, envs: args.envs, level: 1, max_steps: MAX_STEPS, load_before: loadBefore, load_after: loadAfter,
   rows: rows.map((m) => ({ ...m, trajectories_per_min: perMin(m), tokens_per_second: tokPerSec(m), ratio_vs_single: perMin(m) / perMin(reference) })),
 }, null, 2));
 process.exit(0);
