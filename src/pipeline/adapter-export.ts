@@ -9,7 +9,7 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import { adapterZip, peftConfigFromRun, type PeftConfig } from '../export/peft.ts';
 import { readSafetensors } from '../model/safetensors.ts';
 import type { HostTensors } from '../model/transformer.ts';
-import { getRun, listEvaluations, type CheckpointRecord, type RunRecord, type Store } from '../store/index.ts';
+import { getRun, listEvaluations, loadLatestCheckpoint, type CheckpointRecord, type RunRecord, type Store } from '../store/index.ts';
 import type { PreparedModel } from '../train/model-setup.ts';
 
 export interface CheckpointAdapter {
@@ -49,4 +49,11 @@ export async function checkpointAdapterZip(store: Store, checkpoint: CheckpointR
   } catch (e) {
     throw new Error(`checkpoint ${checkpoint.id}: ${(e as Error).message}`, { cause: e });
   }
+}
+
+/** A run's latest checkpoint as a PEFT adapter zip (`spindle export adapter`); throws when the run has no checkpoint yet. */
+export async function latestAdapterZip(store: Store, runId: string): Promise<CheckpointAdapter & { zip: Uint8Array; step: number }> {
+  const checkpoint = await loadLatestCheckpoint(store, runId);
+  if (!checkpoint) throw new Error(`Run ${runId} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
+  return { ...(await checkpointAdapterZip(store, checkpoint)), step: checkpoint.step };
 }

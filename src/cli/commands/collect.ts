@@ -1,17 +1,16 @@
 /**
  * `spindle collect`: roll out and judge without training (the seed's trajectory collection), through
- * the pipeline's collection (src/pipeline/collect.ts: its jobs, judging, storage as a run with
- * Atropos scored groups), ready for `spindle export` and `spindle sft`. Here: the options, the model,
+ * the pipeline's collection (src/pipeline/node-collect.ts over collect.ts: its jobs, judging, storage as a
+ * run with Atropos scored groups), ready for `spindle export` and `spindle sft`. Here: the options, the model,
  * progress and the summary. `--policy expert` replays each environment's scripted expert instead of the
  * model; `--atropos URL` also streams each scored group to a running Atropos trajectory API server, at
  * its trainer's pace. Ctrl-C stops after the current group; what was collected stays.
  */
 import type { Command, CommandContext } from '../command.ts';
-import { CliError } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import { nodeGetWithBody } from '../../export/atropos-node.ts';
-import { collectGroups, environmentsWithoutExpert, type CollectSummary } from '../../pipeline/collect.ts';
-import type { FileStore } from '../../store/file-store.ts';
+import type { CollectSummary } from '../../pipeline/collect.ts';
+import { collectInNode } from '../../pipeline/node-collect.ts';
+import type { NodeStore } from '../../pipeline/node-store.ts';
 import { Progress } from './progress.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
@@ -19,29 +18,20 @@ import {
   type Values,
 } from './shared.ts';
 
-async function collectInto(store: FileStore, ctx: CommandContext, values: Values, config: RunConfig): Promise<CollectSummary> {
-  const policy = choiceOption(values, 'policy', ['model', 'expert'] as const, 'model');
-  const groups = intOption(values, 'groups') ?? config.training.batch_size;
-  const groupSize = intOption(values, 'group-size') ?? (policy === 'expert' ? 1 : config.training.group_size);
-  const missing = policy === 'expert' ? environmentsWithoutExpert(config) : [];
-  if (missing.length) throw new CliError(`Environment "${missing[0]}" has no scripted expert; use --policy model.`);
-  const model = policy === 'model' ? await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config) : null;
+async function collectInto(store: NodeStore, ctx: CommandContext, values: Values, config: RunConfig): Promise<CollectSummary> {
   const atroposUrl = stringOption(values, 'atropos');
-  const progress = new Progress(ctx, 'collect: groups', groups);
+  let progress: Progress | null = null;
   try {
-    return await collectGroups({
-      store, config, model, groups, groupSize, signal: ctx.signal,
-      runName: stringOption(values, 'name') ?? `${config.name}-collect`,
-      judging: { getSecret: (name) => process.env[name] ?? null },
-      atropos: atroposUrl ? {
-        url: atroposUrl, getWithBody: nodeGetWithBody,
-        onEvent: (e) => { if (e.kind === 'waiting-for-trainer' || e.kind === 'unreachable') ctx.err(`collect: Atropos at ${atroposUrl}: ${e.kind.replace(/-/g, ' ')}, retrying`); },
-      } : null,
-      onGroup: (all) => progress.tick(1, `mean score ${formatScore(mean(all.map((t) => t.judge_score)))}`),
+    return await collectInNode({
+      store, config, policy: choiceOption(values, 'policy', ['model', 'expert'] as const, 'model'),
+      groups: intOption(values, 'groups'), groupSize: intOption(values, 'group-size'), runName: stringOption(values, 'name'), signal: ctx.signal,
+      loadModel: (c) => loadModel(ctx, modelPath(ctx, values, c.model.base_model), c),
+      atropos: atroposUrl ? { url: atroposUrl, onWait: (what) => ctx.err(`collect: Atropos at ${atroposUrl}: ${what}, retrying`) } : null,
+      onStart: (groups) => { progress = new Progress(ctx, 'collect: groups', groups); },
+      onGroup: (all) => progress?.tick(1, `mean score ${formatScore(mean(all.map((t) => t.judge_score)))}`),
     });
   } finally {
-    progress.finish();
-    model?.model.dispose();
+    (progress as Progress | null)?.finish();
   }
 }
 

@@ -8,30 +8,21 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { describeEnvironments, getEnvironment, isBuiltinEnvironment, listTags } from '../../envs/registry.ts';
-import { buildEnvironment } from '../../envs/sources.ts';
+import { auditOne, auditTarget, checkOwnName, environmentCatalog, forgetEnvironment, keepEnvironment } from '../../pipeline/environment-catalog.ts';
 import { isUrl } from '../../pipeline/environment-url.ts';
-import type { EnvironmentInfo } from '../../envs/types.ts';
-import { auditEnvironment, formatAudit, type EnvironmentAudit } from '../../rollout/env-audit.ts';
-import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment } from '../../store/index.ts';
 import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { readEnvironmentFile, storedSources } from './user-envs.ts';
 
+/** Columns padded to their widest cell (the last one left as it is). */
 function environmentTable(rows: string[][]): string {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => r[c].length)));
   return rows.map((r) => r.map((cell, c) => (c === r.length - 1 ? cell : cell.padEnd(widths[c]))).join('  ')).join('\n');
 }
 
+/** Levels as a range when they are contiguous (1-5), else listed. */
 function levels(list: readonly number[]): string {
   const contiguous = list.every((l, i) => i === 0 || l === list[i - 1] + 1);
   return contiguous && list.length > 1 ? `${list[0]}-${list[list.length - 1]}` : list.join(',');
-}
-
-function infoOf(source: EnvironmentSource, env: { description: string; tags: readonly string[]; difficulties: readonly number[]; requiredTools: readonly string[]; ownTools: readonly { name: string }[] }): EnvironmentInfo & { origin: string } {
-  return {
-    name: source.name, description: env.description, tags: [...env.tags], difficulties: [...env.difficulties],
-    requiredTools: [...env.requiredTools, ...env.ownTools.map((t) => t.name)], origin: source.file ?? source.kind,
-  };
 }
 
 export const envs: Command = {
@@ -44,26 +35,12 @@ export const envs: Command = {
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'envs');
-    const tag = stringOption(values, 'tag');
-    const own: (EnvironmentInfo & { origin: string })[] = [];
-    for (const source of await storedSources(ctx, values)) {
-      const built = await buildEnvironment(source).catch((e: Error) => {
-        ctx.err(`warning: your environment ${source.name} no longer builds: ${e.message}`);
-        return null;
-      });
-      if (built) {
-        own.push(infoOf(source, built.env));
-        built.close();
-      }
-    }
-    const tags = [...new Set([...listTags(), ...own.flatMap((e) => e.tags)])].sort();
-    if (tag !== undefined && !tags.includes(tag)) throw new CliError(`No environment has the tag "${tag}". Tags: ${tags.join(', ')}.`);
-    const rows = [
-      ...describeEnvironments({ tag }).map((e) => ({ ...e, origin: 'built-in' })),
-      ...own.filter((e) => tag === undefined || e.tags.includes(tag)),
-    ];
+    const rows = await environmentCatalog(await storedSources(ctx, values), {
+      tag: stringOption(values, 'tag'),
+      onBroken: (name, message) => ctx.err(`warning: your environment ${name} no longer builds: ${message}`),
+    });
     const header = ['name', 'tags', 'levels', 'tools', 'from', ...(values.long ? ['description'] : [])];
-    const cells = rows.map((e) => [e.name, e.tags.join(','), levels(e.difficulties), e.requiredTools.join(','), e.origin, ...(values.long ? [e.description] : [])]);
+    const cells = rows.map((e) => [e.name, e.tags.join(','), levels(e.difficulties), e.tools.join(','), e.origin, ...(values.long ? [e.description] : [])]);
     ctx.out(environmentTable([header, ...cells]));
   },
 };
@@ -73,16 +50,11 @@ const auditOptions = {
   store: storeOption,
 } as const;
 
-async function runAudit(ctx: CommandContext, values: Values, source: EnvironmentSource | null, name: string): Promise<EnvironmentAudit> {
-  const items = intOption(values, 'items') ?? 16;
-  const built = source ? await buildEnvironment(source) : { env: getEnvironment(name), close: () => {} };
-  try {
-    const audit = await auditEnvironment(built.env, { items, signal: ctx.signal, onProgress: (line) => ctx.err(`audit: ${line}`) });
-    for (const line of formatAudit(audit)) ctx.out(line);
-    return audit;
-  } finally {
-    built.close();
-  }
+/** Audits and prints the report; returns the problems found. */
+async function runAudit(ctx: CommandContext, values: Values, target: { source: EnvironmentSource } | { name: string }): Promise<{ env: string; problems: string[] }> {
+  const audit = await auditOne(target, { items: intOption(values, 'items') ?? 16, signal: ctx.signal, onProgress: (line) => ctx.err(`audit: ${line}`) });
+  for (const line of audit.lines) ctx.out(line);
+  return audit;
 }
 
 export const envsAdd: Command = {
@@ -96,14 +68,13 @@ export const envsAdd: Command = {
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs add takes one file, e.g. spindle envs add examples/envs/treasure-hunt.js.', 2);
     const source = await readEnvironmentFile(ctx, positionals[0]);
-    if (isBuiltinEnvironment(source.name)) throw new CliError(`"${source.name}" is a built-in environment; give yours another name.`);
-    const audit = await runAudit(ctx, values, source, source.name);
+    checkOwnName(source.name);
+    const audit = await runAudit(ctx, values, { source });
     if (audit.problems.length && !values.force) {
       throw new CliError(`${source.name} was not added: the audit found ${audit.problems.length} problem(s) (above). Fix them, or add --force to keep it anyway.`);
     }
     await withStore(ctx, values, async (store) => {
-      const replaced = await getEnvironmentRecord(store, source.name);
-      await putEnvironment(store, source, audit.problems);
+      const replaced = await keepEnvironment(store, source, audit.problems);
       ctx.out(`${replaced ? 'updated' : 'added'} ${source.name} (${source.kind === 'module' ? 'module' : `${source.rows.length} task rows`}) in ${store.path}; train on it with tasks.environments: [${source.name}]`);
     }, true);
   },
@@ -117,13 +88,8 @@ export const envsAudit: Command = {
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs audit takes one environment name or file.', 2);
     const [target] = positionals;
-    let source: EnvironmentSource | null = null;
-    if (isUrl(target) || existsSync(resolve(ctx.cwd, target))) source = await readEnvironmentFile(ctx, target);
-    else if (!isBuiltinEnvironment(target)) {
-      source = (await storedSources(ctx, values)).find((s) => s.name === target) ?? null;
-      if (!source) throw new CliError(`"${target}" is neither a file, a built-in environment nor one added with \`spindle envs add\`.`);
-    }
-    const audit = await runAudit(ctx, values, source, target);
+    const isFile = isUrl(target) || existsSync(resolve(ctx.cwd, target));
+    const audit = await runAudit(ctx, values, isFile ? { source: await readEnvironmentFile(ctx, target) } : auditTarget(target, await storedSources(ctx, values)));
     if (audit.problems.length) throw new CliError(`${audit.env}: ${audit.problems.length} problem(s) found.`);
   },
 };
@@ -136,8 +102,7 @@ export const envsRemove: Command = {
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs remove takes one environment name.', 2);
     await withStore(ctx, values, async (store) => {
-      if (!(await getEnvironmentRecord(store, positionals[0]))) throw new CliError(`There is no environment "${positionals[0]}" of yours in ${store.path}.`);
-      await deleteEnvironmentRecord(store, positionals[0]);
+      await forgetEnvironment(store, positionals[0], store.path);
       ctx.out(`removed ${positionals[0]} from ${store.path}`);
     });
   },

@@ -2,20 +2,18 @@
  * `spindle export trajectories` (the seed's atropos_trajectory_export) and `spindle export adapter`
  * (the latest checkpoint's LoRA weights as a PEFT adapter zip).
  */
-import { CliError, type Command, type CommandContext } from '../command.ts';
-import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../../export/from-store.ts';
-import { adapterBaseModel, checkpointAdapterZip, type CheckpointAdapter } from '../../pipeline/adapter-export.ts';
-import { mergedModel } from '../../pipeline/merged-export.ts';
-import { countTrajectories, listRuns, loadLatestCheckpoint, type TrajectoryFilter } from '../../store/index.ts';
-import {
-  choiceOption, findRun, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
-} from './shared.ts';
 import { join } from 'node:path';
+import { CliError, type Command, type CommandContext } from '../command.ts';
+import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/adapter-export.ts';
+import { exportDataset } from '../../pipeline/dataset-export.ts';
+import { mergedModel } from '../../pipeline/merged-export.ts';
+import { findRun } from '../../pipeline/node-store.ts';
+import {
+  choiceOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
+} from './shared.ts';
 
 const FORMATS = ['parquet', 'jsonl', 'atropos'] as const;
 const FILE_NAMES = { parquet: 'trajectories.parquet', jsonl: 'trajectories.jsonl', atropos: 'scored_groups.jsonl' } as const;
-
-const exportSplit = (split: 'train' | 'test' | 'all') => (split === 'all' ? undefined : split);
 
 export const exportTrajectories: Command = {
   name: 'export trajectories',
@@ -35,33 +33,19 @@ export const exportTrajectories: Command = {
     const output = outputDir(ctx, requireOption(values, 'output', '--output out/'));
     const runId = stringOption(values, 'run');
     const split = choiceOption(values, 'split', ['train', 'test', 'all'] as const, format === 'jsonl' ? 'train' : 'all');
-    const filter: TrajectoryFilter = {
-      run_id: runId, min_score: numberOption(values, 'min-score'),
-      envs: stringOption(values, 'env') ? [stringOption(values, 'env')!] : undefined,
-      split: exportSplit(split),
-    };
+    const query = { runId, minScore: numberOption(values, 'min-score'), env: stringOption(values, 'env'), split };
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
       if (runId) await findRun(store, runId);
-      if (format === 'atropos') {
-        const runs = runId ? [runId] : (await listRuns(store)).map((r) => r.id);
-        let text = '';
-        for (const id of runs) text += await exportScoredGroupsJsonl(store, id);
-        const groups = text.split('\n').filter(Boolean).length;
-        if (groups === 0) throw new CliError('No scored groups to export (collect or train first; groups need judged, tokenized trajectories).');
-        writeOutput(ctx, file, text);
-        ctx.out(`wrote ${groups} scored groups to ${file}`);
-        return;
+      // The Models screen's dataset export, the same function (pipeline/dataset-export.ts).
+      const { data, count } = await exportDataset(store, format, query);
+      if (count === 0) {
+        throw new CliError(format === 'atropos'
+          ? 'No scored groups to export (collect or train first; groups need judged, tokenized trajectories).'
+          : 'No trajectories match (check --run, --min-score, --env, --split).');
       }
-      const count = await countTrajectories(store, filter);
-      if (count === 0) throw new CliError('No trajectories match (check --run, --min-score, --env, --split).');
-      if (format === 'parquet') writeOutput(ctx, file, await exportParquet(store, filter));
-      else {
-        let text = '';
-        for await (const chunk of exportChatJsonl(store, filter, { includeHeldOut: split === 'all' })) text += chunk;
-        writeOutput(ctx, file, text);
-      }
-      ctx.out(`wrote ${count} trajectories to ${file}`);
+      writeOutput(ctx, file, data);
+      ctx.out(`wrote ${count} ${format === 'atropos' ? 'scored groups' : 'trajectories'} to ${file}`);
     });
   },
 };
@@ -95,13 +79,9 @@ export const exportAdapter: Command = {
     const output = requireOption(values, 'output', '--output adapter.zip');
     await withStore(ctx, values, async (store) => {
       const run = await findRun(store, stringOption(values, 'run'), true);
-      const ckpt = await loadLatestCheckpoint(store, run.id);
-      if (!ckpt) throw new CliError(`Run ${run.id} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
-      const adapter = await checkpointAdapterZip(store, ckpt).catch((e: unknown) => {
-        throw new CliError((e as Error).message);
-      });
+      const adapter = await latestAdapterZip(store, run.id);
       const file = writeOutput(ctx, output, adapter.zip);
-      ctx.out(`wrote the adapter of run ${run.id} at step ${ckpt.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
+      ctx.out(`wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
       if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
     });

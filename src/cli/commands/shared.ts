@@ -1,26 +1,19 @@
 /**
  * What the CLI commands share: typed option reading (a bad number is a usage error that names the
- * flag), loading a run config file, opening the file-backed store, loading the policy model (with an
- * optional PEFT adapter) and writing output files. Every failure here is a one-line CliError.
+ * flag), files relative to the working folder, and the CLI's side of the Node platform (the store
+ * folder, the model's path, hub download progress) over pipeline/node-store.ts and node-model.ts, which
+ * do the work. Every failure is one line (a CliError, or the pipeline's one-sentence Error).
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, dirname, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
-import { formatConfigErrors, parseRunConfigYaml } from '../../config/yaml.ts';
+import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { listEnvironments } from '../../envs/registry.ts';
-import { initBackend, type BackendChoice } from '../../model/backend.ts';
-import { loadHfModel, type LoadedModel } from '../../model/hf.ts';
-import { HfTokenizer } from '../../model/hf-tokenizer.ts';
-import type { HostTensors } from '../../model/transformer.ts';
-import { diskCache, type HubOptions } from '../../model/hub.ts';
-import { attachLora, importLora } from '../../model/lora.ts';
-import { readAdapter, type PeftConfig } from '../../export/peft.ts';
 import { resolveModelPath } from '../../pipeline/node.ts';
-import { chatFormatSummary } from '../../rollout/conversation.ts';
-import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../../store/file-store.ts';
-import { getRun, listRuns, loadLatestCheckpoint, type RunRecord } from '../../store/index.ts';
+import { parseRunConfig } from '../../pipeline/node-environments.ts';
+import { isRemoteModel, loadPolicyModel, type NodeModel } from '../../pipeline/node-model.ts';
+import { hasNodeStore, withNodeStore, type NodeStore } from '../../pipeline/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -31,9 +24,6 @@ export const modelOption: OptionSpec = {
   type: 'string', placeholder: 'dir|hf:id|url',
   description: 'policy model: a folder (HF layout), hf:<owner>/<name>[@revision], or an https URL of such a folder; default: the config\'s model.base_model (spindle-base = models/spindle-base)',
 };
-
-/** A model named by hub id or URL, downloaded (and cached) rather than read from a folder. */
-const REMOTE_MODEL = /^(hf:|https?:\/\/)/;
 
 // ---------------------------------------------------------------- options
 
@@ -130,7 +120,7 @@ export function outputDir(ctx: CommandContext, path: string): string {
  */
 export function loadConfigFile(ctx: CommandContext, path: string, options: { userEnvironments?: boolean } = {}): RunConfig {
   const text = readText(ctx, path, 'run config');
-  const { config, errors } = parseRunConfigYaml(text, { knownEnvironments: options.userEnvironments ? undefined : listEnvironments().map((e) => e.name) });
+  const { config, errors } = parseRunConfig(text, options);
   if (!config || errors.length) {
     const [first, ...rest] = formatConfigErrors(errors, path).split('\n');
     throw new CliError(rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first);
@@ -150,130 +140,46 @@ export function storeDir(ctx: CommandContext, values: Values): string {
 
 /** Whether --store holds a Spindle store yet. */
 export function hasStore(ctx: CommandContext, values: Values): boolean {
-  return existsSync(join(storeDir(ctx, values), SNAPSHOT_FILE));
+  return hasNodeStore(storeDir(ctx, values));
 }
 
-/** Opens the store (creating it with `create`), runs `fn`, and saves and closes it whatever happens. */
-export async function withStore<T>(ctx: CommandContext, values: Values, fn: (store: FileStore) => Promise<T>, create = false): Promise<T> {
-  const dir = storeDir(ctx, values);
-  if (!create && !existsSync(join(dir, SNAPSHOT_FILE))) {
-    throw new CliError(`There is no Spindle store in ${dir} (no ${SNAPSHOT_FILE}); run \`spindle collect\` or \`spindle train\` first, or pass --store DIR.`);
-  }
-  let store: FileStore;
-  try {
-    store = await openFileStore(dir);
-  } catch (e) {
-    throw new CliError(`cannot open the store in ${dir}: ${(e as Error).message}`);
-  }
-  try {
-    return await fn(store);
-  } finally {
-    await store.close();
-  }
-}
-
-/** The run named by --run, or the newest run (with a checkpoint when `needCheckpoint`). */
-export async function findRun(store: FileStore, id: string | undefined, needCheckpoint = false): Promise<RunRecord> {
-  if (id) {
-    const run = await getRun(store, id);
-    if (!run) {
-      const known = (await listRuns(store)).slice(0, 5).map((r) => r.id);
-      throw new CliError(`There is no run "${id}" in ${store.path}.${known.length ? ` Recent runs: ${known.join(', ')}.` : ''}`);
-    }
-    return run;
-  }
-  for (const run of await listRuns(store)) {
-    if (!needCheckpoint || (await loadLatestCheckpoint(store, run.id))) return run;
-  }
-  throw new CliError(`The store ${store.path} has no run${needCheckpoint ? ' with a checkpoint' : ''} yet; train one first or pass --run ID.`);
+/** Opens the store at --store (creating it with `create`), runs `fn`, and saves and closes it whatever happens. */
+export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: NodeStore) => Promise<T>, create = false): Promise<T> {
+  return withNodeStore(storeDir(ctx, values), fn, { create, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
 }
 
 // ---------------------------------------------------------------- model
 
-let backend: Promise<BackendChoice> | null = null;
-
-/** Starts the tfjs backend once per process (Node: wasm). */
-function ensureBackend(config: RunConfig = DEFAULT_CONFIG): Promise<BackendChoice> {
-  backend ??= initBackend({ forced: config.model.backend === 'auto' ? null : config.model.backend });
-  return backend;
-}
-
 /** The model folder: --model, else `baseModel` (a config's model.base_model; `spindle-base` → <repo>/models/spindle-base). */
 export function modelPath(ctx: CommandContext, values: Values, baseModel = DEFAULT_CONFIG.model.base_model): string {
   const flag = stringOption(values, 'model');
-  if (flag) return REMOTE_MODEL.test(flag) ? flag : resolve(ctx.cwd, flag);
+  if (flag) return isRemoteModel(flag) ? flag : resolve(ctx.cwd, flag);
   return resolveModelPath(baseModel);
 }
 
 /**
- * Hub downloads from the CLI: cached on disk (SPINDLE_CACHE, default ~/.cache/spindle/hub; an interrupted
- * file continues where it stopped), from HF_ENDPOINT when set (a mirror, or a local server in tests),
- * with a progress line per file.
+ * Loads the policy model. Hub downloads from the CLI are cached on disk (SPINDLE_CACHE, default
+ * ~/.cache/spindle/hub; an interrupted file continues where it stopped), come from HF_ENDPOINT when set (a
+ * mirror, or a local server in tests), stop on the first Ctrl-C, and print a progress line per file.
  */
-function hubOptions(ctx: CommandContext): HubOptions {
+export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<NodeModel> {
   const shown = new Map<string, number>();
-  return {
-    endpoint: process.env.HF_ENDPOINT || undefined,
-    cache: diskCache(process.env.SPINDLE_CACHE || join(homedir(), '.cache', 'spindle', 'hub')),
-    // The first Ctrl-C stops a download, keeping what arrived for a resume.
-    signal: ctx.signal,
-    onProgress: ({ file, loaded, total }) => {
-      const percent = total ? Math.floor((100 * loaded) / total) : 0;
-      const last = shown.get(file) ?? -1;
-      if (percent === last || (percent < 100 && percent - last < 25)) return;
-      shown.set(file, percent);
-      ctx.out(`download ${file}: ${total ? `${percent}% of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`}`);
+  return loadPolicyModel(dir, {
+    config,
+    hub: {
+      endpoint: process.env.HF_ENDPOINT || undefined,
+      cacheDir: process.env.SPINDLE_CACHE || join(homedir(), '.cache', 'spindle', 'hub'),
+      signal: ctx.signal,
+      onProgress: ({ file, loaded, total }) => {
+        const percent = total ? Math.floor((100 * loaded) / total) : 0;
+        const last = shown.get(file) ?? -1;
+        if (percent === last || (percent < 100 && percent - last < 25)) return;
+        shown.set(file, percent);
+        ctx.out(`download ${file}: ${total ? `${percent}% of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`}`);
+      },
     },
-  };
-}
-
-export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<LoadedModel> {
-  if (!REMOTE_MODEL.test(dir)) {
-    if (!existsSync(join(dir, 'config.json'))) {
-      const shipped = dir === resolveModelPath('spindle-base');
-      throw new CliError(shipped
-        ? `The shipped model is not in ${dir} yet (build it with \`npm run model:base\`), or pass --model DIR.`
-        : `${dir} is not a model folder (no config.json); pass --model with a Hugging Face layout folder.`);
-    }
-  }
-  await ensureBackend(config);
-  let loaded: LoadedModel;
-  try {
-    loaded = await loadHfModel(dir, { hub: hubOptions(ctx) });
-  } catch (e) {
-    throw new CliError(`cannot load the model from ${dir}: ${(e as Error).message}`);
-  }
-  // Which template (chat_template.jinja or tokenizer_config.json) and call format a Hugging Face model runs in, or that it has none.
-  if (loaded.tokenizer instanceof HfTokenizer) ctx.err(`model ${dir}: chat format: ${chatFormatSummary(loaded.tokenizer)}`);
-  return loaded;
-}
-
-/** Attaches a PEFT adapter zip to a plain model (layers the adapter lacks get none). */
-export function applyAdapter(ctx: CommandContext, loaded: LoadedModel, path: string): PeftConfig {
-  const bytes = readBytes(ctx, path, 'adapter zip');
-  let adapter;
-  try {
-    adapter = readAdapter(bytes, path, { modelConfig: loaded.config });
-  } catch (e) {
-    throw new CliError((e as Error).message);
-  }
-  attachAdapter(ctx, loaded, adapter.config, adapter.tensors, path);
-  return adapter.config;
-}
-
-/** Attaches LoRA adapters shaped like `config` to the layers the tensors cover, and loads them. */
-export function attachAdapter(_ctx: CommandContext, loaded: LoadedModel, config: PeftConfig, tensors: HostTensors, label: string): void {
-  const layers = new Set([...tensors.keys()].map((k) => Number(/layers\.(\d+)\./.exec(k)![1])));
-  const without = loaded.model.layers.map((_, i) => i).filter((i) => !layers.has(i));
-  attachLora(loaded.model, {
-    r: config.r, alpha: config.lora_alpha, dropout: 0, targetModules: config.target_modules,
-    freezeLayers: without.length ? without.join(',') : null,
+    onChatFormat: (summary) => ctx.err(`model ${dir}: chat format: ${summary}`),
   });
-  try {
-    importLora(loaded.model, tensors);
-  } catch (e) {
-    throw new CliError(`${label}: ${(e as Error).message}`);
-  }
 }
 
 export function formatScore(x: number | null | undefined): string {

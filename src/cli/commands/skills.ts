@@ -10,11 +10,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, type Command } from '../command.ts';
-import type { Trajectory } from '../../contracts.ts';
-import { hasEnvironment, getEnvironment } from '../../envs/registry.ts';
-import { parseSkill, skillsFromTrajectories as distil, skillsToInstructions } from '../../export/skills.ts';
-import { toJsonl } from '../../export/jsonl.ts';
-import { iterateTrajectories, putSkill, type TrajectoryFilter } from '../../store/index.ts';
+import { distilSkills, skillInstructions } from '../../pipeline/skills.ts';
 import {
   inputPath, intOption, noPositionals, numberOption, outputDir, readText, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
@@ -34,19 +30,9 @@ export const skillsFromTrajectories: Command = {
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'skills from-trajectories');
     const out = outputDir(ctx, requireOption(values, 'output', '--output skills/'));
-    const env = stringOption(values, 'env');
-    const filter: TrajectoryFilter = { run_id: stringOption(values, 'run'), envs: env ? [env] : undefined };
-    const skills = await withStore(ctx, values, async (store) => {
-      const all: Trajectory[] = [];
-      for await (const t of iterateTrajectories(store, filter, { pageSize: 500 })) all.push(t);
-      const made = distil(all, {
-        minSuccessRate: numberOption(values, 'min-success-rate') ?? 0,
-        describe: (name) => (hasEnvironment(name) ? getEnvironment(name).description : name),
-      });
-      for (const skill of made) await putSkill(store, skill);
-      return made;
-    });
-    if (!skills.length) throw new CliError(`No stored trajectory succeeded${filter.run_id ? ` in run ${filter.run_id}` : ''} (at the success rate asked); no skills written.`);
+    const runId = stringOption(values, 'run');
+    const skills = await withStore(ctx, values, (store) => distilSkills(store, { runId, env: stringOption(values, 'env'), minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 }));
+    if (!skills.length) throw new CliError(`No stored trajectory succeeded${runId ? ` in run ${runId}` : ''} (at the success rate asked); no skills written.`);
     for (const s of skills) writeOutput(ctx, join(out, `${s.name}.md`), s.markdown);
     ctx.out(`wrote ${skills.length} skill(s) to ${out} (successful uses ${Math.min(...skills.map((s) => s.usage_count))}–${Math.max(...skills.map((s) => s.usage_count))})`);
   },
@@ -69,17 +55,9 @@ export const skillsToInstructionsCommand: Command = {
     const full = inputPath(ctx, dir, 'skills folder');
     const files = statSync(full).isDirectory() ? readdirSync(full).filter((f) => f.endsWith('.md')).sort().map((f) => join(full, f)) : [full];
     if (!files.length) throw new CliError(`${dir} holds no .md skill documents.`);
-    const skills = files.map((f) => {
-      try {
-        return parseSkill(readText(ctx, f), f);
-      } catch (e) {
-        throw new CliError((e as Error).message);
-      }
-    });
-    const rows = skillsToInstructions(skills, { minUsage, minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 });
-    if (!rows.length) throw new CliError(`None of the ${skills.length} skills has ${minUsage} successful uses and the success rate asked, with examples (lower --min-usage).`);
-    const file = writeOutput(ctx, output, toJsonl(rows));
-    const used = new Set(rows.map((r) => r.source)).size;
-    ctx.out(`wrote ${rows.length} instruction rows from ${used} of ${skills.length} skills to ${file}`);
+    const made = skillInstructions(files.map((f) => ({ file: f, text: readText(ctx, f) })), { minUsage, minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 });
+    if (!made.rows) throw new CliError(`None of the ${made.skills} skills has ${minUsage} successful uses and the success rate asked, with examples (lower --min-usage).`);
+    const file = writeOutput(ctx, output, made.jsonl);
+    ctx.out(`wrote ${made.rows} instruction rows from ${made.used} of ${made.skills} skills to ${file}`);
   },
 };

@@ -13,21 +13,15 @@ import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource, Metrics } from '../../contracts.ts';
-import type { LoadedModel } from '../../model/hf.ts';
-import { createNodeRun } from '../../pipeline/node.ts';
-import { applyTransfer, checkpointSource, transferRunConfig } from '../../pipeline/transfer.ts';
-import type { RunEvent } from '../../pipeline/events.ts';
-import { getRun, loadLatestCheckpoint } from '../../store/index.ts';
-import type { FileStore } from '../../store/file-store.ts';
-import type { TrainerCheckpoint } from '../../train/checkpoint.ts';
+import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/node-train.ts';
+import type { NodeStore } from '../../pipeline/node-store.ts';
+import { transferRunConfig } from '../../pipeline/transfer.ts';
 import { Progress } from './progress.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
-  applyAdapter, intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, percent, requireOption, storeDir, storeOption,
+  intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, percent, readBytes, requireOption, storeDir, storeOption,
   stringOption, withStore, type Values,
 } from './shared.ts';
-
-export type TransferSource = { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string } | { kind: 'adapter'; path: string; label: string };
 
 const trainOptions = {
   config: { type: 'string', description: 'the run config (spindle train: default spindle.yaml when there is one)', placeholder: 'file' },
@@ -49,19 +43,6 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   return c;
 }
 
-function applyTransferSource(ctx: CommandContext, loaded: LoadedModel, config: RunConfig, source: TransferSource): void {
-  try {
-    if (source.kind === 'checkpoint') applyTransfer(loaded.model, config, { checkpoint: source.checkpoint });
-    else {
-      applyAdapter(ctx, loaded, source.path);
-      applyTransfer(loaded.model, config, { adapterAttached: true });
-    }
-  } catch (e) {
-    if (e instanceof CliError) throw e;
-    throw new CliError(`transfer from ${source.label}: ${(e as Error).message}`);
-  }
-}
-
 function metricText(m: Metrics): string {
   const parts: string[] = [];
   if (m.reward !== undefined) parts.push(`reward ${m.reward.toFixed(3)}`);
@@ -69,66 +50,24 @@ function metricText(m: Metrics): string {
   return parts.join(', ');
 }
 
-/** How a wasm heap overflow (4 GB at most) shows up; GRPO batches of long episodes hit it first. */
-const OUT_OF_MEMORY = /memory access out of bounds|out of memory|allocation failed/i;
-const MEMORY_HINT = ' (the wasm heap is full: raise training.grad_accum_steps, or lower training.batch_size × group_size, sampling.max_new_tokens or max_steps_per_trajectory)';
-
-export interface TrainOutcome {
-  runId: string;
-  steps: number;
-  evaluations: { step: number; env: string; success: number; n: number }[];
-  stopped: boolean;
-}
-
-/** Runs (or resumes) a training run to the end or to Ctrl-C. */
-async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: FileStore, transfer?: TransferSource, environments: EnvironmentSource[] = []): Promise<TrainOutcome> {
-  const resumeRunId = stringOption(values, 'resume');
-  let model: LoadedModel | null = null;
-  const run = createNodeRun({
-    store,
-    loadModel: async (cfg) => {
-      model = await loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg);
-      if (transfer && !resumeRunId) applyTransferSource(ctx, model, cfg, transfer);
-      return model;
-    },
-  });
-  const outcome: TrainOutcome = { runId: '', steps: 0, evaluations: [], stopped: false };
-  let fatal: string | null = null;
+/** Runs (or resumes) a training run to the end or to Ctrl-C (pipeline/node-train.ts), showing progress and each evaluation. */
+async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: NodeStore, transfer?: TransferSource, environments: EnvironmentSource[] = []): Promise<TrainOutcome> {
   let last: Metrics = {};
   const progress = new Progress(ctx, 'train: steps', config.training.max_steps, 10);
-  const onEvent = (e: RunEvent) => {
-    if (e.type === 'update') { last = e.metrics; outcome.steps = e.step; }
-    else if (e.type === 'progress') progress.update(e.done, metricText(last), e.total);
-    else if (e.type === 'evaluation') {
-      outcome.evaluations.push({ step: e.step, env: e.env, success: e.success, n: e.n });
-      ctx.err(`eval step ${e.step} ${e.env} (${e.split}, ${e.n} items): success ${percent(e.success)}`);
-    } else if (e.type === 'checkpoint') outcome.steps = Math.max(outcome.steps, e.step);
-    else if (e.type === 'error') {
-      if (e.fatal) fatal = e.message;
-      else ctx.err(`warning: ${e.message}`);
-    }
-  };
-  run.subscribe(onEvent);
-  const stop = () => void run.stop();
-  ctx.signal.addEventListener('abort', stop, { once: true });
   try {
-    try {
-      outcome.runId = await run.start(config, { resumeRunId, environments });
-      // A resumed run reports the step it reached, also when it had no update left to do (it was at the end).
-      if (resumeRunId) outcome.steps = Math.max(outcome.steps, (await loadLatestCheckpoint(store, outcome.runId))?.step ?? 0);
-    } catch (e) {
-      throw e instanceof CliError ? e : new CliError((e as Error).message);
-    }
-    if (ctx.signal.aborted) stop();
-    await run.done();
+    return await trainInNode({
+      store, config, resumeRunId: stringOption(values, 'resume'), environments, transfer, signal: ctx.signal,
+      loadModel: (cfg) => loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg),
+      onEvent: (e) => {
+        if (e.type === 'update') last = e.metrics;
+        else if (e.type === 'progress') progress.update(e.done, metricText(last), e.total);
+        else if (e.type === 'evaluation') ctx.err(`eval step ${e.step} ${e.env} (${e.split}, ${e.n} items): success ${percent(e.success)}`);
+        else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
+      },
+    });
   } finally {
     progress.finish();
-    ctx.signal.removeEventListener('abort', stop);
-    (model as LoadedModel | null)?.model.dispose();
   }
-  if (fatal) throw new CliError(`run ${outcome.runId} failed: ${fatal}${OUT_OF_MEMORY.test(fatal) ? MEMORY_HINT : ''}`);
-  outcome.stopped = ctx.signal.aborted;
-  return outcome;
 }
 
 function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutcome): void {
@@ -154,11 +93,7 @@ export const train: Command = {
     const configPath = stringOption(values, 'config') ?? (existsSync(resolve(ctx.cwd, 'spindle.yaml')) ? 'spindle.yaml' : undefined);
     if (!resume && !configPath) throw new CliError('--config is required (or --resume RUN_ID, or a spindle.yaml here from `spindle config init`), e.g. spindle train --config spindle.yaml.', 2);
     const outcome = await withStore(ctx, values, async (store) => {
-      if (resume) {
-        const record = await getRun(store, resume);
-        if (!record) throw new CliError(`There is no run "${resume}" to resume in ${store.path}.`);
-        return runTraining(ctx, values, record.config, store);
-      }
+      if (resume) return runTraining(ctx, values, await configToResume(store, resume), store);
       const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
       const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
       return runTraining(ctx, values, config, store, undefined, sources);
@@ -167,18 +102,14 @@ export const train: Command = {
   },
 };
 
-/** The transfer source a config names: an adapter zip on disk, or a run id in the store. */
-async function transferSource(ctx: CommandContext, store: FileStore, source: string): Promise<TransferSource> {
+/** The transfer source a config names: an adapter zip on disk (read here), or a run id in the store. */
+async function transferSource(ctx: CommandContext, store: NodeStore, source: string): Promise<TransferSource> {
   const asFile = resolve(ctx.cwd, source);
   if (source.endsWith('.zip') || existsSync(asFile)) {
     if (!existsSync(asFile)) throw new CliError(`The transfer source ${source} does not exist.`);
-    return { kind: 'adapter', path: asFile, label: source };
+    return { kind: 'adapter', bytes: readBytes(ctx, asFile, 'adapter zip'), label: source };
   }
-  const checkpoint = await checkpointSource(store, source).catch((e: unknown) => {
-    throw new CliError((e as Error).message);
-  });
-  if (!checkpoint) throw new CliError(`The transfer source "${source}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`);
-  return { kind: 'checkpoint', checkpoint, label: `run ${source}` };
+  return runTransferSource(store, source);
 }
 
 export const transferTrain: Command = {

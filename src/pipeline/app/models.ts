@@ -6,13 +6,14 @@
  */
 import * as Comlink from 'comlink';
 import { readAdapter } from '../../export/peft.ts';
-import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl, importTrajectories } from '../../export/index.ts';
+import { importTrajectories } from '../../export/index.ts';
 import {
-  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type Store, type TrajectoryFilter,
+  countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type Store,
 } from '../../store/index.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { writeSafetensors } from '../../model/safetensors.ts';
 import { adapterBaseModel, checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
+import { exportDataset } from '../dataset-export.ts';
 import type { MergeRequest } from '../engine-api.ts';
 import type { ModelImportSource } from '../model-shelf.ts';
 import type { DownloadProgress } from '../../model/hub.ts';
@@ -44,16 +45,6 @@ const IMPORTED_RUN = 'imported';
 
 const stamp = () => new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
 const bytesOf = (parts: BlobPart[], type: string) => new Blob(parts, { type });
-
-async function collect(lines: AsyncGenerator<string>, onProgress: Progress, signal: AbortSignal): Promise<string[]> {
-  const out: string[] = [];
-  for await (const line of lines) {
-    signal.throwIfAborted();
-    out.push(line);
-    if (out.length % 200 === 0) onProgress(out.length, null);
-  }
-  return out;
-}
 
 /** Each environment's latest test-split success at or before `step` (validation ones are `<env>/validation`). */
 function heldOutAt(evaluations: EvaluationRecord[], step: number): Record<string, number> {
@@ -114,24 +105,24 @@ export function modelOperations(getStore: () => Promise<Store>, engine: () => Mo
     },
     async exportItem(kind: ExportKind, target: ExportTarget, onProgress: Progress, signal: AbortSignal): Promise<ExportFile> {
       const store = await getStore();
-      const filter: TrajectoryFilter = target.runId ? { run_id: target.runId } : {};
       const name = target.runId ?? 'all-runs';
+      // Datasets: the one export `spindle export trajectories` writes too (dataset-export.ts), for one run or all.
+      const progress = { onProgress: (rows: number) => onProgress(rows, null), signal };
       switch (kind) {
         case 'dataset-jsonl': {
-          const lines = await collect(exportChatJsonl(store, filter), onProgress, signal);
-          if (!lines.length) throw new Error('No trajectories to export: run episodes or a training run first.');
-          return { filename: `spindle-${name}-${stamp()}.jsonl`, blob: bytesOf(lines, 'application/jsonl') };
+          const { data, count } = await exportDataset(store, 'jsonl', { runId: target.runId }, progress);
+          if (!count) throw new Error('No trajectories to export: run episodes or a training run first.');
+          return { filename: `spindle-${name}-${stamp()}.jsonl`, blob: bytesOf([data as BlobPart], 'application/jsonl') };
         }
         case 'dataset-parquet': {
-          onProgress(0, null);
-          const bytes = await exportParquet(store, filter);
-          return { filename: `spindle-${name}-${stamp()}.parquet`, blob: bytesOf([bytes as BlobPart], 'application/vnd.apache.parquet') };
+          const { data } = await exportDataset(store, 'parquet', { runId: target.runId }, progress);
+          return { filename: `spindle-${name}-${stamp()}.parquet`, blob: bytesOf([data as BlobPart], 'application/vnd.apache.parquet') };
         }
         case 'dataset-atropos': {
           if (!target.runId) throw new Error('Atropos groups belong to one run: choose a run in "From".');
-          const text = await exportScoredGroupsJsonl(store, target.runId);
-          if (!text.trim()) throw new Error('This run has no scored groups yet (they are written as the trainer consumes them).');
-          return { filename: `spindle-${name}-atropos-${stamp()}.jsonl`, blob: bytesOf([text], 'application/jsonl') };
+          const { data, count } = await exportDataset(store, 'atropos', { runId: target.runId });
+          if (!count) throw new Error('This run has no scored groups yet (they are written as the trainer consumes them).');
+          return { filename: `spindle-${name}-atropos-${stamp()}.jsonl`, blob: bytesOf([data as BlobPart], 'application/jsonl') };
         }
         case 'adapter-zip': {
           const cp = target.checkpointId ? await loadCheckpoint(store, target.checkpointId) : undefined;
