@@ -6,7 +6,8 @@
  * how to show progress; every failure is one sentence naming the model or the adapter.
  */
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG, type RunConfig } from '../config/schema.ts';
 import { readAdapter, type PeftConfig } from '../export/peft.ts';
 import { initBackend, type BackendChoice } from '../model/backend.ts';
@@ -16,7 +17,13 @@ import { diskCache } from '../model/hub.ts';
 import { attachLora, importLora } from '../model/lora.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import { chatFormatSummary } from '../rollout/conversation.ts';
-import { resolveModelPath } from './node.ts';
+
+const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** `spindle-base` and other bare names resolve to the shipped `models/` folder; anything else is a path or URL. */
+export function resolveModelPath(name: string): string {
+  return /^[\w.-]+$/.test(name) ? resolve(REPO, 'models', name) : name;
+}
 
 /** A loaded policy model with its tokenizer and its own config.json (a merged export keeps it). */
 export type NodeModel = LoadedModel;

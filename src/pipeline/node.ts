@@ -10,11 +10,10 @@ import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import type { RunConfig } from '../config/schema.ts';
 import type { Trajectory } from '../contracts.ts';
-import { initBackend } from '../model/backend.ts';
-import { loadHfModel } from '../model/hf.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { TokenizerSpec } from './engine-api.ts';
+import { loadPolicyModel, resolveModelPath } from './node-model.ts';
 import type { RemoteGenerator } from './generation.ts';
 import { tokenizerSpec } from './tokenizer-spec.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
@@ -26,14 +25,12 @@ const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BOOT = resolve(REPO, 'workers/node-boot.mjs');
 const ENTRY = new URL('../../workers/rollout.node.ts', import.meta.url).href;
 
-/** `spindle-base` and other bare names resolve to the shipped `models/` folder; anything else is a path or URL. */
-export function resolveModelPath(name: string): string {
-  return /^[\w.-]+$/.test(name) ? resolve(REPO, 'models', name) : name;
-}
+// Benchmarks and scripts name the shipped models through here too.
+export { resolveModelPath };
 
+/** The run config's base model, loaded as every Node operation loads one (node-model.ts). */
 export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['loadModel']> {
-  await initBackend({ forced: config.model.backend === 'auto' ? null : config.model.backend });
-  const { model, tokenizer } = await loadHfModel(resolveModelPath(config.model.base_model));
+  const { model, tokenizer } = await loadPolicyModel(resolveModelPath(config.model.base_model), { config });
   return { model, tokenizer };
 }
 

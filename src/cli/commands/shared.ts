@@ -10,9 +10,8 @@ import { join, dirname, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { resolveModelPath } from '../../pipeline/node.ts';
 import { parseRunConfig } from '../../pipeline/node-environments.ts';
-import { isRemoteModel, loadPolicyModel, type NodeModel } from '../../pipeline/node-model.ts';
+import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/node-model.ts';
 import { hasNodeStore, withNodeStore, type NodeStore } from '../../pipeline/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
