@@ -1,6 +1,7 @@
 /**
  * `spindle export trajectories` (the seed's atropos_trajectory_export) and `spindle export adapter`
- * (the latest checkpoint's LoRA weights as a PEFT adapter zip).
+ * (the latest checkpoint's LoRA weights as a PEFT adapter zip, and with --merge the merged model): the
+ * same exports as the Models screen (pipeline/dataset-export.ts, adapter-export.ts, merged-export.ts).
  */
 import { join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';

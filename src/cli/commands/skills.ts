@@ -1,8 +1,7 @@
 /**
- * The seed's fourth workflow, skills → instructions → SFT:
- * - `spindle skills from-trajectories`: stored trajectories become one skill document per task type
- *   (environment and level): usage = successful episodes, success rate = successes / attempts, the
- *   successful episodes kept as worked examples; written as Markdown files and kept in the store;
+ * The seed's fourth workflow, skills → instructions → SFT, over the operations of pipeline/skills.ts:
+ * - `spindle skills from-trajectories`: one skill document per task type with a successful stored
+ *   trajectory (usage = successful episodes), written as Markdown files here and kept in the store;
  * - `spindle skills to-instructions` (skill_to_instruction): the examples of skills with at least
  *   --min-usage successes and a success rate of at least --min-success-rate become instruction rows in the
  *   agent's own chat format, which `spindle sft --data` trains on.
