@@ -148,12 +148,11 @@ export interface RunConfig {
     /** Rollouts stay at most this many updates ahead of the trainer (Atropos's max_batches_offpolicy). */
     max_offpolicy_updates: number;
     /**
-     * Sample each turn in a forward pass of its own instead of batching turns of concurrent episodes.
-     * Batched float arithmetic differs from unbatched in the last bits (a logprob by ~1e-6), which now
-     * and then flips a sampled token, so which episodes share a batch (timing, worker count) would change
-     * the run; so would rollouts running ahead of the trainer (max_offpolicy_updates) while the weights
-     * change. On: no batching across episodes and no rollouts ahead, so the same config and seed give the
-     * same episodes and weights however many workers run them, at the cost of that throughput.
+     * The same config and seed give the same episodes and weights however many workers run them. Rollouts
+     * running ahead of the trainer (max_offpolicy_updates) would see the weights change at a moment timing
+     * decides, so on: none run ahead. Turns of concurrent episodes are still batched on wasm, where a row
+     * samples bit for bit what it samples alone (GenerationService.forRun); on other backends each turn
+     * then runs alone. Off: batching everywhere and max_offpolicy_updates ahead.
      */
     reproducible: boolean;
   };

@@ -81,9 +81,16 @@ export function softmax(x: tf.Tensor): tf.Tensor {
  */
 const FUSED_SWIGLU_MAX = 16_384;
 
-/** SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x). */
+/**
+ * SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x). The fused kernel rounds differently
+ * from tfjs's ops, so which one runs must not depend on how many rows or padded positions share the
+ * call, or a prompt's logits would change with the batch it is prefilled in (batching must not change
+ * an episode: tests/model/batch-invariance.test.ts). Fused: one position per row (a decoding step), else
+ * tfjs's ops.
+ */
 export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
-  if (gate.size <= FUSED_SWIGLU_MAX && hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
+  const onePosition = gate.rank === 3 && gate.shape[1] === 1;
+  if (onePosition && gate.size <= FUSED_SWIGLU_MAX && hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
   return tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
 }
 

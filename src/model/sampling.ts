@@ -98,14 +98,21 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
   return logprobOf(candidates[candidates.length - 1]);
 }
 
+/** Left padding makes every prompt a multiple of this many positions (see generate). */
+export const PAD_ALIGN = 8;
+
 /** Samples continuations of each prompt. Leaves no tensors behind. */
 export async function generate(model: TransformerModel, prompts: number[][], options: SamplingOptions): Promise<GenerateResult> {
   const B = prompts.length;
   const V = model.config.vocabSize;
   if (B === 0) return { tokens: [], logprobs: [], finishReasons: [] };
   if (prompts.some((p) => p.length === 0)) throw new Error('generate: every prompt needs at least one token.');
-  const L = Math.max(...prompts.map((p) => p.length));
-  const maxNew = Math.min(options.maxNewTokens, model.config.maxPositions - L);
+  const longest = Math.max(...prompts.map((p) => p.length));
+  const maxNew = Math.min(options.maxNewTokens, model.config.maxPositions - longest);
+  // Every row is left-padded to a multiple of PAD_ALIGN, alone or batched: a row then starts at the same
+  // offset modulo the SIMD lanes and blocks its sums over keys run in, so batching adds whole blocks of
+  // masked zeros in front and a row's floats, and so its tokens, are those it gets alone (tested).
+  const L = Math.ceil(longest / PAD_ALIGN) * PAD_ALIGN;
   const pad = options.padId ?? 0;
   const stops = new Set(options.stopTokens ?? []);
   const useCache = options.useCache ?? true;

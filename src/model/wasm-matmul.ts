@@ -14,13 +14,15 @@
  * kernel over tfjs's heap that reads transposed operands by their strides: tfjs-wasm's BatchMatMul
  * sends transposed or batched operands to a naive loop, so before this every gradient product paid
  * for an explicit transpose, and attention ran as a depthwise convolution.
- * XNNPACK keeps two cases (prefersXnnpack): decoding steps' few-row products, and every 2-D product when
- * tfjs-wasm runs XNNPACK on more threads than ours run on (a cross-origin-isolated page's main thread,
- * which may not block, on a machine with four or more cores), with explicit transposes, since fewer
- * threads of ours do not beat more of its.
+ * XNNPACK keeps one case (prefersXnnpack): every 2-D product when tfjs-wasm runs XNNPACK on more threads
+ * than ours run on (a cross-origin-isolated page's main thread, which may not block, on a machine with
+ * four or more cores), with explicit transposes, since fewer threads of ours do not beat more of its.
+ * Few-row products stay ours too: XNNPACK sums in another order, so a batch of fewer than 8 prompts (the
+ * prefill's last-position logits) would round differently from a larger one, and batching would change
+ * which tokens an episode samples (tests/model/batch-invariance.test.ts). Decoding steps, where XNNPACK's
+ * kept packing paid, run in one kernel of their own (SpindleDecodeStep).
  */
 import * as tf from '@tensorflow/tfjs';
-import { GEMM_ROWS } from './wasm-simd/gemm.ts';
 import { heapKernelsOf, type TfjsWasmBackend as WasmBackend } from './wasm-simd/heap-kernels.ts';
 
 export const MATMUL_KERNEL = 'SpindleMatMul';
@@ -125,17 +127,9 @@ function xnnpackProduct(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo
   return { ...out, shape: p.shape };
 }
 
-/**
- * Rows below which an untransposed product goes to XNNPACK: a decoding step's few rows, where XNNPACK
- * reuses the weight it packed on the first step and the heap gemm repacks it every call (measured
- * even at 4 rows, the heap gemm ahead from 16).
- */
-const XNNPACK_BELOW_ROWS = 2 * GEMM_ROWS;
-
-/** XNNPACK for 2-D products when tfjs-wasm runs it on more threads than ours, and for untransposed products of few rows. */
-function prefersXnnpack(backend: WasmBackend, p: ProductShape, attrs: ProductAttrs): boolean {
-  if (backend.wasm.tfjs.getThreadsCount() > heapKernelsOf(backend.wasm).threads()) return true;
-  return !attrs.transposeA && !attrs.transposeB && p.m < XNNPACK_BELOW_ROWS;
+/** XNNPACK for 2-D products when tfjs-wasm runs it on more threads than ours. */
+function prefersXnnpack(backend: WasmBackend): boolean {
+  return backend.wasm.tfjs.getThreadsCount() > heapKernelsOf(backend.wasm).threads();
 }
 
 /** Registers both kernels on tfjs-wasm (before `tf.setBackend('wasm')`); a second call does nothing. */
@@ -148,7 +142,7 @@ export function registerWasmMatMulKernels(): void {
       const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
       const wasm = backend as unknown as WasmBackend;
       const p = matMulShape(a, b, attrs as ProductAttrs);
-      return p.k > 0 && prefersXnnpack(wasm, p, attrs as ProductAttrs) ? xnnpackProduct(wasm, a, b, p, attrs as ProductAttrs) : heapProducts(wasm, a, b, p, attrs as ProductAttrs);
+      return p.k > 0 && prefersXnnpack(wasm) ? xnnpackProduct(wasm, a, b, p, attrs as ProductAttrs) : heapProducts(wasm, a, b, p, attrs as ProductAttrs);
     },
   });
   tf.registerKernel({

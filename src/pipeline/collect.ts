@@ -83,7 +83,7 @@ async function storeGroup(store: Store, config: RunConfig, runId: string, group:
 export async function collectGroups(options: CollectOptions): Promise<CollectSummary> {
   const { store, config, model, groupSize: size } = options;
   const tokenizer = model?.tokenizer ?? new ByteTokenizer();
-  const batching = config.trajectory_collection.reproducible ? GenerationService.ALONE : GenerationService.BATCHED;
+  const batching = GenerationService.forRun(config.trajectory_collection.reproducible);
   const generator = model ? new GenerationService(() => model.model, tokenizer, batching) : EXPERT_GENERATOR;
   const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).

@@ -4,6 +4,7 @@
  * them, KV cache on). Each request keeps its own seed, so an episode samples the same tokens whether
  * it was batched or not. Also the Policy a rollout worker holds: a thin proxy to this service.
  */
+import * as tf from '@tensorflow/tfjs';
 import type { SamplingParams } from '../contracts.ts';
 import { deriveSeed } from '../rng.ts';
 import { generate } from '../model/sampling.ts';
@@ -40,8 +41,18 @@ export class GenerationService {
    */
   /** 32 requests hold a default run's groups at once; 4 ms lets the workers' requests arrive together. */
   static readonly BATCHED = { maxBatch: 32, windowMs: 4 };
-  /** Each request in a forward pass of its own: its tokens do not depend on what else was asked (trajectory_collection.reproducible). */
+  /** Each request in a forward pass of its own (a reference for benchmarks, and reproducible runs where batching is not exact). */
   static readonly ALONE = { maxBatch: 1, windowMs: 0 };
+
+  /**
+   * How a run or a collection samples: batched across episodes, unless it must reproduce on a backend
+   * where batching may round differently. On wasm a row's tokens and log-probs are bit for bit those it
+   * gets alone (sampling.ts's aligned padding, wasm-matmul.ts's own few-row products; tested in
+   * tests/model/batch-invariance.test.ts), so batching is exact there; WebGPU and cpu are not checked.
+   */
+  static forRun(reproducible: boolean): { maxBatch: number; windowMs: number } {
+    return !reproducible || tf.getBackend() === 'wasm' ? GenerationService.BATCHED : GenerationService.ALONE;
+  }
 
   constructor(
     private readonly model: () => TransformerModel,
@@ -91,7 +102,8 @@ export class GenerationService {
       bySetting.set(key, [...(bySetting.get(key) ?? []), i]);
     });
     const stops = [this.tokenizer.imEndId, this.tokenizer.eosId];
-    for (const indices of bySetting.values()) {
+    const byLength = [...bySetting.values()].flatMap((indices) => lengthBuckets(indices, (i) => requests[i].tokens.length));
+    for (const indices of byLength) {
       const sampling = requests[indices[0]].sampling;
       const room = Math.min(sampling.max_new_tokens, ...indices.map((i) => maxPositions - requests[i].tokens.length));
       const abandoned = whenAllAbandoned(indices.map((i) => signals[i]));
@@ -126,6 +138,33 @@ export class GenerationService {
     this.stats.seconds += (performance.now() - started) / 1000;
     return answers;
   }
+}
+
+/** Padded positions a bucket may hold per real one: a prompt joins a bucket while padding stays within this. */
+const PADDING_ALLOWANCE = 1.25;
+
+/**
+ * `indices` split into buckets of similar prompt length (shortest first): every row of a forward pass is
+ * as long as its longest, so one 400-token conversation in a batch of 100-token first turns would make
+ * every row pay for 400 positions at every step. Batching does not change a row's tokens (sampling.ts), so
+ * neither does the split.
+ */
+export function lengthBuckets(indices: number[], lengthOf: (i: number) => number): number[][] {
+  const sorted = [...indices].sort((a, b) => lengthOf(a) - lengthOf(b));
+  const buckets: number[][] = [];
+  let real = 0;
+  for (const i of sorted) {
+    const bucket = buckets.at(-1);
+    const length = lengthOf(i);
+    if (bucket && (bucket.length + 1) * length <= PADDING_ALLOWANCE * (real + length)) {
+      bucket.push(i);
+      real += length;
+    } else {
+      buckets.push([i]);
+      real = length;
+    }
+  }
+  return buckets;
 }
 
 /**

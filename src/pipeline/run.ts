@@ -134,7 +134,7 @@ export class PipelineRun implements RunController {
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
-      const batching = this.config.trajectory_collection.reproducible ? GenerationService.ALONE : GenerationService.BATCHED;
+      const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
       this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
