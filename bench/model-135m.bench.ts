@@ -64,7 +64,8 @@ async function measure(label: string, config: ModelConfig): Promise<Figures> {
     const updateSeconds = (performance.now() - u0) / 1000;
     const figures: Figures = {
       parameters: model.parameterCount(), load_seconds: loadSeconds, tensor_bytes: tensorBytes, rss_bytes: process.memoryUsage().rss,
-      estimate_train_peak_bytes: estimateMemory(config, { sequence: SEQ, batch: SAMPLES / ACCUM }).trainPeakBytes,
+      // The plain step: 'auto' does not recompute a 64-token micro-batch.
+      estimate_train_peak_bytes: estimateMemory(config, { sequence: SEQ, batch: SAMPLES / ACCUM, recompute: false }).trainPeakBytes,
       generate_tokens_per_s: tokensPerS, grpo_update_seconds: updateSeconds,
     };
     update.dispose();

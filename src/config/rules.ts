@@ -19,12 +19,12 @@ export type FieldRule =
  */
 export const RETIRED_FIELDS: Record<string, string> = {
   'model.preset': 'a run always loads model.base_model; fresh models are built offline (scripts/base-model)',
-  'model.dtype': 'the base is float32; model.quantization is where other formats will go',
+  'model.dtype': 'the base is float32 (16-bit projections on WebGPU); model.quantization: int8 holds it in 8 bits',
 };
 
 export const FIELD_RULES: Record<string, FieldRule> = {
   seed: { kind: 'int', min: 0 },
-  'model.quantization': { kind: 'enum', values: ['none'], hint: 'only none is implemented (the base in float32); quantized bases are not yet' },
+  'model.quantization': { kind: 'enum', values: ['none', 'int8'], hint: 'int8 holds the frozen base in 8 bits per output channel (LoRA, wasm/cpu); 4-bit formats such as q4_k_m are not implemented' },
   'model.backend': { kind: 'enum', values: ['auto', 'webgpu', 'wasm', 'cpu'] },
   'lora.r': { kind: 'int', min: 1, max: 256 },
   'lora.alpha': { kind: 'number', min: 0, exclusiveMin: true },
@@ -45,6 +45,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'training.reward_scale': { kind: 'number', min: 0, exclusiveMin: true },
   'training.checkpoint_every': { kind: 'int', min: 1 },
   'training.eval_interval': { kind: 'int', min: 1 },
+  'training.gradient_checkpointing': { kind: 'enum', values: ['auto', 'on', 'off'] },
   'grpo.advantage': { kind: 'enum', values: ['zscore', 'mean'] },
   'grpo.clip_epsilon': { kind: 'number', min: 0, max: 1, exclusiveMin: true },
   'grpo.clip_epsilon_high': { kind: 'number', min: 0, max: 10, exclusiveMin: true, nullable: true },

@@ -57,10 +57,12 @@ export interface RunConfig {
     /** A shipped model name (`spindle-base`), a `models/` folder, a Hugging Face layout URL or path. */
     base_model: string;
     /**
-     * The seed's `quantization` (q4_k_m…): only `none` is implemented, the frozen base in float32; other
-     * values are refused with that message until quantized bases land (issue 30).
+     * The seed's `quantization`: `none` (the base as loaded: float32, or 16-bit projections on WebGPU) or
+     * `int8` (the frozen projections in 8 bits with a float32 scale per output channel, a quarter of
+     * their float32 memory; LoRA only, wasm and cpu; src/model/int8.ts). The seed's q4_k_m (4-bit groups)
+     * is not implemented and is refused by name.
      */
-    quantization: 'none';
+    quantization: 'none' | 'int8';
     backend: 'auto' | 'webgpu' | 'wasm' | 'cpu';
   };
   lora: {
@@ -93,6 +95,12 @@ export interface RunConfig {
     eval_interval: number;
     /** Held-out evaluation before the first update too: the baseline every later figure is read against. */
     eval_at_start: boolean;
+    /**
+     * Gradient checkpointing per transformer block (src/model/recompute.ts): keep each block's input and
+     * recompute the block in the backward pass, for the time of a second forward pass. 'auto' turns it
+     * on for a micro-batch whose plain step the memory estimate puts over 3 GiB (src/model/memory.ts).
+     */
+    gradient_checkpointing: 'auto' | 'on' | 'off';
   };
   grpo: {
     advantage: 'zscore' | 'mean';
@@ -220,6 +228,8 @@ export const DEFAULT_CONFIG: RunConfig = {
     checkpoint_every: 10,
     eval_interval: 20,
     eval_at_start: true,
+    // auto: small models train at full speed; a step that would not fit in wasm's heap recomputes.
+    gradient_checkpointing: 'auto',
   },
   // γ 1: every turn of an episode gets its group advantage. In the credit ablation (bench:credit, README
   // "Agents") discounting by 0.9 cost 5 points of held-out gain, and per-turn process rewards won them back

@@ -112,6 +112,12 @@ export interface LoadOptions {
    * (LoRA trains on top); 'float32' always widens them (full fine-tuning needs it).
    */
   precision?: 'auto' | 'float32';
+  /**
+   * 'int8' quantizes the projections a tensor at a time as they load (int8.ts), so they never sit on the
+   * heap in float32 — how a 0.5B base fits wasm's 4 GiB — for LoRA only; the memory check counts them
+   * in int8. Wasm and cpu; overrides `precision`. Default 'none'.
+   */
+  quantization?: 'none' | 'int8';
 }
 
 export interface LoadedModel {
@@ -121,8 +127,8 @@ export interface LoadedModel {
   hfConfig: HfConfigJson;
   /** The hub id and revision it came from, for adapters that name their base. */
   hub: HubRef | null;
-  /** How the layers' projections are held: float32, or their checkpoint's 16-bit format (LoadOptions.precision). */
-  linearPrecision: 'float32' | HalfFormat;
+  /** How the layers' projections are held: float32, their checkpoint's 16-bit format (LoadOptions.precision), or int8 (LoadOptions.quantization). */
+  linearPrecision: 'float32' | HalfFormat | 'int8';
 }
 
 /** The checkpoint's declared 16-bit format, if any (transformers 4 writes torch_dtype, 5 dtype). */
@@ -153,18 +159,20 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
   const fileHalf = checkpointHalfFormat(hfConfig);
-  const halfLinears = opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
+  const quantization = opts.quantization ?? 'none';
+  const halfLinears = quantization === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
   if (opts.memoryLimitBytes !== undefined) {
     const decodeCopies = halfLinears === null && hasFusedKernel(DECODE_STEP_KERNEL);
-    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, decodeCopies, sequence: IMPORT_CHECK_TOKENS });
+    // The step as Spindle trains it: blocks recomputed (memory.ts's default), the base in int8 when asked.
+    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, decodeCopies, sequence: IMPORT_CHECK_TOKENS, quantization });
     assertFits(estimate, opts.memoryLimitBytes, `The model in ${where}`);
   }
   const weights = await loadWeights(files);
   // Everything is checked against the files before the model allocates anything from the config.
   checkWeights(weights, config, where);
   assertFiniteTensors(weights, `model weights in ${where}`);
-  const model = TransformerModel.fromWeights(config, weights, `model weights in ${where}`, halfLinears);
-  return { model, tokenizer, config, hfConfig, hub, linearPrecision: halfLinears ?? 'float32' };
+  const model = TransformerModel.fromWeights(config, weights, `model weights in ${where}`, halfLinears, quantization);
+  return { model, tokenizer, config, hfConfig, hub, linearPrecision: quantization === 'int8' ? 'int8' : (halfLinears ?? 'float32') };
 }
 
 /**

@@ -63,7 +63,7 @@ export function attachLora(model: TransformerModel, config: LoraConfig): void {
   for (const i of layers) {
     for (const m of targets) {
       const linear = model.layers[i][m];
-      const [inDim, outDim] = linear.weight ? (linear.weight.shape as number[]) : linear.half!.shape;
+      const [inDim, outDim] = linear.weight ? (linear.weight.shape as number[]) : (linear.half ?? linear.int8)!.shape;
       const a = uniformArray(createRng(deriveSeed(seed, i, TARGET_MODULES.indexOf(m))), inDim * config.r, 1 / Math.sqrt(inDim));
       // tidy frees the initial tensors; the variables keep the data (dispose() then frees everything).
       linear.lora = tf.tidy(() => ({ A: tf.variable(tf.tensor2d(a, [inDim, config.r])), B: tf.variable(tf.zeros([config.r, outDim])) }));
@@ -95,7 +95,7 @@ export function mergeLora(model: TransformerModel): void {
       if (!l.lora) continue;
       const pair = l.lora;
       const weight = l.weight;
-      if (!weight) throw new Error(`mergeLora: ${l.name} is held in half precision; export the merged model instead (its weights are widened to float32 there).`);
+      if (!weight) throw new Error(`mergeLora: ${l.name} is held in ${l.int8 ? 'int8' : 'half precision'}; export the merged model instead (its weights are widened to float32 there).`);
       tf.tidy(() => weight.assign(tf.add(weight, tf.mul(tf.matMul(pair.A, pair.B), lora.alpha / lora.r)))); // [in, out]
     }
   }

@@ -5,11 +5,21 @@
  * moment) or while training a LoRA update on one micro-batch, whichever is larger.
  *
  * The training coefficients are measured (`npx tsx bench/memory.bench.ts`: tfjs-wasm's heap growth
- * over one LoRA GRPO update, a fresh process per shape). Autodiff keeps about 35 floats per layer,
+ * over one LoRA GRPO update, a fresh process per shape), refitted for issue 30 on seven shapes (micro
+ * and three SmolLM2-135M layers, plain and recomputed). Autodiff keeps about 20 floats per layer,
  * token and unit of hidden + intermediate width (every op's inputs and outputs that its gradient
- * reads, then the gradients), 9 per attention score, 6 copies of the logits, and 6 of the output head
- * (its transposes forward and back, in blocks the allocator does not reuse). The first estimate,
- * which counted only the tensors a layer computes, was 7–17× low.
+ * reads, then the gradients — tfjs frees no gradient before the backward pass ends), 9 per attention
+ * score, and 15 copies of the logits (the slice, log-softmax's temporaries, the one-hot targets, the
+ * entropy's products, and their gradients): at SmolLM2's 49,152-token vocabulary the logits are most
+ * of a long step. The first estimate, which counted only the tensors a layer computes, was 7–17× low;
+ * the one before issue 30 also counted 6 copies of a tied output head, its transposes, which training
+ * no longer makes (ops.ts mmT reads the embedding through its strides).
+ *
+ * Two ways down (issue 30): recomputation (recompute.ts) keeps each block's input and the gradient at
+ * each block boundary (FLOATS_PER_BLOCK_INPUT per layer, token and unit of hidden width) instead of
+ * every layer's activations, and holds one layer's activations at a time in the backward pass; the
+ * frozen base in int8 (int8.ts) holds the projections in one byte a weight plus a float32 scale per
+ * output channel, widened to float32 one projection at a time (the largest projection, twice, transiently).
  */
 import { countParameters, type ModelConfig } from './config.ts';
 
@@ -19,27 +29,60 @@ export interface MemoryEstimate {
   weightBytes: number;
   /** Peak while loading: file + host decode + tensors. */
   loadPeakBytes: number;
-  /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, logits, the head's copies (and, with `decodeCopies`, generation's). */
+  /** A LoRA GRPO/SFT step on `batch` × `sequence` tokens: weights, what autodiff keeps, the logits' copies (and, with `decodeCopies`, generation's); with recomputation unless `recompute: false`. */
   trainPeakBytes: number;
   /** The packed copies of the projections and the output head that tfjs-wasm's decoding step keeps from the first token on (0 without `decodeCopies`). */
   decodeCopyBytes: number;
   /** The tokens of that step (batch × sequence). */
   trainTokens: number;
+  /** Whether `trainPeakBytes` is the step with recomputation. */
+  recompute: boolean;
+  /** The same step without recomputation (equal to trainPeakBytes when `recompute` is false). */
+  trainPeakPlainBytes: number;
+}
+
+/** The base's projections as the estimate counts them: float32 (or 16-bit, `halfLinears`), or int8 with per-channel scales. */
+export type BaseQuantization = 'none' | 'int8';
+
+export interface EstimateOptions {
+  /** 2 for f16/bf16 checkpoints, 4 for f32. */
+  fileBytesPerParam?: number;
+  sequence?: number;
+  batch?: number;
+  /** The projections kept in 16 bits (WebGPU). */
+  halfLinears?: boolean;
+  /**
+   * Generation on tfjs-wasm, whose decoding step reads packed float32 copies of the projections and the
+   * head (wasm-simd/packed-weights.ts), alive while the weights are, so a run's training peak comes on top of them.
+   */
+  decodeCopies?: boolean;
+  /** Recompute blocks in the backward pass; default true (what training does by itself when the plain step would not fit, memory.ts's recomputeNeeded). */
+  recompute?: boolean;
+  /** The frozen projections in int8 (the run config's model.quantization). */
+  quantization?: BaseQuantization;
 }
 
 /**
  * The training step an import must fit: one 128-token sequence, the shortest useful episode. A model
  * that cannot train even that is refused before its weights download; one that can may still need
  * shorter sequences than a run asks for (what autodiff keeps grows with the sequence, its attention
- * scores with its square: SmolLM2-135M needs about 2.5 GiB at 128 tokens, 4.1 GiB at 256, on wasm).
+ * scores with its square). With recomputation SmolLM2-135M needs about 2.3 GiB at 512 tokens on wasm
+ * (6.6 GiB plain), and with the base in int8 a Qwen2.5-0.5B shape fits at 256 tokens (bench/memory.bench.ts).
  */
 export const IMPORT_CHECK_TOKENS = 128;
 
 /** Measured training coefficients (see the header). */
-const FLOATS_PER_WIDTH = 35;
+const FLOATS_PER_WIDTH = 20;
 const FLOATS_PER_SCORE = 9;
-const LOGIT_COPIES = 6;
-const HEAD_COPIES = 6;
+const LOGIT_COPIES = 15;
+/** With recomputation: each block's input, and the gradient at each block boundary (held to the end of the backward pass); fitted 6.4. */
+const FLOATS_PER_BLOCK_INPUT = 6;
+
+/**
+ * Above this, a plain step is taken not to fit and 'auto' recomputes: three quarters of wasm's 4 GiB heap,
+ * leaving room for the estimate's error (measured/estimated up to 1.05) and what else the engine holds.
+ */
+export const AUTO_RECOMPUTE_ABOVE_BYTES = 3 * 1024 ** 3;
 
 /** Weights in the seven projections of every layer (what `halfLinears` holds in 16 bits). */
 function linearParameters(c: ModelConfig): number {
@@ -47,22 +90,45 @@ function linearParameters(c: ModelConfig): number {
   return c.numLayers * (attention + 3 * c.hiddenSize * c.intermediateSize);
 }
 
-/**
- * `fileBytesPerParam`: 2 for f16/bf16 checkpoints, 4 for f32; `halfLinears`: the projections kept in 16 bits (WebGPU);
- * `decodeCopies`: generation on tfjs-wasm, whose decoding step reads packed float32 copies of the projections and
- * the head (wasm-simd/packed-weights.ts), alive while the weights are, so a run's training peak comes on top of them.
- */
-export function estimateMemory(config: ModelConfig, opts: { fileBytesPerParam?: number; sequence?: number; batch?: number; halfLinears?: boolean; decodeCopies?: boolean } = {}): MemoryEstimate {
+/** The bytes of the base's weights as held: float32, 16-bit projections, or int8 projections with a float32 scale per output channel. */
+function heldWeightBytes(config: ModelConfig, opts: EstimateOptions): number {
+  const all = countParameters(config) * 4;
+  const linear = linearParameters(config);
+  if (opts.quantization === 'int8') return all - linear * 3 + linearOutputs(config) * 4;
+  return all - (opts.halfLinears ? linear * 2 : 0);
+}
+
+/** Output channels of the seven projections over all layers (one int8 scale each). */
+function linearOutputs(c: ModelConfig): number {
+  return c.numLayers * (c.headDim * (2 * c.numHeads + 2 * c.numKvHeads) + 2 * c.intermediateSize + c.hiddenSize);
+}
+
+export function estimateMemory(config: ModelConfig, opts: EstimateOptions = {}): MemoryEstimate {
   const parameters = countParameters(config);
-  const weightBytes = parameters * 4 - (opts.halfLinears ? linearParameters(config) * 2 : 0);
+  const int8 = opts.quantization === 'int8';
+  const weightBytes = heldWeightBytes(config, opts);
   const fileBytes = parameters * (opts.fileBytesPerParam ?? 2);
-  const tokens = (opts.sequence ?? 1024) * (opts.batch ?? 1);
+  const sequence = opts.sequence ?? 1024;
+  const tokens = sequence * (opts.batch ?? 1);
   const { hiddenSize: C, intermediateSize: I, numHeads: H, numLayers: L, vocabSize: V } = config;
-  const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * (opts.sequence ?? 1024)) * 4;
+  const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * sequence) * 4;
   const logits = tokens * V * 4 * LOGIT_COPIES;
-  const head = V * C * 4 * HEAD_COPIES;
-  const decodeCopyBytes = opts.decodeCopies ? (linearParameters(config) + V * C) * 4 : 0;
-  return { parameters, weightBytes, loadPeakBytes: fileBytes + 2 * weightBytes, trainPeakBytes: weightBytes + decodeCopyBytes + L * perLayer + logits + head, decodeCopyBytes, trainTokens: tokens };
+  // int8 projections do not take the decoding kernel (it reads float32 weights), so only float ones have packed copies.
+  const decodeCopyBytes = opts.decodeCopies && !int8 ? (linearParameters(config) + V * C) * 4 : 0;
+  // int8: the projection being widened, and its transposed widening in the backward pass.
+  const widened = int8 ? 2 * Math.max(C * I, C * config.headDim * config.numHeads) * 4 : 0;
+  const shared = weightBytes + decodeCopyBytes + logits + widened;
+  const plain = shared + L * perLayer;
+  const recomputed = shared + L * tokens * C * 4 * FLOATS_PER_BLOCK_INPUT + perLayer;
+  const recompute = opts.recompute ?? true;
+  // Loading: the file, its float32 decode on the host and the tensors (an int8 load quantizes a tensor at a time, hf.ts).
+  const loadPeakBytes = fileBytes + (int8 ? parameters * 4 + weightBytes : 2 * weightBytes);
+  return { parameters, weightBytes, loadPeakBytes, trainPeakBytes: recompute ? recomputed : plain, trainPeakPlainBytes: plain, decodeCopyBytes, trainTokens: tokens, recompute };
+}
+
+/** Whether a training step of `batch` × `sequence` tokens needs recomputation to fit (the 'auto' setting): its plain estimate exceeds AUTO_RECOMPUTE_ABOVE_BYTES. */
+export function recomputeNeeded(config: ModelConfig, opts: EstimateOptions): boolean {
+  return estimateMemory(config, { ...opts, recompute: false }).trainPeakBytes > AUTO_RECOMPUTE_ABOVE_BYTES;
 }
 
 export function formatBytes(n: number): string {

@@ -24,6 +24,18 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   return tf.matMul(a.reshape([-1, k]), b).reshape([...a.shape.slice(0, -1), n]);
 }
 
+/**
+ * a [..., k] · bᵀ for b [n, k] → [..., n], without a transposed copy of b: a tied output head, h · Eᵀ.
+ * Transposing the [V, C] embedding per training step cost a copy the size of the embedding, and its
+ * gradient products more (memory.ts's head copies); the wasm kernel reads b by its strides.
+ */
+export function mmT(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
+  const [n, k] = b.shape as [number, number];
+  if (b.rank !== 2 || a.shape[a.rank - 1] !== k) throw new Error(`mmT multiplies [..., k] by [n, k]ᵀ; got shapes [${a.shape}] and [${b.shape}]`);
+  if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b, { transposeB: true });
+  return tf.matMul(a.reshape([-1, k]), b, false, true).reshape([...a.shape.slice(0, -1), n]);
+}
+
 /** x [..., k] · W for a half-precision weight W [k, n] (transformer.ts's HalfWeight) on a backend with the kernel. */
 export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: string; shape: [number, number] }): tf.Tensor {
   const [k, n] = w.shape;

@@ -18,7 +18,10 @@ import { type ModelConfig, validateConfig } from './config.ts';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
-import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { recomputeNeeded } from './memory.ts';
+import { recomputedBlock } from './recompute.ts';
+import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -47,16 +50,25 @@ export interface HalfWeight {
 export interface Linear {
   /** HF module path, e.g. `model.layers.0.self_attn.q_proj`. */
   name: string;
-  /** [in, out] float32; null when the weight is held in half precision (`half`). */
+  /** [in, out] float32; null when the weight is held in half precision (`half`) or int8 (`int8`). */
   weight: tf.Variable | null;
   half: HalfWeight | null;
+  /** The frozen base's int8 weight (int8.ts), or null. */
+  int8: Int8Weight | null;
   /** [out] */
   bias: tf.Variable | null;
   lora: LoraPair | null;
 }
 
 /** One base parameter, by HF name (namedParameters). */
-export type NamedParameter = { name: string; transposed: boolean; layer: number | null } & ({ variable: tf.Variable; half?: undefined } | { variable: null; half: HalfWeight });
+export type NamedParameter = { name: string; transposed: boolean; layer: number | null } & (
+  | { variable: tf.Variable; half?: undefined; int8?: undefined }
+  | { variable: null; half: HalfWeight; int8?: undefined }
+  | { variable: null; half?: undefined; int8: Int8Weight }
+);
+
+/** How the frozen projections are held: float32 variables, 16-bit (WebGPU), or int8 with per-channel scales. */
+type LinearFormat = { half: HalfFormat } | 'int8' | null;
 
 export const TARGET_MODULES = ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] as const;
 export type TargetModule = (typeof TARGET_MODULES)[number];
@@ -108,7 +120,15 @@ export interface ForwardOptions {
   lastOnly?: boolean;
   /** Training forward: LoRA dropout is applied, seeded by this. */
   dropoutSeed?: number;
+  /**
+   * Recompute each block's activations in the backward pass instead of keeping them (recompute.ts);
+   * default: the model's `recompute` setting. Only a forward pass under a gradient tape recomputes.
+   */
+  recompute?: boolean;
 }
+
+/** When a training forward pass recomputes its blocks (the run config's `training.gradient_checkpointing`). */
+export type RecomputeSetting = 'auto' | 'on' | 'off';
 
 export interface ForwardResult {
   logits: tf.Tensor3D; // [B, T, V]
@@ -140,9 +160,12 @@ export class TransformerModel {
   frozenLayers = new Set<number>();
   /** Whether the embedding (and a tied head) trains in full fine-tuning. */
   trainEmbeddings = true;
+  /** Gradient checkpointing per block: 'auto' turns it on when memory.ts says the plain step would not fit. */
+  recompute: RecomputeSetting = 'auto';
   private readonly rope: { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D };
 
-  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array, halfFormat: HalfFormat | null = null) {
+  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array, format: LinearFormat = null) {
+    const halfFormat = format && format !== 'int8' ? format.half : null;
     this.config = validateConfig(config);
     const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
     // tidy: the initial tensor a variable is made from is its own tensor, and would outlive dispose().
@@ -150,8 +173,10 @@ export class TransformerModel {
     // Half-precision linears start as packed zeros (half the memory of float32 ones); setWeights fills them.
     const linear = (name: string, inDim: number, outDim: number, bias: boolean): Linear => ({
       name,
-      weight: halfFormat ? null : variable(`${name}.weight`, [inDim, outDim]),
+      weight: format ? null : variable(`${name}.weight`, [inDim, outDim]),
       half: halfFormat ? { packed: packHalf(new Uint16Array(inDim * outDim), inDim, outDim), format: halfFormat, shape: [inDim, outDim] } : null,
+      // int8 linears are quantized from their initial values (zeros for a load), so an int8 model never holds its projections in float32.
+      int8: format === 'int8' ? int8Weight(init(`${name}.weight`, [inDim, outDim]), inDim, outDim) : null,
       bias: bias ? variable(`${name}.bias`, [outDim]) : null,
       lora: null,
     });
@@ -181,9 +206,11 @@ export class TransformerModel {
   /**
    * A fresh model from `seed`: norms at 1, biases at 0, weights N(0, 0.02²), except the projections
    * that write into the residual stream (o_proj, down_proj), scaled by 1/√(2·layers) as in GPT-2 so
-   * the stream's variance does not grow with depth.
+   * the stream's variance does not grow with depth. With `quantization: 'int8'` the projections are
+   * quantized as they are drawn (the memory benchmark's 0.5B base, which never exists in float32).
    */
-  static create(config: ModelConfig, seed = 0): TransformerModel {
+  static create(config: ModelConfig, seed = 0, quantization: 'none' | 'int8' = 'none'): TransformerModel {
+    if (quantization === 'int8') assertInt8Backend();
     const residualStd = 0.02 / Math.sqrt(2 * config.numLayers);
     return new TransformerModel(config, (name, shape) => {
       const size = shape.reduce((a, b) => a * b, 1);
@@ -191,20 +218,23 @@ export class TransformerModel {
       if (name.endsWith('.bias')) return new Float32Array(size);
       const std = /(o_proj|down_proj)\.weight$/.test(name) ? residualStd : 0.02;
       return normalArray(createRng(deriveSeed(seed, name)), size, std);
-    });
+    }, quantization === 'int8' ? 'int8' : null);
   }
 
   /**
    * A model holding the given HF-layout weights (checked against the config). With `halfLinears`, the
    * seven projections of every layer are held in that 16-bit format, frozen: LoRA trains on top of
    * them, and full fine-tuning widens the layers it trains (lora.ts's freezeLayers). This needs a
-   * backend with the half matmul kernel (WebGPU).
+   * backend with the half matmul kernel (WebGPU). With `quantization: 'int8'`, they are quantized a
+   * tensor at a time as they are set (int8.ts), frozen, for LoRA (wasm and cpu).
    */
-  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null): TransformerModel {
+  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null, quantization: 'none' | 'int8' = 'none'): TransformerModel {
     if (halfLinears && !hasFusedKernel(HALF_MATMUL_KERNEL)) {
       throw new Error(`Half-precision weights run on WebGPU only; the ${tf.getBackend()} backend has no half matmul. Load the model in float32.`);
     }
-    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)), halfLinears);
+    if (quantization === 'int8') assertInt8Backend();
+    const format: LinearFormat = quantization === 'int8' ? 'int8' : halfLinears ? { half: halfLinears } : null;
+    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)), format);
     try {
       model.setWeights(weights, source);
     } catch (err) {
@@ -217,7 +247,7 @@ export class TransformerModel {
   // ── Attention ────────────────────────────────────────────────────────────────────────────────
 
   private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
-    let y = l.half ? halfMatMul(x, l.half) : mm(x, l.weight!); // [..., out]
+    let y = l.int8 ? int8MatMul(x, l.int8) : l.half ? halfMatMul(x, l.half) : mm(x, l.weight!); // [..., out]
     if (l.bias) y = tf.add(y, l.bias);
     if (l.lora && ctx.useLora && this.lora) {
       const { r, alpha, dropout } = this.lora;
@@ -316,7 +346,14 @@ export class TransformerModel {
     const C = this.config.hiddenSize;
     let x = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, C]) as tf.Tensor3D; // [B, T, C]
     const newCache: KVCache | null = options.cache ? { k: [], v: [], length: past + T } : null;
+    const recomputed = this.recomputedParams(options, B, T);
     for (let i = 0; i < this.layers.length; i++) {
+      if (recomputed) {
+        // Only the block's input is kept; the block runs again in the backward pass (recompute.ts).
+        const block = (input: tf.Tensor3D, [cos, sin, bias]: (tf.Tensor | null)[]) => this.block(i, input, { ...ctx, cos: cos!, sin: sin!, bias }, null, null);
+        x = recomputedBlock(block, x, [ctx.cos, ctx.sin, ctx.bias], recomputed[i]);
+        continue;
+      }
       // Generation needs no gradient, so a layer's intermediates (attention scores are B·H·T·Tk floats)
       // are freed before the next layer runs; only its output and its cache entries survive the tidy.
       const run = () => this.block(i, x, ctx, options.cache ?? null, newCache);
@@ -325,12 +362,26 @@ export class TransformerModel {
     if (options.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, C]); // [B, 1, C]
     const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
     // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token
-    // was most of a 135M model's step (V = 49,152). Training transposes in the graph, so gradients flow,
-    // and drops the copy first: on wasm the heap it frees is what a large model's backward pass needs.
+    // was most of a 135M model's step (V = 49,152). Training reads E through its strides as h · Eᵀ
+    // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
+    // frees is what a large model's backward pass needs.
     if (!options.lastOnly) this.dropTiedHead();
-    const head = this.lmHead ?? (options.lastOnly ? this.tiedHeadForGeneration() : this.embedTokens.transpose()); // [C, V]
-    const logits = mm(h, head) as tf.Tensor3D; // [B, T', V]
+    const logits = (this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens)) as tf.Tensor3D; // [B, T', V]
     return { logits, cache: newCache };
+  }
+
+  /**
+   * Per layer, the trainable variables a recomputed block differentiates; null when this forward pass
+   * does not recompute: not under a gradient tape (generation, reference log-probs), with a cache, or
+   * when the setting (or, for 'auto', the memory estimate of this B × T step) says no.
+   */
+  private recomputedParams(options: ForwardOptions, B: number, T: number): tf.Variable[][] | null {
+    const taping = (tf.engine() as unknown as { state: { gradientDepth: number } }).state.gradientDepth > 0;
+    if (!taping || options.lastOnly || options.cache) return null;
+    const on = options.recompute ?? (this.recompute === 'on' || (this.recompute === 'auto' && recomputeNeeded(this.config, { sequence: T, batch: B })));
+    if (!on) return null;
+    const trainable = new Set<tf.Variable>(this.trainableVariables());
+    return this.layers.map((layer) => layerVariables(layer).filter((v) => trainable.has(v)));
   }
 
   /** An empty cache to start generation with. */
@@ -438,7 +489,8 @@ export class TransformerModel {
       if (layer.kNorm) out.push({ name: `${p}.self_attn.k_norm.weight`, variable: layer.kNorm, transposed: false, layer: i });
       for (const m of TARGET_MODULES) {
         const l = layer[m];
-        out.push(l.half ? { name: `${l.name}.weight`, variable: null, half: l.half, transposed: true, layer: i } : { name: `${l.name}.weight`, variable: l.weight!, transposed: true, layer: i });
+        const name = `${l.name}.weight`;
+        out.push(l.int8 ? { name, variable: null, int8: l.int8, transposed: true, layer: i } : l.half ? { name, variable: null, half: l.half, transposed: true, layer: i } : { name, variable: l.weight!, transposed: true, layer: i });
         if (l.bias) out.push({ name: `${l.name}.bias`, variable: l.bias, transposed: false, layer: i });
       }
       out.push({ name: `${p}.post_attention_layernorm.weight`, variable: layer.postNorm, transposed: false, layer: i });
@@ -446,6 +498,32 @@ export class TransformerModel {
     out.push({ name: 'model.norm.weight', variable: this.norm, transposed: false, layer: null });
     if (this.lmHead) out.push({ name: 'lm_head.weight', variable: this.lmHead, transposed: true, layer: null });
     return out;
+  }
+
+  /**
+   * Holds the seven projections of every layer in int8 (int8.ts) and frees their float32 weights: the
+   * frozen base of a LoRA run with `model.quantization: int8`. Reads each weight synchronously, which is
+   * safe on the backends int8 runs on (wasm, cpu; WebGPU is refused first). Idempotent; a half-precision
+   * base is refused (that is WebGPU's).
+   */
+  quantizeLinears(): void {
+    assertInt8Backend();
+    for (const layer of this.layers) {
+      for (const m of TARGET_MODULES) {
+        const l = layer[m];
+        if (l.int8) continue;
+        if (!l.weight) throw new Error(`${l.name} is held in half precision; int8 applies to a float32 base (wasm, cpu).`);
+        const [inDim, outDim] = l.weight.shape as [number, number];
+        l.int8 = int8Weight(l.weight.dataSync() as Float32Array, inDim, outDim);
+        l.weight.dispose();
+        l.weight = null;
+      }
+    }
+  }
+
+  /** Whether the projections are held in int8. */
+  get quantized(): boolean {
+    return this.layers.some((layer) => TARGET_MODULES.some((m) => layer[m].int8));
   }
 
   /** Turns the half-precision projections of `layers` into float32 variables (exact: every 16-bit value is a float32). */
@@ -463,7 +541,7 @@ export class TransformerModel {
   }
 
   parameterCount(): number {
-    return this.namedParameters().reduce((n, p) => n + (p.variable ? p.variable.size : p.half.shape[0] * p.half.shape[1]), 0);
+    return this.namedParameters().reduce((n, p) => n + tf.util.sizeFromShape(shapeOf(p)), 0);
   }
 
   /**
@@ -477,8 +555,9 @@ export class TransformerModel {
       );
     }
     const trained = this.namedParameters().filter((p) => (p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer)));
-    const half = trained.find((p) => !p.variable);
-    if (half) throw new Error(`Full fine-tuning needs float32 weights, and ${half.name} is held in half precision: widen it first (freezeLayers does, for full fine-tuning) or train with LoRA.`);
+    const fixed = trained.find((p) => !p.variable);
+    if (fixed?.int8) throw new Error(`Full fine-tuning needs float32 weights, and ${fixed.name} is held in int8 (model.quantization: int8): train with LoRA (lora.r > 0) or load the base with quantization none.`);
+    if (fixed) throw new Error(`Full fine-tuning needs float32 weights, and ${fixed.name} is held in half precision: widen it first (freezeLayers does, for full fine-tuning) or train with LoRA.`);
     return trained.map((p) => p.variable!);
   }
 
@@ -489,6 +568,11 @@ export class TransformerModel {
   async getWeights(): Promise<HostTensors> {
     const out: HostTensors = new Map();
     for (const p of this.namedParameters()) {
+      if (p.int8) {
+        const [inDim, outDim] = p.int8.shape;
+        out.set(p.name, { shape: [outDim, inDim], data: transposeHost(await int8Values(p.int8), inDim, outDim) });
+        continue;
+      }
       if (!p.variable) {
         const [inDim, outDim] = p.half.shape;
         out.set(p.name, { shape: [outDim, inDim], data: transposeHost(fromHalfBits(await unpackHalf(p.half.packed), p.half.format), inDim, outDim) });
@@ -505,7 +589,7 @@ export class TransformerModel {
   /** Replaces base weights from an HF-layout map; every tensor must be present with its exact shape. */
   setWeights(weights: HostTensors, source = 'weights'): void {
     for (const p of this.namedParameters()) {
-      const shape = p.variable ? p.variable.shape : p.half.shape;
+      const shape = shapeOf(p);
       const hfShape = p.transposed ? [...shape].reverse() : shape;
       const entry = weights.get(p.name);
       if (!entry) throw new Error(`${source}: tensor "${p.name}" is missing (expected shape [${hfShape.join(', ')}]).`);
@@ -513,6 +597,15 @@ export class TransformerModel {
         throw new Error(`${source}: tensor "${p.name}" has shape [${entry.shape.join(', ')}], expected [${hfShape.join(', ')}].`);
       }
       const variable = p.variable;
+      if (p.int8) {
+        // HF [out, in] → [in, out], quantized per output channel.
+        const [inDim, outDim] = p.int8.shape;
+        const next = int8Weight(transposeHost(entry.data, outDim, inDim), inDim, outDim);
+        p.int8.packed.dispose();
+        p.int8.scales.dispose();
+        Object.assign(p.int8, next);
+        continue;
+      }
       if (!variable) {
         // HF [out, in] → [in, out], rounded to the 16-bit format (exact for a checkpoint saved in it).
         const [inDim, outDim] = p.half.shape;
@@ -530,7 +623,10 @@ export class TransformerModel {
 
   dispose(): void {
     this.dropTiedHead();
-    for (const p of this.namedParameters()) (p.variable ?? p.half.packed).dispose();
+    for (const p of this.namedParameters()) {
+      if (p.int8) tf.dispose([p.int8.packed, p.int8.scales]);
+      else (p.variable ?? p.half.packed).dispose();
+    }
     for (const layer of this.layers) {
       for (const m of TARGET_MODULES) {
         layer[m].lora?.A.dispose();
@@ -542,6 +638,25 @@ export class TransformerModel {
     this.rope.sin.dispose();
     this.rope.rotate.dispose();
   }
+}
+
+/** A parameter's shape as stored ([in, out] for linears). */
+function shapeOf(p: NamedParameter): number[] {
+  return p.variable ? p.variable.shape : p.half ? p.half.shape : p.int8!.shape;
+}
+
+/** int8 bases widen on wasm and cpu (int8.ts); WebGPU holds a frozen base in 16 bits instead. */
+function assertInt8Backend(): void {
+  if (!hasFusedKernel(INT8_WIDEN_KERNEL)) {
+    throw new Error(`model.quantization int8 runs on the wasm and cpu backends; the ${tf.getBackend()} backend has no int8 kernel (on WebGPU a bf16/f16 checkpoint's projections are held in 16 bits instead): use quantization none there.`);
+  }
+}
+
+/** Every variable of a layer: norms, float projections and biases, adapters. */
+function layerVariables(layer: LayerWeights): tf.Variable[] {
+  const out: (tf.Variable | null)[] = [layer.inputNorm, layer.qNorm, layer.kNorm, layer.postNorm];
+  for (const m of TARGET_MODULES) out.push(layer[m].weight, layer[m].bias, layer[m].lora?.A ?? null, layer[m].lora?.B ?? null);
+  return out.filter((v): v is tf.Variable => v !== null);
 }
 
 /**

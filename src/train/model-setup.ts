@@ -29,6 +29,17 @@ function attachFromConfig(model: TransformerModel, lora: RunConfig['lora'], seed
   attachLora(model, { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targetModules: lora.target_modules, freezeLayers: freeze, seed });
 }
 
+/**
+ * The run's memory settings: gradient checkpointing (src/model/recompute.ts) and the frozen base in
+ * int8 (src/model/int8.ts), which holds only frozen weights, so it needs LoRA.
+ */
+function applyMemorySettings(model: TransformerModel, config: RunConfig): void {
+  model.recompute = config.training.gradient_checkpointing;
+  if (config.model.quantization !== 'int8') return;
+  if (!model.lora) throw new Error('model.quantization: int8 holds the frozen base in 8 bits for LoRA; full fine-tuning (lora.r 0) trains the base, so set lora.r > 0 or quantization none');
+  model.quantizeLinears();
+}
+
 export function prepareModel(model: TransformerModel, config: RunConfig, transferFrom?: TrainerCheckpoint): PreparedModel {
   const freeze = config.lora.freeze_layers;
   let learningRate = config.training.learning_rate;
@@ -52,6 +63,7 @@ export function prepareModel(model: TransformerModel, config: RunConfig, transfe
     if (model.lora) throw new Error('lora.r is 0 (full fine-tuning) but the model has LoRA adapters; detach them or set lora.r > 0');
     freezeLayers(model, freeze);
   }
+  applyMemorySettings(model, config);
   return describe(model, learningRate);
 }
 
@@ -76,5 +88,6 @@ export function prepareResumed(model: TransformerModel, config: RunConfig, setup
     });
   }
   model.frozenLayers = new Set(setup.frozenLayers);
+  applyMemorySettings(model, config);
   return describe(model, setup.learningRate);
 }
