@@ -1,7 +1,7 @@
 /**
- * Rollout throughput: the same episodes through the worker pipeline with 1, 2 and 4 rollout
- * worker_threads (engine-batched generation, and with 2 and 4 each turn alone as a reproducible run
- * samples) against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
+ * Rollout throughput: the same episodes through the worker pipeline with 1, 2, 4 and 8 rollout
+ * worker_threads (engine-batched generation), 2 workers of 4 episodes each (a run's default on 2 cores), and
+ * 2 and 4 with each turn alone against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
  * against the single-threaded reference; writes bench/results/pipeline.json.
  *
  * The episodes are the multi-step environments' level 1 (file_chain, order_total: two to three dependent
@@ -59,16 +59,17 @@ async function singleThreaded(): Promise<Measure> {
 }
 
 /** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
-async function pipelined(workers: number, alone = false): Promise<Measure> {
+async function pipelined(workers: number, alone = false, jobsPerWorker = 1): Promise<Measure> {
   const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : { maxBatch: 16, windowMs: 4 });
-  const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, hangTimeoutMs: 300_000, maxAttempts: 2 });
+  const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, jobsPerWorker, hangTimeoutMs: 300_000, maxAttempts: 2 });
   // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.
   await Promise.all(Array.from({ length: workers }, (_, i) => pool.submit(job(tasks[i % tasks.length], `warm-${i}`))));
   const started = performance.now();
   const out = await Promise.all(tasks.map((t, i) => pool.submit(job(t, `ep-${i}`))));
   const seconds = (performance.now() - started) / 1000;
   pool.close();
-  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${alone ? ', each turn alone (reproducible)' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
+  const each = jobsPerWorker > 1 ? ` × ${jobsPerWorker} episodes each` : '';
+  return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${each}${alone ? ', each turn alone' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
 }
 
 function job(task: Task, id: string): EpisodeJob {
@@ -77,7 +78,9 @@ function job(task: Task, id: string): EpisodeJob {
 
 const reference = await singleThreaded();
 const rows: Measure[] = [reference];
-for (const n of [1, 2, 4]) rows.push(await pipelined(n));
+for (const n of [1, 2, 4, 8]) rows.push(await pipelined(n));
+// A run's default where turns batch: a worker per core, 8 episodes in flight (run.ts, GenerationService.CONCURRENT_EPISODES).
+rows.push(await pipelined(2, false, 4));
 for (const n of [2, 4]) rows.push(await pipelined(n, true));
 
 const perMin = (m: Measure) => (60 * m.trajectories) / m.seconds;

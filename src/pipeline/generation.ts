@@ -41,6 +41,12 @@ export class GenerationService {
    */
   /** 32 requests hold a default run's groups at once; 4 ms lets the workers' requests arrive together. */
   static readonly BATCHED = { maxBatch: 32, windowMs: 4 };
+  /**
+   * Episodes a run keeps in flight when it batches: a decoding step of 8 rows samples about 3× the tokens
+   * per second of one row on wasm (bench/model.bench.ts), and a GRPO group is 8 episodes.
+   */
+  static readonly CONCURRENT_EPISODES = 8;
+
   /** Each request in a forward pass of its own (a reference for benchmarks, and reproducible runs where batching is not exact). */
   static readonly ALONE = { maxBatch: 1, windowMs: 0 };
 

@@ -192,9 +192,12 @@ export class PipelineRun implements RunController {
 
   private makePool(): WorkerPool<EpisodeJob, Trajectory> {
     const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
+    // Where turns are batched, each worker runs several episodes at once, so the engine has turns to batch.
+    const batched = GenerationService.forRun(this.config.trajectory_collection.reproducible).maxBatch > 1;
+    const jobsPerWorker = batched ? Math.ceil(GenerationService.CONCURRENT_EPISODES / size) : 1;
     // Each worker's generator tells the pool's watchdog when the worker waits on the engine (worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
-    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
+    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }

@@ -36,6 +36,11 @@ export interface WorkerLink {
 
 export interface PoolOptions {
   size: number;
+  /**
+   * Jobs a worker runs at once (default 1). An episode spends most of its time waiting for the engine's
+   * tokens, so several per worker give the engine more concurrent turns to batch without more threads.
+   */
+  jobsPerWorker?: number;
   /** A job that makes no progress of its own for this long is considered hung: its worker is replaced and the job retried. */
   hangTimeoutMs: number;
   /** Attempts per job before it fails for good. */
@@ -61,7 +66,8 @@ interface Pending<J, R> {
 interface Slot<J, R> {
   index: number;
   worker: WorkerHandle<J, R>;
-  current: Pending<J, R> | null;
+  /** The jobs it runs now. */
+  current: Set<Pending<J, R>>;
   /** Set when the worker is replaced, so late answers and crash events from it are ignored. */
   retired: boolean;
   /** Aborted when the worker is given up (its link's signal). */
@@ -96,7 +102,7 @@ export class WorkerPool<J, R> {
   }
 
   stats(): PoolStats {
-    return { size: this.slots.length, busy: this.slots.filter((s) => s.current).length, queued: this.queue.length, restarts: this.restarts };
+    return { size: this.slots.length, busy: this.slots.filter((s) => s.current.size > 0).length, queued: this.queue.length, restarts: this.restarts };
   }
 
   /**
@@ -107,8 +113,8 @@ export class WorkerPool<J, R> {
     if (this.closedWith) return;
     this.closedWith = reason;
     for (const slot of this.slots) {
-      slot.current?.reject(reason);
-      slot.current = null;
+      for (const pending of slot.current) pending.reject(reason);
+      slot.current.clear();
       this.retire(slot, reason);
     }
     for (const pending of this.queue.splice(0)) pending.reject(reason);
@@ -116,7 +122,7 @@ export class WorkerPool<J, R> {
 
   private makeSlot(index: number): Slot<J, R> {
     const abandon = new AbortController();
-    const slot: Slot<J, R> = { index, worker: null!, current: null, retired: false, abandon, engineWaits: 0, deadline: null };
+    const slot: Slot<J, R> = { index, worker: null!, current: new Set(), retired: false, abandon, engineWaits: 0, deadline: null };
     const link: WorkerLink = {
       signal: abandon.signal,
       waitOnEngine: () => {
@@ -142,13 +148,13 @@ export class WorkerPool<J, R> {
   /** Starts (or restarts) the slot's hang deadline, unless the worker waits on the engine. */
   private arm(slot: Slot<J, R>): void {
     this.disarm(slot);
-    if (slot.retired || !slot.current || slot.engineWaits > 0) return;
-    const pending = slot.current;
+    if (slot.retired || slot.current.size === 0 || slot.engineWaits > 0) return;
     const { hangTimeoutMs } = this.options;
     const due = performance.now() + hangTimeoutMs;
+    // Every sign of progress (an engine wait, a finished job) re-arms, clearing this timer: if it fires, none came.
     slot.deadline = setTimeout(() => {
       slot.deadline = null;
-      if (slot.retired || slot.current !== pending) return;
+      if (slot.retired || slot.current.size === 0) return;
       // A deadline that fires late found this thread busy (a wasm batch does not yield between tokens):
       // the worker's next request may be queued behind it, unheard. It is judged again, on time.
       const late = performance.now() - due > Math.min(1000, hangTimeoutMs / 4);
@@ -156,9 +162,10 @@ export class WorkerPool<J, R> {
       if (late || this.options.paused?.()) return this.arm(slot);
       // Even on time, a request the worker sent may be queued behind this very timer: the verdict waits one
       // task, so a message already in the thread's queue is heard first (its wait disarms this).
+      // Progress meanwhile (a wait opened, a job finished) clears this timer as it re-arms or disarms.
       slot.deadline = setTimeout(() => {
         slot.deadline = null;
-        if (!slot.retired && slot.current === pending && slot.engineWaits === 0) {
+        if (!slot.retired && slot.current.size > 0 && slot.engineWaits === 0) {
           this.replace(slot, `hung: no progress of its own (outside the engine) for ${hangTimeoutMs} ms`);
         }
       }, 0);
@@ -179,26 +186,28 @@ export class WorkerPool<J, R> {
   }
 
   private dispatch(): void {
+    const perWorker = this.options.jobsPerWorker ?? 1;
     for (const slot of this.slots) {
-      if (this.closedWith || !this.queue.length) return;
-      if (!slot.current) this.start(slot, this.queue.shift()!);
+      while (!this.closedWith && this.queue.length && slot.current.size < perWorker) this.start(slot, this.queue.shift()!);
     }
   }
 
   private start(slot: Slot<J, R>, pending: Pending<J, R>): void {
-    slot.current = pending;
+    slot.current.add(pending);
     pending.attempts++;
-    this.arm(slot);
+    // A job that starts is no sign of the others' progress: a running hang clock keeps running.
+    if (slot.deadline === null) this.arm(slot);
     slot.worker.run(pending.job).then(
       (result) => {
-        if (slot.retired || slot.current !== pending) return;
-        this.disarm(slot);
-        slot.current = null;
+        if (slot.retired || !slot.current.has(pending)) return;
+        slot.current.delete(pending);
+        // A finished job is progress: the others on this worker get the full timeout again.
+        this.arm(slot);
         pending.resolve(result);
         this.dispatch();
       },
       (error: unknown) => {
-        if (slot.retired || slot.current !== pending) return;
+        if (slot.retired || !slot.current.has(pending)) return;
         this.disarm(slot);
         // A rejected call usually means the worker died mid-call: replace it rather than trust it.
         this.replace(slot, `failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -208,13 +217,14 @@ export class WorkerPool<J, R> {
 
   private replace(slot: Slot<J, R>, reason: string): void {
     if (this.closedWith) return;
-    const pending = slot.current;
-    slot.current = null;
+    const running = [...slot.current];
+    slot.current.clear();
     this.retire(slot, new Error(`Rollout worker ${slot.index} ${reason}; it was replaced.`));
     this.restarts++;
     this.onWorkerReplaced(slot.index, reason);
     this.slots[slot.index] = this.makeSlot(slot.index);
-    if (pending) {
+    // Every job the worker ran goes again (which of them hung or crashed it cannot be told), in order.
+    for (const pending of running.reverse()) {
       if (pending.attempts >= this.options.maxAttempts) {
         pending.reject(new Error(`A rollout failed on ${pending.attempts} workers in a row (last: worker ${reason}).`));
       } else {

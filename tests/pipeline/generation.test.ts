@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { GenerationService } from '../../src/pipeline/generation.ts';
+import { GenerationService, lengthBuckets } from '../../src/pipeline/generation.ts';
 import { TINY_MODEL } from './tiny-model.ts';
 
 describe('GenerationService while its run is paused', () => {
@@ -52,5 +52,14 @@ describe('GenerationService near the end of the context', () => {
     expect(together.tokens.length).toBeGreaterThan(2); // not cut to the long conversation's room
     expect(last.tokens.length).toBeLessThanOrEqual(2);
     expect(none).toMatchObject({ text: '', tokens: [], finish_reason: 'length' });
+  });
+});
+
+describe('lengthBuckets', () => {
+  it('puts prompts of similar length together, so a long one does not pad every short one', () => {
+    const lengths = [100, 400, 105, 98, 410, 130];
+    const buckets = lengthBuckets([0, 1, 2, 3, 4, 5], (i) => lengths[i]);
+    // 4 × 130 padded positions for 433 real ones is within the allowance; a 400 among them is not.
+    expect(buckets).toEqual([[3, 0, 2, 5], [1, 4]]);
   });
 });

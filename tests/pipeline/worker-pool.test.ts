@@ -49,6 +49,35 @@ describe('WorkerPool', () => {
     pool.close();
   });
 
+  it('runs several jobs on one worker at once, and re-runs all of them when that worker crashes', async () => {
+    const running: number[] = [];
+    let peak = 0;
+    let crash: (e: Error) => void = () => {};
+    let instances = 0;
+    const pool = new WorkerPool<Job, string>(() => {
+      const instance = instances++;
+      return {
+        async run(job) {
+          running.push(job.id);
+          peak = Math.max(peak, running.length);
+          // The first worker crashes while it holds three jobs.
+          if (instance === 0 && running.length === 3) setTimeout(() => crash(new Error('worker died')), 5);
+          if (instance === 0) return new Promise<string>(() => {});
+          await new Promise((r) => setTimeout(r, 5));
+          running.splice(running.indexOf(job.id), 1);
+          return `job ${job.id}`;
+        },
+        terminate() { running.length = 0; },
+        onCrash(cb) { crash = cb; },
+      };
+    }, { size: 1, jobsPerWorker: 3, hangTimeoutMs: 1000, maxAttempts: 2 });
+    const results = await Promise.all([1, 2, 3, 4].map((id) => pool.submit({ id, behaviour: 'ok' })));
+    expect(results).toEqual(['job 1', 'job 2', 'job 3', 'job 4']);
+    expect(peak).toBe(3);
+    expect(instances).toBe(2);
+    pool.close();
+  });
+
   it('gives up on a job that kills every worker, and keeps serving others', async () => {
     const fake = fakeSpawner();
     const pool = new WorkerPool(fake.spawn, { size: 1, hangTimeoutMs: 1000, maxAttempts: 2 });
