@@ -6,7 +6,7 @@
  * logprobs and votes are not in this format; Parquet keeps everything.
  */
 import type { Split, ToolSchema, Trajectory } from '../contracts.ts';
-import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
+import { fromOpenAiMessages, storedCallCodec, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -37,7 +37,8 @@ export interface ChatRow {
 
 export function trajectoryToChatRow(t: Trajectory): ChatRow {
   return {
-    messages: toOpenAiMessages(t.messages),
+    // Calls as the model wrote them (Hermes blocks, or a Llama model's JSON messages) become tool_calls.
+    messages: toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
     tools: t.tools.map((fn) => ({ type: 'function', function: fn })),
     id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
     difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,

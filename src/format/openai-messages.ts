@@ -12,7 +12,7 @@
  */
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
-import { HERMES_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
+import { HERMES_CALLS, LLAMA3_JSON_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';
@@ -57,6 +57,17 @@ function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessa
     role: 'assistant', content: lifted.content, ...reasoning,
     tool_calls: lifted.calls.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } })),
   };
+}
+
+/**
+ * The codec a stored conversation's calls were written in. Turns are stored as the model sampled them, so
+ * a Llama-3.1-style model's calls are whole JSON messages, not `<tool_call>` blocks: Llama's when no
+ * assistant turn lifts as Hermes and one does as Llama JSON, Hermes (Spindle's own) otherwise.
+ */
+export function storedCallCodec(messages: ChatMessage[]): ToolCallCodec {
+  const turns = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+  if (turns.some((t) => HERMES_CALLS.lift(t))) return HERMES_CALLS;
+  return turns.some((t) => LLAMA3_JSON_CALLS.lift(t)) ? LLAMA3_JSON_CALLS : HERMES_CALLS;
 }
 
 /**

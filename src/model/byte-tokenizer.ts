@@ -31,6 +31,7 @@ export class ByteTokenizer implements TextTokenizer {
   readonly imEndId = this.specialId('<|im_end|>');
   readonly padId = this.specialId('<|pad|>');
   readonly eosId = this.specialId('<|endoftext|>');
+  readonly stopIds = [this.imEndId, this.eosId];
   private readonly encoder = new TextEncoder();
   // Longest first, so no special token is cut by a shorter one that prefixes it.
   private readonly specialPattern = new RegExp(

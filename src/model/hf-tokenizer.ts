@@ -36,6 +36,7 @@ export class HfTokenizer implements TextTokenizer {
   readonly imEndId: number;
   readonly eosId: number;
   readonly padId: number;
+  readonly stopIds: readonly number[];
   /** Where the chat template came from (chat_template.jinja or tokenizer_config.json); null without one. */
   readonly chatTemplateFile: ChatTemplateFile | null;
 
@@ -59,6 +60,9 @@ export class HfTokenizer implements TextTokenizer {
     this.eosId = eos;
     this.imEndId = idOf('<|im_end|>') ?? eos;
     this.padId = idOf(configJson.pad_token) ?? eos;
+    const configStops = Array.isArray(ids.eosTokenId) ? ids.eosTokenId : [];
+    const turnEnds = ['<|eot_id|>', '<|eom_id|>'].map(idOf);
+    this.stopIds = [...new Set([this.imEndId, eos, ...configStops, ...turnEnds].filter((id): id is number => id !== undefined && id >= 0))];
     this.chatTemplateFile = ids.chatTemplateFile !== undefined ? ids.chatTemplateFile : configJson.chat_template == null ? null : 'tokenizer_config.json';
   }
 

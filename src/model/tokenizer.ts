@@ -9,4 +9,10 @@ export interface TextTokenizer {
   readonly imEndId: number;
   readonly eosId: number;
   readonly padId: number;
+  /**
+   * Every id that ends a turn: generation stops on any of them. `<|im_end|>` and the end of sequence, and
+   * a model's other end tokens (config.json's list of eos ids; Llama 3's `<|eot_id|>` and `<|eom_id|>`,
+   * which ends a turn that calls a tool).
+   */
+  readonly stopIds: readonly number[];
 }

@@ -20,7 +20,8 @@ export type { BackendChoice } from '../model/backend.ts';
 export interface TokenizerSpec {
   json: object;
   config: Record<string, unknown>;
-  eosTokenId: number;
+  /** The end-of-sequence id first, then the model's other stop ids (HfTokenizer.stopIds), as config.json lists them. */
+  eosTokenId: number[];
 }
 
 export interface EngineDeps extends BackendDeps {

@@ -107,7 +107,7 @@ export class GenerationService {
       const key = JSON.stringify({ ...r.sampling, max_new_tokens: room });
       bySetting.set(key, [...(bySetting.get(key) ?? []), i]);
     });
-    const stops = [this.tokenizer.imEndId, this.tokenizer.eosId];
+    const stops = [...this.tokenizer.stopIds];
     const byLength = [...bySetting.values()].flatMap((indices) => lengthBuckets(indices, (i) => requests[i].tokens.length));
     for (const indices of byLength) {
       const sampling = requests[indices[0]].sampling;

@@ -115,7 +115,7 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
  * turn close starts with, so training teaches it; null when the close starts with none of them.
  */
 export function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
-  const spelled = tokenizerConfig(tokenizer) ? [tokenizer.imEndId, tokenizer.eosId].filter((id) => id >= 0).map((id) => tokenizer.decode([id])) : [IM_END];
+  const spelled = tokenizerConfig(tokenizer) ? tokenizer.stopIds.map((id) => tokenizer.decode([id])) : [IM_END];
   return spelled.find((stop) => stop !== '' && format.turnClose(stop) !== format.turnClose(null)) ?? null;
 }
 
@@ -155,11 +155,22 @@ export function trainingTokens(messages: ChatMessage[], tools: ToolSchema[], tok
   return { tokens, mask };
 }
 
+/**
+ * The text that closes a sampled turn: the format's close, less the stop token the model sampled. A stop
+ * token of the model's other than the one the format closes turns with (Llama's `<|eom_id|>` after a call,
+ * where the template ends every turn with `<|eot_id|>`) stands in for it, so the turn is not closed twice.
+ */
+export function closeAfterSampled(tokenizer: TextTokenizer | null, format: ConversationFormat, sampled: number[]): string {
+  const stop = sampledStop(tokenizer, sampled);
+  const own = stop !== null && tokenizer ? turnStop(tokenizer, format) : null;
+  return format.turnClose(own ?? stop);
+}
+
 /** The text of the stop token that ends `sampled`, if it ends with one. */
 export function sampledStop(tokenizer: TextTokenizer | null, sampled: number[]): string | null {
   if (!tokenizer || sampled.length === 0) return null;
   const last = sampled[sampled.length - 1];
-  if (last !== tokenizer.imEndId && last !== tokenizer.eosId) return null;
+  if (!tokenizer.stopIds.includes(last)) return null;
   // A Hugging Face tokenizer spells its own stop token (`<|eot_id|>` where there is no `<|im_end|>`).
   return tokenizerConfig(tokenizer) ? tokenizer.decode([last]) : IM_END;
 }

@@ -20,7 +20,7 @@ import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
 import { isCallError, observationText, renderSystemPrompt, toolResponseMessage } from '../format/index.ts';
-import { conversationFormat, sampledStop } from './conversation.ts';
+import { closeAfterSampled, conversationFormat } from './conversation.ts';
 import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
 import type { Policy, PolicyTurn } from './policy.ts';
@@ -109,7 +109,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       }
       sampledTokens += out.tokens.length;
       trace.appendSampled(out.tokens, out.logprobs);
-      const close = format.turnClose(sampledStop(policy.tokenizer, out.tokens));
+      const close = closeAfterSampled(policy.tokenizer, format, out.tokens);
       messages.push({ role: 'assistant', content: out.text });
 
       const parsed = format.calls.parse(out.text);

@@ -33,7 +33,7 @@ export class LocalPolicy implements Policy {
     if (context.tokens.length === 0) {
       throw new Error('LocalPolicy needs context.tokens: the ChatML ids of the conversation, ending with "<|im_start|>assistant\\n".');
     }
-    const stops = new Set([this.tokenizer.imEndId, this.tokenizer.eosId]);
+    const stops = new Set(this.tokenizer.stopIds);
     const content: number[] = [];
     let emitted = '';
     const out = await generate(this.model, [context.tokens], {

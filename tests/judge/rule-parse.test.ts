@@ -119,7 +119,7 @@ describe('self-judge', () => {
     const seen: PolicyContext[] = [];
     return {
       id: 'tiny', seen,
-      tokenizer: { vocabSize: 256, encode: (s: string) => [...s].map((c) => c.charCodeAt(0) % 256), decode: () => '', imEndId: 1, eosId: 2, padId: 0 },
+      tokenizer: { vocabSize: 256, encode: (s: string) => [...s].map((c) => c.charCodeAt(0) % 256), decode: () => '', imEndId: 1, eosId: 2, padId: 0, stopIds: [1, 2] },
       async generate(context) {
         seen.push(context);
         if (reply instanceof Error) throw reply;

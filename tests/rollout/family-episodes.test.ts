@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
+import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
@@ -82,6 +83,17 @@ describe('an episode in each model family’s own format', () => {
     expect(t.steps[0].tool_call).toMatchObject({ tool_name: 'calc', result: answer });
     expect(t.final_response).toBe(answer);
     expectTokensAreTheRendering(t, tokenizer);
+  });
+
+  it('llama3.1: chat JSONL export lifts its JSON calls into tool_calls, as the Hermes ones are', async () => {
+    const tokenizer = familyTokenizer('llama3.1');
+    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: SCRIPTS['llama3.1'], tokenizer }), env, task, seed: 1, maxSteps: 3 });
+    const row = trajectoryToChatRow(t);
+    const assistant = row.messages.filter((m) => m.role === 'assistant');
+    expect(assistant[0].tool_calls).toEqual([{ type: 'function', function: { name: 'calc', arguments: { expression } } }]);
+    expect(assistant[0].content).toBe('');
+    expect(assistant[1]).toEqual({ role: 'assistant', content: answer });
+    expect(row.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([answer]);
   });
 
   it('llama3.1: two calls in one turn, which its template refuses, are a step error with the template’s message', async () => {

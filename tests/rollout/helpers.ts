@@ -12,6 +12,7 @@ export function charTokenizer(): TextTokenizer {
     imEndId: 1,
     eosId: 2,
     padId: 2,
+    stopIds: [1, 2],
     encode(text: string): number[] {
       const ids: number[] = [];
       for (let i = 0; i < text.length; ) {
