@@ -12,7 +12,7 @@
  *   256 tokens, recomputed (float32 and int8), measured where they fit; the plain steps are estimated only
  *   (past the heap, tfjs-wasm corrupts memory instead of failing).
  * Then the step-time cost of recomputation: the micro preset's 4 × 128-token update, plain against recomputed.
- * Prints measured / estimated per shape; writes bench/results/memory.json (the rows run, with the load average).
+ * Prints measured / estimated per shape; a full run (no --only) writes bench/results/memory.json with the load average.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -148,8 +148,9 @@ if (arg === 'time') {
   }
   const loadAfter = load();
   console.log(`load average after: ${loadAfter.join(' ')}`);
+  if (only) process.exit(0); // a partial run prints; only a full run writes the results file
   mkdirSync('bench/results', { recursive: true });
-  const result = { benchmark: 'memory', date: new Date().toISOString(), backend: 'wasm', machine: { load_average_before: loadBefore, load_average_after: loadAfter, cores: os.cpus().length, node: process.version }, only: only ?? null, rows, recompute_step_time_micro_4x128: recomputeCost };
+  const result = { benchmark: 'memory', date: new Date().toISOString(), backend: 'wasm', machine: { load_average_before: loadBefore, load_average_after: loadAfter, cores: os.cpus().length, node: process.version }, rows, recompute_step_time_micro_4x128: recomputeCost };
   writeFileSync('bench/results/memory.json', JSON.stringify(result, null, 2) + '\n');
   console.log('wrote bench/results/memory.json');
 }
