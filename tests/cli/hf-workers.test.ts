@@ -12,6 +12,8 @@ import { initBackend } from '../../src/model/backend.ts';
 import { openFileStore } from '../../src/store/file-store.ts';
 import { listRuns, TrajectoryCommons } from '../../src/store/index.ts';
 import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
+import { ChatTemplate } from '../../src/format/chat-template.ts';
+import { familyTokenizer } from '../format/family-templates.ts';
 import { cli, tempDir, tinyConfig, writeConfig } from './helpers.ts';
 
 const tiny: ModelConfig = {
@@ -44,4 +46,36 @@ describe('rollout workers and the run model\'s tokenizer', () => {
       expect(prompt.some((id, i) => id === 104 && prompt[i + 1] === 101)).toBe(false);
     }
   }, 120_000);
+
+  it("with the model's own tool-calling template: two updates, and every stored episode is the template's rendering", async () => {
+    await initBackend({ forced: 'wasm' });
+    const dir = tempDir();
+    const modelDir = join(dir, 'qwen-style-model');
+    // A Qwen2.5-style folder: its BPE tokenizer with the ChatML and <tool_call> special tokens, its template in tokenizer_config.json.
+    const tokenizer = familyTokenizer('qwen2.5');
+    const model = TransformerModel.create({ ...tiny, vocabSize: tokenizer.vocabSize }, 4);
+    await saveModelToDir(model, tokenizer, modelDir);
+    model.dispose();
+    writeConfig(dir, tinyConfig((c) => {
+      c.model.base_model = modelDir;
+      c.training.max_steps = 2;
+      c.trajectory_collection.n_workers = 2;
+      c.training.eval_at_start = false;
+      c.training.eval_interval = 100;
+    }));
+    const trained = await cli(dir, 'train', '--config', 'run.yaml');
+    expect(trained.code, trained.stderr).toBe(0);
+    const store = await openFileStore(join(dir, '.spindle'));
+    const [run] = await listRuns(store);
+    const stored = [];
+    for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) stored.push(t);
+    await store.close();
+    expect(stored.length).toBeGreaterThanOrEqual(4);
+    const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
+    for (const t of stored) {
+      // What the workers tokenised and the engine sampled is the template's text for the stored messages, tools included.
+      expect(tokenizer.decode(t.tokens)).toBe(template.render(t.messages, { tools: t.tools }));
+      expect(tokenizer.decode(t.tokens)).toContain('"name": "calc"');
+    }
+  }, 180_000);
 });
