@@ -24,7 +24,7 @@ export const RETIRED_FIELDS: Record<string, string> = {
 
 export const FIELD_RULES: Record<string, FieldRule> = {
   seed: { kind: 'int', min: 0 },
-  'model.quantization': { kind: 'enum', values: ['none', 'int8'], hint: 'int8 holds the frozen base in 8 bits per output channel (LoRA, wasm/cpu); 4-bit formats such as q4_k_m are not implemented' },
+  'model.quantization': { kind: 'enum', values: ['none', 'int8'], hint: 'int8 holds the frozen base in 8 bits per output channel (LoRA); 4-bit formats such as q4_k_m are not implemented' },
   'model.backend': { kind: 'enum', values: ['auto', 'webgpu', 'wasm', 'cpu'] },
   'lora.r': { kind: 'int', min: 1, max: 256 },
   'lora.alpha': { kind: 'number', min: 0, exclusiveMin: true },

@@ -59,7 +59,7 @@ export interface RunConfig {
     /**
      * The seed's `quantization`: `none` (the base as loaded: float32, or 16-bit projections on WebGPU) or
      * `int8` (the frozen projections in 8 bits with a float32 scale per output channel, a quarter of
-     * their float32 memory; LoRA only, wasm and cpu; src/model/int8.ts). The seed's q4_k_m (4-bit groups)
+     * their float32 memory; LoRA only; src/model/int8.ts). The seed's q4_k_m (4-bit groups)
      * is not implemented and is refused by name.
      */
     quantization: 'none' | 'int8';

@@ -115,7 +115,7 @@ export interface LoadOptions {
   /**
    * 'int8' quantizes the projections a tensor at a time as they load (int8.ts), so they never sit on the
    * heap in float32 — how a 0.5B base fits wasm's 4 GiB — for LoRA only; the memory check counts them
-   * in int8. Wasm and cpu; overrides `precision`. Default 'none'.
+   * in int8. Overrides `precision`. Default 'none'.
    */
   quantization?: 'none' | 'int8';
 }

@@ -226,7 +226,7 @@ export class TransformerModel {
    * seven projections of every layer are held in that 16-bit format, frozen: LoRA trains on top of
    * them, and full fine-tuning widens the layers it trains (lora.ts's freezeLayers). This needs a
    * backend with the half matmul kernel (WebGPU). With `quantization: 'int8'`, they are quantized a
-   * tensor at a time as they are set (int8.ts), frozen, for LoRA (wasm and cpu).
+   * tensor at a time as they are set (int8.ts), frozen, for LoRA (wasm, WebGPU, cpu).
    */
   static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null, quantization: 'none' | 'int8' = 'none'): TransformerModel {
     if (halfLinears && !hasFusedKernel(HALF_MATMUL_KERNEL)) {
@@ -503,16 +503,20 @@ export class TransformerModel {
   /**
    * Holds the seven projections of every layer in int8 (int8.ts) and frees their float32 weights: the
    * frozen base of a LoRA run with `model.quantization: int8`. Reads each weight synchronously, which is
-   * safe on the backends int8 runs on (wasm, cpu; WebGPU is refused first). Idempotent; a half-precision
-   * base is refused (that is WebGPU's).
+   * safe on wasm and cpu; on WebGPU, where a synchronous read breaks later reads in Chromium, the base
+   * must be quantized as it loads instead (fromWeights, loadHfModel's `quantization`). Idempotent; a
+   * half-precision base is refused.
    */
   quantizeLinears(): void {
     assertInt8Backend();
+    if (!this.quantized && tf.getBackend() === 'webgpu') {
+      throw new Error('On WebGPU an int8 base is quantized as it loads (loadHfModel with quantization: int8), not after: reading the float32 weights back synchronously breaks later reads there.');
+    }
     for (const layer of this.layers) {
       for (const m of TARGET_MODULES) {
         const l = layer[m];
         if (l.int8) continue;
-        if (!l.weight) throw new Error(`${l.name} is held in half precision; int8 applies to a float32 base (wasm, cpu).`);
+        if (!l.weight) throw new Error(`${l.name} is held in half precision; int8 applies to a float32 base (load it with quantization int8).`);
         const [inDim, outDim] = l.weight.shape as [number, number];
         l.int8 = int8Weight(l.weight.dataSync() as Float32Array, inDim, outDim);
         l.weight.dispose();
@@ -645,10 +649,10 @@ function shapeOf(p: NamedParameter): number[] {
   return p.variable ? p.variable.shape : p.half ? p.half.shape : p.int8!.shape;
 }
 
-/** int8 bases widen on wasm and cpu (int8.ts); WebGPU holds a frozen base in 16 bits instead. */
+/** int8 bases widen where SpindleInt8Widen is registered: wasm, cpu (int8.ts), WebGPU (webgpu/int8-widen.ts). */
 function assertInt8Backend(): void {
   if (!hasFusedKernel(INT8_WIDEN_KERNEL)) {
-    throw new Error(`model.quantization int8 runs on the wasm and cpu backends; the ${tf.getBackend()} backend has no int8 kernel (on WebGPU a bf16/f16 checkpoint's projections are held in 16 bits instead): use quantization none there.`);
+    throw new Error(`model.quantization int8 runs on the wasm, WebGPU and cpu backends; the ${tf.getBackend()} backend has no int8 kernel: use quantization none there.`);
   }
 }
 

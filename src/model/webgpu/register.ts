@@ -8,6 +8,7 @@ import { RMS_NORM_KERNEL } from '../fused.ts';
 import { registerAdam } from './adam.ts';
 import { registerAttention } from './attention.ts';
 import { registerHalfMatMul } from './half-matmul.ts';
+import { registerInt8Widen } from './int8-widen.ts';
 import { registerRmsNorm } from './rms-norm.ts';
 import { registerSoftmax } from './softmax.ts';
 
@@ -17,5 +18,6 @@ export function registerWebGpuKernels(): void {
   registerSoftmax();
   registerAdam();
   registerHalfMatMul();
+  registerInt8Widen();
   registerAttention();
 }
