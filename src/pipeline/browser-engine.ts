@@ -113,7 +113,7 @@ export class Engine {
       backend: this.backend.choice!.backend,
       hangTimeoutMs: this.deps.hangTimeoutMs,
       loadModel: async (cfg) => {
-        const loaded = await this.shelf.loadForRun(cfg);
+        const loaded = await this.shelf.loadForRun(cfg, this.episodes.size > 0);
         tokenizer = tokenizerSpec(loaded.tokenizer);
         return loaded;
       },

@@ -96,9 +96,15 @@ export class ModelShelf {
     return { unavailable: this.deps.baseModelMissing(), label: `the base model (${DEFAULT_CONFIG.model.base_model})` };
   }
 
-  /** A run's model: a fresh copy of the imported model (training changes it), else the loader. It becomes the policy. */
-  async loadForRun(config: RunConfig): Promise<LoadedPolicyModel> {
+  /**
+   * A run's model: a fresh copy of the imported model (training changes it), else the loader. It becomes the
+   * policy, and the previous run's model is freed unless an episode still plays it (`inUse`): each run used to
+   * keep its copy of the weights, and the tab grew by a model per run.
+   */
+  async loadForRun(config: RunConfig, inUse = false): Promise<LoadedPolicyModel> {
     const loaded = await this.loadRunModel(config.model.base_model);
+    const previous = this.runModel;
+    if (previous && !inUse && previous.model !== this.imported?.loaded.model && previous.model !== loaded.model) previous.model.dispose();
     this.runModel = { ...loaded, label: `the model of run ${config.name}` };
     return loaded;
   }
