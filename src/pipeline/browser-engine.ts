@@ -29,11 +29,10 @@ import type { DownloadProgress } from '../model/hub.ts';
 import { mergedModel } from './merged-export.ts';
 import { PipelineRun } from './run.ts';
 import { readSecrets, secretLookup } from './secrets.ts';
+import { WASM_HEAP_BYTES } from '../train/update-fit.ts';
 
 /** Statuses in which a run is interrupted by a device loss (and, with 'stopping', blocks a new start). */
 const ACTIVE = new Set(['starting', 'running', 'paused']);
-/** tfjs-wasm's heap cannot grow past 4 GiB (wasm32): the most a model and its training can use there. */
-const WASM_HEAP_BYTES = 4 * 1024 ** 3 - 64 * 1024;
 /** How long a run on a lost device gets to wind down before it is abandoned. */
 const LOST_RUN_GRACE_MS = 20_000;
 

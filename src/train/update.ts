@@ -11,6 +11,7 @@ import { chunk, packBatch, splitForMemory, type TrainSample } from './batch.ts';
 import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
 import { sftLoss } from './sft-loss.ts';
+import { fitMicroBatches, updateFitFor } from './update-fit.ts';
 
 export interface UpdateOptions {
   accumSteps: number;
@@ -48,7 +49,9 @@ function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[
 }
 
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
-  const chunks = splitForMemory(chunk(samples, o.accumSteps), model.config.numHeads, MICRO_BATCH_SCORE_FLOATS).map((c) => packBatch(c, o.padId, model.config.maxPositions));
+  // Before any pass: micro-batches split until the memory estimate says each fits (update-fit.ts), or refused.
+  const fitted = fitMicroBatches(splitForMemory(chunk(samples, o.accumSteps), model.config.numHeads, MICRO_BATCH_SCORE_FLOATS), updateFitFor(model));
+  const chunks = fitted.map((c) => packBatch(c, o.padId, model.config.maxPositions));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
   const temperature = o.temperature > 0 ? o.temperature : 1;

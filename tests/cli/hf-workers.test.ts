@@ -64,7 +64,7 @@ describe('rollout workers and the run model\'s tokenizer', () => {
       c.training.eval_interval = 100;
     }));
     const trained = await cli(dir, 'train', '--config', 'run.yaml');
-    expect(trained.code, trained.stderr).toBe(0);
+    expect(trained.code, trained.err).toBe(0);
     const store = await openFileStore(join(dir, '.spindle'));
     const [run] = await listRuns(store);
     const stored = [];
