@@ -127,13 +127,16 @@ export class Engine {
     this.unsubscribeRun = run.subscribe((event) => {
       if (event.type === 'status') state.status = event.status;
       if (event.run_id) state.id = event.run_id;
+      // The run's lock from its first event (it is stored by then), not once its model has loaded: another
+      // tab must not offer a run that is still starting here for resuming.
+      if (!release && state.id && ACTIVE.has(state.status)) release = this.deps.lockRun?.(state.id) ?? null;
       if (event.type === 'status' && !ACTIVE.has(event.status) && event.status !== 'stopping') release?.();
       this.emit(event);
     });
     try {
       const id = await run.start(config, options);
       state.id = id;
-      if (ACTIVE.has(state.status)) release = this.deps.lockRun?.(id) ?? null;
+      if (!release && ACTIVE.has(state.status)) release = this.deps.lockRun?.(id) ?? null;
       return id;
     } catch (error) {
       state.status = 'error';

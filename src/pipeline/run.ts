@@ -126,7 +126,8 @@ export class PipelineRun implements RunController {
     } else {
       for (const source of options.environments ?? []) await installEnvironmentSource(source);
       for (const name of config.tasks.environments) getEnvironment(name); // an unknown name fails here, listing the known ones
-      this.runId = (await createRun(store, config, { environments: installedSources(config.tasks.environments) })).id;
+      // Stored running: a page reloaded (or a process killed) while the run starts leaves a run to resume.
+      this.runId = (await createRun(store, config, { environments: installedSources(config.tasks.environments), status: 'running' })).id;
     }
     // Which weights a run trains is said, not assumed: a base is only ever the one its config names.
     this.setStatus('starting', `training base model ${this.config.model.base_model}`);

@@ -2,7 +2,8 @@
  * Checkpoints, written so that a crash at any moment leaves the previous one usable:
  *   1. the new checkpoint goes in under a fresh key, in its own transaction (all or nothing);
  *   2. a second transaction flips the run's head (`latest`, `previous`) to it and deletes checkpoints
- *      that are neither, including ones a crash left behind between 1 and 2 (also at a kept step).
+ *      that are neither, including ones a crash left behind between 1 and 2 (also at a kept step); it
+ *      commits after every metrics and markers write issued before it.
  * Until 2 commits, readers still get the old head, whose record was never touched.
  */
 import { write, type Store } from './db.ts';
@@ -32,7 +33,12 @@ export async function stageCheckpoint(store: Store, input: CheckpointInput): Pro
  * except those of every `keepEvery`-th step (training.checkpoint_every) when given.
  */
 export async function commitCheckpoint(store: Store, runId: string, id: string, keepEvery = 0): Promise<CheckpointHead> {
-  return write(store, ['checkpoints', 'checkpoint_heads'], `the checkpoint pointer of run ${runId}`, async (tx) => {
+  // The scope takes the metrics and markers stores too, though nothing here writes them: IndexedDB runs
+  // read-write transactions over overlapping stores in the order they were created, so the head moves only
+  // after the metrics and markers of the update it checkpoints, which the trainer sends off (unawaited)
+  // before the checkpoint is taken. Without that a slow metrics write could commit after the head, and a
+  // crash between the two lost the update's metrics for good (a resumed run does not redo the update).
+  return write(store, ['checkpoints', 'checkpoint_heads', 'metrics', 'markers'], `the checkpoint pointer of run ${runId}`, async (tx) => {
     const heads = tx.objectStore('checkpoint_heads');
     const old = await heads.get(runId);
     if (!(await tx.objectStore('checkpoints').getKey(id))) throw new Error(`checkpoint ${id} is not stored`);

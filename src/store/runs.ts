@@ -9,12 +9,21 @@ export function newId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-/** `environments`: the sources of the user environments it uses, kept so it can be resumed and reproduced. */
-export async function createRun(store: Store, config: RunConfig, options: { id?: string; now?: number; environments?: EnvironmentSource[] } = {}): Promise<RunRecord> {
+/**
+ * `environments`: the sources of the user environments it uses, kept so it can be resumed and reproduced.
+ * `status: 'running'` stores a run that starts now as running from its first write (owned by this process,
+ * as setRunStatus does), so one whose page or process goes away while it is still starting is seen as
+ * interrupted and offered for resuming, not left 'created' for good.
+ */
+export async function createRun(
+  store: Store, config: RunConfig, options: { id?: string; now?: number; environments?: EnvironmentSource[]; status?: 'created' | 'running' } = {},
+): Promise<RunRecord> {
   const now = options.now ?? Date.now();
+  const status = options.status ?? 'created';
   const run: RunRecord = {
-    id: options.id ?? newId('run'), name: config.name, config, status: 'created',
+    id: options.id ?? newId('run'), name: config.name, config, status,
     created: now, updated: now, metrics_summary: {}, last_step: -1, error: null,
+    ...(status === 'running' ? { owner: currentProcess() } : {}),
     ...(options.environments?.length ? { environments: options.environments } : {}),
   };
   await write(store, ['runs'], `run ${run.id}`, async (tx) => { await tx.objectStore('runs').add(run); });
