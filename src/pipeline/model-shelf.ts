@@ -2,7 +2,9 @@
  * The engine's models, and which one each use gets:
  * - the playground's local policy: the model of the latest run, else the imported Hugging Face model,
  *   else the shipped base model (one order, `policy()`, which `policyStatus()` describes);
- * - a run: a fresh copy of the imported model when its config names `imported:<name>`, else the loader;
+ * - a run: a fresh copy of the imported model when its config names `imported:<name>` (the import's own
+ *   tensors are then freed: one copy of the weights per tab; its files bring them back when needed), else
+ *   the loader; the previous run's model is freed;
  * - a merged-weights export: the base the adapter was trained on.
  * A run trains the imported model only when its config names it (`model.base_model: imported:<name>` or
  * the hub id): the user chooses it on the Train screen; it never replaces the configured base silently.
@@ -60,7 +62,8 @@ interface ImportedModel {
   baseModel: string;
   /** Every file the import read, so each run gets a fresh copy to train (the playground keeps `loaded`). */
   files: Map<string, Uint8Array>;
-  loaded: LoadedModel;
+  /** Its tensors; null while a run on it holds the tab's copy (reloaded from `files` when needed again). */
+  loaded: Promise<LoadedModel> | null;
   card: string;
 }
 
@@ -87,7 +90,7 @@ export class ModelShelf {
 
   /** The playground's local policy model. */
   async policy(): Promise<LoadedPolicyModel> {
-    return this.runModel ?? this.imported?.loaded ?? this.loadBase();
+    return this.runModel ?? (this.imported ? this.importedTensors(this.imported) : this.loadBase());
   }
 
   policyStatus(): PolicyStatus {
@@ -104,7 +107,14 @@ export class ModelShelf {
   async loadForRun(config: RunConfig, inUse = false): Promise<LoadedPolicyModel> {
     const loaded = await this.loadRunModel(config.model.base_model);
     const previous = this.runModel;
-    if (previous && !inUse && previous.model !== this.imported?.loaded.model && previous.model !== loaded.model) previous.model.dispose();
+    const importedModel = this.imported?.loaded ? (await this.imported.loaded).model : null;
+    if (previous && !inUse && previous.model !== importedModel && previous.model !== loaded.model) previous.model.dispose();
+    // A run on the imported model trains its own copy, which is now the policy: the import's tensors are freed
+    // (one copy of the weights per tab) and read again from its files only if a merge or the playground needs them.
+    if (this.imported?.baseModel === config.model.base_model && importedModel && !inUse) {
+      importedModel.dispose();
+      this.imported.loaded = null;
+    }
     this.runModel = { ...loaded, label: `the model of run ${config.name}` };
     return loaded;
   }
@@ -129,8 +139,8 @@ export class ModelShelf {
     const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
     const readme = await optionalText(from, 'README.md');
     const card = importedModelCard(name, baseModel, loaded, readme);
-    if (!inUse) this.imported?.loaded.model.dispose();
-    this.imported = { name, baseModel, files, loaded, card };
+    if (!inUse && this.imported?.loaded) (await this.imported.loaded).model.dispose();
+    this.imported = { name, baseModel, files, loaded: Promise.resolve(loaded), card };
     this.runModel = null; // the import is now what the playground plays
     return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount(), card };
   }
@@ -158,7 +168,7 @@ export class ModelShelf {
         if (bytes) tokenizerFiles[name] = bytes;
       }
       // An import without them (the byte tokenizer's marker in config.json) gets them written, as any merge does.
-      return { ...imported.loaded, tokenizerFiles: Object.keys(tokenizerFiles).length ? tokenizerFiles : null, release: () => {} };
+      return { ...(await this.importedTensors(imported)), tokenizerFiles: Object.keys(tokenizerFiles).length ? tokenizerFiles : null, release: () => {} };
     }
     if (baseModel.startsWith(IMPORTED_PREFIX)) {
       throw new Error(`The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`);
@@ -174,6 +184,19 @@ export class ModelShelf {
     this.baseModel = null;
   }
 
+  /** The imported model's tensors, read again from its files when a run freed them. */
+  private importedTensors(imported: ImportedModel): Promise<LoadedModel> {
+    imported.loaded ??= this.readImported(imported).catch((error: unknown) => {
+      imported.loaded = null;
+      throw error;
+    });
+    return imported.loaded;
+  }
+
+  private readImported(imported: ImportedModel): Promise<LoadedModel> {
+    return loadHfModel({ description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null });
+  }
+
   private loadBase(): Promise<LoadedPolicyModel> {
     this.baseModel ??= this.deps.loadModel(DEFAULT_CONFIG.model.base_model).catch((error: unknown) => {
       this.baseModel = null;
@@ -184,9 +207,7 @@ export class ModelShelf {
 
   private loadRunModel(baseModel: string): Promise<LoadedPolicyModel> {
     const imported = this.imported;
-    if (imported?.baseModel === baseModel) {
-      return loadHfModel({ description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null });
-    }
+    if (imported?.baseModel === baseModel) return this.readImported(imported);
     if (baseModel.startsWith(IMPORTED_PREFIX) || baseModel.startsWith('hf:')) {
       const name = baseModel.startsWith('hf:') ? baseModel : baseModel.slice(IMPORTED_PREFIX.length);
       throw new Error(`The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`);

@@ -2,11 +2,15 @@
  * The engine's models across runs: each run loads its own copy, and the one before is freed (a tab used to
  * keep every run's weights and grew by a model per run), unless an episode still plays it.
  */
+import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import { ModelShelf, type LoadedPolicyModel } from '../../src/pipeline/model-shelf.ts';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import type { TransformerModel } from '../../src/model/transformer.ts';
+import { initBackend } from '../../src/model/backend.ts';
+import { presetConfig } from '../../src/model/config.ts';
+import { saveModel } from '../../src/model/hf.ts';
+import { TransformerModel } from '../../src/model/transformer.ts';
 
 function fakeShelf() {
   const live = new Set<number>();
@@ -37,5 +41,27 @@ describe('ModelShelf across runs', () => {
     await shelf.loadForRun(config('a'));
     await shelf.loadForRun(config('b'), true);
     expect([...live].sort()).toEqual([0, 1]);
+  });
+});
+
+describe('ModelShelf and an imported model', () => {
+  it('keeps one copy of its weights: a run on it frees the import’s tensors, and a merge reads them back from its files', async () => {
+    await initBackend({ forced: 'wasm' });
+    const source = TransformerModel.create({ ...presetConfig('nano', 266), numLayers: 1 }, 9);
+    const files = await saveModel(source, new ByteTokenizer());
+    source.dispose();
+    const { shelf } = fakeShelf();
+    const info = await shelf.importModel({ files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([bytes])])) }, false);
+    const imported = (await shelf.policy()).model;
+    const tensorsWithImport = tf.memory().numTensors;
+    const run = await shelf.loadForRun({ ...DEFAULT_CONFIG, name: 'on-import', model: { ...DEFAULT_CONFIG.model, base_model: info.base_model } });
+    // The run's copy replaced the import's: as many tensors as before, and the import's are gone.
+    expect(tf.memory().numTensors).toBe(tensorsWithImport);
+    expect((await shelf.policy()).model).toBe(run.model);
+    expect(() => imported.embedTokens.dataSync()).toThrow(/disposed/);
+    const base = await shelf.mergeBase(info.base_model);
+    expect(base.model).not.toBe(imported);
+    expect(Array.from(base.model.embedTokens.dataSync())).toEqual(Array.from(run.model.embedTokens.dataSync()));
+    base.release();
   });
 });
