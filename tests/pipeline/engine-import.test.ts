@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
@@ -103,6 +104,35 @@ describe('importing a Hugging Face model into the engine', () => {
     expect((await getRun(store, runId))!.config.model.base_model).toBe('spindle-base');
     expect(events).toContainEqual(expect.objectContaining({ type: 'status', status: 'starting', message: 'training base model spindle-base' }));
   });
+
+  it('keeps memory flat across runs on the imported model: three runs, the same tensor count after each', async () => {
+    const e = engine();
+    const info = await e.importModel({ files: modelFiles() });
+    const config = structuredClone(DEFAULT_CONFIG);
+    config.model.base_model = info.base_model;
+    Object.assign(config.training, { max_steps: 1, group_size: 2, batch_size: 1, grad_accum_steps: 1, eval_at_start: false, eval_interval: 100 });
+    Object.assign(config.trajectory_collection, { n_workers: 1, max_steps_per_trajectory: 1 });
+    Object.assign(config.lora, { r: 2, alpha: 4 });
+    config.sampling.max_new_tokens = 8;
+    config.safety.enabled = false;
+    config.tasks.environments = ['arith_tool'];
+    const counts: number[] = [];
+    for (const name of ['flat-1', 'flat-2', 'flat-3']) {
+      const finished = new Promise<void>((resolve, reject) => {
+        const id = e.subscribe((event) => {
+          if (event.type !== 'status' || !['finished', 'error'].includes(event.status)) return;
+          e.unsubscribe(id);
+          if (event.status === 'finished') resolve();
+          else reject(new Error(event.message ?? 'run failed'));
+        });
+      });
+      await e.start({ ...config, name });
+      await finished;
+      counts.push(tf.memory().numTensors);
+    }
+    // The first run may leave what every run shares (the import's tensors, freed once); after it, nothing grows.
+    expect(counts[2]).toBe(counts[1]);
+  }, 120_000);
 
   it('imports by hub id through the cache with progress, names the run base hf:<id>@<rev>, and a second import downloads nothing', async () => {
     const requests: string[] = [];
