@@ -58,7 +58,8 @@ import { resolveModelPath } from '../src/pipeline/node.ts';
 import { conversationFormat } from '../src/rollout/conversation.ts';
 import { wilsonInterval } from '../src/rollout/success-interval.ts';
 import { TOOL_SCHEMAS } from '../src/sandbox/index.ts';
-import { heldOut, pct, showRate, trainGrpo, type HeldOut, type Loaded } from './lib/learn-run.ts';
+import { EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut, type Loaded } from './lib/learn-run.ts';
+import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -175,6 +176,9 @@ const renderedMismatch = testEpisodes.filter(({ t, prompt }) => base.tokenizer.e
 if (renderedMismatch) throw new Error(`${renderedMismatch} held-out prompts rendered here differ from the agent loop's; TRL would train on other prompts`);
 const trainPrompts = trainRows.map((r) => renderPrompt(env, base.tokenizer, r.prompt));
 console.log(`Spindle: held-out before ${showRate(before)} of ${before.result.n}; logits against the reference ${spindleLogits.toExponential(1)}`);
+// The best task-blind policy on the same held-out items: a gain it could match would not be learning the task.
+const blind = await bestBlindSuccess(env, 1, { items: ITEMS, seed: EVAL_SEED });
+console.log(`best task-blind policy on the held-out items: ${pct(blind.success)} of ${blind.n} (${blind.policy})`);
 
 // Spindle's side: N updates through the real run (rollout workers, judge, trainer). Its scored groups are
 // kept: the Python reward must give every member the score Spindle trained on.
@@ -271,6 +275,7 @@ const result = {
   load_average: { before: loadBefore, before_spindle_training: loadBeforeSpindle, before_trl: loadBeforeTrl, end: loadAfter },
   parity_problems: problems,
   task: { env: ENV, source: `arith_tool level ${LEVEL}, first turn`, rows: rows.length, train_rows: trainRows.length, reward: REWARD_SOURCE },
+  best_blind: blind,
   shared: SHARED,
   spindle_batched: args.batched,
   ratio_updates_per_minute: ratio,

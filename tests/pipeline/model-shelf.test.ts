@@ -51,7 +51,7 @@ describe('ModelShelf and an imported model', () => {
     const files = await saveModel(source, new ByteTokenizer());
     source.dispose();
     const { shelf } = fakeShelf();
-    const info = await shelf.importModel({ files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([bytes])])) }, false);
+    const info = await shelf.importModel({ files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([new Uint8Array(bytes)])])) }, false);
     const imported = (await shelf.policy()).model;
     const tensorsWithImport = tf.memory().numTensors;
     const run = await shelf.loadForRun({ ...DEFAULT_CONFIG, name: 'on-import', model: { ...DEFAULT_CONFIG.model, base_model: info.base_model } });
