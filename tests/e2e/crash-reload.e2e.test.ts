@@ -102,8 +102,8 @@ const MOMENTS: Moment[] = [
   m('checkpoint write', 'op', '^checkpoints add step=1'), // the staged record half written
   m('update', 'commit', '^metrics put step=1'), // the update's metrics stored, its checkpoint staged, not committed
   m('checkpoint write', 'op', '^checkpoint_heads put step=1'), // the head flip half written
-  m('rollout', 'sent', '^1/0/0$', 40), // an episode under way
-  m('update', 'commit', '^groups put 1/0 step=1 scored', 30), // an update under way
+  m('rollout', 'sent', '^1/0/0$', 10), // an episode under way
+  m('update', 'commit', '^groups put 1/0 step=1 scored', 5), // an update under way
   m('checkpoint write', 'commit', '^checkpoint_heads put step=2'), // checkpoint 2 committed, its evaluation owed
   m('evaluation', 'sent', '^eval/2/', 30), // the evaluation's episode under way
   // Update 3's metrics written slowly: the checkpoint taken after them must not get ahead of them.
