@@ -10,7 +10,7 @@
  * - held out from the fit: the nano preset, the whole 30-layer SmolLM2-135M at 64 tokens;
  * - the targets of issue 30 within wasm's 4 GiB: SmolLM2-135M at 512 tokens and a Qwen2.5-0.5B shape at
  *   256 tokens, recomputed (float32 and int8), measured where they fit; the plain steps are estimated only
- *   (past the heap, tfjs-wasm corrupts memory instead of failing).
+ *   (past the heap, tfjs-wasm corrupts memory instead of failing), and so is the float32 0.5B one (below).
  * Then the step-time cost of recomputation: the micro preset's 4 × 128-token update, plain against recomputed.
  * Prints measured / estimated per shape; a full run (no --only) writes bench/results/memory.json with the load average.
  */
@@ -61,6 +61,8 @@ const SHAPES: Shape[] = [
   shape('smollm2-135m 1 × 512, recomputed', SMOLLM2, 512, 1, true),
   shape('smollm2-135m 1 × 512, recomputed, int8', SMOLLM2, 512, 1, true, 'int8'),
   shape('qwen2.5-0.5b 1 × 256, plain', QWEN, 256, 1, false, 'none', false),
+  // Estimated only: in float32 the update's fit check (src/train/update-fit.ts) adds generation's packed float32
+  // copies of the projections and head (1.8 GiB), which a run holds once it has generated, and refuses it.
   shape('qwen2.5-0.5b 1 × 256, recomputed', QWEN, 256, 1, true, 'none', false),
   shape('qwen2.5-0.5b 1 × 256, recomputed, int8', QWEN, 256, 1, true, 'int8'),
 ];

@@ -31,13 +31,56 @@ export interface TokenStats {
 export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): TokenStats {
   const ids = Array.isArray(tokens) ? tf.tensor2d(tokens, undefined, 'int32') : tokens;
   const [B, T] = ids.shape;
-  const V = model.config.vocabSize;
   const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed }); // [B, T, V]
-  const scaled = options.temperature && options.temperature !== 1 ? tf.div(logits, options.temperature) : logits;
-  const logp = tf.logSoftmax(scaled.slice([0, 0, 0], [B, T - 1, V])); // [B, T-1, V]
-  const targets = tf.oneHot(ids.slice([0, 1], [B, T - 1]).toInt(), V).toFloat(); // [B, T-1, V]
-  const logprobs = tf.sum(tf.mul(logp, targets), -1) as tf.Tensor2D; // [B, T-1]
-  const entropy = tf.neg(tf.sum(tf.mul(tf.exp(logp), logp), -1)) as tf.Tensor2D; // [B, T-1]
+  return statsOfLogits(logits, ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D, options.temperature && options.temperature > 0 ? options.temperature : 1);
+}
+
+/** log-softmax of logits[:, :-1] / temperature: [B, T-1, V] (its temporaries freed before it returns). */
+function logSoftmaxOf(logits: tf.Tensor, temperature: number): tf.Tensor {
+  const [B, T, V] = logits.shape as [number, number, number];
+  return tf.tidy(() => {
+    const sliced = logits.slice([0, 0, 0], [B, T - 1, V]);
+    return tf.logSoftmax(temperature === 1 ? sliced : tf.div(sliced, temperature));
+  });
+}
+
+/**
+ * Per-token log-probs of `targets` and entropies from logits [B, T, V], as one op whose gradient
+ * recomputes the softmax from the saved logits. Why: autodiff through slice, log-softmax, one-hot and
+ * the entropy's products kept about 15 copies of the [B, T, V] logits until the backward pass ended
+ * (memory.ts), most of a long step at a 49,152- or 151,936-token vocabulary; this keeps the logits, and
+ * its gradient frees each [B, T-1, V] temporary as soon as it is used (at most four at a time).
+ * With s = logits/τ, p = softmax(s), l = log p, H = −Σ p·l:
+ *   ∂ log p(target)/∂s = onehot − p,   ∂H/∂s_k = −p_k (l_k + H),   ∂/∂logits = ∂/∂s / τ.
+ * The last position has no target, so its gradient is zero.
+ */
+function statsOfLogits(logits: tf.Tensor3D, targets: tf.Tensor2D, temperature: number): TokenStats {
+  const V = logits.shape[2];
+  const op = tf.customGrad(((z: tf.Tensor, save: tf.GradSaveFunc) => {
+    save([z, targets]);
+    const l = logSoftmaxOf(z, temperature); // [B, T-1, V]
+    const logprobs = tf.tidy(() => tf.sum(tf.mul(l, tf.oneHot(targets, V).toFloat()), -1)); // [B, T-1]
+    const entropy = tf.tidy(() => tf.neg(tf.sum(tf.mul(tf.exp(l), l), -1))); // [B, T-1]
+    return {
+      value: tf.stack([logprobs, entropy]), // [2, B, T-1]
+      gradFunc: (dy: tf.Tensor, [savedZ, savedTargets]: tf.Tensor[]) => {
+        const [dLogprob, dEntropy] = tf.tidy(() => tf.unstack(dy).map((d) => d.expandDims(-1))); // [B, T-1, 1] each
+        const lg = logSoftmaxOf(savedZ, temperature);
+        const p = tf.exp(lg);
+        const entropyTerm = tf.tidy(() => tf.mul(tf.mul(p, tf.add(lg, tf.neg(tf.sum(tf.mul(p, lg), -1, true)))), dEntropy)); // dH · p (l + H)
+        lg.dispose();
+        const logprobTerm = tf.tidy(() => tf.mul(tf.sub(tf.oneHot(savedTargets as tf.Tensor2D, V).toFloat(), p), dLogprob)); // dlogp · (onehot − p)
+        p.dispose();
+        const ds = tf.tidy(() => {
+          const d = tf.sub(logprobTerm, entropyTerm);
+          return tf.pad(temperature === 1 ? d : tf.div(d, temperature), [[0, 0], [0, 1], [0, 0]]); // [B, T, V]
+        });
+        tf.dispose([logprobTerm, entropyTerm, dLogprob, dEntropy]);
+        return ds;
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  const [logprobs, entropy] = tf.unstack(op(logits)) as tf.Tensor2D[];
   return { logprobs, entropy };
 }
 

@@ -9,11 +9,11 @@
  * and three SmolLM2-135M layers, plain and recomputed). Autodiff keeps about 20 floats per layer,
  * token and unit of hidden + intermediate width (every op's inputs and outputs that its gradient
  * reads, then the gradients — tfjs frees no gradient before the backward pass ends), 9 per attention
- * score, and 15 copies of the logits (the slice, log-softmax's temporaries, the one-hot targets, the
- * entropy's products, and their gradients): at SmolLM2's 49,152-token vocabulary the logits are most
- * of a long step. The first estimate, which counted only the tensors a layer computes, was 7–17× low;
- * the one before issue 30 also counted 6 copies of a tied output head, its transposes, which training
- * no longer makes (ops.ts mmT reads the embedding through its strides).
+ * score, and 7 copies of the logits (the logits, their gradient, and the log-softmax's temporaries of
+ * logprobs.ts's fused op; autodiff through the composite ops kept about 15). The first estimate,
+ * which counted only the tensors a layer computes, was 7–17× low; the one before issue 30 also counted
+ * 6 copies of a tied output head, its transposes, which training no longer makes (ops.ts mmT reads the
+ * embedding through its strides).
  *
  * Two ways down (issue 30): recomputation (recompute.ts) keeps each block's input and the gradient at
  * each block boundary (FLOATS_PER_BLOCK_INPUT per layer, token and unit of hidden width) instead of
@@ -66,17 +66,17 @@ export interface EstimateOptions {
  * The training step an import must fit: one 128-token sequence, the shortest useful episode. A model
  * that cannot train even that is refused before its weights download; one that can may still need
  * shorter sequences than a run asks for (what autodiff keeps grows with the sequence, its attention
- * scores with its square). With recomputation SmolLM2-135M needs about 2.3 GiB at 512 tokens on wasm
- * (6.6 GiB plain), and with the base in int8 a Qwen2.5-0.5B shape fits at 256 tokens (bench/memory.bench.ts).
+ * scores with its square). With recomputation SmolLM2-135M needs about 1.4 GiB at 512 tokens on wasm
+ * (5.9 GiB plain), and with the base in int8 a Qwen2.5-0.5B shape fits at 256 tokens (bench/memory.bench.ts).
  */
 export const IMPORT_CHECK_TOKENS = 128;
 
 /** Measured training coefficients (see the header). */
 const FLOATS_PER_WIDTH = 20;
 const FLOATS_PER_SCORE = 9;
-const LOGIT_COPIES = 15;
-/** With recomputation: each block's input, and the gradient at each block boundary (held to the end of the backward pass); fitted 6.4. */
-const FLOATS_PER_BLOCK_INPUT = 6;
+const LOGIT_COPIES = 7;
+/** With recomputation: each block's input, and the gradient at each block boundary (held to the end of the backward pass); fitted 7.8. */
+const FLOATS_PER_BLOCK_INPUT = 8;
 
 /**
  * Above this, a plain step is taken not to fit and 'auto' recomputes: three quarters of wasm's 4 GiB heap,
