@@ -378,7 +378,10 @@ export class TransformerModel {
   private recomputedParams(options: ForwardOptions, B: number, T: number): tf.Variable[][] | null {
     const taping = (tf.engine() as unknown as { state: { gradientDepth: number } }).state.gradientDepth > 0;
     if (!taping || options.lastOnly || options.cache) return null;
-    const on = options.recompute ?? (this.recompute === 'on' || (this.recompute === 'auto' && recomputeNeeded(this.config, { sequence: T, batch: B })));
+    // 'auto' asks about the step as the update's fit check (train/update-fit.ts) counts it: this base's
+    // format, and on wasm the decoding step's packed copies, which sit beside the weights once a run has generated.
+    const shape = { sequence: T, batch: B, quantization: this.quantized ? ('int8' as const) : ('none' as const), decodeCopies: hasFusedKernel(DECODE_STEP_KERNEL) };
+    const on = options.recompute ?? (this.recompute === 'on' || (this.recompute === 'auto' && recomputeNeeded(this.config, shape)));
     if (!on) return null;
     const trainable = new Set<tf.Variable>(this.trainableVariables());
     return this.layers.map((layer) => layerVariables(layer).filter((v) => trainable.has(v)));

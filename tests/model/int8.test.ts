@@ -12,6 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { dequantizeInt8Host, int8MatMul, int8Weight, quantizeInt8Host } from '../../src/model/int8.ts';
+import { generate } from '../../src/model/sampling.ts';
 import { attachLora } from '../../src/model/lora.ts';
 import { tokenStats } from '../../src/model/logprobs.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
@@ -53,6 +54,19 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     const [dx] = tf.grads((a: tf.Tensor) => int8MatMul(a, w))([x], dy);
     expectClose(dx.dataSync(), tf.matMul(dy, tf.tensor2d(back, [inDim, outDim]), false, true).dataSync(), 'int8 input gradient', 1e-5, 1e-5);
     tf.dispose([w.packed, w.scales, x, reference, dy, dx]);
+  });
+
+  it('generation on an int8 base: the same greedy tokens with and without the cache, alone and batched', async () => {
+    await useBackend(backend);
+    const { float, int8: model } = await twins();
+    float.dispose();
+    const opts = { maxNewTokens: 6, temperature: 0, seed: 1 };
+    const cached = await generate(model, [[1, 2, 3], [4, 5, 6, 7, 8]], opts);
+    const uncached = await generate(model, [[1, 2, 3], [4, 5, 6, 7, 8]], { ...opts, useCache: false });
+    const alone = await generate(model, [[4, 5, 6, 7, 8]], opts);
+    expect(cached.tokens).toEqual(uncached.tokens);
+    expect(cached.tokens[1]).toEqual(alone.tokens[0]);
+    model.dispose();
   });
 
   it('logits of the int8 base are within 2% of float32 (largest logit) and pick the same next token', async () => {
