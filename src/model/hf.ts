@@ -19,7 +19,7 @@ import { HfTokenizer, withChatTemplate } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
 import { DEFAULT_LIMITS, sizeLimitFor, type TransferLimits } from './hub-transfer.ts';
 import { fetchWithTimeout, readBytes } from './net.ts';
-import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from './memory.ts';
+import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS, neededBytes } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';
 
@@ -115,9 +115,10 @@ export interface LoadOptions {
   /**
    * 'int8' quantizes the projections a tensor at a time as they load (int8.ts), so they never sit on the
    * heap in float32 — how a 0.5B base fits wasm's 4 GiB — for LoRA only; the memory check counts them
-   * in int8. Overrides `precision`. Default 'none'.
+   * in int8. Overrides `precision`. 'auto' (an import): float32 when the model fits `memoryLimitBytes`,
+   * else int8 when that fits (said by `linearPrecision`). Default 'none'.
    */
-  quantization?: 'none' | 'int8';
+  quantization?: 'none' | 'int8' | 'auto';
 }
 
 export interface LoadedModel {
@@ -159,14 +160,21 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
     throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
   }
   const fileHalf = checkpointHalfFormat(hfConfig);
-  const quantization = opts.quantization ?? 'none';
-  const halfLinears = quantization === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
+  const halfFor = (q: 'none' | 'int8') => (q === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null);
+  // The step as Spindle trains it: blocks recomputed (memory.ts's default), the base in int8 when asked.
+  const estimateFor = (q: 'none' | 'int8') => {
+    const half = halfFor(q);
+    return estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: half !== null, decodeCopies: half === null && hasFusedKernel(DECODE_STEP_KERNEL), sequence: IMPORT_CHECK_TOKENS, quantization: q });
+  };
+  let quantization: 'none' | 'int8' = opts.quantization === 'int8' ? 'int8' : 'none';
   if (opts.memoryLimitBytes !== undefined) {
-    const decodeCopies = halfLinears === null && hasFusedKernel(DECODE_STEP_KERNEL);
-    // The step as Spindle trains it: blocks recomputed (memory.ts's default), the base in int8 when asked.
-    const estimate = estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: halfLinears !== null, decodeCopies, sequence: IMPORT_CHECK_TOKENS, quantization });
-    assertFits(estimate, opts.memoryLimitBytes, `The model in ${where}`);
+    const limit = opts.memoryLimitBytes;
+    const fitsInt8 = quantization === 'none' && neededBytes(estimateFor('int8')) <= limit;
+    // 'auto': a base too large in float32 is held in int8 when that fits (a 0.5B model on wasm's heap).
+    if (opts.quantization === 'auto' && fitsInt8 && neededBytes(estimateFor('none')) > limit) quantization = 'int8';
+    assertFits(estimateFor(quantization), limit, `The model in ${where}`, fitsInt8 ? 'With its base in int8 (model.quantization: int8) it would fit. ' : '');
   }
+  const halfLinears = halfFor(quantization);
   const weights = await loadWeights(files);
   // Everything is checked against the files before the model allocates anything from the config.
   checkWeights(weights, config, where);

@@ -136,13 +136,21 @@ export function formatBytes(n: number): string {
   return n >= 1 << 20 ? `${(n / (1 << 20)).toFixed(0)} MiB` : `${(n / 1024).toFixed(0)} KiB`;
 }
 
-/** Throws, naming the model, what it needs and what there is, when the estimate exceeds `availableBytes`. */
-export function assertFits(estimate: MemoryEstimate, availableBytes: number, what: string): void {
-  const need = Math.max(estimate.loadPeakBytes, estimate.trainPeakBytes);
+/** What a model needs at its peak: loading it, or its training step. */
+export function neededBytes(estimate: MemoryEstimate): number {
+  return Math.max(estimate.loadPeakBytes, estimate.trainPeakBytes);
+}
+
+/**
+ * Throws, naming the model, what it needs and what there is, when the estimate exceeds `availableBytes`;
+ * `hint` (what would make it fit, e.g. the int8 base) goes before the generic advice.
+ */
+export function assertFits(estimate: MemoryEstimate, availableBytes: number, what: string, hint = ''): void {
+  const need = neededBytes(estimate);
   if (need <= availableBytes) return;
   throw new Error(
     `${what} has ${(estimate.parameters / 1e6).toFixed(0)}M parameters and needs about ${formatBytes(need)} to load and train ` +
-      `on ${estimate.trainTokens} tokens (weights ${formatBytes(estimate.weightBytes)}), but ${formatBytes(availableBytes)} is available. Choose a smaller model ` +
+      `on ${estimate.trainTokens} tokens (weights ${formatBytes(estimate.weightBytes)}), but ${formatBytes(availableBytes)} is available. ${hint}Choose a smaller model ` +
       '(e.g. hf:HuggingFaceTB/SmolLM2-135M-Instruct) or close other tabs and programs.',
   );
 }

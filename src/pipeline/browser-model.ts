@@ -50,17 +50,17 @@ export function webFolder(base: string): FileSource {
 }
 
 /** Loads `base_model` from a run config (the backend must be initialised first). */
-export async function loadBrowserModel(baseModel: string): Promise<LoadedModel> {
+export async function loadBrowserModel(baseModel: string, options: { quantization?: 'none' | 'int8' } = {}): Promise<LoadedModel> {
   if (baseModel === SHIPPED_MODEL) {
     const missing = shippedModelMissing();
     if (missing) throw new Error(`Cannot load "${SHIPPED_MODEL}": ${missing}.`);
     const files = shippedModelFiles();
     const blobs: Record<string, Blob> = {};
     for (const [name, url] of Object.entries(files)) blobs[name] = await fetchBlob(url, `${SHIPPED_MODEL}/${name}`);
-    return loadHfModel(blobs);
+    return loadHfModel(blobs, options);
   }
   if (/^https?:\/\//.test(baseModel) || baseModel.startsWith('/')) {
-    return loadHfModel(webFolder(new URL(baseModel, self.location.href).href));
+    return loadHfModel(webFolder(new URL(baseModel, self.location.href).href), options);
   }
   throw new Error(`model.base_model "${baseModel}" cannot be loaded in the browser: use "${SHIPPED_MODEL}" or the URL of a Hugging Face-layout folder (config.json, model.safetensors, tokenizer.json).`);
 }

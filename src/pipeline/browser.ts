@@ -102,8 +102,8 @@ export function createBrowserEngine(): Engine {
     initBackend: initWorkerBackend,
     deviceLost: webgpuDeviceLost,
     openStore: () => openStore(),
-    loadModel: async (baseModel) => {
-      const { model, tokenizer } = await loadBrowserModel(baseModel);
+    loadModel: async (baseModel, options) => {
+      const { model, tokenizer } = await loadBrowserModel(baseModel, options);
       return { model, tokenizer };
     },
     baseModelMissing: shippedModelMissing,

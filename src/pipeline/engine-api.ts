@@ -27,7 +27,8 @@ export interface TokenizerSpec {
 export interface EngineDeps extends BackendDeps {
   openStore(): Promise<Store>;
   /** Loads a run config's `model.base_model`. */
-  loadModel(baseModel: string): Promise<LoadedPolicyModel>;
+  /** `quantization`: the run config's model.quantization (int8 quantizes the base as it loads). */
+  loadModel(baseModel: string, options?: { quantization?: 'none' | 'int8' }): Promise<LoadedPolicyModel>;
   /** Why the default base model cannot be loaded, or null when it can. */
   baseModelMissing(): string | null;
   /**

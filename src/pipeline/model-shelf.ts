@@ -62,14 +62,16 @@ interface ImportedModel {
   baseModel: string;
   /** Every file the import read, so each run gets a fresh copy to train (the playground keeps `loaded`). */
   files: Map<string, Uint8Array>;
+  /** How its base is held: int8 when float32 did not fit the backend's memory. */
+  quantization: 'none' | 'int8';
   /** Its tensors; null while a run on it holds the tab's copy (reloaded from `files` when needed again). */
   loaded: Promise<LoadedModel> | null;
   card: string;
 }
 
 export interface ShelfDeps {
-  /** Loads a run config's `model.base_model`. */
-  loadModel(baseModel: string): Promise<LoadedPolicyModel>;
+  /** Loads a run config's `model.base_model` (its base in int8 when `quantization` says so). */
+  loadModel(baseModel: string, options?: { quantization?: 'none' | 'int8' }): Promise<LoadedPolicyModel>;
   /** Why the default base model cannot be loaded, or null when it can. */
   baseModelMissing(): string | null;
   /** The files of an HF folder at `url` (default: plain fetch). */
@@ -105,7 +107,7 @@ export class ModelShelf {
    * keep its copy of the weights, and the tab grew by a model per run.
    */
   async loadForRun(config: RunConfig, inUse = false): Promise<LoadedPolicyModel> {
-    const loaded = await this.loadRunModel(config.model.base_model);
+    const loaded = await this.loadRunModel(config.model.base_model, config.model.quantization);
     const previous = this.runModel;
     const importedModel = this.imported?.loaded ? (await this.imported.loaded).model : null;
     if (previous && !inUse && previous.model !== importedModel && previous.model !== loaded.model) previous.model.dispose();
@@ -134,13 +136,13 @@ export class ModelShelf {
         if (bytes) files.set(name, bytes);
         return bytes;
       },
-    }, { memoryLimitBytes: this.deps.memoryLimitBytes?.() });
+    }, { memoryLimitBytes: this.deps.memoryLimitBytes?.(), quantization: 'auto' }); // a base too large in float32 comes in int8
     const name = ref ? ref.id : importedName(source, loaded.hfConfig);
     const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
     const readme = await optionalText(from, 'README.md');
     const card = importedModelCard(name, baseModel, loaded, readme);
     if (!inUse && this.imported?.loaded) (await this.imported.loaded).model.dispose();
-    this.imported = { name, baseModel, files, loaded: Promise.resolve(loaded), card };
+    this.imported = { name, baseModel, files, quantization: loaded.linearPrecision === 'int8' ? 'int8' : 'none', loaded: Promise.resolve(loaded), card };
     this.runModel = null; // the import is now what the playground plays
     return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount(), card };
   }
@@ -193,8 +195,12 @@ export class ModelShelf {
     return imported.loaded;
   }
 
-  private readImported(imported: ImportedModel): Promise<LoadedModel> {
-    return loadHfModel({ description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null });
+  /** The import from its files: as it was imported (float32 or, when that did not fit, int8), or as a run's config asks. */
+  private readImported(imported: ImportedModel, quantization: 'none' | 'int8' = imported.quantization): Promise<LoadedModel> {
+    return loadHfModel(
+      { description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null },
+      { quantization, memoryLimitBytes: this.deps.memoryLimitBytes?.() },
+    );
   }
 
   private loadBase(): Promise<LoadedPolicyModel> {
@@ -205,14 +211,14 @@ export class ModelShelf {
     return this.baseModel;
   }
 
-  private loadRunModel(baseModel: string): Promise<LoadedPolicyModel> {
+  private loadRunModel(baseModel: string, quantization: 'none' | 'int8'): Promise<LoadedPolicyModel> {
     const imported = this.imported;
-    if (imported?.baseModel === baseModel) return this.readImported(imported);
+    if (imported?.baseModel === baseModel) return this.readImported(imported, quantization);
     if (baseModel.startsWith(IMPORTED_PREFIX) || baseModel.startsWith('hf:')) {
       const name = baseModel.startsWith('hf:') ? baseModel : baseModel.slice(IMPORTED_PREFIX.length);
       throw new Error(`The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`);
     }
-    return this.deps.loadModel(baseModel);
+    return this.deps.loadModel(baseModel, { quantization });
   }
 }
 

@@ -62,7 +62,9 @@ export async function loadPolicyModel(dir: string, options: NodeModelOptions = {
   const hub = options.hub;
   let loaded: LoadedModel;
   try {
-    loaded = await loadHfModel(dir, hub ? { hub: { endpoint: hub.endpoint, cache: diskCache(hub.cacheDir), signal: hub.signal, onProgress: hub.onProgress } } : {});
+    // A run's base in int8 quantizes as it loads (its float32 copy never sits on the heap).
+    const quantization = options.config?.model.quantization;
+    loaded = await loadHfModel(dir, { ...(hub ? { hub: { endpoint: hub.endpoint, cache: diskCache(hub.cacheDir), signal: hub.signal, onProgress: hub.onProgress } } : {}), quantization });
   } catch (e) {
     throw new Error(`cannot load the model from ${dir}: ${(e as Error).message}`, { cause: e });
   }
