@@ -32,7 +32,7 @@
  *
  *   npm run bench:trl                      # 20 updates, 100 held-out items
  *   npm run bench:trl -- --updates 3 --items 16 --batch 2 --group 4   # a smoke run
- *   npm run bench:trl -- --batched         # Spindle batches concurrent episodes' turns (trajectory_collection.reproducible false)
+ *   npm run bench:trl -- --batched         # trajectory_collection.reproducible false (on wasm the default batches turns already)
  *
  * Needs: a Python with torch 2.x (CPU), transformers, trl, peft, datasets, accelerate at SPINDLE_TRL_PYTHON
  * (default /work/trl-venv/bin/python); without it the benchmark says how to make one and exits 2.
@@ -196,15 +196,15 @@ const config = validateRunConfig({
   sampling: { temperature: SHARED.temperature, top_k: SHARED.top_k, top_p: SHARED.top_p, max_new_tokens: SHARED.max_new_tokens },
   safety: { enabled: false },
   curriculum: { enabled: false },
-  // The default (reproducible) samples each episode's turn in a forward pass of its own; --batched samples
-  // concurrent episodes' turns together, as TRL's generate does a whole batch, still on-policy (none ahead).
+  // The default (reproducible) batches concurrent episodes' turns on wasm, where a row samples what it samples
+  // alone (GenerationService.forRun), 8 episodes in flight; --batched turns reproducibility off, still on-policy (none ahead).
   trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1, ...(args.batched ? { reproducible: false, max_offpolicy_updates: 0 } : {}) },
   tasks: { environments: [ENV], difficulty_range: [1, 1], levels: { [ENV]: 1 }, eval_items: ITEMS },
 });
 if (!config.config) throw new Error(JSON.stringify(config.errors));
 const groups = new Map<string, Trajectory[]>();
 const loadBeforeSpindle = load();
-console.log(`\nSpindle GRPO, ${args.batched ? 'turns of concurrent episodes batched (--batched)' : 'each episode sampled alone (the reproducible default)'} (load average ${loadBeforeSpindle.join(' ')}):`);
+console.log(`\nSpindle GRPO, ${args.batched ? 'turns of concurrent episodes batched (--batched)' : 'the reproducible default: turns of 8 concurrent episodes batched, each as it samples alone'} (load average ${loadBeforeSpindle.join(' ')}):`);
 const { curve } = await trainGrpo(base, config.config, {
   maxUpdates: UPDATES,
   budgetMs: Infinity,
