@@ -80,6 +80,8 @@ export class PipelineRun implements RunController {
   private trainer: Trainer | null = null;
   private pool: WorkerPool<EpisodeJob, Trajectory> | null = null;
   private generation: GenerationService | null = null;
+  /** Metrics and marker writes in flight (queueWrite). */
+  private pendingWrites: Promise<void> = Promise.resolve();
   private paused: { promise: Promise<void>; resolve(): void } | null = null;
   private stopRequested = false;
   /** By step: up to `max_offpolicy_updates` steps beyond the one being trained. */
@@ -143,8 +145,8 @@ export class PipelineRun implements RunController {
         collectGroups: (n, step, levels) => this.collectGroups(n, step, levels),
         // The safety monitor chooses checkpoints, so it looks at validation items, never at test ones.
         evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items, 'validation') : undefined,
-        onMetrics: (record) => void this.recordMetrics(record),
-        onMarker: (marker) => void this.recordMarker(marker),
+        onMetrics: (record) => this.queueWrite(() => this.recordMetrics(record)),
+        onMarker: (marker) => this.queueWrite(() => this.recordMarker(marker)),
         resumeFrom: checkpoint,
         held: () => this.paused?.promise ?? null,
         // What the update used is stored with each group (and exported): views read it, never re-derive it.
@@ -270,6 +272,9 @@ export class PipelineRun implements RunController {
    * two, and those of every `training.checkpoint_every`-th update (to export or compare later).
    */
   private async saveResumePoint(): Promise<void> {
+    // The update's metrics and markers are stored before the checkpoint that says the update happened:
+    // a resumed run does not redo it, so a crash between the two would lose them (the store orders them too).
+    await this.pendingWrites;
     const ckpt = await this.trainer!.checkpoint();
     const id = await saveCheckpoint(this.deps.store, encodeCheckpoint(ckpt), this.config.training.checkpoint_every);
     this.emit({ type: 'checkpoint', run_id: this.runId, step: ckpt.step, checkpoint_id: id });
@@ -393,6 +398,13 @@ export class PipelineRun implements RunController {
       this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success: result.success, n: result.n });
     }
     return results;
+  }
+
+  /** The trainer's metrics and markers, written in order without holding the update up; awaited before a checkpoint. */
+  private queueWrite(write: () => Promise<void>): void {
+    this.pendingWrites = this.pendingWrites.then(write).catch((error: unknown) =>
+      this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Could not store the run's metrics: ${error instanceof Error ? error.message : String(error)}` }),
+    );
   }
 
   private async recordMetrics(record: MetricsRecord): Promise<void> {
