@@ -4,6 +4,7 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Trajectory } from '../../src/contracts.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { saveModelToDir } from '../../src/model/hf.ts';
@@ -21,6 +22,18 @@ const tiny: ModelConfig = {
   maxPositions: 1024, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
 };
 
+/** Runs `spindle train` on the folder's run.yaml and reads back the training episodes it stored. */
+async function trainAndRead(dir: string): Promise<Trajectory[]> {
+  const trained = await cli(dir, 'train', '--config', 'run.yaml');
+  expect(trained.code, trained.err).toBe(0);
+  const store = await openFileStore(join(dir, '.spindle'));
+  const [run] = await listRuns(store);
+  const stored: Trajectory[] = [];
+  for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) stored.push(t);
+  await store.close();
+  return stored;
+}
+
 describe('rollout workers and the run model\'s tokenizer', () => {
   it('store tokens of the model\'s BPE tokenizer, merges included', async () => {
     await initBackend({ forced: 'wasm' });
@@ -31,13 +44,7 @@ describe('rollout workers and the run model\'s tokenizer', () => {
     await saveModelToDir(model, tokenizer, modelDir);
     model.dispose();
     writeConfig(dir, tinyConfig((c) => { c.model.base_model = modelDir; c.training.eval_at_start = false; c.training.eval_interval = 100; }));
-    const trained = await cli(dir, 'train', '--config', 'run.yaml');
-    expect(trained.code).toBe(0);
-    const store = await openFileStore(join(dir, '.spindle'));
-    const [run] = await listRuns(store);
-    const stored = [];
-    for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) stored.push(t);
-    await store.close();
+    const stored = await trainAndRead(dir);
     expect(stored.length).toBeGreaterThan(0);
     for (const t of stored) {
       // The prompt ("…the…") as this tokenizer encodes it: "he" is one merged token (256), never the bytes h, e.
@@ -63,13 +70,7 @@ describe('rollout workers and the run model\'s tokenizer', () => {
       c.training.eval_at_start = false;
       c.training.eval_interval = 100;
     }));
-    const trained = await cli(dir, 'train', '--config', 'run.yaml');
-    expect(trained.code, trained.err).toBe(0);
-    const store = await openFileStore(join(dir, '.spindle'));
-    const [run] = await listRuns(store);
-    const stored = [];
-    for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) stored.push(t);
-    await store.close();
+    const stored = await trainAndRead(dir);
     expect(stored.length).toBeGreaterThanOrEqual(4);
     const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
     for (const t of stored) {
