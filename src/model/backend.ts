@@ -13,6 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmDecodeStep } from './wasm-decode.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
+import { registerWasmTokenStats } from './wasm-token-stats.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
 import { heapKernelsOf, relaxedSimdAvailable, setKernelThreads, simdKernelsSupported, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 import { coreCount } from './wasm-simd/kernel-threads.ts';
@@ -218,6 +219,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     threadsCount = wasm.getThreadsCount;
     registerWasmKernels();
     registerWasmFusedKernels();
+    registerWasmTokenStats();
     if (simdKernelsSupported()) {
       registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
       registerWasmDecodeStep(); // without it, generation runs every decoding step as the graph's ops

@@ -24,6 +24,13 @@ export const SWIGLU_KERNEL = 'SpindleSwiGLU';
 export const ATTENTION_KERNEL = 'SpindleAttention';
 /** One decoding step of the whole model (decode-step.ts has its inputs and attrs). No gradient. */
 export const DECODE_STEP_KERNEL = 'SpindleDecodeStep';
+/**
+ * logits [B, T, V], targets [B, T−1] (int32), active [B, T−1] (1: compute; 0: reads 0, no gradient);
+ * attrs temperature → [3, B, T−1]: log p(target), entropy and log-normaliser of softmax(logits/τ).
+ */
+export const TOKEN_STATS_KERNEL = 'SpindleTokenStats';
+/** dy [3, B, T−1], logits, targets, active, stats (TOKEN_STATS_KERNEL's output); attrs temperature → d logits [B, T, V]. */
+export const TOKEN_STATS_DX_KERNEL = 'SpindleTokenStatsDx';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
 
@@ -81,6 +88,17 @@ tf.registerGradient({
     w: () => {
       throw new Error('half matmul: a half-precision weight is frozen; train it as f32 (or with LoRA)');
     },
+  }),
+});
+
+tf.registerGradient({
+  kernelName: TOKEN_STATS_KERNEL,
+  inputsToSave: ['logits', 'targets', 'active'],
+  outputsToSave: [true],
+  gradFunc: (dy, [logits, targets, active, stats], attrs) => ({
+    logits: () => run(TOKEN_STATS_DX_KERNEL, { dy: dy as tf.Tensor, logits, targets, active, stats }, attrs),
+    targets: () => tf.zerosLike(targets),
+    active: () => tf.zerosLike(active),
   }),
 });
 

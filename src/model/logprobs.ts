@@ -6,6 +6,7 @@
  * Targets are picked with a one-hot product rather than `gather`, whose gradient the wasm backend lacks.
  */
 import * as tf from '@tensorflow/tfjs';
+import { hasFusedKernel, TOKEN_STATS_KERNEL } from './fused.ts';
 import type { TransformerModel } from './transformer.ts';
 
 export interface LogprobOptions {
@@ -15,6 +16,12 @@ export interface LogprobOptions {
   temperature?: number;
   /** Training forward: applies LoRA dropout with this seed. */
   dropoutSeed?: number;
+  /**
+   * [B, T−1], 1 where the value is wanted (a loss's mask). Where a backend fuses the statistics
+   * (tfjs-wasm) the other positions are skipped and read 0; elsewhere they are computed. Either way a
+   * caller must multiply by its mask, as the losses do.
+   */
+  active?: tf.Tensor2D;
 }
 
 export interface TokenStats {
@@ -32,7 +39,13 @@ export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number
   const ids = Array.isArray(tokens) ? tf.tensor2d(tokens, undefined, 'int32') : tokens;
   const [B, T] = ids.shape;
   const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed }); // [B, T, V]
-  return statsOfLogits(logits, ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D, options.temperature && options.temperature > 0 ? options.temperature : 1);
+  const targets = ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D;
+  const temperature = options.temperature && options.temperature > 0 ? options.temperature : 1;
+  if (!hasFusedKernel(TOKEN_STATS_KERNEL)) return statsOfLogits(logits, targets, temperature);
+  const active = options.active ?? tf.onesLike(targets).toFloat();
+  const stats = tf.engine().runKernel(TOKEN_STATS_KERNEL, { logits, targets, active }, { temperature }) as tf.Tensor3D; // [3, B, T-1]
+  const [logprobs, entropy] = [0, 1].map((plane) => stats.slice([plane, 0, 0], [1, B, T - 1]).reshape([B, T - 1]) as tf.Tensor2D);
+  return { logprobs, entropy };
 }
 
 /** log-softmax of logits[:, :-1] / temperature: [B, T-1, V] (its temporaries freed before it returns). */

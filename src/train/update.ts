@@ -67,7 +67,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
     let sumsT: tf.Tensor | null = null;
     try {
       const f = (): tf.Scalar => {
-        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci) });
+        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci), active: mask });
         if (loss.kind === 'sft') return sftLoss(stats.logprobs, mask, tokenCount);
         const r = grpoLoss({ logp: stats.logprobs, entropy: stats.entropy, ...grpo!, mask, tokenCount }, loss.cfg);
         sumsT = tf.keep(r.sums);
@@ -75,7 +75,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
       };
       if (loss.kind === 'grpo') {
         grpo = { oldLogp: tf.tensor2d(c.oldLogp, [c.B, W]), advantages: tf.tensor2d(c.advantages, [c.B, W]) };
-        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false }).logprobs);
+        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false, active: mask }).logprobs);
       }
       const { value, grads } = tf.variableGrads(f, opt.variables);
       lossSum += (await value.data())[0];
