@@ -1,6 +1,7 @@
 /**
  * Rollout throughput: the same episodes through the worker pipeline with 1, 2, 4 and 8 rollout
- * worker_threads (engine-batched generation), 2 workers of 4 episodes each (a run's default on 2 cores), and
+ * worker_threads (engine-batched generation), 2 workers of 4 episodes each (8 in flight), 2 workers with a run's
+ * default in flight on 2 cores (GenerationService.episodesInFlight: all 24 for spindle-base), and
  * 2 and 4 with each turn alone against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
  * against the single-threaded reference; writes bench/results/pipeline.json.
  *
@@ -59,8 +60,8 @@ async function singleThreaded(): Promise<Measure> {
 }
 
 /** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
-async function pipelined(workers: number, alone = false, jobsPerWorker = 1): Promise<Measure> {
-  const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : { maxBatch: 16, windowMs: 4 });
+async function pipelined(workers: number, alone = false, jobsPerWorker = 1, batching = { maxBatch: 16, windowMs: 4 }): Promise<Measure> {
+  const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : batching);
   const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, jobsPerWorker, hangTimeoutMs: 300_000, maxAttempts: 2 });
   // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.
   await Promise.all(Array.from({ length: workers }, (_, i) => pool.submit(job(tasks[i % tasks.length], `warm-${i}`))));
@@ -79,8 +80,9 @@ function job(task: Task, id: string): EpisodeJob {
 const reference = await singleThreaded();
 const rows: Measure[] = [reference];
 for (const n of [1, 2, 4, 8]) rows.push(await pipelined(n));
-// A run's default where turns batch: a worker per core, 8 episodes in flight (run.ts, GenerationService.CONCURRENT_EPISODES).
 rows.push(await pipelined(2, false, 4));
+// A run's default where turns batch: a worker per core, an update's episodes in flight where the model's cache allows (run.ts).
+rows.push(await pipelined(2, false, Math.ceil(GenerationService.episodesInFlight(EPISODES, model.config) / 2), GenerationService.BATCHED));
 for (const n of [2, 4]) rows.push(await pipelined(n, true));
 
 const perMin = (m: Measure) => (60 * m.trajectories) / m.seconds;

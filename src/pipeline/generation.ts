@@ -8,6 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import type { SamplingParams } from '../contracts.ts';
 import { deriveSeed } from '../rng.ts';
 import { generate } from '../model/sampling.ts';
+import type { ModelConfig } from '../model/config.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from '../rollout/policy.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
@@ -42,10 +43,25 @@ export class GenerationService {
   /** 32 requests hold a default run's groups at once; 4 ms lets the workers' requests arrive together. */
   static readonly BATCHED = { maxBatch: 32, windowMs: 4 };
   /**
-   * Episodes a run keeps in flight when it batches: a decoding step of 8 rows samples about 3× the tokens
-   * per second of one row on wasm (bench/model.bench.ts), and a GRPO group is 8 episodes.
+   * Episodes a run keeps in flight when it batches, at least: a decoding step of 8 rows samples about 3×
+   * the tokens per second of one row on wasm (bench/model.bench.ts), and a GRPO group is 8 episodes.
    */
   static readonly CONCURRENT_EPISODES = 8;
+  /** Key/value cache a batch of turns may hold, over its rows at the model's full context. */
+  static readonly KV_BUDGET_BYTES = 256 * 2 ** 20;
+
+  /**
+   * Episodes a run keeps in flight when it batches: a whole update's (`updateEpisodes`, every group's
+   * first turn then shares one batch, and the decoding steps are as few as the longest episode makes
+   * them), within a batch's rows and a key/value cache of KV_BUDGET_BYTES at the model's full context;
+   * never fewer than CONCURRENT_EPISODES. A small model keeps all 24 of a default update in flight; a
+   * 0.5B one about 10.
+   */
+  static episodesInFlight(updateEpisodes: number, model: ModelConfig): number {
+    const kvBytesPerRow = model.numLayers * 2 * model.numKvHeads * model.headDim * model.maxPositions * 4;
+    const fits = Math.floor(GenerationService.KV_BUDGET_BYTES / kvBytesPerRow);
+    return Math.max(GenerationService.CONCURRENT_EPISODES, Math.min(updateEpisodes, GenerationService.BATCHED.maxBatch, fits));
+  }
 
   /** Each request in a forward pass of its own (a reference for benchmarks, and reproducible runs where batching is not exact). */
   static readonly ALONE = { maxBatch: 1, windowMs: 0 };

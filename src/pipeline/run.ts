@@ -15,6 +15,7 @@
  * but that unfinished update's own groups.
  */
 import type { RunConfig } from '../config/schema.ts';
+import type { ModelConfig } from '../model/config.ts';
 import type { EnvironmentSource, MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
 import { evaluationSettings, evaluationTasks, summarizeLevel } from '../rollout/evaluate.ts';
@@ -80,6 +81,7 @@ export class PipelineRun implements RunController {
   private trainer: Trainer | null = null;
   private pool: WorkerPool<EpisodeJob, Trajectory> | null = null;
   private generation: GenerationService | null = null;
+  private modelConfig: ModelConfig | null = null;
   /** Metrics and marker writes in flight (queueWrite). */
   private pendingWrites: Promise<void> = Promise.resolve();
   private paused: { promise: Promise<void>; resolve(): void } | null = null;
@@ -137,6 +139,7 @@ export class PipelineRun implements RunController {
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
+      this.modelConfig = model.config;
       const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
       this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
@@ -197,7 +200,9 @@ export class PipelineRun implements RunController {
     const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
     // Where turns are batched, each worker runs several episodes at once, so the engine has turns to batch.
     const batched = GenerationService.forRun(this.config.trajectory_collection.reproducible).maxBatch > 1;
-    const jobsPerWorker = batched ? Math.ceil(GenerationService.CONCURRENT_EPISODES / size) : 1;
+    const { training } = this.config;
+    const inFlight = GenerationService.episodesInFlight(training.batch_size * training.group_size, this.modelConfig!);
+    const jobsPerWorker = batched ? Math.ceil(inFlight / size) : 1;
     // Each worker's generator tells the pool's watchdog when the worker waits on the engine (worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
     return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>

@@ -63,3 +63,15 @@ describe('lengthBuckets', () => {
     expect(buckets).toEqual([[3, 0, 2, 5], [1, 4]]);
   });
 });
+
+describe('GenerationService.episodesInFlight', () => {
+  const shaped = (layers: number, kvHeads: number, headDim: number, positions: number) => ({ ...TINY_MODEL, numLayers: layers, numKvHeads: kvHeads, headDim, maxPositions: positions });
+
+  it('keeps a whole update in flight for a small model, fewer where the key/value cache would not fit, never fewer than 8', () => {
+    expect(GenerationService.episodesInFlight(24, shaped(5, 2, 32, 1024))).toBe(24); // spindle-base: 2.6 MB a row
+    expect(GenerationService.episodesInFlight(64, shaped(5, 2, 32, 1024))).toBe(GenerationService.BATCHED.maxBatch);
+    expect(GenerationService.episodesInFlight(24, shaped(24, 2, 64, 1024))).toBe(10); // a Qwen2.5-0.5B shape: 25 MB a row
+    expect(GenerationService.episodesInFlight(24, shaped(30, 3, 64, 8192))).toBe(GenerationService.CONCURRENT_EPISODES);
+    expect(GenerationService.episodesInFlight(4, shaped(5, 2, 32, 1024))).toBe(GenerationService.CONCURRENT_EPISODES);
+  });
+});
