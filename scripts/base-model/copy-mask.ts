@@ -6,6 +6,10 @@
  *
  * A copy is a maximal run of name-like characters in an assistant turn that occurs verbatim in the user
  * message or a tool response, and is not a word of the system prompt (tool names, argument names).
+ * A thought is never a copy: its words are the transcript's own (`Read the order.`), and marking the
+ * ones that happen to occur in a prompt weighed the first letter of some thoughts 4× in training,
+ * which decides whether a turn calls or answers (`I know this.` against `Read it.`, on func_trace
+ * prompts that say "It is in …": the base answered without its tool on half of them, not one in ten).
  */
 import type { Trajectory } from '../../src/contracts.ts';
 import type { TextTokenizer } from '../../src/model/tokenizer.ts';
@@ -22,9 +26,12 @@ export function copyMask(trajectory: Trajectory, tokenizer: TextTokenizer): numb
     // a separator so no run reads into them.
     const owner: number[] = [];
     let text = '';
+    let thinking = false;
     for (let t = start; t < end; t++) {
       const decoded = tokenizer.decode([trajectory.tokens[t]]);
-      const piece = /^<.+>$/s.test(decoded) ? '\u0000' : decoded;
+      if (decoded === '<think>') thinking = true;
+      const piece = thinking || /^<.+>$/s.test(decoded) ? '\u0000' : decoded;
+      if (decoded === '</think>') thinking = false;
       text += piece;
       for (let k = 0; k < piece.length; k++) owner.push(t);
     }

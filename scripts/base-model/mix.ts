@@ -69,7 +69,8 @@ export const DIRECT_THOUGHT = 'I know this.';
  * - `retry`: one call carries a typo in a name it copied (a file path, the function it runs), the sandbox's
  *   real error follows ("No such file", "'fold' is not defined"), and the next turn makes the call again,
  *   right (typo-retry.ts). These are the base's own commonest failures; before this variant no transcript
- *   showed one fixed, and the base recovered from none of its failed calls, so GRPO had no recovery to reinforce;
+ *   showed one fixed, and the base recovered from none of its failed calls, so GRPO had no recovery to reinforce.
+ *   The misspelt call itself is left out of the loss (maskTypoTurn): the base learns the fix, not the typo;
  * - `give_up`: on the items built to fail first, answers GIVE_UP_ANSWER right after the failed call.
  * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
  * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.

@@ -49,11 +49,19 @@ const BUILD_HISTORY = 'Build history of these weights: 750 steps on levels 1–2
   'observation it answered, as every single-step transcript does), then the settings below from those weights, with the first\n' +
   'token of each assistant turn weighted 5× (`--decision-weight 4`) and fewer early stops, resumed once to stretch it (about\n' +
   '40 minutes on 2 shared CPU cores). That base recovered from none of its failed calls: no transcript showed a call fixed\n' +
-  'after its own mistake. Then the recovery pass, the settings below from those weights on a new fine-tune mix: the `retry`\n' +
+  'after its own mistake. Then the recovery pass, 500 steps at lr 3e-4 (copied tokens 3×, first tokens 5×, seed 9) from those\n' +
+  'weights on a new fine-tune mix: the `retry`\n' +
   `transcripts (${Math.round(100 * MULTI_STEP_SHARES.retry)}% of the multi-step items: one copied name misspelt, the sandbox's real error, the call made again right;\n` +
   `\`scripts/base-model/typo-retry.ts\`), give-ups after the designed failure down to ${Math.round(100 * MULTI_STEP_SHARES.give_up)}% of those items, and func_trace level 1 doubled\n` +
   '(1000 steps planned, cut to 500 with the cosine schedule recomputed at step 200: about 45 minutes on 2 CPU cores shared with\n' +
-  'other work).';
+  'other work). That base answered func_trace without its tool on half of the items (2% sampled success at level 1): two\n' +
+  'builder faults weighed its direct answers, 10% of the transcripts, far above their share. The copy mask marked the "I" of\n' +
+  '`I know this.` as copied from prompts that say "It is in …" (weighted 4×; a thought is no longer a copy), and batches drew\n' +
+  'short transcripts, the direct answers among them, 2–3× as often as long ones (now every transcript is as likely). Then the\n' +
+  'func_trace pass, from those weights on the same mix with both mended and the misspelt call of each retry transcript left\n' +
+  'out of the loss (trained on, its typos were imitated: about one js run in three named the wrong function): 300 steps\n' +
+  'with 40% of the batches drawn from func_trace transcripts alone (`--focus func_trace=0.4`, lr 2e-4; sampled func_trace\n' +
+  'level 1 rose from 2% to 9%), then the settings below (about 20 minutes on 2 CPU cores for both).';
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: RateRow[]): string {
@@ -144,8 +152,9 @@ ${BUILD_HISTORY}
 npm run model:base          # transcripts → PyTorch CPU training (resumable) → this card
 \`\`\`
 
-The multi-step pass on top of existing weights is \`train.py --data models/spindle-base/.build/finetune.jsonl --init <weights>\`
-with the settings below, then \`scripts/base-model/evaluate.ts\`.
+A pass on top of existing weights is \`train.py --data models/spindle-base/.build/finetune.jsonl --init <weights>\`
+with the settings below (\`--focus ENV=SHARE\` draws that share of the batches from one environment's transcripts), then
+\`scripts/base-model/evaluate.ts\`.
 
 Steps: \`scripts/base-model/transcripts.ts\` writes the expert transcripts (JSONL of token ids, assistant mask, copy mask);
 \`scripts/base-model/train.py\` trains (PyTorch CPU is only the builder: same formulas as \`src/model/transformer.ts\`,
@@ -153,7 +162,7 @@ written as float32 safetensors in the HF layout, with \`reference-logits.json\` 
 checks Spindle's forward against); \`scripts/base-model/evaluate.ts\` measures and writes this card.
 
 Settings: ${facts.steps ?? '?'} steps of ${t.batch ?? '?'} transcripts, AdamW (lr ${t.lr ?? '?'}, ${t.warmup ?? '?'} warm-up steps, cosine to 10%,
-weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}× and the first token of each turn ${1 + Number(t.decision_weight ?? 0)}×, seed ${t.seed ?? '?'}.
+weight decay 0.01, clip 1.0), loss on assistant tokens with copied tokens weighted ${1 + Number(t.copy_weight ?? 0)}× and the first token of each turn ${1 + Number(t.decision_weight ?? 0)}×, seed ${t.seed ?? '?'}${t.focus ? `, ${t.focus} (\`--focus\`)` : ''}.
 
 Training transcripts (train split only; items drawn per level, of which those longer than the context budget are dropped):
 

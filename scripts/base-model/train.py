@@ -198,6 +198,7 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--heldout-stride", type=int, default=3, help="check every Nth held-out transcript at each save")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--focus", default=None, help="ENV[:LEVEL]=SHARE: that share of the batches drawn from the transcripts of ENV (at LEVEL) only, a pass on one environment that keeps the rest")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -221,6 +222,12 @@ def main():
                 p.copy_(weights[name])
         print(f"initialised from {args.init}")
     buckets = bucket_rows(rows)
+    focus, focus_share = (args.focus.split("=")[0], float(args.focus.split("=")[1])) if args.focus else ("", 0.0)
+    focus_env, _, focus_level = focus.partition(":")
+    focused = lambda r: r["env"] == focus_env and (not focus_level or r["level"] == int(focus_level))
+    focus_buckets = [[i for i in b if focused(rows[i])] for b in buckets]
+    if focus and not any(focus_buckets):
+        raise SystemExit(f"--focus {args.focus}: no transcript of {focus} in {args.data}")
     print("buckets (rows ≤ tokens): " + ", ".join(f"{len(b)} ≤ {bound}" for b, bound in zip(buckets, BUCKETS)))
 
     def lr_at(s):  # linear warm-up, then cosine to 10% over --steps
@@ -242,12 +249,19 @@ def main():
     while step < args.steps:
         # The batch of a step depends only on (seed, step): a resumed run sees the same batches.
         g = torch.Generator().manual_seed(args.seed * 1_000_003 + step)
-        # A bucket in proportion to its rows, then rows of it: as many as fill the shortest bucket's batch in tokens.
-        b = int(torch.multinomial(torch.tensor([float(len(x)) for x in buckets]), 1, generator=g))
-        size = max(1, args.batch * BUCKETS[0] // BUCKETS[b])
-        picks = [buckets[b][i] for i in torch.randint(0, len(buckets[b]), (size,), generator=g).tolist()]
+        # A bucket, then rows of it: as many as fill the shortest bucket's batch in tokens. The bucket is drawn
+        # in proportion to its rows over its batch size, so every transcript is as likely to be seen, short
+        # or long. (In proportion to rows alone, a short transcript was seen 2-3x as often as a long one: the
+        # multi-step mix's direct answers, 10% of its transcripts, made half of the base's first decisions.)
+        source = focus_buckets if float(torch.rand(1, generator=g)) < focus_share else buckets
+        sizes = [max(1, args.batch * BUCKETS[0] // bound) for bound in BUCKETS]
+        b = int(torch.multinomial(torch.tensor([len(x) / n for x, n in zip(source, sizes)]), 1, generator=g))
+        size = sizes[b]
+        picks = [source[b][i] for i in torch.randint(0, len(source[b]), (size,), generator=g).tolist()]
         ids, assistant, copy, decision = batch_of([rows[i] for i in picks], pad)
-        weight = assistant * (1 + args.copy_weight * copy + args.decision_weight * decision)
+        # A turn's first token is weighed as a decision only, even where it is also a copy (an answer that
+        # repeats what a read showed): weighed as both, stopping early outweighed carrying on 8 to 5.
+        weight = assistant * (1 + args.copy_weight * copy * (1 - decision) + args.decision_weight * decision)
         logits = model(ids)[:, :-1]
         nll = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), ids[:, 1:].reshape(-1), reduction="none").view_as(weight)
         loss = (nll * weight).sum() / weight.sum()

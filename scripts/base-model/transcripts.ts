@@ -16,7 +16,7 @@ import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
-import { withTypoRetry } from './typo-retry.ts';
+import { maskTypoTurn, withTypoRetry } from './typo-retry.ts';
 import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
@@ -87,7 +87,8 @@ async function transcripts(split: 'train' | 'test', perLevel: (items: number) =>
         variant = 'expert';
         t = expert;
       }
-      lines.push(JSON.stringify({ env: name, level, variant, tokens: t.tokens, assistant: t.assistant_mask, copy: copyMask(t, tokenizer) }));
+      const assistant = variant === 'retry' ? maskTypoTurn(t) : t.assistant_mask;
+      lines.push(JSON.stringify({ env: name, level, variant, tokens: t.tokens, assistant, copy: copyMask(t, tokenizer) }));
       kept++;
       counts[variant]++;
     }

@@ -5,6 +5,7 @@
  * agent loop, the typo's observation is the sandbox's own error, so the transcript shows reading an
  * error and correcting the call, which no expert transcript does.
  */
+import type { Trajectory } from '../../src/contracts.ts';
 import { callTurn, type ExpertCall } from '../../src/envs/expert-text.ts';
 import type { Rng } from '../../src/rng.ts';
 
@@ -60,4 +61,16 @@ export function withTypoRetry(turns: string[], pick: Rng): string[] | null {
   if (candidates.length === 0) return null;
   const { i, parsed, wrong } = candidates[pick.int(0, candidates.length - 1)];
   return [...turns.slice(0, i), callTurn(parsed.think, [wrong]), callTurn(RETRY_THOUGHT, [parsed.call]), ...turns.slice(i + 1)];
+}
+
+/**
+ * The transcript's assistant mask with the misspelt call's turn left out of the loss: the model learns
+ * to read the error and make the call again, not to misspell (trained on, the typos were imitated: the
+ * base miscopied the function it ran in about one js call in five).
+ */
+export function maskTypoTurn(t: Trajectory): number[] {
+  const retry = t.steps.find((s) => s.thought === RETRY_THOUGHT);
+  if (!retry || retry.turn === 0) throw new Error('maskTypoTurn: no retry after a misspelt call in this transcript');
+  const [start, end] = t.turn_spans[retry.turn - 1];
+  return t.assistant_mask.map((m, i) => (i >= start && i < end ? 0 : m));
 }
