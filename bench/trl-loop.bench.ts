@@ -28,6 +28,9 @@
  * target modules, clip ε 0.2, no KL, one optimizer step per batch, DAPO token-mean loss, z-scored group
  * advantages, no replay. Where they differ: TRL keeps zero-spread groups (advantage 0, counted in the token
  * mean) where Spindle skips them; TRL runs with gradient checkpointing off (its default is on, which is slower).
+ * The learning rate is 1e-3: at 2e-3, from the base after its func_trace pass, Spindle's run collapsed into answering
+ * without the tool (held-out 51 → 0%, every group then zero-spread) where TRL's held (51 → 52%). Spindle skips zero-spread
+ * groups where TRL counts them in its token mean, so at one learning rate Spindle's steps are the larger.
  * Seconds per update is the mean over updates 2…N (the first carries each side's start-up and is reported apart).
  *
  *   npm run bench:trl                      # 20 updates, 100 held-out items
@@ -64,7 +67,7 @@ import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
 const { values: args } = parseArgs({
   options: {
     updates: { type: 'string', default: '20' }, items: { type: 'string', default: '100' }, batch: { type: 'string', default: '4' }, group: { type: 'string', default: '8' },
-    'max-new-tokens': { type: 'string', default: '96' }, lr: { type: 'string', default: '2e-3' }, rank: { type: 'string', default: '8' }, level: { type: 'string', default: '3' }, seed: { type: 'string', default: '11' },
+    'max-new-tokens': { type: 'string', default: '96' }, lr: { type: 'string', default: '1e-3' }, rank: { type: 'string', default: '8' }, level: { type: 'string', default: '3' }, seed: { type: 'string', default: '11' },
     batched: { type: 'boolean', default: false },
   },
 });
@@ -197,14 +200,15 @@ const config = validateRunConfig({
   safety: { enabled: false },
   curriculum: { enabled: false },
   // The default (reproducible) batches concurrent episodes' turns on wasm, where a row samples what it samples
-  // alone (GenerationService.forRun), 8 episodes in flight; --batched turns reproducibility off, still on-policy (none ahead).
+  // alone (GenerationService.forRun), an update's episodes in flight (episodesInFlight); --batched turns
+  // reproducibility off, still on-policy (none ahead).
   trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1, ...(args.batched ? { reproducible: false, max_offpolicy_updates: 0 } : {}) },
   tasks: { environments: [ENV], difficulty_range: [1, 1], levels: { [ENV]: 1 }, eval_items: ITEMS },
 });
 if (!config.config) throw new Error(JSON.stringify(config.errors));
 const groups = new Map<string, Trajectory[]>();
 const loadBeforeSpindle = load();
-console.log(`\nSpindle GRPO, ${args.batched ? 'turns of concurrent episodes batched (--batched)' : 'the reproducible default: turns of 8 concurrent episodes batched, each as it samples alone'} (load average ${loadBeforeSpindle.join(' ')}):`);
+console.log(`\nSpindle GRPO, ${args.batched ? 'turns of concurrent episodes batched (--batched)' : 'the reproducible default: turns of an update\'s episodes batched, each as it samples alone'} (load average ${loadBeforeSpindle.join(' ')}):`);
 const { curve } = await trainGrpo(base, config.config, {
   maxUpdates: UPDATES,
   budgetMs: Infinity,

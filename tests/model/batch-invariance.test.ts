@@ -1,6 +1,6 @@
 /**
  * Batching never changes an episode, on wasm: a row sampled in a batch with others (prompts of other
- * lengths, 2 to 16 rows, LoRA on) gets bit for bit the tokens and log-probs it gets alone. Two things
+ * lengths, 2 to 32 rows, LoRA on) gets bit for bit the tokens and log-probs it gets alone. Two things
  * had broken it: left padding of any length shifted a row's keys against the SIMD lanes its sums over
  * keys run in (sampling.ts now pads every row to a multiple of PAD_ALIGN, alone too), and products of
  * fewer than 8 rows (the prefill's last-position logits of a small batch) went to XNNPACK, which sums in
@@ -37,11 +37,11 @@ function prompts(n: number): number[][] {
 
 describe('batched sampling on wasm', () => {
   it('gives every row the tokens and log-probs it gets alone', async () => {
-    const all = prompts(16);
+    const all = prompts(32);
     const options = { maxNewTokens: 12, temperature: 1, seed: 0 };
     const alone = [];
     for (const [i, p] of all.entries()) alone.push(await generate(model, [p], { ...options, rowSeeds: [100 + i] }));
-    for (const n of [2, 5, 8, 16]) {
+    for (const n of [2, 5, 8, 16, 32]) {
       const batched = await generate(model, all.slice(0, n), { ...options, rowSeeds: all.slice(0, n).map((_, i) => 100 + i) });
       for (let i = 0; i < n; i++) {
         expect(batched.tokens[i], `row ${i} of ${n}`).toEqual(alone[i].tokens[0]);
