@@ -37,6 +37,12 @@ export class Batcher<Q, A> {
   private readonly batched = new Set<Waiting<Q, A>>();
   /** Sizes of the batches run so far (for metrics and tests). */
   readonly batchSizes: number[] = [];
+  /**
+   * One 'abort' listener per signal, calling each of its waiting requests' handlers: a worker's signal
+   * carries all of its episodes' requests (up to 16 at a time in a run), and a listener each read as a leak to
+   * Node (MaxListenersExceededWarning past 10).
+   */
+  private readonly onAbortOf = new Map<AbortSignal, Set<() => void>>();
 
   constructor(
     /** Answers `requests` in order; `signals[i]` fires when request i is given up (its answer is then ignored). */
@@ -49,7 +55,7 @@ export class Batcher<Q, A> {
     const signal = given ?? NEVER;
     return new Promise<A>((resolve, reject) => {
       if (signal.aborted) return reject(abandonedError(signal));
-      // One listener per request, removed once it is answered: a worker's signal lives as long as the worker.
+      // Each request's handler is dropped once it is answered: a worker's signal lives as long as the worker.
       const onAbort = () => {
         this.waiting = this.waiting.filter((w) => w !== waiting);
         this.batched.delete(waiting);
@@ -57,14 +63,29 @@ export class Batcher<Q, A> {
       };
       const waiting: Waiting<Q, A> = {
         request, signal,
-        resolve: (answer) => { signal.removeEventListener('abort', onAbort); resolve(answer); },
-        reject: (error) => { signal.removeEventListener('abort', onAbort); reject(error); },
+        resolve: (answer) => { this.unwatch(signal, onAbort); resolve(answer); },
+        reject: (error) => { this.unwatch(signal, onAbort); reject(error); },
       };
-      given?.addEventListener('abort', onAbort, { once: true });
+      if (given) this.watch(given, onAbort);
       this.waiting.push(waiting);
       if (this.waiting.length >= this.options.maxBatch) this.flush();
       else this.timer ??= setTimeout(() => this.flush(), this.options.windowMs);
     });
+  }
+
+  private watch(signal: AbortSignal, onAbort: () => void): void {
+    const handlers = this.onAbortOf.get(signal);
+    if (handlers) return void handlers.add(onAbort);
+    const all = new Set([onAbort]);
+    this.onAbortOf.set(signal, all);
+    signal.addEventListener('abort', () => {
+      this.onAbortOf.delete(signal);
+      for (const handler of all) handler();
+    }, { once: true });
+  }
+
+  private unwatch(signal: AbortSignal, onAbort: () => void): void {
+    this.onAbortOf.get(signal)?.delete(onAbort);
   }
 
   /** Resolves once every batch handed to `runBatch` so far has ended (abandoned ones end at their next token). */

@@ -193,7 +193,8 @@ export function lengthBuckets(indices: number[], lengthOf: (i: number) => number
  * A signal that fires once every one of `signals` has: a forward pass shared by several requests stops
  * only when none of them is wanted any more. `release` drops the listeners (the signals outlive the pass).
  */
-function whenAllAbandoned(signals: AbortSignal[]): { signal: AbortSignal; release(): void } {
+function whenAllAbandoned(rowSignals: AbortSignal[]): { signal: AbortSignal; release(): void } {
+  const signals = [...new Set(rowSignals)]; // a worker's requests share its signal: one listener on it
   const controller = new AbortController();
   const check = () => {
     if (signals.every((s) => s.aborted)) controller.abort(signals[0].reason);

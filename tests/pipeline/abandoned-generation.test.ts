@@ -3,6 +3,7 @@
  * whether it was still waiting for a batch, queued behind the running one, or in the running one, and the
  * engine's forward passes stop at the next token once no request of theirs is wanted.
  */
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { initBackend } from '../../src/model/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
@@ -24,6 +25,22 @@ describe('Batcher with abandoned requests', () => {
     expect(batcher.pending).toBe(1);
     await expect(kept).resolves.toBe(10);
     expect(sampled).toEqual([[1]]);
+    expect(batcher.pending).toBe(0);
+  });
+
+  it('listens once on a signal its requests share (a worker\'s), and gives them all up when it fires', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const batcher = new Batcher<number, number>(async (xs) => { await gate; return xs; }, { maxBatch: 4, windowMs: 1 });
+    const worker = new AbortController();
+    const answered = Array.from({ length: 4 }, (_, i) => batcher.submit(i, worker.signal)); // the running batch
+    await sleep(10);
+    const queued = Array.from({ length: 12 }, (_, i) => batcher.submit(10 + i, worker.signal));
+    expect(getEventListeners(worker.signal, 'abort')).toHaveLength(1);
+    release();
+    expect(await Promise.all(answered)).toEqual([0, 1, 2, 3]);
+    worker.abort(new Error('worker replaced'));
+    for (const q of queued) await expect(q).rejects.toThrow('worker replaced');
     expect(batcher.pending).toBe(0);
   });
 
