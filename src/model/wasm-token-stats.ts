@@ -25,6 +25,14 @@ function sizesOf(logits: tf.TensorInfo): { B: number; T: number; V: number; W: n
   return { B, T, V, W: T - 1 };
 }
 
+/** Calls `visit(row, base)` for each active position: `row` indexes the [B, T−1] stats, `base` the position's logits. */
+function eachActiveRow(logits: tf.TensorInfo, on: ArrayLike<number>, visit: (row: number, base: number) => void): void {
+  const { B, T, V, W } = sizesOf(logits);
+  for (let b = 0; b < B; b++) {
+    for (let t = 0; t < W; t++) if (on[b * W + t]) visit(b * W + t, (b * T + t) * V);
+  }
+}
+
 export function registerWasmTokenStats(): void {
   if (tf.getKernel(TOKEN_STATS_KERNEL, 'wasm')) return;
   tf.registerKernel({
@@ -32,7 +40,7 @@ export function registerWasmTokenStats(): void {
     backendName: 'wasm',
     kernelFunc: ({ inputs, backend, attrs }) => {
       const { logits, targets, active } = inputs as Record<string, tf.TensorInfo>;
-      const { B, T, V, W } = sizesOf(logits);
+      const { B, V, W } = sizesOf(logits);
       const heap = backend as unknown as TfjsWasmBackend & HeapViews;
       const output = heap.makeOutput([3, B, W], 'float32');
       // Views after the output is made: making it can grow the heap, which detaches older views.
@@ -42,27 +50,22 @@ export function registerWasmTokenStats(): void {
       const out = heap.typedArrayFromHeap(output as tf.TensorInfo) as Float32Array;
       const inv = 1 / (attrs as { temperature: number }).temperature;
       out.fill(0);
-      for (let b = 0; b < B; b++) {
-        for (let t = 0; t < W; t++) {
-          const row = b * W + t;
-          if (!on[row]) continue;
-          const base = (b * T + t) * V;
-          let m = -Infinity;
-          for (let k = 0; k < V; k++) m = Math.max(m, z[base + k] * inv);
-          let sum = 0;
-          let weighted = 0;
-          for (let k = 0; k < V; k++) {
-            const d = z[base + k] * inv - m;
-            const e = Math.exp(d);
-            sum += e;
-            weighted += e * d;
-          }
-          const lnZ = Math.log(sum);
-          out[row] = z[base + target[row]] * inv - m - lnZ;
-          out[B * W + row] = lnZ - weighted / sum;
-          out[2 * B * W + row] = m + lnZ;
+      eachActiveRow(logits, on, (row, base) => {
+        let m = -Infinity;
+        for (let k = 0; k < V; k++) m = Math.max(m, z[base + k] * inv);
+        let sum = 0;
+        let weighted = 0;
+        for (let k = 0; k < V; k++) {
+          const d = z[base + k] * inv - m;
+          const e = Math.exp(d);
+          sum += e;
+          weighted += e * d;
         }
-      }
+        const lnZ = Math.log(sum);
+        out[row] = z[base + target[row]] * inv - m - lnZ;
+        out[B * W + row] = lnZ - weighted / sum;
+        out[2 * B * W + row] = m + lnZ;
+      });
       return output;
     },
   });
@@ -82,21 +85,15 @@ export function registerWasmTokenStats(): void {
       const out = heap.typedArrayFromHeap(output as tf.TensorInfo) as Float32Array;
       const inv = 1 / (attrs as { temperature: number }).temperature;
       out.fill(0); // inactive positions and each sequence's last one
-      for (let b = 0; b < B; b++) {
-        for (let t = 0; t < W; t++) {
-          const row = b * W + t;
-          if (!on[row]) continue;
-          const base = (b * T + t) * V;
-          const [dLogp, dH] = [d[row], d[B * W + row]];
-          const [H, L] = [s[B * W + row], s[2 * B * W + row]];
-          for (let k = 0; k < V; k++) {
-            const l = z[base + k] * inv - L;
-            const p = Math.exp(l);
-            out[base + k] = -p * (dLogp + dH * (l + H)) * inv;
-          }
-          out[base + target[row]] += dLogp * inv;
+      eachActiveRow(logits, on, (row, base) => {
+        const [dLogp, dH] = [d[row], d[B * W + row]];
+        const [H, L] = [s[B * W + row], s[2 * B * W + row]];
+        for (let k = 0; k < V; k++) {
+          const l = z[base + k] * inv - L;
+          out[base + k] = -Math.exp(l) * (dLogp + dH * (l + H)) * inv;
         }
-      }
+        out[base + target[row]] += dLogp * inv;
+      });
       return output;
     },
   });

@@ -81,7 +81,6 @@ export class PipelineRun implements RunController {
   private trainer: Trainer | null = null;
   private pool: WorkerPool<EpisodeJob, Trajectory> | null = null;
   private generation: GenerationService | null = null;
-  private modelConfig: ModelConfig | null = null;
   /** Metrics and marker writes in flight (queueWrite). */
   private pendingWrites: Promise<void> = Promise.resolve();
   private paused: { promise: Promise<void>; resolve(): void } | null = null;
@@ -139,7 +138,6 @@ export class PipelineRun implements RunController {
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
-      this.modelConfig = model.config;
       const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
       this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
@@ -157,7 +155,7 @@ export class PipelineRun implements RunController {
           for (const g of groups) await setGroupAdvantages(this.deps.store, g.group_id, g.advantages);
         },
       });
-      this.pool = this.makePool();
+      this.pool = this.makePool(model.config);
     } catch (error) {
       await this.fail(error);
       throw error;
@@ -196,12 +194,12 @@ export class PipelineRun implements RunController {
     await this.loop;
   }
 
-  private makePool(): WorkerPool<EpisodeJob, Trajectory> {
+  private makePool(model: ModelConfig): WorkerPool<EpisodeJob, Trajectory> {
     const size = this.config.trajectory_collection.n_workers ?? Math.max(1, this.deps.cores);
     // Where turns are batched, each worker runs several episodes at once, so the engine has turns to batch.
     const batched = GenerationService.forRun(this.config.trajectory_collection.reproducible).maxBatch > 1;
     const { training } = this.config;
-    const inFlight = GenerationService.episodesInFlight(training.batch_size * training.group_size, this.modelConfig!);
+    const inFlight = GenerationService.episodesInFlight(training.batch_size * training.group_size, model);
     const jobsPerWorker = batched ? Math.ceil(inFlight / size) : 1;
     // Each worker's generator tells the pool's watchdog when the worker waits on the engine (worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
