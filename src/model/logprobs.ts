@@ -7,7 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { hasFusedKernel, TOKEN_STATS_KERNEL } from './fused.ts';
-import type { TransformerModel } from './transformer.ts';
+import type { SharedPrefixInput, TransformerModel } from './transformer.ts';
 
 export interface LogprobOptions {
   /** false: LoRA adapters off (the reference policy for KL). Default: the model's `loraEnabled`. */
@@ -22,6 +22,8 @@ export interface LogprobOptions {
    * caller must multiply by its mask, as the losses do.
    */
   active?: tf.Tensor2D;
+  /** The rows continue these prefixes (train/shared-prefix.ts); the statistics are of the rows' own tokens. */
+  prefix?: SharedPrefixInput;
 }
 
 export interface TokenStats {
@@ -38,7 +40,7 @@ export interface TokenStats {
 export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): TokenStats {
   const ids = Array.isArray(tokens) ? tf.tensor2d(tokens, undefined, 'int32') : tokens;
   const [B, T] = ids.shape;
-  const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed }); // [B, T, V]
+  const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed, prefix: options.prefix }); // [B, T, V]
   const targets = ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D;
   const temperature = options.temperature && options.temperature > 0 ? options.temperature : 1;
   if (!hasFusedKernel(TOKEN_STATS_KERNEL)) return statsOfLogits(logits, targets, temperature);

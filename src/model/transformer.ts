@@ -125,6 +125,18 @@ export interface ForwardOptions {
    * default: the model's `recompute` setting. Only a forward pass under a gradient tape recomputes.
    */
   recompute?: boolean;
+  /**
+   * The rows continue shared prefixes (train/shared-prefix.ts): each prefix runs once and every row reads
+   * its keys and values, so a group's prompt is not run once per member. Gradients flow into the prefix.
+   */
+  prefix?: SharedPrefixInput;
+}
+
+/** Prefixes [Np, P] (right-padded), their real lengths, and which prefix each of the B rows continues. */
+export interface SharedPrefixInput {
+  ids: tf.Tensor2D;
+  lengths: number[];
+  rowPrefix: number[];
 }
 
 /** When a training forward pass recomputes its blocks (the run config's `training.gradient_checkpointing`). */
@@ -330,12 +342,30 @@ export class TransformerModel {
   /** ids [B, T] → logits [B, T, V] (or [B, 1, V] with `lastOnly`), plus the extended cache when one was given. */
   forward(ids: tf.Tensor2D | number[][], options: ForwardOptions = {}): ForwardResult {
     const tokens = Array.isArray(ids) ? tf.tensor2d(ids, undefined, 'int32') : ids;
+    if (options.prefix) return this.forwardAfterPrefix(tokens, options.prefix, options);
     const [B, T] = tokens.shape;
     const past = options.cache?.length ?? 0;
     if (past + T > this.config.maxPositions && !options.positions) {
       throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);
     }
     if (T === 1 && options.cache && this.decodesInOneKernel(options)) return this.decodeStep(tokens, options.cache, options);
+    const { x: hidden, cache } = this.blocks(tokens, options);
+    const C = this.config.hiddenSize;
+    const x = options.lastOnly ? hidden.slice([0, T - 1, 0], [B, 1, C]) : hidden; // [B, T', C]
+    const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
+    // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token
+    // was most of a 135M model's step (V = 49,152). Training reads E through its strides as h · Eᵀ
+    // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
+    // frees is what a large model's backward pass needs.
+    if (!options.lastOnly) this.dropTiedHead();
+    const logits = (this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens)) as tf.Tensor3D; // [B, T', V]
+    return { logits, cache };
+  }
+
+  /** The blocks' output [B, T, C] for ids [B, T], and the extended cache when one was given. */
+  private blocks(tokens: tf.Tensor2D, options: ForwardOptions): { x: tf.Tensor3D; cache: KVCache | null } {
+    const [B, T] = tokens.shape;
+    const past = options.cache?.length ?? 0;
     const ctx: Context = {
       ...this.rotary(B, T, past, options.positions),
       bias: attentionBias(B, T, past, options.keyValid),
@@ -359,15 +389,34 @@ export class TransformerModel {
       const run = () => this.block(i, x, ctx, options.cache ?? null, newCache);
       x = options.lastOnly ? tf.tidy(() => [run(), ...(newCache ? [newCache.k[i], newCache.v[i]] : [])])[0] as tf.Tensor3D : run();
     }
-    if (options.lastOnly) x = x.slice([0, T - 1, 0], [B, 1, C]); // [B, 1, C]
-    const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
-    // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token
-    // was most of a 135M model's step (V = 49,152). Training reads E through its strides as h · Eᵀ
-    // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
-    // frees is what a large model's backward pass needs.
-    if (!options.lastOnly) this.dropTiedHead();
-    const logits = (this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens)) as tf.Tensor3D; // [B, T', V]
-    return { logits, cache: newCache };
+    return { x, cache: newCache };
+  }
+
+  /**
+   * Rows [B, S] that continue shared prefixes: the prefixes run once through the blocks (their logits
+   * are never needed), each row's keys and values are picked from its prefix's by a one-hot product (so
+   * the prefix's gradient is the sum over its rows), and the rows run on that cache at positions after
+   * their prefix's real length, masked from the prefix's padding.
+   */
+  private forwardAfterPrefix(tokens: tf.Tensor2D, prefix: SharedPrefixInput, options: ForwardOptions): ForwardResult {
+    const [B, S] = tokens.shape;
+    const [Np, P] = prefix.ids.shape;
+    if (prefix.rowPrefix.length !== B || prefix.lengths.length !== Np || options.cache) {
+      throw new Error(`forward: a shared prefix needs one prefix index per row (${B}) and one length per prefix (${Np}), and no cache`);
+    }
+    const inner = { ...options, prefix: undefined };
+    const own = this.blocks(prefix.ids, { ...inner, cache: this.emptyCache() }).cache!; // per layer [Np, Hkv, P, D]
+    const select = new Float32Array(B * Np);
+    prefix.rowPrefix.forEach((p, b) => (select[b * Np + p] = 1));
+    const pick = tf.tensor2d(select, [B, Np]); // one-hot rows
+    const spread = (t: tf.Tensor4D) => tf.matMul(pick, t.reshape([Np, -1])).reshape([B, ...t.shape.slice(1)]) as tf.Tensor4D; // [B, Hkv, P, D]
+    const cache: KVCache = { k: own.k.map(spread), v: own.v.map(spread), length: P };
+    const last = this.config.maxPositions - 1;
+    const lengthOf = (b: number) => prefix.lengths[prefix.rowPrefix[b]];
+    // A padded row's tail may run past the window; its positions are clamped (its outputs are masked anyway).
+    const positions = Array.from({ length: B }, (_, b) => Array.from({ length: S }, (_, t) => Math.min(lengthOf(b) + t, last)));
+    const keyValid = Array.from({ length: B }, (_, b) => Array.from({ length: P + S }, (_, j) => j >= P || j < lengthOf(b)));
+    return this.forward(tokens, { ...inner, cache, positions, keyValid });
   }
 
   /**
@@ -377,14 +426,19 @@ export class TransformerModel {
    */
   private recomputedParams(options: ForwardOptions, B: number, T: number): tf.Variable[][] | null {
     const taping = (tf.engine() as unknown as { state: { gradientDepth: number } }).state.gradientDepth > 0;
-    if (!taping || options.lastOnly || options.cache) return null;
-    // 'auto' asks about the step as the update's fit check (train/update-fit.ts) counts it: this base's
-    // format, and on wasm the decoding step's packed copies, which sit beside the weights once a run has generated.
-    const shape = { sequence: T, batch: B, quantization: this.quantized ? ('int8' as const) : ('none' as const), decodeCopies: hasFusedKernel(DECODE_STEP_KERNEL) };
-    const on = options.recompute ?? (this.recompute === 'on' || (this.recompute === 'auto' && recomputeNeeded(this.config, shape)));
-    if (!on) return null;
+    if (!taping || options.lastOnly || options.cache || !(options.recompute ?? this.recomputes(B, T))) return null;
     const trainable = new Set<tf.Variable>(this.trainableVariables());
     return this.layers.map((layer) => layerVariables(layer).filter((v) => trainable.has(v)));
+  }
+
+  /**
+   * Whether a training pass of B × T tokens recomputes its blocks under the model's setting; 'auto' asks
+   * about the step as the update's fit check (train/update-fit.ts) counts it: this base's format, and on
+   * wasm the decoding step's packed copies, which sit beside the weights once a run has generated.
+   */
+  recomputes(B: number, T: number): boolean {
+    if (this.recompute !== 'auto') return this.recompute === 'on';
+    return recomputeNeeded(this.config, { sequence: T, batch: B, quantization: this.quantized ? 'int8' : 'none', decodeCopies: hasFusedKernel(DECODE_STEP_KERNEL) });
   }
 
   /** An empty cache to start generation with. */

@@ -38,10 +38,7 @@ export function packBatch(samples: readonly TrainSample[], padId: number, maxPos
   if (samples.length === 0) throw new Error('batch: no samples to pack');
   // An episode can end past the model's window (the last tool response is appended after the last
   // sampled turn). Its tail is cut: those tokens get no gradient, the rest trains as usual.
-  const cut = (a: ArrayLike<number> | undefined) => (a ? Array.from(a).slice(0, maxPositions) : undefined);
-  samples = samples.map((s) => (s.tokens.length <= maxPositions ? s : {
-    tokens: s.tokens.slice(0, maxPositions), mask: cut(s.mask)!, oldLogp: cut(s.oldLogp), advantages: cut(s.advantages),
-  }));
+  samples = samples.map((s) => truncateSample(s, maxPositions));
   const T = Math.max(2, ...samples.map((s) => s.tokens.length));
   const B = samples.length;
   const W = T - 1;
@@ -62,6 +59,13 @@ export function packBatch(samples: readonly TrainSample[], padId: number, maxPos
     return n === T ? s.tokens.slice() : [...s.tokens, ...new Array<number>(T - n).fill(padId)];
   });
   return { B, T, ids, mask, oldLogp, advantages, tokenCount };
+}
+
+/** The sample cut to the model's window: the tail past it gets no gradient, the rest trains as usual. */
+export function truncateSample(s: TrainSample, maxPositions: number): TrainSample {
+  if (s.tokens.length <= maxPositions) return s;
+  const cut = (a: ArrayLike<number> | undefined) => (a ? Array.from(a).slice(0, maxPositions) : undefined);
+  return { tokens: s.tokens.slice(0, maxPositions), mask: cut(s.mask)!, oldLogp: cut(s.oldLogp), advantages: cut(s.advantages) };
 }
 
 /** Splits items into `parts` contiguous chunks of near-equal size (no empty chunk). */

@@ -8,6 +8,7 @@ import { tokenStats } from '../model/logprobs.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { chunk, packBatch, splitForMemory, type TrainSample } from './batch.ts';
+import { packSharingPrefixes, type TrainingBatch } from './shared-prefix.ts';
 import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
 import { sftLoss } from './sft-loss.ts';
@@ -48,10 +49,21 @@ function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[
   });
 }
 
+/**
+ * A micro-batch packed with its shared prompts run once (shared-prefix.ts), unless its blocks would be
+ * recomputed (gradient checkpointing keeps only block inputs, which a shared prefix's cache is not).
+ */
+function pack(model: TransformerModel, samples: TrainSample[], padId: number): TrainingBatch {
+  const { maxPositions } = model.config;
+  const longest = Math.min(maxPositions, Math.max(...samples.map((s) => s.tokens.length)));
+  if (model.recomputes(samples.length, longest)) return { ...packBatch(samples, padId, maxPositions), prefix: null };
+  return packSharingPrefixes(samples, padId, maxPositions);
+}
+
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
   // Before any pass: micro-batches split until the memory estimate says each fits (update-fit.ts), or refused.
   const fitted = fitMicroBatches(splitForMemory(chunk(samples, o.accumSteps), model.config.numHeads, MICRO_BATCH_SCORE_FLOATS), updateFitFor(model));
-  const chunks = fitted.map((c) => packBatch(c, o.padId, model.config.maxPositions));
+  const chunks = fitted.map((c) => pack(model, c, o.padId));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
   const temperature = o.temperature > 0 ? o.temperature : 1;
@@ -62,12 +74,13 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
     const W = c.T - 1;
     const mask = tf.tensor2d(c.mask, [c.B, W]); // [B, T-1]
     const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32'); // [B, T]
+    const prefix = c.prefix ? { ids: tf.tensor2d(c.prefix.ids, undefined, 'int32'), lengths: c.prefix.lengths, rowPrefix: c.prefix.rowPrefix } : undefined;
     // GRPO's per-token inputs beside the forward pass: sampling log-probs, advantages, reference log-probs.
     let grpo: { oldLogp: tf.Tensor2D; advantages: tf.Tensor2D; refLogp?: tf.Tensor2D } | null = null;
     let sumsT: tf.Tensor | null = null;
     try {
       const f = (): tf.Scalar => {
-        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci), active: mask });
+        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci), active: mask, prefix });
         if (loss.kind === 'sft') return sftLoss(stats.logprobs, mask, tokenCount);
         const r = grpoLoss({ logp: stats.logprobs, entropy: stats.entropy, ...grpo!, mask, tokenCount }, loss.cfg);
         sumsT = tf.keep(r.sums);
@@ -75,7 +88,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
       };
       if (loss.kind === 'grpo') {
         grpo = { oldLogp: tf.tensor2d(c.oldLogp, [c.B, W]), advantages: tf.tensor2d(c.advantages, [c.B, W]) };
-        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false, active: mask }).logprobs);
+        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false, active: mask, prefix }).logprobs);
       }
       const { value, grads } = tf.variableGrads(f, opt.variables);
       lossSum += (await value.data())[0];
@@ -83,7 +96,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
       tf.dispose([value, ...Object.values(grads)]);
       if (sumsT) sums = readSums(await (sumsT as tf.Tensor).data(), sums);
     } finally {
-      tf.dispose([mask, ids, ...(grpo ? Object.values(grpo) : [])]);
+      tf.dispose([mask, ids, ...(prefix ? [prefix.ids] : []), ...(grpo ? Object.values(grpo) : [])]);
       if (sumsT) (sumsT as tf.Tensor).dispose();
     }
   }
