@@ -110,16 +110,16 @@ export function estimateMemory(config: ModelConfig, opts: EstimateOptions = {}):
   const fileBytes = parameters * (opts.fileBytesPerParam ?? 2);
   const sequence = opts.sequence ?? 1024;
   const tokens = sequence * (opts.batch ?? 1);
-  const { hiddenSize: C, intermediateSize: I, numHeads: H, numLayers: L, vocabSize: V } = config;
-  const perLayer = tokens * (FLOATS_PER_WIDTH * (C + I) + FLOATS_PER_SCORE * H * sequence) * 4;
+  const { hiddenSize: C, intermediateSize: I, numLayers: L, vocabSize: V } = config;
+  const perLayer = tokens * layerFloatsPerToken(config, sequence) * 4;
   const logits = tokens * V * 4 * LOGIT_COPIES;
   // int8 projections do not take the decoding kernel (it reads float32 weights), so only float ones have packed copies.
   const decodeCopyBytes = opts.decodeCopies && !int8 ? (linearParameters(config) + V * C) * 4 : 0;
   // int8: the projection being widened, and its transposed widening in the backward pass.
   const widened = int8 ? 2 * Math.max(C * I, C * config.headDim * config.numHeads) * 4 : 0;
-  const shared = weightBytes + decodeCopyBytes + logits + widened;
-  const plain = shared + L * perLayer;
-  const recomputed = shared + L * tokens * C * 4 * FLOATS_PER_BLOCK_INPUT + perLayer;
+  const held = weightBytes + decodeCopyBytes + widened;
+  const plain = held + activationBytes(config, opts.batch ?? 1, sequence);
+  const recomputed = held + logits + L * tokens * C * 4 * FLOATS_PER_BLOCK_INPUT + perLayer;
   const recompute = opts.recompute ?? true;
   // Loading: the file, its float32 decode on the host and the tensors (an int8 load quantizes a tensor at a time, hf.ts).
   const loadPeakBytes = fileBytes + (int8 ? parameters * 4 + weightBytes : 2 * weightBytes);
@@ -165,3 +165,22 @@ export function assertFits(estimate: MemoryEstimate, availableBytes: number, wha
 export function rowsWithinScoreBudget(heads: number, length: number, scoreFloats: number): number {
   return Math.max(1, Math.floor(scoreFloats / (heads * length * length)));
 }
+
+/**
+ * Bytes autodiff keeps for a plain (not recomputed) training pass over rows × length tokens: every
+ * layer's activations and the logits' copies, by the coefficients above (no weights).
+ */
+export function activationBytes(config: ModelConfig, rows: number, length: number): number {
+  return rows * length * (config.numLayers * layerFloatsPerToken(config, length) + LOGIT_COPIES * config.vocabSize) * 4;
+}
+
+/** Floats autodiff keeps per layer and token of a sequence of `length`: its activations and its attention scores. */
+function layerFloatsPerToken(config: ModelConfig, length: number): number {
+  return FLOATS_PER_WIDTH * (config.hiddenSize + config.intermediateSize) + FLOATS_PER_SCORE * config.numHeads * length;
+}
+
+/** How many rows of `length` tokens a training pass may hold within `budgetBytes` of activations (activationBytes); at least one. */
+export function rowsWithinActivationBudget(config: ModelConfig, length: number, budgetBytes: number): number {
+  return Math.max(1, Math.floor(budgetBytes / activationBytes(config, 1, length)));
+}
+

@@ -9,8 +9,6 @@
  * earlier positions; its mask is 0.
  */
 
-import { rowsWithinScoreBudget } from '../model/memory.ts';
-
 /** One sequence to train on; every array has `tokens.length` entries. */
 export interface TrainSample {
   tokens: number[];
@@ -82,13 +80,13 @@ export function chunk<T>(items: readonly T[], parts: number): T[][] {
 }
 
 /**
- * Splits micro-batches further until each one's attention scores fit in `scoreFloats`
- * (rowsWithinScoreBudget). The loss is normalised by the whole update's token count, so the split
+ * Splits micro-batches further until each holds at most `rowsFor(its longest length)` rows (the
+ * memory budgets of update.ts). The loss is normalised by the whole update's token count, so the split
  * changes the time an update takes, not its gradient.
  */
-export function splitForMemory<T extends { tokens: readonly number[] }>(batches: T[][], heads: number, scoreFloats: number): T[][] {
+export function splitForMemory<T extends { tokens: readonly number[] }>(batches: T[][], rowsFor: (length: number) => number): T[][] {
   return batches.flatMap((batch) => {
-    const rows = rowsWithinScoreBudget(heads, Math.max(...batch.map((s) => s.tokens.length)), scoreFloats);
+    const rows = Math.max(1, rowsFor(Math.max(...batch.map((s) => s.tokens.length))));
     return batch.length <= rows ? [batch] : chunk(batch, Math.ceil(batch.length / rows));
   });
 }

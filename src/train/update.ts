@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { tokenStats } from '../model/logprobs.ts';
+import { rowsWithinActivationBudget, rowsWithinScoreBudget } from '../model/memory.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import { chunk, packBatch, splitForMemory, type TrainSample } from './batch.ts';
@@ -38,6 +39,21 @@ export interface UpdateResult {
 
 /** Attention-score floats one micro-batch may hold (32 MiB per tensor; see rowsWithinScoreBudget). */
 const MICRO_BATCH_SCORE_FLOATS = 1 << 23;
+/**
+ * Activation bytes one micro-batch may keep (memory.ts activationBytes, as if no prompt were shared).
+ * tfjs-wasm never gives heap back, and a page costs most the first time it is touched (2.7 s per GiB
+ * on the 2-core VM): 32 rows of a spindle-base calc update (prompt 123, answers ≤ 96 tokens) grew the
+ * heap to 1.5 GiB and took 6.9 s the first time and 0.80 s after; 16 rows at a time, 0.8 GiB, 3.0 s and 0.71 s.
+ */
+const MICRO_BATCH_ACTIVATION_BYTES = 1.5 * 1024 ** 3;
+/** Below this many rows a split costs more in per-kernel overhead than it saves (8 rows at a time: 0.81 s in the case above). */
+const MIN_ROWS_PER_MICRO_BATCH = 8;
+
+/** Rows of `length` tokens one micro-batch holds: within the score budget, and within the activation budget down to MIN_ROWS_PER_MICRO_BATCH. */
+function rowsPerMicroBatch(model: TransformerModel, length: number): number {
+  const byActivations = Math.max(MIN_ROWS_PER_MICRO_BATCH, rowsWithinActivationBudget(model.config, length, MICRO_BATCH_ACTIVATION_BYTES));
+  return Math.min(rowsWithinScoreBudget(model.config.numHeads, length, MICRO_BATCH_SCORE_FLOATS), byActivations);
+}
 
 type LossKind = { kind: 'grpo'; cfg: GrpoLossConfig; useReference: boolean } | { kind: 'sft' };
 
@@ -62,7 +78,7 @@ function pack(model: TransformerModel, samples: TrainSample[], padId: number): T
 
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
   // Before any pass: micro-batches split until the memory estimate says each fits (update-fit.ts), or refused.
-  const fitted = fitMicroBatches(splitForMemory(chunk(samples, o.accumSteps), model.config.numHeads, MICRO_BATCH_SCORE_FLOATS), updateFitFor(model));
+  const fitted = fitMicroBatches(splitForMemory(chunk(samples, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
   const chunks = fitted.map((c) => pack(model, c, o.padId));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');

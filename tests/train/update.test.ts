@@ -2,6 +2,9 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sequenceLogprobs } from '../../src/model/logprobs.ts';
 import type { TrainSample } from '../../src/train/batch.ts';
+import { readFileSync } from 'node:fs';
+import { fromHfConfig } from '../../src/model/config.ts';
+import { activationBytes, estimateMemory, rowsWithinActivationBudget, rowsWithinScoreBudget } from '../../src/model/memory.ts';
 import { packBatch, splitForMemory } from '../../src/train/batch.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { grpoUpdate, sftUpdate } from '../../src/train/update.ts';
@@ -51,12 +54,27 @@ describe('packBatch', () => {
 describe('splitForMemory', () => {
   const seq = (length: number) => ({ tokens: Array.from({ length }, (_, i) => i) });
   it('splits a micro-batch until rows × heads × T² fits, and leaves small ones alone', () => {
-    const long = Array.from({ length: 6 }, (_, i) => seq(90 + i)); // T = 95: 4 heads × 95² = 36,100 floats per row
+    const long = Array.from({ length: 6 }, (_, i) => seq(90 + i));
     const short = [seq(10), seq(12)];
-    const split = splitForMemory([long, short], 4, 80_000); // 2 rows of the long ones fit
+    const byScores = (length: number) => rowsWithinScoreBudget(4, length, 80_000); // T = 95: 4 heads × 95² = 36,100 floats per row
+    const split = splitForMemory([long, short], byScores); // 2 rows of the long ones fit
     expect(split.map((b) => b.length)).toEqual([2, 2, 2, 2]);
     expect(split.flat()).toEqual([...long, ...short]);
-    expect(splitForMemory([[seq(500)]], 4, 10)).toEqual([[seq(500)]]); // one row is the floor
+    expect(splitForMemory([[seq(500)]], () => 0)).toEqual([[seq(500)]]); // one row is the floor
+  });
+
+  it('keeps a micro-batch of the shipped base within the activation budget memory.ts estimates', () => {
+    const base = fromHfConfig(JSON.parse(readFileSync('models/spindle-base/config.json', 'utf8')));
+    const budget = 1.5 * 1024 ** 3;
+    // A calc update's 32 rows of 220 tokens: over the budget, so two micro-batches of 16.
+    expect(activationBytes(base, 32, 220)).toBeGreaterThan(budget);
+    expect(rowsWithinActivationBudget(base, 220, budget)).toBe(19);
+    expect(activationBytes(base, 19, 220)).toBeLessThanOrEqual(budget);
+    expect(activationBytes(base, 20, 220)).toBeGreaterThan(budget);
+    expect(splitForMemory([Array.from({ length: 32 }, () => seq(220))], (n) => rowsWithinActivationBudget(base, n, budget)).map((b) => b.length)).toEqual([16, 16]);
+    // The plain training estimate is the held weights plus these activations.
+    const estimate = estimateMemory(base, { batch: 4, sequence: 100, recompute: false });
+    expect(estimate.trainPeakBytes).toBe(estimate.weightBytes + activationBytes(base, 4, 100));
   });
 });
 
