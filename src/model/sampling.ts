@@ -53,7 +53,10 @@ export interface GenerateResult {
   finishReasons: ('stop' | 'length')[];
 }
 
-/** Draws one token from a logits row. Pure given the RNG; exported for tests. */
+/**
+ * Draws one token from a logits row. Pure given the RNG; exported for tests. Each exp is taken once and
+ * reused (a row is sampled per token per episode, and at a 151,936-token vocabulary every pass counts).
+ */
 export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOptions, 'temperature' | 'topK' | 'topP'>, rng: Rng): { token: number; logprob: number } {
   const V = logits.length;
   const greedy = options.temperature <= 0;
@@ -64,8 +67,9 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
     scaled[i] = logits[i] / temperature;
     if (scaled[i] > max) max = scaled[i];
   }
+  const weight = new Float64Array(V); // exp(scaled − max)
   let total = 0;
-  for (let i = 0; i < V; i++) total += Math.exp(scaled[i] - max);
+  for (let i = 0; i < V; i++) total += weight[i] = Math.exp(scaled[i] - max);
   const logZ = max + Math.log(total);
   const logprobOf = (token: number) => ({ token, logprob: scaled[token] - logZ });
 
@@ -74,28 +78,42 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
     for (let i = 1; i < V; i++) if (scaled[i] > scaled[best]) best = i;
     return logprobOf(best);
   }
-  // Candidates, most likely first (only sorted when a filter needs the order).
-  let candidates = Array.from({ length: V }, (_, i) => i);
   const topK = options.topK ?? 0;
   const topP = options.topP ?? 1;
-  if ((topK > 0 && topK < V) || topP < 1) {
-    candidates.sort((a, b) => scaled[b] - scaled[a]);
-    if (topK > 0 && topK < V) candidates = candidates.slice(0, topK);
-    if (topP < 1) {
-      let cumulative = 0;
-      let keep = 0;
-      while (keep < candidates.length && cumulative < topP) cumulative += Math.exp(scaled[candidates[keep++]] - logZ);
-      candidates = candidates.slice(0, Math.max(1, keep));
-    }
-  }
-  let mass = 0;
-  for (const i of candidates) mass += Math.exp(scaled[i] - max);
-  let u = rng.next() * mass;
-  for (const i of candidates) {
-    u -= Math.exp(scaled[i] - max);
+  if ((topK > 0 && topK < V) || topP < 1) return drawFrom(filtered(scaled, logZ, topK, topP), weight, rng, logprobOf);
+  // No filter: every token is a candidate, in index order.
+  let u = rng.next() * total;
+  for (let i = 0; i < V; i++) {
+    u -= weight[i];
     if (u <= 0) return logprobOf(i);
   }
-  return logprobOf(candidates[candidates.length - 1]);
+  return logprobOf(V - 1);
+}
+
+/** The top-k / top-p candidates, most likely first. */
+function filtered(scaled: Float64Array, logZ: number, topK: number, topP: number): number[] {
+  const V = scaled.length;
+  let candidates = Array.from({ length: V }, (_, i) => i).sort((a, b) => scaled[b] - scaled[a]);
+  if (topK > 0 && topK < V) candidates = candidates.slice(0, topK);
+  if (topP < 1) {
+    let cumulative = 0;
+    let keep = 0;
+    while (keep < candidates.length && cumulative < topP) cumulative += Math.exp(scaled[candidates[keep++]] - logZ);
+    candidates = candidates.slice(0, Math.max(1, keep));
+  }
+  return candidates;
+}
+
+/** One candidate, drawn in proportion to its weight. */
+function drawFrom<T>(candidates: number[], weight: Float64Array, rng: Rng, pick: (token: number) => T): T {
+  let mass = 0;
+  for (const i of candidates) mass += weight[i];
+  let u = rng.next() * mass;
+  for (const i of candidates) {
+    u -= weight[i];
+    if (u <= 0) return pick(i);
+  }
+  return pick(candidates[candidates.length - 1]);
 }
 
 /** Left padding makes every prompt a multiple of this many positions (see generate). */

@@ -289,6 +289,21 @@ describe('sampling', () => {
     m.dispose();
   });
 
+  it('draws by the inverse of the distribution: the token where a uniform draw falls in the cumulative mass', () => {
+    const logits = [0.5, -1, 2, 0, 1.5, -3];
+    const temperature = 0.8;
+    const weights = logits.map((x) => Math.exp(x / temperature - 2 / temperature));
+    const total = weights.reduce((a, b) => a + b, 0);
+    for (let seed = 0; seed < 200; seed++) {
+      const u = createRng(seed).next() * total;
+      let expected = 0;
+      for (let acc = weights[0]; acc < u; acc += weights[++expected]);
+      const drawn = sampleToken(logits, { temperature }, createRng(seed));
+      expect(drawn.token).toBe(expected);
+      expect(drawn.logprob).toBeCloseTo(Math.log(weights[expected] / total), 12);
+    }
+  });
+
   it('top-k and top-p restrict the candidates; greedy takes the argmax', () => {
     const logits = [0, 3, 1, 2.9, -1];
     const draws = (o: { temperature: number; topK?: number; topP?: number }) => {
