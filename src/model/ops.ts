@@ -36,6 +36,36 @@ export function mmT(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   return tf.matMul(a.reshape([-1, k]), b, false, true).reshape([...a.shape.slice(0, -1), n]);
 }
 
+/** aᵀ · b over their rows: a [..., m], b [..., n] with the same leading sizes → [m, n] (a weight's gradient). */
+export function mmTA(a: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
+  const [m, n] = [a.shape[a.rank - 1], b.shape[b.rank - 1]];
+  if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b, { transposeA: true }) as tf.Tensor2D;
+  return tf.matMul(a.reshape([-1, m]), b.reshape([-1, n]), true, false);
+}
+
+/**
+ * A LoRA projection's training forward, x·W (+ bias) + scale·(x·A)·B with W and the bias frozen, as one
+ * op. Autodiff kept the base product, the adapter's output, its scaled copy and the sum (four activations
+ * of the projection's width) until the backward pass ended; this keeps the output and x·A ([..., r]), and
+ * its gradient reads x, x·A and the weights. The forward's arithmetic, order included, is the unfused one's
+ * (the decoding kernel's too), so log-probabilities do not move.
+ */
+export function loraLinear(x: tf.Tensor, w: tf.Tensor2D, bias: tf.Tensor | null, a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor {
+  const op = tf.customGrad(((input: tf.Tensor, loraA: tf.Tensor2D, loraB: tf.Tensor2D, save: tf.GradSaveFunc) => {
+    const xa = mm(input, loraA); // [..., r]
+    save([input, xa]);
+    const base = bias ? tf.add(mm(input, w), bias) : mm(input, w);
+    return {
+      value: tf.add(base, tf.mul(mm(xa, loraB), scale)),
+      gradFunc: (dy: tf.Tensor, [savedX, savedXa]: tf.Tensor[]) => {
+        const dXa = tf.mul(mmT(dy, loraB), scale); // [..., r]
+        return [tf.add(mmT(dy, w), mmT(dXa, loraA)), mmTA(savedX, dXa), tf.mul(mmTA(savedXa, dy), scale)];
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return op(x, a, b) as tf.Tensor;
+}
+
 /** x [..., k] · W for a half-precision weight W [k, n] (transformer.ts's HalfWeight) on a backend with the kernel. */
 export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: string; shape: [number, number] }): tf.Tensor {
   const [k, n] = w.shape;

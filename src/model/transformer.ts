@@ -18,7 +18,7 @@ import { type ModelConfig, validateConfig } from './config.ts';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
-import { applyRope, bmm, embed, fusedAttention, halfMatMul, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { applyRope, bmm, embed, fusedAttention, halfMatMul, loraLinear, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputedBlock } from './recompute.ts';
 import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
@@ -259,6 +259,9 @@ export class TransformerModel {
   // ── Attention ────────────────────────────────────────────────────────────────────────────────
 
   private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
+    if (l.lora && ctx.useLora && this.lora && l.weight && ctx.differentiable && !(this.lora.dropout > 0 && ctx.dropoutSeed !== null)) {
+      return loraLinear(x, l.weight as tf.Tensor2D, l.bias, l.lora.A as tf.Tensor2D, l.lora.B as tf.Tensor2D, this.lora.alpha / this.lora.r); // one op, fewer activations kept (ops.ts)
+    }
     let y = l.int8 ? int8MatMul(x, l.int8) : l.half ? halfMatMul(x, l.half) : mm(x, l.weight!); // [..., out]
     if (l.bias) y = tf.add(y, l.bias);
     if (l.lora && ctx.useLora && this.lora) {
