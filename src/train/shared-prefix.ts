@@ -9,7 +9,7 @@
  * A row's shareable prefix ends just before the position whose logits score its first trained token:
  * every position from there on needs its own logits, the ones before only lend keys and values.
  */
-import { packBatch, truncateSample, type PackedBatch, type TrainSample } from './batch.ts';
+import { packBatch, trainedPart, type PackedBatch, type TrainSample } from './batch.ts';
 
 export interface SharedPrefixLayout {
   /** [Np, P] distinct prefixes, right-padded. */
@@ -34,7 +34,7 @@ function shareableLength(s: TrainSample): number {
  * one or a row has nothing to share.
  */
 export function packSharingPrefixes(samples: readonly TrainSample[], padId: number, maxPositions: number): TrainingBatch {
-  const cut = samples.map((s) => truncateSample(s, maxPositions));
+  const cut = samples.map((s) => trainedPart(s, maxPositions));
   const lengths = cut.map(shareableLength);
   const keys = cut.map((s, b) => s.tokens.slice(0, lengths[b]).join(','));
   const distinct = [...new Set(keys)];

@@ -8,7 +8,7 @@ import { tokenStats } from '../model/logprobs.ts';
 import { rowsWithinActivationBudget, rowsWithinScoreBudget } from '../model/memory.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import { chunk, packBatch, splitForMemory, type TrainSample } from './batch.ts';
+import { chunk, packBatch, splitForMemory, trainedPart, type TrainSample } from './batch.ts';
 import { packSharingPrefixes, type TrainingBatch } from './shared-prefix.ts';
 import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
@@ -78,7 +78,8 @@ function pack(model: TransformerModel, samples: TrainSample[], padId: number): T
 
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
   // Before any pass: micro-batches split until the memory estimate says each fits (update-fit.ts), or refused.
-  const fitted = fitMicroBatches(splitForMemory(chunk(samples, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
+  const needed = samples.map((s) => trainedPart(s, model.config.maxPositions));
+  const fitted = fitMicroBatches(splitForMemory(chunk(needed, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
   const chunks = fitted.map((c) => pack(model, c, o.padId));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');

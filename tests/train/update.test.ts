@@ -5,7 +5,7 @@ import type { TrainSample } from '../../src/train/batch.ts';
 import { readFileSync } from 'node:fs';
 import { fromHfConfig } from '../../src/model/config.ts';
 import { activationBytes, estimateMemory, rowsWithinActivationBudget, rowsWithinScoreBudget } from '../../src/model/memory.ts';
-import { packBatch, splitForMemory } from '../../src/train/batch.ts';
+import { packBatch, splitForMemory, trainedPart } from '../../src/train/batch.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { grpoUpdate, sftUpdate } from '../../src/train/update.ts';
 import { tinyModel, useWasm } from './helpers.ts';
@@ -48,6 +48,15 @@ describe('packBatch', () => {
     expect(long.T).toBe(64);
     expect(long.ids[0]).toEqual(Array.from({ length: 64 }, (_, i) => i));
     expect(long.tokenCount).toBe(63);
+  });
+
+  it('leaves out what follows a row\'s last trained token (a tool reply after the last turn): it changes no trained position', () => {
+    const p = packBatch([{ tokens: [1, 2, 3, 4, 5, 6], mask: [0, 1, 1, 0, 0, 0], oldLogp: [0, -1, -2, 0, 0, 0], advantages: [0, 1, 1, 0, 0, 0] }, { tokens: [7, 8], mask: [0, 1] }], 0, 64);
+    expect(p.T).toBe(3);
+    expect(p.ids).toEqual([[1, 2, 3], [7, 8, 0]]);
+    expect(Array.from(p.oldLogp)).toEqual([-1, -2, 0, 0]);
+    expect(trainedPart({ tokens: [1, 2, 3], mask: [0, 1, 1] }, 64).tokens).toEqual([1, 2, 3]);
+    expect(trainedPart({ tokens: [1, 2, 3], mask: [0, 0, 0] }, 64).tokens).toEqual([1]);
   });
 });
 
