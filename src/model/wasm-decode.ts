@@ -87,24 +87,13 @@ function linear(step: Step, layer: number, module: string, src: number, dst: num
     kernels.product({ a: src, b: address(step, loraA), c: step.at.loraMid, m: rows, k, n: r, transposeA: false, transposeB: false });
     kernels.product({ a: step.at.loraMid, b: address(step, loraB), c: step.at.loraOut, m: rows, k: r, n, transposeA: false, transposeB: false });
   }
-  if (!bias && !loraA) return;
-  const heap = kernels.floats();
-  const y = heap.subarray(dst / 4, dst / 4 + rows * n);
-  if (bias) {
-    const b = heap.subarray(address(step, bias) / 4, address(step, bias) / 4 + n);
-    for (let i = 0; i < y.length; i++) y[i] += b[i % n];
-  }
-  if (loraA) {
-    const delta = heap.subarray(step.at.loraOut / 4, step.at.loraOut / 4 + rows * n);
-    const scale = step.attrs.loraScale;
-    for (let i = 0; i < y.length; i++) y[i] += Math.fround(delta[i] * scale); // float32 rounding, as tfjs's mul then add
-  }
+  if (bias) for (let row = 0; row < rows; row++) kernels.addScaled(dst + row * n * 4, address(step, bias), n, 1);
+  if (loraA) kernels.addScaled(dst, step.at.loraOut, rows * n, step.attrs.loraScale); // float32 rounding, as tfjs's mul then add
 }
 
 /** x += y over n floats at those addresses. */
 function addInPlace(step: Step, x: number, y: number, n: number): void {
-  const heap = step.kernels.floats();
-  for (let i = 0, a = x / 4, b = y / 4; i < n; i++) heap[a + i] += heap[b + i];
+  step.kernels.addScaled(x, y, n, 1);
 }
 
 /** Copies row `row` of a [rows, width] table tensor to `to` on the heap. */

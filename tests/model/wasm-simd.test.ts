@@ -175,6 +175,18 @@ describe('the decoding kernels on their own memory (packed products, attention, 
       expect(Math.abs(got[i] - want), `gate ${gate[i]}: got ${got[i]}, want ${want}`).toBeLessThanOrEqual(1e-6 * Math.abs(want) + 1e-30);
     }
   });
+
+  it('addScaled: y + float32(scale·x) per element, bit for bit, the last n mod 4 included', () => {
+    const heap = standaloneHeap();
+    const kernels = new HeapKernels(heap);
+    for (const n of [4, 10, 131]) {
+      const [y, x] = [normals(n, 7), normals(n, 8, 1e3)];
+      const { at, read } = place(heap, y, x);
+      kernels.addScaled(at[0], at[1], n, 0.37);
+      const want = Float32Array.from(y, (yi, i) => yi + Math.fround(x[i] * Math.fround(0.37)));
+      expect(Array.from(read(at[0], n))).toEqual(Array.from(want));
+    }
+  });
 });
 
 describe('the kernels through tfjs-wasm', () => {

@@ -1,5 +1,5 @@
 /**
- * The kernels of this folder (gemm.ts, attention.ts, rms-norm.ts, rope.ts, swiglu.ts, adam.ts) in one WebAssembly module instantiated
+ * The kernels of this folder (gemm.ts, attention.ts, rms-norm.ts, rope.ts, swiglu.ts, add-scaled.ts, adam.ts) in one WebAssembly module instantiated
  * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
@@ -19,6 +19,7 @@ import { canBlock, KernelThreads, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction } from './swiglu.ts';
+import { addScaledFunction } from './add-scaled.ts';
 
 /** What this needs of tfjs-wasm's emscripten module (BackendWasm's `wasm`). */
 export interface EmscriptenHeap {
@@ -67,6 +68,7 @@ interface Exports {
   softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number): void;
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
+  addScaled(y: number, x: number, n: number, scale: number): void;
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
@@ -76,7 +78,7 @@ interface Exports {
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), adamFunction()], options.sharedMemory);
+  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), addScaledFunction(), adamFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -269,6 +271,15 @@ export class HeapKernels {
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */
   swiglu(gate: number, up: number, out: number, n: number): void {
     this.exports.swiglu(gate, up, out, n);
+  }
+
+  /** y += scale·x over n floats at those addresses (add-scaled.ts; the last n mod 4 here). */
+  addScaled(y: number, x: number, n: number, scale: number): void {
+    const head = n - (n % 4);
+    if (head > 0) this.exports.addScaled(y, x, head, scale);
+    if (head === n) return;
+    const [heap, s] = [this.floats(), Math.fround(scale)]; // the kernel's scale is a float32, as a tfjs scalar is
+    for (let i = head; i < n; i++) heap[y / 4 + i] += Math.fround(heap[x / 4 + i] * s);
   }
 
   /** RMSNorm over rows of `cols` floats, cols a multiple of 4 (rms-norm.ts). */
