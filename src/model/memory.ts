@@ -15,6 +15,10 @@
  * 6 copies of a tied output head, its transposes, which training no longer makes (ops.ts mmT reads the
  * embedding through its strides).
  *
+ * Since then a LoRA projection trains as one op (ops.ts loraLinear) and rows that share a prompt run it once
+ * (train/shared-prefix.ts), so a LoRA update keeps less than these coefficients say: they stay as the bound
+ * the fit check and the micro-batch split go by.
+ *
  * Two ways down (issue 30): recomputation (recompute.ts) keeps each block's input and the gradient at
  * each block boundary (FLOATS_PER_BLOCK_INPUT per layer, token and unit of hidden width) instead of
  * every layer's activations, and holds one layer's activations at a time in the backward pass; the
