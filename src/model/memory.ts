@@ -187,4 +187,3 @@ function layerFloatsPerToken(config: ModelConfig, length: number): number {
 export function rowsWithinActivationBudget(config: ModelConfig, length: number, budgetBytes: number): number {
   return Math.max(1, Math.floor(budgetBytes / activationBytes(config, 1, length)));
 }
-

@@ -34,8 +34,7 @@ export interface PackedBatch {
 
 export function packBatch(samples: readonly TrainSample[], padId: number, maxPositions: number): PackedBatch {
   if (samples.length === 0) throw new Error('batch: no samples to pack');
-  // An episode can end past the model's window (the last tool response is appended after the last
-  // sampled turn). Its tail is cut: those tokens get no gradient, the rest trains as usual.
+  // Each row as far as a pass needs it: within the window, up to its last trained token.
   samples = samples.map((s) => trainedPart(s, maxPositions));
   const T = Math.max(2, ...samples.map((s) => s.tokens.length));
   const B = samples.length;

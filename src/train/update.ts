@@ -77,7 +77,8 @@ function pack(model: TransformerModel, samples: TrainSample[], padId: number): T
 }
 
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
-  // Before any pass: micro-batches split until the memory estimate says each fits (update-fit.ts), or refused.
+  // Before any pass: rows cut to what a pass needs, then micro-batches split within the memory budgets and
+  // until the estimate says each fits (update-fit.ts), or refused.
   const needed = samples.map((s) => trainedPart(s, model.config.maxPositions));
   const fitted = fitMicroBatches(splitForMemory(chunk(needed, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
   const chunks = fitted.map((c) => pack(model, c, o.padId));
