@@ -12,7 +12,7 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { ScoredGroup, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
-import { installedSource, installedSources } from '../envs/sources.ts';
+import { installedSources, jobEnvironment } from '../envs/sources.ts';
 import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import { deriveSeed } from '../rng.ts';
 import { episodeSeed } from '../rollout/group.ts';
@@ -66,7 +66,7 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   return Array.from({ length: size }, (_, i) => ({
     trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: episodeSeed(config.seed, -1, g, i), group_id: groupId,
     sampling: config.sampling, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, policy,
-    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, environment: installedSource(task.env), tools: tc.tools,
+    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, ...jobEnvironment(task.env), tools: tc.tools,
   }));
 }
 

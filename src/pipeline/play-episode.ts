@@ -12,7 +12,7 @@ import type { PlayEvent, PlayRequest } from './engine-api.ts';
 import { EXPERT_GENERATOR, GenerationService, type RemoteGenerator } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
-import { installedSource } from '../envs/sources.ts';
+import { jobEnvironment } from '../envs/sources.ts';
 import type { WorkerHandle } from './worker-pool.ts';
 
 /** A rollout worker whose policy asks `generator` for tokens and tokenises with `tokenizer` (null: the byte tokenizer). */
@@ -26,7 +26,7 @@ export function playJob(request: PlayRequest): EpisodeJob {
     group_id: request.groupId ?? `${request.task.id}#${request.seed}`, sampling: request.sampling ?? DEFAULT_CONFIG.sampling,
     max_steps: request.maxSteps ?? collection.max_steps_per_trajectory, tool_timeout_ms: collection.tool_timeout_ms,
     policy: request.policy === 'expert' ? 'expert' : 'model', judging: 'none', judges: [], n_judges: null, min_votes: 1,
-    environment: installedSource(request.task.env),
+    ...jobEnvironment(request.task.env),
   };
 }
 

@@ -44,6 +44,8 @@ export interface EpisodeJob {
   tools?: string[];
   /** A user environment's source (envs/sources.ts), installed in the worker before the episode; absent for built-ins. */
   environment?: EnvironmentSource;
+  /** That source's digest (sources.ts jobEnvironment); the worker hashes the source itself without it. */
+  environment_digest?: string;
 }
 
 export interface JudgingDeps {
@@ -63,7 +65,7 @@ export class RolloutWorkerCore {
   ) {}
 
   async runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory> {
-    if (job.environment) await installEnvironmentSource(job.environment);
+    if (job.environment) await installEnvironmentSource(job.environment, job.environment_digest);
     const env = getEnvironment(job.task.env);
     let policy = this.policy;
     let maxSteps = job.max_steps;

@@ -20,7 +20,7 @@ import type { EnvironmentSource, MetricsRecord, RunMarker, SamplingParams, Split
 import { getEnvironment } from '../envs/registry.ts';
 import { evaluationSettings, evaluationTasks, summarizeLevel } from '../rollout/evaluate.ts';
 import { episodeSeed } from '../rollout/group.ts';
-import { installedSource, installedSources, installEnvironmentSource } from '../envs/sources.ts';
+import { installedSources, installEnvironmentSource, jobEnvironment } from '../envs/sources.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
@@ -334,7 +334,7 @@ export class PipelineRun implements RunController {
       return await this.pool!.submit({
         trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
         tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true,
-        environment: installedSource(task.env), tools: tc.tools,
+        ...jobEnvironment(task.env), tools: tc.tools,
       });
     } finally {
       this.inFlight--;
