@@ -37,16 +37,15 @@ export function packSharingPrefixes(samples: readonly TrainSample[], padId: numb
   const cut = samples.map((s) => trainedPart(s, maxPositions));
   const lengths = cut.map(shareableLength);
   const keys = cut.map((s, b) => s.tokens.slice(0, lengths[b]).join(','));
-  const distinct = [...new Set(keys)];
-  if (lengths.some((n) => n === 0) || distinct.length === cut.length) return { ...packBatch(cut, padId, maxPositions), prefix: null };
-  const index = new Map(distinct.map((k, i) => [k, i]));
+  const firstRowOf = new Map<string, number>(); // each distinct prefix by the first row that has it, in order
+  keys.forEach((k, b) => firstRowOf.has(k) || firstRowOf.set(k, b));
+  if (lengths.some((n) => n === 0) || firstRowOf.size === cut.length) return { ...packBatch(cut, padId, maxPositions), prefix: null };
+  const firstRows = [...firstRowOf.values()];
+  const index = new Map([...firstRowOf.keys()].map((k, i) => [k, i]));
   const rowPrefix = keys.map((k) => index.get(k)!);
-  const prefixLengths = distinct.map((k) => lengths[keys.indexOf(k)]);
+  const prefixLengths = firstRows.map((b) => lengths[b]);
   const P = Math.max(...prefixLengths);
-  const ids = distinct.map((k, i) => {
-    const tokens = cut[keys.indexOf(k)].tokens.slice(0, prefixLengths[i]);
-    return [...tokens, ...new Array<number>(P - tokens.length).fill(padId)];
-  });
+  const ids = firstRows.map((b) => [...cut[b].tokens.slice(0, lengths[b]), ...new Array<number>(P - lengths[b]).fill(padId)]);
   const rest = cut.map((s, b) => {
     const from = lengths[b];
     const tail = (a: ArrayLike<number> | undefined) => (a ? Array.from(a).slice(from) : undefined);
