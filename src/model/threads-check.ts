@@ -17,6 +17,8 @@ export interface ThreadsCheck {
   /** What was compared, and what of it differed in any bit. */
   compared: string[];
   differing: string[];
+  /** Decoding steps the second pass ran as one recorded program per thread (wasm-decode.ts, heap-kernels.ts inPhases). */
+  splitSteps: number;
 }
 
 const bitsOf = (t: tf.Tensor) => new Uint32Array(new Float32Array(t.dataSync()).buffer);
@@ -49,9 +51,10 @@ export async function compareThreadCounts(threads: number): Promise<ThreadsCheck
     const one = pass(model, ids);
     setKernelThreads(threads);
     const used = await kernels.threadsReady();
+    const runsBefore = kernels.phasedRuns;
     const many = pass(model, ids);
     const differing = [...one].filter(([name, bits]) => !bits.every((b, i) => b === many.get(name)![i])).map(([name]) => name);
-    return { threads: used, compared: [...one.keys()], differing };
+    return { threads: used, compared: [...one.keys()], differing, splitSteps: kernels.phasedRuns - runsBefore };
   } finally {
     setKernelThreads(setting);
     model.dispose();

@@ -5,8 +5,13 @@
  * engine and allocation each, then as calls to the registered kernels ~100 tensors made and freed.
  * Here every temporary lives in one heap block taken per step, products read packed copies of the
  * weights (packed-weights.ts), attention runs per key/value head on the cache in place
- * (attention.ts), and the small elementwise work (bias, residual, LoRA's scaled add) is JS on a view.
+ * (attention.ts), and the small elementwise work (bias, residual, LoRA's scaled add) is a SIMD kernel too.
  * Only the outputs are tensors: the logits and each layer's extended keys and values.
+ *
+ * A step is set up for all its rows (the arena, the embeddings, the outputs, the attention mask), then
+ * computed by the kernels alone: with kernel threads and a few rows, recorded as a program of phases that
+ * the threads share (heap-kernels.ts's inPhases), so that they meet between its phases instead of being
+ * handed each of the step's ~100 kernels, which at a decoding step's sizes cost more than the split saved.
  */
 import * as tf from '@tensorflow/tfjs';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
@@ -49,24 +54,26 @@ interface Step {
   inputs: Record<string, Info>;
   attrs: DecodeStepAttrs;
   rows: number;
-  /** The tensors the step returns, as they are made (freed if it fails). */
-  outputs: Info[];
   /** The model's sizes. */
   C: number;
   I: number;
-  /** Scratch shared by every layer (each is written before it is read). */
-  at: { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; bias: number; cos: number; sin: number };
+  /** Scratch shared by every layer (each is written before it is read): arrays of `rows` rows. */
+  at: Scratch;
+  /** Each layer's extended keys and values, and the logits: the step's outputs. */
+  keys: Info[];
+  values: Info[];
+  logits: Info | null;
 }
 
-/** Floats each of Step's scratch arrays needs, for a step with `keys` keys. */
-function scratchSizes(attrs: DecodeStepAttrs, rows: number, keys: number, C: number, I: number): Record<keyof Step['at'], number> {
+type Scratch = { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; bias: number; cos: number; sin: number };
+
+/** Floats per row of each of Step's scratch arrays, for a step with `keys` keys. */
+function scratchPerRow(attrs: DecodeStepAttrs, keys: number, C: number, I: number): Scratch {
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
   const widest = Math.max(C, I, H * D);
-  const stride = paddedKeys(keys);
   return {
-    x: rows * C, h: rows * C, q: rows * H * D, k: rows * Hkv * D, v: rows * Hkv * D, heads: rows * H * D, out: rows * C,
-    gate: rows * I, up: rows * I, loraMid: rows * attrs.loraRank, loraOut: rows * widest,
-    bias: rows * Hkv * stride, cos: rows * D, sin: rows * D,
+    x: C, h: C, q: H * D, k: Hkv * D, v: Hkv * D, heads: H * D, out: C, gate: I, up: I,
+    loraMid: attrs.loraRank, loraOut: widest, bias: Hkv * paddedKeys(keys), cos: D, sin: D,
   }; // prettier-ignore
 }
 
@@ -87,13 +94,8 @@ function linear(step: Step, layer: number, module: string, src: number, dst: num
     kernels.product({ a: src, b: address(step, loraA), c: step.at.loraMid, m: rows, k, n: r, transposeA: false, transposeB: false });
     kernels.product({ a: step.at.loraMid, b: address(step, loraB), c: step.at.loraOut, m: rows, k: r, n, transposeA: false, transposeB: false });
   }
-  if (bias) for (let row = 0; row < rows; row++) kernels.addScaled(dst + row * n * 4, address(step, bias), n, 1);
+  if (bias) kernels.together(() => { for (let row = 0; row < rows; row++) kernels.addScaled(dst + row * n * 4, address(step, bias), n, 1); }); // prettier-ignore
   if (loraA) kernels.addScaled(dst, step.at.loraOut, rows * n, step.attrs.loraScale); // float32 rounding, as tfjs's mul then add
-}
-
-/** x += y over n floats at those addresses. */
-function addInPlace(step: Step, x: number, y: number, n: number): void {
-  step.kernels.addScaled(x, y, n, 1);
 }
 
 /** Copies row `row` of a [rows, width] table tensor to `to` on the heap. */
@@ -118,97 +120,108 @@ function stepInputs(step: Step): void {
   }
 }
 
+/** The additive attention mask of every row and key/value head: 0, or ATTENTION_MASKED on a padded key. */
+function attentionMask(step: Step): void {
+  const { attrs, rows, at } = step;
+  const Hkv = attrs.numKvHeads;
+  const stride = paddedKeys(attrs.past + 1);
+  const bias = step.kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * Hkv * stride).fill(0);
+  if (!attrs.keyValid) return;
+  for (let group = 0; group < rows * Hkv; group++) {
+    const valid = attrs.keyValid[Math.floor(group / Hkv)];
+    for (let j = 0; j <= attrs.past; j++) if (!valid[j]) bias[group * stride + j] = ATTENTION_MASKED;
+  }
+}
+
+/**
+ * Rows from which a step runs as a recorded program on the kernel threads (inPhases). Below, the step's
+ * products are too small to split and recording costs more than it saves: micro preset, 2 threads, a
+ * batch-1 step took 1.05–1.24 ms recorded and 0.95–1.0 ms with its kernels split one by one, a batch-4 step
+ * 1.32–1.39 against 1.56 ms, batch 16 4.5–4.7 against 6.0 ms.
+ */
+const PHASED_ROWS = 4;
+
 /** How far each cache buffer this kernel wrote is filled (keyed by its dataId, so an entry dies with the buffer). */
 const filledTo = new WeakMap<object, number>();
 /** Positions a cache grown by a step leaves free, so that the steps after append in place. */
 const CACHE_HEADROOM = 64;
 
 /**
- * The cache [rows, Hkv, capacity, D] (`past` positions filled) with this step's [rows, Hkv, D] (at
- * `fresh`) at position `past`: in place, the output sharing the input's buffer, when the capacity has
- * room and nothing was written there yet (a second step from the same cache, a fork, must not
- * overwrite the first's); otherwise copied into a new buffer with CACHE_HEADROOM positions to spare.
+ * The output for the cache [rows, Hkv, capacity, D] (`past` positions filled) extended by this step's
+ * position: the input's own buffer when the capacity has room and nothing was written at `past` yet (a
+ * second step from the same cache, a fork, must not overwrite the first's); otherwise a new buffer with
+ * CACHE_HEADROOM positions to spare and the past copied in. The step writes position `past` (cacheFresh).
  */
-function appendToCache(step: Step, cache: Info, fresh: number): Info {
+function extendedCache(step: Step, cache: Info): Info {
   const { backend, attrs } = step;
   const [rows, Hkv, capacity, D] = cache.shape;
   const past = attrs.past;
   const inPlace = past < capacity && (filledTo.get(cache.dataId) ?? past) === past;
-  const out = inPlace ? { dataId: cache.dataId, shape: cache.shape, dtype: 'float32' as const } : backend.makeOutput([rows, Hkv, past + 1 + CACHE_HEADROOM, D], 'float32');
-  if (inPlace) backend.incRef(cache.dataId);
-  step.outputs.push(out);
+  if (inPlace) {
+    backend.incRef(cache.dataId);
+    filledTo.set(cache.dataId, past + 1);
+    return { dataId: cache.dataId, shape: cache.shape, dtype: 'float32' };
+  }
+  const out = backend.makeOutput([rows, Hkv, past + 1 + CACHE_HEADROOM, D], 'float32');
+  filledTo.set(out.dataId, past + 1);
   const grown = out.shape[2];
   const heap = step.kernels.floats();
   const [from, to] = [address(step, cache) / 4, address(step, out) / 4];
-  for (let head = 0; head < rows * Hkv; head++) {
-    if (!inPlace) heap.copyWithin(to + head * grown * D, from + head * capacity * D, from + (head * capacity + past) * D);
-    heap.copyWithin(to + (head * grown + past) * D, fresh / 4 + head * D, fresh / 4 + (head + 1) * D);
-  }
-  filledTo.set(out.dataId, past + 1);
+  for (let head = 0; head < rows * Hkv; head++) heap.copyWithin(to + head * grown * D, from + head * capacity * D, from + (head * capacity + past) * D);
   return out;
 }
 
+/** Writes this step's keys or values [rows, Hkv, D] at `fresh` into the extended cache at position past. */
+function cacheFresh(step: Step, cache: Info, fresh: number): void {
+  const [rows, Hkv, capacity, D] = cache.shape;
+  step.kernels.copyRows(address(step, cache) + step.attrs.past * D * 4, fresh, rows * Hkv, D, capacity * D * 4, D * 4);
+}
+
 /**
- * softmax(q·kᵀ/√D + mask)·v for one position into step.at.heads [rows, H·D], from q [rows, H, D] and the
- * extended keys and values [rows, Hkv, capacity, D] (past + 1 filled): the query heads sharing a key/value
- * head go together, one group per row and key/value head, each with its row's mask (copied per group, so
- * every operand of group g lies a fixed step after group g - 1's and the groups can be shared between threads).
+ * softmax(q·kᵀ/√D + mask)·v for one position into step.at.heads [rows, H·D], from q [rows, H, D] and
+ * the extended keys and values [rows, Hkv, capacity, D] (past + 1 filled): the query heads sharing a
+ * key/value head go together, one group per row and key/value head, each with its row's mask.
  */
 function attend(step: Step, keys: Info, values: Info): void {
-  const { attrs, rows, kernels, at } = step;
-  const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
+  const { rows, at } = step;
+  const { numHeads: H, numKvHeads: Hkv, headDim: D } = step.attrs;
   const rep = H / Hkv;
-  const Tk = attrs.past + 1;
-  const capacity = keys.shape[2];
+  const Tk = step.attrs.past + 1;
   const stride = paddedKeys(Tk);
-  const bias = kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * Hkv * stride).fill(0);
-  if (attrs.keyValid) {
-    for (let group = 0; group < rows * Hkv; group++) {
-      const valid = attrs.keyValid[Math.floor(group / Hkv)];
-      for (let j = 0; j < Tk; j++) if (!valid[j]) bias[group * stride + j] = ATTENTION_MASKED;
-    }
-  }
-  const [kAt, vAt] = [address(step, keys), address(step, values)];
   const headsBytes = rep * D * 4;
-  const cacheBytes = capacity * D * 4;
-  kernels.attendGroups(
-    { q: at.q, k: kAt, v: vAt, bias: at.bias, out: at.heads },
+  const cacheBytes = keys.shape[2] * D * 4;
+  step.kernels.attendGroups(
+    { q: at.q, k: address(step, keys), v: address(step, values), bias: at.bias, out: at.heads },
     { q: headsBytes, k: cacheBytes, v: cacheBytes, bias: stride * 4, out: headsBytes },
     rows * Hkv, rep, Tk, D, 1 / Math.sqrt(D),
   );
 }
 
-/** One layer on the residual stream step.at.x (updated in place); returns its extended keys and values. */
-function decodeLayer(step: Step, i: number): { keys: Info; values: Info } {
+/** One layer on the residual stream step.at.x (updated in place). */
+function decodeLayer(step: Step, i: number): void {
   const { kernels, inputs, attrs, rows, C, I, at } = step;
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
-  norm(step, at.x, inputs[decodeInput(i, 'inputNorm')], at.h, rows, C);
+  kernels.rmsNorm(at.x, address(step, inputs[decodeInput(i, 'inputNorm')]), at.h, rows, C, attrs.eps);
   linear(step, i, 'q_proj', at.h, at.q);
   linear(step, i, 'k_proj', at.h, at.k);
   linear(step, i, 'v_proj', at.h, at.v);
   const [qNorm, kNorm] = [inputs[decodeInput(i, 'qNorm')], inputs[decodeInput(i, 'kNorm')]];
-  if (qNorm) norm(step, at.q, qNorm, at.q, rows * H, D);
-  if (kNorm) norm(step, at.k, kNorm, at.k, rows * Hkv, D);
+  if (qNorm) kernels.rmsNorm(at.q, address(step, qNorm), at.q, rows * H, D, attrs.eps);
+  if (kNorm) kernels.rmsNorm(at.k, address(step, kNorm), at.k, rows * Hkv, D, attrs.eps);
   rotate(step, at.q, H);
   rotate(step, at.k, Hkv);
-  const keys = appendToCache(step, inputs[decodeInput(i, 'cacheK')], at.k);
-  const values = appendToCache(step, inputs[decodeInput(i, 'cacheV')], at.v);
-  attend(step, keys, values);
+  cacheFresh(step, step.keys[i], at.k);
+  cacheFresh(step, step.values[i], at.v);
+  attend(step, step.keys[i], step.values[i]);
   linear(step, i, 'o_proj', at.heads, at.out);
-  addInPlace(step, at.x, at.out, rows * C);
+  kernels.addScaled(at.x, at.out, rows * C, 1);
 
-  norm(step, at.x, inputs[decodeInput(i, 'postNorm')], at.h, rows, C);
+  kernels.rmsNorm(at.x, address(step, inputs[decodeInput(i, 'postNorm')]), at.h, rows, C, attrs.eps);
   linear(step, i, 'gate_proj', at.h, at.gate);
   linear(step, i, 'up_proj', at.h, at.up);
   kernels.swiglu(at.gate, at.up, at.gate, rows * I);
   linear(step, i, 'down_proj', at.gate, at.out);
-  addInPlace(step, at.x, at.out, rows * C);
-  return { keys, values };
-}
-
-/** RMSNorm of `count` rows of `width` floats (in place allowed: a row is read whole before it is written). */
-function norm(step: Step, x: number, weight: Info, out: number, count: number, width: number): void {
-  step.kernels.rmsNorm(x, address(step, weight), out, count, width, step.attrs.eps);
+  kernels.addScaled(at.x, at.out, rows * C, 1);
 }
 
 /** RoPE on `n` heads per row, in place (the kernel loads both halves of a head before it stores either). */
@@ -216,27 +229,36 @@ function rotate(step: Step, heads: number, n: number): void {
   step.kernels.rope(heads, step.at.cos, step.at.sin, heads, { rows: step.rows * n, D: step.attrs.headDim, T: 1, H: n }, true, false);
 }
 
+/** Every layer and the head: the step's logits. Kernels only (heap-kernels.ts's inPhases records it). */
+function compute(step: Step): void {
+  const { inputs, kernels, rows, C, at } = step;
+  for (let i = 0; i < step.attrs.numLayers; i++) decodeLayer(step, i);
+  kernels.rmsNorm(at.x, address(step, inputs.norm), at.h, rows, C, step.attrs.eps);
+  kernels.productPacked({ a: at.h, b: address(step, inputs.head), c: address(step, step.logits!), m: rows, k: C, n: inputs.head.shape[1] }, step.packed.of(inputs.head));
+}
+
 /** The step's outputs; any made before a failure are freed. */
 function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: DecodeStepAttrs): Info[] {
   const kernels = heapKernelsOf(backend.wasm);
   const rows = inputs.ids.shape[0];
   const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, partsOf('gate_proj').weight)].shape[1]];
-  const sizes = scratchSizes(attrs, rows, attrs.past + 1, C, I);
-  const arena = new Arena(backend, Object.values(sizes).reduce((sum, n) => sum + Math.ceil(n / 4) * 16, 0));
-  const outputs: Info[] = [];
+  const perRow = scratchPerRow(attrs, attrs.past + 1, C, I);
+  const arena = new Arena(backend, Object.values(perRow).reduce((sum, n) => sum + Math.ceil((rows * n) / 4) * 16, 0));
+  const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, at: {} as Scratch, keys: [], values: [], logits: null };
   try {
-    const at = Object.fromEntries(Object.entries(sizes).map(([name, floats]) => [name, arena.take(floats)])) as Step['at'];
-    const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, outputs, C, I, at };
+    step.at = Object.fromEntries(Object.entries(perRow).map(([name, floats]) => [name, arena.take(rows * floats)])) as Scratch;
+    for (let i = 0; i < attrs.numLayers; i++) {
+      step.keys.push(extendedCache(step, inputs[decodeInput(i, 'cacheK')]));
+      step.values.push(extendedCache(step, inputs[decodeInput(i, 'cacheV')]));
+    }
+    step.logits = backend.makeOutput([rows, 1, inputs.head.shape[1]], 'float32');
     stepInputs(step);
-    const caches = Array.from({ length: attrs.numLayers }, (_, i) => decodeLayer(step, i));
-    kernels.rmsNorm(at.x, address(step, inputs.norm), at.h, rows, C, attrs.eps);
-    const head = inputs.head;
-    const logits = backend.makeOutput([rows, 1, head.shape[1]], 'float32');
-    outputs.push(logits);
-    kernels.productPacked({ a: at.h, b: address(step, head), c: address(step, logits), m: rows, k: C, n: head.shape[1] }, step.packed.of(head));
-    return [logits, ...caches.map((c) => c.keys), ...caches.map((c) => c.values)];
+    attentionMask(step);
+    if (rows < PHASED_ROWS) compute(step); // each kernel split on its own, if it is big enough
+    else kernels.inPhases(kernels.threads(), () => compute(step));
+    return [step.logits, ...step.keys, ...step.values];
   } catch (err) {
-    for (const t of outputs) backend.disposeData(t.dataId);
+    for (const t of [step.logits, ...step.keys, ...step.values]) if (t) backend.disposeData(t.dataId);
     throw err;
   } finally {
     arena.free();

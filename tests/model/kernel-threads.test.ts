@@ -127,6 +127,51 @@ describe('a share that fails', () => {
   });
 });
 
+describe('a recorded program of phases (inPhases) on a shared memory', () => {
+  /** h = x·W1, out = h·W2, out += 0.5·h: each kernel reads what the one before wrote. Returns out's floats. */
+  function chain(kernels: HeapKernels, heap: ReturnType<typeof sharedHeap>, out: number) {
+    const [m, k, n] = [16, 96, 80];
+    const [x, w1, w2] = [place(heap, m * k, 1), place(heap, k * n, 2), place(heap, n * n, 3)];
+    const h = heap._malloc(m * n * 4);
+    kernels.product({ a: x, b: w1, c: h, m, k, n, transposeA: false, transposeB: false });
+    kernels.product({ a: h, b: w2, c: out, m, k: n, n, transposeA: false, transposeB: false });
+    kernels.addScaled(out, h, m * n, 0.5);
+    return m * n;
+  }
+
+  it('gives the bits one thread gives, its products split into phases that threads claim', async () => {
+    const heap = sharedHeap();
+    const [one, three] = [new HeapKernels(heap, { threads: 1 }), new HeapKernels(heap, { threads: 3 })];
+    expect(await three.threadsReady()).toBe(3);
+    const [o1, o3] = [heap._malloc(16 * 80 * 4), heap._malloc(16 * 80 * 4)];
+    const n = chain(one, heap, o1);
+    three.inPhases(3, () => chain(three, heap, o3));
+    expect(three.phasedRuns).toBe(1);
+    expect(bits(heap, o3, n)).toEqual(bits(heap, o1, n));
+    three.dispose();
+  });
+
+  it('runs whole on this thread when no worker joins, and a failed share fails the run without stalling it', async () => {
+    const heap = sharedHeap();
+    const two = new HeapKernels(heap, { threads: 2 });
+    expect(await two.threadsReady()).toBe(2);
+    const [m, k, n] = [128, 64, 64];
+    const [a, b] = [place(heap, m * k, 1), place(heap, k * n, 2)];
+    const end = heap.memory.buffer.byteLength;
+    expect(() => two.inPhases(2, () => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false }))).toThrow('a share of a kernel failed');
+    const [o1, o2, o3] = [heap._malloc(16 * 80 * 4), heap._malloc(16 * 80 * 4), heap._malloc(16 * 80 * 4)];
+    const size = chain(new HeapKernels(heap, { threads: 1 }), heap, o1);
+    two.inPhases(2, () => chain(two, heap, o2));
+    expect(bits(heap, o2, size), 'after the failure').toEqual(bits(heap, o1, size));
+    two.dispose();
+
+    const unstarted = new HeapKernels(heap, { threads: 2 }); // its worker is never started: every share is left to this thread
+    unstarted.inPhases(2, () => chain(unstarted, heap, o3));
+    expect(unstarted.phasedRuns).toBe(1);
+    expect(bits(heap, o3, size)).toEqual(bits(heap, o1, size));
+  });
+});
+
 describe('attention split between threads on a shared memory', () => {
   it('attendGroups: whole groups of heads per thread, each with its own scores, give the bits one thread gives', async () => {
     const heap = sharedHeap();
@@ -185,5 +230,6 @@ describe('kernel threads through tfjs-wasm in Node', () => {
     expect(check.threads).toBe(2);
     expect(check.compared.length).toBeGreaterThan(10);
     expect(check.differing).toEqual([]);
+    expect(check.splitSteps, 'the decoding step ran as one program per thread').toBe(1);
   });
 });

@@ -187,6 +187,19 @@ describe('the decoding kernels on their own memory (packed products, attention, 
       expect(Array.from(read(at[0], n))).toEqual(Array.from(want));
     }
   });
+
+  it('copyRows: each row’s floats to its strided place, nothing between rows touched', () => {
+    const heap = standaloneHeap();
+    const kernels = new HeapKernels(heap);
+    const [rows, n, gap] = [3, 8, 4];
+    const src = normals(rows * n, 9);
+    const dst = new Float32Array(rows * (n + gap)).fill(-1);
+    const { at, read } = place(heap, dst, src);
+    kernels.copyRows(at[0], at[1], rows, n, (n + gap) * 4, n * 4);
+    const want = Float32Array.from(dst, (_, i) => (i % (n + gap) < n ? src[Math.floor(i / (n + gap)) * n + (i % (n + gap))] : -1));
+    expect(Array.from(read(at[0], rows * (n + gap)))).toEqual(Array.from(want));
+    expect(() => kernels.copyRows(at[0], at[1], 1, 6, 0, 0)).toThrow('whole vectors of 4');
+  });
 });
 
 describe('the kernels through tfjs-wasm', () => {

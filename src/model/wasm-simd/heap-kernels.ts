@@ -7,19 +7,21 @@
  * When the heap is shared (a threaded tfjs-wasm build, or shared-heap.ts in Node) and this thread may
  * block, products are split between this thread and up to setKernelThreads(n) - 1 workers running the
  * same module over the same heap (kernel-threads.ts, split by work-split.ts), with the same bits as one
- * thread gives.
+ * thread gives. inPhases goes further: it records a whole piece of work (a decoding step) as one program
+ * whose phases the threads share, so that they meet between phases instead of being handed each kernel.
  */
 import type { AdamHyper } from '../fused.ts';
 import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
-import { splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
-import { canBlock, KernelThreads, type KernelShare } from './kernel-threads.ts';
+import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
+import { canBlock, KernelThreads, programLayout, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction } from './swiglu.ts';
 import { addScaledFunction } from './add-scaled.ts';
+import { copyRowsFunction } from './copy-rows.ts';
 
 /** What this needs of tfjs-wasm's emscripten module (BackendWasm's `wasm`). */
 export interface EmscriptenHeap {
@@ -69,6 +71,7 @@ interface Exports {
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
   addScaled(y: number, x: number, n: number, scale: number): void;
+  copyRows(dst: number, src: number, rows: number, n: number, dstRow: number, srcRow: number): void;
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
@@ -78,7 +81,7 @@ interface Exports {
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), addScaledFunction(), adamFunction()], options.sharedMemory);
+  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), addScaledFunction(), copyRowsFunction(), adamFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -86,6 +89,9 @@ const WARM_UP_CALLS = 64;
 
 /** An Adam element's cost in gemm multiply-adds (work-split.ts's unit), roughly: a dozen float operations and a square root. */
 const ADAM_WORK = 16;
+
+/** MIN_SHARE_WORK while inPhases records: a share of about a microsecond, about what waiting between phases costs. */
+const PHASED_SHARE_WORK = 1 << 14;
 
 let threadSetting = 1;
 
@@ -118,6 +124,21 @@ export class HeapKernels {
   threadsFailure: string | null = null;
   /** Whether products multiply-add with relaxed SIMD (when the engine has it). */
   readonly relaxedSimd: boolean;
+  /** The exports' names; a recorded call names its export by index here. */
+  private readonly names: readonly string[];
+  private readonly indexOf: Map<string, number>;
+  /** The exports in that order. */
+  private readonly fns: ((...args: number[]) => void)[];
+  /** While inPhases records: the program's phases, each its shares, each its calls (export index, argument count, arguments). */
+  private phases: number[][][] | null = null;
+  /** The threads inPhases records for. */
+  private phaseThreads = 1;
+  /** The phase together() is filling, while it runs. */
+  private sharedPhase: number[][] | null = null;
+  /** Scratch replaced while inPhases records, freed once the recorded calls that use it have run. */
+  private freeAfterRun: number[] = [];
+  /** Runs inPhases has split between threads (tests check that a split really happened). */
+  phasedRuns = 0;
 
   /**
    * `relaxedSimd`: force the plain gemm (false) or require the multiply-add one (true); default: whichever the engine has.
@@ -133,12 +154,15 @@ export class HeapKernels {
     const bytes = simdModuleBytes({ sharedMemory: shared, relaxedSimd: this.relaxedSimd });
     const module = new WebAssembly.Module(bytes as BufferSource);
     this.exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
+    this.names = Object.keys(this.exports);
+    this.indexOf = new Map(this.names.map((name, i) => [name, i]));
+    this.fns = this.names.map((name) => this.exports[name as keyof Exports] as (...args: number[]) => void);
     this.heap = heap;
     this.memory = memory;
     this.threadOption = options.threads;
     if (shared && canBlock()) {
       try {
-        this.pool = new KernelThreads(memory, module, Object.keys(this.exports));
+        this.pool = new KernelThreads(memory, module, this.names);
       } catch (error) {
         this.threadsFailure = error instanceof Error ? error.message : String(error);
       }
@@ -156,24 +180,34 @@ export class HeapKernels {
     const [aRow, aCol] = p.transposeA ? [4, p.m * 4] : [p.k * 4, 4];
     const [bRow, bCol] = p.transposeB ? [4, p.k * 4] : [p.n * 4, 4];
     const g: GemmArgs = { a: p.a, b: p.b, c: p.c, m: p.m, k: p.k, n: p.n, aRow, aCol, bRow, bCol, cRow: p.n * 4 };
-    const runs = splitBatch(count, p.m * p.k * p.n, this.threads());
+    if (count === 1 && partsFor(p.m * p.k * p.n, this.threads(), this.shareWork()) === 1) {
+      this.call('gemm', gemmCallArgs(g, this.scratchFor(0, gemmScratchFloats(g.m, g.k)))); // the usual case, without the share objects
+      return;
+    }
+    const runs = splitBatch(count, p.m * p.k * p.n, this.threads(), this.shareWork());
     if (runs.length > 1) {
-      const at = (s: number): GemmArgs => ({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
+      const at = (s: number): GemmArgs => band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
       this.gemmShares('gemm', runs.map(([s0]) => at(s0)), (i) => ({ count: runs[i][1] - runs[i][0], strides }));
       return;
     }
-    for (let s = 0; s < count; s++) this.gemmShares('gemm', splitProduct({ ...g, a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }, this.threads()));
+    for (let s = 0; s < count; s++) this.gemmShares('gemm', splitProduct(band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }), this.threads(), this.shareWork()));
   }
 
   /** C[m, n] = A[m, k] · B[k, n] (both row-major) with B's whole strips read from `packed`, packStrips' copy of it. k ≥ 1. */
   productPacked(p: { a: number; b: number; c: number; m: number; k: number; n: number }, packed: number): void {
-    const g: GemmArgs = { ...p, aRow: p.k * 4, aCol: 4, bRow: p.n * 4, bCol: 4, cRow: p.n * 4, packed };
-    this.gemmShares('gemmPacked', splitProduct(g, this.threads()));
+    if (partsFor(p.m * p.k * p.n, this.threads(), this.shareWork()) === 1) {
+      const scratch = this.scratchFor(0, gemmScratchFloats(p.m, p.k)); // the usual case, without the share objects
+      this.call('gemmPacked', [p.a, p.b, p.c, scratch, p.m, p.k, p.n, p.k * 4, 4, p.n * 4, 4, p.n * 4, packed]);
+      return;
+    }
+    const g: GemmArgs = { a: p.a, b: p.b, c: p.c, m: p.m, k: p.k, n: p.n, aRow: p.k * 4, aCol: 4, bRow: p.n * 4, bCol: 4, cRow: p.n * 4, packed };
+    this.gemmShares('gemmPacked', splitProduct(g, this.threads(), this.shareWork()));
   }
 
   /** Threads usable now: the setting, less workers not started yet (asked for here, used once ready). */
   threads(): number {
     const wanted = this.threadOption ?? threadSetting;
+    if (this.phases) return this.phaseThreads;
     if (!this.pool || wanted <= 1) return 1;
     if (this.pool.started < wanted - 1) void this.startWorkers(wanted - 1);
     return Math.min(wanted, 1 + (this.pool?.ready ?? 0));
@@ -199,21 +233,99 @@ export class HeapKernels {
     this.runShares(shares.map((g, i) => ({ calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides: repeat(i).strides }], count: repeat(i).count })));
   }
 
-  /** Runs shares[0] here and the others on workers (threads() of them at most). */
-  private runShares(shares: KernelShare[]): void {
-    if (shares.length === 1) this.runShare(shares[0]);
-    else this.pool!.run(shares, (share) => this.runShare(share));
+  /**
+   * Runs `body`, ordinary calls of these kernels, on up to `threads` threads: it is recorded first as a
+   * program of phases (kernel-threads.ts), each kernel a phase of its shares (split as they would be,
+   * into smaller shares: see PHASED_SHARE_WORK), kernels that are not split joined into one share until
+   * the next split one; then this thread and the workers that join claim the shares in order. The threads
+   * meet between phases instead of being handed each kernel, which at a decoding step's ~100 small
+   * kernels cost more than the split saved. `body` may touch the heap only through the kernels: JS that
+   * reads or writes it runs at recording time, before any of the kernels.
+   */
+  inPhases(threads: number, body: () => void): void {
+    if (threads <= 1 || !this.pool || this.phases) {
+      body();
+      return;
+    }
+    this.phases = [];
+    this.phaseThreads = threads;
+    let at = 0;
+    try {
+      body();
+      const program = programLayout(this.phases);
+      this.phases = null;
+      at = this.heap._malloc(program.length * 8);
+      if (!at) throw new Error('wasm kernels: the heap could not allocate a recorded program');
+      new Float64Array(this.memory.buffer, at, program.length).set(program);
+      this.phasedRuns++;
+      this.pool.runProgram({ program: at, length: program.length }, threads, this.fns);
+    } finally {
+      this.phases = null;
+      if (at) this.heap._free(at);
+      for (const scratch of this.freeAfterRun.splice(0)) this.heap._free(scratch);
+    }
   }
 
-  /** A share on this thread, as kernel-threads.ts's workers run one. */
-  private runShare(share: KernelShare): void {
-    const calls = share.calls.map((c) => ({ fn: this.exports[c.fn as keyof Exports] as (...args: number[]) => void, args: c.args.slice(), strides: c.strides }));
+  /** Runs `body`'s kernels as one phase while inPhases records (they must read nothing another of them writes). */
+  together(body: () => void): void {
+    if (!this.phases || this.sharedPhase) return body();
+    const phase: number[][] = (this.sharedPhase = []);
+    try {
+      body();
+    } finally {
+      this.sharedPhase = null;
+    }
+    if (phase.length) this.phases.push(phase);
+  }
+
+  /** Adds a kernel's shares (their calls) to the recorded program: a phase of their own, or the open together() phase. */
+  private record(shares: number[][]): void {
+    const phases = this.phases!;
+    const last = phases[phases.length - 1];
+    if (this.sharedPhase) this.sharedPhase.push(...shares);
+    else if (shares.length === 1 && last?.length === 1) last[0].push(...shares[0]); // one thread's work either way: one share
+    else phases.push(shares);
+  }
+
+  /** Calls export `fn` now. */
+  private invoke(fn: keyof Exports, args: number[]): void {
+    (this.exports[fn] as (...args: number[]) => void)(...args);
+  }
+
+  /** A kernel that is not split: run now, or recorded while inPhases records. */
+  private call(fn: keyof Exports, args: number[]): void {
+    if (this.phases) this.record([[this.indexOf.get(fn)!, args.length, ...args]]);
+    else this.invoke(fn, args);
+  }
+
+  /** Runs shares[0] here and the others on workers (threads() of them at most); while inPhases records, they are a phase of its program. */
+  private runShares(shares: KernelShare[]): void {
+    if (this.phases) {
+      this.record(
+        shares.map((share) => {
+          const calls: number[] = [];
+          this.runShare(share, (fn, args) => calls.push(this.indexOf.get(fn)!, args.length, ...args));
+          return calls;
+        }),
+      );
+    } else if (shares.length === 1) this.runShare(shares[0], (fn, args) => this.invoke(fn, args));
+    else this.pool!.run(shares, (share) => this.runShare(share, (fn, args) => this.invoke(fn, args)));
+  }
+
+  /** A share's calls in turn, as kernel-threads.ts's workers run one, each given to `run`. */
+  private runShare(share: KernelShare, run: (fn: keyof Exports, args: number[]) => void): void {
+    const calls = share.calls.map((c) => ({ fn: c.fn as keyof Exports, args: c.args.slice(), strides: c.strides }));
     for (let r = 0; r < (share.count ?? 1); r++) {
       for (const c of calls) {
-        c.fn(...c.args);
+        run(c.fn, c.args);
         c.strides?.forEach((stride, i) => (c.args[i] += stride));
       }
     }
+  }
+
+  /** Multiply-adds a share must reach to be split off: smaller while inPhases records (a phase costs far less than a hand-off). */
+  private shareWork(): number {
+    return this.phases ? PHASED_SHARE_WORK : MIN_SHARE_WORK;
   }
 
   /** Stops the workers (tests; a page's engine ends with its worker). */
@@ -222,7 +334,10 @@ export class HeapKernels {
     this.pool = null;
   }
 
-  /** Writes b [k, n]'s whole strips of 8 columns to `packed` (packedStripsFloats(k, n) floats) for productPacked. */
+  /**
+   * Writes b [k, n]'s whole strips of 8 columns to `packed` (packedStripsFloats(k, n) floats) for
+   * productPacked. Runs now even while inPhases records: any share may read the copy it makes.
+   */
   packStrips(b: number, packed: number, k: number, n: number): void {
     this.exports.packStrips(b, packed, k, n);
   }
@@ -239,9 +354,9 @@ export class HeapKernels {
    */
   attendOne(a: { q: number; k: number; v: number; scores: number; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
     const stride = paddedKeys(keys);
-    this.exports.attendScores(a.q, a.k, a.scores, rows, keys, D, stride);
-    this.exports.softmaxRows(a.scores, a.bias, rows, stride, scale);
-    this.exports.attendValues(a.scores, a.v, a.out, rows, keys, D, stride);
+    this.call('attendScores', [a.q, a.k, a.scores, rows, keys, D, stride]);
+    this.call('softmaxRows', [a.scores, a.bias, rows, stride, scale]);
+    this.call('attendValues', [a.scores, a.v, a.out, rows, keys, D, stride]);
   }
 
   /**
@@ -251,7 +366,7 @@ export class HeapKernels {
    */
   attendGroups(a: AttendOperands, step: AttendOperands, groups: number, rows: number, keys: number, D: number, scale: number): void {
     const stride = paddedKeys(keys);
-    const runs = splitBatch(groups, rows * keys * D * 2, this.threads());
+    const runs = splitBatch(groups, rows * keys * D * 2, this.threads(), this.shareWork());
     this.runShares(
       runs.map(([g0, g1], i) => {
         const at = (key: keyof AttendOperands) => a[key] + g0 * step[key];
@@ -270,32 +385,34 @@ export class HeapKernels {
 
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */
   swiglu(gate: number, up: number, out: number, n: number): void {
-    this.exports.swiglu(gate, up, out, n);
+    this.call('swiglu', [gate, up, out, n]);
   }
 
-  /** y += scale·x over n floats at those addresses (add-scaled.ts; the last n mod 4 here). */
+  /** y += scale·x over n floats at those addresses (add-scaled.ts; scale is rounded to float32, as a tfjs scalar is). */
   addScaled(y: number, x: number, n: number, scale: number): void {
-    const head = n - (n % 4);
-    if (head > 0) this.exports.addScaled(y, x, head, scale);
-    if (head === n) return;
-    const [heap, s] = [this.floats(), Math.fround(scale)]; // the kernel's scale is a float32, as a tfjs scalar is
-    for (let i = head; i < n; i++) heap[y / 4 + i] += Math.fround(heap[x / 4 + i] * s);
+    this.call('addScaled', [y, x, n, scale]);
+  }
+
+  /** `rows` runs of n floats (a multiple of 4) from src + r·srcRow to dst + r·dstRow, strides in bytes (copy-rows.ts). */
+  copyRows(dst: number, src: number, rows: number, n: number, dstRow: number, srcRow: number): void {
+    if (n % 4 !== 0) throw new Error(`copyRows copies whole vectors of 4 floats; got rows of ${n}`);
+    this.call('copyRows', [dst, src, rows, n, dstRow, srcRow]);
   }
 
   /** RMSNorm over rows of `cols` floats, cols a multiple of 4 (rms-norm.ts). */
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
-    this.exports.rmsNorm(x, w, out, rows, cols, eps);
+    this.call('rmsNorm', [x, w, out, rows, cols, eps]);
   }
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void {
-    this.exports.rmsNormFactor(x, out, rows, cols, eps);
+    this.call('rmsNormFactor', [x, out, rows, cols, eps]);
   }
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
-    this.exports.rmsNormDx(dy, x, w, out, rows, cols, eps);
+    this.call('rmsNormDx', [dy, x, w, out, rows, cols, eps]);
   }
 
   /** RoPE over x [B, H, T, D] with tables [T, D], or [B, 1, T, D] when `perRow`; D/2 a multiple of 4 (rope.ts). */
   rope(x: number, cos: number, sin: number, out: number, shape: { rows: number; D: number; T: number; H: number }, perRow: boolean, inverse: boolean): void {
-    this.exports.rope(x, cos, sin, out, shape.rows, shape.D, shape.T, shape.H, perRow ? 1 : 0, inverse ? -1 : 1);
+    this.call('rope', [x, cos, sin, out, shape.rows, shape.D, shape.T, shape.H, perRow ? 1 : 0, inverse ? -1 : 1]);
   }
 
   /** Writes Adam's new m (part 0), v (1) or p (2) of n floats to `out` (adam.ts). */
@@ -305,14 +422,15 @@ export class HeapKernels {
     const l2 = h.kind === 'adam' && decays ? h.wd : 0; // Adam's L2 penalty, added to the gradient
     const decay = h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1; // AdamW's decoupled decay
     const scalars = [h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale];
-    this.runShares(splitElements(n, ADAM_WORK, this.threads()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p + i0 * 4, g + i0 * 4, m + i0 * 4, v + i0 * 4, out + i0 * 4, i1 - i0, part, ...scalars] }] })));
+    this.runShares(splitElements(n, ADAM_WORK, this.threads(), this.shareWork()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p + i0 * 4, g + i0 * 4, m + i0 * 4, v + i0 * 4, out + i0 * 4, i1 - i0, part, ...scalars] }] })));
   }
 
   /** Share i's scratch of at least `floats` floats. */
   private scratchFor(i: number, floats: number): number {
     const s = (this.scratch[i] ??= { at: 0, floats: 0 });
     if (floats > s.floats) {
-      if (s.at) this.heap._free(s.at);
+      if (s.at && this.phases) this.freeAfterRun.push(s.at); // a recorded call still uses it
+      else if (s.at) this.heap._free(s.at);
       s.floats = 0;
       s.at = this.heap._malloc(floats * 4);
       if (!s.at) throw new Error(`wasm gemm: the heap could not allocate ${floats * 4} bytes of scratch`);

@@ -14,6 +14,14 @@
  * scratch of its own. A worker spins a little before it sleeps in Atomics.wait, since kernels come back
  * to back within a step and waking a sleeping thread costs tens of microseconds.
  *
+ * A job may instead be a recorded program (heap-kernels.ts's inPhases: a whole decoding step): phases one
+ * after another, each a few shares of one kernel (or of a few independent ones). Every thread claims the
+ * program's shares in order, one at a time, and before running one waits, spinning, until every share
+ * of the phases before its own is done. So the threads meet between phases without being handed each
+ * kernel, and a thread that is late (asleep, or descheduled on a busy machine) leaves its shares to the
+ * others instead of holding them up: a share waits only for shares already claimed, never for one that
+ * is not (so no order of claims can deadlock).
+ *
  * The calling thread must be able to block: Node's main thread and a browser worker (the engine's) can,
  * a page's main thread cannot (canBlock is false there and kernels stay on one thread). Workers start
  * asynchronously (a browser starts one only while its creator's event loop turns); callers cut kernels
@@ -38,17 +46,31 @@ export interface KernelShare {
   count?: number;
 }
 
+/**
+ * A recorded program on the heap: `length` float64s at byte address `program` (8-aligned): the share
+ * count n, then per share its calls' start and end (indices into the same float64s) and the number of
+ * shares that must be done before it may start (its phase's first share), then the calls: each its
+ * export's index, its argument count, its arguments. programLayout() writes one.
+ */
+export interface ProgramShare {
+  program: number;
+  length: number;
+}
+
 /** Workers a pool starts at most, and shares a kernel is cut into at most. */
 export const MAX_WORKERS = 63;
 const MAX_SHARES = MAX_WORKERS + 1;
 /**
  * The control block: a header of int32s (the job number, the claim counter, shares done, the share count
- * (-1: exit), a failure flag, then one ready flag per worker), then one slot per share: int32s (call count,
- * repeat count, then each call's export index and argument count), every call's arguments, their strides.
+ * (-1: exit), a failure flag, then one ready flag per worker; a recorded program's claim counter and
+ * shares done, each on a cache line of its own, since threads spin on them), then one slot per share:
+ * int32s (call count, repeat count, then each call's export index and argument count), every call's
+ * arguments, their strides.
  */
 const [JOB, CLAIM, DONE, SHARES, FAILED] = [0, 1, 2, 3, 4];
 const READY_AT = 8;
-const HEADER_BYTES = (READY_AT + MAX_WORKERS + 1) * 4;
+const [PROGRAM_CLAIM, PROGRAM_DONE] = [READY_AT + MAX_WORKERS + 1 + 16, READY_AT + MAX_WORKERS + 1 + 32];
+const HEADER_BYTES = (PROGRAM_DONE + 16) * 4;
 const SLOT_BYTES = 1024;
 const SLOT_INTS = 16;
 const [CALLS, COUNT, FIRST_CALL] = [0, 1, 2];
@@ -85,11 +107,53 @@ const CLAIM_LOOP = `
 
 type ClaimShares = (header: Int32Array, job: number, run: (i: number) => void) => boolean;
 
+/** Runs a recorded program's shares as this thread claims them (ProgramShare): the same text in the workers and on the calling thread. */
+const PROGRAM_LOOP = `
+  const p = new Float64Array(memory.buffer, at, length);
+  for (;;) {
+    const share = Atomics.add(header, ${PROGRAM_CLAIM}, 1);
+    if (share >= p[0]) return;
+    const [start, end, after] = [p[1 + 3 * share], p[2 + 3 * share], p[3 + 3 * share]];
+    while (Atomics.load(header, ${PROGRAM_DONE}) < after) if (Atomics.load(header, ${FAILED})) throw new Error('a share of this job failed');
+    for (let i = start; i < end; ) {
+      const args = new Array(p[i + 1]);
+      for (let j = 0; j < args.length; j++) args[j] = p[i + 2 + j];
+      fns[p[i]].apply(null, args);
+      i += 2 + args.length;
+    }
+    Atomics.add(header, ${PROGRAM_DONE}, 1);
+  }
+`;
+
+/**
+ * A program's float64s (ProgramShare) from its phases, each a list of shares, each a share's calls
+ * (export index, argument count, arguments, one after another).
+ */
+export function programLayout(phases: number[][][]): Float64Array {
+  const shares = phases.flat();
+  const calls = shares.reduce((sum, share) => sum + share.length, 0);
+  const out = new Float64Array(1 + 3 * shares.length + calls);
+  out[0] = shares.length;
+  let [share, at, before] = [0, 1 + 3 * shares.length, 0];
+  for (const phase of phases) {
+    for (const calls of phase) {
+      out.set([at, at + calls.length, before], 1 + 3 * share++);
+      out.set(calls, at);
+      at += calls.length;
+    }
+    before += phase.length;
+  }
+  return out;
+}
+
+type RunProgram = (memory: WebAssembly.Memory, fns: readonly unknown[], header: Int32Array, at: number, length: number) => void;
+
 /** The worker's whole program: plain JS (it is the source of a blob or eval worker, never bundled). */
 const WORKER_SOURCE = `
 const port = typeof self === 'undefined' ? require('node:worker_threads').parentPort : self;
 const listen = (f) => (port.on ? port.on('message', f) : (port.onmessage = (e) => f(e.data)));
 const claimShares = (header, job, run) => {${CLAIM_LOOP}};
+const runProgram = (memory, fns, header, at, length) => {${PROGRAM_LOOP}};
 listen(({ memory, module, control, index, names }) => {
   const exports = new WebAssembly.Instance(module, { env: { memory } }).exports;
   const fns = names.map((name) => exports[name]);
@@ -100,6 +164,7 @@ listen(({ memory, module, control, index, names }) => {
   });
   const run = (i) => {
     const { ints, args, strides } = slots[i];
+    if (ints[${CALLS}] < 0) return runProgram(memory, fns, header, args[0], args[1]);
     const a = Array.from(args);
     for (let r = 0; r < ints[${COUNT}]; r++) {
       for (let c = 0, at = 0; c < ints[${CALLS}]; c++) {
@@ -168,8 +233,9 @@ export class KernelThreads {
   private control = 0;
   private header: Int32Array | null = null;
   private spawning: Promise<void> | null = null;
-  /** CLAIM_LOOP compiled here (it throws where a content security policy forbids eval: no pool then). */
+  /** CLAIM_LOOP and PROGRAM_LOOP compiled here (it throws where a content security policy forbids eval: no pool then). */
   private readonly claimShares = new Function('header', 'job', 'run', CLAIM_LOOP) as ClaimShares;
+  private readonly runProgramHere = new Function('memory', 'fns', 'header', 'at', 'length', PROGRAM_LOOP) as RunProgram;
 
   constructor(
     private readonly memory: WebAssembly.Memory,
@@ -220,11 +286,26 @@ export class KernelThreads {
    * (`here` runs a share on this thread). Throws if a share failed, once no thread is still in one.
    */
   run(shares: KernelShare[], here: (share: KernelShare) => void): void {
+    this.runJob(shares, here);
+  }
+
+  /**
+   * Runs a recorded program on this thread and on up to `threads` - 1 workers, whichever join it; `fns`
+   * are this thread's exports in the order the program's indices name them.
+   */
+  runProgram(program: ProgramShare, threads: number, fns: readonly ((...args: number[]) => void)[]): void {
+    const tickets = Array.from({ length: Math.max(1, Math.min(threads, MAX_SHARES)) }, () => program); // one per thread that may join
+    this.runJob(tickets, (share) => this.runProgramHere(this.memory, fns, this.header!, share.program, share.length));
+  }
+
+  private runJob<Share extends KernelShare | ProgramShare>(shares: Share[], here: (share: Share) => void): void {
     const header = this.header!;
     if (shares.length > MAX_SHARES) throw new Error(`wasm kernel threads: ${shares.length} shares, at most ${MAX_SHARES}`);
     shares.forEach((share, i) => this.write(i, share));
     Atomics.store(header, DONE, 0);
     Atomics.store(header, FAILED, 0);
+    Atomics.store(header, PROGRAM_CLAIM, 0);
+    Atomics.store(header, PROGRAM_DONE, 0);
     Atomics.store(header, SHARES, shares.length);
     const job = (Atomics.load(header, JOB) + 1) | 0;
     Atomics.store(header, CLAIM, (job & JOB_MASK) << JOB_SHIFT);
@@ -246,11 +327,16 @@ export class KernelThreads {
     for (const worker of this.workers) void worker.terminate();
   }
 
-  /** Share i's calls into its slot. */
-  private write(i: number, share: KernelShare): void {
+  /** Share i's calls (or its program's place) into its slot. */
+  private write(i: number, share: KernelShare | ProgramShare): void {
+    const at = this.control + HEADER_BYTES + i * SLOT_BYTES;
+    if ('program' in share) {
+      new Int32Array(this.memory.buffer, at, SLOT_INTS)[CALLS] = -1;
+      new Float64Array(this.memory.buffer, at + ARGS_AT, 2).set([share.program, share.length]);
+      return;
+    }
     const args = share.calls.flatMap((c) => c.args);
     if (share.calls.length > MAX_CALLS || args.length > MAX_ARGS) throw new Error(`wasm kernel threads: a share of ${share.calls.length} calls, ${args.length} arguments is too large for a slot`);
-    const at = this.control + HEADER_BYTES + i * SLOT_BYTES;
     const ints = new Int32Array(this.memory.buffer, at, SLOT_INTS);
     const strides = new Float64Array(this.memory.buffer, at + STRIDES_AT, MAX_ARGS).fill(0);
     let offset = 0;
