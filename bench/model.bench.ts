@@ -39,6 +39,8 @@ const TRAIN_TARGET = 2;
 const START_COMMIT = '3c9594f';
 /** Tokens generated before any timed generation. */
 const WARM_UP_TOKENS = 32;
+/** Tokens per row of each batched warm-up run (generation's): V8 optimises the recorded step's JS after a hundred steps or so. */
+const BATCHED_WARM_UP_TOKENS = 128;
 /** Rounds of the start-commit comparison (each a fresh process per tree). */
 const AT_COMMIT_ROUNDS = 5;
 const GEN_TARGET = 3;
@@ -215,7 +217,11 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
     const out = await generate(model, Array.from({ length: batch }, () => [256, 10, 20, 30]), { maxNewTokens: GEN_TOKENS, temperature: 0, seed: 1, useCache });
     return { seconds: (performance.now() - start) / 1000, tokens: out.tokens };
   };
-  await generate(model, [[1, 2]], { maxNewTokens: WARM_UP_TOKENS, temperature: 0, seed: 1 }); // warm up kernels and V8
+  // Warm up kernels and V8 on every path the timed runs take (a batched step on several threads is recorded as a program: wasm-decode.ts).
+  for (const threads of THREADS) {
+    setKernelThreads(threads);
+    for (const batch of GEN_BATCHES) await generate(model, Array.from({ length: batch }, () => [1, 2]), { maxNewTokens: BATCHED_WARM_UP_TOKENS, temperature: 0, seed: 1 });
+  }
   const batched: GenerationFigures['batched'] = [];
   let first: number[] = [];
   for (const batch of GEN_BATCHES) {
