@@ -18,6 +18,8 @@
 export interface DecodeStepAttrs {
   /** Positions already cached. */
   past: number;
+  /** Positions a cache grown by this step makes room for, at least (KVCache's reserve; 0: the kernel's own headroom). */
+  reserve: number;
   numLayers: number;
   numHeads: number;
   numKvHeads: number;

@@ -162,6 +162,7 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
       const prefillShared = sharePrefill && step === 0;
       const batchRows = prefillShared ? distinct : active;
       const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]) };
+      if (cache) cache.reserve = L + maxNew; // the most positions this call writes: the cache grows once
       const out = step === 0 && cache ? prefill(model, inputs, options.prefillScoreFloats ?? PREFILL_SCORE_FLOATS, options.useLora) : forwardStep(model, inputs, cache, options.useLora);
       disposeCache(cache);
       cache = out.cache;

@@ -150,7 +150,7 @@ const CACHE_HEADROOM = 64;
  * The output for the cache [rows, Hkv, capacity, D] (`past` positions filled) extended by this step's
  * position: the input's own buffer when the capacity has room and nothing was written at `past` yet (a
  * second step from the same cache, a fork, must not overwrite the first's); otherwise a new buffer with
- * CACHE_HEADROOM positions to spare and the past copied in. The step writes position `past` (cacheFresh).
+ * CACHE_HEADROOM positions to spare, or room for attrs.reserve, and the past copied in. The step writes position `past` (cacheFresh).
  */
 function extendedCache(step: Step, cache: Info): Info {
   const { backend, attrs } = step;
@@ -162,7 +162,7 @@ function extendedCache(step: Step, cache: Info): Info {
     filledTo.set(cache.dataId, past + 1);
     return { dataId: cache.dataId, shape: cache.shape, dtype: 'float32' };
   }
-  const out = backend.makeOutput([rows, Hkv, past + 1 + CACHE_HEADROOM, D], 'float32');
+  const out = backend.makeOutput([rows, Hkv, Math.max(past + 1 + CACHE_HEADROOM, attrs.reserve), D], 'float32');
   filledTo.set(out.dataId, past + 1);
   const grown = out.shape[2];
   const heap = step.kernels.floats();

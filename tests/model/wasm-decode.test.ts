@@ -140,6 +140,17 @@ describe('the decoding step as one wasm kernel', () => {
     m.dispose();
   });
 
+  it('grows its cache to the reserve it is given, once, with the same logits', () => {
+    const m = model({});
+    const prefix = m.forward([[5, 9, 33]], { cache: m.emptyCache(), lastOnly: true });
+    const plain = m.forward([[200]], { cache: prefix.cache!, lastOnly: true });
+    const reserved = m.forward([[200]], { cache: { ...prefix.cache!, reserve: 300 }, lastOnly: true });
+    expect(plain.cache!.k[0].shape[2]).toBeLessThan(300);
+    expect(reserved.cache!.k[0].shape[2]).toBe(300);
+    expect(Array.from(reserved.logits.dataSync())).toEqual(Array.from(plain.logits.dataSync()));
+    m.dispose();
+  });
+
   it('packs each weight once, packs it again after an assign (an optimizer step), and frees the copies with the weights', () => {
     const backend = tf.backend() as unknown as TfjsWasmBackend;
     const packed = packedWeightsOf(backend, heapKernelsOf(backend.wasm));

@@ -16,7 +16,7 @@ import { adamFunction } from './adam.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
 import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
-import { canBlock, KernelThreads, programLayout, type KernelShare } from './kernel-threads.ts';
+import { canBlock, encodeShare, KernelThreads, programLayout, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction } from './swiglu.ts';
@@ -126,7 +126,7 @@ export class HeapKernels {
   readonly relaxedSimd: boolean;
   /** The exports' names; a recorded call names its export by index here. */
   private readonly names: readonly string[];
-  private readonly indexOf: Map<string, number>;
+  private readonly indexOfExport: (name: string) => number;
   /** The exports in that order. */
   private readonly fns: ((...args: number[]) => void)[];
   /** While inPhases records: the program's phases, each its shares, each its calls (export index, argument count, arguments). */
@@ -155,7 +155,8 @@ export class HeapKernels {
     const module = new WebAssembly.Module(bytes as BufferSource);
     this.exports = new WebAssembly.Instance(module, { env: { memory } }).exports as unknown as Exports;
     this.names = Object.keys(this.exports);
-    this.indexOf = new Map(this.names.map((name, i) => [name, i]));
+    const indices = new Map(this.names.map((name, i) => [name, i]));
+    this.indexOfExport = (name) => indices.get(name)!;
     this.fns = this.names.map((name) => this.exports[name as keyof Exports] as (...args: number[]) => void);
     this.heap = heap;
     this.memory = memory;
@@ -294,30 +295,23 @@ export class HeapKernels {
 
   /** A kernel that is not split: run now, or recorded while inPhases records. */
   private call(fn: keyof Exports, args: number[]): void {
-    if (this.phases) this.record([[this.indexOf.get(fn)!, args.length, ...args]]);
+    if (this.phases) this.record([encodeShare({ calls: [{ fn, args }] }, this.indexOfExport)]);
     else this.invoke(fn, args);
   }
 
   /** Runs shares[0] here and the others on workers (threads() of them at most); while inPhases records, they are a phase of its program. */
   private runShares(shares: KernelShare[]): void {
-    if (this.phases) {
-      this.record(
-        shares.map((share) => {
-          const calls: number[] = [];
-          this.runShare(share, (fn, args) => calls.push(this.indexOf.get(fn)!, args.length, ...args));
-          return calls;
-        }),
-      );
-    } else if (shares.length === 1) this.runShare(shares[0], (fn, args) => this.invoke(fn, args));
-    else this.pool!.run(shares, (share) => this.runShare(share, (fn, args) => this.invoke(fn, args)));
+    if (this.phases) this.record(shares.map((share) => encodeShare(share, this.indexOfExport)));
+    else if (shares.length === 1) this.runShare(shares[0]);
+    else this.pool!.run(shares, (share) => this.runShare(share));
   }
 
-  /** A share's calls in turn, as kernel-threads.ts's workers run one, each given to `run`. */
-  private runShare(share: KernelShare, run: (fn: keyof Exports, args: number[]) => void): void {
+  /** A share on this thread, as kernel-threads.ts's workers run one. */
+  private runShare(share: KernelShare): void {
     const calls = share.calls.map((c) => ({ fn: c.fn as keyof Exports, args: c.args.slice(), strides: c.strides }));
     for (let r = 0; r < (share.count ?? 1); r++) {
       for (const c of calls) {
-        run(c.fn, c.args);
+        this.invoke(c.fn, c.args);
         c.strides?.forEach((stride, i) => (c.args[i] += stride));
       }
     }

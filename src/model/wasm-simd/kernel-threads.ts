@@ -48,9 +48,9 @@ export interface KernelShare {
 
 /**
  * A recorded program on the heap: `length` float64s at byte address `program` (8-aligned): the share
- * count n, then per share its calls' start and end (indices into the same float64s) and the number of
- * shares that must be done before it may start (its phase's first share), then the calls: each its
- * export's index, its argument count, its arguments. programLayout() writes one.
+ * count n, then per share its start and end (indices into the same float64s) and the number of shares
+ * that must be done before it may start (its phase's first share), then the shares' work: blocks, each
+ * a KernelShare (encodeShare()). programLayout() writes one.
  */
 export interface ProgramShare {
   program: number;
@@ -107,6 +107,16 @@ const CLAIM_LOOP = `
 
 type ClaimShares = (header: Int32Array, job: number, run: (i: number) => void) => boolean;
 
+/**
+ * A KernelShare as a recorded program's block of float64s: its repeat count, its call count, then per
+ * call its export's index, its argument count, its arguments and their strides.
+ */
+export function encodeShare(share: KernelShare, indexOf: (fn: string) => number): number[] {
+  const out = [share.count ?? 1, share.calls.length];
+  for (const call of share.calls) out.push(indexOf(call.fn), call.args.length, ...call.args, ...call.args.map((_, i) => call.strides?.[i] ?? 0));
+  return out;
+}
+
 /** Runs a recorded program's shares as this thread claims them (ProgramShare): the same text in the workers and on the calling thread. */
 const PROGRAM_LOOP = `
   const p = new Float64Array(memory.buffer, at, length);
@@ -115,20 +125,25 @@ const PROGRAM_LOOP = `
     if (share >= p[0]) return;
     const [start, end, after] = [p[1 + 3 * share], p[2 + 3 * share], p[3 + 3 * share]];
     while (Atomics.load(header, ${PROGRAM_DONE}) < after) if (Atomics.load(header, ${FAILED})) throw new Error('a share of this job failed');
-    for (let i = start; i < end; ) {
-      const args = new Array(p[i + 1]);
-      for (let j = 0; j < args.length; j++) args[j] = p[i + 2 + j];
-      fns[p[i]].apply(null, args);
-      i += 2 + args.length;
+    for (let block = start; block < end; ) {
+      const [count, calls] = [p[block], p[block + 1]];
+      let i = block + 2;
+      for (let r = 0; r < count; r++) {
+        i = block + 2;
+        for (let c = 0; c < calls; c++) {
+          const args = new Array(p[i + 1]);
+          for (let j = 0; j < args.length; j++) args[j] = p[i + 2 + j] + r * p[i + 2 + args.length + j];
+          fns[p[i]].apply(null, args);
+          i += 2 + 2 * args.length;
+        }
+      }
+      block = i;
     }
     Atomics.add(header, ${PROGRAM_DONE}, 1);
   }
 `;
 
-/**
- * A program's float64s (ProgramShare) from its phases, each a list of shares, each a share's calls
- * (export index, argument count, arguments, one after another).
- */
+/** A program's float64s (ProgramShare) from its phases, each a list of shares, each a share's blocks (encodeShare's, one after another). */
 export function programLayout(phases: number[][][]): Float64Array {
   const shares = phases.flat();
   const calls = shares.reduce((sum, share) => sum + share.length, 0);
