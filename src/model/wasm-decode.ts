@@ -38,7 +38,7 @@ class Arena {
   take(floats: number): number {
     const at = this.base + this.used;
     this.used += Math.ceil(floats / 4) * 16;
-    if (this.used > this.bytes) throw new Error('wasm decoding: arena overrun (a size was left out of scratchSizes)');
+    if (this.used > this.bytes) throw new Error('wasm decoding: arena overrun (a size was left out of scratchPerRow)');
     return at;
   }
 
@@ -150,7 +150,8 @@ const CACHE_HEADROOM = 64;
  * The output for the cache [rows, Hkv, capacity, D] (`past` positions filled) extended by this step's
  * position: the input's own buffer when the capacity has room and nothing was written at `past` yet (a
  * second step from the same cache, a fork, must not overwrite the first's); otherwise a new buffer with
- * CACHE_HEADROOM positions to spare, or room for attrs.reserve, and the past copied in. The step writes position `past` (cacheFresh).
+ * CACHE_HEADROOM positions to spare, or room for attrs.reserve, and the past copied in. The step writes
+ * position `past` (cacheFresh).
  */
 function extendedCache(step: Step, cache: Info): Info {
   const { backend, attrs } = step;

@@ -16,8 +16,9 @@
  *
  * A job may instead be a recorded program (heap-kernels.ts's inPhases: a whole decoding step): phases one
  * after another, each a few shares of one kernel (or of a few independent ones). Every thread claims the
- * program's shares in order, one at a time, and before running one waits, spinning, until every share
- * of the phases before its own is done. So the threads meet between phases without being handed each
+ * program's shares in order, one at a time, and before running one waits until every share of the
+ * phases before its own is done: spinning, then (on a busy machine, where the share it waits for may sit on
+ * a descheduled thread) asleep, so that the spin does not take that thread's core. So the threads meet between phases without being handed each
  * kernel, and a thread that is late (asleep, or descheduled on a busy machine) leaves its shares to the
  * others instead of holding them up: a share waits only for shares already claimed, never for one that
  * is not (so no order of claims can deadlock).
@@ -63,13 +64,15 @@ const MAX_SHARES = MAX_WORKERS + 1;
 /**
  * The control block: a header of int32s (the job number, the claim counter, shares done, the share count
  * (-1: exit), a failure flag, then one ready flag per worker; a recorded program's claim counter and
- * shares done, each on a cache line of its own, since threads spin on them), then one slot per share:
+ * shares done, each on a cache line of its own, since threads spin on them, and its sleepers), then one slot per share:
  * int32s (call count, repeat count, then each call's export index and argument count), every call's
  * arguments, their strides.
  */
 const [JOB, CLAIM, DONE, SHARES, FAILED] = [0, 1, 2, 3, 4];
 const READY_AT = 8;
 const [PROGRAM_CLAIM, PROGRAM_DONE] = [READY_AT + MAX_WORKERS + 1 + 16, READY_AT + MAX_WORKERS + 1 + 32];
+/** Threads asleep until a program's next share is done (they spun for SPINS first). */
+const PROGRAM_WAITERS = PROGRAM_DONE + 1;
 const HEADER_BYTES = (PROGRAM_DONE + 16) * 4;
 const SLOT_BYTES = 1024;
 const SLOT_INTS = 16;
@@ -124,7 +127,13 @@ const PROGRAM_LOOP = `
     const share = Atomics.add(header, ${PROGRAM_CLAIM}, 1);
     if (share >= p[0]) return;
     const [start, end, after] = [p[1 + 3 * share], p[2 + 3 * share], p[3 + 3 * share]];
-    while (Atomics.load(header, ${PROGRAM_DONE}) < after) if (Atomics.load(header, ${FAILED})) throw new Error('a share of this job failed');
+    for (let spins = 0, done = Atomics.load(header, ${PROGRAM_DONE}); done < after; done = Atomics.load(header, ${PROGRAM_DONE})) {
+      if (Atomics.load(header, ${FAILED})) throw new Error('a share of this job failed');
+      if (++spins < ${SPINS}) continue;
+      Atomics.add(header, ${PROGRAM_WAITERS}, 1); // a long wait (the share before is on a descheduled thread): sleep, and leave it the core
+      Atomics.wait(header, ${PROGRAM_DONE}, done, 1);
+      Atomics.sub(header, ${PROGRAM_WAITERS}, 1);
+    }
     for (let block = start; block < end; ) {
       const [count, calls] = [p[block], p[block + 1]];
       let i = block + 2;
@@ -140,6 +149,7 @@ const PROGRAM_LOOP = `
       block = i;
     }
     Atomics.add(header, ${PROGRAM_DONE}, 1);
+    if (Atomics.load(header, ${PROGRAM_WAITERS}) > 0) Atomics.notify(header, ${PROGRAM_DONE});
   }
 `;
 
