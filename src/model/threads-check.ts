@@ -17,7 +17,7 @@ export interface ThreadsCheck {
   /** What was compared, and what of it differed in any bit. */
   compared: string[];
   differing: string[];
-  /** Decoding steps the second pass ran as one recorded program per thread (wasm-decode.ts, heap-kernels.ts inPhases). */
+  /** Decoding steps the second pass ran as a recorded program the threads shared (wasm-decode.ts, heap-kernels.ts inPhases). */
   splitSteps: number;
 }
 
