@@ -274,6 +274,8 @@ console.log(`checks: logits against the reference, Spindle ${spindleLogits.toExp
 console.log(`load average: ${loadBefore.join(' ')} before, ${loadBeforeSpindle.join(' ')} before Spindle's training, ${loadBeforeTrl.join(' ')} before TRL, ${loadAfter.join(' ')} at the end`);
 
 const summary = (h: HeldOut) => ({ success: h.success, ci95: h.ci95, n: h.result.n });
+/** TRL's held-out rate with the same Wilson interval on its distinct items. */
+const trlSummary = (h: { success: number; n: number }) => ({ success: h.success, ci95: wilsonInterval(Math.round(h.success * h.n), h.n), n: h.n });
 const result = {
   benchmark: 'trl-loop', date: new Date().toISOString(), machine: 'Node 20 tfjs-wasm / PyTorch CPU, 2 vCPU',
   load_average: { before: loadBefore, before_spindle_training: loadBeforeSpindle, before_trl: loadBeforeTrl, end: loadAfter },
@@ -290,7 +292,7 @@ const result = {
   },
   trl: {
     seconds_per_update: trlRate, first_update_seconds: trl.update_seconds[0], update_seconds: trl.update_seconds, tokens_per_second: trlTokensPerS, generation_seconds: trl.generation_seconds,
-    rewards: trlRewards, before: { success: trl.before.success, n: trl.before.n }, after: { success: trl.after.success, n: trl.after.n },
+    rewards: trlRewards, before: trlSummary(trl.before), after: trlSummary(trl.after),
     versions: trl.versions, torch_threads: trl.torch_threads, trainable_parameters: trl.trainable_parameters, checks: trl.checks,
   },
 };

@@ -307,23 +307,19 @@ export class KernelThreads {
   }
 
   /**
-   * Runs every share, on this thread and on whichever workers claim them, and returns when all are done
-   * (`here` runs a share on this thread). Throws if a share failed, once no thread is still in one.
-   */
-  run(shares: KernelShare[], here: (share: KernelShare) => void): void {
-    this.runJob(shares, here);
-  }
-
-  /**
    * Runs a recorded program on this thread and on up to `threads` - 1 workers, whichever join it; `fns`
    * are this thread's exports in the order the program's indices name them.
    */
   runProgram(program: ProgramShare, threads: number, fns: readonly ((...args: number[]) => void)[]): void {
     const tickets = Array.from({ length: Math.max(1, Math.min(threads, MAX_SHARES)) }, () => program); // one per thread that may join
-    this.runJob(tickets, (share) => this.runProgramHere(this.memory, fns, this.header!, share.program, share.length));
+    this.run(tickets, (share) => this.runProgramHere(this.memory, fns, this.header!, share.program, share.length));
   }
 
-  private runJob<Share extends KernelShare | ProgramShare>(shares: Share[], here: (share: Share) => void): void {
+  /**
+   * Runs every share, on this thread and on whichever workers claim them, and returns when all are done
+   * (`here` runs a share on this thread). Throws if a share failed, once no thread is still in one.
+   */
+  run<Share extends KernelShare | ProgramShare>(shares: Share[], here: (share: Share) => void): void {
     const header = this.header!;
     if (shares.length > MAX_SHARES) throw new Error(`wasm kernel threads: ${shares.length} shares, at most ${MAX_SHARES}`);
     shares.forEach((share, i) => this.write(i, share));
