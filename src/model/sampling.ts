@@ -38,7 +38,7 @@ export interface SamplingOptions {
   useLora?: boolean;
   /** Token fed as left padding (masked, so any id works). */
   padId?: number;
-  /** Most attention-score floats (rows × heads × L²) one prefill forward may hold; default PREFILL_SCORE_FLOATS. */
+  /** Most attention-score floats (rows × heads × L²) one prefill forward may hold; default defaultPrefillScoreFloats(): 2²⁵ on a GPU, 2²² on wasm. */
   prefillScoreFloats?: number;
   signal?: AbortSignal;
   /** Called for every sampled token, in order, per row. */
@@ -163,7 +163,7 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
       const batchRows = prefillShared ? distinct : active;
       const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]) };
       if (cache) cache.reserve = L + maxNew; // the most positions this call writes: the cache grows once
-      const out = step === 0 && cache ? prefill(model, inputs, options.prefillScoreFloats ?? PREFILL_SCORE_FLOATS, options.useLora) : forwardStep(model, inputs, cache, options.useLora);
+      const out = step === 0 && cache ? prefill(model, inputs, options.prefillScoreFloats ?? defaultPrefillScoreFloats(), options.useLora) : forwardStep(model, inputs, cache, options.useLora);
       disposeCache(cache);
       cache = out.cache;
       if (prefillShared && cache) cache = keepRows(cache, sourceOf);
@@ -220,8 +220,17 @@ function forwardStep(model: TransformerModel, inputs: StepInputs, cache: KVCache
   }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
 }
 
-/** Attention-score floats one prefill forward may hold (128 MiB per tensor; see rowsWithinScoreBudget). */
-const PREFILL_SCORE_FLOATS = 1 << 25;
+/**
+ * Attention-score floats one prefill forward may hold (see rowsWithinScoreBudget): 128 MiB per tensor
+ * on a GPU, 16 MiB on wasm. On a CPU a bunch's scores, their masked and softmaxed copies should stay
+ * near the cache: a batch of sixteen 440-token multi-step turns in one forward (50 MB of scores per
+ * layer) prefilled at about half the tokens per second of the same rows in bunches of one to three,
+ * and a bunch of one still makes products hundreds of rows deep (bench/pipeline.bench.ts: prefill
+ * 3.2 → 2.2–2.4 s of a 24-episode run).
+ */
+function defaultPrefillScoreFloats(): number {
+  return tf.getBackend() === 'wasm' ? 1 << 22 : 1 << 25;
+}
 
 /** The prompts' forward pass, in bunches of rows holding at most `scoreFloats` attention scores; caches joined by row. */
 function prefill(model: TransformerModel, inputs: StepInputs, scoreFloats: number, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache } {

@@ -5,14 +5,29 @@
  * pass, and tfjs-wasm's Identity copies the whole buffer: about a tenth of a LoRA update's time went
  * to those copies. Tensor buffers are never written after their kernel returns (a variable's assign
  * takes a new buffer), so the clone can share the buffer with a reference count, as Reshape does.
+ *
+ * GatherV2 along the first axis (whole rows): tfjs-wasm's gather walks every element through its
+ * strides, about 30 ns a float, and generation gathers whole key/value caches when rows finish (a
+ * batch of multi-step turns spent about a tenth of its time there). Rows are contiguous, so each is one
+ * byte copy on the heap. Unlike tfjs-wasm's, it refuses an index outside the rows instead of reading
+ * memory it does not own.
  */
 import * as tf from '@tensorflow/tfjs';
 
-interface RefCountingBackend {
+interface WasmBackend {
   incRef(dataId: object): void;
+  makeOutput(shape: number[], dtype: tf.DataType): tf.TensorInfo;
+  getMemoryOffset(dataId: object): number;
+  wasm: { HEAPU8: Uint8Array; HEAP32: Int32Array };
+  disposeData?(dataId: object): boolean;
 }
 
 export function registerWasmKernels(): void {
+  registerSharedIdentity();
+  registerRowGather();
+}
+
+function registerSharedIdentity(): void {
   const builtIn = tf.getKernel('Identity', 'wasm');
   if (!builtIn || builtIn.kernelFunc.name === 'sharedIdentity') return;
   tf.unregisterKernel('Identity', 'wasm');
@@ -22,8 +37,49 @@ export function registerWasmKernels(): void {
     kernelFunc: function sharedIdentity(args) {
       const x = args.inputs.x as tf.TensorInfo;
       if (x.dtype === 'string') return builtIn.kernelFunc(args);
-      (args.backend as unknown as RefCountingBackend).incRef(x.dataId);
+      (args.backend as unknown as WasmBackend).incRef(x.dataId);
       return { dataId: x.dataId, shape: x.shape, dtype: x.dtype };
+    },
+  });
+}
+
+/** Bytes per element of the dtypes tfjs-wasm stores (bool is one byte; strings are not on the heap). */
+const ELEMENT_BYTES: Partial<Record<tf.DataType, number>> = { float32: 4, int32: 4, bool: 1 };
+
+function registerRowGather(): void {
+  const builtIn = tf.getKernel('GatherV2', 'wasm');
+  if (!builtIn || builtIn.kernelFunc.name === 'rowGather') return;
+  tf.unregisterKernel('GatherV2', 'wasm');
+  tf.registerKernel({
+    kernelName: 'GatherV2',
+    backendName: 'wasm',
+    setupFunc: builtIn.setupFunc, // binds tfjs-wasm's own gather, which the other axes still run
+    kernelFunc: function rowGather(args) {
+      const { x, indices } = args.inputs as { x: tf.TensorInfo; indices: tf.TensorInfo };
+      const { axis, batchDims } = args.attrs as unknown as { axis: number; batchDims: number };
+      const bytes = ELEMENT_BYTES[x.dtype];
+      const firstAxis = tf.util.parseAxisParam(axis, x.shape)[0] === 0 && batchDims === 0;
+      if (!firstAxis || !bytes || indices.dtype !== 'int32') return builtIn.kernelFunc(args);
+      const backend = args.backend as unknown as WasmBackend;
+      const rows = x.shape[0];
+      const rowBytes = (tf.util.sizeFromShape(x.shape) / Math.max(rows, 1)) * bytes;
+      const count = tf.util.sizeFromShape(indices.shape);
+      const out = backend.makeOutput([...indices.shape, ...x.shape.slice(1)], x.dtype);
+      if (count === 0 || rowBytes === 0) return out;
+      // Addresses after makeOutput: allocating may grow the heap, which replaces its views.
+      const heap = backend.wasm.HEAPU8;
+      const picks = backend.wasm.HEAP32.subarray(backend.getMemoryOffset(indices.dataId) / 4, backend.getMemoryOffset(indices.dataId) / 4 + count);
+      const from = backend.getMemoryOffset(x.dataId);
+      const to = backend.getMemoryOffset(out.dataId);
+      for (let i = 0; i < count; i++) {
+        const row = picks[i];
+        if (!(row >= 0 && row < rows)) {
+          backend.disposeData?.(out.dataId);
+          throw new Error(`gather: index ${row} is outside the ${rows} rows of a [${x.shape.join(', ')}] tensor`);
+        }
+        heap.copyWithin(to + i * rowBytes, from + row * rowBytes, from + (row + 1) * rowBytes);
+      }
+      return out;
     },
   });
 }

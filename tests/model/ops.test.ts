@@ -171,3 +171,35 @@ describe('fused kernels over the wasm heap against their composite forms on cpu'
       withGradients((gate, up) => swiglu(gate, up), 2), SWIGLU_KERNEL, ['value', 'loss', 'gradient of gate', 'gradient of up']);
   });
 });
+
+describe('gather along the first axis on wasm (wasm-kernels.ts: a byte copy per row)', () => {
+  it('picks whole rows of float32, int32 and bool tensors, repeats and any index shape included, as cpu does', async () => {
+    const cases = [
+      { x: random([5, 2, 3, 4], 31), indices: [4, 0, 0, 2] },
+      { x: tf.tensor2d([[1, 2], [3, 4], [5, 6]], undefined, 'int32'), indices: [[2, 1], [0, 2]] },
+      { x: tf.tensor1d([1, 0, 1], 'bool'), indices: [1, 2, 1] },
+      { x: random([4, 3], 32), indices: [] as number[] },
+    ];
+    for (const { x, indices } of cases) {
+      const idx = tf.tensor(indices, undefined, 'int32');
+      const got = tf.gather(x, idx, 0);
+      const [shape, values] = [got.shape, await got.data()];
+      await useBackend('cpu');
+      const want = tf.gather(tf.tensor(await x.data(), x.shape, x.dtype), tf.tensor(indices, undefined, 'int32'), 0);
+      expect(shape).toEqual(want.shape);
+      expect(Array.from(values)).toEqual(Array.from(await want.data()));
+      await useBackend('wasm');
+    }
+  });
+
+  it('refuses an index outside the rows, naming it, instead of reading memory it does not own', () => {
+    const x = random([3, 4], 33);
+    expect(() => tf.gather(x, tf.tensor1d([0, 3], 'int32'), 0)).toThrow(/index 3 is outside the 3 rows/);
+    expect(() => tf.gather(x, tf.tensor1d([-1], 'int32'), 0)).toThrow(/index -1/);
+  });
+
+  it('leaves other axes to tfjs-wasm: a gather along the last axis still works', async () => {
+    const x = tf.tensor2d([[1, 2, 3], [4, 5, 6]]);
+    expect(Array.from(await tf.gather(x, tf.tensor1d([2, 0], 'int32'), 1).data())).toEqual([3, 1, 6, 4]);
+  });
+});
