@@ -12,6 +12,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmDecodeStep } from './wasm-decode.ts';
+import { registerWasmAttention } from './wasm-attention.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmTokenStats } from './wasm-token-stats.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
@@ -223,6 +224,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     if (simdKernelsSupported()) {
       registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
       registerWasmDecodeStep(); // without it, generation runs every decoding step as the graph's ops
+      registerWasmAttention(); // without it, a prompt's attention runs as tfjs's ops
     }
   }
   // In Node the heap is made shared as tfjs-wasm starts, so that kernel threads can work on it (shared-heap.ts).

@@ -20,7 +20,11 @@ export const SOFTMAX_DX_KERNEL = 'SpindleSoftmaxDx';
 export const ROPE_KERNEL = 'SpindleRope';
 /** gate, up [..., I] → silu(gate)·up; with dy and attrs part 'gate' | 'up', that input's gradient. */
 export const SWIGLU_KERNEL = 'SpindleSwiGLU';
-/** q [B, G, R, D], k, v [B, G, Tk, D], bias? [T, Tk] | [B, 1, 1, T, Tk]; attrs scale, positions (T) → softmax(q·kᵀ·scale + bias)·v. No gradient. */
+/**
+ * q [B, G, R, D], k, v [B, G, Tk, D], bias? [T, Tk] | [B, 1, 1, T, Tk]; attrs scale, positions (T) → softmax(q·kᵀ·scale + bias)·v.
+ * Causal: the queries are the last T of the Tk positions, and the bias masks every key after a query's own
+ * (the transformer's always does), so a kernel may skip those keys. No gradient.
+ */
 export const ATTENTION_KERNEL = 'SpindleAttention';
 /** One decoding step of the whole model (decode-step.ts has its inputs and attrs). No gradient. */
 export const DECODE_STEP_KERNEL = 'SpindleDecodeStep';

@@ -8,6 +8,7 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
+import { wasmAttentionFits } from './wasm-attention.ts';
 import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
 
@@ -100,12 +101,13 @@ export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tens
 const FUSED_ATTENTION_MAX_KEYS = 2048;
 
 /**
- * softmax(q·kᵀ·scale + bias)·v in one kernel, for generation on a backend that has it (WebGPU) and at
- * most FUSED_ATTENTION_MAX_KEYS keys; null otherwise, and the caller runs the products and softmax.
+ * softmax(q·kᵀ·scale + bias)·v in one kernel, for generation on a backend that has it (WebGPU; wasm where
+ * keys and heads are whole vectors of 4, wasm-attention.ts) and at most FUSED_ATTENTION_MAX_KEYS keys; null otherwise, and the caller runs the products and softmax.
  * q [B, G, R, D] with row r of a group at position r mod `positions`; k, v [B, G, Tk, D].
  */
 export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, positions: number): tf.Tensor | null {
   if (k.shape[2]! > FUSED_ATTENTION_MAX_KEYS || !hasFusedKernel(ATTENTION_KERNEL)) return null;
+  if (tf.getBackend() === 'wasm' && !wasmAttentionFits(k.shape[2]!, q.shape[3]!)) return null;
   const inputs: tf.NamedTensorMap = bias ? { q, k, v, bias } : { q, k, v };
   return tf.engine().runKernel(ATTENTION_KERNEL, inputs, { scale, positions }) as tf.Tensor;
 }

@@ -1,6 +1,7 @@
 /**
  * Spindle's kernels on one thread and on several must give the same bits (wasm-simd/kernel-threads.ts):
- * a small model's loss and gradients and a 64-row decoding step (enough rows for its products to be split), on the active wasm backend with the
+ * a small model's loss and gradients, a 64-row prompt's prefill (its attention is wasm-attention.ts's) and
+ * a 64-row decoding step (enough rows for its products to be split), on the active wasm backend with the
  * kernels on 1 thread and then on `threads`. Run in Node by tests/model/kernel-threads.test.ts and in a
  * cross-origin-isolated page's worker, over the threaded build's heap, by selftest.html?threads
  * (tests/e2e/model-backends.e2e.test.ts).
@@ -8,7 +9,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { presetConfig } from './config.ts';
 import { TransformerModel } from './transformer.ts';
-import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 import { createRng } from '../rng.ts';
 
 export interface ThreadsCheck {
@@ -23,8 +24,8 @@ export interface ThreadsCheck {
 
 const bitsOf = (t: tf.Tensor) => new Uint32Array(new Float32Array(t.dataSync()).buffer);
 
-/** Every output of one pass, by name, as raw bits. */
-function pass(model: TransformerModel, ids: number[][]): Map<string, Uint32Array> {
+/** Every output of one pass, by name, as raw bits, and how many recorded programs the decoding step ran. */
+function pass(model: TransformerModel, ids: number[][], kernels: HeapKernels): { out: Map<string, Uint32Array>; decodePrograms: number } {
   const out = new Map<string, Uint32Array>();
   const vars = model.trainableVariables();
   const { value, grads } = tf.variableGrads(() => tf.mean(tf.square(model.forward(ids).logits)) as tf.Scalar, vars);
@@ -34,10 +35,13 @@ function pass(model: TransformerModel, ids: number[][]): Map<string, Uint32Array
   const rng = createRng(10);
   const rows = Array.from({ length: 64 }, () => Array.from({ length: 8 }, () => Math.floor(rng.next() * model.config.vocabSize)));
   const prefix = model.forward(rows, { cache: model.emptyCache(), lastOnly: true });
+  out.set('prefill logits, 64 rows', bitsOf(prefix.logits));
+  const programsBefore = kernels.phasedRuns;
   const next = model.forward(rows.map((r) => [r[0]]), { cache: prefix.cache, lastOnly: true });
+  const decodePrograms = kernels.phasedRuns - programsBefore;
   out.set('decoding step logits, 64 rows', bitsOf(next.logits));
   tf.dispose([prefix.logits, next.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...next.cache!.k, ...next.cache!.v]);
-  return out;
+  return { out, decodePrograms };
 }
 
 export async function compareThreadCounts(threads: number): Promise<ThreadsCheck> {
@@ -48,13 +52,12 @@ export async function compareThreadCounts(threads: number): Promise<ThreadsCheck
   const ids = Array.from({ length: 4 }, () => Array.from({ length: 48 }, () => Math.floor(rng.next() * 266)));
   try {
     setKernelThreads(1);
-    const one = pass(model, ids);
+    const one = pass(model, ids, kernels).out;
     setKernelThreads(threads);
     const used = await kernels.threadsReady();
-    const runsBefore = kernels.phasedRuns;
-    const many = pass(model, ids);
-    const differing = [...one].filter(([name, bits]) => !bits.every((b, i) => b === many.get(name)![i])).map(([name]) => name);
-    return { threads: used, compared: [...one.keys()], differing, splitSteps: kernels.phasedRuns - runsBefore };
+    const many = pass(model, ids, kernels);
+    const differing = [...one].filter(([name, bits]) => !bits.every((b, i) => b === many.out.get(name)![i])).map(([name]) => name);
+    return { threads: used, compared: [...one.keys()], differing, splitSteps: many.decodePrograms };
   } finally {
     setKernelThreads(setting);
     model.dispose();

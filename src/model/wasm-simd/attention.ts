@@ -3,9 +3,13 @@
  * for the query heads that share one key/value head, over heads of D floats with D a multiple of 4:
  *
  *   attendScores(q, k, s, rows, keys, D, stride)      s[r, j] = q[r] · k[j]          q [rows, D], k [keys, D]
- *   softmaxRows(s, bias, rows, stride, scale)          s[r] ← softmax(s[r]·scale + bias) over `stride` lanes
+ *   softmaxRows(s, bias, rows, stride, scale, mask)    s[r] ← softmax(s[r]·scale + bias row of r) over `stride` lanes
  *   attendValues(p, v, out, rows, keys, D, stride)     out[r] = Σ_j p[r, j] · v[j]     p [rows, ≥ keys], v [keys, D]
  *
+ * The bias row of row r (counted from `first`, the mask's fields below) is at
+ *   bias + ⌊(first + r) / groupRows⌋·groupBytes + ((first + r) mod period)·rowBytes:
+ * a decoding step's rows share one (period 1, groupBytes 0); a prompt's row at position t reads the causal
+ * mask's row t (period T), of its own batch row's mask where each has one (groupBytes).
  * Score rows are `stride` floats apart, stride a multiple of 4 ≥ keys; attendScores fills the lanes from
  * `keys` on with −∞, so the softmax runs on whole vectors and gives them (almost exactly: exp.ts) 0.
  * The products read the cache in place, in order: one query position makes these thin products (a few
@@ -75,17 +79,17 @@ function valuesFunction(): ExportedFunction {
   return { name: 'attendValues', body: f };
 }
 
-const [S, BIAS, SM_ROWS, SM_STRIDE, SCALE] = [0, 1, 2, 3, 4];
+const [S, BIAS, SM_ROWS, SM_STRIDE, SCALE, FIRST, PERIOD, ROW_BYTES, GROUP_ROWS, GROUP_BYTES] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9];
 
 function softmaxFunction(): ExportedFunction {
-  const f = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'f32']);
-  const [r, p, pb, start, end] = Array.from({ length: 5 }, () => f.local('i32'));
+  const f = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'f32', 'i32', 'i32', 'i32', 'i32', 'i32']);
+  const [r, p, pb, start, end, rowBias, row] = Array.from({ length: 7 }, () => f.local('i32'));
   const [scale, acc, shift] = [f.local('v128'), f.local('v128'), f.local('v128')];
   const e = expLocals(f);
   /** Runs `body` with p over the row's vectors (and pb over the bias's alongside). */
   const overRow = (body: () => void) => {
     f.get(start).set(p);
-    f.get(BIAS).set(pb);
+    f.get(rowBias).set(pb);
     f.loop();
     body();
     f.get(pb).i32_const(16).i32_add().set(pb);
@@ -95,11 +99,14 @@ function softmaxFunction(): ExportedFunction {
   f.get(SCALE).f32x4_splat().set(scale);
   forRange(f, r, () => f.i32_const(0), () => f.get(SM_ROWS), 1, () => {
     f.get(S).get(r).get(SM_STRIDE).i32_mul().i32_const(4).i32_mul().i32_add().tee(start).get(SM_STRIDE).i32_const(4).i32_mul().i32_add().set(end);
+    f.get(FIRST).get(r).i32_add().set(row);
+    f.get(BIAS).get(row).get(GROUP_ROWS).i32_div_u().get(GROUP_BYTES).i32_mul().i32_add();
+    f.get(row).get(PERIOD).i32_rem_u().get(ROW_BYTES).i32_mul().i32_add().set(rowBias);
     // s·scale + bias, and the row's maximum
     f.f32x4_const(-Infinity).set(acc);
     overRow(() => {
       f.get(p).get(p).v128_load().get(scale).f32x4_mul().get(pb).v128_load().f32x4_add().tee(e.x).v128_store();
-      f.get(acc).get(e.x).f32x4_max().set(acc);
+      f.get(acc).get(e.x).f32x4_pmax().set(acc); // scores are not NaN; pmax is one instruction
     });
     emitLaneReduce(f, acc, () => f.f32_max());
     f.f32x4_splat().set(shift);

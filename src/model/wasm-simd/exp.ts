@@ -13,6 +13,9 @@ const LN2_LOW = -2.12194440e-4;
 const POLYNOMIAL = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
 const MIN_INPUT = -87.33654; // ln 2⁻¹²⁶
 const MAX_INPUT = 88;
+/** 1.5·2²³: adding it to a small whole float leaves the number in the low mantissa bits. */
+const ROUNDING_BIAS = 12582912;
+const ROUNDING_BIAS_BITS = 0x4b400000;
 
 /** Locals the expansion works in. */
 export interface ExpLocals {
@@ -27,7 +30,7 @@ export function expLocals(f: FunctionBody): ExpLocals {
 
 /** Pushes exp(v.x) (v.x is overwritten). */
 export function emitExp(f: FunctionBody, v: ExpLocals): void {
-  f.get(v.x).f32x4_const(MIN_INPUT).f32x4_max().f32x4_const(MAX_INPUT).f32x4_min().set(v.x);
+  f.get(v.x).f32x4_const(MIN_INPUT).f32x4_pmax().f32x4_const(MAX_INPUT).f32x4_pmin().set(v.x); // pmax/pmin: NaN stays NaN either way
   f.get(v.x).f32x4_const(LOG2E).f32x4_mul().f32x4_nearest().set(v.n);
   // x − n·ln2, in two steps
   f.get(v.x).get(v.n).f32x4_const(LN2_HIGH).f32x4_mul().f32x4_sub();
@@ -36,7 +39,9 @@ export function emitExp(f: FunctionBody, v: ExpLocals): void {
   f.f32x4_const(POLYNOMIAL[0]).set(v.p);
   for (const c of POLYNOMIAL.slice(1)) f.get(v.p).get(v.x).f32x4_mul().f32x4_const(c).f32x4_add().set(v.p);
   f.get(v.p).get(v.x).get(v.x).f32x4_mul().f32x4_mul().get(v.x).f32x4_add().f32x4_const(1).f32x4_add();
-  // · 2ⁿ, built in the exponent bits: (n + 127) << 23
-  f.get(v.n).i32x4_trunc_sat_f32x4_s().i32_const(127).i32x4_splat().i32x4_add().i32_const(23).i32x4_shl();
+  // · 2ⁿ, built in the exponent bits: (n + 127) << 23. n + 127 is read off the float n + 1.5·2²³ + 127
+  // (exact for these whole n: its low mantissa bits are n + 127), which x86 does in two instructions
+  // where the saturating conversion takes several.
+  f.get(v.n).f32x4_const(ROUNDING_BIAS + 127).f32x4_add().i32_const(ROUNDING_BIAS_BITS).i32x4_splat().i32x4_sub().i32_const(23).i32x4_shl();
   f.f32x4_mul();
 }

@@ -67,7 +67,7 @@ interface Exports {
   gemmPacked(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, cRow: number, packed: number): void;
   packStrips(b: number, packed: number, k: number, n: number): void;
   attendScores(q: number, k: number, s: number, rows: number, keys: number, D: number, stride: number): void;
-  softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number): void;
+  softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number, first: number, period: number, rowBytes: number, groupRows: number, groupBytes: number): void;
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
   addScaled(y: number, x: number, n: number, scale: number): void;
@@ -89,6 +89,10 @@ const WARM_UP_CALLS = 64;
 
 /** An Adam element's cost in gemm multiply-adds (work-split.ts's unit), roughly: a dozen float operations and a square root. */
 const ADAM_WORK = 16;
+/** softmaxRows' mask fields (attention.ts) for rows that all read one bias row: first, period, rowBytes, groupRows, groupBytes. */
+const ONE_BIAS_ROW = [0, 1, 0, 1, 0];
+/** Multiply-adds a softmax is worth per score (an exp's polynomial, the max, sum and scaling passes). */
+const SOFTMAX_WORK = 16;
 
 /** MIN_SHARE_WORK while inPhases records: a share of about a microsecond, about what waiting between phases costs. */
 const PHASED_SHARE_WORK = 1 << 14;
@@ -349,7 +353,7 @@ export class HeapKernels {
   attendOne(a: { q: number; k: number; v: number; scores: number; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
     const stride = paddedKeys(keys);
     this.call('attendScores', [a.q, a.k, a.scores, rows, keys, D, stride]);
-    this.call('softmaxRows', [a.scores, a.bias, rows, stride, scale]);
+    this.call('softmaxRows', [a.scores, a.bias, rows, stride, scale, ...ONE_BIAS_ROW]);
     this.call('attendValues', [a.scores, a.v, a.out, rows, keys, D, stride]);
   }
 
@@ -369,12 +373,22 @@ export class HeapKernels {
           count: g1 - g0,
           calls: [
             { fn: 'attendScores', args: [at('q'), at('k'), scores, rows, keys, D, stride], strides: [step.q, step.k] },
-            { fn: 'softmaxRows', args: [scores, at('bias'), rows, stride, scale], strides: [0, step.bias] },
+            { fn: 'softmaxRows', args: [scores, at('bias'), rows, stride, scale, ...ONE_BIAS_ROW], strides: [0, step.bias] },
             { fn: 'attendValues', args: [scores, at('v'), at('out'), rows, keys, D, stride], strides: [0, step.v, step.out] },
           ],
         };
       }),
     );
+  }
+
+  /**
+   * softmax(s·scale + bias) in place over `rows` score rows of `stride` floats (a multiple of 4), row r
+   * masked by the bias row at bias + ⌊r / mask.groupRows⌋·mask.groupBytes + (r mod mask.period)·mask.rowBytes
+   * (attention.ts); the rows are shared between threads.
+   */
+  maskedSoftmax(s: number, bias: number, rows: number, stride: number, mask: { period: number; rowBytes: number; groupRows: number; groupBytes: number }, scale: number): void {
+    const runs = splitBatch(rows, stride * SOFTMAX_WORK, this.threads(), this.shareWork());
+    this.runShares(runs.map(([r0, r1]) => ({ calls: [{ fn: 'softmaxRows', args: [s + r0 * stride * 4, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes] }] })));
   }
 
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */

@@ -1,0 +1,73 @@
+/**
+ * The wasm attention kernel (src/model/wasm-attention.ts): generation's softmax(q·kᵀ·scale + bias)·v
+ * against the same formula as tfjs ops, masked and not, with a mask per batch row and one shared; and a
+ * row's outputs bit for bit the same whatever left padding (in multiples of 8) places it, although the
+ * padding moves it between the kernel's bunches of query positions, which keep different numbers of keys.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fusedAttention } from '../../src/model/ops.ts';
+import { createRng } from '../../src/rng.ts';
+import { expectClose, useBackend } from './helpers.ts';
+
+const MASKED = -1e9;
+
+function random(shape: number[], seed: number): tf.Tensor {
+  const rng = createRng(seed);
+  return tf.tensor(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
+}
+
+/** The causal mask [B, 1, 1, T, Tk] of rows left-padded by `pads[b]` keys (the queries are the last T keys). */
+function causalMask(pads: number[], T: number, Tk: number): tf.Tensor {
+  const bias = new Float32Array(pads.length * T * Tk);
+  pads.forEach((pad, b) => {
+    for (let t = 0; t < T; t++) for (let j = 0; j < Tk; j++) if (j > Tk - T + t || j < pad) bias[(b * T + t) * Tk + j] = MASKED;
+  });
+  return tf.tensor(bias, [pads.length, 1, 1, T, Tk]);
+}
+
+/** The formula as ops: q [B, G, rep·T, D], k, v [B, G, Tk, D], bias [B|1, 1, 1, T, Tk] or null. */
+function composite(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, T: number): tf.Tensor {
+  const [B, G, R, D] = q.shape;
+  const Tk = k.shape[2]!;
+  const scores = tf.mul(tf.matMul(q.reshape([B * G, R, D]), k.reshape([B * G, Tk, D]), false, true), scale).reshape([B, G, R / T, T, Tk]);
+  const masked = bias ? tf.add(scores, bias) : scores;
+  return tf.matMul(tf.softmax(masked).reshape([B * G, R, Tk]), v.reshape([B * G, Tk, D])).reshape([B, G, R, D]);
+}
+
+beforeAll(async () => {
+  await useBackend('wasm');
+});
+
+describe('wasm attention kernel', () => {
+  it('matches the ops formula: a per-row causal mask over several bunches of queries, a shared one, and none', async () => {
+    const [B, G, rep, T, D] = [3, 2, 2, 150, 8];
+    const Tk = 160; // 10 cached positions before the 150 new ones
+    const q = random([B, G, rep * T, D], 1);
+    const k = random([B, G, Tk, D], 2);
+    const v = random([B, G, Tk, D], 3);
+    const scale = 1 / Math.sqrt(D);
+    const perRow = causalMask([0, 3, 8], T, Tk); // padding within the cached 10, so that every query sees a key
+    expectClose(await fusedAttention(q, k, v, perRow, scale, T)!.data(), await composite(q, k, v, perRow, scale, T).data(), 'per-row mask', 1e-5, 1e-5);
+    const shared = causalMask([0], T, Tk).reshape([T, Tk]);
+    expectClose(await fusedAttention(q, k, v, shared, scale, T)!.data(), await composite(q, k, v, shared.reshape([1, 1, 1, T, Tk]), scale, T).data(), 'shared mask', 1e-5, 1e-5);
+    const one = q.slice([0, 0, 0, 0], [B, G, rep, D]); // one position per row (a decoding step), every key valid
+    expectClose(await fusedAttention(one, k, v, null, scale, 1)!.data(), await composite(one, k, v, null, scale, 1).data(), 'no mask', 1e-5, 1e-5);
+  });
+
+  it('gives a row the same bits whatever left padding places it, across bunches that keep different keys', async () => {
+    const [G, rep, D, n] = [2, 2, 8, 100]; // a 100-position prompt: alone padded to 104, batched to 104 + 8·m
+    const scale = 1 / Math.sqrt(D);
+    const rows = { q: random([1, G, rep, n, D], 4), k: random([1, G, n, D], 5), v: random([1, G, n, D], 6) };
+    const placed = async (L: number) => {
+      const pad = L - n;
+      const padQ = tf.concat([tf.zeros([1, G, rep, pad, D]), rows.q], 3).reshape([1, G, rep * L, D]);
+      const padK = tf.concat([tf.zeros([1, G, pad, D]), rows.k], 2);
+      const padV = tf.concat([tf.zeros([1, G, pad, D]), rows.v], 2);
+      const out = fusedAttention(padQ, padK, padV, causalMask([pad], L, L), scale, L)!.reshape([1, G, rep, L, D]);
+      return Array.from(await out.slice([0, 0, 0, pad, 0], [1, G, rep, n, D]).data());
+    };
+    const alone = await placed(104);
+    for (const L of [112, 136, 200]) expect(await placed(L), `padded to ${L}`).toEqual(alone);
+  });
+});
