@@ -118,23 +118,14 @@ export function softmax(x: tf.Tensor): tf.Tensor {
 }
 
 /**
- * Elements up to which SwiGLU runs as one fused kernel. The wasm one's gradients are JS loops whose exp
- * costs about 15 ns an element against tfjs's own ops' 3 or so (its forward pass is SIMD): it pays where
- * the two ops it saves (≈ 4 µs each) are the cost, a few thousand elements, and not on a training
- * batch's hundreds of thousands (a micro-model train step spent 112 ms in it).
- */
-const FUSED_SWIGLU_MAX = 16_384;
-
-/**
- * SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x). The fused kernel rounds differently
- * from tfjs's ops, so which one runs must not depend on how many rows or padded positions share the
- * call, or a prompt's logits would change with the batch it is prefilled in (batching must not change
- * an episode: tests/model/batch-invariance.test.ts). Fused: one position per row (a decoding step), else
- * tfjs's ops.
+ * SwiGLU's product: silu(gate) · up, with silu(x) = x · sigmoid(x); one fused kernel where the backend has
+ * it (wasm with SIMD: forward and both gradients one SIMD pass each), else tfjs's ops. The fused kernel
+ * rounds differently from the ops, so it runs for every shape: which one runs must not depend on how many
+ * rows or padded positions share the call, or a prompt's logits would change with the batch it is
+ * prefilled in (batching must not change an episode: tests/model/batch-invariance.test.ts).
  */
 export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
-  const onePosition = gate.rank === 3 && gate.shape[1] === 1;
-  if (onePosition && gate.size <= FUSED_SWIGLU_MAX && hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
+  if (hasFusedKernel(SWIGLU_KERNEL)) return tf.engine().runKernel(SWIGLU_KERNEL, { gate, up }, {}) as tf.Tensor;
   return tf.mul(tf.mul(gate, tf.sigmoid(gate)), up);
 }
 

@@ -3,15 +3,15 @@
  * not the arithmetic, is the time: a decoding step of the micro model ran 650 ops for a few hundred
  * numbers each. In training the fused kernels also make fewer passes over the activations. Gradients
  * are fused.ts's. RMSNorm, RoPE, Adam and SwiGLU's forward pass run wasm-simd/'s SIMD kernels (a JS loop widens
- * every float to a double, 3–9 ns an element against tfjs's own ops' fraction of one; Math.exp costs 15–30);
- * SwiGLU's gradients are JS loops.
+ * every float to a double, 3–9 ns an element against tfjs's own ops' fraction of one; Math.exp costs 15–30),
+ * SwiGLU's gradients too.
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
  *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
  *   JS loop where a row is not whole vectors.
  * - Adam / AdamW: one pass per output (m, v, p) instead of about fifteen ops per variable.
  * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
  *   an add, a reshape); its gradient is the same kernel rotating back. SIMD where half a head is whole vectors.
- * - SwiGLU: silu(gate)·up in one op instead of three.
+ * - SwiGLU: silu(gate)·up in one op instead of three, and each of its gradients in one instead of about four.
  */
 import * as tf from '@tensorflow/tfjs';
 import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
@@ -118,23 +118,28 @@ export function registerWasmFusedKernels(): void {
     k.rope(at.x, at.cos, at.sin, out, { rows, D, T, H }, shapes.cos.length === 4, Boolean(attrs.inverse));
     return true;
   });
-  // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy).
-  register(SWIGLU_KERNEL, (i) => i.gate.shape, ({ gate, up, dy }, out, rows, cols, attrs) => {
-    const n = rows * cols;
-    const part = attrs.part as string | undefined;
-    for (let i = 0; i < n; i++) {
-      const g = gate[i];
-      const s = 1 / (1 + Math.exp(-g));
-      if (!part) out[i] = g * s * up[i];
-      else if (part === 'up') out[i] = dy[i] * g * s;
-      else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
-    }
-  }, (k, at, out, rows, cols, attrs) => {
-    if (attrs.part || (rows * cols) % 4 !== 0) return false; // gradients: the JS loop
-    k.swiglu(at.gate, at.up, out, rows * cols);
-    return true;
-  });
-  if (simdKernelsSupported()) registerAdam(); // otherwise adam-update.ts's tfjs ops run
+  if (simdKernelsSupported()) {
+    // Without SIMD both run as tfjs's ops: the JS loops' exp (15–30 ns an element) would cost a training step more than the ops.
+    // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy). The JS loop where a row is not
+    // whole vectors (a model's width decides, never a batch's rows: the two round differently).
+    register(SWIGLU_KERNEL, (i) => i.gate.shape, ({ gate, up, dy }, out, rows, cols, attrs) => {
+      const n = rows * cols;
+      const part = attrs.part as string | undefined;
+      for (let i = 0; i < n; i++) {
+        const g = gate[i];
+        const s = 1 / (1 + Math.exp(-g));
+        if (!part) out[i] = g * s * up[i];
+        else if (part === 'up') out[i] = dy[i] * g * s;
+        else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
+      }
+    }, (k, at, out, rows, cols, attrs) => {
+      if (!simdRows(cols)) return false;
+      if (attrs.part) k.swigluGrad(attrs.part as 'gate' | 'up', { gate: at.gate, up: at.up, dy: at.dy, out }, rows * cols);
+      else k.swiglu(at.gate, at.up, out, rows * cols);
+      return true;
+    });
+    registerAdam(); // otherwise adam-update.ts's tfjs ops run
+  }
 }
 
 const ADAM_PARTS = { m: 0, v: 1, p: 2 } as const;

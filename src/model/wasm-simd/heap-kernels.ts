@@ -19,7 +19,7 @@ import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct
 import { canBlock, encodeShare, KernelThreads, programLayout, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
-import { swigluFunction } from './swiglu.ts';
+import { swigluFunction, swigluGradGateFunction, swigluGradUpFunction } from './swiglu.ts';
 import { addScaledFunction } from './add-scaled.ts';
 import { copyRowsFunction } from './copy-rows.ts';
 
@@ -70,6 +70,8 @@ interface Exports {
   softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number, first: number, period: number, rowBytes: number, groupRows: number, groupBytes: number): void;
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
+  swigluGradUp(gate: number, dy: number, out: number, n: number): void;
+  swigluGradGate(gate: number, up: number, dy: number, out: number, n: number): void;
   addScaled(y: number, x: number, n: number, scale: number): void;
   copyRows(dst: number, src: number, rows: number, n: number, dstRow: number, srcRow: number): void;
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
@@ -81,7 +83,7 @@ interface Exports {
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), addScaledFunction(), copyRowsFunction(), adamFunction()], options.sharedMemory);
+  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), swigluGradUpFunction(), swigluGradGateFunction(), addScaledFunction(), copyRowsFunction(), adamFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -89,6 +91,8 @@ const WARM_UP_CALLS = 64;
 
 /** An Adam element's cost in gemm multiply-adds (work-split.ts's unit), roughly: a dozen float operations and a square root. */
 const ADAM_WORK = 16;
+/** Multiply-adds an exp-based elementwise kernel (SwiGLU's) is worth per element. */
+const ELEMENTWISE_WORK = 16;
 /** softmaxRows' mask fields (attention.ts) for rows that all read one bias row: first, period, rowBytes, groupRows, groupBytes. */
 const ONE_BIAS_ROW = [0, 1, 0, 1, 0];
 /** Multiply-adds a softmax is worth per score (an exp's polynomial, the max, sum and scaling passes). */
@@ -391,9 +395,24 @@ export class HeapKernels {
     this.runShares(runs.map(([r0, r1]) => ({ calls: [{ fn: 'softmaxRows', args: [s + r0 * stride * 4, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes] }] })));
   }
 
-  /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts). */
+  /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts); out may be gate. */
   swiglu(gate: number, up: number, out: number, n: number): void {
-    this.call('swiglu', [gate, up, out, n]);
+    this.elementwise('swiglu', [gate, up], out, n);
+  }
+
+  /** SwiGLU's gradient with respect to up (`part` 'up': dy·gate·s) or gate, over n floats, n a multiple of 4 (swiglu.ts). */
+  swigluGrad(part: 'gate' | 'up', arrays: { gate: number; up: number; dy: number; out: number }, n: number): void {
+    const { gate, up, dy, out } = arrays;
+    if (part === 'up') this.elementwise('swigluGradUp', [gate, dy], out, n);
+    else this.elementwise('swigluGradGate', [gate, up, dy], out, n);
+  }
+
+  /** An elementwise kernel over n floats (a multiple of 4) of `inputs` into `out`, its runs of vectors shared between threads. */
+  private elementwise(fn: keyof Exports, inputs: number[], out: number, n: number): void {
+    // Split only where a hand-off pays even outside a recorded program: a decoding step's SwiGLU stays one share.
+    const runs = splitElements(n, ELEMENTWISE_WORK, this.threads());
+    if (runs.length === 1) return this.call(fn, [...inputs, out, n]);
+    this.runShares(runs.map(([i0, i1]) => ({ calls: [{ fn, args: [...inputs.map((at) => at + i0 * 4), out + i0 * 4, i1 - i0] }] })));
   }
 
   /** y += scale·x over n floats at those addresses (add-scaled.ts; scale is rounded to float32, as a tfjs scalar is). */
