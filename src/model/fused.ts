@@ -37,6 +37,10 @@ export const TOKEN_STATS_KERNEL = 'SpindleTokenStats';
 export const TOKEN_STATS_DX_KERNEL = 'SpindleTokenStatsDx';
 /** p, g, m, v; attrs AdamHyper and `part` → the new m, v or p (src/train/adam-update.ts). */
 export const ADAM_KERNEL = 'SpindleAdam';
+/** p, g, m, v; attrs AdamHyper → [p', m', v'], all three from one pass (wasm; a WebGPU kernel has one output, so it runs ADAM_KERNEL). */
+export const ADAM_STEP_KERNEL = 'SpindleAdamStep';
+/** Any number of float32 tensors → the scalar Σ of every element squared (a global gradient norm's square). No gradient. */
+export const SUM_SQUARES_KERNEL = 'SpindleSumSquares';
 
 /** ADAM_KERNEL's hyper-parameters, one update's (src/train/adam-update.ts passes them). */
 export interface AdamHyper {

@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { wasmAttentionFits } from './wasm-attention.ts';
-import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
 
 /**
@@ -110,6 +110,17 @@ export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: t
   if (tf.getBackend() === 'wasm' && !wasmAttentionFits(k.shape[2]!, q.shape[3]!)) return null;
   const inputs: tf.NamedTensorMap = bias ? { q, k, v, bias } : { q, k, v };
   return tf.engine().runKernel(ATTENTION_KERNEL, inputs, { scale, positions }) as tf.Tensor;
+}
+
+/**
+ * Σ of every element squared over all `tensors`: one kernel where the backend has it (wasm), else a
+ * square and a sum per tensor, added pairwise (not with addN: WebGPU's AddN binds every input at once,
+ * and past the adapter's storage buffers per shader, 8 on many, its pipeline is invalid and the sum
+ * silently wrong).
+ */
+export function sumOfSquares(tensors: tf.Tensor[]): tf.Scalar {
+  if (hasFusedKernel(SUM_SQUARES_KERNEL)) return tf.engine().runKernel(SUM_SQUARES_KERNEL, Object.fromEntries(tensors.map((t, i) => [`x${i}`, t]))) as tf.Scalar;
+  return tensors.map((t) => tf.sum(tf.square(t))).reduce((a, b) => tf.add(a, b)) as tf.Scalar;
 }
 
 /** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */

@@ -8,13 +8,14 @@
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
  *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
  *   JS loop where a row is not whole vectors.
- * - Adam / AdamW: one pass per output (m, v, p) instead of about fifteen ops per variable.
+ * - Adam / AdamW: one pass writing p, m and v instead of about fifteen ops per variable.
+ * - A global gradient norm's sum of squares: one pass per tensor, one op for all of them.
  * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
  *   an add, a reshape); its gradient is the same kernel rotating back. SIMD where half a head is whole vectors.
  * - SwiGLU: silu(gate)·up in one op instead of three, and each of its gradients in one instead of about four.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
+import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
 import { heapKernelsOf, simdKernelsSupported, type HeapKernels, type TfjsWasmBackend as WasmHeap } from './wasm-simd/heap-kernels.ts';
 
 /** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
@@ -139,24 +140,41 @@ export function registerWasmFusedKernels(): void {
       return true;
     });
     registerAdam(); // otherwise adam-update.ts's tfjs ops run
+    registerSumSquares(); // otherwise ops.ts's sumOfSquares runs a square and a sum per tensor
   }
 }
 
-const ADAM_PARTS = { m: 0, v: 1, p: 2 } as const;
-
-/** Adam / AdamW (fused.ts's ADAM_KERNEL, attrs as src/train/adam-update.ts passes them) in one SIMD pass per output. */
+/** Adam / AdamW (fused.ts's ADAM_STEP_KERNEL, attrs as src/train/adam-update.ts passes them): p', m' and v' in one SIMD pass. */
 function registerAdam(): void {
   tf.registerKernel({
-    kernelName: ADAM_KERNEL,
+    kernelName: ADAM_STEP_KERNEL,
     backendName: 'wasm',
     kernelFunc: ({ inputs, backend, attrs }) => {
       const heap = backend as unknown as WasmHeap;
       const { p, g, m, v } = inputs as Record<'p' | 'g' | 'm' | 'v', tf.TensorInfo>;
-      const h = attrs as unknown as AdamHyper & { part: keyof typeof ADAM_PARTS };
-      const output = heap.makeOutput(p.shape, 'float32');
+      const outputs = [p, m, v].map(() => heap.makeOutput(p.shape, 'float32'));
       const at = (t: tf.TensorInfo) => heap.getMemoryOffset(t.dataId);
-      heapKernelsOf(heap.wasm).adam({ p: at(p), g: at(g), m: at(m), v: at(v), out: at(output) }, tf.util.sizeFromShape(p.shape), ADAM_PARTS[h.part], h);
-      return output;
+      const [outP, outM, outV] = outputs.map(at);
+      heapKernelsOf(heap.wasm).adam({ p: at(p), g: at(g), m: at(m), v: at(v), outP, outM, outV }, tf.util.sizeFromShape(p.shape), attrs as unknown as AdamHyper);
+      return outputs;
+    },
+  });
+}
+
+/** SUM_SQUARES_KERNEL: each tensor's sum of squares in one SIMD pass (float32), added up in double here. */
+function registerSumSquares(): void {
+  tf.registerKernel({
+    kernelName: SUM_SQUARES_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend }) => {
+      const heap = backend as unknown as WasmHeap;
+      const out = heap.makeOutput([], 'float32');
+      const kernels = heapKernelsOf(heap.wasm);
+      const at = heap.getMemoryOffset(out.dataId);
+      let total = 0;
+      for (const t of Object.values(inputs as Record<string, tf.TensorInfo>)) total += kernels.sumSquares(heap.getMemoryOffset(t.dataId), tf.util.sizeFromShape(t.shape), at);
+      kernels.floats()[at / 4] = total;
+      return out;
     },
   });
 }

@@ -1,9 +1,10 @@
 /**
  * One Adam / AdamW update of one variable (PyTorch's, bias-corrected; the formulas are in
- * optimizer.ts's header): the fused WebGPU kernel where the backend has it, tfjs ops otherwise.
+ * optimizer.ts's header): one fused kernel where the backend has it (wasm: all three outputs from one
+ * pass; WebGPU: one kernel per output), tfjs ops otherwise.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, hasFusedKernel, type AdamHyper } from '../model/fused.ts';
+import { ADAM_KERNEL, ADAM_STEP_KERNEL, hasFusedKernel, type AdamHyper } from '../model/fused.ts';
 
 export type { AdamHyper };
 
@@ -14,6 +15,10 @@ export interface AdamResult {
 }
 
 export function adamUpdate(p: tf.Tensor, grad: tf.Tensor, m0: tf.Tensor, v0: tf.Tensor, h: AdamHyper): AdamResult {
+  if (hasFusedKernel(ADAM_STEP_KERNEL)) {
+    const [next, m, v] = tf.engine().runKernel(ADAM_STEP_KERNEL, { p, g: grad, m: m0, v: v0 }, h as unknown as tf.NamedAttrMap) as tf.Tensor[];
+    return { p: next, m, v };
+  }
   if (hasFusedKernel(ADAM_KERNEL)) {
     const part = (which: 'p' | 'm' | 'v') => tf.engine().runKernel(ADAM_KERNEL, { p, g: grad, m: m0, v: v0 }, { ...h, part: which }) as tf.Tensor;
     return { p: part('p'), m: part('m'), v: part('v') };

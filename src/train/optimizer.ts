@@ -19,6 +19,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { adamUpdate, type AdamHyper } from './adam-update.ts';
+import { sumOfSquares } from '../model/ops.ts';
 
 export interface OptimizerConfig {
   kind: 'adam' | 'adamw';
@@ -102,9 +103,7 @@ export class Optimizer {
     const grads = this.pending;
     this.t++;
     const lr = this.learningRate(this.t);
-    // Summed pairwise, not with addN: WebGPU's AddN binds every input at once, and past the adapter's
-    // storage buffers per shader (8 on many) its pipeline is invalid and the sum silently wrong.
-    const normT = tf.tidy(() => tf.sqrt(grads.map((g) => tf.sum(tf.square(g))).reduce((a, b) => tf.add(a, b)))); // []
+    const normT = tf.tidy(() => tf.sqrt(sumOfSquares(grads))); // []
     const gradNorm = (await normT.data())[0];
     normT.dispose();
     const scale = this.cfg.gradClip > 0 && gradNorm > this.cfg.gradClip ? this.cfg.gradClip / gradNorm : 1;

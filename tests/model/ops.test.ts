@@ -5,8 +5,8 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { applyRope, bmm, mm, rmsNorm, ropeTables, swiglu } from '../../src/model/ops.ts';
-import { ADAM_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
+import { applyRope, bmm, mm, rmsNorm, ropeTables, sumOfSquares, swiglu } from '../../src/model/ops.ts';
+import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
@@ -131,7 +131,7 @@ describe('fused kernels over the wasm heap against their composite forms on cpu'
     });
   }
 
-  it('Adam and AdamW in one SIMD pass per output give the tfjs-ops update bit for bit (sizes with and without a scalar tail)', async () => {
+  it('Adam and AdamW in one SIMD pass give the tfjs-ops update bit for bit (sizes with and without a scalar tail)', async () => {
     const base = { lr: 0.01, b1: 0.9, b2: 0.999, eps: 1e-8, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.5 };
     const settings = [{ ...base, kind: 'adamw', wd: 0.1 }, { ...base, kind: 'adam', wd: 0.01 }, { ...base, kind: 'adam', wd: 0, gradScale: 1 }] as AdamHyper[];
     for (const n of [32, 37]) {
@@ -143,7 +143,7 @@ describe('fused kernels over the wasm heap against their composite forms on cpu'
         return [next.m, next.v, next.p].map((t) => Array.from(t.dataSync()));
       };
       const profile = await tf.profile(() => adamUpdate(...([0, 1, 2, 3].map(() => tf.ones([n])) as [tf.Tensor, tf.Tensor, tf.Tensor, tf.Tensor]), settings[0]).p);
-      expect(profile.kernelNames).toContain(ADAM_KERNEL);
+      expect(profile.kernelNames).toContain(ADAM_STEP_KERNEL);
       const wasm = settings.map(update);
       await tf.setBackend('cpu'); // no fused kernel there: tfjs ops
       const cpu = settings.map(update);
@@ -201,5 +201,22 @@ describe('gather along the first axis on wasm (wasm-kernels.ts: a byte copy per 
   it('leaves other axes to tfjs-wasm: a gather along the last axis still works', async () => {
     const x = tf.tensor2d([[1, 2, 3], [4, 5, 6]]);
     expect(Array.from(await tf.gather(x, tf.tensor1d([2, 0], 'int32'), 1).data())).toEqual([3, 1, 6, 4]);
+  });
+});
+
+describe('sum of squares over many tensors (a global gradient norm)', () => {
+  it('is one kernel on wasm and matches the squares summed as ops on cpu, tensors with and without a scalar tail', async () => {
+    const shapes = [[37], [8, 64], [3, 5, 7], [1]];
+    const data = shapes.map((shape, i) => random(shape, 40 + i).dataSync());
+    const tensors = shapes.map((shape, i) => tf.tensor(data[i], shape));
+    const profile = await tf.profile(() => sumOfSquares(tensors));
+    expect(profile.kernelNames).toEqual([SUM_SQUARES_KERNEL]);
+    const wasm = (await sumOfSquares(tensors).data())[0];
+    const exact = data.reduce((sum, d) => sum + d.reduce((s, x) => s + x * x, 0), 0);
+    expect(Math.abs(wasm - exact) / exact).toBeLessThan(1e-6);
+    await useBackend('cpu');
+    const cpu = (await sumOfSquares(shapes.map((shape, i) => tf.tensor(data[i], shape))).data())[0];
+    await useBackend('wasm');
+    expect(Math.abs(wasm - cpu) / exact).toBeLessThan(1e-6);
   });
 });

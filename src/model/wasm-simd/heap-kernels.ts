@@ -1,5 +1,5 @@
 /**
- * The kernels of this folder (gemm.ts, attention.ts, rms-norm.ts, rope.ts, swiglu.ts, add-scaled.ts, adam.ts) in one WebAssembly module instantiated
+ * The kernels of this folder (gemm.ts, attention.ts, rms-norm.ts, rope.ts, swiglu.ts, add-scaled.ts, adam.ts, sum-squares.ts) in one WebAssembly module instantiated
  * over tfjs-wasm's own heap: it imports the backend's WebAssembly.Memory, so it reads its operands and
  * writes its results where tfjs keeps tensors, with no copy in or out. The matrix product's scratch
  * (its packed operands) is allocated with the backend's malloc. Addresses are byte offsets on the heap.
@@ -13,6 +13,7 @@
 import type { AdamHyper } from '../fused.ts';
 import { assembleModule } from './assembler.ts';
 import { adamFunction } from './adam.ts';
+import { sumSquaresFunction } from './sum-squares.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
 import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
@@ -78,12 +79,13 @@ interface Exports {
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rope(x: number, cos: number, sin: number, out: number, rows: number, D: number, T: number, H: number, perRow: number, sign: number): void;
-  adam(p: number, g: number, m: number, v: number, out: number, n: number, part: number, ...scalars: number[]): void;
+  adam(p: number, g: number, m: number, v: number, outP: number, outM: number, outV: number, n: number, ...scalars: number[]): void;
+  sumSquares(x: number, n: number, out: number): void;
 }
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), swigluGradUpFunction(), swigluGradGateFunction(), addScaledFunction(), copyRowsFunction(), adamFunction()], options.sharedMemory);
+  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), swigluGradUpFunction(), swigluGradGateFunction(), addScaledFunction(), copyRowsFunction(), adamFunction(), sumSquaresFunction()], options.sharedMemory);
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -442,14 +444,20 @@ export class HeapKernels {
     this.call('rope', [x, cos, sin, out, shape.rows, shape.D, shape.T, shape.H, perRow ? 1 : 0, inverse ? -1 : 1]);
   }
 
-  /** Writes Adam's new m (part 0), v (1) or p (2) of n floats to `out` (adam.ts). */
-  adam(arrays: { p: number; g: number; m: number; v: number; out: number }, n: number, part: 0 | 1 | 2, h: AdamHyper): void {
-    const { p, g, m, v, out } = arrays;
+  /** Writes Adam's new p, m and v of n floats to outP, outM and outV in one pass (adam.ts). */
+  adam(arrays: { p: number; g: number; m: number; v: number; outP: number; outM: number; outV: number }, n: number, h: AdamHyper): void {
+    const { p, g, m, v, outP, outM, outV } = arrays;
     const decays = h.wd > 0;
     const l2 = h.kind === 'adam' && decays ? h.wd : 0; // Adam's L2 penalty, added to the gradient
     const decay = h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1; // AdamW's decoupled decay
     const scalars = [h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale];
-    this.runShares(splitElements(n, ADAM_WORK, this.threads(), this.shareWork()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p + i0 * 4, g + i0 * 4, m + i0 * 4, v + i0 * 4, out + i0 * 4, i1 - i0, part, ...scalars] }] })));
+    this.runShares(splitElements(n, ADAM_WORK, this.threads(), this.shareWork()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p, g, m, v, outP, outM, outV].map((at) => at + i0 * 4).concat(i1 - i0, ...scalars) }] })));
+  }
+
+  /** Σ x² over n floats at x, in float32 (sum-squares.ts); `out` is a float of scratch it is written to. */
+  sumSquares(x: number, n: number, out: number): number {
+    this.exports.sumSquares(x, n, out);
+    return this.floats()[out / 4];
   }
 
   /** Share i's scratch of at least `floats` floats. */
