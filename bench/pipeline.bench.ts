@@ -2,8 +2,11 @@
  * Rollout throughput: the same episodes through the worker pipeline with 1, 2, 4 and 8 rollout
  * worker_threads (engine-batched generation), 2 workers of 4 episodes each (8 in flight), 2 workers with a run's
  * default in flight on 2 cores (GenerationService.episodesInFlight: all 24 for spindle-base), and
- * 2 and 4 with each turn alone against a plain single-threaded loop (LocalPolicy, one episode after another), in one run. Prints trajectories/min and generated tokens/s with ratios
- * against the single-threaded reference; writes bench/results/pipeline.json.
+ * 2 and 4 with each turn alone, against a plain single-threaded loop (LocalPolicy, one episode after
+ * another, Spindle's kernels on one thread), in one run. The same loop with the kernels on every core is
+ * a row of its own: what one episode at a time gets from the kernel threads alone. Prints
+ * trajectories/min and generated tokens/s with ratios against the single-threaded reference; writes
+ * bench/results/pipeline.json.
  *
  * The episodes are the multi-step environments' level 1 (file_chain, order_total: two to three dependent
  * tool calls, up to 6 turns) unless `--envs` names others. The load average is recorded before and after.
@@ -16,6 +19,7 @@ import { parseArgs } from 'node:util';
 import type { SamplingParams, Task, Trajectory } from '../src/contracts.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { initBackend } from '../src/model/backend.ts';
+import { setKernelThreads } from '../src/model/wasm-simd/heap-kernels.ts';
 import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
 import { presetConfig } from '../src/model/config.ts';
 import { loadHfModel } from '../src/model/hf.ts';
@@ -35,7 +39,8 @@ const load = () => loadavg().map((x) => Number(x.toFixed(2)));
 const loadBefore = load();
 const SAMPLING: SamplingParams = { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 64 };
 
-await initBackend();
+const { kernelThreads } = await initBackend();
+const cores = kernelThreads ?? 1;
 const shipped = resolveModelPath('spindle-base');
 const { model, tokenizer }: { model: TransformerModel; tokenizer: TextTokenizer } = existsSync(`${shipped}/model.safetensors`)
   ? await loadHfModel(shipped)
@@ -49,14 +54,18 @@ interface Measure { label: string; seconds: number; trajectories: number; tokens
 const sampledTokens = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.assistant_mask.reduce((a, b) => a + b, 0), 0);
 const toolCalls = (ts: Trajectory[]) => ts.reduce((n, t) => n + t.steps.filter((s) => s.tool_call).length, 0);
 
-async function singleThreaded(): Promise<Measure> {
+/** The loop of one episode after another, Spindle's kernels on `threads` threads. */
+async function loop(threads: number): Promise<Measure> {
+  setKernelThreads(threads);
   const policy = new LocalPolicy(model, tokenizer);
   // Same warm-up as the pipelined runs: one episode before the clock starts.
   await runEpisode({ policy, env: getEnvironment(tasks[0].env), task: tasks[0], seed: 0, sampling: SAMPLING, maxSteps: MAX_STEPS });
   const started = performance.now();
   const out: Trajectory[] = [];
   for (const task of tasks) out.push(await runEpisode({ policy, env: getEnvironment(task.env), task, seed: task.seed, sampling: SAMPLING, maxSteps: MAX_STEPS }));
-  return { label: 'single-threaded loop', seconds: (performance.now() - started) / 1000, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
+  const seconds = (performance.now() - started) / 1000;
+  setKernelThreads(cores);
+  return { label: threads === 1 ? 'single-threaded loop' : `loop, kernels on ${threads} threads`, seconds, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
 }
 
 /** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
@@ -77,8 +86,8 @@ function job(task: Task, id: string): EpisodeJob {
   return { trajectory_id: id, run_id: null, task, seed: task.seed, group_id: id, sampling: SAMPLING, max_steps: MAX_STEPS, tool_timeout_ms: 2000, judging: 'env', judges: [], n_judges: null, min_votes: 1 };
 }
 
-const reference = await singleThreaded();
-const rows: Measure[] = [reference];
+const reference = await loop(1);
+const rows: Measure[] = [reference, await loop(cores)];
 for (const n of [1, 2, 4, 8]) rows.push(await pipelined(n));
 rows.push(await pipelined(2, false, 4));
 // A run's default where turns batch: a worker per core, an update's episodes in flight where the model's cache allows (run.ts).
