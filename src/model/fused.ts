@@ -12,6 +12,8 @@ export const RMS_NORM_KERNEL = 'SpindleRMSNorm';
 export const RMS_NORM_DX_KERNEL = 'SpindleRMSNormDx';
 /** x [..., C] → r [..., 1] (RMSNorm's per-row factors, for the weight gradient). */
 export const RMS_NORM_FACTOR_KERNEL = 'SpindleRMSNormFactor';
+/** dy, x [..., C] → Σ over every row of dy·x·r [C] (RMSNorm's weight gradient). */
+export const RMS_NORM_DW_KERNEL = 'SpindleRMSNormDw';
 /** logits [..., cols] → softmax over the last axis. */
 export const SOFTMAX_KERNEL = 'SpindleSoftmax';
 /** dy, y → y·(dy − Σ dy·y) per row (softmax's input gradient). */
@@ -76,8 +78,8 @@ tf.registerGradient({
     const g = dy as tf.Tensor;
     return {
       x: () => run(RMS_NORM_DX_KERNEL, { dy: g, x, weight }, attrs),
-      // dw = Σ_rows dy·x·r
-      weight: () => tf.sum(tf.mul(g, tf.mul(x, run(RMS_NORM_FACTOR_KERNEL, { x }, attrs))), [...Array(x.rank - 1).keys()]),
+      // dw = Σ_rows dy·x·r: one kernel where the backend has it
+      weight: () => (hasFusedKernel(RMS_NORM_DW_KERNEL) ? run(RMS_NORM_DW_KERNEL, { dy: g, x }, attrs) : tf.sum(tf.mul(g, tf.mul(x, run(RMS_NORM_FACTOR_KERNEL, { x }, attrs))), [...Array(x.rank - 1).keys()])),
     };
   },
 });

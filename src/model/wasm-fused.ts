@@ -6,8 +6,8 @@
  * every float to a double, 3–9 ns an element against tfjs's own ops' fraction of one; Math.exp costs 15–30),
  * SwiGLU's gradients too.
  * - RMSNorm: one op forward instead of six (square, mean, add, rsqrt, two multiplies), one for the
- *   input gradient instead of about fifteen (the WebGPU kernels' formulas, webgpu/rms-norm.ts); the
- *   JS loop where a row is not whole vectors.
+ *   weight gradient instead of three, one for the input gradient instead of about fifteen (the WebGPU
+ *   kernels' formulas, webgpu/rms-norm.ts); the JS loop where a row is not whole vectors.
  * - Adam / AdamW: one pass writing p, m and v instead of about fifteen ops per variable.
  * - A global gradient norm's sum of squares: one pass per tensor, one op for all of them.
  * - RoPE: x·cos + rotate_half(x)·sin in one op instead of five (a rotation product, two multiplies,
@@ -15,7 +15,7 @@
  * - SwiGLU: silu(gate)·up in one op instead of three, and each of its gradients in one instead of about four.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
+import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_DW_KERNEL, RMS_NORM_DX_KERNEL, RMS_NORM_FACTOR_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL, type AdamHyper } from './fused.ts';
 import { heapKernelsOf, simdKernelsSupported, type HeapKernels, type TfjsWasmBackend as WasmHeap } from './wasm-simd/heap-kernels.ts';
 
 /** A kernel's loop over heap views of its inputs and output, `rows` × `cols` being its first input's shape. */
@@ -95,6 +95,20 @@ export function registerWasmFusedKernels(): void {
   }, (k, at, out, rows, cols, attrs) => {
     if (!simdRows(cols)) return false;
     k.rmsNormDx(at.dy, at.x, at.weight, out, rows, cols, attrs.eps as number);
+    return true;
+  });
+  // dw = Σ_rows dy·(x·r), accumulated row after row into the zeroed output
+  register(RMS_NORM_DW_KERNEL, (i) => [i.x.shape[i.x.shape.length - 1]], ({ dy, x }, out, rows, cols, attrs) => {
+    out.fill(0);
+    const eps = attrs.eps as number;
+    for (let row = 0, base = 0; row < rows; row++, base += cols) {
+      const r = rowFactor(x, base, cols, eps);
+      for (let c = 0; c < cols; c++) out[c] += dy[base + c] * (x[base + c] * r);
+    }
+  }, (k, at, out, rows, cols, attrs) => {
+    if (!simdRows(cols)) return false;
+    k.floats().fill(0, out / 4, out / 4 + cols);
+    k.rmsNormDw(at.dy, at.x, out, rows, cols, attrs.eps as number);
     return true;
   });
   // RoPE over x [B, H, T, D] with cos/sin [T, D] or [B, 1, T, D]; `inverse` rotates back (the gradient).

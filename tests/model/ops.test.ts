@@ -212,7 +212,7 @@ describe('sum of squares over many tensors (a global gradient norm)', () => {
     const profile = await tf.profile(() => sumOfSquares(tensors));
     expect(profile.kernelNames).toEqual([SUM_SQUARES_KERNEL]);
     const wasm = (await sumOfSquares(tensors).data())[0];
-    const exact = data.reduce((sum, d) => sum + d.reduce((s, x) => s + x * x, 0), 0);
+    const exact = data.reduce((sum, d) => sum + Array.from(d).reduce((s, x) => s + x * x, 0), 0);
     expect(Math.abs(wasm - exact) / exact).toBeLessThan(1e-6);
     await useBackend('cpu');
     const cpu = (await sumOfSquares(shapes.map((shape, i) => tf.tensor(data[i], shape))).data())[0];

@@ -78,6 +78,7 @@ interface Exports {
   rmsNorm(x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
+  rmsNormDw(dy: number, x: number, out: number, rows: number, cols: number, eps: number): void;
   rope(x: number, cos: number, sin: number, out: number, rows: number, D: number, T: number, H: number, perRow: number, sign: number): void;
   adam(p: number, g: number, m: number, v: number, outP: number, outM: number, outV: number, n: number, ...scalars: number[]): void;
   sumSquares(x: number, n: number, out: number): void;
@@ -437,6 +438,10 @@ export class HeapKernels {
   }
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void {
     this.call('rmsNormDx', [dy, x, w, out, rows, cols, eps]);
+  }
+  /** The weight's gradient, accumulated into out [cols] (zero it first). */
+  rmsNormDw(dy: number, x: number, out: number, rows: number, cols: number, eps: number): void {
+    this.call('rmsNormDw', [dy, x, out, rows, cols, eps]);
   }
 
   /** RoPE over x [B, H, T, D] with tables [T, D], or [B, 1, T, D] when `perRow`; D/2 a multiple of 4 (rope.ts). */

@@ -1,10 +1,11 @@
 /**
- * RMSNorm's three kernels in WebAssembly SIMD (fused.ts names them; wasm-fused.ts registers them),
+ * RMSNorm's four kernels in WebAssembly SIMD (fused.ts names them; wasm-fused.ts registers them),
  * over rows of `cols` floats with cols a multiple of 4 (the caller checks):
  *
  *   rmsNorm(x, w, out, rows, cols, eps)           out = x·r·w,  r = 1/sqrt(mean(x²) + eps) per row
  *   rmsNormFactor(x, out, rows, cols, eps)        out[row] = r
  *   rmsNormDx(dy, x, w, out, rows, cols, eps)     out = r·w·dy − r³·x·Σ(w·dy·x)/cols
+ *   rmsNormDw(dy, x, out, rows, cols, eps)        out[c] += Σ_rows dy·(x·r)   (the weight's gradient; out starts at 0)
  *
  * They replace JS loops over the heap that ran at 3–9 ns an element: JS widens every float32 to a
  * double and has no SIMD, while these read and write four floats per instruction.
@@ -104,5 +105,19 @@ export function rmsNormFunctions(): ExportedFunction[] {
       f.v128_store(0);
     });
   });
-  return [forward, factor, dx];
+  // rmsNormDw(dy, x, out, rows, cols, eps): out[c] += dy·(x·r), row after row (as ops it was two multiplies and a sum)
+  const dw = rowFunction('rmsNormDw', ['i32', 'i32', 'i32', 'i32', 'i32', 'f32'], 3, 4, (f, v) => {
+    const [dy, x, out, cols, eps] = [0, 1, 2, 4, 5];
+    const column = () => f.get(out).get(v.p).i32_add().get(x).i32_sub().get(v.base).i32_sub(); // out[c]: the column's offset within the row
+    emitRowFactor(f, v, x, cols, eps);
+    emitRowLoop(f, v, x, cols, () => {
+      column();
+      column();
+      f.v128_load(0);
+      at(f, v, dy, x);
+      f.v128_load(0).get(v.p).v128_load(0).get(v.rv).f32x4_mul().f32x4_mul().f32x4_add();
+      f.v128_store(0);
+    });
+  });
+  return [forward, factor, dx, dw];
 }
