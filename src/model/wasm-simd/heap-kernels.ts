@@ -17,7 +17,7 @@ import { sumSquaresFunction } from './sum-squares.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
 import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
-import { canBlock, encodeShare, KernelThreads, programLayout, type KernelShare } from './kernel-threads.ts';
+import { canBlock, encodeShare, KernelThreads, programLayout, programLength, type KernelShare } from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction, swigluGradGateFunction, swigluGradUpFunction } from './swiglu.ts';
@@ -242,7 +242,10 @@ export class HeapKernels {
 
   /** Runs one gemm call per share, share 0 on this thread, each with its own scratch; `repeat` gives share i's slices and their strides. */
   private gemmShares(fn: 'gemm' | 'gemmPacked', shares: GemmArgs[], repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] })): void {
-    this.runShares(shares.map((g, i) => ({ calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides: repeat(i).strides }], count: repeat(i).count })));
+    this.runShares(shares.map((g, i) => {
+      const { count, strides } = repeat(i);
+      return { calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides }], count };
+    }));
   }
 
   /**
@@ -264,13 +267,14 @@ export class HeapKernels {
     let at = 0;
     try {
       body();
-      const program = programLayout(this.phases);
+      const phases = this.phases;
       this.phases = null;
-      at = this.heap._malloc(program.length * 8);
+      const length = programLength(phases);
+      at = this.heap._malloc(length * 8);
       if (!at) throw new Error('wasm kernels: the heap could not allocate a recorded program');
-      new Float64Array(this.memory.buffer, at, program.length).set(program);
+      programLayout(phases, new Float64Array(this.memory.buffer, at, length));
       this.phasedRuns++;
-      this.pool.runProgram({ program: at, length: program.length }, threads, this.fns);
+      this.pool.runProgram({ program: at, length }, threads, this.fns);
     } finally {
       this.phases = null;
       if (at) this.heap._free(at);

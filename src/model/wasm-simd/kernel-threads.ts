@@ -115,8 +115,14 @@ type ClaimShares = (header: Int32Array, job: number, run: (i: number) => void) =
  * call its export's index, its argument count, its arguments and their strides.
  */
 export function encodeShare(share: KernelShare, indexOf: (fn: string) => number): number[] {
+  // Written index by index: spreads here were a tenth of recording a decoding step.
   const out = [share.count ?? 1, share.calls.length];
-  for (const call of share.calls) out.push(indexOf(call.fn), call.args.length, ...call.args, ...call.args.map((_, i) => call.strides?.[i] ?? 0));
+  for (const call of share.calls) {
+    const { args, strides } = call;
+    out.push(indexOf(call.fn), args.length);
+    for (let i = 0; i < args.length; i++) out.push(args[i]);
+    for (let i = 0; i < args.length; i++) out.push(strides?.[i] ?? 0);
+  }
   return out;
 }
 
@@ -153,22 +159,34 @@ const PROGRAM_LOOP = `
   }
 `;
 
-/** A program's float64s (ProgramShare) from its phases, each a list of shares, each a share's blocks (encodeShare's, one after another). */
-export function programLayout(phases: number[][][]): Float64Array {
-  const shares = phases.flat();
-  const calls = shares.reduce((sum, share) => sum + share.length, 0);
-  const out = new Float64Array(1 + 3 * shares.length + calls);
-  out[0] = shares.length;
-  let [share, at, before] = [0, 1 + 3 * shares.length, 0];
+/** How many float64s programLayout writes for these phases. */
+export function programLength(phases: number[][][]): number {
+  let length = 1;
+  for (const phase of phases) for (const share of phase) length += 3 + share.length;
+  return length;
+}
+
+/**
+ * Writes a program's float64s (ProgramShare) from its phases, each a list of shares, each a share's blocks
+ * (encodeShare's, one after another), to `out` (programLength(phases) long: a view of the heap, so that
+ * nothing is copied twice).
+ */
+export function programLayout(phases: number[][][], out: Float64Array): void {
+  let shares = 0;
+  for (const phase of phases) shares += phase.length;
+  out[0] = shares;
+  let [share, at, before] = [0, 1 + 3 * shares, 0];
   for (const phase of phases) {
-    for (const calls of phase) {
-      out.set([at, at + calls.length, before], 1 + 3 * share++);
-      out.set(calls, at);
-      at += calls.length;
+    for (const block of phase) {
+      const header = 1 + 3 * share++;
+      out[header] = at;
+      out[header + 1] = at + block.length;
+      out[header + 2] = before;
+      out.set(block, at);
+      at += block.length;
     }
     before += phase.length;
   }
-  return out;
 }
 
 type RunProgram = (memory: WebAssembly.Memory, fns: readonly unknown[], header: Int32Array, at: number, length: number) => void;

@@ -40,7 +40,9 @@ export function partsFor(work: number, threads: number, minShareWork = MIN_SHARE
 
 /** Cuts 0 … units into `parts` contiguous ranges as even as whole units allow. */
 function cuts(units: number, parts: number): [number, number][] {
-  return Array.from({ length: parts }, (_, i) => [Math.floor((i * units) / parts), Math.floor(((i + 1) * units) / parts)]);
+  const out: [number, number][] = []; // a plain loop: Array.from with a map was a tenth of recording a decoding step
+  for (let i = 0; i < parts; i++) out.push([Math.floor((i * units) / parts), Math.floor(((i + 1) * units) / parts)]);
+  return out;
 }
 
 /**
