@@ -53,34 +53,37 @@ export interface GenerateResult {
   finishReasons: ('stop' | 'length')[];
 }
 
+/** Scratch of sampleToken (it is synchronous, so one pair serves every call), grown to the largest vocabulary seen. */
+let scaledScratch = new Float64Array(0);
+let weightScratch = new Float64Array(0);
+
 /**
  * Draws one token from a logits row. Pure given the RNG; exported for tests. Each exp is taken once and
- * reused (a row is sampled per token per episode, and at a 151,936-token vocabulary every pass counts).
+ * reused (a row is sampled per token per episode, and at a 151,936-token vocabulary every pass counts),
+ * into scratch kept between calls: allocating two arrays per row was most of a batch-16 step's sampling.
  */
 export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOptions, 'temperature' | 'topK' | 'topP'>, rng: Rng): { token: number; logprob: number } {
   const V = logits.length;
+  if (scaledScratch.length < V) [scaledScratch, weightScratch] = [new Float64Array(V), new Float64Array(V)];
+  const [scaled, weight] = [scaledScratch, weightScratch];
   const greedy = options.temperature <= 0;
   const temperature = greedy ? 1 : options.temperature;
-  const scaled = new Float64Array(V);
   let max = -Infinity;
+  let best = 0; // the first index of the largest logit
   for (let i = 0; i < V; i++) {
-    scaled[i] = logits[i] / temperature;
-    if (scaled[i] > max) max = scaled[i];
+    const x = logits[i] / temperature;
+    scaled[i] = x;
+    if (x > max) [max, best] = [x, i];
   }
-  const weight = new Float64Array(V); // exp(scaled − max)
   let total = 0;
-  for (let i = 0; i < V; i++) total += weight[i] = Math.exp(scaled[i] - max);
+  for (let i = 0; i < V; i++) total += weight[i] = Math.exp(scaled[i] - max); // exp(scaled − max)
   const logZ = max + Math.log(total);
   const logprobOf = (token: number) => ({ token, logprob: scaled[token] - logZ });
 
-  if (greedy) {
-    let best = 0;
-    for (let i = 1; i < V; i++) if (scaled[i] > scaled[best]) best = i;
-    return logprobOf(best);
-  }
+  if (greedy) return logprobOf(best);
   const topK = options.topK ?? 0;
   const topP = options.topP ?? 1;
-  if ((topK > 0 && topK < V) || topP < 1) return drawFrom(filtered(scaled, logZ, topK, topP), weight, rng, logprobOf);
+  if ((topK > 0 && topK < V) || topP < 1) return drawFrom(filtered(scaled, V, logZ, topK, topP), weight, rng, logprobOf);
   // No filter: every token is a candidate, in index order.
   let u = rng.next() * total;
   for (let i = 0; i < V; i++) {
@@ -90,9 +93,8 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
   return logprobOf(V - 1);
 }
 
-/** The top-k / top-p candidates, most likely first. */
-function filtered(scaled: Float64Array, logZ: number, topK: number, topP: number): number[] {
-  const V = scaled.length;
+/** The top-k / top-p candidates among the first V scaled logits, most likely first. */
+function filtered(scaled: Float64Array, V: number, logZ: number, topK: number, topP: number): number[] {
   let candidates = Array.from({ length: V }, (_, i) => i).sort((a, b) => scaled[b] - scaled[a]);
   if (topK > 0 && topK < V) candidates = candidates.slice(0, topK);
   if (topP < 1) {
