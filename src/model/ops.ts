@@ -102,7 +102,8 @@ const FUSED_ATTENTION_MAX_KEYS = 2048;
 
 /**
  * softmax(q·kᵀ·scale + bias)·v in one kernel, for generation on a backend that has it (WebGPU; wasm where
- * keys and heads are whole vectors of 4, wasm-attention.ts) and at most FUSED_ATTENTION_MAX_KEYS keys; null otherwise, and the caller runs the products and softmax.
+ * keys and heads are whole vectors of 4, wasm-attention.ts) and at most FUSED_ATTENTION_MAX_KEYS keys;
+ * null otherwise, and the caller runs the products and softmax.
  * q [B, G, R, D] with row r of a group at position r mod `positions`; k, v [B, G, Tk, D].
  */
 export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, positions: number): tf.Tensor | null {

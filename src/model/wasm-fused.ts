@@ -134,7 +134,7 @@ export function registerWasmFusedKernels(): void {
     return true;
   });
   if (simdKernelsSupported()) {
-    // Without SIMD both run as tfjs's ops: the JS loops' exp (15–30 ns an element) would cost a training step more than the ops.
+    // Without SIMD these run as tfjs's ops: SwiGLU's JS loops (an exp at 15–30 ns an element) would cost a training step more.
     // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy). The JS loop where a row is not
     // whole vectors (a model's width decides, never a batch's rows: the two round differently).
     register(SWIGLU_KERNEL, (i) => i.gate.shape, ({ gate, up, dy }, out, rows, cols, attrs) => {
