@@ -10,7 +10,7 @@
  * registers the backend and falls back when initialisation fails.
  */
 import * as tf from '@tensorflow/tfjs';
-import { registerWasmKernels } from './wasm-kernels.ts';
+import { readHeapByElement, registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmDecodeStep } from './wasm-decode.ts';
 import { registerWasmAttention } from './wasm-attention.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
@@ -231,6 +231,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
   const ok = backend === 'wasm' && probe.isNode ? await withSharedHeap(() => tf.setBackend(backend)) : await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);
   await tf.ready();
+  if (backend === 'wasm') readHeapByElement(tf.backend());
   const smoke = tf.tidy(() => tf.matMul(tf.ones([8, 8]), tf.ones([8, 8])).sum());
   const value = (await smoke.data())[0];
   smoke.dispose();

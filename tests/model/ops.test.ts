@@ -220,3 +220,20 @@ describe('sum of squares over many tensors (a global gradient norm)', () => {
     expect(Math.abs(wasm - cpu) / exact).toBeLessThan(1e-6);
   });
 });
+
+describe('reading tensors off the wasm heap (wasm-kernels.ts readHeapByElement)', () => {
+  it('gives float32, int32 and bool tensors back whole and in ranges, as written', async () => {
+    const backend = tf.backend() as unknown as { readSync: ((dataId: object, start?: number, end?: number) => ArrayLike<number>) & { byElement?: boolean } };
+    expect(backend.readSync.byElement, 'the override is installed').toBe(true);
+    const floats = Float32Array.from({ length: 37 }, (_, i) => i / 7 - 2);
+    const ints = Int32Array.from({ length: 9 }, (_, i) => i * 1000 - 4000);
+    const x = tf.tensor(floats, [37]);
+    const n = tf.tensor(ints, [3, 3], 'int32');
+    const b = tf.tensor([1, 0, 1], [3], 'bool');
+    expect(x.dataSync()).toEqual(floats);
+    expect(await n.data()).toEqual(ints);
+    expect(Array.from(b.dataSync())).toEqual([1, 0, 1]);
+    expect(Array.from(backend.readSync(x.dataId, 5, 9))).toEqual(Array.from(floats.slice(5, 9)));
+    expect(Array.from(backend.readSync(n.dataId, 2))).toEqual(Array.from(ints.slice(2)));
+  });
+});
