@@ -34,7 +34,7 @@ export function wasmAttentionFits(keys: number, headDim: number): boolean {
   return keys % 4 === 0 && headDim % 4 === 0;
 }
 
-/** A bunch of query positions [t0, t1) and the keys it is scored against. */
+/** A bunch of query positions [t0, t0 + rows) and the first `keys` keys it is scored against. */
 interface Bunch {
   t0: number;
   rows: number;

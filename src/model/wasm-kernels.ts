@@ -94,8 +94,8 @@ function registerRowGather(): void {
 /** Reads float32 and int32 tensors through a view of their element type (see the header); other dtypes as tfjs-wasm does. */
 export function readHeapByElement(backend: tf.KernelBackend): void {
   const wasm = backend as unknown as WasmBackend;
+  if ((wasm.readSync as { byElement?: boolean }).byElement) return; // installed already (a second initBackend)
   const original = wasm.readSync.bind(wasm);
-  if ((wasm.readSync as { byElement?: boolean }).byElement) return;
   const readSync = (dataId: object, start?: number, end?: number) => {
     const entry = wasm.dataIdMap.get(dataId);
     const View = entry?.dtype === 'float32' ? Float32Array : entry?.dtype === 'int32' ? Int32Array : null;
