@@ -57,6 +57,8 @@ interface Step {
   /** The model's sizes. */
   C: number;
   I: number;
+  /** The widest projection output per row (a LoRA slot's floats per row). */
+  widest: number;
   /** Scratch shared by every layer (each is written before it is read): arrays of `rows` rows. */
   at: Scratch;
   /** Each layer's extended keys and values, and the logits: the step's outputs. */
@@ -65,37 +67,62 @@ interface Step {
   logits: Info | null;
 }
 
+/** Projections of one input that share its phases (q, k and v; gate and up) at most: slots of LoRA scratch. */
+const GROUPED_PROJECTIONS = 3;
+
 type Scratch = { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; bias: number; cos: number; sin: number };
 
 /** Floats per row of each of Step's scratch arrays, for a step with `keys` keys. */
 function scratchPerRow(attrs: DecodeStepAttrs, keys: number, C: number, I: number): Scratch {
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
-  const widest = Math.max(C, I, H * D);
+  const widest = widestProjection(attrs, C, I);
   return {
     x: C, h: C, q: H * D, k: Hkv * D, v: Hkv * D, heads: H * D, out: C, gate: I, up: I,
-    loraMid: attrs.loraRank, loraOut: widest, bias: Hkv * paddedKeys(keys), cos: D, sin: D,
+    loraMid: GROUPED_PROJECTIONS * attrs.loraRank, loraOut: GROUPED_PROJECTIONS * widest, bias: Hkv * paddedKeys(keys), cos: D, sin: D,
   }; // prettier-ignore
 }
 
+/** The widest projection output per row: of the residual stream, the MLP, or the query heads. */
+const widestProjection = (attrs: DecodeStepAttrs, C: number, I: number) => Math.max(C, I, attrs.numHeads * attrs.headDim);
+
 const address = (step: Step, t: Info) => step.backend.getMemoryOffset(t.dataId);
 
-/** dst [rows, out] = src [rows, in] · W (+ bias) (+ scale·(src·A)·B) for the projection `module` of `layer`. */
-function linear(step: Step, layer: number, module: string, src: number, dst: number): void {
-  const { inputs, kernels, rows } = step;
-  const parts = partsOf(module);
-  const w = inputs[decodeInput(layer, parts.weight)];
-  const bias = inputs[decodeInput(layer, parts.bias)];
-  const loraA = inputs[decodeInput(layer, parts.loraA)];
-  const loraB = inputs[decodeInput(layer, parts.loraB)];
-  const [k, n] = w.shape;
-  kernels.productPacked({ a: src, b: address(step, w), c: dst, m: rows, k, n }, step.packed.of(w));
-  if (loraA && loraB) {
-    const r = loraA.shape[1];
-    kernels.product({ a: src, b: address(step, loraA), c: step.at.loraMid, m: rows, k, n: r, transposeA: false, transposeB: false });
-    kernels.product({ a: step.at.loraMid, b: address(step, loraB), c: step.at.loraOut, m: rows, k: r, n, transposeA: false, transposeB: false });
-  }
-  if (bias) kernels.together(() => { for (let row = 0; row < rows; row++) kernels.addScaled(dst + row * n * 4, address(step, bias), n, 1); }); // prettier-ignore
-  if (loraA) kernels.addScaled(dst, step.at.loraOut, rows * n, step.attrs.loraScale); // float32 rounding, as tfjs's mul then add
+/**
+ * dsts[i] [rows, out] = src [rows, in] · W (+ bias) (+ scale·(src·A)·B) for each projection modules[i] of
+ * `layer`, all reading src. The projections go side by side, in three phases at most when recorded
+ * (heap-kernels.ts's together()): the products by W and A; the biases and the products by B; the
+ * adapters' adds. One after another they were up to five phases each, and a phase is a meeting of the
+ * threads. Each element's operations and their order are a single projection's, so the bits are too.
+ */
+function linears(step: Step, layer: number, modules: readonly string[], src: number, dsts: readonly number[]): void {
+  const { inputs, kernels, rows, at } = step;
+  const parts = modules.map((module) => {
+    const names = partsOf(module);
+    const w = inputs[decodeInput(layer, names.weight)];
+    const [loraA, loraB] = [inputs[decodeInput(layer, names.loraA)], inputs[decodeInput(layer, names.loraB)]];
+    return { w, bias: inputs[decodeInput(layer, names.bias)], lora: loraA && loraB ? { A: loraA, B: loraB } : null };
+  });
+  const mid = (i: number) => at.loraMid + i * rows * step.attrs.loraRank * 4;
+  const out = (i: number) => at.loraOut + i * rows * step.widest * 4;
+  kernels.together(() => {
+    parts.forEach(({ w, lora }, i) => {
+      const [k, n] = w.shape;
+      kernels.productPacked({ a: src, b: address(step, w), c: dsts[i], m: rows, k, n }, step.packed.of(w));
+      if (lora) kernels.product({ a: src, b: address(step, lora.A), c: mid(i), m: rows, k, n: lora.A.shape[1], transposeA: false, transposeB: false });
+    });
+  });
+  kernels.together(() => {
+    parts.forEach(({ w, bias, lora }, i) => {
+      const n = w.shape[1];
+      if (bias) for (let row = 0; row < rows; row++) kernels.addScaled(dsts[i] + row * n * 4, address(step, bias), n, 1);
+      if (lora) kernels.product({ a: mid(i), b: address(step, lora.B), c: out(i), m: rows, k: lora.B.shape[0], n, transposeA: false, transposeB: false });
+    });
+  });
+  kernels.together(() => {
+    parts.forEach(({ w, lora }, i) => {
+      if (lora) kernels.addScaled(dsts[i], out(i), rows * w.shape[1], step.attrs.loraScale); // float32 rounding, as tfjs's mul then add
+    });
+  });
 }
 
 /** Copies row `row` of a [rows, width] table tensor to `to` on the heap. */
@@ -203,9 +230,7 @@ function decodeLayer(step: Step, i: number): void {
   const { kernels, inputs, attrs, rows, C, I, at } = step;
   const { numHeads: H, numKvHeads: Hkv, headDim: D } = attrs;
   kernels.rmsNorm(at.x, address(step, inputs[decodeInput(i, 'inputNorm')]), at.h, rows, C, attrs.eps);
-  linear(step, i, 'q_proj', at.h, at.q);
-  linear(step, i, 'k_proj', at.h, at.k);
-  linear(step, i, 'v_proj', at.h, at.v);
+  linears(step, i, ['q_proj', 'k_proj', 'v_proj'], at.h, [at.q, at.k, at.v]);
   const [qNorm, kNorm] = [inputs[decodeInput(i, 'qNorm')], inputs[decodeInput(i, 'kNorm')]];
   if (qNorm) kernels.rmsNorm(at.q, address(step, qNorm), at.q, rows * H, D, attrs.eps);
   if (kNorm) kernels.rmsNorm(at.k, address(step, kNorm), at.k, rows * Hkv, D, attrs.eps);
@@ -214,14 +239,13 @@ function decodeLayer(step: Step, i: number): void {
   cacheFresh(step, step.keys[i], at.k);
   cacheFresh(step, step.values[i], at.v);
   attend(step, step.keys[i], step.values[i]);
-  linear(step, i, 'o_proj', at.heads, at.out);
+  linears(step, i, ['o_proj'], at.heads, [at.out]);
   kernels.addScaled(at.x, at.out, rows * C, 1);
 
   kernels.rmsNorm(at.x, address(step, inputs[decodeInput(i, 'postNorm')]), at.h, rows, C, attrs.eps);
-  linear(step, i, 'gate_proj', at.h, at.gate);
-  linear(step, i, 'up_proj', at.h, at.up);
+  linears(step, i, ['gate_proj', 'up_proj'], at.h, [at.gate, at.up]);
   kernels.swiglu(at.gate, at.up, at.gate, rows * I);
-  linear(step, i, 'down_proj', at.gate, at.out);
+  linears(step, i, ['down_proj'], at.gate, [at.out]);
   kernels.addScaled(at.x, at.out, rows * C, 1);
 }
 
@@ -245,7 +269,7 @@ function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attr
   const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, partsOf('gate_proj').weight)].shape[1]];
   const perRow = scratchPerRow(attrs, attrs.past + 1, C, I);
   const arena = new Arena(backend, Object.values(perRow).reduce((sum, n) => sum + Math.ceil((rows * n) / 4) * 16, 0));
-  const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, at: {} as Scratch, keys: [], values: [], logits: null };
+  const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, widest: widestProjection(attrs, C, I), at: {} as Scratch, keys: [], values: [], logits: null };
   try {
     step.at = Object.fromEntries(Object.entries(perRow).map(([name, floats]) => [name, arena.take(rows * floats)])) as Scratch;
     for (let i = 0; i < attrs.numLayers; i++) {

@@ -469,8 +469,12 @@ export class HeapKernels {
     return this.floats()[out / 4];
   }
 
-  /** Share i's scratch of at least `floats` floats. */
-  private scratchFor(i: number, floats: number): number {
+  /**
+   * Scratch of at least `floats` floats for the kernel's share i: its own among the shares that may run at
+   * once, those of one kernel or, while together() fills a phase, of every kernel in it.
+   */
+  private scratchFor(share: number, floats: number): number {
+    const i = share + (this.sharedPhase?.length ?? 0);
     const s = (this.scratch[i] ??= { at: 0, floats: 0 });
     if (floats > s.floats) {
       if (s.at && this.phases) this.freeAfterRun.push(s.at); // a recorded call still uses it
