@@ -6,7 +6,7 @@
  *    Target: wasm within 2× of torch pinned to one thread, torch and its BLAS alike. PyTorch as
  *    installed (its BLAS on every core) is measured beside it and reported, not targeted.
  * 2. KV-cached generation tokens/s at batch 1, 4 and 16 against PyTorch's KV-cached decoding of the
- *    same model, and at batch 1 against recomputing the prefix every step.
+ *    same model (each the median of GEN_ROUNDS rounds), and at batch 1 against recomputing the prefix every step.
  * 3. Issue #18's starting commit measured in this run (lib/at-commit.ts): batch-1 generation (target
  *    ≥ 3×) and a tf.train.adam step, the same script in both trees, alternately.
  * Spindle's figures are taken with its kernels on 1, 2 and every core's thread (wasm-simd/kernel-threads.ts),
@@ -186,6 +186,8 @@ const torchStep = (config: ModelConfig, threads: 1 | 'as-installed') => runTorch
 /** PyTorch's KV-cached greedy decoding at batch B, the same architecture: the reference for tokens/s. */
 const torchGeneration = (config: ModelConfig, batch: number) => runTorch<{ tokens_per_s: number }>(config, { batch, seq: 0, steps: GEN_TOKENS, generate: true });
 
+/** Rounds of the generation figures (each configuration's median is reported). */
+const GEN_ROUNDS = Number(process.env.BENCH_GEN_ROUNDS ?? 3);
 /** Rows per batch for the batched-generation figures (the engine samples a GRPO group's rows together). */
 const GEN_BATCHES = [1, 4, 16];
 /** Kernel thread counts measured: 1, 2 and every core (initBackend's default). */
@@ -222,16 +224,22 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
     setKernelThreads(threads);
     for (const batch of GEN_BATCHES) await generate(model, Array.from({ length: batch }, () => [1, 2]), { maxNewTokens: BATCHED_WARM_UP_TOKENS, temperature: 0, seed: 1 });
   }
-  const batched: GenerationFigures['batched'] = [];
+  // Every configuration GEN_ROUNDS times, the thread counts alternating within a round, so that a busy
+  // spell of this shared machine falls on all of them; each figure is its configuration's median.
+  const rates = new Map<string, number[]>();
   let first: number[] = [];
-  for (const batch of GEN_BATCHES) {
-    for (const threads of THREADS) {
-      setKernelThreads(threads);
-      const r = await run(batch, true);
-      if (batch === 1) first = r.tokens[0];
-      batched.push({ batch, threads, tokensPerS: r.tokens.flat().length / r.seconds });
+  for (let round = 0; round < GEN_ROUNDS; round++) {
+    for (const batch of GEN_BATCHES) {
+      for (const threads of THREADS) {
+        setKernelThreads(threads);
+        const r = await run(batch, true);
+        if (batch === 1) first = r.tokens[0];
+        const key = `${batch}/${threads}`;
+        rates.set(key, [...(rates.get(key) ?? []), r.tokens.flat().length / r.seconds]);
+      }
     }
   }
+  const batched = GEN_BATCHES.flatMap((batch) => THREADS.map((threads) => ({ batch, threads, tokensPerS: median(rates.get(`${batch}/${threads}`)!) })));
   setKernelThreads(THREADS[THREADS.length - 1]);
   const recomputed = await run(1, false);
   const profile = await decodeStepProfile(model);
