@@ -28,6 +28,14 @@ export const SWIGLU_KERNEL = 'SpindleSwiGLU';
  * (the transformer's always does), so a kernel may skip those keys. No gradient.
  */
 export const ATTENTION_KERNEL = 'SpindleAttention';
+/**
+ * scores [B, G, R, Tk] (R = repeats·T, row r at position r mod T), bias [T, Tk] | [B, 1, 1, T, Tk]; attrs
+ * scale → softmax(scores·scale + bias) over Tk: attention's probabilities where they need a gradient
+ * (training). One pass instead of a scale, a mask add and a softmax, each a pass over every score.
+ */
+export const MASKED_SOFTMAX_KERNEL = 'SpindleMaskedSoftmax';
+/** dy, y (MASKED_SOFTMAX_KERNEL's output); attrs scale → y·(dy − Σ dy·y)·scale per row: its scores' gradient. */
+export const MASKED_SOFTMAX_DX_KERNEL = 'SpindleMaskedSoftmaxDx';
 /** One decoding step of the whole model (decode-step.ts has its inputs and attrs). No gradient. */
 export const DECODE_STEP_KERNEL = 'SpindleDecodeStep';
 /**
@@ -88,6 +96,16 @@ tf.registerGradient({
   kernelName: SOFTMAX_KERNEL,
   outputsToSave: [true],
   gradFunc: (dy, [y]) => ({ logits: () => run(SOFTMAX_DX_KERNEL, { dy: dy as tf.Tensor, y }) }),
+});
+
+tf.registerGradient({
+  kernelName: MASKED_SOFTMAX_KERNEL,
+  inputsToSave: ['bias'],
+  outputsToSave: [true],
+  gradFunc: (dy, [bias, y], attrs) => ({
+    scores: () => run(MASKED_SOFTMAX_DX_KERNEL, { dy: dy as tf.Tensor, y }, attrs),
+    bias: () => tf.zerosLike(bias), // a mask is a constant: nothing trains through it
+  }),
 });
 
 tf.registerGradient({

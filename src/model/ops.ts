@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { wasmAttentionFits } from './wasm-attention.ts';
-import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
 
 /**
@@ -122,6 +122,19 @@ export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: t
 export function sumOfSquares(tensors: tf.Tensor[]): tf.Scalar {
   if (hasFusedKernel(SUM_SQUARES_KERNEL)) return tf.engine().runKernel(SUM_SQUARES_KERNEL, Object.fromEntries(tensors.map((t, i) => [`x${i}`, t]))) as tf.Scalar;
   return tensors.map((t) => tf.sum(tf.square(t))).reduce((a, b) => tf.add(a, b)) as tf.Scalar;
+}
+
+/**
+ * Attention's probabilities softmax(scores·scale + bias) over the last axis: scores [B, G, R, Tk] with row r
+ * of a group at position r mod T, bias [T, Tk] | [B, 1, 1, T, Tk]. One kernel where the backend has it
+ * (wasm, keys in whole vectors of 4: wasm-attention.ts), its gradient one more; else a scale, an add and a
+ * softmax.
+ */
+export function maskedSoftmax(scores: tf.Tensor4D, bias: tf.Tensor, scale: number): tf.Tensor4D {
+  if (hasFusedKernel(MASKED_SOFTMAX_KERNEL) && scores.shape[3] % 4 === 0) return tf.engine().runKernel(MASKED_SOFTMAX_KERNEL, { scores, bias }, { scale }) as tf.Tensor4D;
+  const [B, G, R, Tk] = scores.shape;
+  const T = bias.shape[bias.shape.length - 2];
+  return softmax(tf.add(tf.mul(scores, scale).reshape([B, G, R / T, T, Tk]), bias).reshape([B, G, R, Tk])) as tf.Tensor4D;
 }
 
 /** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */

@@ -18,7 +18,7 @@ import { type ModelConfig, validateConfig } from './config.ts';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
-import { applyRope, bmm, embed, fusedAttention, halfMatMul, loraLinear, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { applyRope, bmm, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputedBlock } from './recompute.ts';
 import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
@@ -308,7 +308,7 @@ export class TransformerModel {
       newCache.v.push(v);
     }
     const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
-    const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx, rep, T)).reshape([B, H, T, D]); // [B, H, T, D]
+    const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx)).reshape([B, H, T, D]); // [B, H, T, D]
     const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
   }
@@ -321,13 +321,12 @@ export class TransformerModel {
   }
 
   /** softmax(q·kᵀ/√D + bias)·v: q [B, Hkv, rep·T, D], k, v [B, Hkv, Tk, D] → [B, Hkv, rep·T, D]. */
-  private attentionProducts(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context, rep: number, T: number): tf.Tensor {
-    const [B, Hkv, , D] = q.shape as [number, number, number, number];
-    const Tk = k.shape[2] as number;
-    const scores = tf.mul(bmm(q, k, true), 1 / Math.sqrt(D)); // [B, Hkv, rep·T, Tk]
+  private attentionProducts(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context): tf.Tensor {
+    const D = q.shape[3] as number;
+    const scores = bmm(q, k, true) as tf.Tensor4D; // [B, Hkv, rep·T, Tk]
     // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
-    const masked = ctx.bias ? tf.add(scores.reshape([B, Hkv, rep, T, Tk]), ctx.bias).reshape([B, Hkv, rep * T, Tk]) : scores;
-    return bmm(softmax(masked), v); // [B, Hkv, rep·T, D]
+    const probabilities = ctx.bias ? maskedSoftmax(scores, ctx.bias, 1 / Math.sqrt(D)) : softmax(tf.mul(scores, 1 / Math.sqrt(D)));
+    return bmm(probabilities, v); // [B, Hkv, rep·T, D]
   }
 
   private mlp(i: number, x: tf.Tensor3D, ctx: Context): tf.Tensor3D {

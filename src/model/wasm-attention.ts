@@ -19,8 +19,8 @@
  * softmax's exp is exp.ts's (about 1 ulp from the true value), as in a decoding step.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ATTENTION_KERNEL } from './fused.ts';
-import { heapKernelsOf, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { ATTENTION_KERNEL, MASKED_SOFTMAX_DX_KERNEL, MASKED_SOFTMAX_KERNEL } from './fused.ts';
+import { heapKernelsOf, type HeapKernels, type SoftmaxMask, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 
 type Info = tf.TensorInfo;
 
@@ -140,9 +140,52 @@ function attention(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: In
   }
 }
 
-/** Registers ATTENTION_KERNEL on tfjs-wasm; needs wasm SIMD. */
+/**
+ * MASKED_SOFTMAX_KERNEL: scores [B, G, R, Tk] (Tk a multiple of 4), bias [T, Tk] | [B, 1, 1, T, Tk] →
+ * softmax(scores·scale + bias) per row, the rows shared between threads, each copied and then turned
+ * into probabilities in place by the prompt kernel's softmax rows (so training's probabilities are
+ * computed as a prompt's are, exp.ts's exp included).
+ */
+function maskedSoftmax(backend: TfjsWasmBackend, scores: Info, bias: Info, scale: number): Info {
+  const [B, G, R, Tk] = scores.shape;
+  const T = bias.shape[bias.shape.length - 2];
+  if (Tk % 4 !== 0 || R % T !== 0) throw new Error(`wasm masked softmax: ${R} rows of ${Tk} keys at ${T} positions; keys must be whole vectors of 4 and rows whole positions`);
+  const perBatchMask = bias.shape.length === 5;
+  const mask: SoftmaxMask = { period: T, rowBytes: Tk * 4, groupRows: perBatchMask ? G * R : B * G * R, groupBytes: perBatchMask ? T * Tk * 4 : 0 };
+  const out = backend.makeOutput(scores.shape, 'float32');
+  const at = (t: Info) => backend.getMemoryOffset(t.dataId);
+  heapKernelsOf(backend.wasm).maskedSoftmax(at(out), at(bias), B * G * R, Tk, mask, scale, at(scores));
+  return out;
+}
+
+/** MASKED_SOFTMAX_DX_KERNEL: dy, y [..., Tk] → y·(dy − Σ dy·y)·scale per row. */
+function maskedSoftmaxDx(backend: TfjsWasmBackend, dy: Info, y: Info, scale: number): Info {
+  const Tk = y.shape[y.shape.length - 1];
+  const out = backend.makeOutput(y.shape, 'float32');
+  const at = (t: Info) => backend.getMemoryOffset(t.dataId);
+  heapKernelsOf(backend.wasm).softmaxGrad(at(dy), at(y), at(out), tf.util.sizeFromShape(y.shape) / Tk, Tk, scale);
+  return out;
+}
+
+/** Registers ATTENTION_KERNEL and the masked softmax with its gradient on tfjs-wasm; needs wasm SIMD. */
 export function registerWasmAttention(): void {
   if (tf.getKernel(ATTENTION_KERNEL, 'wasm')) return;
+  tf.registerKernel({
+    kernelName: MASKED_SOFTMAX_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { scores, bias } = inputs as { scores: Info; bias: Info };
+      return maskedSoftmax(backend as unknown as TfjsWasmBackend, scores, bias, (attrs as unknown as { scale: number }).scale);
+    },
+  });
+  tf.registerKernel({
+    kernelName: MASKED_SOFTMAX_DX_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { dy, y } = inputs as { dy: Info; y: Info };
+      return maskedSoftmaxDx(backend as unknown as TfjsWasmBackend, dy, y, (attrs as unknown as { scale: number }).scale);
+    },
+  });
   tf.registerKernel({
     kernelName: ATTENTION_KERNEL,
     backendName: 'wasm',

@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fusedAttention } from '../../src/model/ops.ts';
+import { fusedAttention, maskedSoftmax } from '../../src/model/ops.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
@@ -69,5 +69,42 @@ describe('wasm attention kernel', () => {
     };
     const alone = await placed(104);
     for (const L of [112, 136, 200]) expect(await placed(L), `padded to ${L}`).toEqual(alone);
+  });
+});
+
+describe('wasm masked softmax (training attention probabilities)', () => {
+  /** softmax(scores·scale + bias) as tfjs ops, scores [B, G, R, Tk], bias [B|1, 1, 1, T, Tk]. */
+  const ops = (scores: tf.Tensor, bias: tf.Tensor, scale: number, T: number) => {
+    const [B, G, R, Tk] = scores.shape;
+    return tf.softmax(tf.add(tf.mul(scores, scale).reshape([B, G, R / T, T, Tk]), bias)).reshape(scores.shape);
+  };
+
+  it('matches the ops, with a mask per batch row and a shared one, and so does its gradient', () => {
+    const [B, G, rep, T, Tk] = [3, 2, 2, 24, 32]; // 8 cached positions before the 24 new ones
+    const scores = random([B, G, rep * T, Tk], 4) as tf.Tensor4D;
+    const dy = random(scores.shape, 5);
+    const scale = 0.3;
+    const shared = causalMask([0], T, Tk);
+    for (const [what, bias, biasArg] of [['per-row mask', causalMask([0, 3, 8], T, Tk), null], ['shared mask', shared, shared.reshape([T, Tk])]] as const) {
+      const given = biasArg ?? bias;
+      expectClose(maskedSoftmax(scores, given, scale).dataSync(), ops(scores, bias, scale, T).dataSync(), what, 1e-6, 1e-5);
+      // The gradient through a weighted sum, so that every row's Σ dy·y matters.
+      const loss = (f: (s: tf.Tensor) => tf.Tensor) => tf.grad((s: tf.Tensor) => tf.sum(tf.mul(f(s), dy)))(scores);
+      const fused = loss((s) => maskedSoftmax(s as tf.Tensor4D, given, scale));
+      const reference = loss((s) => ops(s, bias, scale, T));
+      expectClose(fused.dataSync(), reference.dataSync(), `${what}: gradient`, 1e-6, 1e-5);
+    }
+  });
+
+  it('runs as one kernel forward and one backward, leaving its input as it was', async () => {
+    const scores = random([2, 1, 8, 8], 6) as tf.Tensor4D;
+    const before = scores.dataSync().slice();
+    const bias = causalMask([0, 2], 8, 8);
+    const gradient = tf.grad((s: tf.Tensor) => tf.sum(maskedSoftmax(s as tf.Tensor4D, bias, 1)));
+    const kernels = (await tf.profile(() => gradient(scores))).kernels.map((k) => k.name);
+    expect(kernels).toContain('SpindleMaskedSoftmax');
+    expect(kernels).toContain('SpindleMaskedSoftmaxDx');
+    expect(kernels).not.toContain('Softmax');
+    expect(scores.dataSync()).toEqual(before);
   });
 });

@@ -5,6 +5,8 @@
  *   attendScores(q, k, s, rows, keys, D, stride)      s[r, j] = q[r] · k[j]          q [rows, D], k [keys, D]
  *   softmaxRows(s, bias, rows, stride, scale, mask)    s[r] ← softmax(s[r]·scale + bias row of r) over `stride` lanes
  *   attendValues(p, v, out, rows, keys, D, stride)     out[r] = Σ_j p[r, j] · v[j]     p [rows, ≥ keys], v [keys, D]
+ *   softmaxGradRows(dy, y, out, rows, stride, scale)   out[r] = y[r]·(dy[r] − Σ dy[r]·y[r])·scale: the
+ *                                                      gradient of softmaxRows' input s, given y = its output
  *
  * The bias row of row r (counted from `first`, the mask's fields below) is at
  *   bias + ⌊(first + r) / groupRows⌋·groupBytes + ((first + r) mod period)·rowBytes:
@@ -128,6 +130,34 @@ function softmaxFunction(): ExportedFunction {
   return { name: 'softmaxRows', body: f };
 }
 
+const [G_DY, G_Y, G_OUT, G_ROWS, G_STRIDE, G_SCALE] = [0, 1, 2, 3, 4, 5];
+
+function softmaxGradFunction(): ExportedFunction {
+  const f = new FunctionBody(['i32', 'i32', 'i32', 'i32', 'i32', 'f32']);
+  const [r, offset, rowBytes, base] = Array.from({ length: 4 }, () => f.local('i32'));
+  const [acc, dot, scale] = [f.local('v128'), f.local('v128'), f.local('v128')];
+  f.get(G_SCALE).f32x4_splat().set(scale);
+  f.get(G_STRIDE).i32_const(4).i32_mul().set(rowBytes);
+  forRange(f, r, () => f.i32_const(0), () => f.get(G_ROWS), 1, () => {
+    f.get(r).get(rowBytes).i32_mul().set(base);
+    // Σ dy·y over the row
+    f.v128_const0().set(acc);
+    forRange(f, offset, () => f.get(base), () => f.get(base).get(rowBytes).i32_add(), 16, () => {
+      f.get(acc).get(G_DY).get(offset).i32_add().v128_load().get(G_Y).get(offset).i32_add().v128_load().f32x4_mul().f32x4_add().set(acc);
+    });
+    emitLaneReduce(f, acc, () => f.f32_add());
+    f.f32x4_splat().set(dot);
+    // y·(dy − Σ)·scale
+    forRange(f, offset, () => f.get(base), () => f.get(base).get(rowBytes).i32_add(), 16, () => {
+      f.get(G_OUT).get(offset).i32_add();
+      f.get(G_Y).get(offset).i32_add().v128_load();
+      f.get(G_DY).get(offset).i32_add().v128_load().get(dot).f32x4_sub();
+      f.f32x4_mul().get(scale).f32x4_mul().v128_store();
+    });
+  });
+  return { name: 'softmaxGradRows', body: f };
+}
+
 export function attentionFunctions(): ExportedFunction[] {
-  return [scoresFunction(), softmaxFunction(), valuesFunction()];
+  return [scoresFunction(), softmaxFunction(), valuesFunction(), softmaxGradFunction()];
 }

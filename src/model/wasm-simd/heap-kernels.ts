@@ -70,6 +70,7 @@ interface Exports {
   attendScores(q: number, k: number, s: number, rows: number, keys: number, D: number, stride: number): void;
   softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number, first: number, period: number, rowBytes: number, groupRows: number, groupBytes: number): void;
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
+  softmaxGradRows(dy: number, y: number, out: number, rows: number, stride: number, scale: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
   swigluGradUp(gate: number, dy: number, out: number, n: number): void;
   swigluGradGate(gate: number, up: number, dy: number, out: number, n: number): void;
@@ -100,6 +101,8 @@ const ELEMENTWISE_WORK = 16;
 const ONE_BIAS_ROW = [0, 1, 0, 1, 0];
 /** Multiply-adds a softmax is worth per score (an exp's polynomial, the max, sum and scaling passes). */
 const SOFTMAX_WORK = 16;
+/** Multiply-adds a softmax's gradient is worth per score (two passes over three rows). */
+const SOFTMAX_GRAD_WORK = 4;
 
 /** MIN_SHARE_WORK while inPhases records: a share of about a microsecond, about what waiting between phases costs. */
 const PHASED_SHARE_WORK = 1 << 14;
@@ -395,11 +398,24 @@ export class HeapKernels {
   /**
    * softmax(s·scale + bias) in place over `rows` score rows of `stride` floats (a multiple of 4), row r
    * masked by the bias row at bias + ⌊r / mask.groupRows⌋·mask.groupBytes + (r mod mask.period)·mask.rowBytes
-   * (attention.ts); the rows are shared between threads.
+   * (attention.ts); the rows are shared between threads. With `from`, each share first copies its rows
+   * of the scores from there (an op's input is never written).
    */
-  maskedSoftmax(s: number, bias: number, rows: number, stride: number, mask: { period: number; rowBytes: number; groupRows: number; groupBytes: number }, scale: number): void {
+  maskedSoftmax(s: number, bias: number, rows: number, stride: number, mask: SoftmaxMask, scale: number, from?: number): void {
     const runs = splitBatch(rows, stride * SOFTMAX_WORK, this.threads(), this.shareWork());
-    this.runShares(runs.map(([r0, r1]) => ({ calls: [{ fn: 'softmaxRows', args: [s + r0 * stride * 4, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes] }] })));
+    this.runShares(
+      runs.map(([r0, r1]) => {
+        const rowsAt = s + r0 * stride * 4;
+        const softmax = { fn: 'softmaxRows', args: [rowsAt, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes] };
+        return { calls: from === undefined ? [softmax] : [{ fn: 'copyRows', args: [rowsAt, from + r0 * stride * 4, r1 - r0, stride, stride * 4, stride * 4] }, softmax] };
+      }),
+    );
+  }
+
+  /** softmaxGradRows over `rows` rows of `stride` floats (a multiple of 4), shared between threads: out = y·(dy − Σ dy·y)·scale per row. */
+  softmaxGrad(dy: number, y: number, out: number, rows: number, stride: number, scale: number): void {
+    const runs = splitBatch(rows, stride * SOFTMAX_GRAD_WORK, this.threads(), this.shareWork());
+    this.runShares(runs.map(([r0, r1]) => ({ calls: [{ fn: 'softmaxGradRows', args: [dy, y, out].map((at) => at + r0 * stride * 4).concat(r1 - r0, stride, scale) }] })));
   }
 
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts); out may be gate. */
@@ -497,6 +513,14 @@ export class HeapKernels {
     }
     this.heap._free(scratch);
   }
+}
+
+/** Where row r of a masked softmax reads its bias row (maskedSoftmax; attention.ts's softmaxRows). */
+export interface SoftmaxMask {
+  period: number;
+  rowBytes: number;
+  groupRows: number;
+  groupBytes: number;
 }
 
 /** Addresses of a group's attention operands (attendGroups), or the bytes between groups'. */
