@@ -13,6 +13,7 @@ import * as tf from '@tensorflow/tfjs';
 import { readHeapByElement, registerWasmKernels } from './wasm-kernels.ts';
 import { registerWasmDecodeStep } from './wasm-decode.ts';
 import { registerWasmAttention } from './wasm-attention.ts';
+import { registerWasmCausalAttention } from './wasm-attention-train.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmTokenStats } from './wasm-token-stats.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
@@ -225,6 +226,7 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
       registerWasmMatMulKernels(); // without wasm SIMD, mm and bmm use tfjs's matMul
       registerWasmDecodeStep(); // without it, generation runs every decoding step as the graph's ops
       registerWasmAttention(); // without it, a prompt's attention runs as tfjs's ops
+      registerWasmCausalAttention(); // without it, training's attention runs as products, a softmax and their gradients
     }
   }
   // In Node the heap is made shared as tfjs-wasm starts, so that kernel threads can work on it (shared-heap.ts).

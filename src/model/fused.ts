@@ -36,6 +36,15 @@ export const ATTENTION_KERNEL = 'SpindleAttention';
 export const MASKED_SOFTMAX_KERNEL = 'SpindleMaskedSoftmax';
 /** dy, y (MASKED_SOFTMAX_KERNEL's output); attrs scale → y·(dy − Σ dy·y)·scale per row: its scores' gradient. */
 export const MASKED_SOFTMAX_DX_KERNEL = 'SpindleMaskedSoftmaxDx';
+/**
+ * q [B, G, R, D], k, v [B, G, T, D], bias [T, T] | [B, 1, 1, T, T]; attrs scale, positions (T) →
+ * [softmax(q·kᵀ·scale + bias)·v, its probabilities (a kernel's own layout)]: training's attention over a
+ * whole sequence, causal like ATTENTION_KERNEL. Its gradient is CAUSAL_ATTENTION_DX_KERNEL, through
+ * ops.ts's causalAttention (a custom gradient: one kernel gives all three).
+ */
+export const CAUSAL_ATTENTION_KERNEL = 'SpindleCausalAttention';
+/** dy, q, k, v, bias, probabilities (CAUSAL_ATTENTION_KERNEL's second output); the same attrs → [dq, dk, dv]. */
+export const CAUSAL_ATTENTION_DX_KERNEL = 'SpindleCausalAttentionDx';
 /** One decoding step of the whole model (decode-step.ts has its inputs and attrs). No gradient. */
 export const DECODE_STEP_KERNEL = 'SpindleDecodeStep';
 /**

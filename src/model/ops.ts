@@ -9,7 +9,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { wasmAttentionFits } from './wasm-attention.ts';
-import { ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
+import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
 
 /**
@@ -111,6 +111,29 @@ export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: t
   if (tf.getBackend() === 'wasm' && !wasmAttentionFits(k.shape[2]!, q.shape[3]!)) return null;
   const inputs: tf.NamedTensorMap = bias ? { q, k, v, bias } : { q, k, v };
   return tf.engine().runKernel(ATTENTION_KERNEL, inputs, { scale, positions }) as tf.Tensor;
+}
+
+/**
+ * Training's attention, softmax(q·kᵀ·scale + bias)·v over a whole sequence (the T queries are the T keys;
+ * bias is the causal mask, [T, T] or [B, 1, 1, T, T]), as one kernel and one for its gradient where the
+ * backend has them (wasm, keys and heads in whole vectors of 4: wasm-attention-train.ts); null otherwise,
+ * and the caller runs the products and softmax. q [B, G, R, D] with row r of a group at position r mod T.
+ */
+export function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor, scale: number, positions: number): tf.Tensor4D | null {
+  if (!hasFusedKernel(CAUSAL_ATTENTION_KERNEL) || k.shape[2] !== positions || !wasmAttentionFits(positions, q.shape[3])) return null;
+  const attrs = { scale, positions };
+  const op = tf.customGrad(((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, mask: tf.Tensor, save: tf.GradSaveFunc) => {
+    const [out, probabilities] = tf.engine().runKernel(CAUSAL_ATTENTION_KERNEL, { q: qIn, k: kIn, v: vIn, bias: mask }, attrs) as tf.Tensor[];
+    save([qIn, kIn, vIn, mask, probabilities]);
+    return {
+      value: out,
+      gradFunc: (dy: tf.Tensor, [sq, sk, sv, sMask, sP]: tf.Tensor[]) => {
+        const grads = tf.engine().runKernel(CAUSAL_ATTENTION_DX_KERNEL, { dy, q: sq, k: sk, v: sv, bias: sMask, probabilities: sP }, attrs) as tf.Tensor[];
+        return [...grads, tf.zerosLike(sMask)]; // a mask is a constant: nothing trains through it
+      },
+    };
+  }) as unknown as Parameters<typeof tf.customGrad>[0]);
+  return op(q, k, v, bias) as tf.Tensor4D;
 }
 
 /**

@@ -18,7 +18,7 @@ import { type ModelConfig, validateConfig } from './config.ts';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
-import { applyRope, bmm, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import { applyRope, bmm, causalAttention, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputedBlock } from './recompute.ts';
 import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
@@ -307,7 +307,7 @@ export class TransformerModel {
       newCache.k.push(k);
       newCache.v.push(v);
     }
-    const qGrouped = q.reshape([B, Hkv, rep * T, D]); // query heads sharing a kv head, stacked on time
+    const qGrouped = q.reshape([B, Hkv, rep * T, D]) as tf.Tensor4D; // query heads sharing a kv head, stacked on time
     const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx)).reshape([B, H, T, D]); // [B, H, T, D]
     const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
@@ -315,9 +315,11 @@ export class TransformerModel {
 
   // ── MLP (SwiGLU) ─────────────────────────────────────────────────────────────────────────────
 
-  /** Generation's attention as one kernel where the backend has it; null for training (it needs gradients). */
-  private fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, ctx: Context, T: number): tf.Tensor | null {
-    return ctx.differentiable ? null : fusedAttention(q, k, v, ctx.bias, 1 / Math.sqrt(this.config.headDim), T);
+  /** Attention as one kernel where the backend has it: generation's, or training's with its gradient (a whole masked sequence); null otherwise. */
+  private fusedAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, ctx: Context, T: number): tf.Tensor | null {
+    const scale = 1 / Math.sqrt(this.config.headDim);
+    if (ctx.differentiable) return ctx.bias ? causalAttention(q, k, v, ctx.bias, scale, T) : null;
+    return fusedAttention(q, k, v, ctx.bias, scale, T);
   }
 
   /** softmax(q·kᵀ/√D + bias)·v: q [B, Hkv, rep·T, D], k, v [B, Hkv, Tk, D] → [B, Hkv, rep·T, D]. */

@@ -35,7 +35,7 @@ export function wasmAttentionFits(keys: number, headDim: number): boolean {
 }
 
 /** A bunch of query positions [t0, t0 + rows) and the first `keys` keys it is scored against. */
-interface Bunch {
+export interface Bunch {
   t0: number;
   rows: number;
   keys: number;
@@ -44,7 +44,7 @@ interface Bunch {
 }
 
 /** The bunches of T positions over Tk keys (the last T of them being the queries'); one bunch of every key where the mask is not causal. */
-function bunches(T: number, Tk: number, groupsTimesRepeats: number, causal: boolean): Bunch[] {
+export function bunches(T: number, Tk: number, groupsTimesRepeats: number, causal: boolean): Bunch[] {
   const out: Bunch[] = [];
   const size = causal && Tk % KEY_ALIGN === 0 ? QUERY_BUNCH : T;
   let at = 0;
@@ -58,7 +58,7 @@ function bunches(T: number, Tk: number, groupsTimesRepeats: number, causal: bool
 }
 
 /** The layer's sizes: q [groups, repeats·T, D] (groups = B·G), k, v [groups, Tk, D]; the mask's rows maskRowBytes apart (0: one row for all). */
-interface Shape {
+export interface Shape {
   groups: number;
   G: number;
   repeats: number;
@@ -69,7 +69,7 @@ interface Shape {
   maskRowBytes: number;
 }
 
-interface Operands {
+export interface Operands {
   q: number;
   k: number;
   v: number;
@@ -82,7 +82,7 @@ interface Operands {
  * The layer's attention as phases: per bunch and repeat, the scores of every group; the masked softmax of
  * each bunch; per bunch and repeat, the outputs. q [groups, R, D] with R = repeats·T, k, v [groups, Tk, D].
  */
-function attendInBunches(kernels: HeapKernels, at: Operands, shape: Shape, scale: number, list: Bunch[]): void {
+export function attendInBunches(kernels: HeapKernels, at: Operands, shape: Shape, scale: number, list: Bunch[]): void {
   const { groups, G, repeats, T, Tk, D, perBatchMask, maskRowBytes } = shape;
   const R = repeats * T;
   const repeatBytes = (b: Bunch) => b.rows * b.keys * 4;

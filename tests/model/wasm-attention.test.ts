@@ -6,7 +6,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { fusedAttention, maskedSoftmax } from '../../src/model/ops.ts';
+import { causalAttention, fusedAttention, maskedSoftmax } from '../../src/model/ops.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
@@ -106,5 +106,37 @@ describe('wasm masked softmax (training attention probabilities)', () => {
     expect(kernels).toContain('SpindleMaskedSoftmaxDx');
     expect(kernels).not.toContain('Softmax');
     expect(scores.dataSync()).toEqual(before);
+  });
+});
+
+describe('wasm causal attention (training, with its gradient)', () => {
+  it('matches the ops formula and its gradients: GQA, a mask per batch row over several bunches, and a shared mask', () => {
+    const [B, G, rep, T, D] = [2, 2, 2, 136, 8]; // three bunches of queries: 64, 64 and 8 positions
+    const pads = [0, 8];
+    const q = random([B, G, rep * T, D], 7) as tf.Tensor4D;
+    const k = random([B, G, T, D], 8) as tf.Tensor4D;
+    const v = random([B, G, T, D], 9) as tf.Tensor4D;
+    // A left-padded position's query sees no key at all (its output is unused, and the kernels' differ): left out.
+    const seen = tf.tensor(Array.from({ length: q.size }, (_, i) => (Math.floor(i / D) % T >= pads[Math.floor(i / (G * rep * T * D))] ? 1 : 0)), q.shape);
+    const dy = tf.mul(random(q.shape, 10), seen);
+    const scale = 1 / Math.sqrt(D);
+    for (const [what, bias] of [['per-row mask', causalMask(pads, T, T)], ['shared mask', causalMask([0], T, T).reshape([T, T])]] as const) {
+      const five = bias.rank === 5 ? bias : bias.reshape([1, 1, 1, T, T]);
+      const fused = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => causalAttention(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, bias, scale, T)!;
+      const ops = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => composite(a, b, c, five, scale, T);
+      expectClose(tf.mul(fused(q, k, v), seen).dataSync(), tf.mul(ops(q, k, v), seen).dataSync(), what, 1e-5, 1e-5);
+      const gradients = (f: typeof ops) => tf.grads((a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => tf.sum(tf.mul(f(a, b, c), dy)))([q, k, v]);
+      const [got, want] = [gradients(fused), gradients(ops)];
+      ['q', 'k', 'v'].forEach((name, i) => expectClose(got[i].dataSync(), want[i].dataSync(), `${what}: d${name}`, 1e-5, 1e-4));
+    }
+  });
+
+  it('gives the prompt kernel’s outputs bit for bit (the threads check compares its gradients on 1 and 2 threads: threads-check.ts)', () => {
+    const [B, G, rep, T, D] = [1, 2, 2, 72, 8];
+    const q = random([B, G, rep * T, D], 11) as tf.Tensor4D;
+    const k = random([B, G, T, D], 12) as tf.Tensor4D;
+    const v = random([B, G, T, D], 13) as tf.Tensor4D;
+    const bias = causalMask([0], T, T).reshape([T, T]);
+    expect(causalAttention(q, k, v, bias, 0.5, T)!.dataSync()).toEqual(fusedAttention(q, k, v, bias, 0.5, T)!.dataSync());
   });
 });

@@ -438,6 +438,16 @@ export class HeapKernels {
     this.runShares(runs.map(([i0, i1]) => ({ calls: [{ fn, args: [...inputs.map((at) => at + i0 * 4), out + i0 * 4, i1 - i0] }] })));
   }
 
+  /**
+   * For each of `count` groups g: dst + g·dstStride (+)= every part's `floats` floats at part.from + g·part.stride,
+   * added in order (addScaled with scale 1; dst holds its start, zeros for a sum). Whole groups per share.
+   */
+  sumInto(dst: number, dstStride: number, count: number, parts: { from: number; stride: number; floats: number }[]): void {
+    const floats = parts.reduce((sum, part) => sum + part.floats, 0);
+    const runs = splitBatch(count, floats, this.threads(), this.shareWork());
+    this.runShares(runs.map(([g0, g1]) => ({ count: g1 - g0, calls: parts.map((part) => ({ fn: 'addScaled', args: [dst + g0 * dstStride, part.from + g0 * part.stride, part.floats, 1], strides: [dstStride, part.stride] })) })));
+  }
+
   /** y += scale·x over n floats at those addresses (add-scaled.ts; scale is rounded to float32, as a tfjs scalar is). */
   addScaled(y: number, x: number, n: number, scale: number): void {
     this.call('addScaled', [y, x, n, scale]);

@@ -1,0 +1,148 @@
+/**
+ * CAUSAL_ATTENTION_KERNEL and its gradient on tfjs-wasm: training's attention, softmax(q·kᵀ·scale + bias)·v
+ * over a whole sequence (no cache: the T queries are the T keys), with its probabilities kept for the
+ * backward pass. As tfjs ops it was six products, a scale, a mask add, a softmax and their gradients, every
+ * query against every key although the causal mask drops the keys after its own.
+ *
+ * The forward pass is the prompt kernel's (wasm-attention.ts: queries in bunches of 64 positions, each
+ * scored only against the keys up to its own last position), writing its probabilities to a second output
+ * in the bunches' layout: a row's outputs are the prompt kernel's bits. The backward pass goes by the same
+ * bunches, per bunch and repeat of the query heads that share a key/value head:
+ *   dP = dO·V[:keys]ᵀ;  dS = P∘(dP − Σ dP∘P)·scale (attention.ts's softmaxGradRows);  dQ = dS·K[:keys];
+ *   dV[:keys] += Pᵀ·dO;  dK[:keys] += dSᵀ·Q.
+ * The products of all bunches and repeats go in one phase each (heap-kernels.ts's together()), their dV
+ * and dK parts into scratch of their own, summed into dV and dK per group in the order of the bunches.
+ * Causal skipping saves what the bunches leave out: about a third of the products at T = 160.
+ */
+import * as tf from '@tensorflow/tfjs';
+import { CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL } from './fused.ts';
+import { attendInBunches, bunches, wasmAttentionFits, type Bunch, type Shape } from './wasm-attention.ts';
+import { heapKernelsOf, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+
+type Info = tf.TensorInfo;
+
+/** The layer's sizes and bunches: q [B, G, R, D] (R = repeats·T), k, v [B, G, T, D], bias [T, T] | [B, 1, 1, T, T]. */
+function layout(q: Info, k: Info, bias: Info, T: number): { shape: Shape; list: Bunch[]; scoreFloats: number } {
+  const [B, G, R, D] = q.shape;
+  const Tk = k.shape[2];
+  if (Tk !== T || R % T !== 0 || !wasmAttentionFits(Tk, D)) throw new Error(`wasm causal attention: ${R} query rows at ${T} positions over ${Tk} keys of ${D} floats; it takes a whole sequence (keys = positions), in whole vectors of 4`);
+  const shape: Shape = { groups: B * G, G, repeats: R / T, T, Tk, D, perBatchMask: bias.shape.length === 5, maskRowBytes: Tk * 4 };
+  const list = bunches(T, Tk, shape.groups * shape.repeats, true);
+  const last = list[list.length - 1];
+  return { shape, list, scoreFloats: last.at / 4 + shape.groups * shape.repeats * last.rows * last.keys };
+}
+
+const address = (backend: TfjsWasmBackend, t: Info) => backend.getMemoryOffset(t.dataId);
+
+/** [out [B, G, R, D], probabilities in the bunches' layout (wasm-attention.ts's Bunch.at)]. */
+function forward(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: Info, scale: number, T: number): Info[] {
+  const { shape, list, scoreFloats } = layout(q, k, bias, T);
+  const kernels = heapKernelsOf(backend.wasm);
+  const out = backend.makeOutput(q.shape, 'float32');
+  const probabilities = backend.makeOutput([scoreFloats], 'float32');
+  const at = (t: Info) => address(backend, t);
+  const operands = { q: at(q), k: at(k), v: at(v), out: at(out), bias: at(bias), scores: at(probabilities) };
+  kernels.inPhases(kernels.threads(), () => attendInBunches(kernels, operands, shape, scale, list));
+  return [out, probabilities];
+}
+
+interface GradientOperands {
+  dy: number;
+  q: number;
+  k: number;
+  v: number;
+  probabilities: number;
+  dq: number;
+  dk: number;
+  dv: number;
+  /** dS in the probabilities' layout. */
+  dScores: number;
+  /** Each bunch and repeat's part of dV, then of dK: [groups, keys, D] each, in order. */
+  parts: number;
+}
+
+/** The backward pass's phases (see the header); dk and dv start at zero. */
+function gradientInBunches(kernels: HeapKernels, at: GradientOperands, shape: Shape, scale: number, list: Bunch[]): void {
+  const { groups, repeats, T, Tk, D } = shape;
+  const R = repeats * T;
+  const repeatBytes = (b: Bunch) => b.rows * b.keys * 4;
+  const pairs = list.flatMap((b) => Array.from({ length: repeats }, (_, r) => ({ b, r })));
+  const scoresOf = (base: number, { b, r }: { b: Bunch; r: number }) => base + b.at + r * repeatBytes(b);
+  const rowsOf = (base: number, { b, r }: { b: Bunch; r: number }) => base + (r * T + b.t0) * D * 4;
+  const scoreStride = (b: Bunch) => repeats * repeatBytes(b);
+  const [rowStride, keyStride] = [R * D * 4, Tk * D * 4];
+  const partBytes = pairs.map(({ b }) => groups * b.keys * D * 4);
+  const dvPart = (i: number) => at.parts + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
+  const dkPart = (i: number) => dvPart(pairs.length) + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
+  // dP = dO · V[:keys]ᵀ
+  kernels.together(() => {
+    for (const p of pairs) kernels.products({ a: rowsOf(at.dy, p), b: at.v, c: scoresOf(at.dScores, p), m: p.b.rows, k: D, n: p.b.keys, transposeA: false, transposeB: true }, groups, [rowStride, keyStride, scoreStride(p.b)]);
+  });
+  // dS = P∘(dP − Σ dP∘P)·scale, in place
+  kernels.together(() => {
+    for (const b of list) kernels.softmaxGrad(at.dScores + b.at, at.probabilities + b.at, at.dScores + b.at, groups * repeats * b.rows, b.keys, scale);
+  });
+  // dQ = dS·K[:keys]; the parts Pᵀ·dO of dV and dSᵀ·Q of dK
+  kernels.together(() => {
+    pairs.forEach((p, i) => {
+      const { rows, keys } = p.b;
+      kernels.products({ a: scoresOf(at.dScores, p), b: at.k, c: rowsOf(at.dq, p), m: rows, k: keys, n: D, transposeA: false, transposeB: false }, groups, [scoreStride(p.b), keyStride, rowStride]);
+      kernels.products({ a: scoresOf(at.probabilities, p), b: rowsOf(at.dy, p), c: dvPart(i), m: keys, k: rows, n: D, transposeA: true, transposeB: false }, groups, [scoreStride(p.b), rowStride, keys * D * 4]);
+      kernels.products({ a: scoresOf(at.dScores, p), b: rowsOf(at.q, p), c: dkPart(i), m: keys, k: rows, n: D, transposeA: true, transposeB: false }, groups, [scoreStride(p.b), rowStride, keys * D * 4]);
+    });
+  });
+  // dV, dK: each group's parts summed in order
+  kernels.together(() => {
+    kernels.sumInto(at.dv, keyStride, groups, pairs.map(({ b }, i) => ({ from: dvPart(i), stride: b.keys * D * 4, floats: b.keys * D })));
+    kernels.sumInto(at.dk, keyStride, groups, pairs.map(({ b }, i) => ({ from: dkPart(i), stride: b.keys * D * 4, floats: b.keys * D })));
+  });
+}
+
+/** [dq, dk, dv] from dy (the output's gradient), the inputs and the forward pass's probabilities. */
+function backward(backend: TfjsWasmBackend, dy: Info, q: Info, k: Info, v: Info, bias: Info, probabilities: Info, scale: number, T: number): Info[] {
+  const { shape, list, scoreFloats } = layout(q, k, bias, T);
+  const kernels = heapKernelsOf(backend.wasm);
+  const outputs = [backend.makeOutput(q.shape, 'float32'), backend.makeOutput(k.shape, 'float32'), backend.makeOutput(v.shape, 'float32')];
+  const partFloats = 2 * list.reduce((sum, b) => sum + shape.repeats * shape.groups * b.keys * shape.D, 0);
+  let scratch = 0;
+  try {
+    scratch = backend.wasm._malloc((scoreFloats + partFloats) * 4);
+    if (!scratch) throw new Error(`wasm causal attention: the heap could not allocate ${(scoreFloats + partFloats) * 4} bytes for its gradient`);
+    const [dq, dk, dv] = outputs.map((t) => address(backend, t));
+    const floats = kernels.floats();
+    floats.fill(0, dk / 4, dk / 4 + tf.util.sizeFromShape(k.shape));
+    floats.fill(0, dv / 4, dv / 4 + tf.util.sizeFromShape(v.shape));
+    const at = (t: Info) => address(backend, t);
+    const operands = { dy: at(dy), q: at(q), k: at(k), v: at(v), probabilities: at(probabilities), dq, dk, dv, dScores: scratch, parts: scratch + scoreFloats * 4 };
+    kernels.inPhases(kernels.threads(), () => gradientInBunches(kernels, operands, shape, scale, list));
+    return outputs;
+  } catch (error) {
+    for (const t of outputs) backend.disposeData(t.dataId);
+    throw error;
+  } finally {
+    if (scratch) backend.wasm._free(scratch);
+  }
+}
+
+/** Registers the causal attention and its gradient on tfjs-wasm; needs wasm SIMD. */
+export function registerWasmCausalAttention(): void {
+  if (tf.getKernel(CAUSAL_ATTENTION_KERNEL, 'wasm')) return;
+  tf.registerKernel({
+    kernelName: CAUSAL_ATTENTION_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { q, k, v, bias } = inputs as Record<string, Info>;
+      const { scale, positions } = attrs as unknown as { scale: number; positions: number };
+      return forward(backend as unknown as TfjsWasmBackend, q, k, v, bias, scale, positions);
+    },
+  });
+  tf.registerKernel({
+    kernelName: CAUSAL_ATTENTION_DX_KERNEL,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => {
+      const { dy, q, k, v, bias, probabilities } = inputs as Record<string, Info>;
+      const { scale, positions } = attrs as unknown as { scale: number; positions: number };
+      return backward(backend as unknown as TfjsWasmBackend, dy, q, k, v, bias, probabilities, scale, positions);
+    },
+  });
+}
