@@ -16,7 +16,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL } from './fused.ts';
-import { attendInBunches, bunches, wasmAttentionFits, type Bunch, type Shape } from './wasm-attention.ts';
+import { attendInBunches, bunches, registerOnWasm, wasmAttentionFits, type Bunch, type Shape } from './wasm-attention.ts';
 import { heapKernelsOf, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 
 type Info = tf.TensorInfo;
@@ -127,22 +127,6 @@ function backward(backend: TfjsWasmBackend, dy: Info, q: Info, k: Info, v: Info,
 /** Registers the causal attention and its gradient on tfjs-wasm; needs wasm SIMD. */
 export function registerWasmCausalAttention(): void {
   if (tf.getKernel(CAUSAL_ATTENTION_KERNEL, 'wasm')) return;
-  tf.registerKernel({
-    kernelName: CAUSAL_ATTENTION_KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => {
-      const { q, k, v, bias } = inputs as Record<string, Info>;
-      const { scale, positions } = attrs as unknown as { scale: number; positions: number };
-      return forward(backend as unknown as TfjsWasmBackend, q, k, v, bias, scale, positions);
-    },
-  });
-  tf.registerKernel({
-    kernelName: CAUSAL_ATTENTION_DX_KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => {
-      const { dy, q, k, v, bias, probabilities } = inputs as Record<string, Info>;
-      const { scale, positions } = attrs as unknown as { scale: number; positions: number };
-      return backward(backend as unknown as TfjsWasmBackend, dy, q, k, v, bias, probabilities, scale, positions);
-    },
-  });
+  registerOnWasm(CAUSAL_ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) => forward(backend, q, k, v, bias, scale, positions));
+  registerOnWasm(CAUSAL_ATTENTION_DX_KERNEL, (backend, { dy, q, k, v, bias, probabilities }, { scale, positions }) => backward(backend, dy, q, k, v, bias, probabilities, scale, positions));
 }

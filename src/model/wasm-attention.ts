@@ -167,32 +167,25 @@ function maskedSoftmaxDx(backend: TfjsWasmBackend, dy: Info, y: Info, scale: num
   return out;
 }
 
+/** The attention kernels' attributes (each reads those it needs). */
+export interface AttentionAttrs {
+  scale: number;
+  positions: number;
+}
+
+/** Registers `kernelName` on tfjs-wasm as `run` over its named inputs, the backend and its attributes. */
+export function registerOnWasm(kernelName: string, run: (backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: AttentionAttrs) => Info | Info[]): void {
+  tf.registerKernel({
+    kernelName,
+    backendName: 'wasm',
+    kernelFunc: ({ inputs, backend, attrs }) => run(backend as unknown as TfjsWasmBackend, inputs as Record<string, Info>, attrs as unknown as AttentionAttrs),
+  });
+}
+
 /** Registers ATTENTION_KERNEL and the masked softmax with its gradient on tfjs-wasm; needs wasm SIMD. */
 export function registerWasmAttention(): void {
   if (tf.getKernel(ATTENTION_KERNEL, 'wasm')) return;
-  tf.registerKernel({
-    kernelName: MASKED_SOFTMAX_KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => {
-      const { scores, bias } = inputs as { scores: Info; bias: Info };
-      return maskedSoftmax(backend as unknown as TfjsWasmBackend, scores, bias, (attrs as unknown as { scale: number }).scale);
-    },
-  });
-  tf.registerKernel({
-    kernelName: MASKED_SOFTMAX_DX_KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => {
-      const { dy, y } = inputs as { dy: Info; y: Info };
-      return maskedSoftmaxDx(backend as unknown as TfjsWasmBackend, dy, y, (attrs as unknown as { scale: number }).scale);
-    },
-  });
-  tf.registerKernel({
-    kernelName: ATTENTION_KERNEL,
-    backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => {
-      const { q, k, v, bias } = inputs as { q: Info; k: Info; v: Info; bias?: Info };
-      const { scale, positions } = attrs as unknown as { scale: number; positions: number };
-      return attention(backend as unknown as TfjsWasmBackend, q, k, v, bias, scale, positions);
-    },
-  });
+  registerOnWasm(MASKED_SOFTMAX_KERNEL, (backend, { scores, bias }, { scale }) => maskedSoftmax(backend, scores, bias, scale));
+  registerOnWasm(MASKED_SOFTMAX_DX_KERNEL, (backend, { dy, y }, { scale }) => maskedSoftmaxDx(backend, dy, y, scale));
+  registerOnWasm(ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) => attention(backend, q, k, v, bias, scale, positions));
 }
