@@ -8,6 +8,9 @@
  *   fused Adam kernel on WebGPU), `steps` timed after one warm-up step, median and best; the step ends
  *   when the loss and the last updated weight have been read back, so queued GPU work is counted.
  *   tfjs-wasm skips the 135M step (its 4 GiB heap does not hold 135M weights, gradients and Adam state).
+ * - LoRA GRPO update: bench/lib/lora-update.ts's update (r 8 on q/v, AdamW), `loraRows` × `loraSeq` tokens
+ *   in one micro-batch, timed after one warm-up update; training tokens/s = rows × seq / median seconds.
+ *   tfjs-wasm runs it at the micro shape only (bench/model-135m.bench.ts has its 135M figure on 2 cores).
  * - Generation: greedy decoding with the KV cache, tokens/s summed over the rows, at batch 1 and 16.
  *
  * BENCH_SMOKE=1 runs a tiny model with two steps and eight tokens: it checks the script on a machine
@@ -27,6 +30,7 @@ import { Optimizer } from '../src/train/optimizer.ts';
 import { installNodeWebGpu } from './lib/node-webgpu.ts';
 import { runTorch, torchAvailability, type TorchRun } from './lib/torch-reference.ts';
 import { SMOLLM2_135M } from './lib/smollm2.ts';
+import { BENCH_LORA, loraUpdate } from './lib/lora-update.ts';
 
 const SMOKE = process.env.BENCH_SMOKE === '1';
 
@@ -37,19 +41,24 @@ interface Shape {
   seq: number;
   steps: number;
   genTokens: number;
+  loraRows: number;
+  loraSeq: number;
   /** Backends that skip the train step here, with the reason. */
   skipTrain: Partial<Record<Backend, string>>;
+  /** Backends that skip the LoRA update here, with the reason. */
+  skipLora: Partial<Record<Backend, string>>;
 }
 
 type Backend = 'webgpu' | 'wasm';
 
 const SHAPES: Shape[] = SMOKE
-  ? [{ name: 'smoke', config: presetConfig('nano', 266, { numLayers: 2 }), batch: 2, seq: 16, steps: 2, genTokens: 8, skipTrain: {} }]
+  ? [{ name: 'smoke', config: presetConfig('nano', 266, { numLayers: 2 }), batch: 2, seq: 16, steps: 2, genTokens: 8, loraRows: 2, loraSeq: 16, skipTrain: {}, skipLora: {} }]
   : [
-      { name: 'micro', config: presetConfig('micro', 266), batch: 8, seq: 64, steps: 8, genTokens: 128, skipTrain: {} },
+      { name: 'micro', config: presetConfig('micro', 266), batch: 8, seq: 64, steps: 8, genTokens: 128, loraRows: 8, loraSeq: 64, skipTrain: {}, skipLora: {} },
       {
-        name: 'smollm2-135m', config: fromHfConfig(SMOLLM2_135M), batch: 4, seq: 64, steps: 4, genTokens: 32,
+        name: 'smollm2-135m', config: fromHfConfig(SMOLLM2_135M), batch: 4, seq: 64, steps: 4, genTokens: 32, loraRows: 16, loraSeq: 128,
         skipTrain: { wasm: "tfjs-wasm's 4 GiB heap cannot hold 135M weights, gradients and Adam state" },
+        skipLora: { wasm: 'one update takes minutes on wasm here; bench/model-135m.bench.ts measures it on 2 cores' },
       },
     ];
 const GEN_BATCHES = [1, 16];
@@ -59,8 +68,13 @@ interface Timing {
   best_ms: number;
 }
 
+interface LoraFigures extends Timing {
+  tokens_per_s: number;
+}
+
 interface BackendFigures {
   train: Timing | { skipped: string };
+  lora: LoraFigures | { skipped: string };
   generation: { batch: number; tokens_per_s: number }[];
 }
 
@@ -96,6 +110,29 @@ async function trainSteps(shape: Shape): Promise<Timing> {
   }
 }
 
+const LORA_UPDATES = 3;
+
+async function loraSteps(shape: Shape): Promise<LoraFigures> {
+  const model = TransformerModel.create(shape.config, 4);
+  const update = loraUpdate(model, shape.loraRows, shape.loraSeq, 1);
+  try {
+    const timed = async () => {
+      const start = performance.now();
+      await update.run(); // ends with the loss read back
+      await model.trainableVariables()[0].data();
+      return performance.now() - start;
+    };
+    await timed(); // kernels compiled, buffers allocated
+    const times: number[] = [];
+    for (let i = 0; i < LORA_UPDATES; i++) times.push(await timed());
+    const med = median(times);
+    return { median_ms: med, best_ms: Math.min(...times), tokens_per_s: (shape.loraRows * shape.loraSeq) / (med / 1000) };
+  } finally {
+    update.dispose();
+    model.dispose();
+  }
+}
+
 async function generation(shape: Shape): Promise<BackendFigures['generation']> {
   const model = TransformerModel.create(shape.config, 2);
   try {
@@ -116,7 +153,9 @@ async function measure(backend: Backend, shape: Shape): Promise<BackendFigures> 
   await initBackend({ forced: backend });
   const skip = shape.skipTrain[backend];
   const train = skip ? { skipped: skip } : await trainSteps(shape);
-  return { train, generation: await generation(shape) };
+  const skipLora = shape.skipLora[backend];
+  const lora = skipLora ? { skipped: skipLora } : await loraSteps(shape);
+  return { train, lora, generation: await generation(shape) };
 }
 
 function torchFigures(shape: Shape, device: string) {
@@ -147,6 +186,10 @@ for (const shape of SHAPES) {
   console.log(`  webgpu: ${fmt(webgpu.train)}\n  wasm:   ${fmt(wasm.train)}\n  torch ${torchDevice}: ${fmt(reference.train)}`);
   if (!('skipped' in webgpu.train) && !('skipped' in reference.train)) console.log(`  webgpu / torch: ${(webgpu.train.median_ms / reference.train.median_ms).toFixed(2)}× (median)`);
   if (!('skipped' in webgpu.train) && !('skipped' in wasm.train)) console.log(`  wasm / webgpu: ${(wasm.train.median_ms / webgpu.train.median_ms).toFixed(2)}× (median)`);
+  console.log(`  LoRA GRPO update (${BENCH_LORA}, ${shape.loraRows} × ${shape.loraSeq}):`);
+  for (const [name, figures] of [['webgpu', webgpu.lora], ['wasm', wasm.lora]] as const) {
+    console.log(`    ${name}: ${'skipped' in figures ? fmt(figures) : `${fmt(figures)}, ${figures.tokens_per_s.toFixed(0)} training tok/s`}`);
+  }
   for (const [i, { batch }] of webgpu.generation.entries()) {
     const ref = reference.generation[i];
     const refText = 'tokens_per_s' in ref ? `${ref.tokens_per_s.toFixed(0)} tok/s` : `skipped (${ref.skipped})`;

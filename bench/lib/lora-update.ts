@@ -15,7 +15,7 @@ export function loraUpdate(model: TransformerModel, count: number, seq: number, 
   const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 5e-4, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
   const samples = Array.from({ length: count }, (_, s) => {
     const tokens = Array.from({ length: seq }, (_, t) => (s * 31 + t * 7) % 256);
-    const mask = tokens.map((_, t) => (t >= 16 ? 1 : 0));
+    const mask = tokens.map((_, t) => (t >= Math.min(16, seq / 4) ? 1 : 0));
     return { tokens, mask, oldLogp: tokens.map(() => -1), advantages: mask.map((m) => m * (s % 2 ? 1 : -1)) };
   });
   return {
