@@ -209,3 +209,7 @@ export function isSuccess(score: number | null): boolean | null;
 export function isSuccess(score: number | null): boolean | null {
   return score === null ? null : score >= 1 - FULL_MARKS_TOLERANCE;
 }
+
+/** How the system prompt lists the tools (src/format/system-prompt.ts): Hermes schemas, signatures, or signatures with descriptions. */
+export type SystemPromptStyle = 'full' | 'compact' | 'described';
+export const SYSTEM_PROMPT_STYLES: readonly SystemPromptStyle[] = ['full', 'compact', 'described'];

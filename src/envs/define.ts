@@ -9,7 +9,7 @@
  * for train, whatever the seed. An item may pin its split instead (`TaskItem.split`: a task file's
  * explicit split column); it is then drawn only for that split.
  */
-import type { Split, Task, Trajectory } from '../contracts.ts';
+import { SYSTEM_PROMPT_STYLES, type Split, type Task, type Trajectory } from '../contracts.ts';
 import { createRng, deriveSeed, hashString } from '../rng.ts';
 import { ALL_LEVELS, KNOWN_TOOLS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
 
@@ -49,8 +49,8 @@ export function validateEnvironmentSpec(spec: unknown): string[] {
     const ok = Array.isArray(s.difficulties) && s.difficulties.length > 0 && s.difficulties.every((d) => (ALL_LEVELS as readonly unknown[]).includes(d));
     if (!ok) problems.push(`"difficulties" must be a non-empty array of levels from 1 to 5 (got ${describe(s.difficulties)})`);
   }
-  if (s.systemStyle !== undefined && s.systemStyle !== 'full' && s.systemStyle !== 'compact') {
-    problems.push(`"systemStyle" must be "full" or "compact" (got ${describe(s.systemStyle)})`);
+  if (s.systemStyle !== undefined && !(SYSTEM_PROMPT_STYLES as readonly unknown[]).includes(s.systemStyle)) {
+    problems.push(`"systemStyle" must be one of ${SYSTEM_PROMPT_STYLES.map((v) => `"${v}"`).join(', ')} (got ${describe(s.systemStyle)})`);
   }
   if (s.testFraction !== undefined && !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction <= 1 - VALIDATION_FRACTION - 0.1)) {
     problems.push(`"testFraction" must be a number above 0 and at most ${(0.9 - VALIDATION_FRACTION).toFixed(1)}, leaving room for validation and train (got ${describe(s.testFraction)})`);

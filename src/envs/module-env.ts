@@ -17,7 +17,7 @@
  * tool calls on a fresh state and scores with it, so a stored trajectory can be re-scored at any time
  * (as task-toolbox.ts does for the sandbox's tools): tools must be deterministic in (args, state, task).
  */
-import type { Task, ToolSchema, Trajectory } from '../contracts.ts';
+import type { SystemPromptStyle, Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { Rng } from '../rng.ts';
 import { GuestModuleError } from '../sandbox/guest-module.ts';
 import { TOOL_NAMES } from '../sandbox/tool-schemas.ts';
@@ -94,7 +94,7 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
       tags: meta.tags as string[],
       difficulties: (meta.levels ?? meta.difficulties) as number[] | undefined,
       requiredTools: (meta.requiredTools ?? []) as string[],
-      systemStyle: meta.systemStyle as 'full' | 'compact' | undefined,
+      systemStyle: meta.systemStyle as SystemPromptStyle | undefined,
       instructions: meta.instructions as string | undefined,
       testFraction: meta.testFraction as number | undefined,
       ownTools,

@@ -6,7 +6,7 @@
  * Authors write an `EnvironmentSpec`; `defineEnvironment` (define.ts) turns it into an `Environment`
  * by adding ids and the deterministic train/test split, so no author has to get splits right.
  */
-import type { Split, Task, ToolSchema, Trajectory } from '../contracts.ts';
+import type { Split, SystemPromptStyle, Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { Rng } from '../rng.ts';
 
 /** Tool names the sandbox provides (src/sandbox TOOL_SCHEMAS). */
@@ -68,7 +68,7 @@ export interface EnvironmentSpec {
   /** Tools the model gets (and needs) for this environment. */
   requiredTools: string[];
   /** System prompt style: `compact` keeps prompts short for tiny byte-level models. Default `compact`. */
-  systemStyle?: 'full' | 'compact';
+  systemStyle?: SystemPromptStyle;
   /** Extra system-prompt instructions (one short line). */
   instructions?: string;
   /** Share of the item space held out as the test split, in (0, 1). Default 0.2. */
@@ -107,7 +107,7 @@ export interface Environment {
   readonly tags: readonly string[];
   readonly difficulties: readonly number[];
   readonly requiredTools: readonly string[];
-  readonly systemStyle: 'full' | 'compact';
+  readonly systemStyle: SystemPromptStyle;
   readonly instructions: string | undefined;
   readonly testFraction: number;
   /**

@@ -1,5 +1,5 @@
 /**
- * The system message that lists the tools, in two sizes:
+ * The system message that lists the tools, in three sizes:
  *
  * - 'full': the Hermes convention — one JSON schema per line inside `<tools></tools>`, the call syntax
  *   `<tool_call>{"name": …, "arguments": {…}}</tool_call>` and reasoning in `<think></think>`. For models
@@ -7,10 +7,15 @@
  * - 'compact': for the shipped byte-level policy, which trains on CPU where every prompt byte costs
  *   time: `<tools>calc(expression) js(code)</tools>` and one line saying how to think and call.
  *   Pure ASCII, so one byte is one token.
+ * - 'described': compact, with each tool on its own line and its description after its signature
+ *   (`get_price(item): Returns the price of a product.`), for small models that must pick a tool they
+ *   were never trained on by what it says it does.
  */
-import type { ChatMessage, ToolSchema } from '../contracts.ts';
+import type { ChatMessage, SystemPromptStyle, ToolSchema } from '../contracts.ts';
 
-export type SystemPromptStyle = 'full' | 'compact';
+export type { SystemPromptStyle } from '../contracts.ts';
+
+
 
 export interface SystemPromptOptions {
   style: SystemPromptStyle;
@@ -43,6 +48,12 @@ export function compactSignature(tool: ToolSchema): string {
   return `${tool.name}(${params.join(', ')})`;
 }
 
+/** `get_price(item): Returns the price of a product.` (the signature alone when there is no description). */
+function describedLine(tool: ToolSchema): string {
+  const description = tool.description?.trim();
+  return description ? `${compactSignature(tool)}: ${description}` : compactSignature(tool);
+}
+
 /** Hermes wraps each schema as an OpenAI function object. */
 function fullSchemaLine(tool: ToolSchema): string {
   return JSON.stringify({ type: 'function', function: tool });
@@ -51,9 +62,10 @@ function fullSchemaLine(tool: ToolSchema): string {
 export function renderSystemPrompt(tools: ToolSchema[], opts: SystemPromptOptions): ChatMessage {
   const parts: string[] = [];
   if (opts.instructions) parts.push(opts.instructions.trim());
-  if (opts.style === 'compact') {
+  if (opts.style !== 'full') {
     if (tools.length > 0) {
-      parts.push(`<tools>${tools.map(compactSignature).join(' ')}</tools>`);
+      const list = opts.style === 'compact' ? tools.map(compactSignature).join(' ') : `\n${tools.map(describedLine).join('\n')}\n`;
+      parts.push(`<tools>${list}</tools>`);
       parts.push(COMPACT_CALL_LINE);
     } else {
       parts.push('Think, then answer.');

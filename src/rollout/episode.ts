@@ -19,7 +19,7 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
-import { isCallError, observationText, renderSystemPrompt, toolResponseMessage } from '../format/index.ts';
+import { isCallError, observationText, renderSystemPrompt, toolResponseMessage, type SystemPromptStyle } from '../format/index.ts';
 import { closeAfterSampled, conversationFormat } from './conversation.ts';
 import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
@@ -42,7 +42,7 @@ export interface EpisodeOptions {
   /** Tools offered instead of the environment's `requiredTools`. */
   tools?: string[];
   /** System prompt style instead of the environment's (remote models read the 'full' Hermes schemas best). */
-  systemStyle?: 'full' | 'compact';
+  systemStyle?: SystemPromptStyle;
   groupId?: string;
   runId?: string | null;
   signal?: AbortSignal;

@@ -79,6 +79,12 @@ describe('system prompt', () => {
     expect(compactSignature(grep)).toBe('grep(pattern, path?)');
   });
 
+  it('described style lists one tool a line with its description after its signature', () => {
+    const msg = renderSystemPrompt([calc, { ...js, description: '' }], { style: 'described' });
+    expect(msg.content).toContain(`<tools>\ncalc(expression): ${calc.description}\njs(code)\n</tools>`);
+    expect(msg.content).toContain('Think, call tools as JSON, then answer.');
+  });
+
   it('full style embeds each JSON schema in <tools> and explains the call format', () => {
     const msg = renderSystemPrompt([calc, js], { style: 'full', instructions: 'Be brief.' });
     expect(msg.content.startsWith('Be brief.')).toBe(true);

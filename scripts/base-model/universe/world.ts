@@ -99,6 +99,7 @@ export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed
     tags: ['universe', family.name],
     difficulties: family.levels,
     requiredTools: [],
+    systemStyle: 'described',
     ownTools: tools.map(schemaOf),
     sample(rng, level) {
       const t = family.sample(surface, rng, level, templates);
