@@ -85,3 +85,11 @@ export const GIVE_UP_ANSWER = 'I cannot find it.';
  * held-out copy accuracy of letter_count and text_reverse fell from 95–97% to 61–67% in 100 steps.)
  */
 export const FINETUNE_SINGLE_STEP_SHARE = 0.5;
+
+/**
+ * The procedural universe's share of the mix (`transcripts.ts --universe`): every build family at every
+ * level, this many items per level spread over this many worlds, so no tool name or description
+ * carries much of it. Played as the multi-step rows are (MULTI_STEP_SHARES): the expert, a direct
+ * answer, an early stop, a give-up after a designed failure.
+ */
+export const UNIVERSE_MIX = { worlds: 60, itemsPerLevel: 1500 };

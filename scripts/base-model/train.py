@@ -11,6 +11,8 @@ model.safetensors in float32), the same Llama formulas as src/model/transformer.
     /usr/bin/python3 scripts/base-model/train.py --steps 3000    # train longer (the cosine schedule stretches)
     /usr/bin/python3 scripts/base-model/train.py --init models/spindle-base/model.safetensors --steps 900 --lr 1e-3
                                                                   # fine-tune the shipped weights on a new mix
+    /usr/bin/python3 scripts/base-model/train.py --config scripts/base-model/bpe-config.json --data … --out …
+                                                                  # another shape and tokenizer (the BPE build)
 
 Resumable: every --save-every steps the weights, optimizer, step and data order go to
 models/spindle-base/.build/state.pt, and the weights to models/spindle-base/ (so an interrupted build
@@ -125,6 +127,16 @@ def read_safetensors(path):
 BUCKETS = [384, 704, 1024]
 
 
+def buckets_for(context):
+    """Length bounds of the batches: the byte build's, or doubling from 256 up to the context."""
+    if context <= 1024:
+        return BUCKETS
+    bounds = [256]
+    while bounds[-1] < context:
+        bounds.append(min(context, bounds[-1] * 2))
+    return bounds
+
+
 def bucket_rows(rows):
     buckets = [[] for _ in BUCKETS]
     for i, r in enumerate(rows):
@@ -198,11 +210,17 @@ def main():
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--heldout-stride", type=int, default=3, help="check every Nth held-out transcript at each save")
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--config", default=None, help="the model's config.json (shape, vocabulary, special ids) instead of the byte build's")
     ap.add_argument("--focus", default=None, help="ENV[:LEVEL]=SHARE: that share of the batches drawn from the transcripts of ENV (at LEVEL) only, a pass on one environment that keeps the rest")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
 
+    global CONFIG, BUCKETS
+    if args.config:
+        with open(args.config) as f:
+            CONFIG = json.load(f)
+        BUCKETS = buckets_for(CONFIG["max_position_embeddings"])
     rows, heldout = load_rows(args.data), load_rows(args.heldout)
     pad = CONFIG["pad_token_id"]
     model = Llama(CONFIG)

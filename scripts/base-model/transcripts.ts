@@ -5,19 +5,27 @@
  *
  *   npx tsx scripts/base-model/transcripts.ts [--out models/spindle-base/.build/transcripts.jsonl]
  *
+ * With `--universe`, the build families of the procedural tool universe (universe/, docs/base-model.md)
+ * join the mix as multi-step rows, each family over many worlds; `--tokenizer` encodes with a built BPE
+ * tokenizer.json instead of the byte tokenizer, and `--context` bounds a transcript's tokens.
+ *
  * Also writes `heldout.jsonl`: the same for test-split items, for the teacher-forced copy accuracy.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { createRng, deriveSeed } from '../../src/rng.ts';
 import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import type { TextTokenizer } from '../../src/model/tokenizer.ts';
+import type { Environment } from '../../src/envs/types.ts';
+import { BUILD_FAMILIES, worlds } from './universe/index.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
-import { maskTypoTurn, withTypoRetry } from './typo-retry.ts';
-import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS } from './mix.ts';
+import { maskTypoTurn, RETRY_THOUGHT, withTypoRetry } from './typo-retry.ts';
+import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 
@@ -28,10 +36,42 @@ const { values: args } = parseArgs({
     heldout: { type: 'string', default: 'models/spindle-base/.build/heldout.jsonl' },
     'heldout-items': { type: 'string', default: '60' },
     seed: { type: 'string', default: '7' },
+    universe: { type: 'boolean', default: false },
+    tokenizer: { type: 'string' },
+    context: { type: 'string', default: '1024' },
   },
 });
 const SEED = Number(args.seed);
-const tokenizer = new ByteTokenizer();
+const tokenizer: TextTokenizer = args.tokenizer
+  ? HfTokenizer.fromJson(JSON.parse(readFileSync(args.tokenizer, 'utf8')), { eos_token: '<|endoftext|>', pad_token: '<|pad|>' })
+  : new ByteTokenizer();
+/** The longest multi-step transcript kept: the context, less room for a longer answer. */
+const maxMultiStepTokens = Math.min(Number(args.context) - 24, args.tokenizer ? Number(args.context) : MAX_MULTI_STEP_TOKENS);
+
+interface MixRow {
+  /** What the transcript's `env` field and the progress lines say (a universe row: its family). */
+  label: string;
+  env: Environment;
+  level: number;
+  items: number;
+  /** The share of its label's items this row holds (a universe world: one of many). */
+  share: number;
+  copyPractice?: true;
+  multiStep?: true;
+}
+
+function mixRows(): MixRow[] {
+  const rows: MixRow[] = TRANSCRIPT_MIX.map((r) => ({ ...r, label: r.env, env: getEnvironment(r.env), share: 1 }));
+  if (!args.universe) return rows;
+  for (const family of BUILD_FAMILIES) {
+    for (const env of worlds(family, UNIVERSE_MIX.worlds, 'build')) {
+      for (const level of family.levels) {
+        rows.push({ label: `u_${family.name}`, env, level, items: Math.ceil(UNIVERSE_MIX.itemsPerLevel / UNIVERSE_MIX.worlds), share: 1 / UNIVERSE_MIX.worlds, multiStep: true });
+      }
+    }
+  }
+  return rows;
+}
 
 type Variant = 'expert' | 'direct' | 'early' | 'retry' | 'give_up';
 
@@ -65,39 +105,45 @@ function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pic
   return turns;
 }
 
-async function transcripts(split: 'train' | 'test', perLevel: (items: number) => number, directShare: number): Promise<string[]> {
+async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => number, directShare: number): Promise<string[]> {
   const lines: string[] = [];
-  for (const row of TRANSCRIPT_MIX) {
-    const { env: name, level, items, multiStep } = row;
-    const env = getEnvironment(name);
-    const want = perLevel(items);
-    const pick = createRng(deriveSeed(SEED, split, name, level, 'direct'));
-    const maxTokens = multiStep ? MAX_MULTI_STEP_TOKENS : MAX_TRANSCRIPT_TOKENS;
+  const progress = new Map<string, Record<Variant, number>>();
+  for (const row of mixRows()) {
+    const { env, label, level, multiStep } = row;
+    const want = perLevel(row);
+    const pick = createRng(deriveSeed(SEED, split, env.name, level, 'direct'));
+    const maxTokens = multiStep ? maxMultiStepTokens : MAX_TRANSCRIPT_TOKENS;
+    const counts = progress.get(`${label} L${level}`) ?? { expert: 0, direct: 0, early: 0, retry: 0, give_up: 0 };
+    progress.set(`${label} L${level}`, counts);
     let kept = 0;
-    const counts: Record<Variant, number> = { expert: 0, direct: 0, early: 0, retry: 0, give_up: 0 };
     for (let i = 0; kept < want && i < want * 2; i++) {
-      const task = env.generate(deriveSeed(SEED, split, name, level, i), level, split);
+      const task = env.generate(deriveSeed(SEED, split, env.name, level, i), level, split);
       const expert = await expertTrajectory(env, task, { tokenizer });
       if (expert.success !== true || expert.tokens.length > maxTokens) continue;
       // Chosen among the items whose tool transcript is kept, so the shares hold at every level.
       let variant = chooseVariant(pick, expert, row, directShare);
       let t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
       // A typo that did not fail (or a retry that did not end in success) teaches nothing about recovery.
-      if (variant === 'retry' && !(t.success === true && t.steps.some((s) => s.tool_call?.error))) {
+      // (A universe call has no typo form: its retry is the expert's own designed failure.)
+      const typoFixed = t.success === true && t.steps.some((s) => s.tool_call?.error) && t.steps.some((s) => s.thought === RETRY_THOUGHT);
+      if (variant === 'retry' && !typoFixed) {
         variant = 'expert';
         t = expert;
       }
       const assistant = variant === 'retry' ? maskTypoTurn(t) : t.assistant_mask;
-      lines.push(JSON.stringify({ env: name, level, variant, tokens: t.tokens, assistant, copy: copyMask(t, tokenizer) }));
+      lines.push(JSON.stringify({ env: label, level, variant, tokens: t.tokens, assistant, copy: copyMask(t, tokenizer) }));
       kept++;
       counts[variant]++;
     }
-    console.log(`  ${split} ${name} L${level}: ${kept} transcripts (${Object.entries(counts).filter(([v, n]) => v !== 'expert' && n > 0).map(([v, n]) => `${n} ${v}`).join(', ') || 'all expert'})`);
+  }
+  for (const [what, counts] of progress) {
+    const n = Object.values(counts).reduce((a, b) => a + b, 0);
+    console.log(`  ${split} ${what}: ${n} transcripts (${Object.entries(counts).filter(([v, k]) => v !== 'expert' && k > 0).map(([v, k]) => `${k} ${v}`).join(', ') || 'all expert'})`);
   }
   return lines;
 }
 
-const train = await transcripts('train', (items) => items, DIRECT_ANSWER_SHARE);
+const train = await transcripts('train', (row) => row.items, DIRECT_ANSWER_SHARE);
 mkdirSync(dirname(args.out), { recursive: true });
 writeFileSync(args.out, `${train.join('\n')}\n`);
 // The fine-tune mix (the multi-step pass of the build, see the card): every multi-step transcript and a
@@ -106,6 +152,6 @@ const keep = createRng(deriveSeed(SEED, 'finetune'));
 const multiStepEnvs = new Set(TRANSCRIPT_MIX.filter((r) => r.multiStep).map((r) => r.env));
 const finetune = train.filter((line) => multiStepEnvs.has((JSON.parse(line) as { env: string }).env) || keep.chance(FINETUNE_SINGLE_STEP_SHARE));
 writeFileSync(args.finetune, `${finetune.join('\n')}\n`);
-const heldout = await transcripts('test', () => Number(args['heldout-items']), 0);
+const heldout = await transcripts('test', (row) => Math.ceil(Number(args['heldout-items']) * row.share), 0);
 writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
 console.log(`wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`);

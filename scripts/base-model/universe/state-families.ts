@@ -88,7 +88,7 @@ interface QueueSurface extends Surface {
 
 export const queueFamily: Family<QueueSurface> = {
   name: 'queue',
-  levels: [1, 2, 3],
+  levels: [1, 2, 3, 4, 5],
   surface(rng) {
     const naming = nameStyle(rng);
     const taken = new Set<string>();
@@ -113,7 +113,9 @@ export const queueFamily: Family<QueueSurface> = {
   },
   sample(s, rng, level, templates) {
     const teams = pickDistinct(rng, WORDS.teams, 5);
-    const at = level === 1 ? 0 : rng.int(1, level === 2 ? 3 : 6);
+    // Jobs taken before the team's: none at level 1, then up to 3, 6, 14 and 28 (long episodes whose every
+    // call depends on what the last one showed).
+    const at = level === 1 ? 0 : rng.int([1, 1, 1, 7, 15][level - 1], [0, 3, 6, 14, 28][level - 1]);
     const team = teams[0];
     const jobs = Array.from({ length: at + 3 }, (_, i) => [`T-${digits(rng, 4)}`, i === at ? team : rng.pick(teams.slice(1))]);
     const prompt = level === 1
@@ -193,7 +195,7 @@ interface FilesSurface extends Surface {
 
 export const filesFamily: Family<FilesSurface> = {
   name: 'files',
-  levels: [1, 2, 3],
+  levels: [1, 2, 3, 4, 5],
   surface(rng) {
     const naming = nameStyle(rng);
     const taken = new Set<string>();
@@ -230,14 +232,15 @@ export const filesFamily: Family<FilesSurface> = {
   },
   sample(s, rng, level, templates) {
     const dirs = pickDistinct(rng, ['notes', 'docs', 'archive', 'inbox', 'shared'], 3);
-    const topics = pickDistinct(rng, WORDS.topics, 6);
+    const hops = [1, 2, 3, 5, 8][level - 1]; // notes read, each naming the next
+    const topics = pickDistinct(rng, WORDS.topics, Math.min(WORDS.topics.length, hops + 3));
     const fileName = (topic: string) => `${topic}-${letters(rng, 2)}${rng.int(1, 9)}.txt`;
     const files: Record<string, string> = {};
     const code = digits(rng, 4);
     const chain: string[] = [];
-    for (let i = 0; i < level; i++) chain.push(`/${dirs[i % dirs.length]}/${fileName(topics[i])}`);
+    for (let i = 0; i < hops; i++) chain.push(`/${dirs[i % dirs.length]}/${fileName(topics[i])}`);
     chain.forEach((path, i) => (files[path] = i + 1 < chain.length ? `moved: see ${chain[i + 1]}` : `the ${topics[0]} code is ${code}`));
-    for (const t of topics.slice(level)) files[`/${rng.pick(dirs)}/${fileName(t)}`] = `the ${t} code is ${digits(rng, 4)}`;
+    for (const t of topics.slice(hops)) files[`/${rng.pick(dirs)}/${fileName(t)}`] = `the ${t} code is ${digits(rng, 4)}`;
     const dir = chain[0].split('/')[1];
     const prompt = wording(rng, ['What is the code in the {topic} note in /{dir}?', 'Find the {topic} code; its note is somewhere in /{dir}.', 'There is a {topic} note in /{dir}. Which code does it give?', 'Read the {topic} file in /{dir} and tell me its code.'], templates, { topic: topics[0], dir });
     const plan: PlanStep[] = [{ think: `${s.list.name} shows the files in /${dir}.`, call: { name: s.list.name, args: { [s.list.params.dir]: `/${dir}` } } }];
