@@ -105,6 +105,7 @@ export async function* boundedChunks(
   let windowStart = Date.now();
   let windowBytes = 0;
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  let ended = false;
   const stop = (error: NetError): NetError => {
     controller.abort();
     reader.cancel().catch(() => {});
@@ -136,7 +137,10 @@ export async function* boundedChunks(
         continue;
       }
       pending = null;
-      if (result.done) return;
+      if (result.done) {
+        ended = true;
+        return;
+      }
       received += result.value.length;
       windowBytes += result.value.length;
       if (received > limits.maxBytes) {
@@ -148,7 +152,8 @@ export async function* boundedChunks(
       yield result.value;
     }
   } finally {
-    if (pending) {
+    // Left before its end (a stall, a limit, or the caller stopped reading): nothing keeps the connection open.
+    if (!ended) {
       controller.abort();
       reader.cancel().catch(() => {});
     }
