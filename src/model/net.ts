@@ -62,10 +62,10 @@ export async function fetchWithTimeout(
 ): Promise<{ response: Response; controller: AbortController }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
-  if (stop?.aborted) controller.abort();
-  stop?.addEventListener('abort', () => controller.abort(), { once: true });
+  // One signal for both, so a long-lived `stop` gains no listener per request.
+  const signal = stop ? AbortSignal.any([controller.signal, stop]) : controller.signal;
   try {
-    const response = await fetchImpl(url, { ...init, signal: controller.signal });
+    const response = await fetchImpl(url, { ...init, signal });
     return { response, controller };
   } catch (err) {
     if (stop?.aborted) throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: interrupted`, false);
