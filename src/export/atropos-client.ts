@@ -37,7 +37,9 @@
  * `?env_id=` and then falls back to `/status` (the whole queue, in groups).
  */
 import type { ScoredGroup } from '../contracts.ts';
-import { describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus, sleep } from '../model/net.ts';
+import {
+  describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus, sleep,
+} from '../model/net.ts';
 
 export interface RegisterEnvRequest {
   desired_name: string;
@@ -342,7 +344,9 @@ export class AtroposClient {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed');
     this.checkInterrupted('queueing a group for Atropos');
-    while (this.outbox.length >= this.limit && !this.closed && !this.failure && !this.interrupted) await new Promise<void>((r) => this.roomWaiters.push(r));
+    while (this.outbox.length >= this.limit && !this.closed && !this.failure && !this.interrupted) {
+      await new Promise<void>((r) => this.roomWaiters.push(r));
+    }
     this.checkInterrupted('waiting for room in the outbox');
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed while waiting for room in the outbox');
@@ -417,7 +421,8 @@ export class AtroposClient {
         if (Date.now() - failingSince + wait > budget) {
           await this.lastConfirm();
           const left = this.outbox.length ? `; ${this.outbox.length} groups were not delivered` : '';
-          this.failure = new Error(`Atropos at ${this.base} took no groups for ${minutes(Date.now() - failingSince)} (the delivery budget is ${minutes(budget)}; last: ${retry.error})${left}.`);
+          const spent = `${minutes(Date.now() - failingSince)} (the delivery budget is ${minutes(budget)}; last: ${retry.error})`;
+          this.failure = new Error(`Atropos at ${this.base} took no groups for ${spent}${left}.`);
           break;
         }
         this.emit({ kind: 'unreachable', during: 'scored_data', error: retry.error, delay_ms: wait });

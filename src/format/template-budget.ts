@@ -35,6 +35,10 @@ export const RENDER_BUDGET = {
 /** A render that ran past RENDER_BUDGET: the template is refused, not probed further. */
 export class RenderBudgetError extends Error {}
 
+/** The error for a size over its budget: what was built (or asked for), and the most allowed. */
+const over = (what: string, limit: number, allowed = 'a render may build') =>
+  new RenderBudgetError(`${what}, above the ${limit} ${allowed}`);
+
 type Statement = Parameters<Interpreter['evaluate']>[0];
 type Value = ReturnType<Interpreter['evaluate']>;
 /** An AST node as the interpreter reads it: a `type` and its fields (the library does not export its node classes). */
@@ -59,7 +63,8 @@ const itemsOf = (v: Value): Value[] | null => (v.type === 'ArrayValue' || v.type
 const entriesOf = (v: Value): Map<string, Value> | null =>
   (v.type === 'ObjectValue' || v.type === 'KeywordArgumentsValue' || v.type === 'NamespaceValue' ? (v.value as Map<string, Value>) : null);
 const stringOf = (v: Value | undefined): string | null => (v?.type === 'StringValue' ? (v.value as string) : null);
-const numberOf = (v: Value | undefined): number | null => (v?.type === 'IntegerValue' || v?.type === 'FloatValue' ? (v.value as number) : null);
+const numberOf = (v: Value | undefined): number | null =>
+  (v?.type === 'IntegerValue' || v?.type === 'FloatValue' ? (v.value as number) : null);
 
 /** How many times `part` occurs in `text`, without overlaps (as replace and split count). */
 function occurrences(text: string, part: string): number {
@@ -96,7 +101,10 @@ class Sizes {
   shape(v: Value): Shape {
     const items = itemsOf(v);
     const entries = items ? null : entriesOf(v);
-    if (!items && !entries) return { chars: v.type === 'StringValue' ? (v.value as string).length + 2 : String(v.value).length, entries: 0, depth: 0, stamp: null };
+    if (!items && !entries) {
+      const chars = v.type === 'StringValue' ? (v.value as string).length + 2 : String(v.value).length;
+      return { chars, entries: 0, depth: 0, stamp: null };
+    }
     const known = this.known.get(v);
     if (known && (known.stamp === null || known.stamp === this.generation)) return known;
     const shape: Shape = { chars: 2, entries: 0, depth: 0, stamp: v.type === 'NamespaceValue' ? this.generation : null };
@@ -149,7 +157,8 @@ function sizedName(node: Node): string | null {
   if (node.type === 'CallExpression') {
     const callee = node.callee as Node;
     const property = callee.property as Node | undefined;
-    if (callee.type === 'MemberExpression' && !callee.computed && property?.type === 'Identifier' && SIZED_METHODS.has(property.value as string)) return property.value as string;
+    const named = callee.type === 'MemberExpression' && !callee.computed && property?.type === 'Identifier';
+    if (named && SIZED_METHODS.has(property.value as string)) return property.value as string;
   }
   return null;
 }
@@ -195,22 +204,26 @@ export class BudgetedInterpreter extends Interpreter {
   private measure(value: Value) {
     const text = stringOf(value);
     if (text !== null) {
-      if (text.length > RENDER_BUDGET.valueChars) throw new RenderBudgetError(`the template built a string of ${text.length} characters, above the ${RENDER_BUDGET.valueChars} a render may build`);
+      if (text.length > RENDER_BUDGET.valueChars) throw over(`the template built a string of ${text.length} characters`, RENDER_BUDGET.valueChars);
       return;
     }
     const count = itemsOf(value)?.length ?? entriesOf(value)?.size;
     if (count === undefined) return;
     const kind = itemsOf(value) ? 'list' : 'mapping';
-    if (count > RENDER_BUDGET.listItems) throw new RenderBudgetError(`the template built a ${kind} of ${count} items, above the ${RENDER_BUDGET.listItems} a render may build`);
+    if (count > RENDER_BUDGET.listItems) throw over(`the template built a ${kind} of ${count} items`, RENDER_BUDGET.listItems);
     const { chars } = this.sizes.shape(value);
-    if (chars > RENDER_BUDGET.valueChars) throw new RenderBudgetError(`the template built a ${kind} that holds ${chars} characters as written, above the ${RENDER_BUDGET.valueChars} a render may build`);
+    if (chars > RENDER_BUDGET.valueChars) {
+      throw over(`the template built a ${kind} that holds ${chars} characters as written`, RENDER_BUDGET.valueChars);
+    }
   }
 
   /** Counts what a block writes, as it is written. */
   private write(value: Value) {
     if (value.type === 'NullValue' || value.type === 'UndefinedValue') return;
     this.written += stringOf(value)?.length ?? this.sizes.shape(value).chars;
-    if (this.written > RENDER_BUDGET.outputChars) throw new RenderBudgetError(`the template wrote more than ${RENDER_BUDGET.outputChars} characters, the most a render may write`);
+    if (this.written > RENDER_BUDGET.outputChars) {
+      throw new RenderBudgetError(`the template wrote more than ${RENDER_BUDGET.outputChars} characters, the most a render may write`);
+    }
   }
 
   /**
@@ -278,7 +291,7 @@ export class BudgetedInterpreter extends Interpreter {
     let items = 0;
     if (name === 'tojson' || name === 'indent') {
       const indent = numberOf(name === 'tojson' ? keywords.get('indent') : (positional[0] ?? keywords.get('width'))) ?? 0;
-      if (indent > RENDER_BUDGET.indent) throw new RenderBudgetError(`${name}() asks for an indent of ${indent} spaces, above the ${RENDER_BUDGET.indent} a render allows`);
+      if (indent > RENDER_BUDGET.indent) throw over(`${name}() asks for an indent of ${indent} spaces`, RENDER_BUDGET.indent, 'a render allows');
       if (name === 'indent') {
         chars = text === null ? 0 : text.length + (occurrences(text, '\n') + 1) * Math.max(0, indent);
       } else {
@@ -304,7 +317,7 @@ export class BudgetedInterpreter extends Interpreter {
       const found = separator !== null && separator !== '' ? occurrences(text, separator) + 1 : words(text);
       items = limit !== null && limit >= 0 ? Math.min(found, limit + 1) : found;
     }
-    if (chars > RENDER_BUDGET.valueChars) throw new RenderBudgetError(`${name}() would build about ${chars} characters, above the ${RENDER_BUDGET.valueChars} a render may build`);
-    if (items > RENDER_BUDGET.listItems) throw new RenderBudgetError(`${name}() would build a list of about ${items} items, above the ${RENDER_BUDGET.listItems} a render may build`);
+    if (chars > RENDER_BUDGET.valueChars) throw over(`${name}() would build about ${chars} characters`, RENDER_BUDGET.valueChars);
+    if (items > RENDER_BUDGET.listItems) throw over(`${name}() would build a list of about ${items} items`, RENDER_BUDGET.listItems);
   }
 }

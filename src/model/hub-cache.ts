@@ -125,7 +125,9 @@ export function declaredLength(file: string, prefix: Uint8Array): { need: number
   if (!/\.safetensors$/i.test(file)) return null;
   if (prefix.length < 8) return { need: 8 };
   const headerLength = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
-  if (headerLength > BigInt(MAX_HEADER_BYTES)) throw new Error(`its header length ${headerLength} is over ${MAX_HEADER_BYTES} bytes; it is not a safetensors file`);
+  if (headerLength > BigInt(MAX_HEADER_BYTES)) {
+    throw new Error(`its header length ${headerLength} is over ${MAX_HEADER_BYTES} bytes; it is not a safetensors file`);
+  }
   const dataStart = 8 + Number(headerLength);
   if (prefix.length < dataStart) return { need: dataStart };
   let header: unknown;
@@ -134,7 +136,9 @@ export function declaredLength(file: string, prefix: Uint8Array): { need: number
   } catch (err) {
     throw new Error(`its header is not valid JSON (${(err as Error).message})`, { cause: err });
   }
-  if (typeof header !== 'object' || header === null || Array.isArray(header)) throw new Error('its header is not a JSON object of tensor entries');
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) {
+    throw new Error('its header is not a JSON object of tensor entries');
+  }
   let end = 0;
   for (const [name, entry] of Object.entries(header)) {
     if (name === '__metadata__') continue;

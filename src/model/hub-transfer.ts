@@ -71,7 +71,10 @@ export const DEFAULT_RETRY: RetryPolicy = { attempts: 5, baseDelayMs: 1000, maxD
 
 const WEIGHTS = /\.(safetensors|bin|pt|pth|gguf|onnx|h5|msgpack)$/i;
 
-/** The largest file accepted: weights are loaded into memory whole (no shard Spindle can train is near 8 GiB); anything else is a config, a tokenizer or a card. */
+/**
+ * The largest file accepted: weights are loaded into memory whole (no shard Spindle can train is near 8 GiB);
+ * anything else is a config, a tokenizer or a card.
+ */
 export function sizeLimitFor(file: string): number {
   return WEIGHTS.test(file) ? 8 * GiB : 64 * MiB;
 }
@@ -379,9 +382,12 @@ class FileTransfer {
     const declared = this.declared.length;
     if (declared === null) return;
     if (declared > this.maxBytes) {
-      throw refuse(`the header of ${this.req.file} declares ${formatBytes(declared)}, over the ${formatBytes(this.maxBytes)} accepted for such a file`);
+      const limit = formatBytes(this.maxBytes);
+      throw refuse(`the header of ${this.req.file} declares ${formatBytes(declared)}, over the ${limit} accepted for such a file`);
     }
-    if (this.length > declared) throw refuse(`the server sent more than the ${formatBytes(declared)} the header of ${this.req.file} declares`);
+    if (this.length > declared) {
+      throw refuse(`the server sent more than the ${formatBytes(declared)} the header of ${this.req.file} declares`);
+    }
   }
 
   /** Appends the bytes not yet kept to the partial file. */
@@ -410,7 +416,8 @@ class FileTransfer {
     await this.saveUnsaved();
     const bytes = await this.cache!.getPartial(this.key!);
     if (!bytes || bytes.length !== this.length) {
-      throw new NetError('network', this.url, `GET ${this.url}: the partial file of ${this.req.file} holds ${bytes?.length ?? 0} bytes where ${this.length} were written; the disk lost some`, false);
+      const held = `the partial file of ${this.req.file} holds ${bytes?.length ?? 0} bytes where ${this.length} were written`;
+      throw new NetError('network', this.url, `GET ${this.url}: ${held}; the disk lost some`, false);
     }
     return bytes;
   }

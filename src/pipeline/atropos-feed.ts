@@ -65,7 +65,8 @@ export function describeDelivery(s: AtroposFeedSummary, url: string): string {
   const total = s.delivered + s.rejected + s.unconfirmed + s.unsent;
   const parts = [
     s.rejected && `${s.rejected} refused by the server`,
-    s.unconfirmed && `${s.unconfirmed} unknown (the answer to their post was lost or never came; they may have landed, and are not sent again)`,
+    s.unconfirmed && `${s.unconfirmed} unknown (the answer to their post was lost or never came; `
+      + 'they may have landed, and are not sent again)',
     s.unsent && `${s.unsent} not sent`,
   ].filter(Boolean);
   const why = s.stopped ? `; ${s.stopped.replace(/\.$/, '')}` : '';
@@ -75,7 +76,9 @@ export function describeDelivery(s: AtroposFeedSummary, url: string): string {
 
 export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
   const { config, signal } = options;
-  const client = new AtroposClient({ ...options.client, baseUrl: options.url, getWithBody: options.getWithBody, onEvent: options.onEvent, signal });
+  const client = new AtroposClient({
+    ...options.client, baseUrl: options.url, getWithBody: options.getWithBody, onEvent: options.onEvent, signal,
+  });
   const groupSize = config.training.group_size;
   // Atropos counts its batch in sequences; a Spindle update takes batch_size groups.
   const limits = { group_size: groupSize, batch_size: config.training.batch_size * groupSize, max_batches_offpolicy: Math.max(1, config.trajectory_collection.max_offpolicy_updates) };

@@ -107,7 +107,8 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
     }
   } catch (error) {
     // Say what the server got before the failure; everything collected is stored with the run either way.
-    const sent = feed && options.atropos ? ` ${describeDelivery({ ...(await feed.finish({ wait: false })), stopped: null }, options.atropos.url)}` : '';
+    const delivery = feed ? { ...(await feed.finish({ wait: false })), stopped: null } : null;
+    const sent = delivery && options.atropos ? ` ${describeDelivery(delivery, options.atropos.url)}` : '';
     await setRunStatus(store, run.id, 'failed', (error as Error).message);
     throw sent ? new Error(`${(error as Error).message}${sent}`, { cause: error }) : error;
   }
