@@ -241,10 +241,10 @@ export class BudgetedInterpreter extends Interpreter {
     };
     if (node.type === 'FilterExpression') {
       const operand = this.evaluate(node.operand as Statement, environment);
-      const filter = node.filter as Node;
-      const args = filter.type === 'CallExpression' ? this.argumentsOf(filter.args as Node[], environment, bind) : null;
-      this.checkResult(name, operand, args ?? { positional: [], keywords: new Map(), nodes: [] });
-      const rebuilt = { ...node, operand: bind(operand), filter: args ? { ...filter, args: args.nodes } : filter };
+      const filter = node.filter as Node; // a call: sizedName names no bare filter
+      const args = this.argumentsOf(filter.args as Node[], environment, bind);
+      this.checkResult(name, operand, args);
+      const rebuilt = { ...node, operand: bind(operand), filter: { ...filter, args: args.nodes } };
       return super.evaluate(rebuilt as unknown as Statement, scope);
     }
     const callee = node.callee as Node;
