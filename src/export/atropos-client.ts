@@ -25,13 +25,21 @@
  *   last acknowledged group. When it shows our batch, the batch counts as delivered; when it shows
  *   another sender's group (or the endpoint is missing), the outcome cannot be known and the groups are
  *   kept aside in `unconfirmed` instead of risking a duplicate.
+ * - `delivered` counts a group only once the server acknowledged its post (2xx) or `/latest_example`
+ *   showed it queued; a group whose post was in flight when delivery stopped is `unconfirmed`, never
+ *   counted as delivered.
+ * - `signal` (a user's Ctrl-C) stops every wait at once: a backoff sleep, a request in flight (its
+ *   connection is cancelled), the register and status loops, and `submit` waiting for room. They end
+ *   with `AtroposInterrupted`; the background delivery stops, and `close()` returns what was not sent.
  *
  * `/status-env` takes its env id as a JSON body on a GET, which browsers' fetch cannot send; pass
  * `getWithBody` (Node: `nodeGetWithBody` from atropos-node.ts). Without it the client tries
  * `?env_id=` and then falls back to `/status` (the whole queue, in groups).
  */
 import type { ScoredGroup } from '../contracts.ts';
-import { describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus } from '../model/net.ts';
+import {
+  describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus, sleep,
+} from '../model/net.ts';
 
 export interface RegisterEnvRequest {
   desired_name: string;
@@ -68,8 +76,10 @@ export type ClientEvent =
   | { kind: 'unconfirmed'; groups: number; detail: string }
   | { kind: 'reregistered'; env_id: number };
 
-/** A GET with a JSON body (Node); `limits` bound its time and reply size. */
-export type GetWithBody = (url: string, body: unknown, limits?: { timeoutMs: number; maxBytes: number }) => Promise<{ status: number; json: unknown; retryAfter?: string | null }>;
+/** A GET with a JSON body (Node); `limits` bound its time and reply size, and `signal` cancels it. */
+export type GetWithBody = (
+  url: string, body: unknown, limits?: { timeoutMs: number; maxBytes: number; signal?: AbortSignal },
+) => Promise<{ status: number; json: unknown; retryAfter?: string | null }>;
 
 export interface AtroposClientOptions {
   baseUrl: string;
@@ -91,7 +101,8 @@ export interface AtroposClientOptions {
   /** Longest time the outbox may keep failing to deliver before giving up (default 10 minutes). */
   deliveryBudgetMs?: number;
   onEvent?: (e: ClientEvent) => void;
-  sleep?: (ms: number) => Promise<void>;
+  /** A user's stop (Ctrl-C): every wait and request ends at once (see the header). */
+  signal?: AbortSignal;
 }
 
 class HttpError extends Error {
@@ -102,6 +113,14 @@ class HttpError extends Error {
 
 /** The server answered something that is not Atropos's protocol: retrying cannot help. */
 export class AtroposProtocolError extends Error {}
+
+/** The client's signal fired (a user's Ctrl-C): the wait or request it ended did not finish. */
+export class AtroposInterrupted extends Error {
+  constructor(during: string) {
+    super(`interrupted while ${during}`);
+    this.name = 'AtroposInterrupted';
+  }
+}
 
 /** Replies are small JSON; `/latest_example` holds one whole group. */
 const REPLY_LIMIT = MiB;
@@ -121,16 +140,23 @@ export class AtroposClient {
   private readonly http: typeof fetch;
   private readonly outbox: ScoredGroup[] = [];
   private readonly limit: number;
-  private readonly sleep: (ms: number) => Promise<void>;
   private readonly timeoutMs: number;
+  /** The user's stop, if any. */
+  private readonly signal: AbortSignal | undefined;
+  /** Fired by `close()`, so no wait or request outlives the client. */
+  private readonly halt = new AbortController();
+  /** Ends every wait and request: the user's stop or `close()`. */
+  private readonly stop: AbortSignal;
   private flushing: Promise<void> | null = null;
   private roomWaiters: (() => void)[] = [];
   private registration: { request: RegisterEnvRequest; env: RegisteredEnv } | null = null;
   private closed = false;
   /** Why delivery stopped (the budget ran out); submit and flush report it. */
   private failure: Error | null = null;
-  /** The head batch was sent but its answer lost: confirm before anything is posted again. */
-  private inDoubt = false;
+  /** How many groups at the head of the outbox were posted with their answer lost (0: none): confirm before anything is posted again. */
+  private inDoubt = 0;
+  /** How many groups at the head of the outbox a post (or its confirmation) in flight is about. */
+  private posting = 0;
   private readonly clientId = randomId();
   private sequence = 0;
   private lastAcknowledged: string | null = null;
@@ -144,8 +170,25 @@ export class AtroposClient {
     this.base = options.baseUrl.replace(/\/+$/, '');
     this.http = options.fetch ?? globalThis.fetch.bind(globalThis);
     this.limit = options.outboxLimit ?? 64;
-    this.sleep = options.sleep ?? ((ms) => new Promise((r) => setTimeout(r, ms)));
     this.timeoutMs = options.requestTimeoutMs ?? 30_000;
+    this.signal = options.signal;
+    this.stop = options.signal ? AbortSignal.any([options.signal, this.halt.signal]) : this.halt.signal;
+    // A submit waiting for room must hear the stop too.
+    this.stop.addEventListener('abort', () => this.wakeRoom(), { once: true });
+  }
+
+  private get interrupted(): boolean {
+    return this.signal?.aborted === true;
+  }
+
+  private checkInterrupted(during: string) {
+    if (this.interrupted) throw new AtroposInterrupted(during);
+  }
+
+  /** A backoff or poll wait that the signal ends at once. */
+  private async wait(ms: number, during: string) {
+    await sleep(ms, this.stop);
+    this.checkInterrupted(during);
   }
 
   get env(): RegisteredEnv | null { return this.registration?.env ?? null; }
@@ -163,7 +206,7 @@ export class AtroposClient {
     const { response, controller } = await fetchWithTimeout(this.http, url, {
       method, headers: body === undefined ? undefined : { 'content-type': 'application/json' },
       body: body === undefined ? undefined : JSON.stringify(body),
-    }, this.timeoutMs);
+    }, this.timeoutMs, this.stop);
     const text = await readText(response, controller, url, { connectTimeoutMs: this.timeoutMs, idleTimeoutMs: this.timeoutMs, maxBytes });
     if (!response.ok) throw new HttpError(response.status, text, path, parseRetryAfter(response.headers.get('retry-after')));
     try { return text ? JSON.parse(text) : null; } catch { return text; }
@@ -175,12 +218,14 @@ export class AtroposClient {
     const deadline = Date.now() + budget;
     const body = { weight: 1, min_batch_allocation: null, ...request };
     for (let attempt = 0; ; attempt++) {
+      this.checkInterrupted('registering with Atropos');
       let reply: Record<string, unknown> | null = null;
       let failure: string | null = null;
       let retryAfterMs: number | null = null;
       try {
         reply = (await this.call('POST', '/register-env', body)) as Record<string, unknown>;
       } catch (e) {
+        this.checkInterrupted('registering with Atropos');
         if (e instanceof HttpError && !retryableStatus(e.status)) {
           throw new Error(`Atropos at ${this.base} refused the environment registration: ${e.message}`, { cause: e });
         }
@@ -201,7 +246,7 @@ export class AtroposClient {
       }
       if (failure) this.emit({ kind: 'unreachable', during: 'register-env', error: failure, delay_ms: wait });
       else this.emit({ kind: 'waiting-for-trainer', attempt, delay_ms: wait });
-      await this.sleep(wait);
+      await this.wait(wait, 'waiting for the Atropos trainer to start');
     }
   }
 
@@ -227,7 +272,8 @@ export class AtroposClient {
   async status(): Promise<EnvStatus> {
     const { env_id } = this.requireEnv();
     if (this.options.getWithBody) {
-      const { status, json, retryAfter } = await this.options.getWithBody(this.base + '/status-env', { env_id }, { timeoutMs: this.timeoutMs, maxBytes: REPLY_LIMIT });
+      const limits = { timeoutMs: this.timeoutMs, maxBytes: REPLY_LIMIT, signal: this.stop };
+      const { status, json, retryAfter } = await this.options.getWithBody(this.base + '/status-env', { env_id }, limits);
       if (status >= 400) throw new HttpError(status, JSON.stringify(json), '/status-env', parseRetryAfter(retryAfter ?? null));
       return this.checkedStatus(json, '/status-env', 'status-env');
     }
@@ -251,12 +297,14 @@ export class AtroposClient {
     let attempt = 0;
     let reregistered = false;
     for (;;) {
+      this.checkInterrupted('waiting for room in the Atropos queue');
       let s: EnvStatus;
       try {
         s = await this.status();
         attempt = 0;
         reregistered = false;
       } catch (e) {
+        this.checkInterrupted('waiting for room in the Atropos queue');
         if (e instanceof AtroposProtocolError) throw e;
         const message = (e as Error).message;
         const wait = this.delay(attempt++, e instanceof HttpError ? e.retryAfterMs : null);
@@ -269,7 +317,7 @@ export class AtroposClient {
           reregistered = true;
           await this.reregister();
         }
-        await this.sleep(wait);
+        await this.wait(wait, 'waiting for Atropos to answer /status-env');
         continue;
       }
       if (limits.max_batches_offpolicy <= 0 || s.queue_size * limits.group_size < limit) return s;
@@ -278,7 +326,7 @@ export class AtroposClient {
         throw new Error(`Atropos at ${this.base}: the trainer's queue stayed full for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}): queue_size ${s.queue_size} × group_size ${limits.group_size} ≥ ${limit} (max_batches_offpolicy × batch_size). Is the trainer still taking batches from /batch?`);
       }
       this.emit({ kind: 'backpressure', queue_size: s.queue_size, limit });
-      await this.sleep(poll);
+      await this.wait(poll, 'waiting for room in the Atropos queue');
     }
   }
 
@@ -295,7 +343,11 @@ export class AtroposClient {
   async submit(group: ScoredGroup): Promise<void> {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed');
-    while (this.outbox.length >= this.limit && !this.closed && !this.failure) await new Promise<void>((r) => this.roomWaiters.push(r));
+    this.checkInterrupted('queueing a group for Atropos');
+    while (this.outbox.length >= this.limit && !this.closed && !this.failure && !this.interrupted) {
+      await new Promise<void>((r) => this.roomWaiters.push(r));
+    }
+    this.checkInterrupted('waiting for room in the outbox');
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('AtroposClient: closed while waiting for room in the outbox');
     const env_id = this.registration?.env.env_id ?? group.env_id;
@@ -304,16 +356,23 @@ export class AtroposClient {
     this.flushing ??= this.drain();
   }
 
-  /** Resolves when every submitted group was delivered, refused or set aside; rejects when delivery gave up. */
+  /** Resolves when every submitted group was delivered, refused or set aside; rejects when delivery gave up or was interrupted. */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing;
     if (this.failure) throw this.failure;
+    if (this.outbox.length) this.checkInterrupted('delivering groups to Atropos');
   }
 
-  /** Stops retrying; undelivered groups are returned so the caller can keep them. */
+  /**
+   * Stops delivery at once (a post in flight is cancelled); the groups never sent are returned so the
+   * caller can keep them, and those whose post was in flight or unconfirmed go to `unconfirmed`.
+   */
   close(): ScoredGroup[] {
     this.closed = true;
+    this.inDoubt = Math.max(this.inDoubt, this.posting);
+    this.setAsideInDoubt('delivery was closed while the post of these groups was in flight or unconfirmed');
     const left = this.outbox.splice(0);
+    this.halt.abort();
     this.wakeRoom();
     return left;
   }
@@ -327,52 +386,86 @@ export class AtroposClient {
     let attempt = 0;
     let failingSince: number | null = null;
     const budget = this.options.deliveryBudgetMs ?? 10 * 60_000;
-    while (this.outbox.length && !this.closed) {
-      const batch = this.outbox.slice(0, this.options.postBatch ?? 8);
+    while (this.outbox.length && !this.closed && !this.interrupted) {
+      // A batch whose answer was lost is confirmed as it was posted, not with groups queued since.
+      const batch = this.outbox.slice(0, this.inDoubt || (this.options.postBatch ?? 8));
       let retry: { error: string; retryAfterMs: number | null } | null = null;
       try {
+        this.posting = batch.length;
         const outcome = this.inDoubt ? await this.confirm(batch) : await this.post(batch);
+        this.posting = 0;
+        if (this.closed) break; // close() already counted this batch as unconfirmed
         if (outcome === 'lost') {
-          this.inDoubt = false;
+          this.inDoubt = 0;
           continue; // proven not to have landed: post it again now
         }
         if (outcome === 'in-doubt') {
-          this.inDoubt = true;
+          this.inDoubt = batch.length;
           retry = { error: 'the connection dropped after the groups were sent; checking whether they landed', retryAfterMs: null };
         } else {
-          this.inDoubt = false;
+          this.inDoubt = 0;
           this.outbox.splice(0, batch.length);
           attempt = 0;
           failingSince = null;
           this.settle(batch, outcome);
         }
       } catch (e) {
+        this.posting = 0;
+        if (this.interrupted || this.closed) break;
         retry = { error: (e as Error).message, retryAfterMs: e instanceof HttpError ? e.retryAfterMs : null };
       }
+      if (this.interrupted) break;
       if (retry) {
         const wait = this.delay(attempt++, retry.retryAfterMs);
         failingSince ??= Date.now();
         if (Date.now() - failingSince + wait > budget) {
-          this.failure = new Error(`Atropos at ${this.base} took no groups for ${minutes(Date.now() - failingSince)} (the delivery budget is ${minutes(budget)}; last: ${retry.error}); ${this.outbox.length} groups were not delivered.`);
+          await this.lastConfirm();
+          const left = this.outbox.length ? `; ${this.outbox.length} groups were not delivered` : '';
+          const spent = `${minutes(Date.now() - failingSince)} (the delivery budget is ${minutes(budget)}; last: ${retry.error})`;
+          this.failure = new Error(`Atropos at ${this.base} took no groups for ${spent}${left}.`);
           break;
         }
         this.emit({ kind: 'unreachable', during: 'scored_data', error: retry.error, delay_ms: wait });
-        await this.sleep(wait);
+        await sleep(wait, this.stop);
       }
       this.wakeRoom();
     }
+    if (this.interrupted) this.setAsideInDoubt('delivery was interrupted while the post of these groups was in flight or unconfirmed');
     this.flushing = null;
     this.wakeRoom();
   }
 
-  private settle(batch: ScoredGroup[], outcome: 'delivered' | { rejected: HttpError } | 'unconfirmed') {
+  /** Giving up with a post whose answer was lost: one last look at `/latest_example`, so the report says what landed. */
+  private async lastConfirm() {
+    if (!this.inDoubt) return;
+    const batch = this.outbox.slice(0, this.inDoubt);
+    const outcome = await this.confirm(batch).catch(() => null);
+    if (this.closed) return; // close() already counted the batch as unconfirmed
+    if (outcome === 'lost') this.inDoubt = 0; // proven not sent: it stays in the outbox, counted as not delivered
+    else if (outcome === 'delivered') {
+      this.inDoubt = 0;
+      this.outbox.splice(0, batch.length);
+      this.settle(batch, outcome);
+    } else this.setAsideInDoubt('delivery gave up before it could tell whether the post of these groups landed');
+  }
+
+  /** Delivery stops with a post whose answer was lost (or still in flight): its groups may have landed. */
+  private setAsideInDoubt(why: string) {
+    if (!this.inDoubt) return;
+    const batch = this.outbox.splice(0, this.inDoubt);
+    this.inDoubt = 0;
+    this.settle(batch, 'unconfirmed', why);
+  }
+
+  private settle(batch: ScoredGroup[], outcome: 'delivered' | { rejected: HttpError } | 'unconfirmed', why?: string) {
     if (outcome === 'delivered') {
       this.delivered += batch.length;
       this.lastAcknowledged = deliveryIdOf(batch.at(-1));
       this.emit({ kind: 'delivered', groups: batch.length, pending: this.outbox.length });
     } else if (outcome === 'unconfirmed') {
       this.unconfirmed.push(...batch);
-      this.emit({ kind: 'unconfirmed', groups: batch.length, detail: `the answer to a post was lost and ${this.base}/latest_example cannot tell whether it landed; kept aside rather than risk a duplicate` });
+      const detail = why ?? `the answer to a post was lost and ${this.base}/latest_example cannot tell whether it landed`;
+      this.emit({ kind: 'unconfirmed', groups: batch.length, detail: `${detail}; kept aside rather than risk a duplicate` });
     } else {
       // The server will never take these as they are: keep them aside instead of retrying forever.
       this.rejected.push(...batch);

@@ -1,7 +1,8 @@
 /**
  * Node-only helper for the Atropos client: a GET request with a JSON body, which Atropos's
  * `/status-env` requires and fetch refuses to send. Pass as `getWithBody` in the CLI. Bounded like
- * every other read: the whole exchange within `timeoutMs`, a reply of at most `maxBytes`.
+ * every other read: the whole exchange within `timeoutMs`, a reply of at most `maxBytes`; `signal`
+ * (a user's Ctrl-C) cancels it at once.
  */
 import { request } from 'node:http';
 import { request as requestTls } from 'node:https';
@@ -10,6 +11,7 @@ import type { GetWithBody } from './atropos-client.ts';
 const DEFAULT_LIMITS = { timeoutMs: 30_000, maxBytes: 1 << 20 };
 
 export const nodeGetWithBody: GetWithBody = (url, body, limits = DEFAULT_LIMITS) => {
+  if (limits.signal?.aborted) return Promise.reject(new Error(`GET ${url}: interrupted`));
   const payload = Buffer.from(JSON.stringify(body));
   const u = new URL(url);
   const send = u.protocol === 'https:' ? requestTls : request;
@@ -33,6 +35,9 @@ export const nodeGetWithBody: GetWithBody = (url, body, limits = DEFAULT_LIMITS)
       res.on('error', (e) => { clearTimeout(timer); reject(e); });
     });
     const timer = setTimeout(() => req.destroy(new Error(`GET ${url}: no complete answer within ${limits.timeoutMs / 1000} s`)), limits.timeoutMs);
+    const stop = () => req.destroy(new Error(`GET ${url}: interrupted`));
+    limits.signal?.addEventListener('abort', stop, { once: true });
+    req.on('close', () => limits.signal?.removeEventListener('abort', stop));
     req.on('error', (e) => { clearTimeout(timer); reject(e); });
     req.end(payload);
   });

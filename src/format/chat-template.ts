@@ -15,10 +15,11 @@
  * calls back. Any other template gets Spindle's Hermes text as it is, tools listed in the system prompt
  * by the caller; one that drops calls altogether is refused for tools by the caller (conversation.ts).
  */
-import { Environment, Interpreter, Template } from '@huggingface/jinja';
+import { Environment, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import { toOpenAiMessages } from './openai-messages.ts';
 import { probeToolSupport, type TemplateToolSupport } from './template-probe.ts';
+import { BudgetedInterpreter, budgetedRange, RENDER_BUDGET, RenderBudgetError } from './template-budget.ts';
 
 export interface TemplateTokens {
   bos_token?: string;
@@ -34,51 +35,6 @@ export interface TemplateOptions {
 
 /** Stands in for an assistant's content to find where the template closes the turn. */
 const SENTINEL = '\u0000spindle-assistant-content\u0000';
-
-/**
- * What one render of an untrusted template may cost. `range` is replaced by one that counts every item
- * it hands out in the render (nested loops count their product; it also stops a huge list being built at
- * all), and the interpreter counts every node it evaluates and checks a wall-clock deadline as it goes,
- * so loops that need no range (three nested loops over the messages) end too.
- * Real templates use a few range items and a few hundred evaluations per message. The input and the
- * output are capped too (a 128 MiB prompt, a template that repeats its input).
- */
-export const RENDER_BUDGET = { rangeItems: 100_000, evaluations: 2_000_000, deadlineMs: 2000, inputChars: 4 * 1024 * 1024, outputChars: 8 * 1024 * 1024 };
-
-/** A render that ran past RENDER_BUDGET: the template is refused, not probed further. */
-class RenderBudgetError extends Error {}
-
-/** Jinja's `range(stop)` / `range(start, stop, step)`, drawing on one render's budget. */
-function budgetedRange(deadline: number): (...args: number[]) => number[] {
-  let handedOut = 0;
-  return (...args: number[]) => {
-    const [start, stop, step = 1] = args.length === 1 ? [0, args[0]] : args;
-    if (![start, stop, step].every(Number.isFinite)) throw new Error('range() takes numbers');
-    if (step === 0) throw new Error('range() step must not be zero');
-    const count = Math.max(0, Math.ceil((stop - start) / step));
-    handedOut += count;
-    if (handedOut > RENDER_BUDGET.rangeItems) throw new RenderBudgetError(`the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`);
-    if (Date.now() > deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
-    return Array.from({ length: count }, (_, i) => start + i * step);
-  };
-}
-
-/** The interpreter of one render: every node it evaluates counts against the budget and the deadline. */
-class BudgetedInterpreter extends Interpreter {
-  private evaluations = 0;
-
-  constructor(env: Environment, private readonly deadline: number) {
-    super(env);
-  }
-
-  override evaluate(...args: Parameters<Interpreter['evaluate']>): ReturnType<Interpreter['evaluate']> {
-    this.evaluations++;
-    if (this.evaluations > RENDER_BUDGET.evaluations) throw new RenderBudgetError(`the template evaluated more than ${RENDER_BUDGET.evaluations} expressions in one render; a chat template needs a few hundred per message`);
-    // Date.now() is cheap but not free: checked every 1024 evaluations.
-    if ((this.evaluations & 1023) === 0 && Date.now() > this.deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
-    return super.evaluate(...args);
-  }
-}
 
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
 

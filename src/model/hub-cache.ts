@@ -12,7 +12,7 @@
  *   - `@refs/<owner>/<name>/<revision>`: the commit a branch or tag was resolved to, once.
  * Prefixes start with `@`, which no hub id or revision contains, so they cannot meet a model's files.
  */
-import { checkSafetensorsLayout } from './safetensors.ts';
+import { checkSafetensorsLayout, MAX_HEADER_BYTES } from './safetensors.ts';
 
 /** Where downloaded files are kept: complete files by key, and the bytes so far of an interrupted one. */
 export interface DownloadCache {
@@ -111,6 +111,43 @@ export function contentProblem(file: string, bytes: Uint8Array): string | null {
     }
   }
   return null;
+}
+
+/**
+ * What a file's first bytes say about its whole length, for kinds that declare it: a safetensors file
+ * is its 8-byte header length, the header, and the data up to the end of its last tensor. `null`: the
+ * kind declares nothing; `{ need }`: bytes needed before it can say; `{ length }`: the file's length.
+ * Throws when the bytes cannot start such a file (a header length over the reference reader's limit, a
+ * header that is not a JSON object of tensors with offsets), so an endless or foreign body is refused at
+ * its first bytes. The rest of the layout is checked on the whole file (`contentProblem`).
+ */
+export function declaredLength(file: string, prefix: Uint8Array): { need: number } | { length: number } | null {
+  if (!/\.safetensors$/i.test(file)) return null;
+  if (prefix.length < 8) return { need: 8 };
+  const headerLength = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
+  if (headerLength > BigInt(MAX_HEADER_BYTES)) {
+    throw new Error(`its header length ${headerLength} is over ${MAX_HEADER_BYTES} bytes; it is not a safetensors file`);
+  }
+  const dataStart = 8 + Number(headerLength);
+  if (prefix.length < dataStart) return { need: dataStart };
+  let header: unknown;
+  try {
+    header = JSON.parse(new TextDecoder().decode(prefix.subarray(8, dataStart)));
+  } catch (err) {
+    throw new Error(`its header is not valid JSON (${(err as Error).message})`, { cause: err });
+  }
+  if (typeof header !== 'object' || header === null || Array.isArray(header)) {
+    throw new Error('its header is not a JSON object of tensor entries');
+  }
+  let end = 0;
+  for (const [name, entry] of Object.entries(header)) {
+    if (name === '__metadata__') continue;
+    const last = (entry as { data_offsets?: unknown } | null)?.data_offsets;
+    const stop = Array.isArray(last) ? last[1] : undefined;
+    if (!Number.isSafeInteger(stop) || (stop as number) < 0) throw new Error(`its header gives tensor "${name}" no usable data_offsets`);
+    end = Math.max(end, stop as number);
+  }
+  return { length: dataStart + end };
 }
 
 /** Hex SHA-256 (WebCrypto: Node 20 and secure browser contexts; null where it is missing). */

@@ -149,7 +149,7 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
       const hit = await cached(p, name);
       if (hit === 'missing') return null;
       if (hit) {
-        opts.onProgress?.({ file: name, loaded: hit.length, total: hit.length });
+        opts.onProgress?.({ file: name, loaded: hit.length, total: hit.length, buffered: hit.length });
         return hit;
       }
       const key = keyOf(p, name);

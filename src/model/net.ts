@@ -62,10 +62,10 @@ export async function fetchWithTimeout(
 ): Promise<{ response: Response; controller: AbortController }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
-  if (stop?.aborted) controller.abort();
-  stop?.addEventListener('abort', () => controller.abort(), { once: true });
+  // One signal for both, so a long-lived `stop` gains no listener per request.
+  const signal = stop ? AbortSignal.any([controller.signal, stop]) : controller.signal;
   try {
-    const response = await fetchImpl(url, { ...init, signal: controller.signal });
+    const response = await fetchImpl(url, { ...init, signal });
     return { response, controller };
   } catch (err) {
     if (stop?.aborted) throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: interrupted`, false);
@@ -105,6 +105,7 @@ export async function* boundedChunks(
   let windowStart = Date.now();
   let windowBytes = 0;
   let pending: Promise<ReadableStreamReadResult<Uint8Array>> | null = null;
+  let ended = false;
   const stop = (error: NetError): NetError => {
     controller.abort();
     reader.cancel().catch(() => {});
@@ -136,7 +137,10 @@ export async function* boundedChunks(
         continue;
       }
       pending = null;
-      if (result.done) return;
+      if (result.done) {
+        ended = true;
+        return;
+      }
       received += result.value.length;
       windowBytes += result.value.length;
       if (received > limits.maxBytes) {
@@ -148,7 +152,8 @@ export async function* boundedChunks(
       yield result.value;
     }
   } finally {
-    if (pending) {
+    // Left before its end (a stall, a limit, or the caller stopped reading): nothing keeps the connection open.
+    if (!ended) {
       controller.abort();
       reader.cancel().catch(() => {});
     }

@@ -31,7 +31,7 @@ export class SafetensorsError extends Error {
 
 const BYTES: Record<string, number> = { F32: 4, F16: 2, BF16: 2 };
 /** The reference implementation refuses headers over 100 MB. */
-const MAX_HEADER_BYTES = 100_000_000;
+export const MAX_HEADER_BYTES = 100_000_000;
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;

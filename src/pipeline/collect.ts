@@ -18,7 +18,7 @@ import { deriveSeed } from '../rng.ts';
 import { episodeSeed } from '../rollout/group.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
 import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../store/index.ts';
-import { openAtroposFeed, type AtroposFeedOptions } from './atropos-feed.ts';
+import { describeDelivery, openAtroposFeed, type AtroposFeedOptions, type AtroposFeedSummary } from './atropos-feed.ts';
 import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from './generation.ts';
 import type { LoadedPolicyModel } from './model-shelf.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
@@ -33,8 +33,8 @@ export interface CollectOptions {
   groupSize: number;
   runName: string;
   judging: JudgingDeps;
-  /** Also stream each scored group to this Atropos server (the feed's window is the model's context). */
-  atropos: Omit<AtroposFeedOptions, 'config' | 'maxTokenLength'> | null;
+  /** Also stream each scored group to this Atropos server (the feed's window is the model's context; `signal` stops it too). */
+  atropos: Omit<AtroposFeedOptions, 'config' | 'maxTokenLength' | 'signal'> | null;
   signal: AbortSignal;
   /** After each stored group, with everything collected so far. */
   onGroup?(all: readonly Trajectory[]): void;
@@ -45,8 +45,8 @@ export interface CollectSummary {
   groups: number;
   trajectories: Trajectory[];
   interrupted: boolean;
-  /** With an Atropos server: groups it took and refused. */
-  atropos: { delivered: number; rejected: number } | null;
+  /** With an Atropos server: what became of the groups sent to it. */
+  atropos: AtroposFeedSummary | null;
 }
 
 /** The environments of `config` that have no scripted expert (the expert policy cannot collect them). */
@@ -88,7 +88,9 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
   const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
-  const feed = options.atropos ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null }) : null;
+  const feed = options.atropos
+    ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null, signal: options.signal })
+    : null;
   // The user environments it used (installed by the caller) are stored with it, as a training run's are.
   const run = await createRun(store, { ...config, name: options.runName }, { environments: installedSources(config.tasks.environments) });
   await setRunStatus(store, run.id, 'running');
@@ -104,8 +106,11 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
       options.onGroup?.(all);
     }
   } catch (error) {
+    // Say what the server got before the failure; everything collected is stored with the run either way.
+    const delivery = feed ? { ...(await feed.finish({ wait: false })), stopped: null } : null;
+    const sent = delivery && options.atropos ? ` ${describeDelivery(delivery, options.atropos.url)}` : '';
     await setRunStatus(store, run.id, 'failed', (error as Error).message);
-    throw error;
+    throw sent ? new Error(`${(error as Error).message}${sent}`, { cause: error }) : error;
   }
   const atropos = feed ? await feed.finish() : null;
   const interrupted = options.signal.aborted;

@@ -1,22 +1,25 @@
 /**
- * The Atropos client against servers that misbehave (issue 31): a 500 from /status-env backs off
- * instead of spinning; a server that hangs, a queue that stays full and a queue_size that is not a
- * count end with an error that says so, within a stated budget; 429/500 on /scored_data are retried
- * with Retry-After honoured, within a budget; and a server that drops the connection after (or before)
- * queuing a post never ends up with a group twice.
+ * The Atropos client against servers that misbehave: a 500 from /status-env backs off instead of
+ * spinning; a server that hangs, a queue that stays full and a queue_size that is not a count end with
+ * an error that says so, within a stated budget; 429/500 on /scored_data are retried with Retry-After
+ * honoured, within a budget; a server that drops the connection after (or before) queuing a post never
+ * ends up with a group twice; the feed reports exactly what became of each group; and a stop (the CLI's
+ * first Ctrl-C) ends every wait at once, triggered here when the server sees the request.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { ScoredGroup } from '../../src/contracts.ts';
-import { AtroposClient, type ClientEvent } from '../../src/export/atropos-client.ts';
+import { AtroposClient, AtroposInterrupted, type ClientEvent } from '../../src/export/atropos-client.ts';
 import { nodeGetWithBody } from '../../src/export/atropos-node.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { openAtroposFeed } from '../../src/pipeline/atropos-feed.ts';
+import { deliveredAll, describeDelivery, openAtroposFeed, type AtroposFeedOptions } from '../../src/pipeline/atropos-feed.ts';
 
 type Handler = (body: unknown, res: ServerResponse, req: IncomingMessage) => void;
 
 interface Stub {
   url: string;
+  /** The handlers in use, by path (the defaults where none is set); may be changed after the start. */
+  routes: Record<string, Handler>;
   calls: Record<string, number>;
   queue: Record<string, unknown>[];
   latest: Record<string, unknown>;
@@ -37,7 +40,7 @@ const registered = { status: 'success', env_id: 0, wandb_name: 'e_0', checkpoint
 
 /** A server whose routes are the given handlers; a registering, queue-keeping Atropos by default. */
 async function stub(routes: Record<string, Handler> = {}): Promise<Stub> {
-  const state = { calls: {} as Record<string, number>, queue: [] as Record<string, unknown>[], latest: { tokens: [] } as Record<string, unknown> };
+  const state = { routes: { ...routes }, calls: {} as Record<string, number>, queue: [] as Record<string, unknown>[], latest: { tokens: [] } as Record<string, unknown> };
   const defaults: Record<string, Handler> = {
     '/register-env': (_b, res) => json(res, 200, registered),
     '/status-env': (_b, res) => json(res, 200, { current_step: 0, queue_size: 0 }),
@@ -51,7 +54,7 @@ async function stub(routes: Record<string, Handler> = {}): Promise<Stub> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      const handler = routes[path] ?? defaults[path];
+      const handler = state.routes[path] ?? defaults[path];
       if (!handler) return json(res, 404, { detail: 'Not Found' });
       handler(text ? JSON.parse(text) : null, res, req);
     });
@@ -197,10 +200,156 @@ describe('delivering scored groups', () => {
     expect(events.find((e) => e.kind === 'unconfirmed')).toMatchObject({ groups: 1 });
   });
 
-  it('a feed whose deliveries give up fails its finish, saying where the groups are', async () => {
+  it('a feed whose deliveries give up reports it, saying where the groups are', async () => {
     const s = await stub({ '/scored_data': (_b, res) => json(res, 500, 'Internal Server Error') });
-    const feed = openAtroposFeed({ url: s.url, config: { ...DEFAULT_CONFIG, name: 'feed' }, maxTokenLength: 8, getWithBody: nodeGetWithBody, client: { ...fast, deliveryBudgetMs: 200 } });
+    const feed = openFeed(s.url, { client: { ...fast, deliveryBudgetMs: 200 } });
     await feed.send(group(1));
-    await expect(feed.finish()).rejects.toThrow(/took no groups for .* 1 groups were not delivered\. Every collected group is also stored with the run; export the run as Atropos JSONL to send them later\.$/);
+    const summary = await feed.finish();
+    expect(summary).toMatchObject({ delivered: 0, rejected: 0, unconfirmed: 0, unsent: 1 });
+    expect(describeDelivery(summary, s.url)).toMatch(
+      /^Atropos at http:\/\/127\.0\.0\.1:\d+ took 0 of 1 scored groups: 1 not sent; Atropos at .* took no groups for .* 1 groups were not delivered\. Every collected group is also stored with the run; export the run as Atropos JSONL to send the rest later\.$/);
+  });
+});
+
+/** A feed for the default config, with fast backoff unless `extra.client` says otherwise. */
+function openFeed(url: string, extra: Partial<AtroposFeedOptions> = {}) {
+  return openAtroposFeed({ url, config: { ...DEFAULT_CONFIG, name: 'feed' }, maxTokenLength: 8, getWithBody: nodeGetWithBody, client: { ...fast, postBatch: 1 }, ...extra });
+}
+
+/** An event to await: `hit` where it happens (a route handler, an onEvent), `promise` in the test. */
+function seen() {
+  let resolve!: () => void;
+  const promise = new Promise<void>((r) => (resolve = r));
+  return { promise, hit: () => resolve() };
+}
+
+describe('what the feed reports', () => {
+  const drop = (s: Stub, queue: boolean): Handler => (b, res) => {
+    if (queue) {
+      s.queue.push(b as Record<string, unknown>);
+      s.latest = b as Record<string, unknown>;
+    }
+    res.socket?.destroy();
+  };
+  const noLatest: Handler = (_b, res) => json(res, 404, { detail: 'Not Found' });
+
+  it('a connection dropped before the server queues: 0 of 4 delivered, proven not landed, all reported not sent', async () => {
+    const s = await stub();
+    s.routes['/scored_data'] = drop(s, false);
+    const feed = openFeed(s.url, { client: { ...fast, postBatch: 1, deliveryBudgetMs: 300 } });
+    for (const tag of [1, 2, 3, 4]) await feed.send(group(tag));
+    const summary = await feed.finish();
+    expect(s.queue).toEqual([]);
+    expect(summary).toMatchObject({ delivered: 0, unconfirmed: 0, unsent: 4 });
+    expect(deliveredAll(summary)).toBe(false);
+    expect(describeDelivery(summary, s.url)).toMatch(/took 0 of 4 scored groups: 4 not sent; .*took no groups for/);
+  });
+
+  it('a connection dropped before or after the server queues, with no /latest_example to ask: nothing counted as delivered, all reported unknown', async () => {
+    for (const queue of [false, true]) {
+      const s = await stub({ '/latest_example': noLatest });
+      s.routes['/scored_data'] = drop(s, queue);
+      const feed = openFeed(s.url);
+      for (const tag of [1, 2, 3, 4]) await feed.send(group(tag));
+      const summary = await feed.finish();
+      expect(s.queue.map(tagOf)).toEqual(queue ? [1, 2, 3, 4] : []);
+      expect(summary).toEqual({ delivered: 0, rejected: 0, unconfirmed: 4, unsent: 0, stopped: null });
+      expect(describeDelivery(summary, s.url)).toMatch(/took 0 of 4 scored groups: 4 unknown \(the answer to their post was lost or never came; they may have landed, and are not sent again\)\./);
+    }
+  });
+
+  it('a feed whose registration is refused fails its send, and finishing without waiting counts the group not sent', async () => {
+    const s = await stub({ '/register-env': (_b, res) => json(res, 422, { detail: 'bad env' }) });
+    const feed = openFeed(s.url);
+    await expect(feed.send(group(1))).rejects.toThrow(/refused the environment registration: \/register-env answered HTTP 422/);
+    const summary = await feed.finish({ wait: false });
+    expect(summary).toMatchObject({ delivered: 0, unsent: 1 });
+    expect(s.calls['/scored_data']).toBeUndefined();
+  });
+
+  it('a connection closed after the server queued, with /latest_example: 4 of 4 delivered, each once', async () => {
+    const s = await stub();
+    s.routes['/scored_data'] = drop(s, true);
+    const feed = openFeed(s.url);
+    for (const tag of [1, 2, 3, 4]) await feed.send(group(tag));
+    const summary = await feed.finish();
+    expect(s.queue.map(tagOf)).toEqual([1, 2, 3, 4]);
+    expect(summary).toEqual({ delivered: 4, rejected: 0, unconfirmed: 0, unsent: 0, stopped: null });
+    expect(describeDelivery(summary, s.url)).toMatch(/^sent 4 scored groups to http:/);
+  });
+});
+
+describe('a stop (Ctrl-C) ends every wait at once', () => {
+  it('during the backoff after a 503 with Retry-After: 3600, the group is reported not sent', async () => {
+    const s = await stub({ '/scored_data': (_b, res) => json(res, 503, 'busy', { 'retry-after': '3600' }) });
+    const stop = new AbortController();
+    const backoff = seen(); // the client heard the 503 and starts its hour-long wait
+    const onEvent = (e: ClientEvent) => { if (e.kind === 'unreachable' && e.delay_ms === 3_600_000) backoff.hit(); };
+    const feed = openFeed(s.url, { signal: stop.signal, onEvent, client: { ...fast, deliveryBudgetMs: 2 * 3_600_000 } });
+    await feed.send(group(1));
+    await backoff.promise;
+    stop.abort();
+    const summary = await feed.finish();
+    expect(summary).toMatchObject({ delivered: 0, unconfirmed: 0, unsent: 1, stopped: 'interrupted while delivering groups to Atropos' });
+    expect(s.calls['/scored_data']).toBe(1);
+  });
+
+  it('while waiting for the trainer to start, and while the queue stays full: send returns, the group is not sent', async () => {
+    for (const route of ['/register-env', '/status-env'] as const) {
+      const request = seen();
+      const s = await stub({
+        '/register-env': (_b, res) => { if (route === '/register-env') request.hit(); json(res, 200, route === '/register-env' ? { status: 'wait for trainer to start' } : registered); },
+        '/status-env': (_b, res) => { request.hit(); json(res, 200, { current_step: 0, queue_size: 100 }); },
+      });
+      const stop = new AbortController();
+      const feed = openFeed(s.url, { signal: stop.signal, client: { backoff: { initialMs: 3_600_000, maxMs: 3_600_000 }, pollMs: 3_600_000 } });
+      const sending = feed.send(group(1));
+      await request.promise;
+      stop.abort();
+      await sending;
+      const summary = await feed.finish();
+      expect(summary).toMatchObject({ delivered: 0, unsent: 1 });
+      expect(summary.stopped).toMatch(route === '/register-env' ? /^interrupted while (registering with Atropos|waiting for the Atropos trainer to start)$/ : /^interrupted while waiting for room in the Atropos queue$/);
+      expect(s.calls['/scored_data']).toBeUndefined();
+    }
+  });
+
+  it('with a post in flight that the server never answers: the request is cancelled and its group reported unknown', async () => {
+    const request = seen();
+    let closed = false;
+    const s = await stub({ '/scored_data': (_b, res) => { res.on('close', () => (closed = true)); request.hit(); } });
+    const stop = new AbortController();
+    const feed = openFeed(s.url, { signal: stop.signal, client: { ...fast, requestTimeoutMs: 3_600_000 } });
+    await feed.send(group(1));
+    await request.promise;
+    stop.abort();
+    expect(await feed.finish()).toMatchObject({ delivered: 0, unconfirmed: 1, unsent: 0, stopped: null });
+    await vi.waitFor(() => expect(closed).toBe(true)); // the client hung up
+  });
+
+  it('while submit waits for room in a full outbox: AtroposInterrupted, and the post in flight is set aside as unknown', async () => {
+    const request = seen();
+    const s = await stub({ '/scored_data': () => request.hit() });
+    const stop = new AbortController();
+    const client = new AtroposClient({ baseUrl: s.url, ...fast, outboxLimit: 1, requestTimeoutMs: 3_600_000, signal: stop.signal });
+    await client.submit(group(1));
+    await request.promise;
+    const waiting = client.submit(group(2));
+    stop.abort();
+    await expect(waiting).rejects.toThrow(new AtroposInterrupted('waiting for room in the outbox'));
+    await client.flush();
+    expect(client.unconfirmed.map((g) => tagOf(g as unknown as Record<string, unknown>))).toEqual([1]);
+    expect(client.delivered).toBe(0);
+    expect(client.close()).toEqual([]);
+  });
+
+  it('the client names the stop: AtroposInterrupted from registerEnv and submit, before any request', async () => {
+    const stop = new AbortController();
+    stop.abort();
+    const s = await stub();
+    const client = new AtroposClient({ baseUrl: s.url, ...fast, signal: stop.signal, getWithBody: nodeGetWithBody });
+    await expect(client.registerEnv({ desired_name: 'e', max_token_length: 8, group_size: 2 })).rejects.toThrow(AtroposInterrupted);
+    await expect(client.submit(group(1))).rejects.toThrow(/^interrupted while queueing a group for Atropos$/);
+    expect(Object.keys(s.calls)).toEqual([]);
   });
 });

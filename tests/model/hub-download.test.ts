@@ -49,6 +49,18 @@ const source = (extra: HubOptions = {}, ref = `hf:${ID}`) => hubSource(parseHubR
 const cdnRequests = () => hub.requests.filter((r) => r.url.startsWith('/cdn/'));
 const equal = (a: Uint8Array | null, b: Uint8Array) => expect(a && Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(0);
 
+/** A disk cache that counts the bytes each method writes. */
+function counting(cache: DownloadCache) {
+  const written = { put: 0, putPartial: 0, appendPartial: 0 };
+  const counted: DownloadCache = {
+    ...cache,
+    put: (k, b) => { if (!k.startsWith('@')) written.put += b.length; return cache.put(k, b); },
+    putPartial: (k, b) => { written.putPartial += b.length; return cache.putPartial(k, b); },
+    appendPartial: (k, b) => { written.appendPartial += b.length; return cache.appendPartial!(k, b); },
+  };
+  return { counted, written };
+}
+
 describe('resuming a download', () => {
   it('resumes only with If-Range on the ETag: a file changed between the cut and the resume is downloaded whole, not spliced', async () => {
     hub.hubHeaders = false; // a plain mirror: no commit to pin, so the file can change under "main"
@@ -87,7 +99,7 @@ describe('resuming a download', () => {
     // A partial file longer than the file, with a record that names the file's own ETag and no size.
     const key = `${ID}/main/model.safetensors`;
     const etag = `"${(await import('node:crypto')).createHash('sha256').update(v1).digest('hex')}"`;
-    writeFileSync(join(dir, 'cache', `${key}.part`), new Uint8Array(v1.length + 100));
+    writeFileSync(join(dir, 'cache', `${key}.part`), Buffer.concat([v1, new Uint8Array(100)]));
     const record = { etag, size: null, sha256: null, url: 'x' };
     await diskCache(join(dir, 'cache')).put(`@partial/${key}`, encode(record));
     equal(await files.read('model.safetensors'), v1);
@@ -214,6 +226,53 @@ describe('limits', () => {
     await expect(source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('config.json')).rejects.toThrow(/config\.json failed: GET .*config\.json: the body passed 64\.0 MiB, the most accepted for this file\.$/);
   });
 
+  /** The cache's files of `name` (the file, its partial file and their records), wherever they are. */
+  const cachedFiles = (name: string) => (existsSync(join(dir, 'cache')) ? readdirSync(join(dir, 'cache'), { recursive: true }) as string[] : [])
+    .filter((f) => f.includes(name));
+  /** A safetensors header that declares one float32 tensor of `bytes` bytes (the data is not sent with it). */
+  const header = (bytes: number) => {
+    const json = Buffer.from(JSON.stringify({ w: { dtype: 'F32', shape: [bytes / 4], data_offsets: [0, bytes] } }));
+    const length = Buffer.alloc(8);
+    length.writeBigUInt64LE(BigInt(json.length));
+    return Buffer.concat([length, json]);
+  };
+
+  it('streams an endless chunked body to disk and stops it at the cap or at what its header declares, keeping nothing, with memory bounded', async () => {
+    hub.hubHeaders = false; // a plain mirror: no size is announced, the body is chunked
+    hub.publish(ID, { 'config.json': config, 'model.safetensors': tensors(100, 1) });
+    for (const [file, fault, message] of [
+      ['config.json', { kind: 'endless' }, /^Downloading config\.json failed: GET .*\/config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/],
+      ['config.json', { kind: 'endless', etag: false }, /config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/],
+      ['model.safetensors', { kind: 'endless', prefix: header(3 * 2 ** 20) },
+        /^Downloading model\.safetensors failed: GET .*\/model\.safetensors: the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/],
+      ['model.safetensors', { kind: 'endless', prefix: header(3 * 2 ** 20), etag: false }, /the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/],
+    ] as const) {
+      hub.fault(file, fault);
+      const buffered: number[] = [];
+      const { counted, written } = counting(diskCache(join(dir, 'cache')));
+      const limits = { connectTimeoutMs: 5000, idleTimeoutMs: 5000 };
+      await expect(source({ cache: counted, limits, maxFileBytes: 4 * 2 ** 20, checkpointBytes: 64 * 1024, onProgress: (p) => buffered.push(p.buffered) }).read(file))
+        .rejects.toThrow(message);
+      expect(cachedFiles(file)).toEqual([]);
+      expect(written.appendPartial).toBeGreaterThan(2 * 2 ** 20); // on disk as it came, not held
+      expect(Math.max(...buffered)).toBeLessThan(2 ** 20); // a checkpoint and a chunk, never the body so far
+    }
+  });
+
+  it("refuses a safetensors body at its first bytes when its header is foreign or declares more than the cap, with the default limits", async () => {
+    hub.hubHeaders = false;
+    hub.publish(ID, { 'config.json': config, 'model.safetensors': tensors(100, 1) });
+    const limits = { connectTimeoutMs: 5000, idleTimeoutMs: 5000 };
+    hub.fault('model.safetensors', { kind: 'endless' }); // spaces: a header length of 2.3e18 bytes
+    await expect(source({ limits }).read('model.safetensors'))
+      .rejects.toThrow(/model\.safetensors: model\.safetensors cannot be the file: its header length 2314885530818453536 is over 100000000 bytes; it is not a safetensors file\.$/);
+    hub.fault('model.safetensors', { kind: 'endless', prefix: header(2 * 2 ** 30) });
+    await expect(source({ limits, maxFileBytes: 4 * 2 ** 20 }).read('model.safetensors'))
+      .rejects.toThrow(/: the header of model\.safetensors declares 2\.0 GiB, over the 4\.0 MiB accepted for such a file\.$/);
+    expect(cachedFiles('model.safetensors')).toEqual([]);
+    equal(await source().read('model.safetensors'), tensors(100, 1));
+  });
+
   it('fails a server that hangs after the headers, drips bytes or never answers within the stated time, naming the URL', async () => {
     hub.publish(ID, { 'config.json': config });
     for (const [fault, message] of [
@@ -261,18 +320,6 @@ describe('limits', () => {
 });
 
 describe('writing the partial file', () => {
-  /** A disk cache that counts the bytes each method writes. */
-  function counting(cache: DownloadCache) {
-    const written = { put: 0, putPartial: 0, appendPartial: 0 };
-    const counted: DownloadCache = {
-      ...cache,
-      put: (k, b) => { if (!k.startsWith('@')) written.put += b.length; return cache.put(k, b); },
-      putPartial: (k, b) => { written.putPartial += b.length; return cache.putPartial(k, b); },
-      appendPartial: (k, b) => { written.appendPartial += b.length; return cache.appendPartial!(k, b); },
-    };
-    return { counted, written };
-  }
-
   it('appends each checkpoint to the partial file and renames it into place: a file is written once', async () => {
     const big = tensors(256_000, 1); // ~1 MiB
     hub.publish(ID, { 'config.json': config, 'model.safetensors': big });

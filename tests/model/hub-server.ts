@@ -19,7 +19,7 @@ export type Fault =
   | { kind: 'silent' } // never answer at all
   | { kind: 'drip'; everyMs: number } // one byte per interval
   | { kind: 'announce'; length: number } // headers with this Content-Length, then nothing
-  | { kind: 'endless' } // a chunked body that never ends
+  | { kind: 'endless'; prefix?: Uint8Array; etag?: boolean } // a chunked body that never ends, after `prefix`; `etag: false` sends no ETag
   | { kind: 'html' } // a web page in place of the file
   | { kind: 'flip-byte' } // one byte changed, headers unchanged
   | { kind: 'truncate' }; // the first half, announced as the whole file
@@ -140,7 +140,9 @@ export class FakeHub {
         return;
       }
       case 'endless': {
-        res.writeHead(200, { ...headers, 'content-type': 'application/json' });
+        const { etag: _etag, ...rest } = headers;
+        res.writeHead(200, { ...(fault.etag === false ? rest : headers), 'content-type': 'application/json' });
+        if (fault.prefix) res.write(fault.prefix);
         const chunk = Buffer.alloc(1 << 20, 0x20);
         const more = () => { while (!res.destroyed && res.write(chunk)); };
         res.on('drain', more);

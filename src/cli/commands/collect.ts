@@ -4,10 +4,12 @@
  * run with Atropos scored groups), ready for `spindle export` and `spindle sft`. Here: the options, the model,
  * progress and the summary. `--policy expert` replays each environment's scripted expert instead of the
  * model; `--atropos URL` also streams each scored group to a running Atropos trajectory API server, at
- * its trainer's pace. Ctrl-C stops after the current group; what was collected stays.
+ * its trainer's pace. Ctrl-C stops after the current group, and at once while waiting on the server;
+ * what was collected stays. With `--atropos`, the exit code is non-zero unless the server took every group.
  */
-import type { Command, CommandContext } from '../command.ts';
+import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
+import { deliveredAll, describeDelivery } from '../../pipeline/atropos-feed.ts';
 import type { CollectSummary } from '../../pipeline/collect.ts';
 import { collectInNode } from '../../pipeline/node-collect.ts';
 import type { NodeStore } from '../../pipeline/node-store.ts';
@@ -63,7 +65,11 @@ export const collect: Command = {
     const successes = ts.filter((t) => t.success === true).length;
     ctx.out(`run ${summary.runId}: ${ts.length} trajectories in ${summary.groups} groups (${scored.length} scored)`);
     ctx.out(`mean score ${formatScore(mean(ts.map((t) => t.judge_score)))}, success ${ts.length ? percent(successes / ts.length) : '—'}`);
-    if (summary.atropos) ctx.out(`sent ${summary.atropos.delivered} scored groups to ${stringOption(values, 'atropos')}${summary.atropos.rejected ? ` (${summary.atropos.rejected} refused by the server)` : ''}`);
     if (summary.interrupted) ctx.out(`interrupted: kept the ${summary.groups} finished groups`);
+    if (summary.atropos) {
+      const report = describeDelivery(summary.atropos, stringOption(values, 'atropos') ?? '');
+      if (!deliveredAll(summary.atropos)) throw new CliError(report);
+      ctx.out(report);
+    }
   },
 };
