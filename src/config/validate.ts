@@ -247,7 +247,6 @@ export function checkVerifierField(value: unknown, path: string): { verifier: Ve
   return { verifier, errors: problems };
 }
 
-
 /** The closest name by edit distance, if it is close enough to be a plausible typo. */
 export function suggest(name: string, candidates: readonly string[]): string | null {
   let best: string | null = null;

@@ -18,7 +18,7 @@ export const LOCK_FILE = 'spindle.db.lock';
 export interface LockOwner {
   pid: number;
   hostname: string;
-  /** When the process started, ms since the epoch (`processStartedAt`). */
+  /** When the process started, ms since the epoch (from /proc on Linux, else the process's time origin). */
   started_at: number;
   /** Its command line, e.g. `spindle train --config a.yaml --store s`. */
   command: string;
@@ -170,7 +170,9 @@ function hold(path: string): () => void {
   const release = () => {
     if (held.get(path) !== release) return;
     held.delete(path);
-    rmSync(path, { force: true });
+    // Only our own lock: one someone removed by hand and another writer has taken since stays theirs.
+    const owner = parseOwner(readQuiet(path) ?? '');
+    if (owner?.pid === process.pid && owner.started_at === ownStart) rmSync(path, { force: true });
     if (!held.size) unwatchProcess();
   };
   if (!held.size) watchProcess();
