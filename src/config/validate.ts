@@ -5,7 +5,8 @@
  */
 import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig } from './schema.ts';
 import { checkVerifier, type VerifierConfig } from './verifier.ts';
-import { RETIRED_FIELDS, FIELD_RULES, JUDGE_TYPES, type FieldRule } from './rules.ts';
+import { clip, show } from './show.ts';
+import { RETIRED_FIELDS, FIELD_RULES, JUDGE_NUMBER_RULES, JUDGE_TYPES, type FieldRule, type NumberRule } from './rules.ts';
 
 export interface ConfigError {
   /** Dotted path of the field, e.g. `training.learning_rate`. */
@@ -23,15 +24,6 @@ export interface ValidationResult {
 type Plain = Record<string, unknown>;
 const isPlain = (v: unknown): v is Plain => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-export function show(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value);
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
-}
-
 /** Validates `input` (already parsed from YAML/JSON) and returns the full config or the errors. */
 export function validateRunConfig(input: unknown, options: { knownEnvironments?: readonly string[] } = {}): ValidationResult {
   const errors: ConfigError[] = [];
@@ -39,7 +31,15 @@ export function validateRunConfig(input: unknown, options: { knownEnvironments?:
   if (!isPlain(input)) return { config: null, errors: [{ path: '', message: `The config must be a mapping of sections, got ${show(input)}.` }] };
   const merged = mergeSection(DEFAULT_CONFIG as unknown as Plain, input, '', errors) as unknown as RunConfig;
   checkCrossField(merged, errors, options);
-  return errors.length ? { config: null, errors } : { config: merged, errors };
+  return errors.length ? { config: null, errors: capErrors(errors) } : { config: merged, errors };
+}
+
+/** Errors reported at most (the last of them counting the rest): a hostile config gets a page, not megabytes. */
+export const MAX_ERRORS = 20;
+
+function capErrors(errors: ConfigError[]): ConfigError[] {
+  if (errors.length <= MAX_ERRORS) return errors;
+  return [...errors.slice(0, MAX_ERRORS - 1), { path: '', message: `… and ${errors.length - MAX_ERRORS + 1} more problems.` }];
 }
 
 function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: ConfigError[]): Plain {
@@ -52,7 +52,7 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
     }
     if (!(key in defaults)) {
       const hint = suggest(key, Object.keys(defaults));
-      errors.push({ path, message: `Unknown field "${path}".${hint ? ` Did you mean "${prefix ? prefix + '.' : ''}${hint}"?` : ''} Allowed here: ${Object.keys(defaults).join(', ')}.` });
+      errors.push({ path, message: `Unknown field "${clip(path)}".${hint ? ` Did you mean "${prefix ? prefix + '.' : ''}${hint}"?` : ''} Allowed here: ${Object.keys(defaults).join(', ')}.` });
       continue;
     }
     if (path === 'judge.judges') {
@@ -92,11 +92,8 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
     case 'enum':
       return rule.values.includes(value as string) ? null : `"${path}" is ${show(value)}; allowed: ${rule.values.join(', ')}${rule.hint ? ` (${rule.hint})` : ''}.`;
     case 'int':
-    case 'number': {
-      if (typeof value !== 'number' || !Number.isFinite(value)) return `"${path}" must be a number, got ${show(value)}.`;
-      if (rule.kind === 'int' && !Number.isInteger(value)) return `"${path}" must be a whole number, got ${show(value)}.`;
-      return checkBounds(path, value, rule);
-    }
+    case 'number':
+      return checkNumber(path, value, rule);
     case 'string':
       if (typeof value !== 'string') return `"${path}" must be ${rule.nullable ? 'a string or null' : 'a string'}, got ${show(value)}.`;
       if (rule.pattern && !rule.pattern.test(value)) return `"${path}" is ${show(value)}; expected ${rule.hint ?? rule.pattern}.`;
@@ -104,7 +101,9 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
     case 'strings': {
       if (!Array.isArray(value) || !value.every((v) => typeof v === 'string')) return `"${path}" must be a list of strings, got ${show(value)}.`;
       const unknown = rule.values ? value.filter((v) => !rule.values!.includes(v)) : [];
-      return unknown.length ? `"${path}" has ${unknown.map(show).join(', ')}; allowed: ${rule.values!.join(', ')}.` : null;
+      if (!unknown.length) return null;
+      const more = unknown.length > 5 ? ` and ${unknown.length - 5} more` : '';
+      return `"${path}" has ${unknown.slice(0, 5).map(show).join(', ')}${more}; allowed: ${rule.values!.join(', ')}.`;
     }
     case 'range': {
       const ok = Array.isArray(value) && value.length === 2 && value.every((v) => Number.isInteger(v) && v >= rule.min && v <= rule.max) && value[0] <= value[1];
@@ -117,13 +116,14 @@ export function checkField(path: string, value: unknown, fallback: unknown): str
   }
 }
 
-function checkBounds(path: string, value: number, rule: { min?: number; max?: number; exclusiveMin?: boolean }): string | null {
-  const belowMin = rule.min !== undefined && (rule.exclusiveMin ? value <= rule.min : value < rule.min);
-  const aboveMax = rule.max !== undefined && value > rule.max;
-  if (!belowMin && !aboveMax) return null;
-  const low = rule.min === undefined ? '' : `${rule.exclusiveMin ? '>' : '≥'} ${rule.min}`;
-  const high = rule.max === undefined ? '' : `≤ ${rule.max}`;
-  return `"${path}" is ${value}; allowed: ${[low, high].filter(Boolean).join(' and ')}.`;
+/** A number inside its rule's bounds (a whole number for `int`); the message names the range allowed. */
+function checkNumber(path: string, value: unknown, rule: NumberRule): string | null {
+  const whole = rule.kind === 'int' ? 'a whole number ' : '';
+  const range = `${rule.kind === 'number' && rule.exclusiveMin ? '>' : '≥'} ${rule.min} and ≤ ${rule.max}`;
+  if (typeof value !== 'number' || !Number.isFinite(value)) return `"${path}" must be ${whole ? whole.trim() : 'a number'} (${range}), got ${show(value)}.`;
+  if (rule.kind === 'int' && !Number.isInteger(value)) return `"${path}" must be a whole number (${range}), got ${show(value)}.`;
+  const belowMin = rule.kind === 'number' && rule.exclusiveMin ? value <= rule.min : value < rule.min;
+  return belowMin || value > rule.max ? `"${path}" is ${show(value)}; allowed: ${whole}${range}.` : null;
 }
 
 const ENDPOINT_FIELDS = { id: 'string', base_url: 'string', model: 'string', api_key_env: 'string|null', temperature: 'number', timeout_ms: 'number', max_concurrency: 'number', max_retries: 'number' } as const;
@@ -186,6 +186,10 @@ function checkJudges(value: unknown, errors: ConfigError[]): JudgeConfig[] {
       }
       const ok = kind === 'string|null' ? v === null || typeof v === 'string' : typeof v === kind;
       if (!ok) errors.push({ path: `${path}.${field}`, message: `A ${type} judge needs "${field}" (${kind}), got ${show(v)}.` });
+      else if (kind === 'number' && JUDGE_NUMBER_RULES[field]) {
+        const problem = checkNumber(`${path}.${field}`, v, JUDGE_NUMBER_RULES[field]);
+        if (problem) errors.push({ path: `${path}.${field}`, message: problem });
+      }
     }
     if (type === 'rubric' && typeof judge.scale === 'number' && !(judge.scale > 0)) {
       errors.push({ path: `${path}.scale`, message: `"scale" (the points each criterion is scored out of) must be above 0, got ${show(judge.scale)}; e.g. 5 or 10.` });
@@ -196,7 +200,7 @@ function checkJudges(value: unknown, errors: ConfigError[]): JudgeConfig[] {
     for (const field of Object.keys(judge)) {
       if (field !== 'type' && !(field in JUDGE_FIELDS[type])) {
         const hint = field === 'api_key' ? ' Put the key in an environment variable or the app settings and name it in "api_key_env".' : '';
-        errors.push({ path: `${path}.${field}`, message: `Unknown field "${field}" for a ${type} judge; allowed: ${Object.keys(JUDGE_FIELDS[type]).join(', ')}.${hint}` });
+        errors.push({ path: `${path}.${field}`, message: `Unknown field "${clip(field)}" for a ${type} judge; allowed: ${Object.keys(JUDGE_FIELDS[type]).join(', ')}.${hint}` });
       }
     }
     return [judge as unknown as JudgeConfig];
@@ -215,13 +219,16 @@ function checkCrossField(config: RunConfig, errors: ConfigError[], options: { kn
     });
   }
   const [low, high] = config.tasks.difficulty_range;
+  let strangers = 0;
   for (const [env, level] of Object.entries(config.tasks.levels)) {
     if (!config.tasks.environments.includes(env)) {
-      errors.push({ path: `tasks.levels.${env}`, message: `"tasks.levels" names ${show(env)}, which is not in "tasks.environments" (${config.tasks.environments.join(', ')}).` });
+      // A few by name, the rest counted: a mapping of 100,000 names is not 100,000 errors.
+      if (++strangers <= 5) errors.push({ path: `tasks.levels.${env}`, message: `"tasks.levels" names ${show(env)}, which is not in "tasks.environments" (${clip(config.tasks.environments.join(', '))}).` });
     } else if (level < low || level > high) {
       errors.push({ path: `tasks.levels.${env}`, message: `"tasks.levels.${env}" is ${level}, outside "tasks.difficulty_range" [${low}, ${high}]; widen the range or pick a level inside it.` });
     }
   }
+  if (strangers > 5) errors.push({ path: 'tasks.levels', message: `"tasks.levels" names ${strangers - 5} more environments that are not in "tasks.environments".` });
   const ids = config.judge.judges.map((j) => j.id);
   const dup = ids.find((id, i) => ids.indexOf(id) !== i);
   if (dup) errors.push({ path: 'judge.judges', message: `Two judges share the id ${show(dup)}; give each judge its own "id".` });
@@ -239,9 +246,6 @@ export function checkVerifierField(value: unknown, path: string): { verifier: Ve
   const { verifier, problems } = checkVerifier(value, path);
   return { verifier, errors: problems };
 }
-
-
-/** `show`, cut to 80 characters (a js source can be long). */
 
 /** The closest name by edit distance, if it is close enough to be a plausible typo. */
 export function suggest(name: string, candidates: readonly string[]): string | null {

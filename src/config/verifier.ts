@@ -5,6 +5,9 @@
  * the same messages.
  */
 import { RE2JS } from 're2js';
+import { show } from './show.ts';
+
+export { show };
 
 export const VERIFIER_TYPES = ['exact', 'number', 'contains', 'regex', 'choice', 'js'] as const;
 export type VerifierType = (typeof VERIFIER_TYPES)[number];
@@ -101,16 +104,5 @@ export function regexProblem(pattern: string): string | null {
     return null;
   } catch (e) {
     return `is not a valid RE2 regular expression (${e instanceof Error ? e.message : String(e)}; RE2 has no backreferences or lookaround)`;
-  }
-}
-
-/** A value in a message: JSON, cut at 80 characters. */
-export function show(value: unknown): string {
-  if (value === undefined) return 'nothing';
-  try {
-    const s = JSON.stringify(value) ?? String(value);
-    return s.length > 80 ? `${s.slice(0, 77)}…` : s;
-  } catch {
-    return String(value);
   }
 }

@@ -5,7 +5,9 @@
  */
 import { isMap, isScalar, LineCounter, parseDocument, stringify, visit, type Document } from 'yaml';
 import { DEFAULT_CONFIG, type RunConfig } from './schema.ts';
-import { validateRunConfig, checkField, suggest, type ConfigError, type ValidationResult } from './validate.ts';
+import { validateRunConfig, checkField, suggest, MAX_ERRORS, type ConfigError, type ValidationResult } from './validate.ts';
+import { FIELD_RULES } from './rules.ts';
+import { clip } from './show.ts';
 
 export type { ConfigError } from './validate.ts';
 
@@ -14,7 +16,7 @@ export interface ParseOptions {
 }
 
 /** A run config is a page of settings; these bounds keep a hostile file from costing minutes or gigabytes. */
-export const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: 20 } as const;
+export const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: MAX_ERRORS } as const;
 
 export function parseRunConfigYaml(text: string, options: ParseOptions = {}): ValidationResult {
   const refuse = (message: string, line?: number): ValidationResult => ({ config: null, errors: [{ path: '', line, message }] });
@@ -22,10 +24,9 @@ export function parseRunConfigYaml(text: string, options: ParseOptions = {}): Va
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length) {
-    return {
-      config: null,
-      errors: doc.errors.slice(0, YAML_LIMITS.maxErrors).map((e) => ({ path: '', line: lineCounter.linePos(e.pos[0]).line, message: `YAML syntax: ${e.message.split('\n')[0]}` })),
-    };
+    const errors = doc.errors.map((e) => ({ path: '', line: lineCounter.linePos(e.pos[0]).line, message: syntaxMessage(e.message) }));
+    const distinct = errors.filter((e, i) => errors.findIndex((f) => f.line === e.line && f.message === e.message) === i);
+    return { config: null, errors: distinct.slice(0, YAML_LIMITS.maxErrors) };
   }
   let keys = 0;
   let aliases = 0;
@@ -52,9 +53,14 @@ export function parseRunConfigYaml(text: string, options: ParseOptions = {}): Va
     return refuse(`YAML aliases expand too far (${(e as Error).message}); write the values out instead of nesting aliases`, firstAliasLine(doc, lineCounter));
   }
   const result = validateRunConfig(value, options);
-  result.errors = result.errors.slice(0, YAML_LIMITS.maxErrors);
   for (const error of result.errors) error.line = lineOf(doc, lineCounter, error.path);
   return result;
+}
+
+/** The parser's message, first line; its own stack running out means lists or mappings nested far too deep. */
+function syntaxMessage(message: string): string {
+  if (/call stack/i.test(message)) return 'the config nests lists or mappings too deeply for the YAML parser; a run config nests a few levels at most';
+  return `YAML syntax: ${message.split('\n')[0]}`;
 }
 
 function firstAliasLine(doc: Document, counter: LineCounter): number | undefined {
@@ -113,13 +119,14 @@ export function resolveConfigKey(key: string): string {
   if (matches.length === 1) return matches[0];
   if (matches.length > 1) throw new Error(`"${key}" is ambiguous: ${matches.join(', ')}. Use the full path.`);
   const hint = suggest(key, leaves) ?? suggest(key, leaves.map((p) => p.split('.').pop()!));
-  throw new Error(`Unknown config key "${key}".${hint ? ` Did you mean "${hint}"?` : ''}`);
+  throw new Error(`Unknown config key "${clip(key)}".${hint ? ` Did you mean "${hint}"?` : ''}`);
 }
 
 function leafPaths(obj: Record<string, unknown>, prefix: string): string[] {
   return Object.entries(obj).flatMap(([k, v]) => {
     const path = prefix ? `${prefix}.${k}` : k;
-    const isSection = typeof v === 'object' && v !== null && !Array.isArray(v);
+    // A mapping with a rule of its own (tasks.levels, tasks.verifier) is one value, not a section.
+    const isSection = typeof v === 'object' && v !== null && !Array.isArray(v) && FIELD_RULES[path] === undefined;
     return isSection ? leafPaths(v as Record<string, unknown>, path) : [path];
   });
 }
@@ -133,6 +140,7 @@ export function parseValue(raw: string): unknown {
 /** Sets one key in YAML text, keeping the rest (and its comments); throws with the validator's message. */
 export function setConfigValue(text: string, key: string, rawValue: string, options: ParseOptions = {}): string {
   const path = resolveConfigKey(key);
+  if (rawValue.length > YAML_LIMITS.maxChars) throw new Error(`The value is ${rawValue.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}.`);
   const value = parseValue(rawValue);
   const fallback = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], DEFAULT_CONFIG);
   const problem = checkField(path, value, fallback);

@@ -147,8 +147,19 @@ export class LocalModuleRunner implements ModuleRunner {
   }
 }
 
+/**
+ * Math.random in every context of a module throws, naming what to use: a task drawn from it would differ
+ * between two draws of the same seed (the audit, a rollout worker and a resumed run would each see another
+ * task), and a tool using it would answer a replayed episode differently than the episode it scores.
+ */
+const NO_MATH_RANDOM = `Math.random = function random() {
+  throw new Error('Math.random is not available in an environment module: the same seed must give the same task everywhere, and a ' +
+    'replayed episode the same tool results. Draw in sample(rng, level) from its rng argument (rng.next(), rng.int(lo, hi), ' +
+    'rng.pick(items), rng.shuffle(items), rng.chance(p)) and keep what the tools need in the task data.');
+};`;
+
 function openGuest(source: string, o: ModuleRunnerOptions): Promise<GuestModule> {
-  return GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes });
+  return GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes, prelude: NO_MATH_RANDOM });
 }
 
 /** The rng a module's `sample` draws from: a generator resumed from the caller's state. */

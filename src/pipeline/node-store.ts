@@ -1,12 +1,13 @@
 /**
  * The Node platform's store (CLI, benchmarks): the file-backed store in a folder, opened for one
  * operation and saved and closed whatever happens, and the run an operation is about (named, or the
- * newest). Moved here from the CLI (issue 29): commands name the folder; what a store is stays here.
+ * newest). Commands name the folder; what a store is stays here.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../store/file-store.ts';
-import { getRun, listRuns, loadLatestCheckpoint, type RunRecord } from '../store/index.ts';
+import { saveFailureLead } from '../store/snapshot-file.ts';
+import { getRun, listRuns, loadLatestCheckpoint, StoreError, type RunRecord } from '../store/index.ts';
 
 /** An open store in a folder (`path` is the folder). */
 export type NodeStore = FileStore;
@@ -16,25 +17,41 @@ export function hasNodeStore(dir: string): boolean {
   return existsSync(join(dir, SNAPSHOT_FILE));
 }
 
+/** How a command uses the store: `create` it when missing; `readOnly` (list, show, export) reads it even while a writer holds it. */
+export interface NodeStoreAccess {
+  create?: boolean;
+  readOnly?: boolean;
+  /** How the sentence refusing a folder with no store ends (what makes one). */
+  hint?: string;
+}
+
 /**
- * Opens the store in `dir` (creating it with `create`), runs `fn`, and saves and closes it whatever
- * happens. Without `create`, a folder with no store is refused, the sentence ending in `hint` (what makes one).
+ * Opens the store in `dir`, runs `fn`, and saves and closes it whatever happens; a failed save is the
+ * error (after `fn`'s own, if it failed too: then both are said). Opening to write takes the folder's lock,
+ * so a second writer is refused by name; a `readOnly` open takes none and writes nothing.
  */
-export async function withNodeStore<T>(dir: string, fn: (store: NodeStore) => Promise<T>, options: { create?: boolean; hint?: string } = {}): Promise<T> {
+export async function withNodeStore<T>(dir: string, fn: (store: NodeStore) => Promise<T>, options: NodeStoreAccess = {}): Promise<T> {
   if (!options.create && !hasNodeStore(dir)) {
     throw new Error(`There is no Spindle store in ${dir} (no ${SNAPSHOT_FILE})${options.hint ? `; ${options.hint}` : '.'}`);
   }
   let store: FileStore;
   try {
-    store = await openFileStore(dir);
+    store = await openFileStore(dir, { readOnly: options.readOnly });
   } catch (e) {
+    if (e instanceof StoreError) throw e; // says which store and why (another writer holds it, a full disk)
     throw new Error(`cannot open the store in ${dir}: ${(e as Error).message}`, { cause: e });
   }
+  let result: T;
   try {
-    return await fn(store);
-  } finally {
-    await store.close();
+    result = await fn(store);
+  } catch (e) {
+    // The command's failure comes first; a save that failed as well is said after it, unless that failure was it.
+    const saveError = await store.close().then(() => null, (c: unknown) => c as Error);
+    if (!saveError || String((e as Error)?.message).includes(saveFailureLead(store.path))) throw e;
+    throw new Error(`${(e as Error).message}; and ${saveError.message}`, { cause: e });
   }
+  await store.close();
+  return result;
 }
 
 /** The run named `id`, or the newest run (with a checkpoint when `needCheckpoint`); throws naming recent runs. */

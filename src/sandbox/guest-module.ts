@@ -27,6 +27,8 @@ export interface GuestModuleOptions {
   memoryBytes?: number;
   /** Cap on a result's JSON, in characters. */
   maxResultChars?: number;
+  /** A script run before the module (as `prelude.js`, so the module's own line is the one errors name): built-ins to replace. */
+  prelude?: string;
 }
 
 /** A guest failure: the message names the call, and `line` the module line when the guest's stack has it. */
@@ -48,7 +50,7 @@ export type GuestArg = unknown;
 /** A synchronous host function handed to the guest for one call (an rng's `next`). */
 export type HostFn = (...args: unknown[]) => unknown;
 
-const DEFAULTS = { fileName: 'module.js', timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024, maxResultChars: 1_000_000 };
+const DEFAULTS = { fileName: 'module.js', timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024, maxResultChars: 1_000_000, prelude: '' };
 const MAX_LOG_CHARS = 4000;
 const JSON_PRELUDE = '({ parse: JSON.parse, stringify: JSON.stringify })';
 
@@ -81,6 +83,7 @@ export class GuestModule {
     const module = new GuestModule(runtime, ctx, json, null, o);
     runtime.setInterruptHandler(() => module.clock.expired());
     module.installConsole();
+    if (o.prelude) ctx.unwrapResult(ctx.evalCode(o.prelude, 'prelude.js')).dispose();
     // Loading runs under the module's own deadline (the constructor's clock is only a placeholder).
     module.clock = new GuestClock(o.timeoutMs);
     try {

@@ -10,7 +10,7 @@ import type { IDBPTransaction } from 'idb';
 
 export interface Store {
   readonly db: SpindleDB;
-  /** Called after every committed write transaction. */
+  /** Called after every committed write transaction; throws when what was committed cannot be kept (file store: disk full). */
   afterWrite(): void;
   close(): Promise<void>;
 }
@@ -110,18 +110,20 @@ export async function write<N extends StoreNames<SpindleSchema>, T>(
   } catch (e) {
     throw writeError(e, what);
   }
+  let result: T;
   try {
-    const result = await body(tx);
+    result = await body(tx);
     await tx.done;
-    store.afterWrite();
-    return result;
   } catch (e) {
-    // A quota failure may surface as the request's error or, later, as the transaction's.
+    // A quota failure may surface as the request's error or, later, as the transaction's (at commit).
     const cause = tx.error ?? e;
     try { tx.abort(); } catch { /* already aborted or committed */ }
     await tx.done.catch(() => {});
     throw writeError(cause, what);
   }
+  // Committed. The file store throws here when its snapshot cannot reach the disk: its own message says so.
+  store.afterWrite();
+  return result;
 }
 
 /** A readonly transaction over `stores`. */

@@ -4,7 +4,8 @@
  * to do next.
  */
 
-export type StoreErrorCode = 'quota' | 'blocked' | 'version' | 'io';
+/** `locked`: another process writes the file store (store-lock.ts); `io`: anything else, a full disk included. */
+export type StoreErrorCode = 'quota' | 'blocked' | 'version' | 'locked' | 'io';
 
 export class StoreError extends Error {
   constructor(readonly code: StoreErrorCode, message: string, options?: { cause?: unknown }) {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
@@ -26,6 +26,14 @@ describe('spindle config', () => {
     expect((await cli(dir, 'frobnicate')).err).toMatch(/^spindle: Unknown command "frobnicate"/);
     expect((await cli(dir, 'config')).err).toMatch(/needs a subcommand: config init, config set, config check/);
     expect((await cli(dir, 'config', 'check')).err).toMatch(/does not exist/);
+  });
+
+  it('check refuses a group size a run could not allocate, naming the line and the range', async () => {
+    const dir = tempDir();
+    writeFileSync(join(dir, 'spindle.yaml'), 'training:\n  group_size: 99999999999999999999999\n');
+    expect(await cli(dir, 'config', 'check')).toMatchObject({
+      code: 1, err: 'spindle: 1 problem(s):\nspindle.yaml:2: "training.group_size" is 1e+23; allowed: a whole number ≥ 2 and ≤ 256.',
+    });
   });
 
   it('--verbose adds the stack trace', async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
 import { DB_VERSION } from '../../src/store/schema.ts';
@@ -37,5 +38,35 @@ describe('the store in real Chromium IndexedDB', () => {
     expect(back.estimate!.usage).toBeGreaterThan(0);
     expect(back.estimate!.quota).toBeGreaterThan(back.estimate!.usage);
     expect(app.errors).toEqual([]);
+  });
+});
+
+describe('the store in real Chromium with a small origin quota', () => {
+  let app: App;
+  // A page of the origin that runs nothing: Chromium applies a quota override to an origin whose storage it has not opened yet.
+  beforeAll(async () => { app = await openApp('/nothing-here.txt'); });
+  afterAll(async () => { await app?.close(); });
+
+  it('a write past the quota is refused by name and loses nothing stored', async () => {
+    const { page } = app;
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Storage.overrideQuotaForOrigin', { origin: app.url, quotaSize: 2 * 1024 * 1024 });
+    await page.goto(`${app.url}/`);
+    await page.waitForFunction(() => '__spindleStore' in globalThis);
+    const kept = makeTrajectory({ id: 'e2e-kept', group_id: 'e2e-q' });
+    // Incompressible: Chromium compresses what it stores and charges the quota for what is left.
+    const big = makeTrajectory({ id: 'e2e-big', group_id: 'e2e-q', final_response: randomBytes(3 * 1024 * 1024).toString('base64') });
+    const after = await page.evaluate(async ([small, large]) => {
+      const s = (globalThis as unknown as Hooked).__spindleStore;
+      await s.putTrajectory(small);
+      await s.saveCheckpoint('run-q', 1, [1, 2]);
+      const error = await s.putTrajectory(large).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code, message: e.message }));
+      return { error, large: await s.getTrajectory(large.id), small: await s.getTrajectory(small.id), ckpt: await s.latestCheckpoint('run-q') };
+    }, [kept, big] as const);
+    expect(after.error).toMatchObject({ name: 'StoreError', code: 'quota' });
+    expect(after.error!.message).toMatch(/^Browser storage is full: could not save trajectory e2e-big\. Nothing from this save was written .*everything stored before is intact/);
+    expect(after.large).toBeUndefined();
+    expect(after.small).toEqual(kept);
+    expect(after.ckpt).toEqual({ step: 1, values: [1, 2] });
   });
 });

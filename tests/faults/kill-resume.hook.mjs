@@ -79,13 +79,14 @@ if (isMainThread) {
   };
   fs.writeSync = function (fd, data, ...rest) {
     const save = saves.get(fd);
-    if (!save || !(data instanceof Uint8Array) || rest.length > 0) return fsWriteSync.call(this, fd, data, ...rest);
+    // A save writes the whole snapshot from offset 0 (continuing after a short write, which a test disk never makes).
+    if (!save || !(data instanceof Uint8Array) || (rest[0] ?? 0) !== 0) return fsWriteSync.call(this, fd, data, ...rest);
     save.label += ` ${describe(data)}`;
     byPath.set(save.path, save.label);
     const torn = `${save.label} torn`;
     if (freezes(torn)) fsWriteSync.call(this, fd, data, 0, data.byteLength >> 1); // the note below freezes
     note(torn);
-    const written = fsWriteSync.call(this, fd, data);
+    const written = fsWriteSync.call(this, fd, data, ...rest);
     note(`${save.label} written`);
     return written;
   };

@@ -96,6 +96,28 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
     expect(await listMarkers(store, 'r')).toEqual([{ kind: 'regression', run_id: 'r', step: 5, benchmark: 'b', baseline: 0.8, current: 0.7, rolled_back_to: 4, time: 9 }]);
   });
 
+  it('keeps one evaluation per run, step and benchmark: one stored again (a resumed run redoing it) replaces it', async () => {
+    const store = await fresh();
+    await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success: 0.5 } });
+    await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'letter_count', results: { success: 0.25 } });
+    await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success: 0.5, n: 32 } });
+    await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool/validation', results: { success: 0.75 } });
+    await putEvaluation(store, { run_id: 'other', step: 4, benchmark: 'arith_tool', results: { success: 1 } });
+    const listed = await listEvaluations(store, 'r');
+    expect(listed.map((e) => e.benchmark).sort()).toEqual(['arith_tool', 'arith_tool/validation', 'letter_count']);
+    expect(listed.find((e) => e.benchmark === 'arith_tool')?.results).toEqual({ success: 0.5, n: 32 });
+    expect(await store.db.count('evaluations')).toBe(4);
+  });
+
+  it('lists an evaluation an older store holds twice (under other keys) once: the later', async () => {
+    const store = await fresh();
+    for (const [id, created_at, success] of [['eval-a', 1, 0.25], ['eval-b', 2, 0.5]] as const) {
+      await store.db.put('evaluations', { id, run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success }, created_at });
+    }
+    await putEvaluation(store, { run_id: 'r', step: 2, benchmark: 'arith_tool', results: { success: 0.1 } });
+    expect((await listEvaluations(store, 'r')).map((e) => [e.step, e.results.success])).toEqual([[2, 0.1], [4, 0.5]]);
+  });
+
   it('stores evaluations, skills with use counts, and settings', async () => {
     const store = await fresh();
     await putEvaluation(store, { run_id: 'r', step: 10, benchmark: 'arith_tool', results: { success: 0.5 } });

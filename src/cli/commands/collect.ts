@@ -59,7 +59,7 @@ export const collect: Command = {
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'collect');
     const loaded = configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true });
-    const summary = await withStore(ctx, values, async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config), true);
+    const summary = await withStore(ctx, values, async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config), { create: true });
     const ts = summary.trajectories;
     const scored = ts.filter((t) => t.judge_score !== null);
     const successes = ts.filter((t) => t.success === true).length;

@@ -77,7 +77,7 @@ export const envsAdd: Command = {
     await withStore(ctx, values, async (store) => {
       const replaced = await keepEnvironment(store, source, audit.problems);
       ctx.out(`${replaced ? 'updated' : 'added'} ${source.name} (${source.kind === 'module' ? 'module' : `${source.rows.length} task rows`}) in ${store.path}; train on it with tasks.environments: [${source.name}]`);
-    }, true);
+    }, { create: true });
   },
 };
 

@@ -69,7 +69,7 @@ export const evaluate: Command = {
     noPositionals(positionals, 'eval');
     const runId = stringOption(values, 'run');
     if (runId && (values.adapter || values['env-file'])) throw new CliError('--run evaluates the run\'s own checkpoint and environments; drop --adapter / --env-file.', 2);
-    const plan = runId ? await withStore(ctx, values, (store) => runEvaluationPlan(store, runId, overrides(values))) : await plainPlan(ctx, values);
+    const plan = runId ? await withStore(ctx, values, (store) => runEvaluationPlan(store, runId, overrides(values)), { readOnly: true }) : await plainPlan(ctx, values);
     const split = choiceOption<Split>(values, 'split', ['test', 'train'], 'test');
     const { config, items, seed } = plan;
     const loaded = await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config);

@@ -47,7 +47,7 @@ export const exportTrajectories: Command = {
       }
       writeOutput(ctx, file, data);
       ctx.out(`wrote ${count} ${format === 'atropos' ? 'scored groups' : 'trajectories'} to ${file}`);
-    });
+    }, { readOnly: true });
   },
 };
 
@@ -85,6 +85,6 @@ export const exportAdapter: Command = {
       ctx.out(`wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
       if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
-    });
+    }, { readOnly: true });
   },
 };

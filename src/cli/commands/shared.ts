@@ -12,7 +12,7 @@ import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 import { parseRunConfig } from '../../pipeline/node-environments.ts';
 import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/node-model.ts';
-import { hasNodeStore, withNodeStore, type NodeStore } from '../../pipeline/node-store.ts';
+import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -142,9 +142,13 @@ export function hasStore(ctx: CommandContext, values: Values): boolean {
   return hasNodeStore(storeDir(ctx, values));
 }
 
-/** Opens the store at --store (creating it with `create`), runs `fn`, and saves and closes it whatever happens. */
-export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: NodeStore) => Promise<T>, create = false): Promise<T> {
-  return withNodeStore(storeDir(ctx, values), fn, { create, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
+/**
+ * Opens the store at --store, runs `fn`, and saves and closes it whatever happens: to write (the default;
+ * `create` makes a missing one; a second writer is refused by name), or `readOnly` (reads even while a
+ * writer holds the store, writes nothing).
+ */
+export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: NodeStore) => Promise<T>, access: Omit<NodeStoreAccess, 'hint'> = {}): Promise<T> {
+  return withNodeStore(storeDir(ctx, values), fn, { ...access, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
 }
 
 // ---------------------------------------------------------------- model

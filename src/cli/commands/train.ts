@@ -97,7 +97,7 @@ export const train: Command = {
       const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
       const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
       return runTraining(ctx, values, config, store, undefined, sources);
-    }, true);
+    }, { create: true });
     reportTraining(ctx, values, outcome);
   },
 };
@@ -127,7 +127,7 @@ export const transferTrain: Command = {
       const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
       ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+scaled.training.learning_rate.toPrecision(4)}`);
       return runTraining(ctx, values, scaled, store, from);
-    }, true);
+    }, { create: true });
     reportTraining(ctx, values, outcome);
   },
 };

@@ -13,7 +13,7 @@ import {
 
 /** The newest run in the store that trained on the source environment and has a checkpoint, if the store exists. */
 function newestInStore(ctx: CommandContext, values: Values): (sourceEnv: string) => Promise<string | null> {
-  return async (sourceEnv) => hasStore(ctx, values) ? withStore(ctx, values, (store) => newestRunOn(store, sourceEnv)) : null;
+  return async (sourceEnv) => hasStore(ctx, values) ? withStore(ctx, values, (store) => newestRunOn(store, sourceEnv), { readOnly: true }) : null;
 }
 
 export const transferInit: Command = {

@@ -23,7 +23,7 @@ export function readEnvironmentFile(ctx: CommandContext, path: string): Promise<
 /** Environments kept by `spindle envs add` in the store at --store (or `open`; none when there is no store yet). */
 export async function storedSources(ctx: CommandContext, values: Values, open?: NodeStore): Promise<EnvironmentSource[]> {
   if (open) return storedEnvironmentSources(open);
-  return hasStore(ctx, values) ? withStore(ctx, values, storedEnvironmentSources) : [];
+  return hasStore(ctx, values) ? withStore(ctx, values, storedEnvironmentSources, { readOnly: true }) : [];
 }
 
 /** The config with the user environments a command uses installed and named, and their sources for the run record. */

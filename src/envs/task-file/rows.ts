@@ -46,6 +46,9 @@ const ALIASES = new Set<string>(Object.values(FIELD_ALIASES).flat());
 const SPLIT_ALIASES: Record<string, Split> = { train: 'train', training: 'train', test: 'test', validation: 'validation', valid: 'validation', val: 'validation', dev: 'validation' };
 export const MAX_CHOICES = 5;
 
+/** How deep a row's values may nest (lists in objects in lists…); deeper data is refused for its row. */
+export const MAX_NESTING = 100;
+
 /** Problems reported at most; the rest are counted. */
 export const MAX_PROBLEMS = 20;
 
@@ -69,6 +72,11 @@ export function capProblems(problems: string[]): string[] {
 export function normalizeRow(raw: unknown, where: string, problems: string[]): TaskRow | null {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     problems.push(`${where}: a row must be an object with "prompt" and "answer", got ${show(raw)}`);
+    return null;
+  }
+  const deep = Object.keys(raw).find((k) => nestedDeeperThan((raw as Record<string, unknown>)[k], MAX_NESTING));
+  if (deep !== undefined) {
+    problems.push(`${where}: "${deep}" is nested too deeply (more than ${MAX_NESTING} levels); a row's fields hold text, numbers or shallow data`);
     return null;
   }
   const { fields, extra } = pickFields(raw as Record<string, unknown>);
@@ -178,6 +186,18 @@ function parseJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/** Whether `value` nests more than `max` levels of lists and objects; a loop, so depth costs no stack. */
+function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length) {
+    const [v, depth] = stack.pop()!;
+    if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v) || v instanceof Date) continue;
+    if (depth >= max) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** Plain JSON data: BigInt → number (or text when too large), Date → ISO text, typed arrays → arrays. */
