@@ -129,14 +129,18 @@ export class ChatTemplate {
     this.close = probe.slice(at + SENTINEL.length);
   }
 
-  /** The template lists the tools it is given and renders calls in a format Spindle reads: tools go to it, not into Spindle's system prompt. */
+  /**
+   * The template lists the tools it is given and renders calls in a format Spindle reads (as `tool_calls`,
+   * or in the assistant's text): tools go to it, not into Spindle's system prompt.
+   */
   get supportsTools(): boolean {
-    return this.toolSupport.listsTools && this.liftsCalls;
+    const { listsTools, rendersCalls, codec } = this.toolSupport;
+    return listsTools && rendersCalls && !codec.fallback;
   }
 
   /** Calls go to the template as `tool_calls` and results as bare `tool` messages (else the text goes as written). */
-  private get liftsCalls(): boolean {
-    return this.toolSupport.rendersCalls && !this.toolSupport.codec.fallback;
+  get liftsCalls(): boolean {
+    return this.toolSupport.rendersCalls && this.toolSupport.callsAs === 'tool_calls' && !this.toolSupport.codec.fallback;
   }
 
   /**

@@ -12,11 +12,13 @@
  */
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
+import { parseLooseJson } from './loose-json.ts';
 import { HERMES_CALLS, LLAMA3_JSON_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';
-  function: { name: string; arguments: Record<string, unknown> };
+  /** `arguments` an object, or the JSON text as the model wrote it for templates that write it as given (DeepSeek's, gpt-oss's). */
+  function: { name: string; arguments: Record<string, unknown> | string };
 }
 
 export interface OpenAiMessage {
@@ -25,6 +27,8 @@ export interface OpenAiMessage {
   tool_calls?: OpenAiToolCall[];
   /** The text inside the turn's think block, as written (only for templates that read it: Qwen3). */
   reasoning_content?: string;
+  /** The turn's analysis, for gpt-oss's templates (the harmony codec's lift). */
+  thinking?: string;
 }
 
 export interface OpenAiFormOptions {
@@ -53,9 +57,15 @@ function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessa
   const lifted = codec.lift(body);
   const reasoning = thought ? { reasoning_content: thought.reasoning } : {};
   if (!lifted) return { role: 'assistant', content: thought ? body.replace(/^\n+/, '') : body, ...reasoning };
+  const own = lifted.reasoning !== undefined && codec.reasoningField ? { [codec.reasoningField]: lifted.reasoning } : {};
+  const message: OpenAiMessage = { role: 'assistant', content: lifted.content, ...reasoning, ...own };
+  if (lifted.calls.length === 0) return message;
   return {
-    role: 'assistant', content: lifted.content, ...reasoning,
-    tool_calls: lifted.calls.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    ...message,
+    tool_calls: lifted.calls.map((c) => ({
+      type: 'function',
+      function: { name: c.name, arguments: codec.argumentsAs === 'text' ? (c.argumentsText ?? JSON.stringify(c.arguments)) : c.arguments },
+    })),
   };
 }
 
@@ -86,6 +96,13 @@ export function toOpenAiMessages(messages: ChatMessage[], opts: OpenAiFormOption
   return out;
 }
 
+/** A call's arguments as an object: JSON text is parsed (a row from a text-arguments template), anything unreadable is `{}`. */
+function argumentsObject(args: Record<string, unknown> | string): Record<string, unknown> {
+  if (typeof args !== 'string') return args;
+  const read = parseLooseJson(args);
+  return read.ok && typeof read.value === 'object' && read.value !== null && !Array.isArray(read.value) ? (read.value as Record<string, unknown>) : {};
+}
+
 /** OpenAI messages → Hermes-text messages: calls written back as `<tool_call>` blocks, consecutive tool results joined into one turn. */
 export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
@@ -101,7 +118,7 @@ export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
     }
     flush();
     if (m.role === 'assistant' && m.tool_calls?.length) {
-      const blocks = m.tool_calls.map((c) => `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}\n</tool_call>`);
+      const blocks = m.tool_calls.map((c) => `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: argumentsObject(c.function.arguments) })}\n</tool_call>`);
       out.push({ role: 'assistant', content: [m.content, ...blocks].filter((s) => s !== '').join('\n') });
     } else out.push({ role: m.role, content: m.content });
   }

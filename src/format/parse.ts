@@ -87,7 +87,7 @@ interface CallBlock {
  * (or a remembered "none") stays right until the parser passes it. Without this, every tag would be
  * searched to the end of the text again at every step, quadratic in the length of the turn.
  */
-class TagFinder {
+export class TagFinder {
   private readonly memo = new Map<string, { from: number; at: number }>();
   constructor(private readonly text: string) {}
 
