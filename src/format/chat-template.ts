@@ -17,7 +17,7 @@
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
-import { toOpenAiMessages } from './openai-messages.ts';
+import { toOpenAiMessages, type OpenAiMessage } from './openai-messages.ts';
 import { probeToolSupport, type TemplateToolSupport } from './template-probe.ts';
 
 export interface TemplateTokens {
@@ -195,6 +195,15 @@ export class ChatTemplate {
     }
     if (text.length > RENDER_BUDGET.outputChars) throw new RenderBudgetError(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
     return text;
+  }
+
+  /**
+   * OpenAI-form messages (`tool_calls`, one `tool` message per result: a chat JSONL row) and tools rendered
+   * as transformers' `apply_chat_template(messages, tools=tools)` renders them: as given, no generation
+   * prompt, within the render budget.
+   */
+  applyChatTemplate(messages: OpenAiMessage[], tools: object[] = []): string {
+    return this.renderObjects(messages as unknown as Record<string, unknown>[], tools.length ? tools : undefined, false);
   }
 
   /** What the policy continues from. */

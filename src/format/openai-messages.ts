@@ -13,7 +13,7 @@
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
 import { parseLooseJson } from './loose-json.ts';
-import { HERMES_CALLS, LLAMA3_JSON_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
+import { HERMES_CALLS, type LiftedTurn, type ToolCallCodec } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';
@@ -40,6 +40,12 @@ export interface OpenAiFormOptions {
    * which the template renders back as sampled instead of dropping it as it drops an empty string.
    */
   reasoning?: boolean;
+  /**
+   * Whether the `turn`-th assistant turn goes as `tool_calls` when the codec lifts it (default: every
+   * such turn); false keeps it as written. Exports ask whether the calls really ran, and whether the
+   * template writes them back as they were sampled.
+   */
+  liftTurn?: (turn: number, lifted: LiftedTurn) => boolean;
 }
 
 /** A leading think block, as written, and the text after it; null when the turn does not open with one. */
@@ -50,11 +56,12 @@ function splitReasoning(content: string): { reasoning: string; rest: string } | 
   return { reasoning: content.slice(m[0].length, close), rest: content.slice(close + '</think>'.length) };
 }
 
-function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessage {
+function assistantMessage(content: string, turn: number, opts: OpenAiFormOptions): OpenAiMessage {
   const codec = opts.codec ?? HERMES_CALLS;
   const thought = opts.reasoning ? splitReasoning(content) : null;
   const body = thought ? thought.rest : content;
-  const lifted = codec.lift(body);
+  const liftable = codec.lift(body);
+  const lifted = liftable && (opts.liftTurn?.(turn, liftable) ?? true) ? liftable : null;
   const reasoning = thought ? { reasoning_content: thought.reasoning } : {};
   if (!lifted) return { role: 'assistant', content: thought ? body.replace(/^\n+/, '') : body, ...reasoning };
   const own = lifted.reasoning !== undefined && codec.reasoningField ? { [codec.reasoningField]: lifted.reasoning } : {};
@@ -70,25 +77,15 @@ function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessa
 }
 
 /**
- * The codec a stored conversation's calls were written in. Turns are stored as the model sampled them, so
- * a Llama-3.1-style model's calls are whole JSON messages, not `<tool_call>` blocks: Llama's when no
- * assistant turn lifts as Hermes and one does as Llama JSON, Hermes (Spindle's own) otherwise.
- */
-export function storedCallCodec(messages: ChatMessage[]): ToolCallCodec {
-  const turns = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
-  if (turns.some((t) => HERMES_CALLS.lift(t))) return HERMES_CALLS;
-  return turns.some((t) => LLAMA3_JSON_CALLS.lift(t)) ? LLAMA3_JSON_CALLS : HERMES_CALLS;
-}
-
-/**
  * Hermes-text messages → OpenAI messages; tool results are read back from their `<tool_response>`
  * blocks. An assistant turn's calls move to `tool_calls` only as the codec lifts them (every call
  * readable, nothing lost); otherwise the turn stays as text: there is no call to name.
  */
 export function toOpenAiMessages(messages: ChatMessage[], opts: OpenAiFormOptions = {}): OpenAiMessage[] {
   const out: OpenAiMessage[] = [];
+  let turn = 0;
   for (const m of messages) {
-    if (m.role === 'assistant') out.push(assistantMessage(m.content, opts));
+    if (m.role === 'assistant') out.push(assistantMessage(m.content, turn++, opts));
     else if (m.role === 'tool') {
       for (const content of splitToolResponses(m.content)) out.push({ role: 'tool', content });
     } else out.push({ role: m.role, content: m.content });
