@@ -88,15 +88,13 @@ function ranCodec(t: Trajectory, ran: Map<number, string[]>): ToolCallCodec | nu
  * With the model (`opts.model`: the chat template its episodes were rendered with, and its tokenizer) the
  * row is what that template needs to render exactly the text the episode trained on (its token ids,
  * decoded), checked by rendering it as transformers would (ChatTemplate.applyChatTemplate): the
- * template's own codec, think blocks as
- * `reasoning_content` where it reads them (Qwen3 keeps an empty one), and a turn whose calls the template
- * would write back differently (compact JSON under a template that spaces it) kept as the text sampled.
- * A row that still does not render as sampled is refused: ChatRowRefused, naming the trajectory and where
- * the renderings part. Without a template, the calls' codec is the one whose reading matches the calls
- * that ran.
+ * template's own codec, think blocks as `reasoning_content` where it reads them (Qwen3 keeps an empty
+ * one), and a turn whose calls the template would write back differently (compact JSON under a template
+ * that spaces it) kept as the text sampled. A row that still does not render as sampled is refused:
+ * ChatRowRefused, naming the trajectory and where the renderings part. Without the model, the calls'
+ * codec is the one whose reading matches the calls that ran.
  */
 export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | null } = {}): ChatRow {
-  const template = opts.model?.template ?? null;
   const ran = ranCalls(t);
   const tools = t.tools.map((fn) => ({ type: 'function' as const, function: fn }));
   const meta = {
@@ -108,8 +106,9 @@ export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | nu
   const build = (codec: ToolCallCodec | null, reasoning: boolean) => toOpenAiMessages(t.messages, {
     ...(codec ? { codec } : {}), reasoning, liftTurn: (turn, lifted) => codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)),
   });
-  if (!template) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
-  const sampled = sampledOf(t, opts.model!.tokenizer);
+  if (!opts.model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
+  const { template, tokenizer } = opts.model;
+  const sampled = sampledOf(t, tokenizer);
   if (!template.liftsCalls) {
     // The template takes every message as written (calls in the text, results in their <tool_response> blocks).
     const messages = t.messages.map((m) => ({ role: m.role, content: m.content }));

@@ -9,11 +9,13 @@
  *
  * Only `sampled` is policy text; `next` is prompt text, so a training mask over the sampled tokens covers
  * exactly the assistant's tokens. What the template does with tools is probed once (template-probe.ts):
- * a template that renders calls in a format Spindle reads (Hermes `<tool_call>` for Qwen2.5, Qwen3 and
- * Hermes; Llama 3.1's JSON) gets the calls as `tool_calls` with bare `tool` results (openai-messages.ts)
- * and, when it lists tools, the tools in `tools`; the model family's codec (tool-call-codec.ts) reads the
- * calls back. Any other template gets Spindle's Hermes text as it is, tools listed in the system prompt
- * by the caller; one that drops calls altogether is refused for tools by the caller (conversation.ts).
+ * a template that renders calls in a format Spindle reads (Hermes `<tool_call>` for Qwen2.5 and Qwen3,
+ * Llama 3.1's JSON, Mistral's `[TOOL_CALLS]`, and the other families of tool-call-codec.ts) gets the calls
+ * as `tool_calls` with bare `tool` results (openai-messages.ts) and, when it lists tools, the tools in
+ * `tools`; the model family's codec reads the calls back. A template that lists tools and takes the
+ * calls in the assistant's text (SmolLM3's) gets the tools and every message as written. Any other
+ * template gets Spindle's Hermes text as it is, tools listed in the system prompt by the caller; one
+ * that drops calls altogether is refused for tools by the caller (conversation.ts).
  */
 import { Environment, Interpreter, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';

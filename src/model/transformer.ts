@@ -353,7 +353,7 @@ export class TransformerModel {
   forward(ids: tf.Tensor2D | number[][], options: ForwardOptions = {}): ForwardResult {
     const tokens = Array.isArray(ids) ? tf.tensor2d(ids, undefined, 'int32') : ids;
     if (options.prefix) return this.forwardAfterPrefix(tokens, options.prefix, options);
-    const [B, T] = tokens.shape;
+    const T = tokens.shape[1];
     const past = options.cache?.length ?? 0;
     if (past + T > this.config.maxPositions && !options.positions) {
       throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);

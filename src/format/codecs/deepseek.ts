@@ -9,9 +9,9 @@
  * the arguments' JSON exactly as the model wrote it (argumentsAs 'text'). A call without a separator, cut
  * off at the end of the turn, or with arguments that are not a JSON object is `{ error, raw }`.
  */
-import { callError, MAX_CALLS_PER_TURN, TagFinder, type ParsedCall } from '../parse.ts';
+import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
 import type { ToolCallCodec } from '../tool-call-codec.ts';
-import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, tooManyCalls, type ReadCalls } from './marked-turn.ts';
+import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 export const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
 export const CALLS_END = '<｜tool▁calls▁end｜>';
@@ -44,7 +44,7 @@ function readDeepSeekCalls(body: string, at: number): ReadCalls {
   let end = at;
   while (body.startsWith(CALL_BEGIN, pos)) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+      errors.push(tooManyCalls(calls.length));
       return { calls, end: body.length, errors, argumentTexts };
     }
     const from = pos + CALL_BEGIN.length;

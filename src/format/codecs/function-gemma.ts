@@ -8,9 +8,9 @@
  * cut off at the end of the turn, without a name or `{`, or with arguments that do not read, is
  * `{ error, raw }`. Linear in the turn; nesting past MAX_DEPTH is refused.
  */
-import { callError, MAX_CALLS_PER_TURN, TagFinder, type ParsedCall } from '../parse.ts';
+import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
 import type { ToolCallCodec } from '../tool-call-codec.ts';
-import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, tooManyCalls, type ReadCalls } from './marked-turn.ts';
+import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<start_function_call>';
 const CALL_CLOSE = '<end_function_call>';
@@ -115,7 +115,7 @@ function readGemmaCalls(body: string, at: number): ReadCalls {
   let end = at;
   while (body.startsWith(CALL_OPEN, pos)) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+      errors.push(tooManyCalls(calls.length));
       return { calls, end: body.length, errors };
     }
     const from = pos + CALL_OPEN.length;

@@ -15,9 +15,9 @@
  * final text as content and the calls with their arguments' JSON as written; a turn in any other shape
  * (several analyses, a preamble beside calls, text outside messages) reaches the template as written.
  */
-import { callError, MAX_CALLS_PER_TURN, TagFinder, type ParsedAssistant, type ParsedCall } from '../parse.ts';
+import { callError, isCallError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedAssistant, type ParsedCall } from '../parse.ts';
 import type { LiftedTurn, ToolCallCodec } from '../tool-call-codec.ts';
-import { functionName, namedCall, tooManyCalls } from './marked-turn.ts';
+import { functionName, namedCall } from './marked-turn.ts';
 
 const START = '<|start|>';
 const CHANNEL = '<|channel|>';
@@ -25,6 +25,8 @@ const MESSAGE = '<|message|>';
 const ENDS = ['<|end|>', '<|call|>', '<|return|>'];
 /** A header longer than this is not one: the text is read as plain answer text from there. */
 const MAX_HEADER = 400;
+/** Messages read from one turn: room for MAX_CALLS_PER_TURN calls, each with an analysis and a preamble. */
+const MAX_MESSAGES = 4 * MAX_CALLS_PER_TURN;
 const SHAPE = 'expected <|channel|>commentary to=functions.<tool> <|constrain|>json<|message|>{...}';
 
 interface HarmonyMessage {
@@ -56,11 +58,8 @@ function messagesOf(text: string): HarmonyMessage[] {
       body: text.slice(from, end),
     });
     pos = stop === null ? text.length : stop.t === START ? end : end + stop.t.length;
-    if (out.length > MAX_CALLS_PER_TURN * 4) {
-      // A turn of thousands of tiny messages: the rest is not read (each call would cost a tool run anyway).
-      out.push({ channel: null, recipient: null, body: '' });
-      break;
-    }
+    // A turn of thousands of tiny messages: the rest is not read (a call past the limit would not run anyway).
+    if (out.length >= MAX_MESSAGES) break;
   }
   return out;
 }
@@ -81,12 +80,12 @@ function parseHarmony(text: string): ParsedAssistant {
   for (const m of messagesOf(text)) {
     if (m.recipient !== null) {
       if (calls.length >= MAX_CALLS_PER_TURN) {
-        errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+        errors.push(tooManyCalls(calls.length));
         break;
       }
       const call = callOf(m);
       calls.push(call);
-      if ('error' in call) errors.push(call.error);
+      if (isCallError(call)) errors.push(call.error);
     } else if (m.channel === 'analysis') thought.push(m.body.trim());
     else if (m.body.trim() !== '') answer.push(m.body.trim());
   }
@@ -103,7 +102,7 @@ function liftHarmony(text: string): LiftedTurn | null {
   const reasoning = analysis.length ? { reasoning: analysis[0].body } : {};
   if (rest.every((m) => m.recipient !== null)) {
     const calls = rest.map(callOf);
-    if (calls.some((c) => 'error' in c)) return null;
+    if (calls.some(isCallError)) return null;
     return { content: '', ...reasoning, calls: calls.map((c, i) => ({ ...(c as { name: string; arguments: Record<string, unknown> }), argumentsText: rest[i].body })) };
   }
   if (rest.length !== 1 || rest[0].channel !== 'final') return null;

@@ -9,12 +9,11 @@
  * search moves forward, so a turn is read in time linear in its length.
  */
 import { parseLooseJson } from '../loose-json.ts';
-import { callError, isCallError, type ParsedAssistant, type ParsedCall } from '../parse.ts';
+import { callError, isCallError, UNTERMINATED_THINK, type ParsedAssistant, type ParsedCall } from '../parse.ts';
 import type { LiftedTurn } from '../tool-call-codec.ts';
 
 const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';
-export const UNTERMINATED_THINK = 'unterminated <think>: close it with </think> before the answer';
 
 export interface ReadCalls {
   calls: ParsedCall[];
@@ -92,11 +91,6 @@ export function liftMarkedTurn(
     return [text == null ? c : { ...c, argumentsText: text }];
   });
   return { content: opts.trim ? before.trim() : before, calls };
-}
-
-/** The "too many tool calls" message, as parse.ts words it. */
-export function tooManyCalls(max: number, read: number): string {
-  return `too many tool calls: a turn may make at most ${max}; the text from call ${read + 1} on was not read`;
 }
 
 /** A function name as the formats write it (letters, digits, `_`, `-`, `.`), or null. */

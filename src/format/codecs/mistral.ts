@@ -11,9 +11,9 @@
  * back (`[TOOL_CALLS]` + name + `[ARGS]` + arguments as JSON); a JSON-list turn reaches the template as written.
  */
 import { parseLooseJson, scanJsonValue } from '../loose-json.ts';
-import { callError, MAX_CALLS_PER_TURN, TagFinder, toCalls, type ParsedCall } from '../parse.ts';
+import { callError, MAX_CALLS_PER_TURN, TagFinder, toCalls, tooManyCalls, type ParsedCall } from '../parse.ts';
 import type { ToolCallCodec } from '../tool-call-codec.ts';
-import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, tooManyCalls, type ReadCalls } from './marked-turn.ts';
+import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 export const TOOL_CALLS = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
@@ -30,7 +30,7 @@ function readMistralCalls(body: string, at: number): ReadCalls & { jsonList: boo
   const tags = new TagFinder(body);
   while (body.startsWith(TOOL_CALLS, pos)) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+      errors.push(tooManyCalls(calls.length));
       return { calls, end: body.length, errors, jsonList };
     }
     const p = skipSpace(body, pos + TOOL_CALLS.length);

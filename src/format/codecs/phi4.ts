@@ -8,9 +8,9 @@
  * A block cut off at the end of the turn, or whose JSON does not read as calls, is `{ error, raw }`.
  */
 import { parseLooseJson, scanJsonValue } from '../loose-json.ts';
-import { callError, MAX_CALLS_PER_TURN, toCalls, type ParsedCall } from '../parse.ts';
+import { callError, MAX_CALLS_PER_TURN, toCalls, tooManyCalls, type ParsedCall } from '../parse.ts';
 import type { ToolCallCodec } from '../tool-call-codec.ts';
-import { liftMarkedTurn, parseMarkedTurn, skipSpace, tooManyCalls, type ReadCalls } from './marked-turn.ts';
+import { liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<|tool_call|>';
 const CALL_CLOSE = '<|/tool_call|>';
@@ -23,7 +23,7 @@ function readPhiCalls(body: string, at: number): ReadCalls {
   let end = at;
   while (body.startsWith(CALL_OPEN, pos)) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+      errors.push(tooManyCalls(calls.length));
       return { calls, end: body.length, errors };
     }
     let p = skipSpace(body, pos + CALL_OPEN.length);

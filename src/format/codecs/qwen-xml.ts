@@ -17,9 +17,9 @@
  * name that is not a name, or a call with no function name, is `{ error, raw }`. Linear in the turn.
  */
 import { parseLooseJson } from '../loose-json.ts';
-import { callError, MAX_CALLS_PER_TURN, TagFinder, type ParsedCall } from '../parse.ts';
+import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
 import type { ToolCallCodec } from '../tool-call-codec.ts';
-import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, tooManyCalls, type ReadCalls } from './marked-turn.ts';
+import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<tool_call>';
 const CALL_CLOSE = '</tool_call>';
@@ -55,7 +55,7 @@ function readXmlCalls(body: string, at: number): ReadCalls {
   let end = at;
   while (body.startsWith(FUNCTION, pos)) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(tooManyCalls(MAX_CALLS_PER_TURN, calls.length));
+      errors.push(tooManyCalls(calls.length));
       return { calls, end: body.length, errors };
     }
     const head = tagName(body, pos + FUNCTION.length);
