@@ -76,7 +76,8 @@ function ranCodec(t: Trajectory, ran: Map<number, string[]>): ToolCallCodec | nu
   if (ran.size === 0) return null;
   const turns = t.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
   const failed = new Set(t.steps.filter((s) => !s.tool_call).map((s) => s.turn));
-  const reads = (codec: ToolCallCodec) => turns.every((text, k) => failed.has(k) || sameCalls(codec.parse(text).calls.flatMap((c) => (isCallError(c) ? [] : [c])), ran.get(k)));
+  const readable = (codec: ToolCallCodec, text: string) => codec.parse(text).calls.flatMap((c) => (isCallError(c) ? [] : [c]));
+  const reads = (codec: ToolCallCodec) => turns.every((text, k) => failed.has(k) || sameCalls(readable(codec, text), ran.get(k)));
   return TOOL_CALL_CODECS.find(reads) ?? null;
 }
 
@@ -104,7 +105,9 @@ export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | nu
   };
   const asText = new Set<number>();
   const build = (codec: ToolCallCodec | null, reasoning: boolean) => toOpenAiMessages(t.messages, {
-    ...(codec ? { codec } : {}), reasoning, liftTurn: (turn, lifted) => codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)),
+    ...(codec ? { codec } : {}),
+    reasoning,
+    liftTurn: (turn, lifted) => codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)),
   });
   if (!opts.model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
   const { template, tokenizer } = opts.model;
@@ -143,7 +146,8 @@ function partingAt(rendered: string, sampled: string): { at: number; reason: str
   let at = 0;
   while (at < rendered.length && at < sampled.length && rendered[at] === sampled[at]) at++;
   const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
-  return { at, reason: `the model's template renders its row as ${around(rendered)} where the episode sampled ${around(sampled)} (character ${at})` };
+  const reason = `the model's template renders its row as ${around(rendered)} where the episode sampled ${around(sampled)} (character ${at})`;
+  return { at, reason };
 }
 
 /**

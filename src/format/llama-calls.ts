@@ -12,7 +12,9 @@
  * JSON without a "name" included, is the answer. Never throws; linear in the text.
  */
 import { parseLooseJson, scanJsonValue } from './loose-json.ts';
-import { MAX_CALLS_PER_TURN, UNTERMINATED_THINK, callError, isCallError, tooManyCalls, toCalls, type ParsedAssistant, type ParsedCall } from './parse.ts';
+import {
+  MAX_CALLS_PER_TURN, UNTERMINATED_THINK, callError, isCallError, tooManyCalls, toCalls, type ParsedAssistant, type ParsedCall,
+} from './parse.ts';
 
 export const PYTHON_TAG = '<|python_tag|>';
 const THINK_OPEN = '<think>';

@@ -97,7 +97,8 @@ export function toOpenAiMessages(messages: ChatMessage[], opts: OpenAiFormOption
 function argumentsObject(args: Record<string, unknown> | string): Record<string, unknown> {
   if (typeof args !== 'string') return args;
   const read = parseLooseJson(args);
-  return read.ok && typeof read.value === 'object' && read.value !== null && !Array.isArray(read.value) ? (read.value as Record<string, unknown>) : {};
+  const value = read.ok ? read.value : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /** OpenAI messages → Hermes-text messages: calls written back as `<tool_call>` blocks, consecutive tool results joined into one turn. */
@@ -115,7 +116,10 @@ export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
     }
     flush();
     if (m.role === 'assistant' && m.tool_calls?.length) {
-      const blocks = m.tool_calls.map((c) => `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: argumentsObject(c.function.arguments) })}\n</tool_call>`);
+      const blocks = m.tool_calls.map((c) => {
+        const call = { name: c.function.name, arguments: argumentsObject(c.function.arguments) };
+        return `<tool_call>\n${JSON.stringify(call)}\n</tool_call>`;
+      });
       out.push({ role: 'assistant', content: [m.content, ...blocks].filter((s) => s !== '').join('\n') });
     } else out.push({ role: m.role, content: m.content });
   }

@@ -62,7 +62,8 @@ export function probeToolSupport(render: RawRender, hasToken: (token: string) =>
   const listsTools = listed?.includes(LISTED_TOOL) ?? false;
   const readsReasoning = reasoned?.includes(THOUGHT) ?? false;
   if (callText !== null) {
-    return { listsTools, rendersCalls: callText.includes(RESULT), callsAs: 'tool_calls', readsReasoning, codec: chooseToolCallCodec(callText, hasToken) };
+    const codec = chooseToolCallCodec(callText, hasToken);
+    return { listsTools, rendersCalls: callText.includes(RESULT), callsAs: 'tool_calls', readsReasoning, codec };
   }
   // No tool_calls rendered: a template that lists tools and writes the assistant's text and the result as
   // given takes calls in the text, in the syntax its tool instructions name.

@@ -8,7 +8,8 @@
  *   qwen3-coder     `<tool_call><function=name><parameter=key>value</parameter></function></tool_call>`
  *   function-gemma  `<start_function_call>call:name{key:<escape>value<escape>}<end_function_call>` (Gemma 3's FunctionGemma)
  *   phi4-mini       `<|tool_call|>[{"name": …, "arguments": …}]<|/tool_call|>`
- *   deepseek        `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>name` and a json fence (V3, R1; V3.1's form too)
+ *   deepseek        `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>name` and a json fence
+ *                   (V3, R1; V3.1's form too)
  *   harmony         gpt-oss: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}`, thinking in `analysis`
  *   plain           the fallback for a template whose call format is none of these: the template only ever sees
  *                   the text as written, tools are described in Spindle's own system prompt and calls read as
@@ -32,7 +33,8 @@ import { isCallError, parseAssistant, type ParsedAssistant } from './parse.ts';
 /** The probe function's name, which template-probe.ts renders a call to. */
 export const PROBE_TOOL = 'spindle_probe_tool';
 
-export type ToolCallFamily = 'hermes' | 'llama3-json' | 'mistral' | 'qwen3-coder' | 'function-gemma' | 'phi4-mini' | 'deepseek' | 'harmony' | 'plain';
+export type ToolCallFamily =
+  | 'hermes' | 'llama3-json' | 'mistral' | 'qwen3-coder' | 'function-gemma' | 'phi4-mini' | 'deepseek' | 'harmony' | 'plain';
 
 export interface LiftedCall {
   name: string;
@@ -55,7 +57,10 @@ export interface ToolCallCodec {
   readonly summary: string;
   /** True for the plain fallback: the model's own call format was not recognised. */
   readonly fallback: boolean;
-  /** How a call's `arguments` reach the template: an object, or the JSON text as sampled (DeepSeek's and gpt-oss's templates write it as given). */
+  /**
+   * How a call's `arguments` reach the template: an object, or the JSON text as sampled (DeepSeek's and
+   * gpt-oss's templates write it as given).
+   */
   readonly argumentsAs: 'object' | 'text';
   /** The message field a lifted turn's thought goes in (`thinking` for gpt-oss); null when lift gives none. */
   readonly reasoningField: 'thinking' | null;
@@ -131,7 +136,8 @@ export const TOOL_CALL_CODECS: readonly ToolCallCodec[] = [
   HARMONY_CALLS, QWEN_XML_CALLS, HERMES_CALLS, MISTRAL_CALLS, FUNCTION_GEMMA_CALLS, PHI4_CALLS, DEEPSEEK_CALLS, LLAMA3_JSON_CALLS,
 ];
 
-const shown = (codec: ToolCallCodec, text: string) => (typeof codec.shows === 'string' ? text.includes(codec.shows) : codec.shows?.test(text) ?? false);
+const shown = (codec: ToolCallCodec, text: string) =>
+  typeof codec.shows === 'string' ? text.includes(codec.shows) : (codec.shows?.test(text) ?? false);
 
 /**
  * The codec for a template that rendered a probe call as `renderedCall` (null when it renders none, or
@@ -139,7 +145,9 @@ const shown = (codec: ToolCallCodec, text: string) => (typeof codec.shows === 's
  * that renders the assistant's text as written: SmolLM3's); else the tokenizer's special tokens decide:
  * Qwen's tokenizers have `<tool_call>`, Llama 3's `<|python_tag|>`, Mistral's `[TOOL_CALLS]`.
  */
-export function chooseToolCallCodec(renderedCall: string | null, hasToken: (token: string) => boolean, instructions: string | null = null): ToolCallCodec {
+export function chooseToolCallCodec(
+  renderedCall: string | null, hasToken: (token: string) => boolean, instructions: string | null = null,
+): ToolCallCodec {
   if (renderedCall !== null) {
     const codec = TOOL_CALL_CODECS.find((c) => shown(c, renderedCall));
     if (codec) return codec;

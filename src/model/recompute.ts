@@ -49,7 +49,9 @@ function nestedGradients(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf
  * (a shared prefix's block and the block of the rows that read its keys and values: transformer.ts), so
  * each tensor's gradient is summed in the order the plain backward pass sums it.
  */
-export function recomputed(fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) => tf.Tensor, inputs: tf.Tensor[], aux: (tf.Tensor | null)[], params: tf.Variable[]): tf.Tensor {
+export function recomputed(
+  fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) => tf.Tensor, inputs: tf.Tensor[], aux: (tf.Tensor | null)[], params: tf.Variable[],
+): tf.Tensor {
   const present = aux.filter((t): t is tf.Tensor => t !== null);
   const unpack = (saved: tf.Tensor[]) => {
     let k = 0;
@@ -72,6 +74,8 @@ export function recomputed(fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) 
 }
 
 /** `block(x, aux)`, one transformer block, with its activations recomputed in the backward pass (see `recomputed`). */
-export function recomputedBlock(block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D, x: tf.Tensor3D, aux: (tf.Tensor | null)[], params: tf.Variable[]): tf.Tensor3D {
+export function recomputedBlock(
+  block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D, x: tf.Tensor3D, aux: (tf.Tensor | null)[], params: tf.Variable[],
+): tf.Tensor3D {
   return recomputed(([input], saved) => block(input as tf.Tensor3D, saved), [x], aux, params) as tf.Tensor3D;
 }

@@ -373,10 +373,11 @@ export class TransformerModel {
     // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
     // frees is what a large model's backward pass needs.
     if (!options.lastOnly) this.dropTiedHead();
-    return (this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens)) as tf.Tensor3D; // [B, T', V]
+    const head = this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens);
+    return head as tf.Tensor3D; // [B, T', V]
   }
 
-  /** What every block of a forward pass of B × T positions after `past` reads: RoPE tables, the attention bias, the LoRA and dropout settings. */
+  /** What every block of a pass over B × T positions after `past` reads: RoPE tables, the attention bias, LoRA and dropout settings. */
   private context(B: number, T: number, past: number, options: ForwardOptions): Context {
     return {
       ...this.rotary(B, T, past, options.positions),
@@ -390,7 +391,8 @@ export class TransformerModel {
   /** ids [B, T] → their embeddings [B, T, C]. */
   private embedded(tokens: tf.Tensor2D): tf.Tensor3D {
     const [B, T] = tokens.shape;
-    return embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, this.config.hiddenSize]) as tf.Tensor3D; // [B, T, C]
+    const flat = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()); // [B·T, C]
+    return flat.reshape([B, T, this.config.hiddenSize]) as tf.Tensor3D; // [B, T, C]
   }
 
   /** The blocks' output [B, T, C] for ids [B, T], and the extended cache when one was given. */
@@ -440,7 +442,10 @@ export class TransformerModel {
     const rows = { ...inner, positions, keyValid };
     // P + S bounds every row's length: the step 'auto' asks about is at most that long.
     const recomputed = this.recomputedParams(inner, B, P + S);
-    if (recomputed) return { logits: this.logitsOf(this.recomputedAfterPrefix(tokens, prefix.ids, pick, inner, rows, recomputed), rows), cache: null };
+    if (recomputed) {
+      const hidden = this.recomputedAfterPrefix(tokens, prefix.ids, pick, inner, rows, recomputed);
+      return { logits: this.logitsOf(hidden, rows), cache: null };
+    }
     const own = this.blocks(prefix.ids, { ...inner, cache: this.emptyCache() }).cache!; // per layer [Np, Hkv, P, D]
     const cache: KVCache = { k: own.k.map((t) => spreadRows(pick, t)), v: own.v.map((t) => spreadRows(pick, t)), length: P };
     return this.forward(tokens, { ...rows, cache });
@@ -477,7 +482,8 @@ export class TransformerModel {
         // The last prefix block's output is read by nothing: left out, it is not differentiated (as in the plain pass).
         return lastLayer ? rOut : tf.concat([pOut.reshape([Np * P, C]), rOut.reshape([B * S, C])], 0);
       };
-      const out = recomputed(joint, [xp, xr], [prefixCtx.cos, prefixCtx.sin, prefixCtx.bias, rowCtx.cos, rowCtx.sin, rowCtx.bias, pick], params[i]);
+      const aux = [prefixCtx.cos, prefixCtx.sin, prefixCtx.bias, rowCtx.cos, rowCtx.sin, rowCtx.bias, pick];
+      const out = recomputed(joint, [xp, xr], aux, params[i]);
       if (lastLayer) {
         xr = out as tf.Tensor3D;
         break;

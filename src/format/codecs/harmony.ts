@@ -67,7 +67,9 @@ function messagesOf(text: string): HarmonyMessage[] {
 function callOf(m: HarmonyMessage): ParsedCall {
   const recipient = m.recipient ?? '';
   const name = recipient.startsWith('functions.') ? functionName(recipient.slice('functions.'.length)) : null;
-  if (name === null) return callError(`a message to ${recipient} is not a tool call Spindle runs (tools are addressed to=functions.<tool>); ${SHAPE}`, m.body);
+  if (name === null) {
+    return callError(`a message to ${recipient} is not a tool call Spindle runs (tools are addressed to=functions.<tool>); ${SHAPE}`, m.body);
+  }
   return namedCall(name, m.body, SHAPE);
 }
 
@@ -103,7 +105,8 @@ function liftHarmony(text: string): LiftedTurn | null {
   if (rest.every((m) => m.recipient !== null)) {
     const calls = rest.map(callOf);
     if (calls.some(isCallError)) return null;
-    return { content: '', ...reasoning, calls: calls.map((c, i) => ({ ...(c as { name: string; arguments: Record<string, unknown> }), argumentsText: rest[i].body })) };
+    const read = calls as { name: string; arguments: Record<string, unknown> }[];
+    return { content: '', ...reasoning, calls: read.map((c, i) => ({ ...c, argumentsText: rest[i].body })) };
   }
   if (rest.length !== 1 || rest[0].channel !== 'final') return null;
   return { content: rest[0].body, ...reasoning, calls: [] };
@@ -111,7 +114,8 @@ function liftHarmony(text: string): LiftedTurn | null {
 
 export const HARMONY_CALLS: ToolCallCodec = {
   family: 'harmony',
-  summary: 'gpt-oss harmony: <|channel|>commentary to=functions.<tool> <|constrain|>json<|message|>{…}<|call|>, thinking in the analysis channel',
+  summary: 'gpt-oss harmony: <|channel|>commentary to=functions.<tool> <|constrain|>json<|message|>{…}<|call|>, '
+    + 'thinking in the analysis channel',
   fallback: false,
   argumentsAs: 'text',
   reasoningField: 'thinking',

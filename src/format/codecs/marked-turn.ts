@@ -39,7 +39,9 @@ export function splitThought(text: string, marker: string): { thought: string | 
   }
   const close = text.indexOf(THINK_CLOSE);
   const call = text.indexOf(marker);
-  if (close >= 0 && (call < 0 || close < call)) return { thought: text.slice(0, close).trim(), body: text.slice(close + THINK_CLOSE.length), unterminated: false };
+  if (close >= 0 && (call < 0 || close < call)) {
+    return { thought: text.slice(0, close).trim(), body: text.slice(close + THINK_CLOSE.length), unterminated: false };
+  }
   return { thought: null, body: text, unterminated: false };
 }
 
@@ -55,7 +57,9 @@ function callsStart(body: string, at: number, opener: string | undefined): numbe
 }
 
 /** The turn's thought, its calls (read from the first `marker` on) and the text outside them. Never throws. */
-export function parseMarkedTurn(text: string, marker: string, readCalls: (body: string, at: number) => ReadCalls, opener?: string): ParsedAssistant {
+export function parseMarkedTurn(
+  text: string, marker: string, readCalls: (body: string, at: number) => ReadCalls, opener?: string,
+): ParsedAssistant {
   const { thought, body, unterminated } = splitThought(text, marker);
   const errors = unterminated ? [UNTERMINATED_THINK] : [];
   const at = body.indexOf(marker);
@@ -106,7 +110,9 @@ export function namedCall(name: string, raw: string, shape: string): ParsedCall 
   const tried = parseLooseJson(body);
   if (!tried.ok) return callError(`invalid JSON in the arguments of ${name}: ${tried.error}; ${shape}`, raw);
   const args = tried.value;
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return callError(`the arguments of ${name} must be a JSON object; ${shape}`, raw);
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return callError(`the arguments of ${name} must be a JSON object; ${shape}`, raw);
+  }
   return { name, arguments: args as Record<string, unknown> };
 }
 
