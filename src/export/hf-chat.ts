@@ -6,7 +6,11 @@
  * logprobs and votes are not in this format; Parquet keeps everything.
  */
 import type { Split, ToolSchema, Trajectory } from '../contracts.ts';
-import { fromOpenAiMessages, storedCallCodec, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
+import type { ChatTemplate } from '../format/chat-template.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
+import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
+import { isCallError } from '../format/parse.ts';
+import { TOOL_CALL_CODECS, type ToolCallCodec } from '../format/tool-call-codec.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -35,15 +39,115 @@ export interface ChatRow {
   created_at: number;
 }
 
-export function trajectoryToChatRow(t: Trajectory): ChatRow {
-  return {
-    // Calls as the model wrote them (Hermes blocks, or a Llama model's JSON messages) become tool_calls.
-    messages: toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
-    tools: t.tools.map((fn) => ({ type: 'function', function: fn })),
+/** The model a trajectory was sampled from: its chat template and its tokenizer (what the token ids decode with). */
+export interface RowModel {
+  template: ChatTemplate;
+  tokenizer: Pick<TextTokenizer, 'decode'>;
+}
+
+/** A trajectory whose row would not render as it was sampled, named with why: it is left out rather than exported wrong. */
+export class ChatRowRefused extends Error {
+  constructor(readonly trajectoryId: string, reason: string) {
+    super(`trajectory ${trajectoryId} is not exported as chat JSONL: ${reason}`);
+    this.name = 'ChatRowRefused';
+  }
+}
+
+/** The calls that ran in each assistant turn (steps are numbered by turn), as `{name, arguments}`. */
+function ranCalls(t: Trajectory): Map<number, string[]> {
+  const ran = new Map<number, string[]>();
+  for (const s of t.steps) {
+    if (!s.tool_call || s.tool_call.tool_name === '') continue; // no call, or one that did not parse
+    ran.set(s.turn, [...(ran.get(s.turn) ?? []), JSON.stringify([s.tool_call.tool_name, s.tool_call.parameters])]);
+  }
+  return ran;
+}
+
+const sameCalls = (calls: { name: string; arguments: Record<string, unknown> }[], ran: string[] | undefined) =>
+  calls.length === (ran?.length ?? 0) && calls.every((c, i) => JSON.stringify([c.name, c.arguments]) === ran![i]);
+
+/**
+ * The codec the model wrote its calls in, read off the trajectory itself: the first whose reading of every
+ * assistant turn gives the calls that turn ran (a turn the template or the policy failed on ran none, and
+ * says nothing); null when none does or nothing ran. Hermes text from a Llama model ran no call, so it
+ * does not make the trajectory Hermes.
+ */
+function ranCodec(t: Trajectory, ran: Map<number, string[]>): ToolCallCodec | null {
+  if (ran.size === 0) return null;
+  const turns = t.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
+  const failed = new Set(t.steps.filter((s) => !s.tool_call).map((s) => s.turn));
+  const readable = (codec: ToolCallCodec, text: string) => codec.parse(text).calls.flatMap((c) => (isCallError(c) ? [] : [c]));
+  const reads = (codec: ToolCallCodec) => turns.every((text, k) => failed.has(k) || sameCalls(readable(codec, text), ran.get(k)));
+  return TOOL_CALL_CODECS.find(reads) ?? null;
+}
+
+/**
+ * A trajectory as one chat JSONL row: calls as the model wrote them become `tool_calls` only where they
+ * ran (a call the loop never ran, Hermes text from a Llama model or a two-call turn its template refused,
+ * stays the text that was sampled), each result its own `tool` message.
+ *
+ * With the model (`opts.model`: the chat template its episodes were rendered with, and its tokenizer) the
+ * row is what that template needs to render exactly the text the episode trained on (its token ids,
+ * decoded), checked by rendering it as transformers would (ChatTemplate.applyChatTemplate): the
+ * template's own codec, think blocks as `reasoning_content` where it reads them (Qwen3 keeps an empty
+ * one), and a turn whose calls the template would write back differently (compact JSON under a template
+ * that spaces it) kept as the text sampled. A row that still does not render as sampled is refused:
+ * ChatRowRefused, naming the trajectory and where the renderings part. Without the model, the calls'
+ * codec is the one whose reading matches the calls that ran.
+ */
+export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | null } = {}): ChatRow {
+  const ran = ranCalls(t);
+  const tools = t.tools.map((fn) => ({ type: 'function' as const, function: fn }));
+  const meta = {
     id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
     difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,
     n_steps: t.steps.length, finish_reason: t.finish_reason, created_at: t.created_at,
   };
+  const asText = new Set<number>();
+  const build = (codec: ToolCallCodec | null, reasoning: boolean) => toOpenAiMessages(t.messages, {
+    ...(codec ? { codec } : {}),
+    reasoning,
+    liftTurn: (turn, lifted) => codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)),
+  });
+  if (!opts.model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
+  const { template, tokenizer } = opts.model;
+  const sampled = sampledOf(t, tokenizer);
+  if (!template.liftsCalls) {
+    // The template takes every message as written (calls in the text, results in their <tool_response> blocks).
+    const messages = t.messages.map((m) => ({ role: m.role, content: m.content }));
+    const parted = partingAt(template.applyChatTemplate(messages, tools), sampled.text);
+    if (parted) throw new ChatRowRefused(t.id, parted.reason);
+    return { messages, tools, ...meta };
+  }
+  const { codec, readsReasoning } = template.toolSupport;
+  for (;;) {
+    const messages = build(codec, readsReasoning);
+    const parted = partingAt(template.applyChatTemplate(messages, tools), sampled.text);
+    if (parted === null) return { messages, tools, ...meta };
+    // The first turn that renders otherwise goes as the text sampled; refused when it already did.
+    const turn = sampled.turnEnds.findIndex((end) => end > parted.at);
+    if (turn === -1 || asText.has(turn)) throw new ChatRowRefused(t.id, parted.reason);
+    asText.add(turn);
+  }
+}
+
+/**
+ * The text the trajectory trained on (its token ids decoded) and where each assistant turn ends in it; a
+ * trajectory without token ids has nothing a row could be checked against, and is refused.
+ */
+function sampledOf(t: Trajectory, tokenizer: Pick<TextTokenizer, 'decode'>): { text: string; turnEnds: number[] } {
+  if (t.tokens.length === 0) throw new ChatRowRefused(t.id, 'it has no token ids (the episode trained on nothing) to check its row against');
+  return { text: tokenizer.decode(t.tokens), turnEnds: t.turn_spans.map(([, end]) => tokenizer.decode(t.tokens.slice(0, end)).length) };
+}
+
+/** Null when the row renders as sampled; else the first position where they part, and a line saying how. */
+function partingAt(rendered: string, sampled: string): { at: number; reason: string } | null {
+  if (rendered === sampled) return null;
+  let at = 0;
+  while (at < rendered.length && at < sampled.length && rendered[at] === sampled[at]) at++;
+  const around = (text: string) => JSON.stringify(text.slice(Math.max(0, at - 40), at + 40));
+  const reason = `the model's template renders its row as ${around(rendered)} where the episode sampled ${around(sampled)} (character ${at})`;
+  return { at, reason };
 }
 
 /**

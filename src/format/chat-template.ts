@@ -9,15 +9,17 @@
  *
  * Only `sampled` is policy text; `next` is prompt text, so a training mask over the sampled tokens covers
  * exactly the assistant's tokens. What the template does with tools is probed once (template-probe.ts):
- * a template that renders calls in a format Spindle reads (Hermes `<tool_call>` for Qwen2.5, Qwen3 and
- * Hermes; Llama 3.1's JSON) gets the calls as `tool_calls` with bare `tool` results (openai-messages.ts)
- * and, when it lists tools, the tools in `tools`; the model family's codec (tool-call-codec.ts) reads the
- * calls back. Any other template gets Spindle's Hermes text as it is, tools listed in the system prompt
- * by the caller; one that drops calls altogether is refused for tools by the caller (conversation.ts).
+ * a template that renders calls in a format Spindle reads (Hermes `<tool_call>` for Qwen2.5 and Qwen3,
+ * Llama 3.1's JSON, Mistral's `[TOOL_CALLS]`, and the other families of tool-call-codec.ts) gets the calls
+ * as `tool_calls` with bare `tool` results (openai-messages.ts) and, when it lists tools, the tools in
+ * `tools`; the model family's codec reads the calls back. A template that lists tools and takes the
+ * calls in the assistant's text (SmolLM3's) gets the tools and every message as written. Any other
+ * template gets Spindle's Hermes text as it is, tools listed in the system prompt by the caller; one
+ * that drops calls altogether is refused for tools by the caller (conversation.ts).
  */
 import { Environment, Template } from '@huggingface/jinja';
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
-import { toOpenAiMessages } from './openai-messages.ts';
+import { toOpenAiMessages, type OpenAiMessage } from './openai-messages.ts';
 import { probeToolSupport, type TemplateToolSupport } from './template-probe.ts';
 import { BudgetedInterpreter, budgetedRange, RENDER_BUDGET, RenderBudgetError } from './template-budget.ts';
 
@@ -85,14 +87,18 @@ export class ChatTemplate {
     this.close = probe.slice(at + SENTINEL.length);
   }
 
-  /** The template lists the tools it is given and renders calls in a format Spindle reads: tools go to it, not into Spindle's system prompt. */
+  /**
+   * The template lists the tools it is given and renders calls in a format Spindle reads (as `tool_calls`,
+   * or in the assistant's text): tools go to it, not into Spindle's system prompt.
+   */
   get supportsTools(): boolean {
-    return this.toolSupport.listsTools && this.liftsCalls;
+    const { listsTools, rendersCalls, codec } = this.toolSupport;
+    return listsTools && rendersCalls && !codec.fallback;
   }
 
   /** Calls go to the template as `tool_calls` and results as bare `tool` messages (else the text goes as written). */
-  private get liftsCalls(): boolean {
-    return this.toolSupport.rendersCalls && !this.toolSupport.codec.fallback;
+  get liftsCalls(): boolean {
+    return this.toolSupport.rendersCalls && this.toolSupport.callsAs === 'tool_calls' && !this.toolSupport.codec.fallback;
   }
 
   /**
@@ -147,6 +153,15 @@ export class ChatTemplate {
     }
     if (text.length > RENDER_BUDGET.outputChars) throw new RenderBudgetError(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
     return text;
+  }
+
+  /**
+   * OpenAI-form messages (`tool_calls`, one `tool` message per result: a chat JSONL row) and tools rendered
+   * as transformers' `apply_chat_template(messages, tools=tools)` renders them: as given, no generation
+   * prompt, within the render budget.
+   */
+  applyChatTemplate(messages: OpenAiMessage[], tools: object[] = []): string {
+    return this.renderObjects(messages as unknown as Record<string, unknown>[], tools.length ? tools : undefined, false);
   }
 
   /** What the policy continues from. */

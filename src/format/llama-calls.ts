@@ -12,7 +12,9 @@
  * JSON without a "name" included, is the answer. Never throws; linear in the text.
  */
 import { parseLooseJson, scanJsonValue } from './loose-json.ts';
-import { MAX_CALLS_PER_TURN, callError, isCallError, toCalls, type ParsedAssistant, type ParsedCall } from './parse.ts';
+import {
+  MAX_CALLS_PER_TURN, UNTERMINATED_THINK, callError, isCallError, tooManyCalls, toCalls, type ParsedAssistant, type ParsedCall,
+} from './parse.ts';
 
 export const PYTHON_TAG = '<|python_tag|>';
 const THINK_OPEN = '<think>';
@@ -35,7 +37,7 @@ function readCalls(body: string): ReadCalls {
   let pos = 0;
   while (pos < body.length) {
     if (calls.length >= MAX_CALLS_PER_TURN) {
-      errors.push(`too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${calls.length + 1} on was not read`);
+      errors.push(tooManyCalls(calls.length));
       return { calls, rest: '', errors };
     }
     const end = scanJsonValue(body, pos);
@@ -71,7 +73,7 @@ function splitThink(text: string): { thought: string | null; body: string; unter
 
 export function parseLlamaAssistant(text: string): ParsedAssistant {
   const { thought, body: afterThink, unterminated } = splitThink(text);
-  const errors = unterminated ? ['unterminated <think>: close it with </think> before the answer'] : [];
+  const errors = unterminated ? [UNTERMINATED_THINK] : [];
   let body = afterThink.trim();
   const tagged = body.startsWith(PYTHON_TAG);
   if (tagged) body = body.slice(PYTHON_TAG.length).trim();

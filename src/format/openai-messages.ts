@@ -12,11 +12,13 @@
  */
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
-import { HERMES_CALLS, LLAMA3_JSON_CALLS, type ToolCallCodec } from './tool-call-codec.ts';
+import { parseLooseJson } from './loose-json.ts';
+import { HERMES_CALLS, type LiftedTurn, type ToolCallCodec } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';
-  function: { name: string; arguments: Record<string, unknown> };
+  /** `arguments` an object, or the JSON text as the model wrote it for templates that write it as given (DeepSeek's, gpt-oss's). */
+  function: { name: string; arguments: Record<string, unknown> | string };
 }
 
 export interface OpenAiMessage {
@@ -25,6 +27,8 @@ export interface OpenAiMessage {
   tool_calls?: OpenAiToolCall[];
   /** The text inside the turn's think block, as written (only for templates that read it: Qwen3). */
   reasoning_content?: string;
+  /** The turn's analysis, for gpt-oss's templates (the harmony codec's lift). */
+  thinking?: string;
 }
 
 export interface OpenAiFormOptions {
@@ -36,6 +40,12 @@ export interface OpenAiFormOptions {
    * which the template renders back as sampled instead of dropping it as it drops an empty string.
    */
   reasoning?: boolean;
+  /**
+   * Whether the `turn`-th assistant turn goes as `tool_calls` when the codec lifts it (default: every
+   * such turn); false keeps it as written. Exports ask whether the calls really ran, and whether the
+   * template writes them back as they were sampled.
+   */
+  liftTurn?: (turn: number, lifted: LiftedTurn) => boolean;
 }
 
 /** A leading think block, as written, and the text after it; null when the turn does not open with one. */
@@ -46,28 +56,24 @@ function splitReasoning(content: string): { reasoning: string; rest: string } | 
   return { reasoning: content.slice(m[0].length, close), rest: content.slice(close + '</think>'.length) };
 }
 
-function assistantMessage(content: string, opts: OpenAiFormOptions): OpenAiMessage {
+function assistantMessage(content: string, turn: number, opts: OpenAiFormOptions): OpenAiMessage {
   const codec = opts.codec ?? HERMES_CALLS;
   const thought = opts.reasoning ? splitReasoning(content) : null;
   const body = thought ? thought.rest : content;
-  const lifted = codec.lift(body);
+  const liftable = codec.lift(body);
+  const lifted = liftable && (opts.liftTurn?.(turn, liftable) ?? true) ? liftable : null;
   const reasoning = thought ? { reasoning_content: thought.reasoning } : {};
   if (!lifted) return { role: 'assistant', content: thought ? body.replace(/^\n+/, '') : body, ...reasoning };
+  const own = lifted.reasoning !== undefined && codec.reasoningField ? { [codec.reasoningField]: lifted.reasoning } : {};
+  const message: OpenAiMessage = { role: 'assistant', content: lifted.content, ...reasoning, ...own };
+  if (lifted.calls.length === 0) return message;
   return {
-    role: 'assistant', content: lifted.content, ...reasoning,
-    tool_calls: lifted.calls.map((c) => ({ type: 'function', function: { name: c.name, arguments: c.arguments } })),
+    ...message,
+    tool_calls: lifted.calls.map((c) => ({
+      type: 'function',
+      function: { name: c.name, arguments: codec.argumentsAs === 'text' ? (c.argumentsText ?? JSON.stringify(c.arguments)) : c.arguments },
+    })),
   };
-}
-
-/**
- * The codec a stored conversation's calls were written in. Turns are stored as the model sampled them, so
- * a Llama-3.1-style model's calls are whole JSON messages, not `<tool_call>` blocks: Llama's when no
- * assistant turn lifts as Hermes and one does as Llama JSON, Hermes (Spindle's own) otherwise.
- */
-export function storedCallCodec(messages: ChatMessage[]): ToolCallCodec {
-  const turns = messages.filter((m) => m.role === 'assistant').map((m) => m.content);
-  if (turns.some((t) => HERMES_CALLS.lift(t))) return HERMES_CALLS;
-  return turns.some((t) => LLAMA3_JSON_CALLS.lift(t)) ? LLAMA3_JSON_CALLS : HERMES_CALLS;
 }
 
 /**
@@ -77,13 +83,22 @@ export function storedCallCodec(messages: ChatMessage[]): ToolCallCodec {
  */
 export function toOpenAiMessages(messages: ChatMessage[], opts: OpenAiFormOptions = {}): OpenAiMessage[] {
   const out: OpenAiMessage[] = [];
+  let turn = 0;
   for (const m of messages) {
-    if (m.role === 'assistant') out.push(assistantMessage(m.content, opts));
+    if (m.role === 'assistant') out.push(assistantMessage(m.content, turn++, opts));
     else if (m.role === 'tool') {
       for (const content of splitToolResponses(m.content)) out.push({ role: 'tool', content });
     } else out.push({ role: m.role, content: m.content });
   }
   return out;
+}
+
+/** A call's arguments as an object: JSON text is parsed (a row from a text-arguments template), anything unreadable is `{}`. */
+function argumentsObject(args: Record<string, unknown> | string): Record<string, unknown> {
+  if (typeof args !== 'string') return args;
+  const read = parseLooseJson(args);
+  const value = read.ok ? read.value : null;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
 /** OpenAI messages → Hermes-text messages: calls written back as `<tool_call>` blocks, consecutive tool results joined into one turn. */
@@ -101,7 +116,10 @@ export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
     }
     flush();
     if (m.role === 'assistant' && m.tool_calls?.length) {
-      const blocks = m.tool_calls.map((c) => `<tool_call>\n${JSON.stringify({ name: c.function.name, arguments: c.function.arguments })}\n</tool_call>`);
+      const blocks = m.tool_calls.map((c) => {
+        const call = { name: c.function.name, arguments: argumentsObject(c.function.arguments) };
+        return `<tool_call>\n${JSON.stringify(call)}\n</tool_call>`;
+      });
       out.push({ role: 'assistant', content: [m.content, ...blocks].filter((s) => s !== '').join('\n') });
     } else out.push({ role: m.role, content: m.content });
   }

@@ -42,6 +42,12 @@ const EXPECTED_SHAPE = 'expected {"name":"<tool>","arguments":{...}}';
 const MAX_RAW = 500;
 /** Calls read from one turn; the rest of a turn past this is not read (each call costs a tool run). */
 export const MAX_CALLS_PER_TURN = 64;
+export const UNTERMINATED_THINK = 'unterminated <think>: close it with </think> before the answer';
+
+/** The error of a turn whose calls past MAX_CALLS_PER_TURN were not read (`read` were). */
+export function tooManyCalls(read: number): string {
+  return `too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${read + 1} on was not read`;
+}
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -87,7 +93,7 @@ interface CallBlock {
  * (or a remembered "none") stays right until the parser passes it. Without this, every tag would be
  * searched to the end of the text again at every step, quadratic in the length of the turn.
  */
-class TagFinder {
+export class TagFinder {
   private readonly memo = new Map<string, { from: number; at: number }>();
   constructor(private readonly text: string) {}
 
@@ -169,7 +175,7 @@ export function parseAssistant(text: string): ParsedAssistant {
       const target = inThink ? thoughtParts : answerParts;
       if (next === null) {
         target.push(text.slice(pos));
-        if (inThink) errors.push('unterminated <think>: close it with </think> before the answer');
+        if (inThink) errors.push(UNTERMINATED_THINK);
         break;
       }
       target.push(text.slice(pos, next.at));
@@ -187,7 +193,7 @@ export function parseAssistant(text: string): ParsedAssistant {
         inThink = false;
       } else {
         if (calls.length >= MAX_CALLS_PER_TURN) {
-          errors.push(`too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${calls.length + 1} on was not read`);
+          errors.push(tooManyCalls(calls.length));
           break;
         }
         const block = readCallBlock(text, pos, finder);

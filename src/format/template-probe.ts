@@ -3,10 +3,14 @@
  * reading its source (a template may mention `tool_calls` and still drop them, or name them its own way):
  *
  *   listsTools      a `tools` list appears in the prompt (then Spindle leaves its own tool text out)
- *   rendersCalls    an assistant turn's `tool_calls` and the `tool` result after it both appear
- *                   (SmolLM2's template drops them: such a template is refused for tool environments)
+ *   rendersCalls    an assistant turn's calls and the `tool` result after it both appear, as `tool_calls`
+ *                   or, for a template that lists tools and renders the assistant's text as written, as that
+ *                   text (SmolLM2's template drops them and lists no tools: it is refused for tool environments)
+ *   callsAs         'tool_calls' (Spindle lifts calls into them for the template) or 'text' (SmolLM3's
+ *                   template takes the calls in the assistant's text, as written)
  *   readsReasoning  an assistant turn's `reasoning_content` appears (Qwen3 renders think blocks from it)
- *   codec           how the model writes calls: from the rendered probe call, else the tokenizer's special tokens
+ *   codec           how the model writes calls: from the rendered probe call, else the call syntax the
+ *                   template's tool instructions name, else the tokenizer's special tokens
  *
  * A probe the template raises on counts as "no" (a template that insists on a system message gets a
  * second try with one); one that runs past the render budget (`isFatal`) ends the probing with its error.
@@ -16,6 +20,7 @@ import { chooseToolCallCodec, PROBE_TOOL, type ToolCallCodec } from './tool-call
 export interface TemplateToolSupport {
   listsTools: boolean;
   rendersCalls: boolean;
+  callsAs: 'tool_calls' | 'text';
   readsReasoning: boolean;
   codec: ToolCallCodec;
 }
@@ -27,6 +32,8 @@ const USER = 'Spindle probes this template.';
 const LISTED_TOOL = 'spindle_listed_tool';
 const RESULT = 'spindle-probe-result';
 const THOUGHT = 'spindle-probe-thought';
+/** An assistant turn's text, standing in for a call written in it. */
+const TEXT_CALL = 'spindle-probe-call-text';
 const LISTED_SCHEMA = {
   type: 'function',
   function: { name: LISTED_TOOL, description: 'Lists nothing.', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
@@ -52,10 +59,17 @@ export function probeToolSupport(render: RawRender, hasToken: (token: string) =>
   const callText = afterUser !== null && afterUser.includes(PROBE_TOOL) ? afterUser : null;
   const listed = attempt([user], { tools: [LISTED_SCHEMA], addGenerationPrompt: true });
   const reasoned = attempt([user, { role: 'assistant', content: 'Done.', reasoning_content: THOUGHT }]);
-  return {
-    listsTools: listed?.includes(LISTED_TOOL) ?? false,
-    rendersCalls: callText !== null && callText.includes(RESULT),
-    readsReasoning: reasoned?.includes(THOUGHT) ?? false,
-    codec: chooseToolCallCodec(callText, hasToken),
-  };
+  const listsTools = listed?.includes(LISTED_TOOL) ?? false;
+  const readsReasoning = reasoned?.includes(THOUGHT) ?? false;
+  if (callText !== null) {
+    const codec = chooseToolCallCodec(callText, hasToken);
+    return { listsTools, rendersCalls: callText.includes(RESULT), callsAs: 'tool_calls', readsReasoning, codec };
+  }
+  // No tool_calls rendered: a template that lists tools and writes the assistant's text and the result as
+  // given takes calls in the text, in the syntax its tool instructions name.
+  const texted = listsTools ? attempt([user, { role: 'assistant', content: TEXT_CALL }, { role: 'tool', content: RESULT }]) : null;
+  const afterText = texted === null ? '' : texted.slice(texted.lastIndexOf(USER) + USER.length);
+  const rendersText = afterText.includes(TEXT_CALL) && afterText.includes(RESULT);
+  const codec = chooseToolCallCodec(null, hasToken, rendersText ? listed : null);
+  return { listsTools, rendersCalls: rendersText, callsAs: rendersText ? 'text' : 'tool_calls', readsReasoning, codec };
 }

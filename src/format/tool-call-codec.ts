@@ -2,24 +2,53 @@
  * How one model family writes tool calls, read back from its sampled text and lifted into the OpenAI
  * `tool_calls` form its chat template renders:
  *
- *   hermes       `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks (Qwen2.5, Qwen3, Hermes; Spindle's own format)
- *   llama3-json  `{"name": …, "parameters": …}` as the whole message, maybe after `<|python_tag|>` (Llama 3.1 / 3.2)
- *   plain        the fallback for a template whose call format is none of these: the template only ever sees
- *                the text as written, tools are described in Spindle's own system prompt and calls read as
- *                Hermes blocks. It says it is a fallback, so a load message or model card can say so too.
+ *   hermes          `<tool_call>{"name": …, "arguments": …}</tool_call>` blocks (Qwen2.5, Qwen3, Hermes, SmolLM3; Spindle's own format)
+ *   llama3-json     `{"name": …, "parameters": …}` as the whole message, maybe after `<|python_tag|>` (Llama 3.1 / 3.2)
+ *   mistral         `[TOOL_CALLS]name[ARGS]{…}` (Mistral, Ministral, Magistral, Devstral; the older JSON list too)
+ *   qwen3-coder     `<tool_call><function=name><parameter=key>value</parameter></function></tool_call>`
+ *   function-gemma  `<start_function_call>call:name{key:<escape>value<escape>}<end_function_call>` (Gemma 3's FunctionGemma)
+ *   phi4-mini       `<|tool_call|>[{"name": …, "arguments": …}]<|/tool_call|>`
+ *   deepseek        `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>name` and a json fence
+ *                   (V3, R1; V3.1's form too)
+ *   harmony         gpt-oss: `<|channel|>commentary to=functions.name <|constrain|>json<|message|>{…}`, thinking in `analysis`
+ *   plain           the fallback for a template whose call format is none of these: the template only ever sees
+ *                   the text as written, tools are described in Spindle's own system prompt and calls read as
+ *                   Hermes blocks. It says it is a fallback, so a load message or model card can say so too.
  *
- * Which one a model gets is decided from what its template renders for a probe call, and from the
- * tokenizer's special tokens when the template's rendering says nothing (template-probe.ts).
+ * Which one a model gets is decided from what its template renders for a probe call, from the call
+ * syntax its tool instructions name (a template that renders the assistant's text as written), and from
+ * the tokenizer's special tokens when neither says (template-probe.ts). Every parser tolerates what a
+ * small model mid-training writes (several calls per turn, a cut-off last call, a think block) and reads
+ * a turn in time linear in its length, at most MAX_CALLS_PER_TURN calls.
  */
+import { DEEPSEEK_CALLS } from './codecs/deepseek.ts';
+import { FUNCTION_GEMMA_CALLS } from './codecs/function-gemma.ts';
+import { HARMONY_CALLS } from './codecs/harmony.ts';
+import { MISTRAL_CALLS } from './codecs/mistral.ts';
+import { PHI4_CALLS } from './codecs/phi4.ts';
+import { QWEN_XML_CALLS } from './codecs/qwen-xml.ts';
 import { liftLlamaCalls, parseLlamaAssistant, PYTHON_TAG } from './llama-calls.ts';
 import { isCallError, parseAssistant, type ParsedAssistant } from './parse.ts';
 
-export type ToolCallFamily = 'hermes' | 'llama3-json' | 'plain';
+/** The probe function's name, which template-probe.ts renders a call to. */
+export const PROBE_TOOL = 'spindle_probe_tool';
+
+export type ToolCallFamily =
+  | 'hermes' | 'llama3-json' | 'mistral' | 'qwen3-coder' | 'function-gemma' | 'phi4-mini' | 'deepseek' | 'harmony' | 'plain';
+
+export interface LiftedCall {
+  name: string;
+  arguments: Record<string, unknown>;
+  /** The arguments' JSON as the model wrote it, for a codec whose templates take it as text (`argumentsAs: 'text'`). */
+  argumentsText?: string;
+}
 
 export interface LiftedTurn {
   /** The text the template renders beside the calls. */
   content: string;
-  calls: { name: string; arguments: Record<string, unknown> }[];
+  calls: LiftedCall[];
+  /** The turn's thought, for a codec whose templates render it from a field of its own (`reasoningField`). */
+  reasoning?: string;
 }
 
 export interface ToolCallCodec {
@@ -28,6 +57,19 @@ export interface ToolCallCodec {
   readonly summary: string;
   /** True for the plain fallback: the model's own call format was not recognised. */
   readonly fallback: boolean;
+  /**
+   * How a call's `arguments` reach the template: an object, or the JSON text as sampled (DeepSeek's and
+   * gpt-oss's templates write it as given).
+   */
+  readonly argumentsAs: 'object' | 'text';
+  /** The message field a lifted turn's thought goes in (`thinking` for gpt-oss); null when lift gives none. */
+  readonly reasoningField: 'thinking' | null;
+  /** What the template's rendering of the probe call shows for this format (a string it contains, or a pattern). */
+  readonly shows: string | RegExp | null;
+  /** The call syntax a template's own tool instructions name, for templates that render calls as the assistant's text. */
+  readonly syntax: string | null;
+  /** Special tokens that, all in the tokenizer, pick this format when the template says nothing. */
+  readonly tokens: readonly string[];
   /** The sampled turn's thought, calls and answer. Never throws. */
   parse(text: string): ParsedAssistant;
   /** The turn in OpenAI form (calls in `tool_calls`), or null when it must reach the template as written. */
@@ -50,6 +92,11 @@ export const HERMES_CALLS: ToolCallCodec = {
   family: 'hermes',
   summary: 'Hermes: <tool_call>{"name": …, "arguments": …}</tool_call> blocks',
   fallback: false,
+  argumentsAs: 'object',
+  reasoningField: null,
+  shows: '<tool_call>',
+  syntax: '<tool_call>',
+  tokens: ['<tool_call>'],
   parse: parseAssistant,
   lift: liftHermesCalls,
 };
@@ -58,6 +105,12 @@ export const LLAMA3_JSON_CALLS: ToolCallCodec = {
   family: 'llama3-json',
   summary: `Llama 3.1 JSON: {"name": …, "parameters": …} as the whole message (${PYTHON_TAG} allowed before it)`,
   fallback: false,
+  argumentsAs: 'object',
+  reasoningField: null,
+  shows: new RegExp(`"name":\\s*"${PROBE_TOOL}"\\s*,\\s*"parameters"\\s*:`),
+  // Its instructions ask for JSON with "parameters", which every JSON schema in a tool list has too: not a sign.
+  syntax: null,
+  tokens: [PYTHON_TAG],
   parse: parseLlamaAssistant,
   lift: liftLlamaCalls,
 };
@@ -66,25 +119,43 @@ export const PLAIN_CALLS: ToolCallCodec = {
   family: 'plain',
   summary: "plain fallback: the template's own call format is not one Spindle reads, so tools are described in Spindle's system prompt and calls read as <tool_call> blocks",
   fallback: true,
+  argumentsAs: 'object',
+  reasoningField: null,
+  shows: null,
+  syntax: null,
+  tokens: [],
   parse: parseAssistant,
   lift: () => null,
 };
 
-/** The probe function's name, which template-probe.ts renders a call to. */
-export const PROBE_TOOL = 'spindle_probe_tool';
+/**
+ * The formats a template can be recognised as, in the order they are tried: harmony and Qwen3-Coder's XML
+ * before Hermes (their renderings and instructions contain `<tool_call>`-like text too), Llama's JSON last.
+ */
+export const TOOL_CALL_CODECS: readonly ToolCallCodec[] = [
+  HARMONY_CALLS, QWEN_XML_CALLS, HERMES_CALLS, MISTRAL_CALLS, FUNCTION_GEMMA_CALLS, PHI4_CALLS, DEEPSEEK_CALLS, LLAMA3_JSON_CALLS,
+];
+
+const shown = (codec: ToolCallCodec, text: string) =>
+  typeof codec.shows === 'string' ? text.includes(codec.shows) : (codec.shows?.test(text) ?? false);
 
 /**
  * The codec for a template that rendered a probe call as `renderedCall` (null when it renders none, or
- * could not be asked), with the tokenizer's special tokens deciding when the rendering does not: Qwen's
- * tokenizers have `<tool_call>`, Llama 3's `<|python_tag|>`.
+ * could not be asked); else the one whose call syntax the template's tool `instructions` name (a template
+ * that renders the assistant's text as written: SmolLM3's); else the tokenizer's special tokens decide:
+ * Qwen's tokenizers have `<tool_call>`, Llama 3's `<|python_tag|>`, Mistral's `[TOOL_CALLS]`.
  */
-export function chooseToolCallCodec(renderedCall: string | null, hasToken: (token: string) => boolean): ToolCallCodec {
+export function chooseToolCallCodec(
+  renderedCall: string | null, hasToken: (token: string) => boolean, instructions: string | null = null,
+): ToolCallCodec {
   if (renderedCall !== null) {
-    if (renderedCall.includes('<tool_call>')) return HERMES_CALLS;
-    if (new RegExp(`"name":\\s*"${PROBE_TOOL}"\\s*,\\s*"parameters"\\s*:`).test(renderedCall)) return LLAMA3_JSON_CALLS;
+    const codec = TOOL_CALL_CODECS.find((c) => shown(c, renderedCall));
+    if (codec) return codec;
     if (renderedCall.includes(PROBE_TOOL)) return PLAIN_CALLS; // a call format of its own
   }
-  if (hasToken('<tool_call>')) return HERMES_CALLS;
-  if (hasToken(PYTHON_TAG)) return LLAMA3_JSON_CALLS;
-  return PLAIN_CALLS;
+  if (instructions !== null) {
+    const named = TOOL_CALL_CODECS.find((c) => c.syntax !== null && instructions.includes(c.syntax));
+    if (named) return named;
+  }
+  return TOOL_CALL_CODECS.find((c) => c.tokens.length > 0 && c.tokens.every(hasToken)) ?? PLAIN_CALLS;
 }

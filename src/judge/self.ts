@@ -1,10 +1,14 @@
 /**
  * Self-judge (the seed's "self-judging" direction): the local policy model is prompted with the same
- * rubric as the remote judge and its reply parsed the same way. A small policy often fails to produce a
- * score; that is a null vote with the reason, which the ensemble simply drops.
+ * rubric as the remote judge and its reply parsed the same way. The prompt is written in the policy's
+ * own chat format (rollout/conversation.ts: its template and call codec, ChatML for the shipped model),
+ * as its episodes are, and the reply read by that codec (a thought, gpt-oss's analysis channel, is not
+ * the verdict). A small policy often fails to produce a score; that is a null vote with the reason, which
+ * the ensemble simply drops.
  */
 import type { ChatMessage, SamplingParams, Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
+import { conversationFormat } from '../rollout/conversation.ts';
 
 /**
  * What the self-judge needs of the policy: one generation from a chat. Declared here rather than
@@ -27,8 +31,6 @@ export interface SelfJudgeOptions {
   seed?: number;
   /** Small models have short contexts: a tighter rendering budget than the remote judge's. */
   render?: RenderOptions;
-  /** ChatML token ids of the prompt for token-level policies; default renders ChatML and encodes it. */
-  encode?: (messages: ChatMessage[]) => number[];
 }
 
 export class SelfJudge implements Judge {
@@ -37,7 +39,6 @@ export class SelfJudge implements Judge {
   private readonly sampling: SamplingParams;
   private readonly seed: number;
   private readonly render: RenderOptions;
-  private readonly encode: (messages: ChatMessage[]) => number[];
 
   constructor(options: SelfJudgeOptions) {
     this.id = options.id ?? `self:${options.policy.id}`;
@@ -45,8 +46,6 @@ export class SelfJudge implements Judge {
     this.sampling = { temperature: 0, top_k: 0, top_p: 1, max_new_tokens: 160, ...options.sampling };
     this.seed = options.seed ?? 0;
     this.render = options.render ?? { maxChars: 3_000, maxFieldChars: 300, maxAnswerChars: 600 };
-    const tokenizer = options.policy.tokenizer;
-    this.encode = options.encode ?? ((messages) => (tokenizer ? tokenizer.encode(renderChatMlPrompt(messages)) : []));
   }
 
   async score(trajectory: Trajectory, task: Task): Promise<JudgeResult> {
@@ -54,20 +53,18 @@ export class SelfJudge implements Judge {
       { role: 'system', content: RUBRIC_SYSTEM_PROMPT },
       { role: 'user', content: buildRubricPrompt(trajectory, task.prompt, this.render) },
     ];
+    const tokenizer = this.policy.tokenizer;
+    const format = conversationFormat(tokenizer);
     let text: string;
     try {
-      const turn = await this.policy.generate({ messages, tools: [], tokens: this.encode(messages) }, { seed: this.seed, sampling: this.sampling });
+      // A template that raises on the judge's conversation (one without a system role) is a failed vote, said so.
+      const tokens = tokenizer ? tokenizer.encode(format.prompt(messages, [])) : [];
+      const turn = await this.policy.generate({ messages, tools: [], tokens }, { seed: this.seed, sampling: this.sampling });
       text = turn.text;
     } catch (err) {
       return noScore(`policy ${this.policy.id} failed to generate a judgement: ${errorMessage(err)}`);
     }
-    // Reasoning models may think first; the score comes after the thinking.
-    const reply = text.replace(/<think>[\s\S]*?<\/think>/g, '');
-    return parseRubricScore(reply);
+    // Reasoning models may think first; the score is in the answer after the thinking.
+    return parseRubricScore(format.calls.parse(text).answer);
   }
-}
-
-/** ChatML up to the assistant header, so a token-level policy continues the judge prompt. */
-export function renderChatMlPrompt(messages: ChatMessage[]): string {
-  return messages.map((m) => `<|im_start|>${m.role}\n${m.content}<|im_end|>\n`).join('') + '<|im_start|>assistant\n';
 }

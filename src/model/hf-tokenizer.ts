@@ -61,7 +61,8 @@ export class HfTokenizer implements TextTokenizer {
     this.imEndId = idOf('<|im_end|>') ?? eos;
     this.padId = idOf(configJson.pad_token) ?? eos;
     const configStops = Array.isArray(ids.eosTokenId) ? ids.eosTokenId : [];
-    const turnEnds = ['<|eot_id|>', '<|eom_id|>'].map(idOf);
+    // Llama 3's turn ends; gpt-oss ends a tool-call turn with <|call|> (its eos, <|return|>, ends the others).
+    const turnEnds = ['<|eot_id|>', '<|eom_id|>', '<|call|>'].map(idOf);
     this.stopIds = [...new Set([this.imEndId, eos, ...configStops, ...turnEnds].filter((id): id is number => id !== undefined && id >= 0))];
     this.chatTemplateFile = ids.chatTemplateFile !== undefined ? ids.chatTemplateFile : configJson.chat_template == null ? null : 'tokenizer_config.json';
   }

@@ -42,27 +42,40 @@ function nestedGradients(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf
 }
 
 /**
- * `block(x, aux)` with its activations recomputed in the backward pass. `aux` are tensors the block reads
- * but does not differentiate (RoPE tables, the attention mask): they are made per forward pass, so they
- * are saved with x for the recomputation. `params` are the block's trainable variables.
+ * `fn(inputs, aux)` with its activations recomputed in the backward pass: only `inputs` and `aux` are kept.
+ * `aux` are tensors it reads but does not differentiate (RoPE tables, the attention mask): they are made
+ * per forward pass, so they are saved with the inputs for the recomputation. `params` are the trainable
+ * variables it reads. Several inputs make one op of what would otherwise share its gradient across two
+ * (a shared prefix's block and the block of the rows that read its keys and values: transformer.ts), so
+ * each tensor's gradient is summed in the order the plain backward pass sums it.
  */
-export function recomputedBlock(block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D, x: tf.Tensor3D, aux: (tf.Tensor | null)[], params: tf.Variable[]): tf.Tensor3D {
+export function recomputed(
+  fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) => tf.Tensor, inputs: tf.Tensor[], aux: (tf.Tensor | null)[], params: tf.Variable[],
+): tf.Tensor {
   const present = aux.filter((t): t is tf.Tensor => t !== null);
   const unpack = (saved: tf.Tensor[]) => {
     let k = 0;
     return aux.map((t) => (t === null ? null : saved[k++]));
   };
+  const n = inputs.length;
   const op = tf.customGrad(((...args: unknown[]) => {
     const save = args.pop() as tf.GradSaveFunc;
-    const input = args[0] as tf.Tensor3D;
-    save([input, ...present]);
+    const given = args.slice(0, n) as tf.Tensor[];
+    save([...given, ...present]);
     return {
-      value: block(input, aux),
+      value: fn(given, aux),
       gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
-        const [savedX, ...savedAux] = saved;
-        return nestedGradients(() => block(savedX as tf.Tensor3D, unpack(savedAux)), [savedX, ...params], dy);
+        const savedInputs = saved.slice(0, n);
+        return nestedGradients(() => fn(savedInputs, unpack(saved.slice(n))), [...savedInputs, ...params], dy);
       },
     };
   }) as unknown as Parameters<typeof tf.customGrad>[0]);
-  return op(x, ...params) as tf.Tensor3D;
+  return op(...inputs, ...params);
+}
+
+/** `block(x, aux)`, one transformer block, with its activations recomputed in the backward pass (see `recomputed`). */
+export function recomputedBlock(
+  block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D, x: tf.Tensor3D, aux: (tf.Tensor | null)[], params: tf.Variable[],
+): tf.Tensor3D {
+  return recomputed(([input], saved) => block(input as tf.Tensor3D, saved), [x], aux, params) as tf.Tensor3D;
 }

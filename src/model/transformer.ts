@@ -20,7 +20,7 @@ import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKern
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
 import { applyRope, bmm, causalAttention, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
-import { recomputedBlock } from './recompute.ts';
+import { recomputed, recomputedBlock } from './recompute.ts';
 import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
@@ -353,14 +353,19 @@ export class TransformerModel {
   forward(ids: tf.Tensor2D | number[][], options: ForwardOptions = {}): ForwardResult {
     const tokens = Array.isArray(ids) ? tf.tensor2d(ids, undefined, 'int32') : ids;
     if (options.prefix) return this.forwardAfterPrefix(tokens, options.prefix, options);
-    const [B, T] = tokens.shape;
+    const T = tokens.shape[1];
     const past = options.cache?.length ?? 0;
     if (past + T > this.config.maxPositions && !options.positions) {
       throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);
     }
     if (T === 1 && options.cache && this.decodesInOneKernel(options)) return this.decodeStep(tokens, options.cache, options);
     const { x: hidden, cache } = this.blocks(tokens, options);
-    const C = this.config.hiddenSize;
+    return { logits: this.logitsOf(hidden, options), cache };
+  }
+
+  /** The blocks' output [B, T, C] → logits [B, T, V] (the last position's, [B, 1, V], with `lastOnly`). */
+  private logitsOf(hidden: tf.Tensor3D, options: ForwardOptions): tf.Tensor3D {
+    const [B, T, C] = hidden.shape;
     const x = options.lastOnly ? hidden.slice([0, T - 1, 0], [B, 1, C]) : hidden; // [B, T', C]
     const h = rmsNorm(x, this.norm as tf.Tensor1D, this.config.rmsNormEps); // [B, T', C]
     // Generation (lastOnly) reads a kept transposed copy of a tied embedding: transposing [V, C] per token
@@ -368,23 +373,34 @@ export class TransformerModel {
     // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
     // frees is what a large model's backward pass needs.
     if (!options.lastOnly) this.dropTiedHead();
-    const logits = (this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens)) as tf.Tensor3D; // [B, T', V]
-    return { logits, cache };
+    const head = this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens);
+    return head as tf.Tensor3D; // [B, T', V]
   }
 
-  /** The blocks' output [B, T, C] for ids [B, T], and the extended cache when one was given. */
-  private blocks(tokens: tf.Tensor2D, options: ForwardOptions): { x: tf.Tensor3D; cache: KVCache | null } {
-    const [B, T] = tokens.shape;
-    const past = options.cache?.length ?? 0;
-    const ctx: Context = {
+  /** What every block of a pass over B × T positions after `past` reads: RoPE tables, the attention bias, LoRA and dropout settings. */
+  private context(B: number, T: number, past: number, options: ForwardOptions): Context {
+    return {
       ...this.rotary(B, T, past, options.positions),
       bias: attentionBias(B, T, past, options.keyValid),
       useLora: options.useLora ?? this.loraEnabled,
       dropoutSeed: options.dropoutSeed ?? null,
       differentiable: !options.lastOnly,
     };
-    const C = this.config.hiddenSize;
-    let x = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()).reshape([B, T, C]) as tf.Tensor3D; // [B, T, C]
+  }
+
+  /** ids [B, T] → their embeddings [B, T, C]. */
+  private embedded(tokens: tf.Tensor2D): tf.Tensor3D {
+    const [B, T] = tokens.shape;
+    const flat = embed(this.embedTokens as tf.Tensor2D, tokens.reshape([B * T]) as tf.Tensor1D, this.embeddingTrains()); // [B·T, C]
+    return flat.reshape([B, T, this.config.hiddenSize]) as tf.Tensor3D; // [B, T, C]
+  }
+
+  /** The blocks' output [B, T, C] for ids [B, T], and the extended cache when one was given. */
+  private blocks(tokens: tf.Tensor2D, options: ForwardOptions): { x: tf.Tensor3D; cache: KVCache | null } {
+    const [B, T] = tokens.shape;
+    const past = options.cache?.length ?? 0;
+    const ctx = this.context(B, T, past, options);
+    let x = this.embedded(tokens);
     const newCache: KVCache | null = options.cache ? { k: [], v: [], length: past + T } : null;
     const recomputed = this.recomputedParams(options, B, T);
     for (let i = 0; i < this.layers.length; i++) {
@@ -415,18 +431,70 @@ export class TransformerModel {
       throw new Error(`forward: a shared prefix needs one prefix index per row (${B}) and one length per prefix (${Np}), and no cache`);
     }
     const inner = { ...options, prefix: undefined };
-    const own = this.blocks(prefix.ids, { ...inner, cache: this.emptyCache() }).cache!; // per layer [Np, Hkv, P, D]
     const select = new Float32Array(B * Np);
     prefix.rowPrefix.forEach((p, b) => (select[b * Np + p] = 1));
     const pick = tf.tensor2d(select, [B, Np]); // one-hot rows
-    const spread = (t: tf.Tensor4D) => tf.matMul(pick, t.reshape([Np, -1])).reshape([B, ...t.shape.slice(1)]) as tf.Tensor4D; // [B, Hkv, P, D]
-    const cache: KVCache = { k: own.k.map(spread), v: own.v.map(spread), length: P };
     const last = this.config.maxPositions - 1;
     const lengthOf = (b: number) => prefix.lengths[prefix.rowPrefix[b]];
     // A padded row's tail may run past the window; its positions are clamped (its outputs are masked anyway).
     const positions = Array.from({ length: B }, (_, b) => Array.from({ length: S }, (_, t) => Math.min(lengthOf(b) + t, last)));
     const keyValid = Array.from({ length: B }, (_, b) => Array.from({ length: P + S }, (_, j) => j >= P || j < lengthOf(b)));
-    return this.forward(tokens, { ...inner, cache, positions, keyValid });
+    const rows = { ...inner, positions, keyValid };
+    // P + S bounds every row's length: the step 'auto' asks about is at most that long.
+    const recomputed = this.recomputedParams(inner, B, P + S);
+    if (recomputed) {
+      const hidden = this.recomputedAfterPrefix(tokens, prefix.ids, pick, inner, rows, recomputed);
+      return { logits: this.logitsOf(hidden, rows), cache: null };
+    }
+    const own = this.blocks(prefix.ids, { ...inner, cache: this.emptyCache() }).cache!; // per layer [Np, Hkv, P, D]
+    const cache: KVCache = { k: own.k.map((t) => spreadRows(pick, t)), v: own.v.map((t) => spreadRows(pick, t)), length: P };
+    return this.forward(tokens, { ...rows, cache });
+  }
+
+  /**
+   * forwardAfterPrefix's blocks with their activations recomputed in the backward pass. A layer's prefix
+   * block and rows block are one recomputed op (recompute.ts), since the rows read the keys and values
+   * the prefix block makes: so each gradient is summed where and in the order the plain pass sums it, and
+   * a step with checkpointing gives bit for bit the gradients of one without. Kept per layer: the prefix's
+   * and the rows' hidden states, Np·P + B·S positions (at most the B·T of the rows unshared).
+   */
+  private recomputedAfterPrefix(
+    tokens: tf.Tensor2D, prefixIds: tf.Tensor2D, pick: tf.Tensor2D, inner: ForwardOptions, rows: ForwardOptions, params: tf.Variable[][],
+  ): tf.Tensor3D {
+    const [B, S] = tokens.shape;
+    const [Np, P] = prefixIds.shape;
+    const C = this.config.hiddenSize;
+    // The plain pass's order: the prefix's embedding and context, then the rows'.
+    let xp = this.embedded(prefixIds); // [Np, P, C]
+    const prefixCtx = this.context(Np, P, 0, inner);
+    let xr = this.embedded(tokens); // [B, S, C]
+    const rowCtx = this.context(B, S, P, rows);
+    const L = this.layers.length;
+    for (let i = 0; i < L; i++) {
+      const lastLayer = i === L - 1;
+      const joint = ([p, r]: tf.Tensor[], [pCos, pSin, pBias, rCos, rSin, rBias, rowsOf]: (tf.Tensor | null)[]) => {
+        const own: KVCache = { k: [], v: [], length: P };
+        const pOut = this.block(i, p as tf.Tensor3D, { ...prefixCtx, cos: pCos!, sin: pSin!, bias: pBias }, this.emptyCache(), own);
+        const cache: KVCache = { k: [], v: [], length: P };
+        cache.k[i] = spreadRows(rowsOf as tf.Tensor2D, own.k[0]);
+        cache.v[i] = spreadRows(rowsOf as tf.Tensor2D, own.v[0]);
+        const rOut = this.block(i, r as tf.Tensor3D, { ...rowCtx, cos: rCos!, sin: rSin!, bias: rBias }, cache, null);
+        // The last prefix block's output is read by nothing: left out, it is not differentiated (as in the plain pass).
+        return lastLayer ? rOut : tf.concat([pOut.reshape([Np * P, C]), rOut.reshape([B * S, C])], 0);
+      };
+      const aux = [prefixCtx.cos, prefixCtx.sin, prefixCtx.bias, rowCtx.cos, rowCtx.sin, rowCtx.bias, pick];
+      const out = recomputed(joint, [xp, xr], aux, params[i]);
+      if (lastLayer) {
+        xr = out as tf.Tensor3D;
+        break;
+      }
+      // split's gradient keeps nothing of its input (slice's would keep it), so the joined output is freed here.
+      const [p, r] = tf.split(out, [Np * P, B * S], 0);
+      out.dispose();
+      xp = p.reshape([Np, P, C]) as tf.Tensor3D;
+      xr = r.reshape([B, S, C]) as tf.Tensor3D;
+    }
+    return xr;
   }
 
   /**
@@ -728,6 +796,12 @@ function layerVariables(layer: LayerWeights): tf.Variable[] {
   const out: (tf.Variable | null)[] = [layer.inputNorm, layer.qNorm, layer.kNorm, layer.postNorm];
   for (const m of TARGET_MODULES) out.push(layer[m].weight, layer[m].bias, layer[m].lora?.A ?? null, layer[m].lora?.B ?? null);
   return out.filter((v): v is tf.Variable => v !== null);
+}
+
+/** A prefix's keys or values [Np, Hkv, P, D] for each of the rows that continue it: pick [B, Np] one-hot → [B, Hkv, P, D]. */
+function spreadRows(pick: tf.Tensor2D, t: tf.Tensor4D): tf.Tensor4D {
+  const Np = t.shape[0];
+  return tf.matMul(pick, t.reshape([Np, -1])).reshape([pick.shape[0], ...t.shape.slice(1)]) as tf.Tensor4D; // [B, Hkv, P, D]
 }
 
 /**

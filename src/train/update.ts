@@ -8,8 +8,8 @@ import { tokenStats } from '../model/logprobs.ts';
 import { rowsWithinActivationBudget, rowsWithinScoreBudget } from '../model/memory.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import { chunk, packBatch, splitForMemory, trainedPart, type TrainSample } from './batch.ts';
-import { packSharingPrefixes, type TrainingBatch } from './shared-prefix.ts';
+import { chunk, splitForMemory, trainedPart, type TrainSample } from './batch.ts';
+import { packSharingPrefixes } from './shared-prefix.ts';
 import { finishMetrics, grpoLoss, readSums, type GrpoLossConfig, type GrpoSums } from './grpo-loss.ts';
 import type { Optimizer, StepInfo } from './optimizer.ts';
 import { sftLoss } from './sft-loss.ts';
@@ -65,23 +65,13 @@ function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[
   });
 }
 
-/**
- * A micro-batch packed with its shared prompts run once (shared-prefix.ts), unless its blocks would be
- * recomputed (gradient checkpointing keeps only block inputs, which a shared prefix's cache is not).
- */
-function pack(model: TransformerModel, samples: TrainSample[], padId: number): TrainingBatch {
-  const { maxPositions } = model.config;
-  const longest = Math.min(maxPositions, Math.max(...samples.map((s) => s.tokens.length)));
-  if (model.recomputes(samples.length, longest)) return { ...packBatch(samples, padId, maxPositions), prefix: null };
-  return packSharingPrefixes(samples, padId, maxPositions);
-}
-
 async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
   // Before any pass: rows cut to what a pass needs, then micro-batches split within the memory budgets and
   // until the estimate says each fits (update-fit.ts), or refused.
   const needed = samples.map((s) => trainedPart(s, model.config.maxPositions));
   const fitted = fitMicroBatches(splitForMemory(chunk(needed, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
-  const chunks = fitted.map((c) => pack(model, c, o.padId));
+  // Shared prompts run once (shared-prefix.ts), with gradient checkpointing too: the same packing either way.
+  const chunks = fitted.map((c) => packSharingPrefixes(c, o.padId, model.config.maxPositions));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
   const temperature = o.temperature > 0 ? o.temperature : 1;

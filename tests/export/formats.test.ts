@@ -12,7 +12,7 @@ import { makeTrajectory } from '../store/fixtures.ts';
 describe('HF chat JSONL', () => {
   it('writes messages/tools in the chat-template shape with metadata columns, and reads them back', () => {
     const ts = [makeTrajectory(), makeTrajectory({ judge_score: null, success: null, split: 'test', run_id: null })];
-    const text = toJsonl(ts.map(trajectoryToChatRow));
+    const text = toJsonl(ts.map((t) => trajectoryToChatRow(t)));
     const first = JSON.parse(text.split('\n')[0]);
     expect(Object.keys(first)).toEqual(expect.arrayContaining(['messages', 'tools', 'score', 'env', 'task_id', 'split']));
     expect(first.tools[0]).toEqual({ type: 'function', function: ts[0].tools[0] });
@@ -22,7 +22,7 @@ describe('HF chat JSONL', () => {
     expect(first.messages[3].content).toMatch(/^\d+$/);
     expect(text).not.toContain('<tool_response>');
     const rows = parseChatJsonl(text, 'chat.jsonl');
-    expect(rows).toEqual(ts.map(trajectoryToChatRow));
+    expect(rows).toEqual(ts.map((t) => trajectoryToChatRow(t)));
     const back = chatRowToTrajectory(rows[1]);
     expect(back).toMatchObject({ id: ts[1].id, tools: ts[1].tools, judge_score: null, split: 'test', env: ts[1].env, task_id: ts[1].task_id });
     // Back in Hermes text: the same calls and results, in the canonical layout.
@@ -50,7 +50,7 @@ describe('HF chat JSONL', () => {
     const ts = Array.from({ length: 7 }, () => makeTrajectory());
     let text = '';
     for await (const chunk of jsonlChunks(ts, trajectoryToChatRow, 3)) text += chunk;
-    expect(text).toBe(toJsonl(ts.map(trajectoryToChatRow)));
+    expect(text).toBe(toJsonl(ts.map((t) => trajectoryToChatRow(t))));
   });
 });
 

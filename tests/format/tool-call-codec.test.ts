@@ -1,42 +1,69 @@
 /**
- * The tool-call codec per model family: chosen from what the template renders for a probe call (and the
- * tokenizer's special tokens when it renders none), Llama's JSON calls read in the forms models write
- * them, and calls lifted into `tool_calls` only in the form the template writes back.
+ * The tool-call codec per model family: chosen from what the template renders for a probe call (then the
+ * call syntax its tool instructions name, then the tokenizer's special tokens), Llama's JSON calls read in
+ * the forms models write them, and calls lifted into `tool_calls` only in the form the template writes
+ * back. The other families' parsers are tested in codecs.test.ts.
  */
 import { describe, expect, it } from 'vitest';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { liftLlamaCalls, parseLlamaAssistant } from '../../src/format/llama-calls.ts';
-import { chooseToolCallCodec, HERMES_CALLS, LLAMA3_JSON_CALLS, PLAIN_CALLS, PROBE_TOOL } from '../../src/format/tool-call-codec.ts';
+import { DEEPSEEK_CALLS } from '../../src/format/codecs/deepseek.ts';
+import { FUNCTION_GEMMA_CALLS } from '../../src/format/codecs/function-gemma.ts';
+import { HARMONY_CALLS } from '../../src/format/codecs/harmony.ts';
+import { MISTRAL_CALLS } from '../../src/format/codecs/mistral.ts';
+import { PHI4_CALLS } from '../../src/format/codecs/phi4.ts';
+import { QWEN_XML_CALLS } from '../../src/format/codecs/qwen-xml.ts';
+import { chooseToolCallCodec, HERMES_CALLS, LLAMA3_JSON_CALLS, PLAIN_CALLS, PROBE_TOOL, TOOL_CALL_CODECS } from '../../src/format/tool-call-codec.ts';
 import { isCallError, MAX_CALLS_PER_TURN } from '../../src/format/parse.ts';
-import { familyTemplate, type Family } from './family-templates.ts';
+import { familyTemplate, familyTokens, type Family } from './family-templates.ts';
 
 const calc = { name: 'calc', arguments: { expression: '2+3' } };
 
 describe('choosing the codec', () => {
   const cases: [Family, object][] = [
-    ['qwen2.5', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, readsReasoning: false }],
-    ['qwen3', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, readsReasoning: true }],
-    ['llama3.1', { codec: LLAMA3_JSON_CALLS, listsTools: true, rendersCalls: true, readsReasoning: false }],
-    ['smollm2', { codec: PLAIN_CALLS, listsTools: false, rendersCalls: false, readsReasoning: false }],
+    ['qwen2.5', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['qwen3', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: true }],
+    ['llama3.1', { codec: LLAMA3_JSON_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['smollm2', { codec: PLAIN_CALLS, listsTools: false, rendersCalls: false, callsAs: 'tool_calls', readsReasoning: false }],
+    ['mistral', { codec: MISTRAL_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['qwen3-coder', { codec: QWEN_XML_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['functiongemma', { codec: FUNCTION_GEMMA_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['phi4-mini', { codec: PHI4_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    // SmolLM3's template drops tool_calls but writes the assistant's text as given, and its tool instructions name <tool_call>.
+    ['smollm3', { codec: HERMES_CALLS, listsTools: true, rendersCalls: true, callsAs: 'text', readsReasoning: false }],
+    ['deepseek', { codec: DEEPSEEK_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
+    ['gpt-oss', { codec: HARMONY_CALLS, listsTools: true, rendersCalls: true, callsAs: 'tool_calls', readsReasoning: false }],
   ];
   for (const [family, support] of cases) {
     it(`${family}: from what its template renders`, () => {
-      const t = new ChatTemplate(familyTemplate(family), { bos_token: '<|begin_of_text|>' });
+      const t = new ChatTemplate(familyTemplate(family), { bos_token: familyTokens(family).bos, eos_token: familyTokens(family).eos });
       expect(t.toolSupport).toEqual(support);
       expect(t.supportsTools).toBe(family !== 'smollm2');
+      expect(t.liftsCalls).toBe(family !== 'smollm2' && family !== 'smollm3');
     });
   }
 
   it('from the special tokens when the template renders no call, and plain otherwise, saying it is a fallback', () => {
     const none = () => false;
-    expect(chooseToolCallCodec(null, (t) => t === '<tool_call>')).toBe(HERMES_CALLS);
-    expect(chooseToolCallCodec(null, (t) => t === '<|python_tag|>')).toBe(LLAMA3_JSON_CALLS);
+    const only = (...tokens: string[]) => (t: string) => tokens.includes(t);
+    expect(chooseToolCallCodec(null, only('<tool_call>'))).toBe(HERMES_CALLS);
+    expect(chooseToolCallCodec(null, only('<|python_tag|>'))).toBe(LLAMA3_JSON_CALLS);
+    expect(chooseToolCallCodec(null, only('[TOOL_CALLS]'))).toBe(MISTRAL_CALLS);
+    expect(chooseToolCallCodec(null, only('<start_function_call>', '<end_function_call>'))).toBe(FUNCTION_GEMMA_CALLS);
+    expect(chooseToolCallCodec(null, only('<|tool_call|>', '<|/tool_call|>'))).toBe(PHI4_CALLS);
+    expect(chooseToolCallCodec(null, only('<｜tool▁calls▁begin｜>', '<｜tool▁call▁begin｜>', '<｜tool▁sep｜>'))).toBe(DEEPSEEK_CALLS);
+    expect(chooseToolCallCodec(null, only('<|channel|>', '<|message|>', '<|call|>'))).toBe(HARMONY_CALLS);
+    // Every token of a format is needed: gpt-oss's <|message|> alone is not harmony.
+    expect(chooseToolCallCodec(null, only('<|message|>'))).toBe(PLAIN_CALLS);
     expect(chooseToolCallCodec(null, none)).toBe(PLAIN_CALLS);
-    // The template's own rendering wins over the tokens.
-    expect(chooseToolCallCodec(`{"name": "${PROBE_TOOL}", "parameters": {}}`, (t) => t === '<tool_call>')).toBe(LLAMA3_JSON_CALLS);
-    expect(chooseToolCallCodec(`[TOOL_CALLS] ${PROBE_TOOL}`, (t) => t === '<tool_call>')).toBe(PLAIN_CALLS);
+    // The template's own rendering wins over the tokens, and the instructions come between.
+    expect(chooseToolCallCodec(`{"name": "${PROBE_TOOL}", "parameters": {}}`, only('<tool_call>'))).toBe(LLAMA3_JSON_CALLS);
+    expect(chooseToolCallCodec(`<tool_call>\n<function=${PROBE_TOOL}>\n</function>\n</tool_call>`, only('<tool_call>'))).toBe(QWEN_XML_CALLS);
+    expect(chooseToolCallCodec(`[CALL ${PROBE_TOOL}]`, only('<tool_call>'))).toBe(PLAIN_CALLS);
+    expect(chooseToolCallCodec(null, only('<tool_call>'), 'Call as [TOOL_CALLS]name[ARGS]{...}')).toBe(MISTRAL_CALLS);
+    expect(chooseToolCallCodec(null, only('<tool_call>'), 'Call tools however you like.')).toBe(HERMES_CALLS);
     expect(PLAIN_CALLS).toMatchObject({ fallback: true, summary: expect.stringMatching(/^plain fallback/) });
-    expect([HERMES_CALLS, LLAMA3_JSON_CALLS].map((c) => c.fallback)).toEqual([false, false]);
+    expect(TOOL_CALL_CODECS.map((c) => c.fallback)).toEqual(TOOL_CALL_CODECS.map(() => false));
   });
 });
 

@@ -6,6 +6,8 @@ import { buildRubricPrompt, renderTrajectory, truncateMiddle } from '../../src/j
 import { castVote, toVote } from '../../src/judge/types.ts';
 import { SelfJudge } from '../../src/judge/self.ts';
 import type { Policy, PolicyContext } from '../../src/rollout/policy.ts';
+import { conversationFormat } from '../../src/rollout/conversation.ts';
+import { familyTokenizer, type Family } from '../format/family-templates.ts';
 import { makeStep, makeTask, makeTrajectory } from './fixtures.ts';
 
 const task = makeTask();
@@ -143,6 +145,26 @@ describe('self-judge', () => {
     expect(prompt).toContain('"[overall]": 1.0');
     expect(prompt).toContain('[Score]: 10/10');
     expect(prompt).not.toMatch(/"overall": 1\.0/);
+  });
+
+  it("prompts a Hugging Face policy in its own chat template, and reads the verdict after its thinking by its own codec", async () => {
+    const judged = (family: Family, reply: string) => {
+      const tokenizer = familyTokenizer(family);
+      const seen: PolicyContext[] = [];
+      const p: Policy = { id: family, tokenizer, generate: async (context) => (seen.push(context), { text: reply, tokens: [], logprobs: [], finish_reason: 'stop' }) };
+      return { tokenizer, seen, judge: new SelfJudge({ policy: p }) };
+    };
+    const llama = judged('llama3.1', '{"overall": 0.6}');
+    expect((await llama.judge.score(makeTrajectory(), task)).score).toBe(0.6);
+    const prompt = llama.tokenizer.decode(llama.seen[0].tokens);
+    expect(prompt).toBe(conversationFormat(llama.tokenizer).prompt(llama.seen[0].messages, []));
+    expect(prompt).toMatch(/^<\|begin_of_text\|><\|start_header_id\|>system<\|end_header_id\|>/);
+    expect(prompt.endsWith('<|start_header_id|>assistant<|end_header_id|>\n\n')).toBe(true);
+    expect(prompt).not.toContain('<|im_start|>');
+    // gpt-oss thinks in its analysis channel; the verdict is the final message.
+    const oss = judged('gpt-oss', '<|channel|>analysis<|message|>{"overall": 0.1}? No, better.<|end|><|start|>assistant<|channel|>final<|message|>{"overall": 0.7}');
+    expect((await oss.judge.score(makeTrajectory(), task)).score).toBe(0.7);
+    expect(oss.tokenizer.decode(oss.seen[0].tokens).endsWith('<|end|><|start|>assistant')).toBe(true);
   });
 
   it('gives null with the reason when the policy fails or rambles', async () => {

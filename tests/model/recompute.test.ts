@@ -6,7 +6,9 @@
  *
  * Exact: the recomputed forward pass runs the same kernels on the same values, and the backward pass
  * the same gradient kernels in the same order (one block's tape is the plain tape's slice for that
- * block), so the gradients are bitwise equal on cpu and wasm; the check asserts that.
+ * block), so the gradients are bitwise equal on cpu and wasm; the check asserts that. The same holds for
+ * rows that continue a shared prefix (the training update's packing): a layer's prefix block and rows
+ * block are one recomputed op there.
  */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
@@ -39,13 +41,38 @@ function loss(model: TransformerModel): tf.Scalar {
   return tf.addN([tf.sum(tf.mul(logprobs, weights)), tf.mul(0.1, tf.sum(entropy)), padded]) as tf.Scalar;
 }
 
-function gradients(model: TransformerModel, recompute: boolean): { value: number; grads: Float32Array[] } {
+/**
+ * The update's loss shape over rows that continue two shared prefixes of different lengths (padded),
+ * one row past the window's end, with LoRA dropout where the model has it.
+ */
+function prefixLoss(model: TransformerModel): tf.Scalar {
+  const prefix = { ids: tf.tensor2d([[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 0, 0]], undefined, 'int32'), lengths: [6, 3], rowPrefix: [0, 1, 0, 1] };
+  const rows = [[4, 8, 2, 9, 1], [3, 3, 7, 0, 0], [11, 12, 13, 14, 15], [2, 4, 0, 0, 0]];
+  const { logprobs, entropy } = tokenStats(model, rows, { dropoutSeed: 13, prefix });
+  const weights = tf.tensor2d(rows.map((row, b) => row.slice(1).map((_, t) => ((t + b) % 3) - 1)));
+  return tf.add(tf.sum(tf.mul(logprobs, weights)), tf.mul(0.1, tf.sum(entropy))) as tf.Scalar;
+}
+
+function gradients(model: TransformerModel, recompute: boolean, of: (model: TransformerModel) => tf.Scalar = loss): { value: number; grads: Float32Array[] } {
   model.recompute = recompute ? 'on' : 'off';
   const vars = model.trainableVariables();
-  const { value, grads } = tf.variableGrads(() => loss(model), vars);
+  const { value, grads } = tf.variableGrads(() => of(model), vars);
   const out = { value: value.dataSync()[0], grads: vars.map((v) => grads[v.name].dataSync() as Float32Array) };
   tf.dispose([value, ...Object.values(grads)]);
   return out;
+}
+
+/** Tensors alive when the loss is computed, before the backward pass: what the forward pass keeps for it. */
+function keptAtLoss(model: TransformerModel, recompute: 'on' | 'off', of: (model: TransformerModel) => tf.Scalar): number {
+  model.recompute = recompute;
+  let alive = 0;
+  const { value, grads } = tf.variableGrads(() => {
+    const l = of(model);
+    alive = tf.memory().numTensors;
+    return l;
+  }, model.trainableVariables());
+  tf.dispose([value, ...Object.values(grads)]);
+  return alive;
 }
 
 function randomizeAdapters(model: TransformerModel): void {
@@ -53,10 +80,10 @@ function randomizeAdapters(model: TransformerModel): void {
   for (const v of model.trainableVariables()) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => rng.normal() * 0.1), v.shape));
 }
 
-function expectSameGradients(model: TransformerModel, what: string): void {
-  const plain = gradients(model, false);
+function expectSameGradients(model: TransformerModel, what: string, of: (model: TransformerModel) => tf.Scalar = loss): void {
+  const plain = gradients(model, false, of);
   const before = tf.memory().numTensors;
-  const recomputed = gradients(model, true);
+  const recomputed = gradients(model, true, of);
   expect(tf.memory().numTensors, `${what}: tensors left behind`).toBe(before);
   expect(recomputed.value).toBe(plain.value);
   expect(recomputed.grads).toHaveLength(plain.grads.length);
@@ -80,6 +107,21 @@ describe.each(['cpu', 'wasm'] as const)('gradient checkpointing on %s', (backend
     expectSameGradients(model, 'full');
     model.dispose();
   });
+
+  it('rows continuing shared prefixes: LoRA (dropout on) and full fine-tuning gradients are equal too', async () => {
+    await useBackend(backend);
+    const lora = TransformerModel.create(tiny, 6);
+    attachLora(lora, { r: 4, alpha: 8, dropout: 0.2, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    randomizeAdapters(lora);
+    // The blocks are recomputed after a prefix too: the forward pass keeps less.
+    expect(keptAtLoss(lora, 'on', prefixLoss)).toBeLessThan(keptAtLoss(lora, 'off', prefixLoss));
+    expectSameGradients(lora, 'LoRA after a prefix', prefixLoss);
+    lora.dispose();
+    const full = TransformerModel.create(tiny, 7);
+    freezeLayers(full, '2');
+    expectSameGradients(full, 'full after a prefix', prefixLoss);
+    full.dispose();
+  });
 });
 
 describe('when to recompute', () => {
@@ -99,18 +141,7 @@ describe('when to recompute', () => {
     await useBackend('cpu');
     const model = TransformerModel.create(tiny, 5);
     attachLora(model, { r: 2, alpha: 2, dropout: 0, targetModules: ['q_proj', 'down_proj'] });
-    const kept = (recompute: 'on' | 'off') => {
-      model.recompute = recompute;
-      let alive = 0;
-      const { value, grads } = tf.variableGrads(() => {
-        const l = loss(model);
-        alive = tf.memory().numTensors;
-        return l;
-      }, model.trainableVariables());
-      tf.dispose([value, ...Object.values(grads)]);
-      return alive;
-    };
-    expect(kept('on')).toBeLessThan(kept('off'));
+    expect(keptAtLoss(model, 'on', loss)).toBeLessThan(keptAtLoss(model, 'off', loss));
     model.dispose();
   });
 });

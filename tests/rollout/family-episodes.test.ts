@@ -14,7 +14,7 @@ import { ChatTemplate } from '../../src/format/chat-template.ts';
 import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
-import { familyTokenizer, type Family } from '../format/family-templates.ts';
+import { familyTokenizer } from '../format/family-templates.ts';
 
 const env = getEnvironment('arith_tool');
 const task = env.generate(3, 1, 'test');
@@ -23,13 +23,14 @@ const answer = String(task.data.answer);
 const args = JSON.stringify({ expression }).replace('":"', '": "');
 
 /** Each family's canonical turns: a call, then the answer. */
-const SCRIPTS: Record<Exclude<Family, 'smollm2'>, string[]> = {
+type Scripted = 'qwen2.5' | 'qwen3' | 'llama3.1';
+const SCRIPTS: Record<Scripted, string[]> = {
   'qwen2.5': [`<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, answer],
   // Qwen3 thinks on every turn; on a call turn the block is often empty, and must stay as sampled.
   qwen3: [`<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, `<think>\nThe tool says ${answer}.\n</think>\n\n${answer}`],
   'llama3.1': [`{"name": "calc", "parameters": ${args}}`, answer],
 };
-const STOP: Record<Family, string> = { 'qwen2.5': '<|im_end|>', qwen3: '<|im_end|>', 'llama3.1': '<|eot_id|>', smollm2: '<|im_end|>' };
+const STOP: Record<Scripted | 'smollm2', string> = { 'qwen2.5': '<|im_end|>', qwen3: '<|im_end|>', 'llama3.1': '<|eot_id|>', smollm2: '<|im_end|>' };
 
 /** Plain ChatML turns, for templates written inline. */
 const CHATML_TURNS = "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}{{ m.content }}{{ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";

@@ -102,6 +102,30 @@ describe('trainer', () => {
     once.dispose();
   });
 
+  it('gradient checkpointing on or off: two updates give byte-identical weights (the same packing, shared prompts included)', async () => {
+    /** The trained weights' bytes after two updates of a run that differs only in gradient_checkpointing. */
+    const trained = async (checkpointing: 'on' | 'off', lora: boolean) => {
+      const model = tinyModel({ lora: false });
+      const c = config((c) => {
+        c.training = { ...c.training, gradient_checkpointing: checkpointing, max_steps: 2, grad_accum_steps: 2 };
+        if (lora) c.lora.dropout = 0.1;
+        else c.lora.r = 0;
+      });
+      const t = new Trainer({ model, config: c, collectGroups: fakeCollector(model) });
+      for (let step = 0; step < 2; step++) await t.trainStep();
+      expect(model.recompute).toBe(checkpointing);
+      const { weights } = await t.checkpoint();
+      t.dispose();
+      model.dispose();
+      return weights.tensors.map(([name, v]) => [name, Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength).toString('hex')]);
+    };
+    for (const lora of [true, false]) {
+      const plain = await trained('off', lora);
+      expect(plain.length).toBeGreaterThan(0);
+      expect(await trained('on', lora)).toEqual(plain);
+    }
+  });
+
   it('does not grow tf.memory().numTensors across a step', async () => {
     const model = tinyModel({ lora: false });
     const t = new Trainer({ model, config: config((c) => (c.grpo.kl_beta = 0.05)), collectGroups: fakeCollector(model) });
