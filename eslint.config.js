@@ -9,7 +9,7 @@ const svelteImports = { group: ['svelte', 'svelte/*'], message: 'Only src/ui may
 const tfjsImports = { group: ['@tensorflow/*'], message: 'A .svelte component must not import tfjs; go through a *.svelte.ts state class and a worker.' };
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'models/**/*.js', 'coverage/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/results/', 'models/**/*.js', 'coverage/', '.device/', '.spindle/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   ...svelte.configs.recommended,
