@@ -12,7 +12,7 @@
  * `steps` (`turn`, `thought`, `tool_call`, `observation`); no tokens or logprobs.
  */
 import type { Trajectory } from '../../contracts.ts';
-import { runJs } from '../../sandbox/index.ts';
+import { runJsIsolated } from '../../sandbox/index.ts';
 import type { Verdict, VerifierConfig, VerifierRow } from './verifiers.ts';
 
 export const JS_DEFAULTS = { timeout_ms: 1000, memory_mb: 16 } as const;
@@ -29,7 +29,7 @@ export async function runJsVerifier(verifier: JsVerifier, answer: string, row: V
   } catch (e) {
     return { score: null, reason: `js verifier: the arguments could not be passed as JSON (${message(e)})` };
   }
-  const result = await runJs(code, { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 });
+  const result = await runJsIsolated(code, { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 });
   if (!result.ok) {
     const what = result.timedOut ? `timed out after ${timeoutMs} ms` : result.memoryExceeded ? `ran out of its ${memoryMb} MiB of memory` : `failed: ${result.error}`;
     return { score: null, reason: `js verifier ${what}` };
