@@ -1,7 +1,8 @@
 /**
  * The `js` verifier: a task file's own scoring function, `(answer, row, trajectory) => score`, run in
- * QuickJS through the sandbox (src/sandbox/quickjs.ts), never on the host. The arguments cross as JSON
- * text the guest parses, so nothing the model wrote is ever run as code. The function may be async.
+ * QuickJS through the sandbox (runJsIsolated, src/sandbox/js-thread.ts), never on the host. The
+ * arguments cross as JSON text the guest parses, so nothing the model wrote is ever run as code. The
+ * function may be async.
  *
  * It runs under a deadline (`timeout_ms`, default 1000) and a heap limit (`memory_mb`, default 16) in a
  * fresh context per call. What it may return: a number in [0, 1], or a boolean (true 1, false 0). Anything
