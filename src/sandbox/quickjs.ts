@@ -11,7 +11,8 @@
  * - Deadline on the guest's running time (guest-clock.ts: time spent waiting for a core does not
  *   count, a wall-clock backstop does): the interrupt handler stops guest code; pending promise jobs run
  *   in batches between host-side deadline checks (one job can be too short to reach an interrupt);
- *   console output and host functions refuse work once the deadline has passed.
+ *   console output and host functions refuse work once the deadline has passed; the clock is read once
+ *   more when the script ends, so a last built-in that ran past the deadline is a timeout, not a result.
  * - Memory: the QuickJS heap limit, plus a cap on the module's whole wasm memory, because ArrayBuffer
  *   data is not counted by QuickJS's limit. A module whose memory grew past its baseline is dropped
  *   after the call, so the host gets the memory back and the next call starts from a fresh module.
@@ -20,7 +21,10 @@
  *   (cycles, getters, huge arrays) by a formatter in a context of its own that user code never reaches
  *   (guest-values.ts).
  *
- * NOT contained (run this module inside a worker the host can terminate):
+ * NOT contained (run this module inside a worker the host can terminate: runJsIsolated, js-thread.ts,
+ * is runJs in a thread of its own under a watchdog):
+ * - One built-in that never ends (an array method over an array-like of length 2**53): QuickJS polls its
+ *   interrupt handler only between bytecodes.
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
  *   and the deadline cannot interrupt it.
  * - CPU contention: the guest runs synchronously on the calling thread until its deadline (or the

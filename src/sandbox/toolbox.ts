@@ -2,7 +2,7 @@
  * One episode's tools: `createToolbox` builds the whitelisted tools an environment asked for over a
  * fresh in-memory file system (shared by `sh` and `git`), and `call` runs one tool call the model made.
  * State (files, cwd, repository) persists across the calls of the episode; each `js` call still gets a
- * fresh QuickJS context.
+ * fresh QuickJS context, in the sandbox thread under its watchdog (js-thread.ts).
  *
  * Contained: the tools reach no network, page, DOM or storage (see quickjs.ts, sh.ts, git.ts); a call
  * never throws — an unknown tool, bad arguments, a tool failure or a timeout becomes `{ error }` text
