@@ -33,20 +33,17 @@ export interface CheckBudgetOptions {
   onStep?: (step: string) => void;
   /** Cancels the check (its reason is what the check throws). */
   signal?: AbortSignal;
-  now?: () => number;
 }
 
 export class CheckBudget {
   private readonly controller = new AbortController();
   private readonly deadline: number;
-  private readonly now: () => number;
   private readonly timer: ReturnType<typeof setTimeout>;
   private current = 'starting';
 
   constructor(readonly budgetMs: number = CHECK_BUDGET_MS, private readonly options: CheckBudgetOptions = {}) {
     if (!(budgetMs > 0) || !Number.isFinite(budgetMs)) throw new RangeError(`a check's budget must be a positive number of ms, got ${budgetMs}`);
-    this.now = options.now ?? (() => performance.now());
-    this.deadline = this.now() + budgetMs;
+    this.deadline = performance.now() + budgetMs;
     this.timer = setTimeout(() => this.expire(), budgetMs);
     const outer = options.signal;
     if (outer?.aborted) this.controller.abort(outer.reason);
@@ -58,11 +55,6 @@ export class CheckBudget {
     return this.controller.signal;
   }
 
-  /** The step now running, as its timeout would name it. */
-  get step(): string {
-    return this.current;
-  }
-
   /** Starts a step: reports it, and throws when the budget is already spent. */
   begin(step: string): void {
     this.current = step;
@@ -72,7 +64,7 @@ export class CheckBudget {
 
   /** Throws the check's end (a CheckTimeoutError, or the cancellation) once there is one. */
   check(): void {
-    if (!this.signal.aborted && this.now() > this.deadline) this.expire();
+    if (!this.signal.aborted && performance.now() > this.deadline) this.expire();
     this.signal.throwIfAborted();
   }
 
