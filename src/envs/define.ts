@@ -102,7 +102,10 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
         const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
         if (typeof item?.prompt === 'string' && item.prompt.length > MAX_PROMPT_CHARS) {
-          throw new RangeError(`${spec.name}: sample gave a prompt of ${item.prompt.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt may have; keep the question short and put what it needs in the task's files or tools`);
+          throw new RangeError(
+            `${spec.name}: sample gave a prompt of ${item.prompt.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt ` +
+              "may have; keep the question short and put what it needs in the task's files or tools",
+          );
         }
         const key = item.key ?? stableJson(item.data);
         const itemSplit = item.split ?? splitOf(key);

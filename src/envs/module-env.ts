@@ -155,7 +155,10 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
   if (tools === undefined) return [];
   if (!isObject(tools)) throw new EnvironmentModuleError(['"tools" must be an object: { name: { description, parameters, run(args, state, task) } }'], null);
   const count = Object.keys(tools).length;
-  if (count > MAX_OWN_TOOLS) throw new EnvironmentModuleError([`"tools" has ${count} tools, above the ${MAX_OWN_TOOLS} a module may have (each is listed in every prompt); merge related ones into one tool with an argument`], null);
+  if (count > MAX_OWN_TOOLS) {
+    const problem = `"tools" has ${count} tools, above the ${MAX_OWN_TOOLS} a module may have (each is listed in every prompt); merge related ones`;
+    throw new EnvironmentModuleError([`${problem} into one tool with an argument`], null);
+  }
   const problems: string[] = [];
   const schemas: ToolSchema[] = [];
   for (const [name, tool] of Object.entries(tools)) {
@@ -180,7 +183,8 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
   if (problems.length) throw new EnvironmentModuleError(problems, null);
   const listChars = JSON.stringify(schemas).length;
   if (listChars > MAX_TOOL_LIST_CHARS) {
-    throw new EnvironmentModuleError([`the tools' descriptions and parameters are ${listChars} characters of JSON, above the ${MAX_TOOL_LIST_CHARS} the prompt's tool list may take; shorten the descriptions`], null);
+    const problem = `the tools' descriptions and parameters are ${listChars} characters of JSON, above the ${MAX_TOOL_LIST_CHARS}`;
+    throw new EnvironmentModuleError([`${problem} the prompt's tool list may take; shorten the descriptions`], null);
   }
   return schemas;
 }

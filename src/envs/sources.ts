@@ -74,7 +74,9 @@ async function sourceFromFile(content: Uint8Array | string, fileName: string, op
   budget.begin(`reading ${file}`);
   const rows = await readTaskFile(content, file);
   const name = options.name ?? environmentNameFor(file);
-  const source: Extract<EnvironmentSource, { kind: 'tasks' }> = { kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file };
+  const source: Extract<EnvironmentSource, { kind: 'tasks' }> = {
+    kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file,
+  };
   const spec = taskSpecOf(source);
   defineEnvironment(spec);
   budget.begin(`trying the js verifiers of ${file}`);

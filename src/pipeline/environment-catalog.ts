@@ -73,7 +73,9 @@ export interface AuditOneOptions {
  * the problems found (none: it passed), and the source audited (null for a built-in). Throws a
  * CheckTimeoutError naming the step when the budget runs out.
  */
-export async function auditOne(target: AuditTarget, options: AuditOneOptions): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null }> {
+export async function auditOne(
+  target: AuditTarget, options: AuditOneOptions,
+): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null }> {
   const onProgress = options.onProgress ?? (() => {});
   return withCheckBudget(options.budgetMs, { signal: options.signal, onStep: (step) => onProgress(`${step}…`) }, async (budget) => {
     const source = 'file' in target ? await readEnvironmentSource(target.file, { readLocal: target.readLocal, budget }) : 'source' in target ? target.source : null;

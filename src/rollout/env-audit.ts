@@ -56,7 +56,8 @@ const SAMPLES = 5;
 export async function auditEnvironment(env: Environment, options: AuditOptions = {}): Promise<EnvironmentAudit> {
   const onProgress = options.onProgress ?? (() => {});
   if (options.budget) return audit(env, options, options.budget, onProgress);
-  return withCheckBudget(options.budgetMs, { signal: options.signal, onStep: (step) => onProgress(`${step}…`) }, (budget) => audit(env, options, budget, onProgress));
+  const budgetOptions = { signal: options.signal, onStep: (step: string) => onProgress(`${step}…`) };
+  return withCheckBudget(options.budgetMs, budgetOptions, (budget) => audit(env, options, budget, onProgress));
 }
 
 async function audit(target: Environment, options: AuditOptions, budget: CheckBudget, onProgress: (line: string) => void): Promise<EnvironmentAudit> {
@@ -118,7 +119,10 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     }
     const verdicts = scored - before.scored + (unscored - before.unscored);
     if (verdicts > 0 && scored === before.scored) {
-      problems.push(`level ${level}: evaluate gave no score on any of the ${verdicts} episodes it judged (every verdict was null: it could not decide); an environment that cannot score teaches nothing. Make it return a number in [0, 1]`);
+      problems.push(
+        `level ${level}: evaluate gave no score on any of the ${verdicts} episodes it judged (every verdict was null: it could not decide); ` +
+          'an environment that cannot score teaches nothing. Make it return a number in [0, 1]',
+      );
     }
     onProgress(`level ${level}: best task-blind policy ${pct(blind.success)} (${blind.policy})`);
     audits.push({ level, expert, blind, chance });

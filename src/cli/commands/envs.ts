@@ -9,7 +9,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget } from '../../pipeline/environment-catalog.ts';
+import {
+  auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
+} from '../../pipeline/environment-catalog.ts';
 import { isUrl } from '../../pipeline/environment-url.ts';
 import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
@@ -48,15 +50,21 @@ export const envs: Command = {
 
 const auditOptions = {
   items: { type: 'string', default: '16', description: 'items per level for the expert and each task-blind policy', placeholder: 'n' },
-  budget: { type: 'string', default: String(CHECK_BUDGET_MS / 1000), description: 'seconds the whole check may take (reading the file, loading it, the audit)', placeholder: 's' },
+  budget: {
+    type: 'string', default: String(CHECK_BUDGET_MS / 1000), placeholder: 's',
+    description: 'seconds the whole check may take (reading the file, loading it, the audit)',
+  },
   store: storeOption,
 } as const;
 
 /** Audits and prints the report; returns the problems found and the source audited. */
-async function runAudit(ctx: CommandContext, values: Values, target: AuditTarget, ownName = false): Promise<{ env: string; problems: string[]; source: EnvironmentSource | null }> {
+async function runAudit(
+  ctx: CommandContext, values: Values, target: AuditTarget, ownName = false,
+): Promise<{ env: string; problems: string[]; source: EnvironmentSource | null }> {
   const budgetMs = (intOption(values, 'budget') ?? CHECK_BUDGET_MS / 1000) * 1000;
   if (!(budgetMs > 0)) throw new CliError('--budget must be a whole number of seconds above 0.', 2);
-  const audit = await auditOne(target, { items: intOption(values, 'items') ?? 16, signal: ctx.signal, budgetMs, ownName, onProgress: (line) => ctx.err(`audit: ${line}`) });
+  const items = intOption(values, 'items') ?? 16;
+  const audit = await auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, onProgress: (line) => ctx.err(`audit: ${line}`) });
   for (const line of audit.lines) ctx.out(line);
   return audit;
 }

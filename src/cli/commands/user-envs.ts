@@ -41,7 +41,8 @@ export async function storedSources(ctx: CommandContext, values: Values, open?: 
 /** The config with the user environments a command uses installed and named, and their sources for the run record. */
 export async function useUserEnvironments(ctx: CommandContext, values: Values, config: RunConfig, store?: NodeStore): Promise<{ config: RunConfig; sources: EnvironmentSource[] }> {
   const files = listOption(values, 'env-file');
-  return resolveUserEnvironments(config, { files, stored: await storedSources(ctx, values, store), readLocal: (p) => readEnvironmentBytes(ctx, p), signal: ctx.signal });
+  const stored = await storedSources(ctx, values, store);
+  return resolveUserEnvironments(config, { files, stored, readLocal: (p) => readEnvironmentBytes(ctx, p), signal: ctx.signal });
 }
 
 function listOption(values: Values, name: string): string[] {

@@ -55,7 +55,8 @@ export async function readTaskFile(content: Uint8Array | string, fileName: strin
   const size = typeof content === 'string' ? content.length : content.byteLength;
   if (size > limits.maxBytes) {
     const unit = typeof content === 'string' ? 'characters' : 'bytes';
-    throw new TaskFileError([`the file is ${size} ${unit}, above the ${limits.maxBytes} a task file may have (${formatMiB(limits.maxBytes)}); split it, or keep the rows you train on`], fileName);
+    const problem = `the file is ${size} ${unit}, above the ${limits.maxBytes} a task file may have (${formatMiB(limits.maxBytes)})`;
+    throw new TaskFileError([`${problem}; split it, or keep the rows you train on`], fileName);
   }
   const problems: string[] = [];
   const rows = new RowReader(limits.maxRows, problems);

@@ -132,7 +132,9 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
         check();
         const answer = String(row.answer);
         const verdict = await verify(verifier, answer, verifierRow(row), ownAnswerEpisode(promptOf(row), answer));
-        if (verdict.score === null) problems.push(`${row.source}: the js verifier gives no score even for the row's own answer (${verdict.reason}), so it can score no answer; fix its source`);
+        if (verdict.score !== null) continue;
+        const why = `the js verifier gives no score even for the row's own answer (${verdict.reason})`;
+        problems.push(`${row.source}: ${why}, so it can score no answer; fix its source`);
       }
       return problems;
     },

@@ -124,7 +124,8 @@ export class EnvironmentsState {
     this.phase = 'checking';
     this.clearReport();
     try {
-      const result = await this.source.check(draft, (line) => { if (this.controller === controller) this.progress = nextProgress(this.progress, line); }, controller.signal);
+      const onLine = (line: string) => { if (this.controller === controller) this.progress = nextProgress(this.progress, line); };
+      const result = await this.source.check(draft, onLine, controller.signal);
       if (this.controller !== controller) return;
       this.checkedKey = key(draft);
       if (result.ok) {
