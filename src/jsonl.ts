@@ -16,15 +16,26 @@ export interface JsonlLine {
 }
 
 export function jsonlLines(text: string): JsonlLine[] {
-  const out: JsonlLine[] = [];
-  text.split(/\r?\n/).forEach((raw, index) => {
-    const line = raw.trim();
-    if (!line) return;
-    try {
-      out.push({ line: index + 1, text: line, value: JSON.parse(line), error: null });
-    } catch (e) {
-      out.push({ line: index + 1, text: line, value: undefined, error: `not valid JSON (${e instanceof Error ? e.message : String(e)})` });
-    }
-  });
-  return out;
+  return [...eachJsonlLine(text)];
+}
+
+/** The same lines one at a time, each parsed only when reached: a reader that stops early never splits the rest. */
+export function* eachJsonlLine(text: string): Generator<JsonlLine> {
+  let start = 0;
+  for (let index = 0; start <= text.length; index++) {
+    const end = text.indexOf('\n', start);
+    const stop = end < 0 ? text.length : end;
+    const line = text.slice(start, stop).trim();
+    start = stop + 1;
+    if (!line) continue;
+    yield parseLine(index + 1, line);
+  }
+}
+
+function parseLine(line: number, text: string): JsonlLine {
+  try {
+    return { line, text, value: JSON.parse(text), error: null };
+  } catch (e) {
+    return { line, text, value: undefined, error: `not valid JSON (${e instanceof Error ? e.message : String(e)})` };
+  }
 }

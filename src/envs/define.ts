@@ -11,7 +11,7 @@
  */
 import { SYSTEM_PROMPT_STYLES, type Split, type Task, type Trajectory } from '../contracts.ts';
 import { createRng, deriveSeed, hashString } from '../rng.ts';
-import { ALL_LEVELS, KNOWN_TOOLS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
+import { ALL_LEVELS, KNOWN_TOOLS, MAX_PROMPT_CHARS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
 
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 /** Draws before giving up on a split: with testFraction 0.2, 200 misses in a row means the item space is too small. */
@@ -19,6 +19,12 @@ const MAX_SPLIT_ATTEMPTS = 200;
 /** Share of the item space held out for validation, after the test share. */
 export const VALIDATION_FRACTION = 0.1;
 const SPLITS: readonly Split[] = ['train', 'validation', 'test'];
+/**
+ * The most luck an environment may declare (`EnvironmentSpec.chance`): beyond it a blind policy
+ * succeeds so often that the environment teaches ignoring the task. A task file's luck is not declared
+ * but measured from its rows (a four-choice file has 0.25), so it may be higher; it is still a rate.
+ */
+export const MAX_DECLARED_CHANCE = 0.1;
 
 export class EnvironmentSpecError extends Error {
   constructor(readonly problems: string[], name: string) {
@@ -95,6 +101,12 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
       if (!SPLITS.includes(split)) throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
       for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
         const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
+        if (typeof item?.prompt === 'string' && item.prompt.length > MAX_PROMPT_CHARS) {
+          throw new RangeError(
+            `${spec.name}: sample gave a prompt of ${item.prompt.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt ` +
+              "may have; keep the question short and put what it needs in the task's files or tools",
+          );
+        }
         const key = item.key ?? stableJson(item.data);
         const itemSplit = item.split ?? splitOf(key);
         if (!SPLITS.includes(itemSplit)) throw new RangeError(`${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`);
@@ -121,7 +133,13 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
     },
     toolbox: (task: Task): ToolboxSetup => spec.toolbox?.(task) ?? {},
     ownTools: [...(spec.ownTools ?? [])],
-    chance: (difficulty: number): number => spec.chance?.(difficulty) ?? 0,
+    chance: (difficulty: number): number => {
+      const luck = spec.chance?.(difficulty) ?? 0;
+      if (typeof luck !== 'number' || !Number.isFinite(luck) || luck < 0 || luck > 1) {
+        throw new RangeError(`${spec.name}.chance(${difficulty}) returned ${describe(luck)}; it must return a success rate, a number in [0, 1]`);
+      }
+      return luck;
+    },
   };
   if (spec.expert) env.expert = (task: Task) => spec.expert!(task);
   if (spec.openTools) env.openTools = (task, options) => spec.openTools!(task, options);

@@ -7,7 +7,7 @@
  * When the sandbox cannot run the reference, the environment cannot decide and returns null.
  */
 import type { Task, Trajectory } from '../contracts.ts';
-import { runJs } from '../sandbox/index.ts';
+import { runJsIsolated } from '../sandbox/index.ts';
 import { extractCode, finalAnswer } from './answer.ts';
 import { callSource, successfulCalls } from './evidence.ts';
 import { JS_BUGS, JS_DEBUG_PROMPT, type BugTemplate } from './data/js-bugs.ts';
@@ -40,7 +40,7 @@ function testHarness(code: string, fn: string, tests: unknown[][]): string {
 
 /** Test results of some code, or null when it did not run to completion. */
 async function runTests(code: string, fn: string, tests: unknown[][]): Promise<string[] | null> {
-  const r = await runJs(testHarness(code, fn, tests), { timeoutMs: TEST_TIMEOUT_MS });
+  const r = await runJsIsolated(testHarness(code, fn, tests), { timeoutMs: TEST_TIMEOUT_MS });
   if (!r.ok || r.value === null) return null;
   try {
     const decoded: unknown = JSON.parse(JSON.parse(r.value) as string);

@@ -8,7 +8,7 @@
  *   tools?: { NAME: { description, parameters, run(args, state, task) } }   its own tools
  *   init?(task) → state                               the per-episode state the tools share
  *   expert?(task) → [turn, …]  a turn is the final answer (a string) or { tool, args, think? }
- *   chance?(level) → number    the success a task-blind policy reaches by luck (≤ 0.1)
+ *   chance?(level) → number    the success a task-blind policy reaches by luck, from 0 to 0.1 (MAX_DECLARED_CHANCE)
  *
  * All of it runs in QuickJS (sandbox/guest-module.ts) under deadlines and a heap limit; nothing of
  * the module runs as host JavaScript, and on a page's engine or a Node main thread none of it runs in
@@ -21,7 +21,7 @@ import type { SystemPromptStyle, Task, ToolSchema, Trajectory } from '../contrac
 import type { Rng } from '../rng.ts';
 import { GuestModuleError } from '../sandbox/guest-module.ts';
 import { TOOL_NAMES } from '../sandbox/tool-schemas.ts';
-import { defineEnvironment, EnvironmentSpecError } from './define.ts';
+import { defineEnvironment, EnvironmentSpecError, MAX_DECLARED_CHANCE } from './define.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { openModuleRunner } from './module-host.ts';
 import { isObject, type ModuleRunner } from './module-runner.ts';
@@ -58,6 +58,10 @@ const DEFAULTS = { fileName: 'env.js', timeoutMs: 2000, memoryBytes: 16 * 1024 *
 /** A module's source is code, not data: a bigger file is almost surely a mistake (data belongs in a task file). */
 export const MAX_MODULE_CHARS = 1024 * 1024;
 const TOOL_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
+/** A module's own tools at most: each is listed in every episode's system prompt, and the audit probes each. */
+export const MAX_OWN_TOOLS = 32;
+/** Their schemas (names, descriptions, parameters) at most, as JSON characters: the system prompt's tool list. */
+export const MAX_TOOL_LIST_CHARS = 16_000;
 
 /** Loads, validates and wraps a module; throws EnvironmentModuleError naming each problem (and the line). */
 export async function loadEnvironmentModule(source: string, options: ModuleEnvironmentOptions = {}): Promise<ModuleEnvironment> {
@@ -122,7 +126,7 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
       },
     };
     if (has('expert')) spec.expert = (task) => readExpert(runner.expert(task), layout);
-    if (has('chance')) spec.chance = (level) => Number(runner.chance(level));
+    if (has('chance')) spec.chance = (level) => readChance(runner.chance(level), level);
     try {
       return { env: defineEnvironment(spec), hosted: runner.hosted, close: () => runner.close() };
     } catch (e) {
@@ -150,6 +154,11 @@ function asModuleError(e: unknown): EnvironmentModuleError {
 function readToolSchemas(tools: unknown): ToolSchema[] {
   if (tools === undefined) return [];
   if (!isObject(tools)) throw new EnvironmentModuleError(['"tools" must be an object: { name: { description, parameters, run(args, state, task) } }'], null);
+  const count = Object.keys(tools).length;
+  if (count > MAX_OWN_TOOLS) {
+    const problem = `"tools" has ${count} tools, above the ${MAX_OWN_TOOLS} a module may have (each is listed in every prompt); merge related ones`;
+    throw new EnvironmentModuleError([`${problem} into one tool with an argument`], null);
+  }
   const problems: string[] = [];
   const schemas: ToolSchema[] = [];
   for (const [name, tool] of Object.entries(tools)) {
@@ -172,6 +181,11 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
     schemas.push({ name, description: tool.description, parameters: { type: 'object', properties: properties as ToolSchema['parameters']['properties'], required } });
   }
   if (problems.length) throw new EnvironmentModuleError(problems, null);
+  const listChars = JSON.stringify(schemas).length;
+  if (listChars > MAX_TOOL_LIST_CHARS) {
+    const problem = `the tools' descriptions and parameters are ${listChars} characters of JSON, above the ${MAX_TOOL_LIST_CHARS}`;
+    throw new EnvironmentModuleError([`${problem} the prompt's tool list may take; shorten the descriptions`], null);
+  }
   return schemas;
 }
 
@@ -182,6 +196,16 @@ function readItem(value: unknown): TaskItem {
   if (value.data !== undefined && !isObject(value.data)) throw new Error('sample: "data" must be an object (what evaluate and expert read)');
   if (value.key !== undefined && typeof value.key !== 'string') throw new Error('sample: "key" must be a string (the item\'s canonical content, which decides its split)');
   return { prompt: value.prompt, data: (value.data ?? {}) as Record<string, unknown>, ...(value.key !== undefined ? { key: value.key } : {}) };
+}
+
+/** What `chance(level)` declares, checked: a number from 0 to MAX_DECLARED_CHANCE, never coerced. */
+function readChance(value: unknown, level: number): number {
+  if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_DECLARED_CHANCE) return value;
+  const got = typeof value === 'number' ? String(value) : JSON.stringify(value)?.slice(0, 80) ?? String(value);
+  throw new RangeError(
+    `chance(${level}) returned ${got}; it must return a number from 0 to ${MAX_DECLARED_CHANCE} (the share of tasks a policy that ignores ` +
+      'them solves by luck): an environment that pays more often than that for ignoring the task cannot be trained on',
+  );
 }
 
 function readExpert(value: unknown, layout: 'compact' | 'full'): string[] {

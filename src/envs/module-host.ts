@@ -17,18 +17,12 @@
 import type { Task } from '../contracts.ts';
 import type { RngState } from '../rng.ts';
 import { GuestModuleError } from '../sandbox/guest-module.ts';
+import { spawnThread, type HostThread as SpawnedThread, type ThreadListener } from '../sandbox/spawn-thread.ts';
 import { errorFrom, FLAG, HEADER_BYTES, LENGTH, SHARED_BYTES, STATUS, type AsyncOp, type FromHost, type SyncOp, type ToHost } from './module-host-protocol.ts';
 import { LocalModuleRunner, type ModuleInfo, type ModuleRunner, type ModuleRunnerOptions, type ToolCallRecord, type ToolOutcome, type ToolSession } from './module-runner.ts';
 
-/** What the host's thread looks like to us, on either platform. */
-interface HostThread {
-  post(message: ToHost): void;
-  terminate(): void;
-  /** Node: whether a pending call keeps the process alive (an idle host must not). */
-  hold(held: boolean): void;
-}
-
-type Listener = { message(m: FromHost): void; crash(e: Error): void };
+type HostThread = SpawnedThread<ToHost>;
+type Listener = ThreadListener<FromHost>;
 
 let hereOnly = false;
 
@@ -185,34 +179,7 @@ class HostedModuleRunner implements ModuleRunner {
   }
 }
 
-const inNode = typeof process !== 'undefined' && Boolean(process.versions?.node);
-
-async function spawnHost(listener: Listener): Promise<HostThread> {
-  if (!inNode) {
-    const worker = new Worker(new URL('../../workers/module-host.worker.ts', import.meta.url), { type: 'module', name: 'environment-module' });
-    worker.onmessage = (event: MessageEvent<FromHost>) => listener.message(event.data);
-    worker.onerror = (event) => listener.crash(new Error(event.message || 'the module host failed to start'));
-    return { post: (m) => worker.postMessage(m), terminate: () => worker.terminate(), hold: () => {} };
-  }
-  // Not literals: the browser bundle must neither resolve nor copy the Node-only files.
-  const specifier = 'node:worker_threads';
-  const { Worker: NodeWorker } = (await import(/* @vite-ignore */ specifier)) as typeof import('node:worker_threads');
-  const here = import.meta.url;
-  const boot = new URL(['..', '..', 'workers', 'node-boot.mjs'].join('/'), here);
-  const entry = new URL(['..', '..', 'workers', 'module-host.node.ts'].join('/'), here).href;
-  const worker = new NodeWorker(boot, { workerData: { entry } });
-  worker.on('message', (m: FromHost) => listener.message(m));
-  worker.on('error', (e) => listener.crash(e));
-  let ended = false;
-  worker.on('exit', (code) => {
-    if (!ended) listener.crash(new Error(`exited unexpectedly (code ${code})`));
-  });
-  return {
-    post: (m) => worker.postMessage(m),
-    terminate: () => {
-      ended = true;
-      void worker.terminate();
-    },
-    hold: (held) => (held ? worker.ref() : worker.unref()),
-  };
+function spawnHost(listener: Listener): Promise<HostThread> {
+  const browser = () => new Worker(new URL('../../workers/module-host.worker.ts', import.meta.url), { type: 'module', name: 'environment-module' });
+  return spawnThread<ToHost, FromHost>(browser, 'module-host.node.ts', listener);
 }

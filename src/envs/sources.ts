@@ -8,7 +8,8 @@ import type { EnvironmentSource } from '../contracts.ts';
 import { hashString } from '../rng.ts';
 import { defineEnvironment, stableJson } from './define.ts';
 import { loadEnvironmentModule } from './module-env.ts';
-import { readTaskFile, taskFileSpec, type TaskRow, type VerifierConfig } from './task-file/index.ts';
+import { CheckBudget, withCheckBudget } from './check-budget.ts';
+import { readTaskFile, TaskFileError, taskFileSpec, type TaskFileSpec, type TaskRow, type VerifierConfig } from './task-file/index.ts';
 import { getEnvironment, installEnvironment, isBuiltinEnvironment } from './registry.ts';
 import type { Environment } from './types.ts';
 
@@ -25,10 +26,7 @@ export function describeSource(source: EnvironmentSource): { name: string; kind:
 
 /** Builds the environment a source describes, not registering it; `close` frees its sandbox context. */
 export async function buildEnvironment(source: EnvironmentSource): Promise<{ env: Environment; close(): void }> {
-  if (source.kind === 'tasks') {
-    const spec = taskFileSpec(source.name, source.rows as unknown as TaskRow[], { verifier: source.verifier as VerifierConfig | null });
-    return { env: defineEnvironment(spec), close: () => {} };
-  }
+  if (source.kind === 'tasks') return { env: defineEnvironment(taskSpecOf(source)), close: () => {} };
   const built = await loadEnvironmentModule(source.source, { fileName: source.file?.split(/[\\/]/).pop() ?? `${source.name}.js` });
   if (built.env.name !== source.name) {
     built.close();
@@ -40,23 +38,50 @@ export async function buildEnvironment(source: EnvironmentSource): Promise<{ env
 /** Module files; anything else is read as a task file (JSONL, JSON, CSV, TSV, Parquet). */
 const MODULE_FILE = /\.m?js$/i;
 
+function taskSpecOf(source: Extract<EnvironmentSource, { kind: 'tasks' }>): TaskFileSpec {
+  return taskFileSpec(source.name, source.rows as unknown as TaskRow[], { verifier: source.verifier as VerifierConfig | null });
+}
+
+export interface SourceFileOptions {
+  name?: string;
+  verifier?: Record<string, unknown> | null;
+  /** The budget of the check this reading is part of; without one, a budget of its own (CHECK_BUDGET_MS). */
+  budget?: CheckBudget;
+  /** Cancels a reading that has no `budget`. */
+  signal?: AbortSignal;
+}
+
 /**
  * The source a file describes: a JavaScript module (its `name` read by loading it), or a task file
  * whose environment is named after the file (`word-problems.jsonl` → `word_problems`) unless `name` is
- * given. Checked by building it: every problem comes back as the error (rows and fields named).
+ * given. Checked by building it, a task file's js verifiers tried once each: every problem comes back as
+ * the error (rows and fields named). It runs under a check's budget (check-budget.ts).
  */
-export async function environmentSourceFromFile(content: Uint8Array | string, fileName: string, options: { name?: string; verifier?: Record<string, unknown> | null } = {}): Promise<EnvironmentSource> {
+export async function environmentSourceFromFile(content: Uint8Array | string, fileName: string, options: SourceFileOptions = {}): Promise<EnvironmentSource> {
+  if (options.budget) return sourceFromFile(content, fileName, options, options.budget);
+  return withCheckBudget(undefined, { signal: options.signal }, (budget) => sourceFromFile(content, fileName, options, budget));
+}
+
+async function sourceFromFile(content: Uint8Array | string, fileName: string, options: SourceFileOptions, budget: CheckBudget): Promise<EnvironmentSource> {
   const file = fileName.split(/[\\/]/).pop() ?? fileName;
   if (MODULE_FILE.test(file)) {
+    budget.begin(`loading ${file}`);
     const source = typeof content === 'string' ? content : new TextDecoder().decode(content);
-    const built = await loadEnvironmentModule(source, { fileName: file });
+    const built = await budget.open(loadEnvironmentModule(source, { fileName: file }));
     built.close();
     return { kind: 'module', name: built.env.name, source, file };
   }
+  budget.begin(`reading ${file}`);
   const rows = await readTaskFile(content, file);
   const name = options.name ?? environmentNameFor(file);
-  const source: EnvironmentSource = { kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file };
-  (await buildEnvironment(source)).close();
+  const source: Extract<EnvironmentSource, { kind: 'tasks' }> = {
+    kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file,
+  };
+  const spec = taskSpecOf(source);
+  defineEnvironment(spec);
+  budget.begin(`trying the js verifiers of ${file}`);
+  const problems = await budget.race(spec.tryVerifiers(() => budget.check()));
+  if (problems.length) throw new TaskFileError(problems, file);
   return source;
 }
 

@@ -94,11 +94,19 @@ export interface EnvironmentSpec {
   openTools?(task: Task, options: OwnToolOptions): Promise<OwnToolSession>;
   /**
    * The success rate a task-blind policy can reach by luck at a level (a lucky guess of a branch name,
-   * say), at most 0.1. Default 0: success is out of reach without reading the task. tests/envs checks
+   * say), at most MAX_DECLARED_CHANCE (0.1, define.ts; a module's is refused above it, a task file's is
+   * measured from its rows instead). Default 0: success is out of reach without reading the task. tests/envs checks
    * a family of blind policies against it.
    */
   chance?(difficulty: number): number;
 }
+
+/**
+ * The longest prompt a task may have, in characters (about 8,000 tokens): a task is one question, not a
+ * corpus, and every episode renders and tokenizes it again. Longer ones are refused by name (a module's
+ * `sample`, a task file's row).
+ */
+export const MAX_PROMPT_CHARS = 32_000;
 
 /** A registered environment: the spec plus deterministic generation with splits. */
 export interface Environment {

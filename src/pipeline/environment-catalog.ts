@@ -7,9 +7,13 @@
  */
 import type { EnvironmentSource } from '../contracts.ts';
 import { describeEnvironments, getEnvironment, isBuiltinEnvironment, listTags } from '../envs/registry.ts';
+import { withCheckBudget } from '../envs/check-budget.ts';
 import { buildEnvironment } from '../envs/sources.ts';
 import { auditEnvironment, formatAudit } from '../rollout/env-audit.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment, type Store } from '../store/index.ts';
+import { readEnvironmentSource, type ReadLocal } from './node-environments.ts';
+
+export { CHECK_BUDGET_MS } from '../envs/check-budget.ts';
 
 /** One environment as the catalog lists it; `origin` is `built-in`, or the file (or kind) a user's came from. */
 export interface CatalogEntry {
@@ -50,20 +54,41 @@ export async function environmentCatalog(stored: EnvironmentSource[], options: {
   ];
 }
 
+/** What an audit checks: a user's environment (`source`), a built-in (`name`), or a file (or URL) still to be read. */
+export type AuditTarget = { source: EnvironmentSource } | { name: string } | { file: string; readLocal: ReadLocal };
+
+export interface AuditOneOptions {
+  items: number;
+  signal?: AbortSignal;
+  /** Hears each step as it starts (a line ending in "…") and each part as it finishes. */
+  onProgress?: (line: string) => void;
+  /** The whole check's budget, reading a file included, in ms; default CHECK_BUDGET_MS. */
+  budgetMs?: number;
+  /** A file's environment must not be named like a built-in (`envs add`): refused before its audit. */
+  ownName?: boolean;
+}
+
 /**
- * Audits a user's environment (`source`) or a built-in one (`name`): its report lines, and the problems
- * found (none: it passed). `onProgress` hears each stage as it runs.
+ * Audits a target under one budget, from reading its file to the last blind policy: its report lines,
+ * the problems found (none: it passed), and the source audited (null for a built-in). Throws a
+ * CheckTimeoutError naming the step when the budget runs out.
  */
 export async function auditOne(
-  target: { source: EnvironmentSource } | { name: string }, options: { items: number; signal?: AbortSignal; onProgress?: (line: string) => void },
-): Promise<{ env: string; lines: string[]; problems: string[] }> {
-  const built = 'source' in target ? await buildEnvironment(target.source) : { env: getEnvironment(target.name), close: () => {} };
-  try {
-    const audit = await auditEnvironment(built.env, { items: options.items, signal: options.signal, onProgress: options.onProgress });
-    return { env: audit.env, lines: formatAudit(audit), problems: audit.problems };
-  } finally {
-    built.close();
-  }
+  target: AuditTarget, options: AuditOneOptions,
+): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null }> {
+  const onProgress = options.onProgress ?? (() => {});
+  return withCheckBudget(options.budgetMs, { signal: options.signal, onStep: (step) => onProgress(`${step}…`) }, async (budget) => {
+    const source = 'file' in target ? await readEnvironmentSource(target.file, { readLocal: target.readLocal, budget }) : 'source' in target ? target.source : null;
+    if (source && options.ownName) checkOwnName(source.name);
+    budget.begin(source ? `building ${source.name}` : `opening ${(target as { name: string }).name}`);
+    const built = source ? await budget.open(buildEnvironment(source)) : { env: getEnvironment((target as { name: string }).name), close: () => {} };
+    try {
+      const audit = await auditEnvironment(built.env, { items: options.items, budget, onProgress });
+      return { env: audit.env, lines: formatAudit(audit), problems: audit.problems, source };
+    } finally {
+      built.close();
+    }
+  });
 }
 
 /** What `spindle envs audit NAME` audits: a built-in, else a stored environment of that name; throws when it is neither. */

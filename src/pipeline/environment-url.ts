@@ -4,9 +4,11 @@
  * timeout, a stall rule and a size limit that fits such a file. The file name (for the format) is the
  * URL's last path segment.
  */
-import { boundedChunks, concatBytes, fetchWithTimeout, MiB, NetError, type ReadLimits } from '../model/net.ts';
+import { MAX_TASK_FILE_BYTES } from '../envs/task-file/index.ts';
+import { boundedChunks, concatBytes, fetchWithTimeout, NetError, type ReadLimits } from '../model/net.ts';
 
-export const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: 64 * MiB };
+/** A task file's size cap bounds the download too (a module is far smaller). */
+export const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: MAX_TASK_FILE_BYTES };
 
 export function isUrl(path: string): boolean {
   return /^https?:\/\//i.test(path);

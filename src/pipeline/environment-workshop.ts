@@ -9,6 +9,7 @@ import type { EnvironmentSource, Split, Task, Trajectory } from '../contracts.ts
 import { EnvironmentModuleError, loadEnvironmentModule } from '../envs/module-env.ts';
 import { getEnvironment, isBuiltinEnvironment, listEnvironments } from '../envs/registry.ts';
 import { buildEnvironment, environmentSourceFromFile, installEnvironmentSource } from '../envs/sources.ts';
+import { withCheckBudget } from '../envs/check-budget.ts';
 import type { Environment } from '../envs/types.ts';
 import { auditEnvironment, type EnvironmentAudit } from '../rollout/env-audit.ts';
 import { GuestModuleError } from '../sandbox/guest-module.ts';
@@ -61,24 +62,30 @@ export class EnvironmentWorkshop {
 
   /**
    * The live check: load the draft, then audit it (five sampled tasks, the expert per level, the best
-   * task-blind policy per level), saying each finished part through `onProgress`. `cancelCheck(checkId)`
-   * stops it between parts. A module that throws or runs past its deadline comes back as a failure.
+   * task-blind policy per level), saying each step as it starts (a line ending in "…") and each part as it
+   * finishes through `onProgress`. `cancelCheck(checkId)` stops it. A module that throws or runs past its
+   * deadline, and a check that runs past its budget (CHECK_BUDGET_MS, the step named), come back as a failure.
    */
   async check(draft: EnvironmentDraft, checkId: string, onProgress: (line: string) => unknown = () => {}): Promise<EnvironmentCheck> {
     const controller = new AbortController();
     this.checks.get(checkId)?.abort();
     this.checks.set(checkId, controller);
-    let built: { env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean } | null = null;
+    // Closed when the check ends, even while a step the budget cut short still waits (that stops the module's thread).
+    let built = null as { env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean } | null;
+    const report = (line: string) => void onProgress(line);
     try {
-      built = await build(draft);
-      const info = describe(built.env);
-      // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
-      const thread = built.hosted === undefined ? '' : built.hosted ? '; runs in a thread of its own' : "; runs in the engine's thread (this page is not cross-origin isolated)";
-      void onProgress(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`);
-      controller.signal.throwIfAborted();
-      const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, signal: controller.signal, onProgress: (line) => void onProgress(line) });
-      controller.signal.throwIfAborted();
-      return { ok: true, source: built.source, info, audit };
+      // One budget for the whole check, the load included (check-budget.ts); its timeout names the step.
+      return await withCheckBudget(undefined, { signal: controller.signal, onStep: (step) => report(`${step}…`) }, async (budget) => {
+        budget.begin('loading the environment');
+        built = await budget.open(build(draft));
+        const info = describe(built.env);
+        // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
+        const thread = built.hosted === undefined ? '' : built.hosted ? '; runs in a thread of its own' : "; runs in the engine's thread (this page is not cross-origin isolated)";
+        report(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`);
+        const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, budget, onProgress: report });
+        budget.check();
+        return { ok: true as const, source: built.source, info, audit };
+      });
     } catch (error) {
       if (controller.signal.aborted) return { ok: false, problems: ['the check was cancelled'], line: null };
       return failure(error);

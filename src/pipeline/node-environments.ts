@@ -9,12 +9,17 @@ import type { RunConfig } from '../config/schema.ts';
 import { parseRunConfigYaml } from '../config/yaml.ts';
 import type { EnvironmentSource } from '../contracts.ts';
 import { describeEnvironments, isBuiltinEnvironment, listEnvironments } from '../envs/registry.ts';
+import { CheckTimeoutError, type CheckBudget } from '../envs/check-budget.ts';
 import { environmentSourceFromFile, installEnvironmentSource } from '../envs/sources.ts';
+import { MAX_TASK_FILE_BYTES } from '../envs/task-file/index.ts';
 import { listEnvironmentRecords, type Store } from '../store/index.ts';
 import { fetchEnvironmentFile, isUrl } from './environment-url.ts';
 
 /** How a caller reads a local file (its own errors, e.g. "does not exist", pass through unchanged). */
 export type ReadLocal = (path: string) => Uint8Array;
+
+/** The largest environment file read (a task file's cap; a module is far smaller): a caller checks a file's size before reading it. */
+export const MAX_ENVIRONMENT_FILE_BYTES = MAX_TASK_FILE_BYTES;
 
 /**
  * A run config file's text, validated. Environments are checked against the built-ins, unless
@@ -26,15 +31,19 @@ export function parseRunConfig(text: string, options: { userEnvironments?: boole
 
 /** A file or https URL as an environment source; its problems (rows and fields, module lines) are the error, after the path. */
 export async function readEnvironmentSource(
-  path: string, options: { readLocal: ReadLocal; verifier?: Record<string, unknown> | null; signal?: AbortSignal },
+  path: string, options: { readLocal: ReadLocal; verifier?: Record<string, unknown> | null; signal?: AbortSignal; budget?: CheckBudget },
 ): Promise<EnvironmentSource> {
+  const { budget, signal } = options;
   const verifier = options.verifier ?? null;
   const local = isUrl(path) ? null : options.readLocal(path);
   try {
-    if (local) return await environmentSourceFromFile(local, path, { verifier });
-    const { bytes, fileName } = await fetchEnvironmentFile(path, { signal: options.signal });
-    return await environmentSourceFromFile(bytes, fileName, { verifier });
+    if (local) return await environmentSourceFromFile(local, path, { verifier, budget, signal });
+    budget?.begin(`downloading ${path}`);
+    const download = fetchEnvironmentFile(path, { signal: budget?.signal ?? signal });
+    const { bytes, fileName } = await (budget ? budget.race(download) : download);
+    return await environmentSourceFromFile(bytes, fileName, { verifier, budget, signal });
   } catch (e) {
+    if (e instanceof CheckTimeoutError) throw e;
     throw new Error(`${path}: ${(e as Error).message}`, { cause: e });
   }
 }

@@ -272,6 +272,14 @@ export interface BlindResult {
   n: number;
 }
 
+export interface BlindOptions {
+  items: number;
+  seed: number;
+  split?: Split;
+  /** Stops the evaluation between episodes (an audit's budget). */
+  signal?: AbortSignal;
+}
+
 /**
  * The episode cut down to some of its tool turns (by index), answered with `text`: what a policy that
  * made only those calls would have seen and scored, when every call only read the sandbox. Null when the
@@ -291,10 +299,10 @@ function cutEpisode(trajectory: Trajectory, turns: number[], text: string): Traj
 }
 
 /** Every blind policy's success on the same distinct held-out items an evaluation with (items, seed) uses. */
-export async function evaluateBlindPolicies(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Promise<BlindResult[]> {
+export async function evaluateBlindPolicies(env: Environment, level: number, options: BlindOptions): Promise<BlindResult[]> {
   const common = mostCommonAnswer(env, level);
   const split = options.split ?? 'test';
-  const evalOptions = { items: options.items, seed: options.seed, levels: [level], split, maxSteps: 8 };
+  const evalOptions = { items: options.items, seed: options.seed, levels: [level], split, maxSteps: 8, signal: options.signal };
   const tasks = new Map(evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((t) => [t.id, t]));
   const results: BlindResult[] = [];
   /** Scores each reading on the episodes as `cut` reshapes them; a reading `cut` cannot express runs its own episodes. */
@@ -303,6 +311,7 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
       let wins = 0;
       let cuttable = true;
       for (const episode of episodes) {
+        options.signal?.throwIfAborted();
         const text = reading.answer(seenIn(cut(episode, '')?.messages ?? episode.messages));
         const copy = cut(episode, text);
         if (copy === null) {
@@ -346,7 +355,7 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
 }
 
 /** The best blind policy's success on those items. */
-export async function bestBlindSuccess(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Promise<BlindResult> {
+export async function bestBlindSuccess(env: Environment, level: number, options: BlindOptions): Promise<BlindResult> {
   const all = await evaluateBlindPolicies(env, level, options);
   return all.reduce((best, r) => (r.success > best.success ? r : best));
 }

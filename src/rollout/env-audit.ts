@@ -7,6 +7,7 @@
  * environment that pays for ignoring the task teaches exactly that.
  */
 import type { Task } from '../contracts.ts';
+import { budgetedEnvironment, CheckBudget, withCheckBudget } from '../envs/check-budget.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { bestBlindSuccess, type BlindResult } from './blind-policies.ts';
@@ -19,9 +20,15 @@ export interface AuditOptions {
   seed?: number;
   /** Levels to audit; default every level the environment offers. */
   levels?: readonly number[];
-  /** Called as each part finishes: a line to show. */
+  /** Called as each step starts (a line ending in "…") and as each part finishes: a line to show. */
   onProgress?: (line: string) => void;
   signal?: AbortSignal;
+  /**
+   * The budget the audit runs under, shared with the rest of a check (reading the file first); without
+   * one, a budget of its own of `budgetMs` (default CHECK_BUDGET_MS) reporting steps to `onProgress`.
+   */
+  budget?: CheckBudget;
+  budgetMs?: number;
 }
 
 export interface LevelAudit {
@@ -45,11 +52,34 @@ export interface EnvironmentAudit {
 
 const SAMPLES = 5;
 
+/** The audit; it throws a CheckTimeoutError naming the step when its budget runs out. */
 export async function auditEnvironment(env: Environment, options: AuditOptions = {}): Promise<EnvironmentAudit> {
-  const { items = 16, seed = 1, levels = env.difficulties, onProgress = () => {} } = options;
+  const onProgress = options.onProgress ?? (() => {});
+  if (options.budget) return audit(env, options, options.budget, onProgress);
+  const budgetOptions = { signal: options.signal, onStep: (step: string) => onProgress(`${step}…`) };
+  return withCheckBudget(options.budgetMs, budgetOptions, (budget) => audit(env, options, budget, onProgress));
+}
+
+async function audit(target: Environment, options: AuditOptions, budget: CheckBudget, onProgress: (line: string) => void): Promise<EnvironmentAudit> {
+  const { items = 16, seed = 1, levels = target.difficulties } = options;
+  // Every verdict of the environment is counted: one that never decides cannot be trained on.
+  let scored = 0;
+  let unscored = 0;
+  const budgeted = budgetedEnvironment(target, budget);
+  const env: Environment = {
+    ...budgeted,
+    evaluate: async (task, trajectory) => {
+      const score = await budgeted.evaluate(task, trajectory);
+      if (score === null) unscored++;
+      else scored++;
+      return score;
+    },
+  };
+  const signal = budget.signal;
   const problems: string[] = [];
   const warnings: string[] = [];
   const samples: EnvironmentAudit['samples'] = [];
+  budget.begin(`sampling ${SAMPLES} tasks`);
   for (let i = 0; i < SAMPLES; i++) {
     const level = levels[i % levels.length];
     const task = env.generate(deriveSeed(seed, 'audit-sample', i), level, 'train');
@@ -63,15 +93,16 @@ export async function auditEnvironment(env: Environment, options: AuditOptions =
 
   const audits: LevelAudit[] = [];
   for (const level of levels) {
-    options.signal?.throwIfAborted();
+    const before = { scored, unscored };
     let expert: LevelAudit['expert'] = null;
     if (env.expert) {
       let successes = 0;
       let firstFailure: string | null = null;
       const n = Math.min(items, 8);
+      budget.begin(`level ${level}: the expert on ${n} tasks`);
       for (let i = 0; i < n; i++) {
         const task: Task = env.generate(deriveSeed(seed, 'audit-expert', level, i), level, 'train');
-        const t = await expertTrajectory(env, task);
+        const t = await expertTrajectory(env, task, { signal });
         if (t.success) successes++;
         else firstFailure ??= `task "${task.prompt.slice(0, 80)}" scored ${t.judge_score}${t.steps.find((s) => s.tool_call?.error)?.tool_call?.error ? ` (a tool said: ${t.steps.find((s) => s.tool_call?.error)!.tool_call!.error})` : ''}`;
       }
@@ -79,16 +110,35 @@ export async function auditEnvironment(env: Environment, options: AuditOptions =
       if (successes < n) problems.push(`level ${level}: the expert succeeds on ${successes} of ${n} tasks; first failure: ${firstFailure}. Fix expert(task) or evaluate so the intended solution scores 1`);
       onProgress(`level ${level}: expert ${successes}/${n}`);
     }
-    const blind = await bestBlindSuccess(env, level, { items, seed, split: 'test' });
-    const chance = env.chance(level);
+    budget.begin(`level ${level}: the task-blind policies on ${items} items`);
+    const blind = await bestBlindSuccess(env, level, { items, seed, split: 'test', signal });
+    const chance = declaredChance(env, level, problems, signal);
     const [low, high] = wilsonInterval(Math.round(blind.success * blind.n), blind.n);
     if (low > chance) {
       problems.push(`level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items (95% interval ${pct(low)}–${pct(high)}) without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`);
     }
+    const verdicts = scored - before.scored + (unscored - before.unscored);
+    if (verdicts > 0 && scored === before.scored) {
+      problems.push(
+        `level ${level}: evaluate gave no score on any of the ${verdicts} episodes it judged (every verdict was null: it could not decide); ` +
+          'an environment that cannot score teaches nothing. Make it return a number in [0, 1]',
+      );
+    }
     onProgress(`level ${level}: best task-blind policy ${pct(blind.success)} (${blind.policy})`);
     audits.push({ level, expert, blind, chance });
   }
-  return { env: env.name, samples, levels: audits, problems, warnings };
+  return { env: target.name, samples, levels: audits, problems, warnings };
+}
+
+/** The luck the environment declares at a level; one it cannot declare (a throw, a value out of range) is a problem, and no luck. */
+function declaredChance(env: Environment, level: number, problems: string[], signal: AbortSignal): number {
+  try {
+    return env.chance(level);
+  } catch (e) {
+    if (signal.aborted) throw e; // the check's end, not the environment's answer
+    problems.push(`level ${level}: ${e instanceof Error ? e.message : String(e)}`);
+    return 0;
+  }
 }
 
 /** The audit as lines for a terminal. */

@@ -7,12 +7,20 @@
  * promise jobs and in host calls. A gap between two checks counts in full up to MAX_GAP_MS; a longer
  * gap is time the thread was not running the guest, and only MAX_GAP_MS of it counts.
  *
+ * Except a gap longer than LONG_OP_MS: that is one built-in running without reaching a check (a
+ * BigInt's toString near QuickJS's size cap, a sort of huge strings), not a wait for a core (a
+ * scheduler that makes progress gives a runnable thread a core many times in that span: its periods
+ * are tens of milliseconds, a container's CPU quota 100 ms), and it counts in full. So a script whose
+ * last built-in ends past the deadline fails at the check after it (runJs checks once more when the
+ * script ends); a built-in that never ends is the watchdog's (js-thread.ts).
+ *
  * A wall-clock backstop (WALL_FACTOR × the budget) still stops a guest on a machine too starved to
- * make progress, and a guest whose single operations are long (a 4 MB string formatted per
- * console.log): such gaps look like waiting for a core and are not counted. The factor is 3, not
- * more, so that guest is stopped within a few deadlines; the worker's hang timeout stays the last resort.
+ * make progress, and a guest made of many built-ins each shorter than LONG_OP_MS (a 4 MB string
+ * formatted per console.log): such gaps look like waiting for a core and are not counted. The factor
+ * is 3, not more, so that guest is stopped within a few deadlines.
  */
 export const MAX_GAP_MS = 2;
+export const LONG_OP_MS = 250;
 export const WALL_FACTOR = 3;
 
 export class GuestClock {
@@ -33,7 +41,8 @@ export class GuestClock {
   /** Counts the time since the previous check; true once the budget (or the wall backstop) is spent. */
   expired(): boolean {
     const t = this.now();
-    this.spent += Math.min(Math.max(0, t - this.last), MAX_GAP_MS);
+    const gap = Math.max(0, t - this.last);
+    this.spent += gap > LONG_OP_MS ? gap : Math.min(gap, MAX_GAP_MS);
     this.last = t;
     return this.spent > this.budgetMs || t > this.wallEnd;
   }

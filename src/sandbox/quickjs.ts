@@ -11,7 +11,8 @@
  * - Deadline on the guest's running time (guest-clock.ts: time spent waiting for a core does not
  *   count, a wall-clock backstop does): the interrupt handler stops guest code; pending promise jobs run
  *   in batches between host-side deadline checks (one job can be too short to reach an interrupt);
- *   console output and host functions refuse work once the deadline has passed.
+ *   console output and host functions refuse work once the deadline has passed; the clock is read once
+ *   more when the script ends, so a last built-in that ran past the deadline is a timeout, not a result.
  * - Memory: the QuickJS heap limit, plus a cap on the module's whole wasm memory, because ArrayBuffer
  *   data is not counted by QuickJS's limit. A module whose memory grew past its baseline is dropped
  *   after the call, so the host gets the memory back and the next call starts from a fresh module.
@@ -20,7 +21,10 @@
  *   (cycles, getters, huge arrays) by a formatter in a context of its own that user code never reaches
  *   (guest-values.ts).
  *
- * NOT contained (run this module inside a worker the host can terminate):
+ * NOT contained (run this module inside a worker the host can terminate: runJsIsolated, js-thread.ts,
+ * is runJs in a thread of its own under a watchdog):
+ * - One built-in that never ends (an array method over an array-like of length 2**53): QuickJS polls its
+ *   interrupt handler only between bytecodes.
  * - A host function passed in `globals` that loops or blocks once called: it runs on the host thread
  *   and the deadline cannot interrupt it.
  * - CPU contention: the guest runs synchronously on the calling thread until its deadline (or the
@@ -130,7 +134,8 @@ function dropModule(module: Promise<QuickJSWASMModule>): void {
   if (cached?.module === module) cached = null;
 }
 
-function resolveOptions(opts: RunJsOptions): Required<Omit<RunJsOptions, 'globals'>> & { globals: Record<string, HostFunction> } {
+/** The options with their defaults; throws a RangeError naming an option out of range. */
+export function resolveRunOptions(opts: RunJsOptions): Required<Omit<RunJsOptions, 'globals'>> & { globals: Record<string, HostFunction> } {
   const o = { ...DEFAULT_RUN_OPTIONS, globals: {}, ...opts };
   if (o.stackBytes > MAX_STACK_BYTES || o.stackBytes <= 0) {
     throw new RangeError(`runJs: stackBytes ${o.stackBytes} is out of range; use 1..${MAX_STACK_BYTES} (a larger guest stack can overflow the host's native stack in a browser worker)`);
@@ -141,7 +146,8 @@ function resolveOptions(opts: RunJsOptions): Required<Omit<RunJsOptions, 'global
   return o;
 }
 
-function failure(error: string, extra: Partial<RunJsResult> = {}): RunJsResult {
+/** A result that failed with `error`. */
+export function failedRun(error: string, extra: Partial<RunJsResult> = {}): RunJsResult {
   return { ok: false, value: null, stdout: '', error, timedOut: false, memoryExceeded: false, ...extra };
 }
 
@@ -150,7 +156,7 @@ function failure(error: string, extra: Partial<RunJsResult> = {}): RunJsResult {
  * out-of-memory, stack overflow) come back in the result; only invalid options throw.
  */
 export async function runJs(code: string, opts: RunJsOptions = {}): Promise<RunJsResult> {
-  const options = resolveOptions(opts);
+  const options = resolveRunOptions(opts);
   const modulePromise = loadQuickJS(wasmCapFor(options.memoryBytes));
   const quickjs = await modulePromise;
   try {
@@ -160,8 +166,8 @@ export async function runJs(code: string, opts: RunJsOptions = {}): Promise<RunJ
     dropModule(modulePromise);
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     // A RangeError is the host's own stack overflowing inside the wasm; anything else a wasm abort.
-    if (e instanceof RangeError) return failure(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
-    return failure(`sandbox failure: ${message}`);
+    if (e instanceof RangeError) return failedRun(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
+    return failedRun(`sandbox failure: ${message}`);
   } finally {
     // Wasm memory never shrinks: a module that grew is replaced, so the host gets the memory back.
     if (quickjs.getWasmMemory().buffer.byteLength > RECYCLE_ABOVE_BYTES) dropModule(modulePromise);
@@ -232,7 +238,7 @@ function freeRuntime(lease: RuntimeLease): void {
 function runInFreshContext(
   quickjs: QuickJSWASMModule,
   code: string,
-  o: ReturnType<typeof resolveOptions>,
+  o: ReturnType<typeof resolveRunOptions>,
   onBroken: () => void,
 ): RunJsResult {
   const lease = takeRuntime(quickjs);
@@ -303,10 +309,16 @@ function runInFreshContext(
       if (pastDeadline()) interrupted = true;
       return interrupted;
     });
+    // Once more at the end: a last built-in that ran past the deadline reached no interrupt check after it.
+    if (pastDeadline()) interrupted = true;
     const timedOut = interrupted;
     if ('pending' in outcome) {
-      if (timedOut) return failure(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
-      return failure('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
+      if (timedOut) return failedRun(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
+      return failedRun('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
+    }
+    if ('value' in outcome && timedOut) {
+      outcome.value.dispose();
+      return failedRun(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
     }
     clock = new GuestClock(FORMAT_GRACE_MS);
 

@@ -2,7 +2,7 @@
  * One episode's tools: `createToolbox` builds the whitelisted tools an environment asked for over a
  * fresh in-memory file system (shared by `sh` and `git`), and `call` runs one tool call the model made.
  * State (files, cwd, repository) persists across the calls of the episode; each `js` call still gets a
- * fresh QuickJS context.
+ * fresh QuickJS context, in the sandbox thread under its watchdog (js-thread.ts).
  *
  * Contained: the tools reach no network, page, DOM or storage (see quickjs.ts, sh.ts, git.ts); a call
  * never throws — an unknown tool, bad arguments, a tool failure or a timeout becomes `{ error }` text
@@ -15,7 +15,8 @@ import type { ToolSchema } from '../contracts.ts';
 import { CalcError, evaluateArithmetic, formatNumber } from './calc.ts';
 import { GitTool, statusCode } from './git.ts';
 import { WALL_FACTOR } from './guest-clock.ts';
-import { runJs, type RunJsOptions } from './quickjs.ts';
+import { runJsIsolated } from './js-thread.ts';
+import type { RunJsOptions } from './quickjs.ts';
 import { parseCommandLine, ShellSyntaxError } from './sh-parse.ts';
 import { runShell, type ShellState, type ShOutput } from './sh.ts';
 import { isToolName, TOOL_NAMES, TOOL_SCHEMAS, type ToolName } from './tool-schemas.ts';
@@ -138,7 +139,7 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       }
     },
     js: async ({ code }) => {
-      const r = await runJs(code, { ...opts.js, timeoutMs });
+      const r = await runJsIsolated(code, { ...opts.js, timeoutMs });
       const stdout = r.stdout.replace(/\s+$/, '');
       if (!r.ok) return { result: stdout, error: r.error };
       return { result: [stdout, r.value === 'undefined' ? '' : (r.value ?? '')].filter(Boolean).join('\n'), error: null };

@@ -1,5 +1,5 @@
 /** Your own environments through the CLI: envs add / audit / list / remove, and --env-file on collect, train and eval. */
-import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, truncateSync, writeFileSync } from 'node:fs';
 import { strFromU8, unzipSync } from 'fflate';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -54,6 +54,32 @@ describe('spindle envs add / audit / list / remove', () => {
     const bad = await cli(dir, 'envs', 'audit', 'bad.jsonl');
     expect(bad.code).toBe(1);
     expect(bad.err).toMatch(/bad\.jsonl: .*line 2.*prompt/);
+  });
+});
+
+describe('the check has one budget and a size cap', () => {
+  it('envs add of a module whose tool loops stops at --budget, naming the step, after reporting each', async () => {
+    writeFileSync(join(dir, 'spin.js'), `export default {
+  name: 'spin', description: 'd', tags: [], levels: [1],
+  tools: { spin: { description: 'spins', parameters: {}, run() { for (;;) {} } } },
+  sample(rng) { const n = rng.int(1, 1000); return { prompt: 'Say ' + n, data: { n }, key: String(n) }; },
+  evaluate(task, t) { return String(t.final_response) === String(task.data.n) ? 1 : 0; },
+  expert(task) { return [{ tool: 'spin', args: {} }, String(task.data.n)]; },
+};`);
+    const r = await cli(dir, 'envs', 'add', 'spin.js', '--budget', '4');
+    expect(r.code).not.toBe(0);
+    expect(r.err).toMatch(/audit: loading spin\.js…\naudit: building spin…\naudit: sampling 5 tasks…\naudit: 5 tasks sampled\naudit: level 1: the expert on 8 tasks…/);
+    expect(r.err).toMatch(/the check ran out of its 4 s budget during "level 1: the expert on 8 tasks"/);
+    expect((await cli(dir, 'envs')).out).not.toMatch(/^spin /m);
+  }, 60_000);
+
+  it('a task file above the size cap is refused before it is read', async () => {
+    const big = join(dir, 'big.jsonl');
+    writeFileSync(big, '');
+    truncateSync(big, 33 * 1024 * 1024); // sparse: its size is what is refused, nothing is read
+    const r = await cli(dir, 'envs', 'audit', 'big.jsonl');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/big\.jsonl is 34603008 bytes, above the 33554432 \(32 MiB\) an environment file may have/);
   });
 });
 

@@ -72,6 +72,10 @@ describe('environment modules', () => {
     const throwing = await loadEnvironmentModule(base('throw new Error("no items at level " + level);'));
     opened.push(throwing);
     expect(() => throwing.env.generate(1, 2, 'train')).toThrow(/no items at level 2 \(env\.js:4\)/);
+    // One built-in past the deadline (QuickJS cannot interrupt it): a timeout when it ends, not a task.
+    const longBuiltin = await loadEnvironmentModule(base('return { prompt: String(7n ** 250000n).slice(0, 9), data: {} };'), { timeoutMs: 50 });
+    opened.push(longBuiltin);
+    expect(() => longBuiltin.env.generate(1, 1, 'train')).toThrow(/sample: timeout after 50 ms/);
     const hungry = await loadEnvironmentModule(base('const a = []; for (;;) a.push("x".repeat(1000));'), { memoryBytes: 4 << 20, timeoutMs: 5000 });
     opened.push(hungry);
     expect(() => hungry.env.generate(1, 1, 'train')).toThrow(/out of memory/);

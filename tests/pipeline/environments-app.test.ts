@@ -54,8 +54,10 @@ describe('environment operations', () => {
     expect(checked.audit.samples).toHaveLength(5);
     expect(checked.audit.problems).toEqual([]);
     expect(checked.audit.levels.map((l) => l.expert?.successes)).toEqual([8, 8, 8, 8]);
-    expect(progress[0]).toMatch(/^loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own$/);
-    expect(progress).toContain('level 4: expert 8/8');
+    // Each step as it starts ("…"), then what it found.
+    expect(progress[0]).toBe('loading the environment…');
+    expect(progress[1]).toMatch(/^loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own$/);
+    expect(progress.slice(-3)).toEqual(['level 4: expert 8/8', 'level 4: the task-blind policies on 8 items…', 'level 4: best task-blind policy 0% (empty answer)']);
 
     const saved = await ops.save(ops.example(), checked.audit.problems);
     expect(saved).toMatchObject({ ok: true, summary: { name: 'treasure_hunt', kind: 'module', status: 'passed' } });

@@ -1,10 +1,21 @@
 /** EnvironmentsState over the demo source and a failing one: what the Environments screen does with each answer. */
 import { describe, expect, it } from 'vitest';
-import { EnvironmentsState } from '../../src/ui/screens/environments/environments.svelte.ts';
+import { EnvironmentsState, nextProgress } from '../../src/ui/screens/environments/environments.svelte.ts';
 import type { EnvironmentsSource } from '../../src/ui/screens/environments/source.ts';
 import { demoEnvironments } from '../../src/ui/sources/demo-environments.ts';
 
 const BUILTINS = [{ id: 'arith_tool', description: 'arithmetic', levels: [1, 2] }];
+
+describe('the check\'s progress lines', () => {
+  it('shows a starting step while it runs, then what it found in its place', () => {
+    let lines = nextProgress([], 'sampling 5 tasks…');
+    expect(lines).toEqual(['sampling 5 tasks…']);
+    lines = nextProgress(lines, '5 tasks sampled');
+    lines = nextProgress(lines, 'level 1: the expert on 8 tasks…');
+    expect(lines).toEqual(['5 tasks sampled', 'level 1: the expert on 8 tasks…']);
+    expect(nextProgress(lines, 'level 1: expert 8/8')).toEqual(['5 tasks sampled', 'level 1: expert 8/8']);
+  });
+});
 
 describe('EnvironmentsState', () => {
   it('starts from the starter, checks the example with progress, saves it and lists it as checked', async () => {

@@ -9,10 +9,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { auditOne, auditTarget, checkOwnName, environmentCatalog, forgetEnvironment, keepEnvironment } from '../../pipeline/environment-catalog.ts';
+import {
+  auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
+} from '../../pipeline/environment-catalog.ts';
 import { isUrl } from '../../pipeline/environment-url.ts';
 import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
-import { readEnvironmentFile, storedSources } from './user-envs.ts';
+import { environmentFile, storedSources } from './user-envs.ts';
 
 /** Columns padded to their widest cell (the last one left as it is). */
 function environmentTable(rows: string[][]): string {
@@ -48,12 +50,21 @@ export const envs: Command = {
 
 const auditOptions = {
   items: { type: 'string', default: '16', description: 'items per level for the expert and each task-blind policy', placeholder: 'n' },
+  budget: {
+    type: 'string', default: String(CHECK_BUDGET_MS / 1000), placeholder: 's',
+    description: 'seconds the whole check may take (reading the file, loading it, the audit)',
+  },
   store: storeOption,
 } as const;
 
-/** Audits and prints the report; returns the problems found. */
-async function runAudit(ctx: CommandContext, values: Values, target: { source: EnvironmentSource } | { name: string }): Promise<{ env: string; problems: string[] }> {
-  const audit = await auditOne(target, { items: intOption(values, 'items') ?? 16, signal: ctx.signal, onProgress: (line) => ctx.err(`audit: ${line}`) });
+/** Audits and prints the report; returns the problems found and the source audited. */
+async function runAudit(
+  ctx: CommandContext, values: Values, target: AuditTarget, ownName = false,
+): Promise<{ env: string; problems: string[]; source: EnvironmentSource | null }> {
+  const budgetMs = (intOption(values, 'budget') ?? CHECK_BUDGET_MS / 1000) * 1000;
+  if (!(budgetMs > 0)) throw new CliError('--budget must be a whole number of seconds above 0.', 2);
+  const items = intOption(values, 'items') ?? 16;
+  const audit = await auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, onProgress: (line) => ctx.err(`audit: ${line}`) });
   for (const line of audit.lines) ctx.out(line);
   return audit;
 }
@@ -68,9 +79,8 @@ export const envsAdd: Command = {
   },
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs add takes one file, e.g. spindle envs add examples/envs/treasure-hunt.js.', 2);
-    const source = await readEnvironmentFile(ctx, positionals[0]);
-    checkOwnName(source.name);
-    const audit = await runAudit(ctx, values, { source });
+    const audit = await runAudit(ctx, values, environmentFile(ctx, positionals[0]), true);
+    const source = audit.source!;
     if (audit.problems.length && !values.force) {
       throw new CliError(`${source.name} was not added: the audit found ${audit.problems.length} problem(s) (above). Fix them, or add --force to keep it anyway.`);
     }
@@ -90,7 +100,7 @@ export const envsAudit: Command = {
     if (positionals.length !== 1) throw new CliError('envs audit takes one environment name or file.', 2);
     const [target] = positionals;
     const isFile = isUrl(target) || existsSync(resolve(ctx.cwd, target));
-    const audit = await runAudit(ctx, values, isFile ? { source: await readEnvironmentFile(ctx, target) } : auditTarget(target, await storedSources(ctx, values)));
+    const audit = await runAudit(ctx, values, isFile ? environmentFile(ctx, target) : auditTarget(target, await storedSources(ctx, values)));
     if (audit.problems.length) throw new CliError(`${audit.env}: ${audit.problems.length} problem(s) found.`);
   },
 };

@@ -3,10 +3,12 @@
  * needs from the command line to resolve them with the config's `tasks.task_file` / `tasks.env_files`
  * and the store's (`spindle envs add`): files read relative to the working folder, the store at --store.
  */
-import type { CommandContext, OptionSpec } from '../command.ts';
+import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { readEnvironmentSource, resolveUserEnvironments, storedEnvironmentSources } from '../../pipeline/node-environments.ts';
+import { MAX_ENVIRONMENT_FILE_BYTES, resolveUserEnvironments, storedEnvironmentSources } from '../../pipeline/node-environments.ts';
 import type { NodeStore } from '../../pipeline/node-store.ts';
 import { hasStore, readBytes, withStore, type Values } from './shared.ts';
 
@@ -15,9 +17,19 @@ export const envFileOption: OptionSpec = {
   description: 'your own environment: a JavaScript module (.js) or a task file (.jsonl, .json, .csv, .tsv, .parquet), a path or an https URL; added to the environments used (repeatable)',
 };
 
-/** A file (or URL) as an environment source; the problems (rows and fields, module lines) are the error. */
-export function readEnvironmentFile(ctx: CommandContext, path: string): Promise<EnvironmentSource> {
-  return readEnvironmentSource(path, { readLocal: (p) => readBytes(ctx, p, 'environment file'), signal: ctx.signal });
+/** A file (or URL) for an audit to read, within its budget. */
+export function environmentFile(ctx: CommandContext, path: string): { file: string; readLocal: (path: string) => Uint8Array } {
+  return { file: path, readLocal: (p) => readEnvironmentBytes(ctx, p) };
+}
+
+/** An environment file's bytes; one above the size cap is refused before it is read. */
+function readEnvironmentBytes(ctx: CommandContext, path: string): Uint8Array {
+  const full = resolve(ctx.cwd, path);
+  const size = existsSync(full) ? statSync(full).size : 0;
+  if (size > MAX_ENVIRONMENT_FILE_BYTES) {
+    throw new CliError(`${path} is ${size} bytes, above the ${MAX_ENVIRONMENT_FILE_BYTES} (32 MiB) an environment file may have; split a task file, or keep the rows you train on.`);
+  }
+  return readBytes(ctx, path, 'environment file');
 }
 
 /** Environments kept by `spindle envs add` in the store at --store (or `open`; none when there is no store yet). */
@@ -29,7 +41,8 @@ export async function storedSources(ctx: CommandContext, values: Values, open?: 
 /** The config with the user environments a command uses installed and named, and their sources for the run record. */
 export async function useUserEnvironments(ctx: CommandContext, values: Values, config: RunConfig, store?: NodeStore): Promise<{ config: RunConfig; sources: EnvironmentSource[] }> {
   const files = listOption(values, 'env-file');
-  return resolveUserEnvironments(config, { files, stored: await storedSources(ctx, values, store), readLocal: (p) => readBytes(ctx, p, 'environment file'), signal: ctx.signal });
+  const stored = await storedSources(ctx, values, store);
+  return resolveUserEnvironments(config, { files, stored, readLocal: (p) => readEnvironmentBytes(ctx, p), signal: ctx.signal });
 }
 
 function listOption(values: Values, name: string): string[] {

@@ -16,93 +16,123 @@ export interface CsvRecord {
 /** Parses `text` into records keyed by the header; problems name the row, the line and the fix. */
 export function parseCsv(text: string, delimiter = ','): { records: CsvRecord[]; problems: string[] } {
   const problems: string[] = [];
+  return { records: [...csvRecords(text, delimiter, problems)], problems };
+}
+
+/**
+ * The same records one at a time, read as they are reached (a reader that stops at a row cap never
+ * reads the rest); problems are pushed to `problems` as they are found.
+ */
+export function* csvRecords(text: string, delimiter: string, problems: string[]): Generator<CsvRecord> {
   const raw = splitRecords(text, delimiter, problems);
-  const first = raw.findIndex((r) => !isBlank(r.cells));
-  if (first < 0) return { records: [], problems: problems.length ? problems : ['the file has no header row; the first line must name the columns, e.g. prompt,answer'] };
-  const header = raw[first].cells.map((h) => h.trim());
+  let first = raw.next();
+  while (!first.done && isBlank(first.value.cells)) first = raw.next();
+  if (first.done) {
+    if (!problems.length) problems.push('the file has no header row; the first line must name the columns, e.g. prompt,answer');
+    return;
+  }
+  const header = first.value.cells.map((h) => h.trim());
   const seen = new Set<string>();
   header.forEach((name, i) => {
-    if (name === '') problems.push(`line ${raw[first].line}: column ${i + 1} of the header has no name; name every column`);
-    else if (seen.has(name.toLowerCase())) problems.push(`line ${raw[first].line}: the header names column "${name}" twice; give each column its own name`);
+    if (name === '') problems.push(`line ${first.value!.line}: column ${i + 1} of the header has no name; name every column`);
+    else if (seen.has(name.toLowerCase())) problems.push(`line ${first.value!.line}: the header names column "${name}" twice; give each column its own name`);
     seen.add(name.toLowerCase());
   });
-  const records: CsvRecord[] = [];
   let row = 0;
-  for (const { cells, line } of raw.slice(first + 1)) {
+  for (const { cells, line } of raw) {
     if (isBlank(cells)) continue;
     row++;
     if (cells.length !== header.length) {
       problems.push(`row ${row} (line ${line}): has ${cells.length} fields but the header has ${header.length}; quote fields that contain "${delimiter === '\t' ? '\\t' : delimiter}" or a line break with "…"`);
       continue;
     }
-    records.push({ values: Object.fromEntries(header.map((h, i) => [h, cells[i]])), row, line });
+    yield { values: Object.fromEntries(header.map((h, i) => [h, cells[i]])), row, line };
   }
-  return { records, problems };
 }
 
 function isBlank(cells: string[]): boolean {
   return cells.length === 1 && cells[0].trim() === '';
 }
 
-/** The text split into records of cells, each with the line it starts on. */
-function splitRecords(text: string, delimiter: string, problems: string[]): { cells: string[]; line: number }[] {
-  const out: { cells: string[]; line: number }[] = [];
+/** Lines a text from `from` to `to` ends (LF, CR, or CRLF counted once). */
+function lineBreaks(text: string, from: number, to: number): number {
+  let n = 0;
+  for (let i = from; i < to; i++) if (text[i] === '\n' || (text[i] === '\r' && text[i + 1] !== '\n')) n++;
+  return n;
+}
+
+/**
+ * The text split into records of cells, each with the line it starts on. Cells are sliced out of the
+ * text, never built a character at a time (a 30 MB field must not become 30 million strings).
+ */
+function* splitRecords(text: string, delimiter: string, problems: string[]): Generator<{ cells: string[]; line: number }> {
   let cells: string[] = [];
-  let cell = '';
   let line = 1;
   let start = 1;
   let i = 0;
-  const endRecord = () => {
-    cells.push(cell);
-    out.push({ cells, line: start });
-    cells = [];
-    cell = '';
+  const plainEnd = (from: number): number => {
+    let j = from;
+    while (j < text.length && text[j] !== delimiter && text[j] !== '\n' && text[j] !== '\r') j++;
+    return j;
   };
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"' && cell === '') {
+  while (i <= text.length) {
+    if (i === text.length) {
+      if (cells.length) {
+        cells.push('');
+        yield { cells, line: start };
+      }
+      return;
+    }
+    let cell: string;
+    if (text[i] === '"') {
       // A quoted field: up to the closing quote; "" is a quote.
       const opened = line;
-      i++;
+      const parts: string[] = [];
+      let from = i + 1;
       for (;;) {
-        if (i >= text.length) {
+        const quote = text.indexOf('"', from);
+        if (quote < 0) {
           problems.push(`line ${opened}: a quoted field is never closed; close it with " (a quote inside a quoted field is written "")`);
-          endRecord();
-          return out;
+          return;
         }
-        if (text[i] === '"') {
-          if (text[i + 1] === '"') {
-            cell += '"';
-            i += 2;
-            continue;
-          }
-          i++;
-          break;
+        parts.push(text.slice(from, quote));
+        line += lineBreaks(text, from, quote);
+        if (text[quote + 1] === '"') {
+          parts.push('"');
+          from = quote + 2;
+          continue;
         }
-        if (text[i] === '\n') line++;
-        cell += text[i++];
+        i = quote + 1;
+        break;
       }
+      cell = parts.join('');
       // After the closing quote: a delimiter, a line end or the end of the text.
       if (i < text.length && text[i] !== delimiter && text[i] !== '\n' && text[i] !== '\r') {
         problems.push(`line ${line}: text after a closing quote; quote the whole field ("…"), writing a quote inside it as ""`);
-        while (i < text.length && text[i] !== delimiter && text[i] !== '\n' && text[i] !== '\r') cell += text[i++];
+        const end = plainEnd(i);
+        cell += text.slice(i, end);
+        i = end;
       }
+    } else {
+      // Unquoted: a stray quote inside is kept as data.
+      const end = plainEnd(i);
+      cell = text.slice(i, end);
+      i = end;
+    }
+    cells.push(cell);
+    if (i >= text.length) {
+      yield { cells, line: start };
+      return;
+    }
+    if (text[i] === delimiter) {
+      i++;
       continue;
     }
-    if (c === delimiter) {
-      cells.push(cell);
-      cell = '';
-      i++;
-    } else if (c === '\r' || c === '\n') {
-      i += c === '\r' && text[i + 1] === '\n' ? 2 : 1;
-      endRecord();
-      line++;
-      start = line;
-    } else {
-      cell += c;
-      i++;
-    }
+    // A line end: CRLF counts once.
+    i += text[i] === '\r' && text[i + 1] === '\n' ? 2 : 1;
+    yield { cells, line: start };
+    cells = [];
+    line++;
+    start = line;
   }
-  if (cell !== '' || cells.length) endRecord();
-  return out;
 }

@@ -1,7 +1,8 @@
 /**
  * The `js` verifier: a task file's own scoring function, `(answer, row, trajectory) => score`, run in
- * QuickJS through the sandbox (src/sandbox/quickjs.ts), never on the host. The arguments cross as JSON
- * text the guest parses, so nothing the model wrote is ever run as code. The function may be async.
+ * QuickJS through the sandbox (runJsIsolated, src/sandbox/js-thread.ts), never on the host. The
+ * arguments cross as JSON text the guest parses, so nothing the model wrote is ever run as code. The
+ * function may be async.
  *
  * It runs under a deadline (`timeout_ms`, default 1000) and a heap limit (`memory_mb`, default 16) in a
  * fresh context per call. What it may return: a number in [0, 1], or a boolean (true 1, false 0). Anything
@@ -12,7 +13,7 @@
  * `steps` (`turn`, `thought`, `tool_call`, `observation`); no tokens or logprobs.
  */
 import type { Trajectory } from '../../contracts.ts';
-import { runJs } from '../../sandbox/index.ts';
+import { runJsIsolated } from '../../sandbox/index.ts';
 import type { Verdict, VerifierConfig, VerifierRow } from './verifiers.ts';
 
 export const JS_DEFAULTS = { timeout_ms: 1000, memory_mb: 16 } as const;
@@ -29,7 +30,7 @@ export async function runJsVerifier(verifier: JsVerifier, answer: string, row: V
   } catch (e) {
     return { score: null, reason: `js verifier: the arguments could not be passed as JSON (${message(e)})` };
   }
-  const result = await runJs(code, { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 });
+  const result = await runJsIsolated(code, { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 });
   if (!result.ok) {
     const what = result.timedOut ? `timed out after ${timeoutMs} ms` : result.memoryExceeded ? `ran out of its ${memoryMb} MiB of memory` : `failed: ${result.error}`;
     return { score: null, reason: `js verifier ${what}` };

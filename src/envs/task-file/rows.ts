@@ -5,7 +5,7 @@
  * just the first.
  */
 import type { Split } from '../../contracts.ts';
-import { KNOWN_TOOLS, type KnownTool } from '../types.ts';
+import { KNOWN_TOOLS, MAX_PROMPT_CHARS, type KnownTool } from '../types.ts';
 import { checkVerifier, show, type VerifierConfig } from './verifiers.ts';
 
 /** One question of a task file. */
@@ -88,6 +88,8 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
     problems.push(`${where}: "prompt" is missing; add the question as "prompt" (or ${alternatives('prompt')})`);
   } else if (typeof prompt.value !== 'string' || prompt.value.trim() === '') {
     fail(prompt.name, `must be the question as non-empty text, got ${show(prompt.value)}`);
+  } else if (prompt.value.length > MAX_PROMPT_CHARS) {
+    fail(prompt.name, `is ${prompt.value.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt may have; keep the question short`);
   }
   const answer = fields.answer;
   if (answer === undefined || answer.value === null || answer.value === undefined) {

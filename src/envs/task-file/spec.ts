@@ -39,6 +39,12 @@ export interface TaskFileOptions {
 /** The spec, plus the verdict with its reason and the rows it was built from. */
 export interface TaskFileSpec extends EnvironmentSpec {
   verify(task: Task, trajectory: Trajectory): Promise<Verdict>;
+  /**
+   * Tries each distinct js verifier once, on the first row it checks, with that row's own answer: the
+   * problems of those that gave no score (a syntax error, a promise that never settles, NaN), each naming
+   * the row. Such a verifier can score no answer at all. `check` runs before each try (a check's budget).
+   */
+  tryVerifiers(check?: () => void): Promise<string[]>;
   readonly rows: readonly TaskRow[];
 }
 
@@ -116,6 +122,22 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
     },
     verify: verifyTask,
     chance: (difficulty) => chanceByLevel.get(difficulty) ?? 0,
+    async tryVerifiers(check = () => {}) {
+      const tried = new Set<string>();
+      const problems: string[] = [];
+      for (const row of checked) {
+        const verifier = verifierOf(row);
+        if (verifier.type !== 'js' || tried.has(JSON.stringify(verifier))) continue;
+        tried.add(JSON.stringify(verifier));
+        check();
+        const answer = String(row.answer);
+        const verdict = await verify(verifier, answer, verifierRow(row), ownAnswerEpisode(promptOf(row), answer));
+        if (verdict.score !== null) continue;
+        const why = `the js verifier gives no score even for the row's own answer (${verdict.reason})`;
+        problems.push(`${row.source}: ${why}, so it can score no answer; fix its source`);
+      }
+      return problems;
+    },
   };
   if (checked.every((r) => prepareReference(verifierOf(r), verifierRow(r)).expert !== null)) {
     spec.expert = (task: Task) => {
@@ -124,6 +146,12 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
     };
   }
   return spec;
+}
+
+/** An episode that answers `answer` at once, as a verifier's trial sees it. */
+function ownAnswerEpisode(prompt: string, answer: string): Trajectory {
+  const messages = [{ role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: answer }];
+  return { final_response: answer, finish_reason: 'answer', messages, steps: [] } as unknown as Trajectory;
 }
 
 /** The user message: the prompt, and a multiple-choice row's options as "A) …" lines. */

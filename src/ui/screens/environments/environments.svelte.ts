@@ -124,7 +124,8 @@ export class EnvironmentsState {
     this.phase = 'checking';
     this.clearReport();
     try {
-      const result = await this.source.check(draft, (line) => { if (this.controller === controller) this.progress = [...this.progress, line]; }, controller.signal);
+      const onLine = (line: string) => { if (this.controller === controller) this.progress = nextProgress(this.progress, line); };
+      const result = await this.source.check(draft, onLine, controller.signal);
       if (this.controller !== controller) return;
       this.checkedKey = key(draft);
       if (result.ok) {
@@ -221,4 +222,12 @@ export class EnvironmentsState {
       this.actionError = errorMessage(err);
     }
   }
+}
+
+/**
+ * The check's lines after `line`: a step that is starting ("level 2: the expert on 8 tasks…") shows
+ * while it runs and gives way to the next line, so the list keeps what finished and the step now running.
+ */
+export function nextProgress(lines: readonly string[], line: string): string[] {
+  return lines.at(-1)?.endsWith('…') ? [...lines.slice(0, -1), line] : [...lines, line];
 }
