@@ -2,11 +2,14 @@
  * Trajectories as Hugging Face chat JSONL: one conversation per line in the shape TRL's SFTTrainer
  * (and `tokenizer.apply_chat_template(messages, tools=tools)`) takes, plus metadata columns to filter
  * on: assistant calls in OpenAI `tool_calls`, each result its own bare `tool` message (the model's
- * template adds its own wrapping). Schema in docs/formats.md § HF chat JSONL. Token ids, masks,
- * logprobs and votes are not in this format; Parquet keeps everything.
+ * template adds its own wrapping). A byte model's row renders with its template to exactly the text of
+ * its tokens. Schema in docs/formats.md § HF chat JSONL. Token ids, masks, logprobs and votes are not
+ * in this format; Parquet keeps everything.
  */
-import type { Split, ToolSchema, Trajectory } from '../contracts.ts';
+import type { ChatMessage, Split, ToolSchema, Trajectory } from '../contracts.ts';
+import { renderChatML } from '../format/chatml.ts';
 import { fromOpenAiMessages, storedCallCodec, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
+import { ByteTokenizer } from '../model/byte-tokenizer.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -35,10 +38,43 @@ export interface ChatRow {
   created_at: number;
 }
 
+const BYTES = new ByteTokenizer();
+
+/** The trajectory's tokens are Spindle's ChatML of its messages in the byte tokenizer: a byte model's episode (models/spindle-base). */
+function sampledInSpindleChatMl(t: Trajectory): boolean {
+  return t.tokens.length > 0 && t.tokens.every((id) => Number.isInteger(id) && id >= 0 && id < BYTES.vocabSize)
+    && BYTES.decode(t.tokens) === renderChatML(t.messages);
+}
+
+/**
+ * Whether Python's json.dumps (the template's `tojson` in transformers) writes the value as JSON.stringify
+ * does: they differ only on fractions below 1e-4 (`1e-05` against `0.00001`).
+ */
+function writtenAlikeInPython(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isInteger(value) || Math.abs(value) >= 1e-4;
+  if (value !== null && typeof value === 'object') return Object.values(value).every(writtenAlikeInPython);
+  return true;
+}
+
+/**
+ * A byte model's turns in OpenAI form where its chat template (model/spindle-chat-template.ts, which writes
+ * calls as fromOpenAiMessages does) renders them back exactly as sampled; a turn that would not (spaces in
+ * the call's JSON, text after a call) stays text, so the row renders to the tokens the model trained on.
+ */
+function asSampledInChatMl(messages: ChatMessage[]): OpenAiMessage[] {
+  return messages.flatMap((m) => {
+    const open = toOpenAiMessages([m]);
+    const calls = open[0].tool_calls;
+    if (m.role !== 'assistant' || !calls) return open;
+    const exact = fromOpenAiMessages(open)[0].content === m.content && writtenAlikeInPython(calls);
+    return exact ? open : [{ role: 'assistant', content: m.content }];
+  });
+}
+
 export function trajectoryToChatRow(t: Trajectory): ChatRow {
   return {
     // Calls as the model wrote them (Hermes blocks, or a Llama model's JSON messages) become tool_calls.
-    messages: toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
+    messages: sampledInSpindleChatMl(t) ? asSampledInChatMl(t.messages) : toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
     tools: t.tools.map((fn) => ({ type: 'function', function: fn })),
     id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
     difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,
