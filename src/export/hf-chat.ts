@@ -56,6 +56,11 @@ function writtenAlikeInPython(value: unknown): boolean {
   return true;
 }
 
+/** The template leaves null arguments out (🤗 datasets fills missing keys with nulls), so a call with one stays text. */
+function renderedByTemplate(calls: NonNullable<OpenAiMessage['tool_calls']>): boolean {
+  return calls.every((c) => Object.values(c.function.arguments).every((v) => v !== null) && writtenAlikeInPython(c.function.arguments));
+}
+
 /**
  * A byte model's turns in OpenAI form where its chat template (model/spindle-chat-template.ts, which writes
  * calls as fromOpenAiMessages does) renders them back exactly as sampled; a turn that would not (spaces in
@@ -66,7 +71,7 @@ function asSampledInChatMl(messages: ChatMessage[]): OpenAiMessage[] {
     const open = toOpenAiMessages([m]);
     const calls = open[0].tool_calls;
     if (m.role !== 'assistant' || !calls) return open;
-    const exact = fromOpenAiMessages(open)[0].content === m.content && writtenAlikeInPython(calls);
+    const exact = fromOpenAiMessages(open)[0].content === m.content && renderedByTemplate(calls);
     return exact ? open : [{ role: 'assistant', content: m.content }];
   });
 }

@@ -9,7 +9,8 @@
  *              written as it is; otherwise `tools` are listed as Spindle's full system prompt lists
  *              them, after the system message's text
  *   calls      each `tool_calls` entry as `<tool_call>{"name":…,"arguments":{…}}</tool_call>` (compact
- *              JSON), one per line after the content
+ *              JSON; arguments that are null left out, as 🤗 datasets adds every other row's keys as
+ *              nulls), one per line after the content
  *   results    consecutive `tool` messages in one `tool` turn, each in `<tool_response>\n…\n</tool_response>`
  *   training   `{% generation %}` around each assistant turn's content and its `<|im_end|>`: the tokens
  *              Spindle's assistant mask covers (what TRL's `assistant_only_loss` trains)
@@ -50,7 +51,15 @@ export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatM
             {%- if fn.arguments is string %}
                 {{- fn.arguments }}
             {%- else %}
-                {{- fn.arguments | tojson(separators=(',', ':')) }}
+                {#- Key by key, leaving out nulls: 🤗 datasets gives every row's arguments the keys of all rows, as nulls. -#}
+                {{- '{' }}
+                {%- for key, value in fn.arguments.items() if value is not none %}
+                    {%- if not loop.first %}
+                        {{- ',' }}
+                    {%- endif %}
+                    {{- (key | tojson) + ':' + (value | tojson(separators=(',', ':'))) }}
+                {%- endfor %}
+                {{- '}' }}
             {%- endif %}
             {{- '}</tool_call>' }}
         {%- endfor %}

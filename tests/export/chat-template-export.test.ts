@@ -68,6 +68,15 @@ interface RenderCheck {
   sft?: boolean;
 }
 
+/** The row as 🤗 datasets gives it back: arguments padded with keys of other calls, as nulls; absent tool_calls as null. */
+function withNullArguments(row: ChatRow): ChatRow {
+  const padded = row.messages.map((m) => ({
+    ...m,
+    tool_calls: m.tool_calls?.map((c) => ({ ...c, function: { ...c.function, arguments: { command: null, path: null, ...c.function.arguments } } })) ?? null,
+  }));
+  return { ...row, messages: padded as unknown as ChatRow['messages'] };
+}
+
 function expectRowRendersAsTrained(source: string, t: Trajectory, tokenizer: TextTokenizer, check: RenderCheck = {}): ChatRow {
   const row = asWritten(t);
   expect(applyChatTemplate(source, row, check)).toBe(tokenizer.decode(t.tokens));
@@ -91,6 +100,8 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
       for (const t of episodes) {
         const row = expectRowRendersAsTrained(SHIPPED.chat_template, t, bytes);
         expect(generationSpans(SHIPPED.chat_template, row)).toEqual(maskedRuns(t, bytes));
+        // As 🤗 datasets hands rows to TRL: every call's arguments padded with the other tools' keys as nulls.
+        expect(applyChatTemplate(SHIPPED.chat_template, withNullArguments(row))).toBe(bytes.decode(t.tokens));
         calls += row.messages.reduce((n, m) => n + (m.tool_calls?.length ?? 0), 0);
         toolTurns += t.messages.filter((m) => m.role === 'tool').length;
       }
@@ -111,13 +122,15 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
       // Two calls in one turn, and a fraction json.dumps would write as 1e-05: the first lifts, the second stays text.
       `<tool_call>{"name":"calc","arguments":{"expression":"1+1"}}</tool_call>\n<tool_call>{"name":"calc","arguments":{"expression":"2"}}</tool_call>`,
       `<tool_call>{"name":"calc","arguments":{"expression":"2","scale":0.00001}}</tool_call>`,
+      // A null argument, which the template leaves out (🤗 datasets fills absent keys with nulls).
+      `<tool_call>{"name":"calc","arguments":{"expression":"2","unit":null}}</tool_call>`,
       String(task.data.answer),
     ];
     const t = await runEpisode({ policy: new ScriptedPolicy({ turns, tokenizer: bytes }), env, task, seed: 1, maxSteps: turns.length });
-    expect(t.steps.length).toBe(5);
+    expect(t.steps.length).toBe(6);
     const row = expectRowRendersAsTrained(SHIPPED.chat_template, t, bytes);
     const assistant = row.messages.filter((m) => m.role === 'assistant');
-    expect(assistant.map((m) => m.tool_calls?.length ?? 0)).toEqual([0, 0, 2, 0, 0]);
+    expect(assistant.map((m) => m.tool_calls?.length ?? 0)).toEqual([0, 0, 2, 0, 0, 0]);
     expect(assistant[0].content).toBe(turns[0]);
     expect(generationSpans(SHIPPED.chat_template, row)).toEqual(maskedRuns(t, bytes));
   });
