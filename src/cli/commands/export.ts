@@ -26,14 +26,14 @@ export const exportTrajectories: Command = {
     run: { type: 'string', description: 'only this run (default: every run)', placeholder: 'id' },
     'min-score': { type: 'string', description: 'only trajectories scoring at least this (parquet, jsonl)', placeholder: 'x' },
     env: { type: 'string', description: 'only this environment (parquet, jsonl)', placeholder: 'name' },
-    split: { type: 'string', description: 'train, test or all (jsonl default: train, so SFT data never holds a held-out item; parquet default: all)', placeholder: 'split' },
+    split: { type: 'string', default: 'train', description: 'train, test, validation or all (parquet, jsonl; train by default, so training data never holds a held-out item)', placeholder: 'split' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'export trajectories');
     const format = choiceOption(values, 'format', FORMATS);
     const output = outputDir(ctx, requireOption(values, 'output', '--output out/'));
     const runId = stringOption(values, 'run');
-    const split = choiceOption(values, 'split', ['train', 'test', 'all'] as const, format === 'jsonl' ? 'train' : 'all');
+    const split = choiceOption(values, 'split', ['train', 'test', 'validation', 'all'] as const, 'train');
     const query = { runId, minScore: numberOption(values, 'min-score'), env: stringOption(values, 'env'), split };
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
