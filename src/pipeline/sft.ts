@@ -119,7 +119,7 @@ export async function runSft(job: SftJob): Promise<SftResult> {
     const peft = peftAdapterConfig(model, job.baseModel) as PeftConfig;
     const adapter = adapterZip(tensors, { config: peft, run: config, title: `${config.name} (SFT)` });
     // The same fold as every merged export: the base weights (the adapter is held apart from them) plus B·A·alpha/r.
-    const merged = job.merge ? await mergedModel({ model, tokenizer, hfConfig: job.hfConfig }, tensors, peft) : null;
+    const merged = job.merge ? await mergedModel({ model, tokenizer, hfConfig: job.hfConfig, baseModel: job.baseModel }, tensors, peft) : null;
     return { losses, adapter, model: merged };
   } finally {
     trainer.dispose();

@@ -141,7 +141,7 @@ describe('spindle sft → eval', () => {
     writeFileSync(join(dir, 'instr.jsonl'), ['{"instruction":"Add 2 and 3","output":"5"}', '{"prompt":"Say hi","completion":"hi"}', ''].join('\n'));
     const r = await cli(dir, 'sft', '--data', 'instr.jsonl', '--epochs', '1', '--model', model, '--output', 'merged', '--merge');
     expect(r.code).toBe(0);
-    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['adapter.zip', 'config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['README.md', 'adapter.zip', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
     const e = await cli(dir, 'eval', '--env', 'text_reverse', '--items', '1', '--model', 'merged', '--max-new-tokens', '8', '--max-steps', '1');
     expect(e.out).toMatch(/\| text_reverse \| 1 \| test \| \d\/1 = /);
   }, 60_000);

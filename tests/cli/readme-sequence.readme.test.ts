@@ -35,9 +35,10 @@ describe('the README\'s commands, in order, in a fresh clone', () => {
     expect(exported.length).toBeGreaterThan(0);
     expect(new Set(exported.map((t) => t.split))).toEqual(new Set(['train']));
     const sft = [...outputs].find(([line]) => line.startsWith('sft '))![1];
+    // SFT trained on the successes alone.
     const successes = exported.filter((t) => t.success === true).length;
-    expect(sft).toContain(`sft: ${successes} successful examples from 1 file(s)`);
-    for (const file of ['sft-out/adapter.zip', 'transfer.yaml', 'instructions.jsonl', 'adapter.zip', 'merged/config.json', 'merged/model.safetensors']) {
+    expect(sft).toContain(`sft: left out ${exported.length - successes} rows that did not succeed (--min-score 0 keeps every row)\nsft: ${successes} examples from 1 file(s)`);
+    for (const file of ['sft-out/adapter.zip', 'transfer.yaml', 'instructions.jsonl', 'adapter.zip', 'merged/config.json', 'merged/generation_config.json', 'merged/model.safetensors']) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     expect(readdirSync(join(dir, 'skills')).filter((f) => f.endsWith('.md')).length).toBeGreaterThan(0);

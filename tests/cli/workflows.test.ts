@@ -78,7 +78,7 @@ describe('the four workflows', () => {
     expect(adapter.config.base_model_name_or_path).toBe(model);
     // The merged model is the base with (alpha/r)·B·A folded into each adapted projection (the folding
     // itself is checked against PEFT in tests/export), and nothing else changed.
-    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
     const weights = (folder: string) => readSafetensors(readFileSync(join(folder, 'model.safetensors')), folder).tensors;
     const [base, merged] = [weights(model), weights(join(dir, 'merged'))];
     const scale = adapter.config.lora_alpha / adapter.config.r;

@@ -51,11 +51,14 @@ export const exportTrajectories: Command = {
   },
 };
 
-/** The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter was trained on. */
-async function writeMerged(ctx: CommandContext, dir: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
+/**
+ * The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter
+ * was trained on (`name`: as the run or --model names it; `baseModel`: where it is loaded from).
+ */
+async function writeMerged(ctx: CommandContext, dir: string, name: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
   const base = await loadModel(ctx, baseModel);
   try {
-    const files = await mergedModel(base, adapter.tensors, adapter.config);
+    const files = await mergedModel({ ...base, baseModel: name }, adapter.tensors, adapter.config);
     for (const [name, bytes] of files) writeOutput(ctx, join(dir, name), bytes);
     ctx.out(`wrote the merged model (${[...files.keys()].join(', ')}) to ${dir}`);
   } catch (e) {
@@ -84,7 +87,10 @@ export const exportAdapter: Command = {
       const file = writeOutput(ctx, output, adapter.zip);
       ctx.out(`wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
-      if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
+      if (mergeDir) {
+        const name = stringOption(values, 'model') ?? adapterBaseModel(adapter);
+        await writeMerged(ctx, outputDir(ctx, mergeDir), name, modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
+      }
     });
   },
 };
