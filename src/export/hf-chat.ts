@@ -40,7 +40,7 @@ export interface ChatRow {
 
 const BYTES = new ByteTokenizer();
 
-/** The trajectory's tokens are Spindle's ChatML of its messages in the byte tokenizer: a byte model's episode (models/spindle-base). */
+/** The trajectory's tokens are Spindle's ChatML of its messages in the byte tokenizer: a byte model's episode. */
 function sampledInSpindleChatMl(t: Trajectory): boolean {
   return t.tokens.length > 0 && t.tokens.every((id) => Number.isInteger(id) && id >= 0 && id < BYTES.vocabSize)
     && BYTES.decode(t.tokens) === renderChatML(t.messages);
@@ -58,7 +58,7 @@ function writtenAlikeInPython(value: unknown): boolean {
 
 /** The template leaves null arguments out (🤗 datasets fills missing keys with nulls), so a call with one stays text. */
 function renderedByTemplate(calls: NonNullable<OpenAiMessage['tool_calls']>): boolean {
-  return calls.every((c) => Object.values(c.function.arguments).every((v) => v !== null) && writtenAlikeInPython(c.function.arguments));
+  return calls.every(({ function: { arguments: args } }) => Object.values(args).every((v) => v !== null) && writtenAlikeInPython(args));
 }
 
 /**
@@ -79,7 +79,9 @@ function asSampledInChatMl(messages: ChatMessage[]): OpenAiMessage[] {
 export function trajectoryToChatRow(t: Trajectory): ChatRow {
   return {
     // Calls as the model wrote them (Hermes blocks, or a Llama model's JSON messages) become tool_calls.
-    messages: sampledInSpindleChatMl(t) ? asSampledInChatMl(t.messages) : toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
+    messages: sampledInSpindleChatMl(t)
+      ? asSampledInChatMl(t.messages)
+      : toOpenAiMessages(t.messages, { codec: storedCallCodec(t.messages) }),
     tools: t.tools.map((fn) => ({ type: 'function', function: fn })),
     id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
     difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,
@@ -121,7 +123,9 @@ export function checkChatRow(v: unknown): string | null {
     }
   }
   if (r.score !== undefined && r.score !== null && !(typeof r.score === 'number' && r.score >= 0 && r.score <= 1)) return 'score must be a number in [0, 1] or null';
-  if (r.split !== undefined && r.split !== 'train' && r.split !== 'test') return `split must be "train" or "test" (got ${JSON.stringify(r.split)})`;
+  if (r.split !== undefined && !['train', 'validation', 'test'].includes(r.split as string)) {
+    return `split must be "train", "validation" or "test" (got ${JSON.stringify(r.split)})`;
+  }
   for (const f of ['id', 'env', 'task_id']) if (r[f] !== undefined && typeof r[f] !== 'string') return `${f} must be a string`;
   return null;
 }

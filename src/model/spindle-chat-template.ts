@@ -20,7 +20,7 @@
  */
 
 /** Jinja source (String.raw: `\n` stays an escape for Jinja's string literals). */
-export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatML turns, Hermes tool calls as Spindle writes them (src/model/spindle-chat-template.ts). -#}
+export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatML, Hermes tool calls as Spindle writes them. -#}
 {%- set system = messages[0].content if messages and messages[0].role == 'system' else none %}
 {%- if tools and not (system is string and '<tools>' in system) %}
     {{- '<|im_start|>system\n' }}
@@ -28,11 +28,16 @@ export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatM
         {{- system | trim }}
         {{- '\n' }}
     {%- endif %}
-    {{- 'You can call functions to help with the user request. The available functions are described by the JSON schemas inside <tools></tools>:\n<tools>' }}
+    {{- 'You can call functions to help with the user request. ' }}
+    {{- 'The available functions are described by the JSON schemas inside <tools></tools>:\n<tools>' }}
     {%- for tool in tools %}
         {{- '\n' + (tool | tojson(separators=(',', ':'))) }}
     {%- endfor %}
-    {{- '\n</tools>\nFirst reason step by step inside <think></think>. To call a function, write a JSON object with its name and arguments inside <tool_call></tool_call> tags, one object per call (several calls per turn are allowed):\n<tool_call>\n{"name": "<function-name>", "arguments": {<argument-name>: <value>}}\n</tool_call>\nEach result comes back inside <tool_response></tool_response>. When you know the answer, reply with it without a tool call.<|im_end|>\n' }}
+    {{- '\n</tools>\nFirst reason step by step inside <think></think>. To call a function, write a JSON object with its name and ' }}
+    {{- 'arguments inside <tool_call></tool_call> tags, one object per call (several calls per turn are allowed):\n' }}
+    {{- '<tool_call>\n{"name": "<function-name>", "arguments": {<argument-name>: <value>}}\n</tool_call>\n' }}
+    {{- 'Each result comes back inside <tool_response></tool_response>. When you know the answer, reply with it without a tool call.' }}
+    {{- '<|im_end|>\n' }}
 {%- elif system is not none %}
     {{- '<|im_start|>system\n' + system + '<|im_end|>\n' }}
 {%- endif %}
@@ -51,7 +56,7 @@ export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatM
             {%- if fn.arguments is string %}
                 {{- fn.arguments }}
             {%- else %}
-                {#- Key by key, leaving out nulls: 🤗 datasets gives every row's arguments the keys of all rows, as nulls. -#}
+                {#- Key by key, leaving out nulls: 🤗 datasets gives every row's arguments all rows' keys, as nulls. -#}
                 {{- '{' }}
                 {%- for key, value in fn.arguments.items() if value is not none %}
                     {%- if not loop.first %}

@@ -1,7 +1,7 @@
 /**
  * The one dataset export, for the Models & export screen and `spindle export trajectories` alike:
  * stored trajectories as HF chat JSONL or Parquet (every field), the train split unless a split is asked
- * for (`all`: every split), so a held-out item never leaks into what is fine-tuned on it; or Atropos
+ * for (`all`: every split), so a held-out item never reaches training data; or Atropos
  * scored-group JSONL (one run's groups, or every run's in turn: training groups only). Callers name the
  * file and say what an empty export means to their user.
  */

@@ -41,9 +41,10 @@ function modelCard(name: string, revision: string | null, fromHub: boolean, peft
   const at = revision ? ` (revision ${revision})` : '';
   return [
     ...front, '# Merged with Spindle', '',
-    `\`${name}\`${at} with a LoRA adapter (r=${peft.r}, alpha=${peft.lora_alpha}, modules ${peft.target_modules.join(', ')}) folded into its weights.`, '',
-    '```python', 'from transformers import AutoModelForCausalLM, AutoTokenizer', 'model = AutoModelForCausalLM.from_pretrained("path/to/this/folder")',
-    'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")', '```', '',
+    `\`${name}\`${at} with a LoRA adapter (r=${peft.r}, alpha=${peft.lora_alpha}, modules ${peft.target_modules.join(', ')})`
+      + ' folded into its weights.', '',
+    '```python', 'from transformers import AutoModelForCausalLM, AutoTokenizer',
+    'model = AutoModelForCausalLM.from_pretrained("path/to/this/folder")', 'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")', '```', '',
   ].join('\n');
 }
 

@@ -44,12 +44,15 @@ function selected(row: { success?: boolean | null; score?: number | null }, { mi
 }
 
 /** The selected examples of one file (see SftSelection), and how many rows the selection left out. Errors name the file. */
-export async function sftExamples(file: SftFile, tok: TextTokenizer, selection: SftSelection = {}): Promise<{ examples: TrainSample[]; leftOut: number }> {
+export async function sftExamples(
+  file: SftFile, tok: TextTokenizer, selection: SftSelection = {},
+): Promise<{ examples: TrainSample[]; leftOut: number }> {
   try {
     if (file.name.endsWith('.parquet')) {
       const trajectories = (await parquetToTrajectories(file.bytes, file.name)).filter((t) => t.messages.some((m) => m.role === 'assistant'));
       const kept = trajectories.filter((t) => selected({ success: t.success, score: t.judge_score }, selection));
-      return { examples: kept.map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok)), leftOut: trajectories.length - kept.length };
+      const examples = kept.map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok));
+      return { examples, leftOut: trajectories.length - kept.length };
     }
     // Rows not selected become blank lines, so errors still name the file's own line; a bad line is kept for examplesFromJsonl to name.
     const lines: string[] = [];
@@ -119,7 +122,8 @@ export async function runSft(job: SftJob): Promise<SftResult> {
     const peft = peftAdapterConfig(model, job.baseModel) as PeftConfig;
     const adapter = adapterZip(tensors, { config: peft, run: config, title: `${config.name} (SFT)` });
     // The same fold as every merged export: the base weights (the adapter is held apart from them) plus B·A·alpha/r.
-    const merged = job.merge ? await mergedModel({ model, tokenizer, hfConfig: job.hfConfig, baseModel: job.baseModel }, tensors, peft) : null;
+    const source = { model, tokenizer, hfConfig: job.hfConfig, baseModel: job.baseModel };
+    const merged = job.merge ? await mergedModel(source, tensors, peft) : null;
     return { losses, adapter, model: merged };
   } finally {
     trainer.dispose();

@@ -23,7 +23,8 @@ export async function distilSkills(
   store: Store, options: { runId?: string; env?: string; minSuccessRate: number; includeHeldOut?: boolean },
 ): Promise<{ name: string; markdown: string; usage_count: number }[]> {
   const all: Trajectory[] = [];
-  const filter = exportFilter({ run_id: options.runId, envs: options.env ? [options.env] : undefined }, { includeHeldOut: options.includeHeldOut });
+  const asked = { run_id: options.runId, envs: options.env ? [options.env] : undefined };
+  const filter = exportFilter(asked, { includeHeldOut: options.includeHeldOut });
   for await (const t of iterateTrajectories(store, filter, { pageSize: 500 })) all.push(t);
   const made = skillsFromTrajectories(all, {
     minSuccessRate: options.minSuccessRate,

@@ -25,7 +25,8 @@ async function collectInto(store: NodeStore, ctx: CommandContext, values: Values
   try {
     return await collectInNode({
       store, config, policy: choiceOption(values, 'policy', ['model', 'expert'] as const, 'model'),
-      groups: smallCap(intOption(values, 'groups'), SMALL_SIZES.groups), groupSize: smallCap(intOption(values, 'group-size'), SMALL_SIZES.groupSize), runName: stringOption(values, 'name'), signal: ctx.signal,
+      groups: smallCap(intOption(values, 'groups'), SMALL_SIZES.groups),
+      groupSize: smallCap(intOption(values, 'group-size'), SMALL_SIZES.groupSize), runName: stringOption(values, 'name'), signal: ctx.signal,
       loadModel: (c) => loadModel(ctx, modelPath(ctx, values, c.model.base_model), c),
       atropos: atroposUrl ? { url: atroposUrl, onWait: (what) => ctx.err(`collect: Atropos at ${atroposUrl}: ${what}, retrying`) } : null,
       onStart: (groups) => { progress = new Progress(ctx, 'collect: groups', groups); },

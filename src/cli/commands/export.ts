@@ -26,7 +26,10 @@ export const exportTrajectories: Command = {
     run: { type: 'string', description: 'only this run (default: every run)', placeholder: 'id' },
     'min-score': { type: 'string', description: 'only trajectories scoring at least this (parquet, jsonl)', placeholder: 'x' },
     env: { type: 'string', description: 'only this environment (parquet, jsonl)', placeholder: 'name' },
-    split: { type: 'string', default: 'train', description: 'train, test, validation or all (parquet, jsonl; train by default, so training data never holds a held-out item)', placeholder: 'split' },
+    split: {
+      type: 'string', default: 'train', placeholder: 'split',
+      description: 'train, test, validation or all (parquet, jsonl): train by default, so training data never holds a held-out item',
+    },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'export trajectories');

@@ -31,7 +31,7 @@ export const sft: Command = {
     data: { type: 'string', description: 'a .parquet or .jsonl file, or a folder of them', placeholder: 'dir|file' },
     epochs: { type: 'string', description: 'passes over the data (default: training.epochs, 3)', placeholder: 'n' },
     'learning-rate': { type: 'string', description: 'override training.learning_rate', placeholder: 'lr' },
-    'min-score': { type: 'string', description: 'train on examples scoring at least this (default: the successful ones only; 0 takes every row)', placeholder: 'x' },
+    'min-score': { type: 'string', description: 'train on rows scoring at least this (default: the successful ones; 0: every row)', placeholder: 'x' },
     model: modelOption,
     output: { type: 'string', default: 'sft-out', description: 'folder for adapter.zip (and the merged model with --merge)', placeholder: 'dir' },
     merge: { type: 'boolean', description: 'also write the merged model (config.json + model.safetensors) to --output' },
@@ -55,7 +55,9 @@ export const sft: Command = {
       const { kept: examples, truncated } = fitToContext(read.flatMap((r) => r.examples), model.config.maxPositions);
       const leftOut = read.reduce((n, r) => n + r.leftOut, 0);
       const unselected = minScore !== undefined ? `scoring below ${minScore}` : 'that did not succeed (--min-score 0 keeps every row)';
-      if (!examples.length) throw new CliError(`No training examples in ${data}${leftOut ? ` (left out: ${leftOut} rows ${unselected})` : ''}.`);
+      if (!examples.length) {
+        throw new CliError(`No training examples in ${data}${leftOut ? ` (left out: ${leftOut} rows ${unselected})` : ''}.`);
+      }
       if (leftOut) ctx.out(`sft: left out ${leftOut} rows ${unselected}`);
       ctx.out(`sft: ${examples.length} examples from ${files.length} file(s)${truncated ? ` (${truncated} cut to ${model.config.maxPositions} tokens)` : ''}, ${config.training.epochs} epochs, ${config.lora.r > 0 ? `LoRA r=${config.lora.r}` : 'full fine-tuning'}`);
       const perUpdate = config.training.batch_size * config.training.grad_accum_steps;

@@ -24,8 +24,8 @@ export const skillsFromTrajectories: Command = {
     run: { type: 'string', description: 'only this run', placeholder: 'id' },
     env: { type: 'string', description: 'only this environment', placeholder: 'name' },
     'min-success-rate': rateOption('skip task types whose episodes succeeded less often than this'),
-    split: { type: 'string', default: 'train', description: 'train, or all to learn from held-out evaluation episodes too', placeholder: 'split' },
-    output: { type: 'string', default: 'skills', description: 'folder for the <skill>.md files (`spindle skills to-instructions` reads it)', placeholder: 'dir' },
+    split: { type: 'string', default: 'train', description: 'train, or all to learn from held-out episodes too', placeholder: 'split' },
+    output: { type: 'string', default: 'skills', description: 'folder for the <skill>.md files (skills to-instructions reads it)', placeholder: 'dir' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'skills from-trajectories');
@@ -45,10 +45,10 @@ export const skillsToInstructionsCommand: Command = {
   name: 'skills to-instructions',
   summary: "Turn the worked examples of skills used successfully at least --min-usage times into instruction-tuning chat JSONL (the seed's skill_to_instruction).",
   options: {
-    skills: { type: 'string', default: 'skills', description: 'a folder of skill .md files (or one file), as `spindle skills from-trajectories` writes', placeholder: 'dir' },
+    skills: { type: 'string', default: 'skills', description: 'a folder of skill .md files (or one file), as from-trajectories writes', placeholder: 'dir' },
     'min-usage': { type: 'string', default: '5', description: 'skip skills with fewer successful uses', placeholder: 'n' },
     'min-success-rate': rateOption('skip skills that succeed less often than this'),
-    output: { type: 'string', default: 'instructions.jsonl', description: 'the JSONL file to write (`spindle sft --data` trains on it)', placeholder: 'file.jsonl' },
+    output: { type: 'string', default: 'instructions.jsonl', description: 'the JSONL file to write (sft --data trains on it)', placeholder: 'file.jsonl' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'skills to-instructions');

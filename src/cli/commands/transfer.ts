@@ -27,7 +27,7 @@ export const transferInit: Command = {
     'lr-scale': { type: 'string', description: 'learning-rate multiplier for the transfer (default: transfer.learning_rate_scale)', placeholder: 'x' },
     steps: { type: 'string', description: 'training.max_steps of the new config', placeholder: 'n' },
     config: { type: 'string', description: 'base config to start from (default: the transfer preset)', placeholder: 'file' },
-    output: { type: 'string', default: 'transfer.yaml', description: 'the config file to write (`spindle transfer train --config` runs it)', placeholder: 'file.yaml' },
+    output: { type: 'string', default: 'transfer.yaml', description: 'the config file to write (transfer train --config runs it)', placeholder: 'file.yaml' },
     store: storeOption,
   },
   async run(values, positionals, ctx) {
