@@ -44,8 +44,18 @@ export default defineConfig({
           name: 'node',
           environment: 'node',
           include: ['tests/**/*.test.ts'],
-          exclude: ['tests/e2e/**'],
+          exclude: ['tests/e2e/**', 'tests/**/*.readme.test.ts'],
           testTimeout: 60_000,
+        },
+      },
+      {
+        extends: true,
+        test: {
+          // `npm run test:readme`: the README's commands in order, each small (SPINDLE_SMALL=1).
+          name: 'readme',
+          environment: 'node',
+          include: ['tests/**/*.readme.test.ts'],
+          testTimeout: 240_000,
         },
       },
       {

@@ -1,9 +1,12 @@
 /**
- * Named presets: partial configs merged onto the defaults. Catalog data; the app's form and the CLI's
- * `--preset` both list these.
+ * Named presets: partial configs. `spindle config init --preset` merges one onto the defaults; the app's
+ * Train screen applies one to the config being edited, changing only the settings it names (the judges
+ * you switched on, your base model and the rest stay). Catalog data; the form and the CLI both list these.
  */
+import { parseDocument, type Document } from 'yaml';
 import type { RunConfig } from './schema.ts';
 import { validateRunConfig } from './validate.ts';
+import { formatConfigErrors, parseRunConfigYaml, type ParseOptions } from './yaml.ts';
 
 type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
 
@@ -58,9 +61,40 @@ export const PRESETS: Record<string, Preset> = {
 };
 
 export function presetConfig(name: string): RunConfig {
-  const preset = PRESETS[name];
-  if (!preset) throw new Error(`Unknown preset "${name}". Presets: ${Object.keys(PRESETS).join(', ')}.`);
-  const { config, errors } = validateRunConfig(preset.config);
+  const { config, errors } = validateRunConfig(preset(name).config);
   if (!config) throw new Error(`Preset "${name}" is invalid: ${errors.map((e) => e.message).join(' ')}`);
   return config;
+}
+
+function preset(name: string): Preset {
+  const found = PRESETS[name];
+  if (!found) throw new Error(`Unknown preset "${name}". Presets: ${Object.keys(PRESETS).join(', ')}.`);
+  return found;
+}
+
+/** The settings a preset names, as dotted paths and their values (a list is one value): all that applying it changes. */
+export function presetSettings(name: string): [string, unknown][] {
+  const out: [string, unknown][] = [];
+  const walk = (value: unknown, path: string[]) => {
+    if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+      for (const [key, inner] of Object.entries(value)) walk(inner, [...path, key]);
+    } else out.push([path.join('.'), value]);
+  };
+  walk(preset(name).config, []);
+  return out;
+}
+
+/**
+ * A run config's YAML with the preset's settings written into it, every other line as it was (comments
+ * too); throws with the validator's messages when the result is not a valid config.
+ */
+export function applyPresetToYaml(text: string, name: string, options: ParseOptions = {}): string {
+  const doc: Document = parseDocument(text);
+  if (doc.errors.length) throw new Error(`The config is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
+  if (doc.contents === null) doc.contents = doc.createNode({});
+  for (const [path, value] of presetSettings(name)) doc.setIn(path.split('.'), doc.createNode(value, { flow: Array.isArray(value) }));
+  const updated = doc.toString({ lineWidth: 0 });
+  const check = parseRunConfigYaml(updated, options);
+  if (check.errors.length) throw new Error(formatConfigErrors(check.errors));
+  return updated;
 }

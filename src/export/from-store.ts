@@ -9,23 +9,33 @@ import { trajectoriesToParquet } from './parquet.ts';
 import { scoredGroupsToJsonl } from './atropos.ts';
 import { dpoRows, sftRows, type PairOptions } from './pairs.ts';
 
-/** HF chat JSONL, as text chunks (write them to a file or a Blob). */
+export interface HeldOutOption {
+  /** Also export held-out (test and validation split) trajectories when the filter names no split. */
+  includeHeldOut?: boolean;
+}
+
 /**
- * HF chat JSONL is training data (SFT): unless the filter names a split, or `includeHeldOut` is set, only
- * train-split trajectories, so a held-out item never leaks into what a model is fine-tuned on.
+ * Every trajectory export is training data (SFT, TRL, another trainer): unless the filter names a split,
+ * or `includeHeldOut` is set, only train-split trajectories, so a held-out item never leaks into what a
+ * model is fine-tuned on (a run's evaluation episodes are stored with their test or validation split).
  */
-export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}, options: { includeHeldOut?: boolean } = {}): AsyncGenerator<string> {
-  const scoped = filter.split === undefined && !options.includeHeldOut ? { ...filter, split: 'train' as const } : filter;
-  return jsonlChunks(iterateTrajectories(store, scoped, { pageSize: 500 }), trajectoryToChatRow);
+export function exportFilter(filter: TrajectoryFilter = {}, options: HeldOutOption = {}): TrajectoryFilter {
+  return filter.split === undefined && !options.includeHeldOut ? { ...filter, split: 'train' } : filter;
+}
+
+/** HF chat JSONL, as text chunks (write them to a file or a Blob). */
+export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): AsyncGenerator<string> {
+  return jsonlChunks(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 500 }), trajectoryToChatRow);
 }
 
 /** Full-trajectory JSONL (every field; what `importTrajectories` reads as 'trajectory-jsonl'). */
-export function exportTrajectoryJsonl(store: Store, filter: TrajectoryFilter = {}): AsyncGenerator<string> {
-  return jsonlChunks(iterateTrajectories(store, filter, { pageSize: 500 }));
+export function exportTrajectoryJsonl(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): AsyncGenerator<string> {
+  return jsonlChunks(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 500 }));
 }
 
-export function exportParquet(store: Store, filter: TrajectoryFilter = {}): Promise<Uint8Array> {
-  return trajectoriesToParquet(iterateTrajectories(store, filter, { pageSize: 1000 }));
+/** Parquet with every field. */
+export function exportParquet(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): Promise<Uint8Array> {
+  return trajectoriesToParquet(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 1000 }));
 }
 
 async function scoredGroups(store: Store, runId: string): Promise<ScoredGroup[]> {

@@ -2,15 +2,19 @@
  * Trajectories as Hugging Face chat JSONL: one conversation per line in the shape TRL's SFTTrainer
  * (and `tokenizer.apply_chat_template(messages, tools=tools)`) takes, plus metadata columns to filter
  * on: assistant calls in OpenAI `tool_calls`, each result its own bare `tool` message (the model's
- * template adds its own wrapping). Schema in docs/formats.md § HF chat JSONL. Token ids, masks,
- * logprobs and votes are not in this format; Parquet keeps everything.
+ * template adds its own wrapping). A byte model's row renders with its template to exactly the text of
+ * its tokens. Schema in docs/formats.md § HF chat JSONL. Token ids, masks, logprobs and votes are not
+ * in this format; Parquet keeps everything.
  */
 import type { Split, ToolSchema, Trajectory } from '../contracts.ts';
-import type { ChatTemplate } from '../format/chat-template.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import { ChatTemplate } from '../format/chat-template.ts';
+import { renderChatML } from '../format/chatml.ts';
 import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
 import { isCallError } from '../format/parse.ts';
 import { TOOL_CALL_CODECS, type ToolCallCodec } from '../format/tool-call-codec.ts';
+import { ByteTokenizer, SPECIAL_TOKENS } from '../model/byte-tokenizer.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -95,6 +99,32 @@ function ranCodec(t: Trajectory, ran: Map<number, string[]>): ToolCallCodec | nu
  * ChatRowRefused, naming the trajectory and where the renderings part. Without the model, the calls'
  * codec is the one whose reading matches the calls that ran.
  */
+/**
+ * Whether Python's json.dumps (a template's `tojson` in transformers) writes the value as JSON.stringify
+ * does: they differ only on fractions below 1e-4 (`1e-05` against `0.00001`), which a call then keeps as text.
+ */
+function writtenAlikeInPython(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isInteger(value) || Math.abs(value) >= 1e-4;
+  if (value !== null && typeof value === 'object') return Object.values(value).every(writtenAlikeInPython);
+  return true;
+}
+
+const BYTES = new ByteTokenizer();
+let byteModel: RowModel | null = null;
+
+/**
+ * A byte model's episode (its tokens are Spindle's ChatML of its messages in the byte tokenizer) is
+ * checked against the byte models' own template (model/spindle-chat-template.ts), the one their export
+ * ships: a turn that template would not write back exactly as sampled stays text.
+ */
+function byteModelOf(t: Trajectory): RowModel | null {
+  const bytes = t.tokens.length > 0 && t.tokens.every((id) => Number.isInteger(id) && id >= 0 && id < BYTES.vocabSize);
+  if (!bytes || BYTES.decode(t.tokens) !== renderChatML(t.messages)) return null;
+  const hasToken = (token: string) => (SPECIAL_TOKENS as readonly string[]).includes(token);
+  byteModel ??= { template: new ChatTemplate(SPINDLE_CHAT_TEMPLATE, {}, { hasToken }), tokenizer: BYTES };
+  return byteModel;
+}
+
 export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | null } = {}): ChatRow {
   const ran = ranCalls(t);
   const tools = t.tools.map((fn) => ({ type: 'function' as const, function: fn }));
@@ -107,10 +137,12 @@ export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | nu
   const build = (codec: ToolCallCodec | null, reasoning: boolean) => toOpenAiMessages(t.messages, {
     ...(codec ? { codec } : {}),
     reasoning,
-    liftTurn: (turn, lifted) => codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)),
+    liftTurn: (turn, lifted) =>
+      codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)) && lifted.calls.every((c) => writtenAlikeInPython(c.arguments)),
   });
-  if (!opts.model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
-  const { template, tokenizer } = opts.model;
+  const model = opts.model ?? byteModelOf(t);
+  if (!model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
+  const { template, tokenizer } = model;
   const sampled = sampledOf(t, tokenizer);
   if (!template.liftsCalls) {
     // The template takes every message as written (calls in the text, results in their <tool_response> blocks).
@@ -184,7 +216,9 @@ export function checkChatRow(v: unknown): string | null {
     }
   }
   if (r.score !== undefined && r.score !== null && !(typeof r.score === 'number' && r.score >= 0 && r.score <= 1)) return 'score must be a number in [0, 1] or null';
-  if (r.split !== undefined && r.split !== 'train' && r.split !== 'test') return `split must be "train" or "test" (got ${JSON.stringify(r.split)})`;
+  if (r.split !== undefined && !['train', 'validation', 'test'].includes(r.split as string)) {
+    return `split must be "train", "validation" or "test" (got ${JSON.stringify(r.split)})`;
+  }
   for (const f of ['id', 'env', 'task_id']) if (r[f] !== undefined && typeof r[f] !== 'string') return `${f} must be a string`;
   return null;
 }

@@ -101,7 +101,11 @@ function argumentsObject(args: Record<string, unknown> | string): Record<string,
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
 }
 
-/** OpenAI messages → Hermes-text messages: calls written back as `<tool_call>` blocks, consecutive tool results joined into one turn. */
+/**
+ * OpenAI messages → Hermes-text messages: calls written back as `<tool_call>{"name":…,"arguments":…}</tool_call>`
+ * blocks (compact JSON, one a line after the text: as Spindle's byte models write them, and as their chat
+ * template renders `tool_calls`), consecutive tool results joined into one turn.
+ */
 export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
   const out: ChatMessage[] = [];
   let pending: string[] = [];
@@ -116,10 +120,7 @@ export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
     }
     flush();
     if (m.role === 'assistant' && m.tool_calls?.length) {
-      const blocks = m.tool_calls.map((c) => {
-        const call = { name: c.function.name, arguments: argumentsObject(c.function.arguments) };
-        return `<tool_call>\n${JSON.stringify(call)}\n</tool_call>`;
-      });
+      const blocks = m.tool_calls.map((c) => `<tool_call>${JSON.stringify({ name: c.function.name, arguments: argumentsObject(c.function.arguments) })}</tool_call>`);
       out.push({ role: 'assistant', content: [m.content, ...blocks].filter((s) => s !== '').join('\n') });
     } else out.push({ role: m.role, content: m.content });
   }

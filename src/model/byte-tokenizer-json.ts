@@ -3,9 +3,11 @@
  * so `AutoTokenizer.from_pretrained` loads a Spindle byte model (models/spindle-base, merged exports)
  * with the same ids: a byte-level BPE with no merges — each UTF-8 byte is one token whose id is the
  * byte's value, written as GPT-2's byte-to-character mapping — and the special tokens as added tokens
- * at 256 + their index. The chat template is Spindle's ChatML (format/chatml.ts).
+ * at 256 + their index. The chat template writes Spindle's ChatML with its tools, calls and results
+ * (spindle-chat-template.ts).
  */
 import { SPECIAL_TOKENS } from './byte-tokenizer.ts';
+import { SPINDLE_CHAT_TEMPLATE } from './spindle-chat-template.ts';
 
 /** GPT-2's bytes_to_unicode: printable bytes map to themselves, the rest to U+0100 onwards, in byte order. */
 function byteToChar(): string[] {
@@ -13,10 +15,6 @@ function byteToChar(): string[] {
   let next = 256;
   return Array.from({ length: 256 }, (_, b) => String.fromCharCode(printable(b) ? b : next++));
 }
-
-const CHATML_TEMPLATE =
-  "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{% endfor %}" +
-  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 export function byteTokenizerJson(): object {
   const vocab: Record<string, number> = {};
@@ -45,6 +43,6 @@ export function byteTokenizerConfig(): Record<string, unknown> {
     unk_token: null,
     model_max_length: 1024,
     clean_up_tokenization_spaces: false,
-    chat_template: CHATML_TEMPLATE,
+    chat_template: SPINDLE_CHAT_TEMPLATE,
   };
 }

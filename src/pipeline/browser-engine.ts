@@ -185,7 +185,7 @@ export class Engine {
     const base = await this.shelf.mergeBase(request.baseModel);
     try {
       const adapter = readSafetensors(request.adapter, 'adapter_model.safetensors').tensors;
-      const zip = zipFiles(await mergedModel(base, adapter, request.peft));
+      const zip = zipFiles(await mergedModel({ ...base, baseModel: base.baseModel ?? request.baseModel }, adapter, request.peft));
       return Comlink.transfer(zip, [zip.buffer]);
     } finally {
       base.release();

@@ -1,12 +1,12 @@
 /**
- * The one dataset export, for the Models & export screen and `spindle export trajectories` alike
- * (issue 29: the CLI used to read the store itself): stored trajectories as HF chat JSONL (training
- * data: the train split unless a split is asked for, so a held-out item never leaks into fine-tuning),
- * Parquet (every field, both splits unless asked), or Atropos scored-group JSONL (one run's groups, or
- * every run's in turn). Callers name the file and say what an empty export means to their user.
+ * The one dataset export, for the Models & export screen and `spindle export trajectories` alike:
+ * stored trajectories as HF chat JSONL or Parquet (every field), the train split unless a split is asked
+ * for (`all`: every split), so a held-out item never reaches training data; or Atropos
+ * scored-group JSONL (one run's groups, or every run's in turn: training groups only). Callers name the
+ * file and say what an empty export means to their user.
  */
 import type { Split } from '../contracts.ts';
-import { exportChatJsonl, exportParquet, exportScoredGroupsJsonl } from '../export/from-store.ts';
+import { exportChatJsonl, exportFilter, exportParquet, exportScoredGroupsJsonl } from '../export/from-store.ts';
 import { countTrajectories, listRuns, type Store, type TrajectoryFilter } from '../store/index.ts';
 
 export type DatasetFormat = 'jsonl' | 'parquet' | 'atropos';
@@ -16,7 +16,7 @@ export interface DatasetQuery {
   runId?: string;
   minScore?: number;
   env?: string;
-  /** `all`: both splits; unset: the format's default (chat JSONL train, Parquet both). */
+  /** `all`: every split (held-out evaluation episodes too); unset: the train split. */
   split?: Split | 'all';
 }
 
@@ -42,13 +42,14 @@ export async function exportDataset(
     run_id: query.runId, min_score: query.minScore, envs: query.env ? [query.env] : undefined,
     split: query.split === 'all' ? undefined : query.split,
   };
+  const heldOut = { includeHeldOut: query.split === 'all' };
   if (format === 'parquet') {
     options.onProgress?.(0);
-    return { data: await exportParquet(store, filter), count: await countTrajectories(store, filter) };
+    return { data: await exportParquet(store, filter, heldOut), count: await countTrajectories(store, exportFilter(filter, heldOut)) };
   }
   let text = '';
   let count = 0;
-  for await (const chunk of exportChatJsonl(store, filter, { includeHeldOut: query.split === 'all' })) {
+  for await (const chunk of exportChatJsonl(store, filter, heldOut)) {
     options.signal?.throwIfAborted();
     text += chunk;
     count += lines(chunk);

@@ -170,7 +170,10 @@ export class ModelShelf {
         if (bytes) tokenizerFiles[name] = bytes;
       }
       // An import without them (the byte tokenizer's marker in config.json) gets them written, as any merge does.
-      return { ...(await this.importedTensors(imported)), tokenizerFiles: Object.keys(tokenizerFiles).length ? tokenizerFiles : null, release: () => {} };
+      // Named as imported: its hub ref, or the name of its folder or files.
+      const named = imported.baseModel.startsWith(IMPORTED_PREFIX) ? imported.name : imported.baseModel;
+      const files = Object.keys(tokenizerFiles).length ? tokenizerFiles : null;
+      return { ...(await this.importedTensors(imported)), tokenizerFiles: files, baseModel: named, release: () => {} };
     }
     if (baseModel.startsWith(IMPORTED_PREFIX)) {
       throw new Error(`The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`);

@@ -7,6 +7,7 @@
  * caller's; a stop signal ends after the current update and still returns what was trained.
  */
 import type { RunConfig } from '../config/schema.ts';
+import { isSuccess } from '../contracts.ts';
 import { parquetToTrajectories } from '../export/parquet.ts';
 import { adapterZip, type PeftConfig } from '../export/peft.ts';
 import { jsonlLines } from '../jsonl.ts';
@@ -26,25 +27,42 @@ export interface SftFile {
   bytes: Uint8Array;
 }
 
-/** The examples of one file; those scoring below `minScore` are left out. Errors name the file. */
-export async function sftExamples(file: SftFile, tok: TextTokenizer, minScore?: number): Promise<TrainSample[]> {
+/**
+ * Which rows train: with `minScore`, those scoring at least it (rows without a score are kept, unscored
+ * ones dropped); without, the successful ones (`success`, else a score at full marks: the one success rule),
+ * rows that carry neither (instruction rows, another tool's data) kept. SFT imitates what it is given, so
+ * by default it is given what worked.
+ */
+export interface SftSelection {
+  minScore?: number;
+}
+
+function selected(row: { success?: boolean | null; score?: number | null }, { minScore }: SftSelection): boolean {
+  if (minScore !== undefined) return row.score === undefined || (row.score !== null && row.score >= minScore);
+  if (row.success !== undefined) return row.success === true;
+  return row.score === undefined || (row.score !== null && isSuccess(row.score));
+}
+
+/** The selected examples of one file (see SftSelection), and how many rows the selection left out. Errors name the file. */
+export async function sftExamples(
+  file: SftFile, tok: TextTokenizer, selection: SftSelection = {},
+): Promise<{ examples: TrainSample[]; leftOut: number }> {
   try {
     if (file.name.endsWith('.parquet')) {
-      const trajectories = await parquetToTrajectories(file.bytes, file.name);
-      return trajectories
-        .filter((t) => minScore === undefined || (t.judge_score !== null && t.judge_score >= minScore))
-        .filter((t) => t.messages.some((m) => m.role === 'assistant'))
-        .map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok));
+      const trajectories = (await parquetToTrajectories(file.bytes, file.name)).filter((t) => t.messages.some((m) => m.role === 'assistant'));
+      const kept = trajectories.filter((t) => selected({ success: t.success, score: t.judge_score }, selection));
+      const examples = kept.map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok));
+      return { examples, leftOut: trajectories.length - kept.length };
     }
-    let text = new TextDecoder().decode(file.bytes);
-    if (minScore !== undefined) {
-      // Rows below the score are dropped; a bad line is kept, so examplesFromJsonl names it.
-      text = jsonlLines(text).filter(({ value, error }) => {
-        const score = error ? undefined : (value as { score?: number | null }).score;
-        return score === undefined || (score !== null && score >= minScore);
-      }).map((l) => l.text).join('\n');
+    // Rows not selected become blank lines, so errors still name the file's own line; a bad line is kept for examplesFromJsonl to name.
+    const lines: string[] = [];
+    let leftOut = 0;
+    for (const { line, text, value, error } of jsonlLines(new TextDecoder().decode(file.bytes))) {
+      const row = value as { success?: boolean | null; score?: number | null } | null;
+      if (error || typeof row !== 'object' || row === null || selected(row, selection)) lines[line - 1] = text;
+      else leftOut++;
     }
-    return examplesFromJsonl(text, tok);
+    return { examples: examplesFromJsonl(Array.from(lines, (l) => l ?? '').join('\n'), tok), leftOut };
   } catch (e) {
     throw new Error(`${file.name}: ${(e as Error).message}`, { cause: e });
   }
@@ -104,7 +122,8 @@ export async function runSft(job: SftJob): Promise<SftResult> {
     const peft = peftAdapterConfig(model, job.baseModel) as PeftConfig;
     const adapter = adapterZip(tensors, { config: peft, run: config, title: `${config.name} (SFT)` });
     // The same fold as every merged export: the base weights (the adapter is held apart from them) plus B·A·alpha/r.
-    const merged = job.merge ? await mergedModel({ model, tokenizer, hfConfig: job.hfConfig }, tensors, peft) : null;
+    const source = { model, tokenizer, hfConfig: job.hfConfig, baseModel: job.baseModel };
+    const merged = job.merge ? await mergedModel(source, tensors, peft) : null;
     return { losses, adapter, model: merged };
   } finally {
     trainer.dispose();

@@ -9,14 +9,23 @@
  */
 import type { Trajectory } from '../contracts.ts';
 import { getEnvironment, hasEnvironment } from '../envs/registry.ts';
+import { exportFilter } from '../export/from-store.ts';
 import { toJsonl } from '../export/jsonl.ts';
 import { parseSkill, skillsFromTrajectories, skillsToInstructions } from '../export/skills.ts';
 import { iterateTrajectories, putSkill, type Store } from '../store/index.ts';
 
-/** The skill documents of the stored trajectories (of one run and/or environment), kept in the store; empty when none succeeded. */
-export async function distilSkills(store: Store, options: { runId?: string; env?: string; minSuccessRate: number }): Promise<{ name: string; markdown: string; usage_count: number }[]> {
+/**
+ * The skill documents of the stored trajectories (of one run and/or environment), kept in the store; empty
+ * when none succeeded. Train-split episodes only unless `includeHeldOut`: a skill's worked examples become
+ * SFT data, as any export's rows do (export/from-store.ts `exportFilter`).
+ */
+export async function distilSkills(
+  store: Store, options: { runId?: string; env?: string; minSuccessRate: number; includeHeldOut?: boolean },
+): Promise<{ name: string; markdown: string; usage_count: number }[]> {
   const all: Trajectory[] = [];
-  for await (const t of iterateTrajectories(store, { run_id: options.runId, envs: options.env ? [options.env] : undefined }, { pageSize: 500 })) all.push(t);
+  const asked = { run_id: options.runId, envs: options.env ? [options.env] : undefined };
+  const filter = exportFilter(asked, { includeHeldOut: options.includeHeldOut });
+  for await (const t of iterateTrajectories(store, filter, { pageSize: 500 })) all.push(t);
   const made = skillsFromTrajectories(all, {
     minSuccessRate: options.minSuccessRate,
     describe: (name) => (hasEnvironment(name) ? getEnvironment(name).description : name),

@@ -21,7 +21,8 @@ import { jsonlLines } from '../jsonl.ts';
 
 export interface ChatRow {
   messages: { role: string; content: string | null; tool_calls?: unknown[] }[];
-  tools?: ToolSchema[];
+  /** Function schemas, bare or in the OpenAI/HF wrapper `{type: "function", function}` (chat JSONL's `tools` column). */
+  tools?: (ToolSchema | { type: 'function'; function: ToolSchema })[];
 }
 
 export type InstructionRow = { instruction: string; input?: string; output: string } | { prompt: string; completion: string };
@@ -63,18 +64,26 @@ function normaliseMessages(row: ChatRow, tools: ToolSchema[], tok: TextTokenizer
     return [{ role: m.role as Role, content, ...calls }];
   });
   const out = fromOpenAiMessages(open);
-  if (tools.length > 0 && out[0]?.role !== 'system') {
-    // As an episode does: the tools go in the system prompt unless the model's template lists them itself.
-    const listed = conversationFormat(tok).rendersTools ? [] : tools;
-    out.unshift(renderSystemPrompt(listed, { style: opts.systemStyle ?? 'full' }));
-  }
+  if (tools.length === 0) return out;
+  // As an episode does: the tools go in the system prompt unless the model's template lists them itself.
+  const rendersTools = conversationFormat(tok).rendersTools;
+  const style = opts.systemStyle ?? 'full';
+  if (out[0]?.role !== 'system') out.unshift(renderSystemPrompt(rendersTools ? [] : tools, { style }));
+  // A system message of the row's own that does not list the tools gets them after its text, as Spindle's byte
+  // models' chat template writes it (model/spindle-chat-template.ts); one that lists them (`<tools>`) stands.
+  else if (!rendersTools && !out[0].content.includes('<tools>')) out[0] = renderSystemPrompt(tools, { style, instructions: out[0].content });
   return out;
+}
+
+/** The row's tools as function schemas (chat JSONL wraps each as `{type: "function", function}`). */
+function functionSchemas(tools: NonNullable<ChatRow['tools']>): ToolSchema[] {
+  return tools.map((t) => ('function' in t && (t as { type?: unknown }).type === 'function' ? t.function : (t as ToolSchema)));
 }
 
 /** Token ids and assistant mask of a conversation, in the model's own chat format (see header). */
 export function chatExample(row: ChatRow, tok: TextTokenizer, opts: SftOptions = {}): TrainSample {
   if (!Array.isArray(row.messages) || row.messages.length === 0) throw new Error('sft: a chat row needs a non-empty "messages" array');
-  const tools = row.tools ?? [];
+  const tools = functionSchemas(row.tools ?? []);
   const messages = normaliseMessages(row, tools, tok, opts);
   try {
     return trainingTokens(messages, tools, tok);

@@ -120,8 +120,13 @@ describe('spindle sft → eval', () => {
   it('trains LoRA on exported Parquet and writes a PEFT adapter that eval applies', async () => {
     const r = await cli(dir, 'sft', '--data', 'out/trajectories.parquet', '--min-score', '1', '--epochs', '2', '--model', model, '--output', 'sft', '--config', 'run.yaml');
     expect(r.code).toBe(0);
-    expect(r.out).toMatch(/sft: 6 examples from 1 file\(s\), 2 epochs, LoRA r=4/);
+    expect(r.out).toMatch(/sft: left out 2 rows scoring below 1\nsft: 6 examples from 1 file\(s\), 2 epochs, LoRA r=4/);
     expect(r.out).toMatch(/sft: 12 updates, loss \d/);
+    // By default SFT trains on the successes alone; --min-score 0 takes every row.
+    const successes = await cli(dir, 'sft', '--data', 'out/trajectories.parquet', '--epochs', '1', '--model', model, '--output', 'sft-default', '--config', 'run.yaml');
+    expect(successes.out).toMatch(/sft: left out 2 rows that did not succeed \(--min-score 0 keeps every row\)\nsft: 6 examples from 1 file/);
+    expect((await cli(dir, 'sft', '--data', 'out/trajectories.parquet', '--epochs', '1', '--min-score', '0', '--model', model, '--output', 'sft-all', '--config', 'run.yaml')).out)
+      .toMatch(/^sft: 8 examples from 1 file/);
     const adapter = readAdapter(readFileSync(join(dir, 'sft', 'adapter.zip')), 'adapter.zip');
     expect(adapter.config).toMatchObject({ peft_type: 'LORA', r: 4, lora_alpha: 8 });
 
@@ -136,7 +141,7 @@ describe('spindle sft → eval', () => {
     writeFileSync(join(dir, 'instr.jsonl'), ['{"instruction":"Add 2 and 3","output":"5"}', '{"prompt":"Say hi","completion":"hi"}', ''].join('\n'));
     const r = await cli(dir, 'sft', '--data', 'instr.jsonl', '--epochs', '1', '--model', model, '--output', 'merged', '--merge');
     expect(r.code).toBe(0);
-    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['adapter.zip', 'config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(readdirSync(join(dir, 'merged')).sort()).toEqual(['README.md', 'adapter.zip', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
     const e = await cli(dir, 'eval', '--env', 'text_reverse', '--items', '1', '--model', 'merged', '--max-new-tokens', '8', '--max-steps', '1');
     expect(e.out).toMatch(/\| text_reverse \| 1 \| test \| \d\/1 = /);
   }, 60_000);

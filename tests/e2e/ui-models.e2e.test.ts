@@ -131,7 +131,7 @@ describe('importing a Hugging Face model and exporting merged weights', () => {
     expect(download.suggestedFilename()).toMatch(/-merged\.zip$/);
     const zip = unzipSync(new Uint8Array(readFileSync((await download.path())!)));
     // The imported files had no tokenizer (Spindle's byte tokenizer read them): the merge writes it, so the folder loads on its own.
-    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect(Object.keys(zip).sort()).toEqual(['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
     expect(JSON.parse(new TextDecoder().decode(zip['tokenizer.json']))).toHaveProperty('model');
     expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', hidden_size: 32 });
     const merged = readSafetensors(zip['model.safetensors']).tensors;

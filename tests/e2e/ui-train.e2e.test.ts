@@ -2,7 +2,7 @@
  * Train screen in the built app: YAML validated as you type with the error at its line, and a
  * (simulated, `?demo`) run streaming into the charts with progress, backend and tokens/s. Without
  * `?demo` runs go to the engine worker (tests/e2e/pipeline.e2e.test.ts runs one); a run that cannot
- * start must say why at the run controls.
+ * start must say why at the run controls. A preset changes only what it names.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
@@ -52,6 +52,30 @@ describe('train screen', () => {
     await expect.poll(() => page.locator('[role="alert"]').first().textContent(), { timeout: 60_000 }).toContain('"no-such-model" cannot be loaded in the browser');
     expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('error');
     expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('no-such-model');
+    await page.close();
+  });
+
+  it('a preset sets what it names and leaves the judge switched on and the other edits alone', async () => {
+    const page = await app.context.newPage();
+    await page.goto(app.url + '/?backend=wasm#judges');
+    const inBrowser = page.locator('[data-testid="inbrowser-judge"]');
+    await inBrowser.check();
+    await page.goto(app.url + '/?backend=wasm#train');
+    await page.locator('[data-testid="yaml-view"]').click();
+    const editor = page.locator('[data-testid="yaml-editor"]');
+    await expect.poll(() => editor.inputValue()).toContain('onnx-judge');
+    await editor.fill((await editor.inputValue()).replace(/^(\s+)temperature: .*$/m, '$1temperature: 0.7'));
+    await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
+    await page.getByRole('button', { name: 'Form', exact: true }).click();
+    await page.locator('#preset').selectOption('chain-calls');
+    await page.locator('[data-testid="yaml-view"]').click();
+    await expect.poll(() => editor.inputValue()).toContain('name: chain-calls');
+    const yaml = await editor.inputValue();
+    expect(yaml).toContain('onnx-judge');
+    expect(yaml).toMatch(/temperature: 0\.7/);
+    expect(yaml).toMatch(/environments:\s*\[\s*order_total\s*\]|environments:\n\s*- order_total/);
+    await page.goto(app.url + '/?backend=wasm#judges');
+    await inBrowser.uncheck();
     await page.close();
   });
 });

@@ -46,6 +46,12 @@ describe('HF chat JSONL', () => {
     expect(rows[0]).toMatchObject({ id: 'ext.jsonl#1', score: null, split: 'train', tools: [] });
   });
 
+  it('reads back every split an export writes with --split all, validation included', () => {
+    const row = (split: string) => `{"messages":[{"role":"user","content":"hi"},{"role":"assistant","content":"yo"}],"split":"${split}"}`;
+    expect(parseChatJsonl(['train', 'validation', 'test'].map(row).join('\n'), 'all.jsonl').map((r) => r.split)).toEqual(['train', 'validation', 'test']);
+    expect(() => parseChatJsonl(row('dev'), 'x.jsonl')).toThrow(/split must be "train", "validation" or "test" \(got "dev"\)/);
+  });
+
   it('streams JSONL in chunks that concatenate to the whole file', async () => {
     const ts = Array.from({ length: 7 }, () => makeTrajectory());
     let text = '';

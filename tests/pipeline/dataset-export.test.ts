@@ -1,13 +1,14 @@
 /**
  * The one dataset export (pipeline/dataset-export.ts), which the Models screen and `spindle export
- * trajectories` both call: chat JSONL is train-split unless a split is asked for, Parquet holds both
- * splits, filters pick rows, and the count is what was written.
+ * trajectories` both call: chat JSONL and Parquet are train-split unless a split is asked for (a
+ * held-out item never reaches training data), filters pick rows, and the count is what was written.
  */
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { parquetToTrajectories } from '../../src/export/parquet.ts';
 import { exportDataset } from '../../src/pipeline/dataset-export.ts';
+import { distilSkills } from '../../src/pipeline/skills.ts';
 import { modelOperations, type ModelEngine } from '../../src/pipeline/app/models.ts';
 import { createRun, openStore, putTrajectory, type Store } from '../../src/store/index.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
@@ -35,10 +36,20 @@ describe('exportDataset', () => {
     expect((await exportDataset(store, 'jsonl', { runId: 'nope' })).count).toBe(0);
   });
 
-  it('writes Parquet with both splits by default, and counts what it wrote', async () => {
+  it('writes Parquet from the train split too unless all splits are asked for, and counts what it wrote', async () => {
     const { data, count } = await exportDataset(store, 'parquet', { runId: 'run-x' });
-    expect(count).toBe(3);
-    expect(await parquetToTrajectories(data as Uint8Array, 'x.parquet')).toHaveLength(3);
+    expect(count).toBe(2);
+    expect((await parquetToTrajectories(data as Uint8Array, 'x.parquet')).map((t) => t.split)).toEqual(['train', 'train']);
+    const all = await exportDataset(store, 'parquet', { runId: 'run-x', split: 'all' });
+    expect(all.count).toBe(3);
+    expect(await parquetToTrajectories(all.data as Uint8Array, 'x.parquet')).toHaveLength(3);
+    expect((await exportDataset(store, 'parquet', { runId: 'run-x', split: 'test' })).count).toBe(1);
+  });
+
+  it('leaves held-out episodes out of skills too (their worked examples are SFT data) unless asked', async () => {
+    const [train] = await distilSkills(store, { runId: 'run-x', minSuccessRate: 0 });
+    const [all] = await distilSkills(store, { runId: 'run-x', minSuccessRate: 0, includeHeldOut: true });
+    expect([train.usage_count, all.usage_count]).toEqual([2, 3]);
   });
 
   it('is what the Models screen exports', async () => {

@@ -168,7 +168,11 @@ describe('importing a Hugging Face model into the engine', () => {
       const lora = (ab: string, shape: number[]) => [`base_model.model.model.layers.0.self_attn.q_proj.lora_${ab}.weight`, { shape, data: new Float32Array(shape[0] * shape[1]) }] as const;
       const adapter = writeSafetensors(new Map([lora('A', [R, 32]), lora('B', [32, R])]), { format: 'pt' });
       const peft = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, lora_dropout: 0, bias: 'none', target_modules: ['q_proj'], base_model_name_or_path: 'test-org/tiny' } as PeftConfig;
-      expect(Object.keys(unzipSync(await e.mergedModelZip({ baseModel: 'hf:test-org/tiny@v1', adapter, peft })))).toContain('model.safetensors');
+      const merged = unzipSync(await e.mergedModelZip({ baseModel: 'hf:test-org/tiny@v1', adapter, peft }));
+      expect(Object.keys(merged)).toContain('model.safetensors');
+      // Named by its hub id: config.json's _name_or_path, the card's base_model.
+      expect(JSON.parse(new TextDecoder().decode(merged['config.json']))._name_or_path).toBe('test-org/tiny');
+      expect(new TextDecoder().decode(merged['README.md'])).toMatch(/^---\nbase_model: test-org\/tiny\n/);
       await expect(e.importModel({ hub: 'not a model id' })).rejects.toThrow(/not a Hugging Face model id; expected owner\/name/);
       await expect(e.importModel({ hub: 'test-org/absent' })).rejects.toThrow(/config\.json/);
     } finally {
@@ -186,8 +190,9 @@ describe('importing a Hugging Face model into the engine', () => {
     const peft = { peft_type: 'LORA', task_type: 'CAUSAL_LM', r: R, lora_alpha: 4, lora_dropout: 0, bias: 'none', target_modules: ['q_proj'], base_model_name_or_path: 'tiny-test' } as PeftConfig;
     const zip = unzipSync(await e.mergedModelZip({ baseModel: 'tiny-test', adapter, peft }));
     // The import had no tokenizer files (the byte tokenizer's marker): the merge writes them, as every merge does.
-    expect(Object.keys(zip).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
-    expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', spindle_tokenizer: 'byte' });
+    expect(Object.keys(zip).sort()).toEqual(['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    // Named as imported (its files' _name_or_path), not by the store's `imported:` name.
+    expect(JSON.parse(new TextDecoder().decode(zip['config.json']))).toMatchObject({ model_type: 'llama', spindle_tokenizer: 'byte', _name_or_path: 'tiny-test' });
     const merged = readSafetensors(zip['model.safetensors']).tensors;
     const base = readSafetensors(new Uint8Array(readFileSync(join(modelDir, 'model.safetensors')))).tensors;
     expect([...merged.keys()].sort()).toEqual([...base.keys()].sort());

@@ -1,20 +1,23 @@
 /**
  * One merged export: the Models screen's "Merged weights" (through the engine) and
  * `spindle export adapter --merge` fold the same checkpoint into the same files, byte for byte,
- * tokenizer files included (the screen's copy used to ship none for the byte tokenizer).
+ * tokenizer files, generation_config.json and a card included, naming the base it came from.
  */
 import { unzipSync } from 'fflate';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { moduleShape } from '../../src/export/peft.ts';
+import { moduleShape, type PeftConfig } from '../../src/export/peft.ts';
 import { initBackend } from '../../src/model/backend.ts';
+import { byteTokenizerConfig } from '../../src/model/byte-tokenizer-json.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
+import { peftConfig } from '../../src/model/lora.ts';
 import { writeSafetensors } from '../../src/model/safetensors.ts';
 import type { HostTensors } from '../../src/model/transformer.ts';
 import { modelOperations, type ModelEngine } from '../../src/pipeline/app/models.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
+import { mergedModel } from '../../src/pipeline/merged-export.ts';
 import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import { openFileStore } from '../../src/store/file-store.ts';
 import { createRun, saveCheckpoint } from '../../src/store/index.ts';
@@ -54,11 +57,34 @@ describe('the merged export', () => {
       const remote: ModelEngine = { importModel: (s) => engine.importModel(s), importedModel: async () => engine.importedModel(), mergedModelZip: (r) => engine.mergedModelZip(r) };
       const file = await modelOperations(async () => app, () => remote).exportItem('merged-weights', { checkpointId }, () => {}, new AbortController().signal);
       const fromApp = unzipSync(new Uint8Array(await file.blob.arrayBuffer()));
-      expect(Object.keys(fromCli).sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+      expect(Object.keys(fromCli).sort()).toEqual(['README.md', 'config.json', 'generation_config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
       expect(Object.keys(fromApp).sort()).toEqual(Object.keys(fromCli).sort());
       for (const name of Object.keys(fromCli)) expect(fromApp[name], name).toEqual(fromCli[name]);
+      const json = (name: string) => JSON.parse(new TextDecoder().decode(fromCli[name])) as Record<string, unknown>;
+      // The base it came from; generation stops where Spindle's turns end (<|im_end|>, <|endoftext|>); the byte model's chat template.
+      expect(json('config.json')._name_or_path).toBe(model);
+      expect(json('generation_config.json')).toEqual({ eos_token_id: [257, 265], pad_token_id: 264 });
+      expect(json('tokenizer_config.json').chat_template).toBe(byteTokenizerConfig().chat_template);
     } finally {
       await app.close();
     }
   }, 60_000);
+
+  it('names a hub base by its hub id, in config.json and as the card\'s base_model', async () => {
+    const model = await nanoModelDir(4);
+    const base = await loadHfModel(model);
+    const [out, inp] = moduleShape(base.config, 'v_proj');
+    const key = 'base_model.model.model.layers.1.self_attn.v_proj';
+    const adapter: HostTensors = new Map([
+      [`${key}.lora_A.weight`, { shape: [2, inp], data: new Float32Array(2 * inp).fill(0.1) }],
+      [`${key}.lora_B.weight`, { shape: [out, 2], data: new Float32Array(out * 2).fill(0.1) }],
+    ]);
+    const peft = peftConfig({ baseModel: 'hf:test-org/nano@v2', r: 2, alpha: 4, dropout: 0, targetModules: ['v_proj'], layers: null }) as PeftConfig;
+    const files = await mergedModel({ ...base, baseModel: 'hf:test-org/nano@v2' }, adapter, peft);
+    const text = (name: string) => new TextDecoder().decode(files.get(name));
+    expect(JSON.parse(text('config.json'))._name_or_path).toBe('test-org/nano');
+    expect(text('README.md')).toMatch(/^---\nbase_model: test-org\/nano\nlibrary_name: transformers\n/);
+    expect(text('README.md')).toContain('`test-org/nano` (revision v2) with a LoRA adapter (r=2, alpha=4, modules v_proj)');
+    base.model.dispose();
+  });
 });

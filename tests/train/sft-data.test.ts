@@ -16,7 +16,7 @@ describe('SFT examples', () => {
     expect(trained(ex)).toBe('hello<|im_end|>');
   });
 
-  it('renders OpenAI tool_calls as Hermes <tool_call> and wraps tool results', () => {
+  it('renders OpenAI tool_calls as Hermes <tool_call> in the byte model\'s compact form and wraps tool results', () => {
     const ex = chatExample(
       {
         messages: [
@@ -34,7 +34,7 @@ describe('SFT examples', () => {
     expect(text.startsWith('<|im_start|>system\n')).toBe(true);
     expect(text).toContain('<tools>calc(expression?)</tools>');
     expect(text).toContain('<|im_start|>tool\n<tool_response>\n4\n</tool_response><|im_end|>');
-    expect(trained(ex)).toBe('<tool_call>\n{"name":"calc","arguments":{"expression":"2+2"}}\n</tool_call><|im_end|>4<|im_end|>');
+    expect(trained(ex)).toBe('<tool_call>{"name":"calc","arguments":{"expression":"2+2"}}</tool_call><|im_end|>4<|im_end|>');
   });
 
   it('turns instruction rows into a user/assistant pair', () => {

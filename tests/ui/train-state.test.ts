@@ -86,6 +86,51 @@ describe('TrainState', () => {
     expect(state.config?.judge.judges.map((j) => j.id)).toEqual(DEFAULT_CONFIG.judge.judges.map((j) => j.id));
   });
 
+  it('a preset changes only the settings it names: the judges switched on, the base model and other edits stay', async () => {
+    const switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
+    const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total'] });
+    await state.load();
+    const judges = state.config!.judge.judges;
+    expect(judges.map((j) => j.id)).toContain('gpt');
+    state.setField('model.base_model', 'hf:test-org/tiny');
+    state.setField('sampling.temperature', 0.7);
+    state.setField('training.reward_scale', 2.5);
+    state.setYaml(`# my run\n${state.yamlText}`);
+    const before = state.config!;
+
+    state.applyPreset('chain-calls');
+    const after = state.config!;
+    expect(after.judge).toEqual(before.judge);
+    expect(after.judge.judges).toEqual(judges);
+    expect(after.model.base_model).toBe('hf:test-org/tiny');
+    expect(after.sampling.temperature).toBe(0.7);
+    expect(state.yamlText.startsWith('# my run\n')).toBe(true);
+    // What the preset names, it sets.
+    expect(after).toMatchObject({ name: 'chain-calls', training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 }, tasks: { environments: ['order_total'], difficulty_range: [1, 1], eval_items: 64 } });
+    // Everything it does not name is as it was.
+    const { name: _n, training: _t, curriculum: _c, safety: _s, trajectory_collection: _tc, tasks: _k, ...rest } = after;
+    const { name: _n0, training: _t0, curriculum: _c0, safety: _s0, trajectory_collection: _tc0, tasks: _k0, ...restBefore } = before;
+    expect(rest).toEqual(restBefore);
+    expect(after.training.reward_scale).toBe(2.5);
+    await state.start();
+    expect(started[0].config.judge.judges).toEqual(judges);
+  });
+
+  it('a preset on a broken YAML applies to the last good config; one that cannot apply says why', async () => {
+    const { state } = makeState();
+    await state.load();
+    state.setField('sampling.temperature', 0.7);
+    state.setYaml('training: [');
+    state.applyPreset('watch-it-learn');
+    expect(state.config).toMatchObject({ name: 'watch-it-learn', sampling: { temperature: 0.7 } });
+    // A known-environments list without arith_tool (say, the engine lost it) refuses the preset by name, leaving the YAML as it was.
+    state.knownEnvironments = ['letter_count'];
+    const yaml = state.yamlText;
+    state.applyPreset('demo');
+    expect(state.yamlText).toBe(yaml);
+    expect(state.fieldError('preset')).toMatch(/arith_tool/);
+  });
+
   it('starts the config as shown, follows the run\'s events, and ignores another run\'s', async () => {
     const { state, started, emit, calls } = makeState();
     await state.load();

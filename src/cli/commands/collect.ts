@@ -14,6 +14,7 @@ import type { CollectSummary } from '../../pipeline/collect.ts';
 import { collectInNode } from '../../pipeline/node-collect.ts';
 import type { NodeStore } from '../../pipeline/node-store.ts';
 import { Progress } from './progress.ts';
+import { SMALL_SIZES, smallCap, smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   choiceOption, configOrDefault, formatScore, intOption, loadModel, modelOption, modelPath, noPositionals, percent, storeOption, stringOption, withStore,
@@ -26,7 +27,8 @@ async function collectInto(store: NodeStore, ctx: CommandContext, values: Values
   try {
     return await collectInNode({
       store, config, policy: choiceOption(values, 'policy', ['model', 'expert'] as const, 'model'),
-      groups: intOption(values, 'groups'), groupSize: intOption(values, 'group-size'), runName: stringOption(values, 'name'), signal: ctx.signal,
+      groups: smallCap(intOption(values, 'groups'), SMALL_SIZES.groups),
+      groupSize: smallCap(intOption(values, 'group-size'), SMALL_SIZES.groupSize), runName: stringOption(values, 'name'), signal: ctx.signal,
       loadModel: (c) => loadModel(ctx, modelPath(ctx, values, c.model.base_model), c),
       atropos: atroposUrl ? { url: atroposUrl, onWait: (what) => ctx.err(`collect: Atropos at ${atroposUrl}: ${what}, retrying`) } : null,
       onStart: (groups) => { progress = new Progress(ctx, 'collect: groups', groups); },
@@ -58,7 +60,7 @@ export const collect: Command = {
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'collect');
-    const loaded = configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true });
+    const loaded = smallConfig(configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true }));
     const summary = await withStore(ctx, values, async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config), { create: true });
     const ts = summary.trajectories;
     const scored = ts.filter((t) => t.judge_score !== null);

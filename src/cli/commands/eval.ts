@@ -9,6 +9,7 @@ import type { Split } from '../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { evaluateModel, missingLevels, modelEvaluationPlan, plannedEpisodes, runEvaluationPlan, type EvaluationOverrides, type EvaluationPlan } from '../../pipeline/model-evaluation.ts';
 import { Progress } from './progress.ts';
+import { SMALL_SIZES, smallSizes } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   choiceOption, configOrDefault, intOption, loadModel, modelOption, modelPath, noPositionals, readBytes, storeOption, stringOption, withStore, writeOutput,
@@ -26,7 +27,8 @@ function parseLevels(raw: string | undefined): number[] | undefined {
 function overrides(values: Values): EvaluationOverrides {
   const envs = stringOption(values, 'env')?.split(',').map((n) => n.trim()).filter(Boolean);
   return {
-    envs: envs?.length ? envs : undefined, levels: parseLevels(stringOption(values, 'level')), items: intOption(values, 'items'),
+    envs: envs?.length ? envs : undefined, levels: parseLevels(stringOption(values, 'level')),
+    items: smallSizes() ? Math.min(intOption(values, 'items') ?? SMALL_SIZES.evalItems, SMALL_SIZES.evalItems) : intOption(values, 'items'),
     seed: intOption(values, 'seed', 0), maxNewTokens: intOption(values, 'max-new-tokens'), maxSteps: intOption(values, 'max-steps'),
   };
 }

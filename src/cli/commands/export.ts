@@ -26,14 +26,17 @@ export const exportTrajectories: Command = {
     run: { type: 'string', description: 'only this run (default: every run)', placeholder: 'id' },
     'min-score': { type: 'string', description: 'only trajectories scoring at least this (parquet, jsonl)', placeholder: 'x' },
     env: { type: 'string', description: 'only this environment (parquet, jsonl)', placeholder: 'name' },
-    split: { type: 'string', description: 'train, test or all (jsonl default: train, so SFT data never holds a held-out item; parquet default: all)', placeholder: 'split' },
+    split: {
+      type: 'string', default: 'train', placeholder: 'split',
+      description: 'train, test, validation or all (parquet, jsonl): train by default, so training data never holds a held-out item',
+    },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'export trajectories');
     const format = choiceOption(values, 'format', FORMATS);
     const output = outputDir(ctx, requireOption(values, 'output', '--output out/'));
     const runId = stringOption(values, 'run');
-    const split = choiceOption(values, 'split', ['train', 'test', 'all'] as const, format === 'jsonl' ? 'train' : 'all');
+    const split = choiceOption(values, 'split', ['train', 'test', 'validation', 'all'] as const, 'train');
     const query = { runId, minScore: numberOption(values, 'min-score'), env: stringOption(values, 'env'), split };
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
@@ -51,11 +54,14 @@ export const exportTrajectories: Command = {
   },
 };
 
-/** The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter was trained on. */
-async function writeMerged(ctx: CommandContext, dir: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
+/**
+ * The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter
+ * was trained on (`name`: as the run or --model names it; `baseModel`: where it is loaded from).
+ */
+async function writeMerged(ctx: CommandContext, dir: string, name: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
   const base = await loadModel(ctx, baseModel);
   try {
-    const files = await mergedModel(base, adapter.tensors, adapter.config);
+    const files = await mergedModel({ ...base, baseModel: name }, adapter.tensors, adapter.config);
     for (const [name, bytes] of files) writeOutput(ctx, join(dir, name), bytes);
     ctx.out(`wrote the merged model (${[...files.keys()].join(', ')}) to ${dir}`);
   } catch (e) {
@@ -84,7 +90,10 @@ export const exportAdapter: Command = {
       const file = writeOutput(ctx, output, adapter.zip);
       ctx.out(`wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
-      if (mergeDir) await writeMerged(ctx, outputDir(ctx, mergeDir), modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
+      if (mergeDir) {
+        const name = stringOption(values, 'model') ?? adapterBaseModel(adapter);
+        await writeMerged(ctx, outputDir(ctx, mergeDir), name, modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
+      }
     }, { readOnly: true });
   },
 };

@@ -10,6 +10,7 @@ import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
 import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/sft.ts';
 import { Progress } from './progress.ts';
+import { smallConfig } from './small.ts';
 import {
   configOrDefault, inputPath, intOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, readBytes,
   requireOption, stringOption, writeOutput,
@@ -30,7 +31,7 @@ export const sft: Command = {
     data: { type: 'string', description: 'a .parquet or .jsonl file, or a folder of them', placeholder: 'dir|file' },
     epochs: { type: 'string', description: 'passes over the data (default: training.epochs, 3)', placeholder: 'n' },
     'learning-rate': { type: 'string', description: 'override training.learning_rate', placeholder: 'lr' },
-    'min-score': { type: 'string', description: 'only examples whose score is at least this', placeholder: 'x' },
+    'min-score': { type: 'string', description: 'train on rows scoring at least this (default: the successful ones; 0: every row)', placeholder: 'x' },
     model: modelOption,
     output: { type: 'string', default: 'sft-out', description: 'folder for adapter.zip (and the merged model with --merge)', placeholder: 'dir' },
     merge: { type: 'boolean', description: 'also write the merged model (config.json + model.safetensors) to --output' },
@@ -38,10 +39,11 @@ export const sft: Command = {
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'sft');
-    const config = configOrDefault(ctx, stringOption(values, 'config'), presetConfig('sft'));
-    config.training.method = 'sft';
-    config.training.epochs = intOption(values, 'epochs') ?? config.training.epochs;
-    config.training.learning_rate = numberOption(values, 'learning-rate') ?? config.training.learning_rate;
+    const given = configOrDefault(ctx, stringOption(values, 'config'), presetConfig('sft'));
+    given.training.method = 'sft';
+    given.training.epochs = intOption(values, 'epochs') ?? given.training.epochs;
+    given.training.learning_rate = numberOption(values, 'learning-rate') ?? given.training.learning_rate;
+    const config = smallConfig(given);
     const out = outputDir(ctx, stringOption(values, 'output') ?? 'sft-out');
     const data = requireOption(values, 'data', '--data export/trajectories.parquet');
     const files = dataFiles(ctx, data);
@@ -49,9 +51,14 @@ export const sft: Command = {
     const loaded = await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config);
     const { model, tokenizer } = loaded;
     try {
-      const all = (await Promise.all(files.map((f) => sftExamples(f, tokenizer, minScore)))).flat();
-      const { kept: examples, truncated } = fitToContext(all, model.config.maxPositions);
-      if (!examples.length) throw new CliError(`No training examples in ${data}${minScore !== undefined ? ` with score ≥ ${minScore}` : ''}.`);
+      const read = await Promise.all(files.map((f) => sftExamples(f, tokenizer, { minScore })));
+      const { kept: examples, truncated } = fitToContext(read.flatMap((r) => r.examples), model.config.maxPositions);
+      const leftOut = read.reduce((n, r) => n + r.leftOut, 0);
+      const unselected = minScore !== undefined ? `scoring below ${minScore}` : 'that did not succeed (--min-score 0 keeps every row)';
+      if (!examples.length) {
+        throw new CliError(`No training examples in ${data}${leftOut ? ` (left out: ${leftOut} rows ${unselected})` : ''}.`);
+      }
+      if (leftOut) ctx.out(`sft: left out ${leftOut} rows ${unselected}`);
       ctx.out(`sft: ${examples.length} examples from ${files.length} file(s)${truncated ? ` (${truncated} cut to ${model.config.maxPositions} tokens)` : ''}, ${config.training.epochs} epochs, ${config.lora.r > 0 ? `LoRA r=${config.lora.r}` : 'full fine-tuning'}`);
       const perUpdate = config.training.batch_size * config.training.grad_accum_steps;
       const progress = new Progress(ctx, 'sft: updates', config.training.epochs * Math.ceil(examples.length / perUpdate));

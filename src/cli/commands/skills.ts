@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { CliError, type Command } from '../command.ts';
 import { distilSkills, skillInstructions } from '../../pipeline/skills.ts';
 import {
-  inputPath, intOption, noPositionals, numberOption, outputDir, readText, requireOption, storeOption, stringOption, withStore, writeOutput,
+  choiceOption, inputPath, intOption, noPositionals, numberOption, outputDir, readText, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
 
 const rateOption = (what: string) => ({ type: 'string' as const, default: '0', description: `${what} (a share in [0, 1])`, placeholder: 'x' });
@@ -24,13 +24,17 @@ export const skillsFromTrajectories: Command = {
     run: { type: 'string', description: 'only this run', placeholder: 'id' },
     env: { type: 'string', description: 'only this environment', placeholder: 'name' },
     'min-success-rate': rateOption('skip task types whose episodes succeeded less often than this'),
-    output: { type: 'string', description: 'folder for the <skill>.md files', placeholder: 'dir' },
+    split: { type: 'string', default: 'train', description: 'train, or all to learn from held-out episodes too', placeholder: 'split' },
+    output: { type: 'string', default: 'skills', description: 'folder for the <skill>.md files (skills to-instructions reads it)', placeholder: 'dir' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'skills from-trajectories');
-    const out = outputDir(ctx, requireOption(values, 'output', '--output skills/'));
+    const out = outputDir(ctx, stringOption(values, 'output') ?? 'skills');
     const runId = stringOption(values, 'run');
-    const skills = await withStore(ctx, values, (store) => distilSkills(store, { runId, env: stringOption(values, 'env'), minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 }));
+    const includeHeldOut = choiceOption(values, 'split', ['train', 'all'] as const, 'train') === 'all';
+    const skills = await withStore(ctx, values, (store) => distilSkills(store, {
+      runId, env: stringOption(values, 'env'), minSuccessRate: numberOption(values, 'min-success-rate') ?? 0, includeHeldOut,
+    }));
     if (!skills.length) throw new CliError(`No stored trajectory succeeded${runId ? ` in run ${runId}` : ''} (at the success rate asked); no skills written.`);
     for (const s of skills) writeOutput(ctx, join(out, `${s.name}.md`), s.markdown);
     ctx.out(`wrote ${skills.length} skill(s) to ${out} (successful uses ${Math.min(...skills.map((s) => s.usage_count))}–${Math.max(...skills.map((s) => s.usage_count))})`);
@@ -41,15 +45,15 @@ export const skillsToInstructionsCommand: Command = {
   name: 'skills to-instructions',
   summary: "Turn the worked examples of skills used successfully at least --min-usage times into instruction-tuning chat JSONL (the seed's skill_to_instruction).",
   options: {
-    skills: { type: 'string', description: 'a folder of skill .md files (or one file)', placeholder: 'dir' },
+    skills: { type: 'string', default: 'skills', description: 'a folder of skill .md files (or one file), as from-trajectories writes', placeholder: 'dir' },
     'min-usage': { type: 'string', default: '5', description: 'skip skills with fewer successful uses', placeholder: 'n' },
     'min-success-rate': rateOption('skip skills that succeed less often than this'),
-    output: { type: 'string', description: 'the JSONL file to write', placeholder: 'file.jsonl' },
+    output: { type: 'string', default: 'instructions.jsonl', description: 'the JSONL file to write (sft --data trains on it)', placeholder: 'file.jsonl' },
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'skills to-instructions');
-    const dir = requireOption(values, 'skills', '--skills skills/');
-    const output = requireOption(values, 'output', '--output instructions.jsonl');
+    const dir = stringOption(values, 'skills') ?? 'skills';
+    const output = stringOption(values, 'output') ?? 'instructions.jsonl';
     const minUsage = intOption(values, 'min-usage', 0) ?? 5;
     const full = inputPath(ctx, dir, 'skills folder');
     const files = statSync(full).isDirectory() ? readdirSync(full).filter((f) => f.endsWith('.md')).sort().map((f) => join(full, f)) : [full];

@@ -17,6 +17,7 @@ import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type
 import type { NodeStore } from '../../pipeline/node-store.ts';
 import { transferRunConfig } from '../../pipeline/transfer.ts';
 import { Progress } from './progress.ts';
+import { smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, percent, readBytes, requireOption, storeDir, storeOption,
@@ -40,7 +41,7 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   c.training.max_steps = intOption(values, 'steps') ?? c.training.max_steps;
   c.training.eval_interval = intOption(values, 'eval-interval') ?? c.training.eval_interval;
   c.trajectory_collection.n_workers = intOption(values, 'workers') ?? c.trajectory_collection.n_workers;
-  return c;
+  return smallConfig(c);
 }
 
 function metricText(m: Metrics): string {

@@ -27,7 +27,7 @@ export const transferInit: Command = {
     'lr-scale': { type: 'string', description: 'learning-rate multiplier for the transfer (default: transfer.learning_rate_scale)', placeholder: 'x' },
     steps: { type: 'string', description: 'training.max_steps of the new config', placeholder: 'n' },
     config: { type: 'string', description: 'base config to start from (default: the transfer preset)', placeholder: 'file' },
-    output: { type: 'string', description: 'the config file to write', placeholder: 'file.yaml' },
+    output: { type: 'string', default: 'transfer.yaml', description: 'the config file to write (transfer train --config runs it)', placeholder: 'file.yaml' },
     store: storeOption,
   },
   async run(values, positionals, ctx) {
@@ -35,7 +35,7 @@ export const transferInit: Command = {
     const sourceEnv = requireOption(values, 'source-env', '--source-env shell_exec');
     const targetEnv = requireOption(values, 'target-env', '--target-env git_repo');
     const freezeLayers = requireOption(values, 'freeze-layers', '--freeze-layers 0-1');
-    const output = requireOption(values, 'output', '--output transfer.yaml');
+    const output = stringOption(values, 'output') ?? 'transfer.yaml';
     const base = configOrDefault(ctx, stringOption(values, 'config'), presetConfig('transfer'));
     const plan = {
       sourceEnv, targetEnv, freezeLayers, source: stringOption(values, 'source') ?? null,

@@ -7,7 +7,7 @@
 import type { MetricsRecord, RunMarker } from '../../../contracts.ts';
 import type { RunConfig } from '../../../config/schema.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
-import { PRESETS, presetConfig } from '../../../config/presets.ts';
+import { PRESETS, applyPresetToYaml, presetConfig } from '../../../config/presets.ts';
 import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigError } from '../../../config/yaml.ts';
 import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/events.ts';
 import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/judge-settings.ts';
@@ -175,8 +175,17 @@ export class TrainState {
     }
   }
 
+  /**
+   * Writes the preset's settings into the config, and only those: judges switched on, the base model and
+   * every setting the preset does not name stay. A broken YAML gets them on the last good config.
+   */
   applyPreset(name: string): void {
-    this.setYaml(stringifyRunConfig(presetConfig(name)));
+    const base = this.config ? this.yamlText : stringifyRunConfig(this.shown);
+    try {
+      this.setYaml(applyPresetToYaml(base, name, { knownEnvironments: this.knownEnvironments }));
+    } catch (err) {
+      this.formErrors = { ...this.formErrors, preset: errorMessage(err) };
+    }
   }
 
   resetToDefaults(): void {
