@@ -11,7 +11,12 @@ import { Batcher } from '../../src/pipeline/batcher.ts';
 import { GenerationService } from '../../src/pipeline/generation.ts';
 import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A promise and the function that resolves it: a test awaits the moment a batch starts running. */
+function signal(): { happened: Promise<void>; fire: () => void } {
+  let fire!: () => void;
+  const happened = new Promise<void>((r) => (fire = r));
+  return { happened, fire };
+}
 
 describe('Batcher with abandoned requests', () => {
   it('rejects a request given up while it waits for its batch, and never samples it', async () => {
@@ -31,10 +36,11 @@ describe('Batcher with abandoned requests', () => {
   it('listens once on a signal its requests share (a worker\'s), and gives them all up when it fires', async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
-    const batcher = new Batcher<number, number>(async (xs) => { await gate; return xs; }, { maxBatch: 4, windowMs: 1 });
+    const started = signal();
+    const batcher = new Batcher<number, number>(async (xs) => { started.fire(); await gate; return xs; }, { maxBatch: 4, windowMs: 1 });
     const worker = new AbortController();
     const answered = Array.from({ length: 4 }, (_, i) => batcher.submit(i, worker.signal)); // the running batch
-    await sleep(10);
+    await started.happened;
     const queued = Array.from({ length: 12 }, (_, i) => batcher.submit(10 + i, worker.signal));
     expect(getEventListeners(worker.signal, 'abort')).toHaveLength(1);
     release();
@@ -49,18 +55,19 @@ describe('Batcher with abandoned requests', () => {
     const running = new Promise<void>((r) => (release = r));
     const sampled: number[][] = [];
     const seen: boolean[][] = [];
+    const started = signal();
     const batcher = new Batcher<number, number>(async (xs, signals) => {
       sampled.push(xs);
+      started.fire();
       if (xs[0] === 1) await running;
       seen.push(signals.map((s) => s.aborted));
       return xs;
     }, { maxBatch: 1, windowMs: 0 });
     const [a, b] = [new AbortController(), new AbortController()];
     const first = batcher.submit(1, a.signal);
-    await sleep(5); // the first batch is running
+    await started.happened; // the first batch is running
     const second = batcher.submit(2, b.signal);
     const third = batcher.submit(3);
-    await sleep(5);
     a.abort();
     b.abort();
     await expect(first).rejects.toThrow(/abandoned|aborted/i);
@@ -112,7 +119,7 @@ describe('GenerationService with an abandoned request', () => {
     const request = service.generate({ tokens: [5, 6], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 50 }, seed: 3 }, gone.signal);
     gone.abort();
     await expect(request).rejects.toThrow();
-    await sleep(20);
+    expect(service.pending).toBe(0); // out of the queue: no later batch can sample it
     await service.idle();
     const passes = forward.mock.calls.length;
     forward.mockRestore();
