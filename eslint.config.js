@@ -4,8 +4,8 @@ import svelte from 'eslint-plugin-svelte';
 import globals from 'globals';
 import svelteConfig from './svelte.config.js';
 
-// DESIGN.md import direction: nothing outside src/ui imports Svelte; no .svelte file imports tfjs.
-const svelteImports = { group: ['svelte', 'svelte/*'], message: 'Only src/ui may import Svelte (DESIGN.md import direction).' };
+// Import direction (docs/architecture.md): nothing outside src/ui imports Svelte; no .svelte file imports tfjs.
+const svelteImports = { group: ['svelte', 'svelte/*'], message: 'Only src/ui may import Svelte (docs/architecture.md, import rules).' };
 const tfjsImports = { group: ['@tensorflow/*'], message: 'A .svelte component must not import tfjs; go through a *.svelte.ts state class and a worker.' };
 
 export default tseslint.config(

@@ -1,7 +1,7 @@
 /**
- * The plain data every stage of the data path shares (DESIGN.md). Everything here survives
- * `structuredClone` and JSON: no classes, no tensors, no functions. Field names follow the seed
- * (snake_case on the trajectory) and Atropos (`ScoredGroup`) so exports need no renaming.
+ * The plain data every stage of the data path shares (docs/architecture.md). Everything here survives
+ * `structuredClone` and JSON: no classes, no tensors, no functions. Field names are
+ * snake_case on the trajectory and Atropos (`ScoredGroup`) so exports need no renaming.
  * Beside the data, the one rule about it every stage applies: `isSuccess`.
  */
 
@@ -201,7 +201,7 @@ export interface CalibrationItem {
 const FULL_MARKS_TOLERANCE = 1e-9;
 
 /**
- * The one success rule (DESIGN.md: one definition per rule): a trajectory succeeded when its score
+ * The one success rule (one definition per rule): a trajectory succeeded when its score
  * (the environment's, or the judges' combined score, in [0, 1]) is full marks, 1. No score, no verdict.
  */
 export function isSuccess(score: number): boolean;

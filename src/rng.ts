@@ -1,5 +1,5 @@
 /**
- * The one source of seeded randomness (DESIGN.md: "randomness is an argument", one RNG): task
+ * The one source of seeded randomness (randomness is an argument, and there is one RNG): task
  * generation and splits (src/envs), rollouts, the model's initial weights, LoRA init and sampling
  * (src/model), replay draws and SFT shuffles (src/train). A seed means the same stream everywhere.
  *

@@ -1,5 +1,5 @@
 /**
- * The import rules of the README's "Import rules" table, checked on the real import graph of src/ and
+ * The import rules of docs/architecture.md's "Import rules" table, checked on the real import graph of src/ and
  * workers/ (every `import`, `export … from` and dynamic `import()`, type-only ones included: a type
  * import is still a dependency a reader has to follow).
  */
@@ -42,14 +42,14 @@ function part(path: string): string {
 }
 
 /**
- * The rules, read from the one list in the README ("Import rules"): for each part, the parts it may import
+ * The rules, read from the one list in docs/architecture.md ("Import rules"): for each part, the parts it may import
  * besides itself (ALLOWED), and single files of another part it may import too (ALLOWED_FILES: pure helpers
- * with no stage behind them). The README says why each exception is there.
+ * with no stage behind them). That document says why each exception is there.
  */
 function readRules(): { ALLOWED: Record<string, string[]>; ALLOWED_FILES: Record<string, string[]> } {
-  const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-  const block = /<!-- import rules: read by tests\/architecture\.test\.ts -->\n```text\n([\s\S]*?)\n```/.exec(readme);
-  if (!block) throw new Error('README.md has no import-rules table');
+  const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+  const block = /<!-- import rules: read by tests\/architecture\.test\.ts -->\n```text\n([\s\S]*?)\n```/.exec(doc);
+  if (!block) throw new Error('docs/architecture.md has no import-rules table');
   const ALLOWED: Record<string, string[]> = {};
   const ALLOWED_FILES: Record<string, string[]> = {};
   for (const line of block[1].split('\n').slice(1)) {
@@ -73,7 +73,7 @@ describe('import graph', () => {
     expect(edges.filter(local).length).toBeGreaterThan(500);
   });
 
-  it('finds a rule in the README table for every part of the code', () => {
+  it('finds a rule in the import table for every part of the code', () => {
     const parts = [...new Set(files.map(part))];
     expect(parts.filter((p) => !(p in ALLOWED))).toEqual([]);
     expect(ALLOWED.cli).toEqual(['contracts', 'config', 'pipeline']);

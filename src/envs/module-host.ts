@@ -1,5 +1,5 @@
 /**
- * A user's environment module in a thread of its own (issue 28: a module's code never runs on the
+ * A user's environment module in a thread of its own (a module's code never runs on the
  * page, the engine or a Node main thread). `openModuleRunner` spawns the host (a Web Worker, or a Node
  * worker_thread), loads the module there and returns a runner whose calls go to it:
  *

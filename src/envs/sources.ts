@@ -1,5 +1,5 @@
 /**
- * A user's environment as data (issue 28): the module source or the task rows it was built from, so it
+ * A user's environment as data: the module source or the task rows it was built from, so it
  * can travel where environments are needed (a rollout worker, a resumed run, an export's metadata) and
  * be rebuilt there identically. Built-in environments need no source; a user environment is installed
  * into the registry of each thread that uses it (`installEnvironmentSource`), once per content digest.

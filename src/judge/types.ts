@@ -3,7 +3,7 @@
  * members), and the helper that turns a result into the `JudgeVote` stored on the trajectory.
  *
  * `score: null` means "could not score" and always carries a reason in `rationale`; a judge never turns an
- * error into a silent 0 (DESIGN.md).
+ * error into a silent 0.
  */
 import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
 

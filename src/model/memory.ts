@@ -5,21 +5,20 @@
  * moment) or while training a LoRA update on one micro-batch, whichever is larger.
  *
  * The training coefficients are measured (`npx tsx bench/memory.bench.ts`: tfjs-wasm's heap growth
- * over one LoRA GRPO update, a fresh process per shape), refitted for issue 30 on seven shapes (micro
+ * over one LoRA GRPO update, a fresh process per shape), fitted on seven shapes (micro
  * and three SmolLM2-135M layers, plain and recomputed). Autodiff keeps about 20 floats per layer,
  * token and unit of hidden + intermediate width (every op's inputs and outputs that its gradient
  * reads, then the gradients — tfjs frees no gradient before the backward pass ends), 9 per attention
  * score, and 7 copies of the logits (the logits, their gradient, and the log-softmax's temporaries of
- * logprobs.ts's fused op; autodiff through the composite ops kept about 15). The first estimate,
- * which counted only the tensors a layer computes, was 7–17× low; the one before issue 30 also counted
- * 6 copies of a tied output head, its transposes, which training no longer makes (ops.ts mmT reads the
- * embedding through its strides).
+ * logprobs.ts's fused op; autodiff through the composite ops would keep about 15). Counting only the
+ * tensors a layer computes is 7–17× low. A tied output head costs no copies: training reads the
+ * embedding through its strides (ops.ts mmT) instead of transposing it.
  *
- * Since then a LoRA projection trains as one op (ops.ts loraLinear) and rows that share a prompt run it once
+ * A LoRA projection trains as one op (ops.ts loraLinear) and rows that share a prompt run it once
  * (train/shared-prefix.ts), so a LoRA update keeps less than these coefficients say: they stay as the bound
  * the fit check and the micro-batch split go by.
  *
- * Two ways down (issue 30): recomputation (recompute.ts) keeps each block's input and the gradient at
+ * Two ways down: recomputation (recompute.ts) keeps each block's input and the gradient at
  * each block boundary (FLOATS_PER_BLOCK_INPUT per layer, token and unit of hidden width) instead of
  * every layer's activations, and holds one layer's activations at a time in the backward pass; the
  * frozen base in int8 (int8.ts) holds the projections in one byte a weight plus a float32 scale per

@@ -1,6 +1,6 @@
 /**
  * The few tensor operations the transformer is built from, written around two tfjs pitfalls
- * (notes/stack-facts.md §2):
+ * (docs/architecture.md, kernels):
  * - tfjs-wasm's BatchMatMul takes a naive loop for transposed or batched operands, and tfjs's own
  *   matMul gradient always transposes; on wasm `mm` and `bmm` run wasm-matmul.ts's kernels instead,
  *   whose gradients read transposed operands by their strides.

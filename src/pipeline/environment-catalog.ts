@@ -1,6 +1,6 @@
 /**
  * The environment operations of the Node command line (`spindle envs`, `envs add`, `envs audit`,
- * `envs remove`), moved here from the CLI (issue 29): the catalog of built-in and stored environments,
+ * `envs remove`), kept out of the CLI so commands only parse and print: the catalog of built-in and stored environments,
  * the audit of one (sampled tasks, the expert through the sandbox, task-blind policies: rollout/env-audit.ts)
  * run in this process, and keeping or forgetting a user's environment in the store. The app does the same
  * in its engine worker (environment-workshop.ts), where a user's code may run.

@@ -1,5 +1,5 @@
 /**
- * The user's environments inside the engine worker (issue 28): the only place in the app, besides the
+ * The user's environments inside the engine worker: the only place in the app, besides the
  * rollout workers, where a user's environment code runs, and there only in QuickJS under its deadlines
  * and heap limit. The Environments screen loads and checks drafts here (the audit of
  * rollout/env-audit.ts, its progress streamed back, cancellable); saved environments are installed here

@@ -1,6 +1,6 @@
 /**
- * Evaluating a model outside a run (`spindle eval`, the seed's hermes_eval), moved here from the CLI
- * (issue 29). Two plans, one evaluation (rollout/evaluate.ts, the one a run's held-out figure uses):
+ * Evaluating a model outside a run (`spindle eval`), an operation the CLI
+ * calls. Two plans, one evaluation (rollout/evaluate.ts, the one a run's held-out figure uses):
  * - `runEvaluationPlan`: a stored run's latest checkpoint exactly as the run evaluates itself
  *   (evaluationSettings: its environments at their fixed levels, its eval_items and seed, greedy with its
  *   budgets), so the figure equals the run's last held-out one item by item;

@@ -1,6 +1,6 @@
 /**
  * Collection in Node (`spindle collect`): the collect operation (collect.ts) with the Node platform's
- * parts, moved here from the CLI (issue 29): the sizes' defaults (a training batch of groups; one
+ * parts: the sizes' defaults (a training batch of groups; one
  * sample per task for the expert, whose episodes do not vary), the model loaded only for the model policy
  * and disposed after, judges' keys from the environment, and Node's GET-with-body for an Atropos server.
  */

@@ -2,8 +2,8 @@
  * The user's own environments for an operation run in Node (train, collect, eval): the config's
  * `tasks.task_file` and `tasks.env_files`, the files a command adds, and environments kept in the store
  * (`spindle envs add`). Each is read, built in the sandbox and installed, so the run, its rollout workers
- * and its record all see the same source. Also which environments a run config file may name. Moved
- * here from the CLI (issue 29); the caller supplies how a local path is read (relative to its folder).
+ * and its record all see the same source. Also which environments a run config file may name. The
+ * caller supplies how a local path is read (relative to its folder).
  */
 import type { RunConfig } from '../config/schema.ts';
 import { parseRunConfigYaml } from '../config/yaml.ts';

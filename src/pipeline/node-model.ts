@@ -2,7 +2,7 @@
  * The Node platform's model loading (CLI, benchmarks): a policy model from a Hugging Face layout folder,
  * a hub id or an https URL (downloads cached on disk, resumable, stoppable), on the tfjs backend the
  * config names, started once per process; and a PEFT adapter put on top of it, from a zip or from a
- * checkpoint's tensors. Moved here from the CLI (issue 29) so commands only say where the files are and
+ * checkpoint's tensors. Here, not in the CLI, so commands only say where the files are and
  * how to show progress; every failure is one sentence naming the model or the adapter.
  */
 import { existsSync } from 'node:fs';

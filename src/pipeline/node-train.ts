@@ -1,5 +1,5 @@
 /**
- * Online GRPO in Node (`spindle train`, `spindle transfer train`), moved here from the CLI (issue 29): a
+ * Online GRPO in Node (`spindle train`, `spindle transfer train`): a
  * PipelineRun over worker_threads (node.ts), started or resumed, stopped by a signal (after the current
  * update, with a checkpoint), and summed up as the step reached and each held-out evaluation. A transfer
  * loads its source into the run's model inside the run's loader (transfer.ts): a run's latest checkpoint,

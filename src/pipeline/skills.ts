@@ -1,6 +1,6 @@
 /**
- * The seed's fourth workflow, skills → instructions → SFT, as two operations (moved here from the CLI,
- * issue 29; export/skills.ts holds the document format and the rules):
+ * The fourth workflow of docs/workflows.md, skills → instructions → SFT, as two operations
+ * (export/skills.ts holds the document format and the rules):
  * - `distilSkills`: stored trajectories become one skill document per task type (environment and
  *   level), usage = successful episodes, success rate = successes / attempts, the successful episodes
  *   kept as worked examples; each skill is also kept in the store;

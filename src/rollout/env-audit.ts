@@ -1,5 +1,5 @@
 /**
- * The check a user's environment gets before any training (issue 28): a few sampled tasks to read, the
+ * The check a user's environment gets before any training: a few sampled tasks to read, the
  * tasks are the same for the same seed, the scripted expert succeeds through the real sandbox, and no
  * task-blind policy (blind-policies.ts: constants, echoes, formulas, blind tool probes) succeeds more
  * often than the environment's declared luck allows: beyond noise, i.e. the lower end of the 95% interval

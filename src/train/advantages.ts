@@ -1,5 +1,5 @@
 /**
- * Group-relative advantages and per-step returns (seed §10.3.4, `grpo_update`). Pure numbers, no tfjs.
+ * Group-relative advantages and per-step returns (a GRPO update's first step). Pure numbers, no tfjs.
  *
  * Choices, and where they depart from the seed:
  * 1. Scores are multiplied by `reward_scale` first (the seed's `rl_edit_config reward_scale 2.5`).

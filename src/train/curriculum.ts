@@ -1,5 +1,5 @@
 /**
- * The difficulty curriculum (seed §10.4.2, `TaskCurriculum`): each environment starts at
+ * The difficulty curriculum (`TaskCurriculum`): each environment starts at
  * `start_level` and moves up one level when the mean of its last `window` scores exceeds
  * `advance_threshold` (strictly, as the seed's `avg_score > 0.75`), up to `max_level` (5).
  *

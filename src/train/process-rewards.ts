@@ -1,5 +1,5 @@
 /**
- * Process rewards (seed §10.6.1, `compute_process_rewards`): small bonuses that make a sparse
+ * Process rewards (`compute_process_rewards`): small bonuses that make a sparse
  * success/failure reward denser. Per step: `tool_success_bonus` (0.05) for a tool call without an
  * error, `thought_bonus` (0.02) for a `<think>` longer than `thought_min_chars` (50, strictly longer,
  * as the seed's `len(thought) > 50`); the terminal judge score is added to the last step.

@@ -1,5 +1,5 @@
 /**
- * Prioritized replay buffer (seed §10.4.1, `PrioritizedReplayBuffer`) and the online/replay mix.
+ * Prioritized replay buffer (`PrioritizedReplayBuffer`) and the online/replay mix.
  *
  * - Admission is on the environment's verdict: a trajectory enters only when it succeeded
  *   (`trajectory.success`, the task was done), and its judge score exceeds `admit_threshold` (the seed's

@@ -1,5 +1,5 @@
 /**
- * The safety (regression) monitor (seed §10.4.3, `SafetyMonitor`): every `check_every` steps,
+ * The safety (regression) monitor (`SafetyMonitor`): every `check_every` steps,
  * evaluate baseline benchmarks on the VALIDATION split (test items are never used to choose a
  * checkpoint); a benchmark whose success rate falls below `baseline × (1 − threshold)` (the seed's 5%
  * relative test) AND below the baseline by more than the evaluation's own noise is a regression.

@@ -1,5 +1,5 @@
 /**
- * An update never starts a micro-batch the memory estimate says will not fit (issue 30). tfjs-wasm does
+ * An update never starts a micro-batch the memory estimate says will not fit. tfjs-wasm does
  * not check its allocations: past its 4 GiB heap memory is corrupted, and a run dies minutes later with
  * `memory access out of bounds` in an unrelated kernel (a SmolLM2-135M-shaped update at ~252 tokens did).
  * So before the passes, each micro-batch's peak (model/memory.ts's calibrated estimate, with the model's

@@ -1,5 +1,5 @@
 /**
- * Which charts the Train screen draws and which metrics (TRL names, DESIGN.md) feed each. A chart
+ * Which charts the Train screen draws and which metrics (named as TRL logs them) feed each. A chart
  * either lists its metric keys or takes every key with a prefix (held-out success per environment,
  * clip ratios), so new environments appear without code changes.
  */
