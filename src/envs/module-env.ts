@@ -23,6 +23,7 @@ import { GuestModuleError } from '../sandbox/guest-module.ts';
 import { TOOL_NAMES } from '../sandbox/tool-schemas.ts';
 import { defineEnvironment, EnvironmentSpecError, MAX_DECLARED_CHANCE } from './define.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
+import { ownToolRefusal } from './own-tool-refusal.ts';
 import { openModuleRunner } from './module-host.ts';
 import { isObject, type ModuleRunner } from './module-runner.ts';
 import type { Environment, EnvironmentSpec, OwnToolSession, TaskItem } from './types.ts';
@@ -85,12 +86,8 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
     }
     const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
     const schemaOf = new Map(ownTools.map((t) => [t.name, t]));
-    /** Why a call cannot run (a required argument missing), or null: such a call never reaches the module. */
-    const refusal = (name: string, args: Record<string, unknown>): string | null => {
-      const schema = schemaOf.get(name)!;
-      const missing = (schema.parameters.required ?? []).filter((k) => args?.[k] === undefined);
-      return missing.length ? `${name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${name} expects {${Object.keys(schema.parameters.properties).map((k) => `"${k}"`).join(', ')}}` : null;
-    };
+    /** Why a call cannot run, or null: such a call never reaches the module. */
+    const refusal = (name: string, args: Record<string, unknown>) => ownToolRefusal(schemaOf.get(name)!, args);
 
     const spec: EnvironmentSpec = {
       name: meta.name as string,

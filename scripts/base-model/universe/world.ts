@@ -13,6 +13,7 @@ import type { ToolSchema, Task, Trajectory } from '../../../src/contracts.ts';
 import { defineEnvironment } from '../../../src/envs/define.ts';
 import { cleanAnswer, finalAnswer } from '../../../src/envs/answer.ts';
 import { answerTurn, callTurn } from '../../../src/envs/expert-text.ts';
+import { ownToolRefusal } from '../../../src/envs/own-tool-refusal.ts';
 import type { Environment, OwnToolSession, TaskItem } from '../../../src/envs/types.ts';
 import { createRng, type Rng } from '../../../src/rng.ts';
 import { ToolError, type TemplateSet } from './roles.ts';
@@ -68,13 +69,6 @@ function schemaOf(tool: ToolDef): ToolSchema {
   };
 }
 
-/** A missing argument is refused before the tool runs, as an environment module's are. */
-function missingArguments(tool: ToolDef, args: Record<string, unknown>): string | null {
-  const missing = Object.keys(tool.params).filter((k) => args?.[k] === undefined);
-  if (missing.length === 0) return null;
-  return `${tool.name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${tool.name} expects {${Object.keys(tool.params).map((k) => `"${k}"`).join(', ')}}`;
-}
-
 /** The text of an expert plan, in the compact layout the system prompt shows. */
 export function planTurns(plan: PlanStep[]): string[] {
   return plan.map((step) => ('call' in step ? callTurn(step.think, [{ name: step.call.name, arguments: step.call.args }]) : answerTurn(step.answer, step.think)));
@@ -92,7 +86,7 @@ function scoreEpisode(task: Task, trajectory: Trajectory): number {
 export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed: number, templates: TemplateSet = 'build'): Environment {
   const surface = family.surface(createRng(worldSeed));
   const tools = family.tools(surface);
-  const byName = new Map(tools.map((t) => [t.name, t]));
+  const byName = new Map(tools.map((t) => [t.name, { tool: t, schema: schemaOf(t) }]));
   return defineEnvironment({
     name: `u_${family.name}_${worldSeed}${templates === 'held_out' ? '_h' : ''}`,
     description: `Procedural ${family.name} world ${worldSeed}`,
@@ -100,7 +94,7 @@ export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed
     difficulties: family.levels,
     requiredTools: [],
     systemStyle: 'described',
-    ownTools: tools.map(schemaOf),
+    ownTools: [...byName.values()].map((t) => t.schema),
     sample(rng, level) {
       const t = family.sample(surface, rng, level, templates);
       return { prompt: t.prompt, key: t.key, data: { ...t.data, answer: t.answer, evidence: t.evidence, plan: t.plan } };
@@ -112,12 +106,13 @@ export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed
       const state = family.init?.(data) ?? {};
       return {
         async call(name, args) {
-          const tool = byName.get(name);
-          if (!tool) return { result: '', error: `unknown tool "${name}"; available tools: ${tools.map((t) => t.name).join(', ')}` };
-          const refused = missingArguments(tool, args);
+          const own = byName.get(name);
+          if (!own) return { result: '', error: `unknown tool "${name}"; available tools: ${tools.map((t) => t.name).join(', ')}` };
+          // A missing argument is refused before the tool runs, as an environment module's are.
+          const refused = ownToolRefusal(own.schema, args);
           if (refused) return { result: '', error: refused };
           try {
-            return { result: tool.run(args, state, data), error: null };
+            return { result: own.tool.run(args, state, data), error: null };
           } catch (e) {
             if (e instanceof ToolError) return { result: '', error: e.message };
             throw e;
