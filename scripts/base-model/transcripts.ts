@@ -45,8 +45,8 @@ const SEED = Number(args.seed);
 const tokenizer: TextTokenizer = args.tokenizer
   ? HfTokenizer.fromJson(JSON.parse(readFileSync(args.tokenizer, 'utf8')), { eos_token: '<|endoftext|>', pad_token: '<|pad|>' })
   : new ByteTokenizer();
-/** The longest multi-step transcript kept: the context, less room for a longer answer. */
-const maxMultiStepTokens = Math.min(Number(args.context) - 24, args.tokenizer ? Number(args.context) : MAX_MULTI_STEP_TOKENS);
+/** The longest multi-step transcript kept: the byte build's bound, or a BPE build's context less room for a longer answer. */
+const maxMultiStepTokens = args.tokenizer ? Number(args.context) - 24 : MAX_MULTI_STEP_TOKENS;
 
 interface MixRow {
   /** What the transcript's `env` field and the progress lines say (a universe row: its family). */
@@ -66,7 +66,8 @@ function mixRows(): MixRow[] {
   for (const family of BUILD_FAMILIES) {
     for (const env of worlds(family, UNIVERSE_MIX.worlds, 'build')) {
       for (const level of family.levels) {
-        rows.push({ label: `u_${family.name}`, env, level, items: Math.ceil(UNIVERSE_MIX.itemsPerLevel / UNIVERSE_MIX.worlds), share: 1 / UNIVERSE_MIX.worlds, multiStep: true });
+        const items = Math.ceil(UNIVERSE_MIX.itemsPerLevel / UNIVERSE_MIX.worlds);
+        rows.push({ label: `u_${family.name}`, env, level, items, share: 1 / UNIVERSE_MIX.worlds, multiStep: true });
       }
     }
   }
