@@ -8,23 +8,9 @@
  * was sampled is what trains), one call per turn and two.
  */
 import { describe, expect, it } from 'vitest';
-import type { Trajectory } from '../../src/contracts.ts';
-import { ChatTemplate } from '../../src/format/chat-template.ts';
-import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { familyTokenizer, type Family } from '../format/family-templates.ts';
-import { answer, CASES, env, expression, FamilyPolicy, task, type Case } from './family-scripts.ts';
-
-/** The template as the agent loop uses it: the tool-use variant, the tokenizer's special tokens. */
-function templateOf(tokenizer: HfTokenizer): ChatTemplate {
-  return ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
-}
-
-function expectTokensAreTheRendering(t: Trajectory, tokenizer: HfTokenizer): void {
-  const rendered = templateOf(tokenizer).render(t.messages, { tools: t.tools });
-  expect(tokenizer.decode(t.tokens)).toBe(rendered);
-  expect(t.tokens).toEqual(tokenizer.encode(rendered));
-}
+import { answer, CASES, env, expectTokensAreTheRendering, expression, FamilyPolicy, task, templateOf, type Case } from './family-scripts.ts';
 
 describe('an episode in each small-model call format', () => {
   for (const [family, c] of Object.entries(CASES).filter(([f]) => !['qwen2.5', 'qwen3', 'llama3.1'].includes(f)) as [Family, Case][]) {

@@ -7,14 +7,12 @@
  * refused for tools by name.
  */
 import { describe, expect, it } from 'vitest';
-import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
-import { ChatTemplate } from '../../src/format/chat-template.ts';
-import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 import { familyTokenizer } from '../format/family-templates.ts';
+import { expectTokensAreTheRendering, templateOf } from './family-scripts.ts';
 
 const env = getEnvironment('arith_tool');
 const task = env.generate(3, 1, 'test');
@@ -34,17 +32,6 @@ const STOP: Record<Scripted | 'smollm2', string> = { 'qwen2.5': '<|im_end|>', qw
 
 /** Plain ChatML turns, for templates written inline. */
 const CHATML_TURNS = "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}{{ m.content }}{{ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
-
-/** The template as the agent loop uses it: the tool-use variant, the tokenizer's special tokens. */
-function templateOf(tokenizer: HfTokenizer): ChatTemplate {
-  return ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
-}
-
-function expectTokensAreTheRendering(t: Trajectory, tokenizer: HfTokenizer): void {
-  const rendered = templateOf(tokenizer).render(t.messages, { tools: t.tools });
-  expect(tokenizer.decode(t.tokens)).toBe(rendered);
-  expect(t.tokens).toEqual(tokenizer.encode(rendered));
-}
 
 describe('an episode in each model family’s own format', () => {
   for (const family of ['qwen2.5', 'qwen3', 'llama3.1'] as const) {

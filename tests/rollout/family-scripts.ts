@@ -3,7 +3,10 @@
  * rows of tests/export): each family's canonical turns for one calc call, two calls in one turn, and the
  * answer, with the stop tokens its models end them with, and a token-level policy that samples them.
  */
+import { expect } from 'vitest';
+import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
+import { ChatTemplate } from '../../src/format/chat-template.ts';
 import type { ToolCallFamily } from '../../src/format/tool-call-codec.ts';
 import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import type { Policy, PolicyContext, PolicyTurn } from '../../src/rollout/policy.ts';
@@ -109,3 +112,14 @@ export const CASES: Partial<Record<Family, Case>> = {
   },
 };
 
+/** The template as the agent loop uses it: the tool-use variant, the tokenizer's special tokens. */
+export function templateOf(tokenizer: HfTokenizer): ChatTemplate {
+  return ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
+}
+
+/** The episode's token ids are exactly the template's rendering of its messages. */
+export function expectTokensAreTheRendering(t: Trajectory, tokenizer: HfTokenizer): void {
+  const rendered = templateOf(tokenizer).render(t.messages, { tools: t.tools });
+  expect(tokenizer.decode(t.tokens)).toBe(rendered);
+  expect(t.tokens).toEqual(tokenizer.encode(rendered));
+}
