@@ -86,6 +86,21 @@ describe('TrainState', () => {
     expect(state.config?.judge.judges.map((j) => j.id)).toEqual(DEFAULT_CONFIG.judge.judges.map((j) => j.id));
   });
 
+  it('an edit made while the switches are read is kept: a sync that began before it changes nothing', async () => {
+    let hold = false;
+    let release!: (s: JudgeSwitches) => void;
+    const { state } = makeState({ judgeSwitches: () => (hold ? new Promise<JudgeSwitches>((resolve) => { release = resolve; }) : Promise.resolve(noSwitches)) });
+    await state.load();
+    hold = true;
+    const sync = state.syncJudges();
+    const edited = state.yamlText.replace('judges:', 'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge');
+    state.setYaml(edited);
+    release(noSwitches);
+    await sync;
+    expect(state.yamlText).toBe(edited);
+    expect(state.config?.judge.judges.map((j) => j.id)).toContain('onnx-judge');
+  });
+
   it('a preset changes only the settings it names: the judges switched on, the base model and other edits stay', async () => {
     const switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
     const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total'] });

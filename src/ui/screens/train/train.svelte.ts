@@ -133,16 +133,19 @@ export class TrainState {
 
   /**
    * Makes the config's judges agree with the Judges screen's switches (on load and on each visit), by
-   * editing the YAML, so what the Form and YAML show is exactly who will judge the next run.
+   * editing the YAML, so what the Form and YAML show is exactly who will judge the next run. An edit
+   * made while the switches are being read wins: the sync applies only to the YAML it started from.
    */
   async syncJudges(): Promise<void> {
     if (this.running || !this.source.judgeSwitches) return;
+    const startedFrom = this.yamlText;
     let switches: JudgeSwitches;
     try {
       switches = await this.source.judgeSwitches();
     } catch {
       return; // Without the settings the config stays as written; it still says who judges.
     }
+    if (this.yamlText !== startedFrom) return;
     const config = this.config;
     if (!config) return;
     const next = applyJudgeSwitches(config, switches);
