@@ -16,6 +16,7 @@ import type { TextTokenizer } from '../model/tokenizer.ts';
 import { ChatTemplate } from '../format/chat-template.ts';
 import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
 import { HERMES_CALLS, type ToolCallCodec } from '../format/tool-call-codec.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
 
 export interface ConversationFormat {
   /** The template lists the tools itself (from `tools`); the system prompt should not list them again. */
@@ -86,6 +87,9 @@ const templateFormats = new WeakMap<object, ConversationFormat>();
 export function conversationFormat(tokenizer: TextTokenizer | null): ConversationFormat {
   const config = tokenizerConfig(tokenizer);
   if (!tokenizer || !config) return CHATML_FORMAT;
+  // Spindle's own template (the shipped base, and every model saved from it) writes exactly Spindle's
+  // ChatML: rendered natively, an environment's system prompt keeps the tool list its style writes.
+  if (config.chat_template === SPINDLE_CHAT_TEMPLATE) return CHATML_FORMAT;
   const known = templateFormats.get(tokenizer);
   if (known) return known;
   const hf = tokenizer as Partial<HfTokenizerShape>;
@@ -103,6 +107,7 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
   const config = tokenizerConfig(tokenizer);
   if (!config) return "Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
   const format = conversationFormat(tokenizer);
+  if (config.chat_template === SPINDLE_CHAT_TEMPLATE) return "Spindle's own chat template (ChatML, tool calls as Hermes <tool_call> blocks), rendered natively";
   if (format === CHATML_FORMAT) return "no chat template (neither chat_template.jinja nor tokenizer_config.json has one): Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
   const from = (tokenizer as Partial<HfTokenizerShape>).chatTemplateFile ?? 'tokenizer_config.json';
   if (format.toolRefusal) return `the model's own chat template (${from}); it drops tool calls, so environments with tools are refused`;

@@ -12,6 +12,9 @@ import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer, withChatTemplate } from '../../src/model/hf-tokenizer.ts';
 import { loadHfModel, saveModel, saveModelToDir } from '../../src/model/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
+import { renderSystemPrompt } from '../../src/format/system-prompt.ts';
+import { renderChatML } from '../../src/format/chatml.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../../src/model/spindle-chat-template.ts';
 import { chatFormatSummary, conversationFormat } from '../../src/rollout/conversation.ts';
 import { familyTemplate } from '../format/family-templates.ts';
 import { useBackend } from './helpers.ts';
@@ -88,6 +91,19 @@ describe('the chat template’s file', () => {
     const none = await loadTokenizer(await folder('none', null, null));
     expect(none.chatTemplateFile).toBeNull();
     expect(chatFormatSummary(none)).toMatch(/^no chat template \(neither chat_template\.jinja nor tokenizer_config\.json has one\): Spindle's ChatML/);
+  });
+
+  it('renders Spindle’s own template natively: the environment’s system prompt keeps its tool list as written', async () => {
+    const tokenizer = await loadTokenizer(await folder('spindle', SPINDLE_CHAT_TEMPLATE, null));
+    const format = conversationFormat(tokenizer);
+    expect(format.rendersTools).toBe(false);
+    expect(chatFormatSummary(tokenizer)).toMatch(/^Spindle's own chat template/);
+    const tools = [{ name: 'get_price', description: 'Returns the price of a product.', parameters: { type: 'object' as const, properties: { item: { type: 'string' } }, required: ['item'] } }];
+    const messages = [renderSystemPrompt(tools, { style: 'described' }), { role: 'user' as const, content: 'What does a lamp cost?' }];
+    expect(format.prompt(messages, tools)).toBe(renderChatML(messages, { addGenerationPrompt: true }));
+    // A template that differs by one character is the model's own, probed and rendered as such.
+    const edited = await loadTokenizer(await folder('edited', `${SPINDLE_CHAT_TEMPLATE} `, null));
+    expect(conversationFormat(edited).rendersTools).toBe(true);
   });
 
   it('a named list keeps its tool_use template beside the file’s default', () => {
