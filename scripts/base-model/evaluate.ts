@@ -9,9 +9,10 @@
  *   policy's success on the same items, calls per episode and the recovery rate after a failed call;
  * - greedy held-out success on level 1 of every environment.
  *
- *   npx tsx scripts/base-model/evaluate.ts [--items 100] [--greedy-items 50]
+ *   npx tsx scripts/base-model/evaluate.ts [--dir models/spindle-base] [--items 100] [--greedy-items 50] [--max-steps 30]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/model/backend.ts';
@@ -24,12 +25,14 @@ import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
 import { wilsonInterval } from '../../src/rollout/success-interval.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { agentStats } from '../../src/rollout/agent-stats.ts';
+import { buildDir } from './build-dir.ts';
 import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts';
 
-const DIR = 'models/spindle-base';
 const { values: args } = parseArgs({
   options: {
-    items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: `${DIR}/.build/heldout.jsonl` },
+    dir: { type: 'string', default: 'models/spindle-base' },
+    items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: join(buildDir(), 'heldout.jsonl') },
+    'max-steps': { type: 'string', default: '30' },
     sampled: { type: 'string', default: 'arith_tool=1,letter_count=1,text_reverse=1,shell_exec=1,file_chain=1,file_chain=2,file_chain=3,order_total=1,order_total=2,order_total=3,func_trace=1,func_trace=2,func_trace=3' },
   },
 });
@@ -37,8 +40,9 @@ const ITEMS = Number(args.items);
 const GREEDY_ITEMS = Number(args['greedy-items']);
 
 const EVAL_SEED = 2024;
-/** Turns per episode: a level-3 multi-step item with its retry and its answer fits (the 1024-token context is the real bound). */
-const MAX_STEPS = 8;
+const DIR = args.dir;
+/** Turns per episode: the seed's 30-step episodes (the context, 2,048 tokens, is the real bound). */
+const MAX_STEPS = Number(args['max-steps']);
 
 interface Row { env: string; tokens: number[]; assistant: number[]; copy: number[] }
 

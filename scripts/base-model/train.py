@@ -270,6 +270,7 @@ def main():
             json.dump(CONFIG, f, indent=2)
         with open(os.path.join(args.out, ".build", "train-log.json"), "w") as f:
             json.dump({"args": vars(args), "log": log}, f, indent=1)
+        write_reference(model, heldout, args.out)  # so every saved model can be checked against Spindle's forward
 
     started, smoothed = time.time(), None
     while step < args.steps:
@@ -307,7 +308,6 @@ def main():
             log.append({"step": step, "loss": smoothed, "heldout": acc})
             print("  held-out teacher-forced copy accuracy: " + ", ".join(f"{e} {v['copy']:.3f}" for e, v in acc.items()), flush=True)
             save()
-    write_reference(model, heldout, args.out)
 
 
 @torch.no_grad()

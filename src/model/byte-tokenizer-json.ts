@@ -7,7 +7,7 @@
  * (spindle-chat-template.ts).
  */
 import { SPECIAL_TOKENS } from './byte-tokenizer.ts';
-import { SPINDLE_CHAT_TEMPLATE } from './spindle-chat-template.ts';
+import { spindleTokenizerConfig } from './spindle-chat-template.ts';
 
 /** GPT-2's bytes_to_unicode: printable bytes map to themselves, the rest to U+0100 onwards, in byte order. */
 function byteToChar(): string[] {
@@ -35,14 +35,5 @@ export function byteTokenizerJson(): object {
 }
 
 export function byteTokenizerConfig(): Record<string, unknown> {
-  return {
-    tokenizer_class: 'PreTrainedTokenizerFast',
-    bos_token: null,
-    eos_token: '<|endoftext|>',
-    pad_token: '<|pad|>',
-    unk_token: null,
-    model_max_length: 1024,
-    clean_up_tokenization_spaces: false,
-    chat_template: SPINDLE_CHAT_TEMPLATE,
-  };
+  return spindleTokenizerConfig(1024);
 }

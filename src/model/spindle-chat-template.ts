@@ -89,3 +89,20 @@ export const SPINDLE_CHAT_TEMPLATE = String.raw`{#- Spindle's chat format: ChatM
     {{- '<|im_start|>assistant\n' }}
 {%- endif %}
 `;
+
+/**
+ * tokenizer_config.json of a model in Spindle's chat format (the byte models, the BPE base): its
+ * special tokens by name and this template, for transformers' AutoTokenizer and apply_chat_template.
+ */
+export function spindleTokenizerConfig(modelMaxLength: number): Record<string, unknown> {
+  return {
+    tokenizer_class: 'PreTrainedTokenizerFast',
+    bos_token: null,
+    eos_token: '<|endoftext|>',
+    pad_token: '<|pad|>',
+    unk_token: null,
+    model_max_length: modelMaxLength,
+    clean_up_tokenization_spaces: false,
+    chat_template: SPINDLE_CHAT_TEMPLATE,
+  };
+}

@@ -1,7 +1,7 @@
 /**
  * Browser only: where the engine worker gets a run's base model. `spindle-base` is the shipped model,
- * emitted by Vite as files of the app itself (models/spindle-base/config.json + model.safetensors), so
- * nothing is fetched from elsewhere; an http(s) URL or a same-origin path is an HF-layout folder.
+ * emitted by Vite as files of the app itself (models/spindle-base: config.json, model.safetensors and its
+ * tokenizer files), so nothing is fetched from elsewhere; an http(s) URL or a same-origin path is an HF-layout folder.
  *
  * The shipped files are found with `import.meta.glob` rather than plain imports so that a checkout
  * without the trained model (it is built by `npm run model:base`) still builds; loading it then fails
@@ -9,7 +9,7 @@
  */
 import { loadHfModel, type FileSource, type LoadedModel } from '../model/hf.ts';
 
-const SHIPPED = import.meta.glob('../../models/spindle-base/{config.json,model.safetensors}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const SHIPPED = import.meta.glob('../../models/spindle-base/{config.json,model.safetensors,tokenizer.json,tokenizer_config.json}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
 
 const SHIPPED_MODEL = 'spindle-base';
 
