@@ -40,17 +40,15 @@ export const MAX_TRANSCRIPT_TOKENS = 320;
 export const MAX_MULTI_STEP_TOKENS = 1000;
 
 /**
- * Share of training items whose transcript answers at once, without a tool: a short thought and the
- * expert's final answer (the value, the reversed text, "Done."). A chat model that has not learned its tools does this;
- * every environment scores it a failure (success needs the tool call that did the work). Imitating both
- * kinds, the base calls its tool on about half of the questions: sampled success at level 1 lands in the
- * 10–60% band the GRPO groups need, and what GRPO has to learn first is the decision to use the tool,
- * which a group's spread shows directly. Without these (every transcript calls), the base always called
- * and all that was left to learn was copying digits more exactly, which 15 minutes on 2 cores barely
- * moved (+6 to +12 points on arith_tool level 3). Not on the copy-practice rows: a long text reversed
- * without a tool is nothing a small model can learn, only noise in the gradient.
+ * Share of single-step training items whose transcript answers at once, without a tool: a short thought
+ * and the expert's final answer (the value, the reversed text, "Done."). A chat model that has not learned
+ * its tools does this; every environment scores it a failure (success needs the tool call that did the
+ * work), so a group that holds both kinds shows GRPO the decision to use the tool. Not on the
+ * copy-practice rows: a long text reversed without a tool is nothing a small model can learn. At half of
+ * the items (the byte build's share) the BPE base answered questions it had never seen at once: greedy on a
+ * held-out tool family opened with DIRECT_THOUGHT and a guess.
  */
-export const DIRECT_ANSWER_SHARE = 0.5;
+export const DIRECT_ANSWER_SHARE = 0.2;
 
 /**
  * The thought a direct answer starts with. Both kinds of transcript open with `<think>`, so the
@@ -75,7 +73,7 @@ export const DIRECT_THOUGHT = 'I know this.';
  * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
  * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.
  */
-export const MULTI_STEP_SHARES = { direct: 0.1, early: 0.15, retry: 0.2, give_up: 0.4 };
+export const MULTI_STEP_SHARES = { direct: 0.03, early: 0.15, retry: 0.2, give_up: 0.2 };
 export const GIVE_UP_ANSWER = 'I cannot find it.';
 
 /**

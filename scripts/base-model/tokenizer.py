@@ -4,7 +4,7 @@ and writes an HF `tokenizer.json` that `tokenizers`, transformers and Spindle (s
 load. The chat and tool markers are special tokens, one id each, so no merge crosses them; every byte
 has an id, so any text encodes.
 
-Needs the `tokenizers` package (the build's venv: scripts/base-model/README.md); CI never runs this.
+Needs the `tokenizers` package (the build's venv, scripts/base-model/build.ts); CI never runs this.
 
     python3 scripts/base-model/tokenizer.py --corpus <build>/corpus.txt --out <build>/tokenizer.json --vocab 2048
 """
@@ -24,8 +24,11 @@ def main():
     a = ap.parse_args()
     records = open(a.corpus, encoding="utf-8").read().split("\n\u0000\n")
     tok = Tokenizer(models.BPE())
-    # Split on the markers first (they are special), then GPT-2's byte-level pre-tokenization without a prefix space.
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    # Split on the markers first (they are special), then every digit on its own (a number is copied digit by digit:
+    # with merged digits the base wrote "61 + 71" for "44 + 71"), then GPT-2's byte-level pre-tokenization without a
+    # prefix space.
+    tok.pre_tokenizer = pre_tokenizers.Sequence([pre_tokenizers.Digits(individual_digits=True),
+                                                 pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)])
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(vocab_size=a.vocab, special_tokens=SPECIAL_TOKENS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
                                   min_frequency=2, show_progress=False)

@@ -90,7 +90,8 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
     tags: [...spec.tags],
     difficulties,
     requiredTools: [...spec.requiredTools],
-    systemStyle: spec.systemStyle ?? 'compact',
+    // An environment's own tools are new to every model: their descriptions are what says which one does what.
+    systemStyle: spec.systemStyle ?? (spec.ownTools?.length ? 'described' : 'compact'),
     instructions: spec.instructions,
     testFraction,
     splitOf,

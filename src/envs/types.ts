@@ -67,7 +67,10 @@ export interface EnvironmentSpec {
   difficulties?: number[];
   /** Tools the model gets (and needs) for this environment. */
   requiredTools: string[];
-  /** System prompt style: `compact` keeps prompts short for tiny byte-level models. Default `compact`. */
+  /**
+   * System prompt style (format/system-prompt.ts). Default `described` for an environment with its own tools (each
+   * tool's description on its line), `compact` otherwise.
+   */
   systemStyle?: SystemPromptStyle;
   /** Extra system-prompt instructions (one short line). */
   instructions?: string;

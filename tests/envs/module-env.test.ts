@@ -25,6 +25,14 @@ describe('environment modules', () => {
     expect(env.generate(8, 3, 'train').prompt).not.toBe(a.prompt);
   });
 
+  it('lists its own tools with their descriptions, since no model knows them by name', async () => {
+    const env = await load(TREASURE);
+    expect(env.systemStyle).toBe('described');
+    const t = await expertTrajectory(env, env.generate(7, 1, 'test'));
+    for (const tool of env.ownTools) expect(t.messages[0].content).toContain(`${tool.name}(`);
+    expect(t.messages[0].content).toContain(env.ownTools[0].description!.trim());
+  });
+
   it('the expert solves every level through the real tools; answering without them fails', async () => {
     const env = await load(TREASURE);
     for (const level of env.difficulties) {
