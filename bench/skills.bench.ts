@@ -1,5 +1,5 @@
 /**
- * The seed's fourth workflow, measured: does SFT on skill instruction rows change what the agent does?
+ * The skills → instructions → SFT workflow, measured: does SFT on skill instruction rows change what the agent does?
  *
  *   base model → sample episodes on TRAIN items (T = 1) → skills per task type (usage = successes)
  *   → instruction rows in the agent's own format → LoRA SFT → greedy held-out success on TEST items,

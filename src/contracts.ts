@@ -25,7 +25,7 @@ export interface ToolSchema {
   };
 }
 
-/** One call of one tool (the seed's ToolCall). */
+/** One call of one tool. */
 export interface ToolCall {
   tool_name: string;
   parameters: Record<string, unknown>;
@@ -37,7 +37,7 @@ export interface ToolCall {
 }
 
 /**
- * One step of an episode (the seed's TrajectoryStep): one tool call and its observation. An assistant
+ * One step of an episode: one tool call and its observation. An assistant
  * turn with several `<tool_call>`s yields several steps sharing `turn`; only the first carries `thought`.
  */
 export interface TrajectoryStep {
@@ -48,7 +48,7 @@ export interface TrajectoryStep {
   thought: string | null;
   tool_call: ToolCall | null;
   observation: string;
-  /** Unix time in seconds, as the seed's `time.time()`. */
+  /** Unix time in seconds, like Python's `time.time()`. */
   timestamp: number;
 }
 
@@ -88,7 +88,7 @@ export interface Task {
   data: Record<string, unknown>;
 }
 
-/** A full episode (the seed's Trajectory), extended with what training needs. */
+/** A full episode, with what training needs. */
 export interface Trajectory {
   /** Unique id of this trajectory. */
   id: string;

@@ -41,7 +41,7 @@ const GREEDY_ITEMS = Number(args['greedy-items']);
 
 const EVAL_SEED = 2024;
 const DIR = args.dir;
-/** Turns per episode: the seed's 30-step episodes (the context, 2,048 tokens, is the real bound). */
+/** Turns per episode: 30 by default (the context, 2,048 tokens, is the real bound). */
 const MAX_STEPS = Number(args['max-steps']);
 
 interface Row { env: string; tokens: number[]; assistant: number[]; copy: number[] }

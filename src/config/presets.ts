@@ -49,12 +49,12 @@ export const PRESETS: Record<string, Preset> = {
     config: { name: 'arith-grpo', training: { max_steps: 60, batch_size: 4, group_size: 8 }, tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] } },
   },
   sft: {
-    description: 'Supervised fine-tuning on exported trajectories (the seed’s first workflow).',
+    description: 'Supervised fine-tuning on exported trajectories (their successes by default): SFT first, then RL.',
     config: { name: 'sft', training: { method: 'sft', epochs: 3, learning_rate: 1e-3 } },
     cli: 'spindle sft --config sft.yaml --data trajectories/',
   },
   transfer: {
-    description: 'shell_exec → git_repo transfer with the lower layers frozen (the seed’s third workflow).',
+    description: 'Transfer between environments, shell_exec → git_repo, with the lower layers frozen.',
     config: { name: 'transfer', lora: { freeze_layers: '0-1' }, tasks: { environments: ['git_repo'] }, transfer: { learning_rate_scale: 0.3 } },
     cli: 'spindle transfer init, then spindle transfer train',
   },

@@ -1,14 +1,14 @@
 /**
  * The run config: one typed object with defaults for everything. The YAML file uses the same keys
- * (the seed's `atropos_config.yaml` sections — model, training, trajectory_collection, judge, tasks —
- * plus the sections Spindle adds). It is saved with every run and every exported adapter.
+ * and sections (model, training, trajectory_collection, judge, tasks and the rest). It is saved with
+ * every run and every exported adapter.
  */
 import type { VerifierConfig } from './verifier.ts';
 
 export type JudgeConfig =
   | { type: 'rule'; id: string }
   | (JudgeEndpointConfig & {
-      /** A remote judge (src/judge/remote.ts): an LLM scores each trajectory on the seed's rubric. */
+      /** A remote judge (src/judge/remote.ts): an LLM scores each trajectory on the five-dimension rubric (rubric-dimensions.ts). */
       type: 'remote';
     })
   | { type: 'model'; id: string; path: string }
@@ -57,10 +57,10 @@ export interface RunConfig {
     /** A shipped model name (`spindle-base`), a `models/` folder, a Hugging Face layout URL or path. */
     base_model: string;
     /**
-     * The seed's `quantization`: `none` (the base as loaded: float32, or 16-bit projections on WebGPU) or
-     * `int8` (the frozen projections in 8 bits with a float32 scale per output channel, a quarter of
-     * their float32 memory; LoRA only; src/model/int8.ts). The seed's q4_k_m (4-bit groups)
-     * is not implemented and is refused by name.
+     * `none` (the base as loaded: float32, or 16-bit projections on WebGPU) or `int8` (the frozen
+     * projections in 8 bits with a float32 scale per output channel, a quarter of their float32 memory;
+     * LoRA only; src/model/int8.ts). 4-bit formats such as q4_k_m are not implemented and are refused
+     * by name.
      */
     quantization: 'none' | 'int8';
     backend: 'auto' | 'webgpu' | 'wasm' | 'cpu';
@@ -70,7 +70,7 @@ export interface RunConfig {
     alpha: number;
     dropout: number;
     target_modules: string[];
-    /** Layer range whose weights stay frozen, as in the seed's `--freeze_layers=0-8`; null freezes none. */
+    /** Layer range whose weights stay frozen, e.g. `0-8`; null freezes none. */
     freeze_layers: string | null;
   };
   training: {
@@ -88,7 +88,7 @@ export interface RunConfig {
     grad_accum_steps: number;
     /** SFT only. */
     epochs: number;
-    /** Multiplies the judge score before advantages (the seed's `rl_edit_config reward_scale 2.5`). */
+    /** Multiplies the judge score before advantages (e.g. 2.5). */
     reward_scale: number;
     /** Keep the checkpoint of every N-th update besides the latest two (a run checkpoints after every update to resume). */
     checkpoint_every: number;
@@ -151,7 +151,7 @@ export interface RunConfig {
     n_workers: number | null;
     max_steps_per_trajectory: number;
     tool_timeout_ms: number;
-    /** Sandbox tools offered in every episode besides each environment's own (the seed's `tools`); names from js, calc, sh, git. */
+    /** Sandbox tools offered in every episode besides each environment's own; names from js, calc, sh, git. */
     tools: string[];
     /** Rollouts stay at most this many updates ahead of the trainer (Atropos's max_batches_offpolicy). */
     max_offpolicy_updates: number;
@@ -166,7 +166,7 @@ export interface RunConfig {
   };
   judge: {
     judges: JudgeConfig[];
-    /** How many of the listed judges vote on each trajectory (the seed's n_judges); null: all of them. */
+    /** How many of the listed judges vote on each trajectory; null: all of them. */
     n_judges: number | null;
     /** Fewer usable votes than this gives a null score. */
     min_votes: number;
@@ -180,7 +180,7 @@ export interface RunConfig {
   tasks: {
     environments: string[];
     /**
-     * A task file (JSONL, JSON, CSV, TSV or Parquet rows of prompt and answer, the seed's `task_file`),
+     * A task file (JSONL, JSON, CSV, TSV or Parquet rows of prompt and answer),
      * trained on as an environment named after the file (`my-tasks.jsonl` → `my_tasks`). CLI: a path
      * relative to the working directory; the app loads files on the Environments screen instead.
      */
@@ -233,7 +233,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   },
   // γ 1: every turn of an episode gets its group advantage. In the credit ablation (bench:credit, README
   // "Agents") discounting by 0.9 cost 5 points of held-out gain, and per-turn process rewards won them back
-  // without beating plain trajectory-level credit beyond the spread of three seeds. The seed's 0.99 is within 5% of it.
+  // without beating plain trajectory-level credit beyond the spread of three seeds. A γ of 0.99 is within 5% of it.
   grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 1, zero_std_groups: 'skip', iterations: 1 },
   // 128: a byte-level js/sh call with its <think> takes 100–130 tokens (text_reverse's does not fit in 96).
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
@@ -241,7 +241,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50, apply_to: 'score' },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
-  // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. The seed allows 30; what bounds
+  // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. A cap of 30 would change little: what bounds
   // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1, reproducible: true },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },

@@ -1,6 +1,6 @@
 /**
- * The run config as YAML: parse with line numbers for errors, write with the sections in the seed's
- * order, and edit one key in place (the seed's `rl_edit_config reward_scale 2.5`), keeping comments.
+ * The run config as YAML: parse with line numbers for errors, write with the sections in a fixed
+ * order, and edit one key in place (`spindle config set reward_scale 2.5`), keeping comments.
  * The same text runs in the app and the CLI.
  */
 import { isMap, isScalar, LineCounter, parseDocument, stringify, visit, type Document } from 'yaml';
@@ -98,7 +98,7 @@ const SECTION_NOTES: Partial<Record<keyof RunConfig, string>> = {
   tasks: 'environments to train on and the difficulty range the curriculum moves through',
 };
 
-/** Writes a full config as YAML, seed sections first, each with a one-line note. */
+/** Writes a full config as YAML, the keys in `order` first, each section with a one-line note. */
 export function stringifyRunConfig(config: RunConfig): string {
   const order: (keyof RunConfig)[] = ['name', 'seed', 'model', 'training', 'trajectory_collection', 'judge', 'tasks'];
   const keys = [...order, ...(Object.keys(config) as (keyof RunConfig)[]).filter((k) => !order.includes(k))];

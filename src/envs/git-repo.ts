@@ -1,5 +1,5 @@
 /**
- * git_repo: tasks on an in-memory git repository (the seed's git_repo_env), solved with the `git` and
+ * git_repo: tasks on an in-memory git repository, solved with the `git` and
  * `sh` tools: read the history (the last message on a named branch or of a named file, the commit count)
  * or change it (branch, commit, restore a file). A question is a success when a tool call that names the
  * question's branch or file found the answer and the final answer states it (state-check.ts); a change

@@ -1,5 +1,5 @@
 /**
- * js_debug: fix a buggy JavaScript function (the seed's python_debug_env, in JS). The prompt states what
+ * js_debug: fix a buggy JavaScript function. The prompt states what
  * the function should do and shows the buggy code; the answer is the fixed function (a fenced block or
  * bare code). Hidden tests run in the QuickJS sandbox on the answer and on the reference fix, and the
  * score is the share of tests whose results match: a partial fix scores between 0 and 1. Success also

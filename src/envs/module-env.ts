@@ -1,5 +1,5 @@
 /**
- * Environments written as one JavaScript module (the seed's community TaskSchema, in a file a user
+ * Environments written as one JavaScript module (a community environment, in a file a user
  * writes): the module's default export (or its named exports) gives
  *
  *   name, description, tags, levels?, requiredTools?, instructions?, systemStyle?, testFraction?,

@@ -1,6 +1,6 @@
 /**
- * The environment registry (the seed's `rl_list_environments --tag=shell`): the built-in environments
- * plus any registered at run time from a user's spec (the seed's community TaskSchema). Lookups fail
+ * The environment registry (`spindle envs --tag shell`): the built-in environments
+ * plus any registered at run time from a user's spec. Lookups fail
  * with the list of known names; registration fails with every problem in the spec.
  */
 import { defineEnvironment } from './define.ts';

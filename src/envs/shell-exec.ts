@@ -1,6 +1,6 @@
 /**
- * shell_exec: tasks on a small virtual file system, solved with the `sh` tool (the seed's
- * bash_exec_env): count lines, read and create files, find files, copy/move/delete, grep logs. Each task
+ * shell_exec: tasks on a small virtual file system, solved with the `sh` tool:
+ * count lines, read and create files, find files, copy/move/delete, grep logs. Each task
  * either asks a question (a success needs an sh call that found the answer and a final answer stating it,
  * see state-check.ts) or asks for a change (checked by replaying the trajectory's tool calls on a fresh
  * copy of the file system and comparing files). Splits go by the question, not the distractor files.

@@ -1,5 +1,5 @@
 /**
- * The environment interface (the seed's community TaskSchema, Atropos's BaseEnv as a dataloader):
+ * The environment interface (like Atropos's BaseEnv as a dataloader):
  * an environment generates tasks deterministically from a seed, a difficulty level and a split,
  * scores a finished trajectory, and can script the ideal assistant turns for a task (its expert).
  *

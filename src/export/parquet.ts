@@ -1,5 +1,5 @@
 /**
- * Trajectories as Parquet (the seed's `atropos_trajectory_export --format=parquet`), written with
+ * Trajectories as Parquet (`spindle export trajectories --format parquet`), written with
  * hyparquet-writer in row groups so the source can be a stream. Scalars are typed columns; nested
  * data (messages, steps, tokens, …) are JSON text in UTF-8 string columns, which every Parquet reader
  * (pandas, DuckDB, datasets) loads as strings. Full fidelity: a trajectory read back is equal to the

@@ -1,5 +1,5 @@
 /**
- * Skill documents (the seed's fourth workflow): experience distilled per task TYPE, as Markdown with
+ * Skill documents (the skills → instructions → SFT workflow): experience distilled per task TYPE, as Markdown with
  * YAML front matter
  *
  *   ---

@@ -1,5 +1,5 @@
 /**
- * The ensemble (the seed's TrajectoryJudge): every judge scores the trajectory concurrently, each
+ * The ensemble (`TrajectoryJudge`): every judge scores the trajectory concurrently, each
  * judge's calibration map is applied (the vote keeps `raw_score`), null votes are dropped, and the rest
  * are combined with a trimmed mean — the highest and lowest dropped when more than two remain. Fewer
  * than `minVotes` usable votes gives null. It never throws: a judge that throws is a null vote.
@@ -25,7 +25,7 @@ export interface Judgement {
   note: string;
 }
 
-/** Trimmed mean of the seed: drop the single highest and lowest when there are more than two values. */
+/** Trimmed mean: drop the single highest and lowest when there are more than two values. */
 export function trimmedMean(values: number[]): number | null {
   if (values.length === 0) return null;
   const sorted = [...values].sort((a, b) => a - b);

@@ -1,6 +1,6 @@
 /**
  * Remote LLM judge over the OpenAI-compatible `/v1/chat/completions` API (OpenAI, OpenRouter, vLLM,
- * Ollama, llama.cpp server). It sends the seed's rubric prompt and parses the reply with
+ * Ollama, llama.cpp server). It sends the rubric prompt (render.ts) and parses the reply with
  * `parseRubricScore`.
  *
  * Robustness (retries with backoff on 429/5xx, timeouts and network errors, Retry-After, a concurrency

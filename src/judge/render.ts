@@ -81,11 +81,11 @@ export function renderTrajectory(judged: Trajectory, options: RenderOptions = {}
   return `${body}\n${answer}\n${ending}`;
 }
 
-/** The seed's rubric dimensions (section 10.2.4), in order, with their JSON keys. */
+/** The rubric's dimensions, in order, with their JSON keys, are RUBRIC_DIMENSIONS (rubric-dimensions.ts). */
 
 export const RUBRIC_SYSTEM_PROMPT = 'You are an expert judge of AI agent task executions. You grade strictly and reply with JSON only.';
 
-/** The seed's rubric prompt, in English, asking for a JSON reply that `parseRubricScore` reads. */
+/** The rubric prompt, in English, asking for a JSON reply that `parseRubricScore` reads. */
 export function buildRubricPrompt(trajectory: Trajectory, taskPrompt?: string, options: RenderOptions = {}): string {
   const task = truncateMiddle(neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()), options.maxAnswerChars ?? DEFAULTS.maxAnswerChars);
   const dims = RUBRIC_DIMENSIONS.map((d, i) => `${i + 1}. ${d.label} (${d.key}): ${d.question}`).join('\n');

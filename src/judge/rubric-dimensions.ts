@@ -1,5 +1,5 @@
 /**
- * The seed's five rubric dimensions: what the remote rubric judge is asked for (render.ts), the keys its
+ * The five rubric dimensions: what the remote rubric judge is asked for (render.ts), the keys its
  * reply is read by (parse-score.ts), and so words a judged trajectory must not be able to write as a
  * verdict of its own (neutralise.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * Self-judge (the seed's "self-judging" direction): the local policy model is prompted with the same
+ * Self-judge: the local policy model is prompted with the same
  * rubric as the remote judge and its reply parsed the same way. The prompt is written in the policy's
  * own chat format (rollout/conversation.ts: its template and call codec, ChatML for the shipped model),
  * as its episodes are, and the reply read by that codec (a thought, gpt-oss's analysis channel, is not

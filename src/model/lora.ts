@@ -4,7 +4,7 @@
  * i.e. U(±1/√in)) and B at zero, so a fresh adapter leaves the model unchanged.
  *
  * Held as A [in, r] and B [r, out] (the transposes of PEFT's lora_A.weight [r, in] and
- * lora_B.weight [out, r]); export/import convert. Frozen layers (the seed's `--freeze_layers`)
+ * lora_B.weight [out, r]); export/import convert. Frozen layers (`lora.freeze_layers`)
  * get no adapters, like PEFT's `layers_to_transform`.
  */
 import * as tf from '@tensorflow/tfjs';

@@ -174,7 +174,7 @@ export class TransformerModel {
   private tiedHead: { of: object; tensor: tf.Tensor } | null = null;
   lora: LoraSettings | null = null;
   loraEnabled = true;
-  /** Layers whose weights do not train (the seed's `--freeze_layers`). */
+  /** Layers whose weights do not train (`lora.freeze_layers`, e.g. `0-8`). */
   frozenLayers = new Set<number>();
   /** Whether the embedding (and a tied head) trains in full fine-tuning. */
   trainEmbeddings = true;

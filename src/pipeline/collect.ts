@@ -1,5 +1,5 @@
 /**
- * Collection without training (the seed's trajectory collection, `spindle collect`): groups of
+ * Collection without training (`spindle collect`): groups of
  * `groupSize` samples per task, environments round-robin and levels cycling through the difficulty
  * range, rolled out and judged by the config's judges through the rollout worker core, stored as a run
  * (trajectories + Atropos scored groups), and optionally streamed to an Atropos trajectory API server at

@@ -1,5 +1,5 @@
 /**
- * A training run: the seed's collection pipeline wired to the trainer.
+ * A training run: the collection pipeline wired to the trainer.
  *
  *   task pool (environments × curriculum levels) → rollout worker pool (episodes + judges, one sandbox
  *   per worker) → collector (groups, stored one transaction per trajectory) → Trainer (GRPO, replay,

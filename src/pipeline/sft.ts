@@ -1,10 +1,10 @@
 /**
- * Supervised fine-tuning, the one operation (`spindle sft`; the seed's rl_finetune_supervised and
- * llm_finetune --method=sft): examples from exported trajectories (Parquet), HF chat JSONL or
- * instruction JSONL, rendered in the model's own chat format (train/sft-data.ts), cut to its context,
- * trained with Trainer.sftTrain, and returned as a PEFT adapter zip and/or the merged model's files
- * (LoRA), or the whole model's files (full fine-tuning, `lora.r: 0`). Reading and writing files is the
- * caller's; a stop signal ends after the current update and still returns what was trained.
+ * Supervised fine-tuning, the one operation (`spindle sft`): examples from exported trajectories
+ * (Parquet), HF chat JSONL or instruction JSONL, rendered in the model's own chat format
+ * (train/sft-data.ts), cut to its context, trained with Trainer.sftTrain, and returned as a PEFT
+ * adapter zip and/or the merged model's files (LoRA), or the whole model's files (full fine-tuning,
+ * `lora.r: 0`). Reading and writing files is the caller's; a stop signal ends after the current update
+ * and still returns what was trained.
  */
 import type { RunConfig } from '../config/schema.ts';
 import { isSuccess } from '../contracts.ts';

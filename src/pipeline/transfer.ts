@@ -1,6 +1,6 @@
 /**
- * Transfer, the seed's third workflow, as one operation in two halves:
- * - `transferConfig` (`spindle transfer init`, rl_transfer_init): the run config that trains the target
+ * Transfer between environments with frozen layers, as one operation in two halves:
+ * - `transferConfig` (`spindle transfer init`): the run config that trains the target
  *   environment from a source with the lower layers frozen and a scaled learning rate;
  * - `transferRunConfig` and `applyTransfer` (`spindle transfer train`): the source's weights go into the
  *   run's model in its loader (a run's latest checkpoint through prepareModel's transfer path, or a PEFT

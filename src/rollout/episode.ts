@@ -1,5 +1,5 @@
 /**
- * The agent loop (the seed's AtroposWorker.execute_trajectory): render the system prompt (with the
+ * The agent loop: render the system prompt (with the
  * environment's tools) and the task, then repeat — policy.generate → parse `<think>`/`<tool_call>` →
  * run each call in the sandbox with a per-call timeout → record one step per call → append the tool
  * responses — until a turn has no tool call (the final answer) or `maxSteps` turns have run.
@@ -32,7 +32,7 @@ export interface EpisodeOptions {
   task: Task;
   /** Sampling seed: with the same weights and task it replays the episode. Turn t samples with deriveSeed(seed, t). */
   seed: number;
-  /** Most assistant turns (the seed's max_steps). */
+  /** Most assistant turns (a run's `trajectory_collection.max_steps_per_trajectory`). */
   maxSteps?: number;
   sampling?: SamplingParams;
   /** Per tool call deadline. */

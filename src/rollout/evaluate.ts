@@ -1,5 +1,5 @@
 /**
- * Held-out evaluation (the seed's `hermes_eval --split test`): run a policy on generated items of each
+ * Held-out evaluation (`spindle eval --split test`): run a policy on generated items of each
  * environment and level, score each episode with the environment's own `evaluate`, and report the
  * success rate (score 1) and the mean score. Greedy sampling by default so a number means one thing.
  *

@@ -4,7 +4,7 @@
  *
  * - `tokens`: the conversation's ChatML ids; `masks`: the id on policy-sampled tokens, -100 elsewhere.
  * - `inference_logprobs`: the sampling logprob on policy tokens, the placeholder 1.0 elsewhere.
- * - `scores`: judge_score × reward scale (the seed's `reward_scale`). An unjudged trajectory is an
+ * - `scores`: judge_score × reward scale (`training.reward_scale`). An unjudged trajectory is an
  *   error, never a silent 0.
  * - `advantages`: per token when given (a per-sample number is broadcast over that sample's tokens).
  * - `generation_params`: the sampling parameters, which Atropos's trainer reads for temperature scaling.

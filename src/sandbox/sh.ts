@@ -1,5 +1,5 @@
 /**
- * The `sh` tool: shell-like commands over the episode's VirtualFs (the seed's bash_exec tasks without a
+ * The `sh` tool: shell-like commands over the episode's VirtualFs (shell tasks without a
  * real shell). Commands: pwd cd ls cat echo printf mkdir rm mv cp touch wc grep head tail find sort uniq,
  * plus `git …` routed to the git tool when the episode has one. Pipes, `> >> <`, `&& || ;`, globs.
  *

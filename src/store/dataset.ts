@@ -1,5 +1,5 @@
 /**
- * The trajectory dataset (the seed's TrajectoryCommons): filtered reads, stats and streaming over the
+ * The trajectory dataset (`TrajectoryCommons`): filtered reads, stats and streaming over the
  * trajectories store. Nothing here holds more than one page in memory, so 100k trajectories stream
  * through an async iterator or page by page with a cursor token.
  *
@@ -171,7 +171,7 @@ export async function countTrajectories(store: Store, filter: TrajectoryFilter =
 }
 
 /**
- * The seed's `TrajectoryCommons.load(filters)`: a handle over the store with the filters fixed.
+ * The dataset as one handle over the store: `load(filters)` streams the trajectories that pass them.
  * `for await (const t of commons.load({ envs: ['arith_tool'], min_score: 0.8 }))`.
  */
 export class TrajectoryCommons {

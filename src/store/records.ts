@@ -94,7 +94,7 @@ export interface EvaluationRecord {
   created_at: number;
 }
 
-/** A skill document (the seed's fourth workflow); `markdown` is the whole file, front matter included. */
+/** A skill document (the skills → instructions → SFT workflow); `markdown` is the whole file, front matter included. */
 export interface SkillRecord {
   name: string;
   description: string;

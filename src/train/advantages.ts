@@ -1,26 +1,26 @@
 /**
  * Group-relative advantages and per-step returns (a GRPO update's first step). Pure numbers, no tfjs.
  *
- * Choices, and where they depart from the seed:
- * 1. Scores are multiplied by `reward_scale` first (the seed's `rl_edit_config reward_scale 2.5`).
+ * Choices:
+ * 1. Scores are multiplied by `reward_scale` first (e.g. 2.5).
  *    Under z-score the scale cancels out; it matters for the mean-only advantage.
- * 2. Z-score: `(s − mean) / (std + 1e-8)` with the SAMPLE standard deviation (n − 1), exactly the
- *    seed's `statistics.stdev` (TRL's `torch.std` is the same; Atropos's numpy std is the population
+ * 2. Z-score: `(s − mean) / (std + 1e-8)` with the SAMPLE standard deviation (n − 1), as
+ *    Python's `statistics.stdev` and TRL's `torch.std` (Atropos's numpy std is the population
  *    one). A group of one has no sample std: it counts as a zero-std group.
  * 3. Mean-only (`advantage: 'mean'`, Dr. GRPO / nanochat): `s − mean`, no division, so groups with a
  *    small spread do not get their noise amplified.
  * 4. A group whose scores are all equal (std < 1e-6) carries no signal: its advantages are all 0.
  *    It is flagged `zeroStd`, counted in `frac_reward_zero_std` (TRL's name), and the trainer skips it
  *    or replaces it from the replay buffer (`grpo.zero_std_groups`).
- * 5. Per-turn returns (credit per turn): the seed's `compute_discounted_returns(steps,
- *    final_reward=advantage, gamma)` with `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN
+ * 5. Per-turn returns (credit per turn): discounted returns with the advantage as the final reward,
+ *    `G_t = r_t + γ G_{t+1}`. A "step" here is an assistant TURN
  *    (one turn may hold several tool calls, and the final-answer turn has no tool step), because the
  *    turn is the unit of tokens the policy sampled. The terminal reward is the group advantage on the
  *    last turn, so a turn's credit is the trajectory's group-normalised outcome discounted by its
  *    distance to the end. Process rewards enter in one of two places (`process_rewards.apply_to`,
  *    grpo-batch.ts): folded into the score the group is ranked by (`score`: a flat group whose
  *    episodes differ in tool use still has spread), or as `r_t` of the turn that earned them
- *    (`turn`: the seed's per-step process rewards, in advantage units), so only that turn and the
+ *    (`turn`: per-step process rewards, in advantage units), so only that turn and the
  *    ones before it are credited.
  * 6. Every assistant token (mask 1) of turn t gets `G_t`; prompt and tool-response tokens get 0.
  * 7. Replayed trajectories have no group any more: they get the self-imitation advantage
@@ -38,7 +38,7 @@ export interface AdvantageOptions {
   rewardScale: number;
 }
 
-/** Added to the std in the z-score denominator, as in the seed. */
+/** Added to the std in the z-score denominator, so the division stays finite. */
 export const STD_EPS = 1e-8;
 /** A group std below this counts as "all scores equal". */
 export const ZERO_STD_TOL = 1e-6;

@@ -1,18 +1,17 @@
 /**
  * The difficulty curriculum (`TaskCurriculum`): each environment starts at
  * `start_level` and moves up one level when the mean of its last `window` scores exceeds
- * `advance_threshold` (strictly, as the seed's `avg_score > 0.75`), up to `max_level` (5).
+ * `advance_threshold` (strictly: a mean equal to it does not advance), up to `max_level` (5).
  *
  * Pure state + events, no tfjs: the state is plain data (saved in checkpoints); `recordScores`
  * returns a new state and the level changes, which the trainer logs as `curriculum` run markers.
  *
  * The trainer records successes (1 when the environment says the task was done, else 0), so the
- * threshold is a success rate; the seed averages judge scores, which partial credit inflates.
+ * threshold is a success rate, not a mean judge score, which partial credit would inflate.
  *
- * Departures from the seed: the seed divides the last 100 scores by 100 even when fewer exist;
- * here a level never advances before a full window of scores. After advancing, the window starts
- * empty, so scores earned on the easier level do not count toward the next one. Levels never go
- * down (the seed has no demotion).
+ * A level never advances before a full window of scores, so the mean is always over `window` of
+ * them. After advancing, the window starts empty, so scores earned on the easier level do not count
+ * toward the next one. Levels never go down.
  */
 import type { RunConfig } from '../config/schema.ts';
 

@@ -5,8 +5,7 @@
  * their own environment's online scores, process rewards folded into the ranked score.
  *
  * Order matters for reproducibility: replay is sampled BEFORE this step's online trajectories are
- * offered to the buffer (the seed adds first; here a fresh trajectory is never replayed in the step
- * that produced it).
+ * offered to the buffer, so a fresh trajectory is never replayed in the step that produced it.
  */
 import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';

@@ -5,8 +5,8 @@
  *      ratio_t = exp(logp_t − old_logp_t),
  *      L_t = −min(ratio_t·A_t, clip(ratio_t, 1−ε, 1+ε_high)·A_t).
  *    ε = `grpo.clip_epsilon` (0.2); ε_high = `grpo.clip_epsilon_high` (DAPO's clip-higher, e.g. 0.28),
- *    or ε when null. The seed's `policy_gradient_loss` is plain REINFORCE; the clip is the GRPO
- *    paper's (and Atropos's example trainer's).
+ *    or ε when null. The clip is the GRPO paper's (and Atropos's example trainer's), not plain
+ *    REINFORCE.
  * 2. old_logp are the SAMPLING log-probabilities stored on the trajectory (Atropos: no second
  *    "old policy" forward). For fresh rollouts taken one update behind, ratio ≈ 1 and the clip only
  *    bites on stale data; for replayed trajectories it is the importance weight to the policy that

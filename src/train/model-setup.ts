@@ -1,10 +1,9 @@
 /**
  * Gets a model ready to train from the run config: LoRA adapters (or full fine-tuning when
- * `lora.r` is 0), frozen layers, and — for the seed's third workflow, transfer — the source run's
+ * `lora.r` is 0), frozen layers, and — for transfer between environments — the source run's
  * weights and a scaled-down learning rate.
  *
- * Transfer (seed: `rl_transfer_init --source_env=bash_exec_env --target_env=git_repo_env
- * --freeze_layers=0-8`, then a lower learning rate):
+ * Transfer (e.g. shell_exec → git_repo with layers 0-8 frozen, then a lower learning rate):
  * - a LoRA source: its adapters are attached on every layer they cover and loaded; then the layers in
  *   `lora.freeze_layers` stop training (their adapters stay applied). The exported adapter therefore
  *   still applies to the original base model.

@@ -1,13 +1,13 @@
 /**
- * Process rewards (`compute_process_rewards`): small bonuses that make a sparse
+ * Process rewards (`computeProcessRewards`): small bonuses that make a sparse
  * success/failure reward denser. Per step: `tool_success_bonus` (0.05) for a tool call without an
- * error, `thought_bonus` (0.02) for a `<think>` longer than `thought_min_chars` (50, strictly longer,
- * as the seed's `len(thought) > 50`); the terminal judge score is added to the last step.
+ * error, `thought_bonus` (0.02) for a `<think>` longer than `thought_min_chars` (50, strictly
+ * longer); the terminal judge score is added to the last step.
  *
  * Pure numbers, no tfjs. Weights come from `RunConfig.process_rewards`.
  *
  * Two views:
- * - `computeProcessRewards` is the seed's function, per step, terminal score included.
+ * - `computeProcessRewards` is one reward per step, terminal score included.
  * - `stepBonus` is one step's bonus; GRPO sums them into the score a trajectory is ranked by in its
  *   group (grpo-batch.ts `rankedScore`), before the group z-score.
  */
@@ -19,16 +19,16 @@ export type ProcessRewardWeights = Pick<RunConfig['process_rewards'], 'tool_succ
 /** The bonus one step earns (no terminal score). */
 export function stepBonus(step: TrajectoryStep, w: ProcessRewardWeights): number {
   let r = 0;
-  // The seed tests `not step.tool_call.error`: an empty error string counts as no error.
+  // Any falsy error counts as none: an empty error string is no error.
   if (step.tool_call && !step.tool_call.error) r += w.tool_success_bonus;
   if (step.thought && step.thought.length > w.thought_min_chars) r += w.thought_bonus;
   return r;
 }
 
 /**
- * The seed's `compute_process_rewards`: one reward per step, the judge score added to the last one.
- * A trajectory without steps (answered directly) returns `[judge_score]`, where the seed would fail
- * on `rewards[-1]`. A null judge score counts as 0 here; callers should not train on unscored items.
+ * One reward per step, the judge score added to the last one. A trajectory without steps (answered
+ * directly) returns `[judge_score]`, so the judge score always has a place. A null judge score counts
+ * as 0 here; callers should not train on unscored items.
  */
 export function computeProcessRewards(trajectory: Pick<Trajectory, 'steps' | 'judge_score'>, w: ProcessRewardWeights): number[] {
   const terminal = trajectory.judge_score ?? 0;

@@ -2,8 +2,8 @@
  * Prioritized replay buffer (`PrioritizedReplayBuffer`) and the online/replay mix.
  *
  * - Admission is on the environment's verdict: a trajectory enters only when it succeeded
- *   (`trajectory.success`, the task was done), and its judge score exceeds `admit_threshold` (the seed's
- *   `judge_score > 0.7`, here a floor among successes, default 0). A blend of judges that likes a
+ *   (`trajectory.success`, the task was done), and its judge score exceeds `admit_threshold` (a
+ *   floor among successes, default 0). A blend of judges that likes a
  *   failed episode never puts it in the buffer. Priority = judge score; an id already held is not added twice.
  * - When full, the lowest-priority item (the oldest among equals) is evicted — unless the newcomer's
  *   priority is not higher, in which case the newcomer is turned away.
@@ -129,7 +129,7 @@ export interface BatchPlan {
 }
 
 /**
- * The online/replay mix of a step (the seed's 70/30). `round(batchSize × onlineRatio)` fresh groups run
+ * The online/replay mix of a step (70/30 by default). `round(batchSize × onlineRatio)` fresh groups run
  * (at least one), and replay adds as many trajectories again as make them `onlineRatio` of the step:
  * at the default batch (4 groups of 8, ratio 0.7) that is 3 groups = 24 online + 10 replayed, 70.6/29.4.
  * While the buffer holds too few, whole fresh groups fill the gap, up to `batchSize` groups.

@@ -1,20 +1,19 @@
 /**
  * The safety (regression) monitor (`SafetyMonitor`): every `check_every` steps,
  * evaluate baseline benchmarks on the VALIDATION split (test items are never used to choose a
- * checkpoint); a benchmark whose success rate falls below `baseline × (1 − threshold)` (the seed's 5%
+ * checkpoint); a benchmark whose success rate falls below `baseline × (1 − threshold)` (by default a 5%
  * relative test) AND below the baseline by more than the evaluation's own noise is a regression.
- * Departure from the seed: a 5% relative drop on 32 items is well inside sampling noise (one item is
+ * The noise test is needed: a 5% relative drop on 32 items is well inside sampling noise (one item is
  * 3 points), so the drop must also exceed 1.96 standard errors of the difference of two rates measured
  * on `eval_items` items each (`noiseMargin`), or every run would roll back on luck. On any
  * regression the monitor asks the trainer to roll back to the best checkpoint (when `rollback` is
- * on) and to raise the share of capability (replay) data to `capability_ratio` (the seed's
- * `adjust_data_ratio(capability_data_ratio=0.5)`, up from 0.3 = 1 − online_ratio).
+ * on) and to raise the share of capability (replay) data to `capability_ratio` (default 0.5, up from
+ * 0.3 = 1 − online_ratio).
  *
  * The evaluator is injected (`Record<benchmark, score>`), so this runs without workers or tfjs.
- * Baselines are the first evaluation (step 0: the weights training started from) and stay fixed, as
- * the seed's `baseline_benchmarks`. The best checkpoint is the checked step with the highest mean
- * benchmark score among checks without a regression (step 0 included); the trainer keeps a
- * checkpoint of every such step.
+ * Baselines are the first evaluation (step 0: the weights training started from) and stay fixed. The
+ * best checkpoint is the checked step with the highest mean benchmark score among checks without a
+ * regression (step 0 included); the trainer keeps a checkpoint of every such step.
  */
 import type { RunConfig } from '../config/schema.ts';
 import type { RunMarker } from '../contracts.ts';

@@ -1,10 +1,10 @@
 /**
  * SFT examples: token ids plus an assistant mask, from
  * - stored trajectories (their own `tokens` / `assistant_mask`: exactly what the policy sampled),
- * - HF chat JSONL rows `{"messages": [...], "tools": [...]}` (the seed's `rl_finetune_supervised`
- *   on exported trajectories, or data collected from a large remote model),
- * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (the
- *   seed's `llm_finetune --method=sft` on skill-derived instructions).
+ * - HF chat JSONL rows `{"messages": [...], "tools": [...]}` (exported trajectories, or data
+ *   collected from a large remote model),
+ * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (e.g.
+ *   skill-derived instructions from `spindle skills to-instructions`).
  *
  * A row is rendered by the model's own chat codec (rollout/conversation.ts `trainingTokens`: its chat
  * template, else ChatML), as an episode of that model is, so SFT teaches the text the model will be

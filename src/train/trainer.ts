@@ -1,12 +1,12 @@
 /**
- * The training loop (the seed's AtroposTrainer, §10.4.1), with every outside dependency injected so
+ * The training loop, with every outside dependency injected so
  * it runs in a test without workers:
  *
  *   safety check (due?) → plan the online/replay mix → collectGroups(n, step, levels) (already judged)
  *   → advantages + replay draws (grpo-batch.ts) → GRPO update (update.ts) → replay admission
  *   → curriculum → metrics → checkpoint every N
  *
- * Plus `sftTrain` (the seed's first and fourth workflows) on token examples (sft-data.ts), and
+ * Plus `sftTrain` (SFT on good trajectories, or on instructions from skills) on token examples (sft-data.ts), and
  * transfer (model-setup.ts) via `transferFrom`.
  *
  * Determinism: given the same weights, config, checkpoint and a `collectGroups` that depends only on

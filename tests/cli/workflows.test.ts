@@ -1,5 +1,5 @@
 /**
- * The seed's four fine-tuning workflows end to end through the CLI, on a fresh nano model with tiny
+ * The four fine-tuning workflows end to end through the CLI, on a fresh nano model with tiny
  * budgets: the artifacts exist and the evaluation ran. (docs/workflows.md shows them at full size.)
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';

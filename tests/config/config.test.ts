@@ -22,7 +22,7 @@ tasks:
 `;
 
 describe('run config YAML', () => {
-  it('reads the seed-style sections and fills the rest from defaults', () => {
+  it('reads a config of only the core sections and fills the rest from defaults', () => {
     const { config, errors } = parseRunConfigYaml(SEED_STYLE);
     expect(errors).toEqual([]);
     expect(config!.training).toMatchObject({ max_steps: 1000, batch_size: 8, learning_rate: 1e-5, group_size: DEFAULT_CONFIG.training.group_size });
@@ -89,7 +89,7 @@ describe('run config YAML', () => {
 });
 
 describe('config set', () => {
-  it('sets a bare key like the seed (rl_edit_config reward_scale 2.5) and keeps comments', () => {
+  it('sets a bare key (config set reward_scale 2.5) and keeps comments', () => {
     const text = '# my run\ntraining:\n  max_steps: 10 # short\n';
     const updated = setConfigValue(text, 'reward_scale', '2.5');
     expect(updated).toContain('# my run');

@@ -30,7 +30,7 @@ function leaves(value: unknown, prefix = ''): string[] {
 const EDITORS = /^src\/config\/|^src\/ui\/screens\/train\/(ConfigForm|Field)\.svelte$/;
 const code = files('src').filter((f) => !EDITORS.test(f)).map((f) => readFileSync(join(ROOT, f), 'utf8')).join('\n');
 
-/** Kept for the seed's config format, and refused by the validator for every value but the ones that run (none now: quantization is read). */
+/** Config fields not implemented: the validator refuses every value but those that run (none now: quantization is read). */
 const SEED_FORMAT = new Set<string>([]);
 
 describe('every setting does something', () => {
@@ -42,7 +42,7 @@ describe('every setting does something', () => {
     expect(read.test(code), `nothing reads ${path}`).toBe(true);
   });
 
-  it('the seed-format fields refuse what is not implemented, saying so', async () => {
+  it('config fields refuse what is not implemented, saying so', async () => {
     const { validateRunConfig } = await import('../../src/config/validate.ts');
     expect(validateRunConfig({ model: { quantization: 'q4_k_m' } }).errors[0].message).toMatch(/allowed: none, int8 \(.*4-bit formats such as q4_k_m are not implemented/);
     expect(validateRunConfig({ model: { quantization: 'int8' }, training: { gradient_checkpointing: 'on' } }).errors).toEqual([]);

@@ -6,7 +6,7 @@ import { runEpisode } from '../../src/rollout/episode.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 
-/** A community task in the seed's TaskSchema spirit: name the capital letter count of a word. */
+/** A community task spec: name the capital letter count of a word. */
 const capsSpec: EnvironmentSpec = {
   name: 'caps_count',
   description: 'Count capital letters in a word.',

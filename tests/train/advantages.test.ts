@@ -14,7 +14,7 @@ import { trajectory } from './fixtures.ts';
 const Z = { mode: 'zscore' as const, rewardScale: 1 };
 
 describe('group advantages', () => {
-  it('z-scores with the sample std, as the seed (statistics.stdev)', () => {
+  it('z-scores with the sample std (n − 1, as statistics.stdev)', () => {
     // scores 1,0,0,1: mean 0.5, squared deviations 4·0.25 = 1, sample var 1/3, std 0.57735
     const g = groupAdvantages([1, 0, 0, 1], Z);
     expect(g.mean).toBe(0.5);
@@ -92,7 +92,7 @@ describe('discounted returns', () => {
     expect(g[0]).toBeCloseTo(0.05 + 0.9 * 1.015, 12); // 0.9635
   });
 
-  it('a terminal-only reward decays as γ^(T−1−t), the seed with final_reward=advantage', () => {
+  it('a terminal-only reward decays as γ^(T−1−t), with the advantage as the final reward', () => {
     const g = turnReturns(3, 2, 0.5);
     expect(g).toEqual([0.5, 1, 2]);
   });

@@ -23,7 +23,7 @@ describe('curriculum', () => {
     expect(state.envs.arith_tool).toEqual({ level: 2, recent: [] });
   });
 
-  it('a mean of exactly 0.75 does not advance (strict >, as the seed)', () => {
+  it('a mean of exactly 0.75 does not advance (strict >)', () => {
     const scores = [...new Array(25).fill(0), ...new Array(75).fill(1)];
     expect(recordScores(createCurriculum(['e'], CFG), 'e', scores, CFG).changes).toEqual([]);
   });

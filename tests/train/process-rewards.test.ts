@@ -7,7 +7,7 @@ const W = DEFAULT_CONFIG.process_rewards;
 const LONG = 'x'.repeat(51);
 const EXACTLY_50 = 'x'.repeat(50);
 
-describe('process rewards (seed compute_process_rewards)', () => {
+describe('process rewards (computeProcessRewards)', () => {
   it('0.05 per error-free call, 0.02 per thought over 50 chars, judge score on the last step', () => {
     const steps = [step(0, { thought: LONG }), step(1, { error: 'boom', thought: EXACTLY_50 }), step(2, { thought: LONG })];
     const r = computeProcessRewards({ steps, judge_score: 0.8 }, W);
@@ -16,7 +16,7 @@ describe('process rewards (seed compute_process_rewards)', () => {
     expect(r[2]).toBeCloseTo(0.07 + 0.8, 12);
   });
 
-  it('an empty error string counts as success (seed: not step.tool_call.error)', () => {
+  it('an empty error string counts as success (a falsy error is no error)', () => {
     expect(computeProcessRewards({ steps: [step(0, { error: '' })], judge_score: 0 }, W)).toEqual([0.05]);
   });
 

@@ -2,11 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { detectRegressions, noiseMargin, SafetyMonitor, type BenchmarkScores } from '../../src/train/safety-monitor.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 
-// Many items: the noise margin is negligible, so these tests see the seed's 5% rule and the monitor's logic.
+// Many items: the noise margin is negligible, so these tests see the 5% relative-drop rule and the monitor's logic.
 const CFG = { ...DEFAULT_CONFIG.safety, check_every: 10, eval_items: 1_000_000 };
 const MANY = 1_000_000;
 
-describe('regression detection (seed: current < baseline × (1 − 0.05))', () => {
+describe('regression detection (current < baseline × (1 − 0.05))', () => {
   it('flags a drop beyond 5% relative, not one within it', () => {
     const base = { a: 0.8, b: 0.5 };
     // a: 0.8·0.95 = 0.76 → 0.76 is not a regression, 0.759 is; b: 0.5·0.95 = 0.475

@@ -1,4 +1,4 @@
-/** `spindle config set KEY VALUE` (the seed's `rl_edit_config reward_scale 2.5`) and `spindle config init`. */
+/** `spindle config set KEY VALUE` (e.g. `reward_scale 2.5`) and `spindle config init`. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command } from '../command.ts';

@@ -1,9 +1,8 @@
 /**
- * `spindle envs [--tag shell]`: the environments, built-in and the user's own kept in the store (the
- * seed's `rl_list_environments`). `spindle envs add FILE` checks a module or task file (it builds, the
- * audit passes) and keeps it in the store; `spindle envs audit NAME|FILE` runs the audit alone;
- * `spindle envs remove NAME` forgets one. The operations are pipeline/environment-catalog.ts; here the
- * table is laid out and the report printed.
+ * `spindle envs [--tag shell]`: the environments, built-in and the user's own kept in the store.
+ * `spindle envs add FILE` checks a module or task file (it builds, the audit passes) and keeps it in
+ * the store; `spindle envs audit NAME|FILE` runs the audit alone; `spindle envs remove NAME` forgets one.
+ * The operations are pipeline/environment-catalog.ts; here the table is laid out and the report printed.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -30,7 +29,7 @@ function levels(list: readonly number[]): string {
 
 export const envs: Command = {
   name: 'envs',
-  summary: 'List the environments, built-in and your own (the seed\'s rl_list_environments); see also envs add / audit / remove.',
+  summary: 'List the environments, built-in and your own; see also envs add / audit / remove.',
   options: {
     tag: { type: 'string', description: 'only environments with this tag', placeholder: 'tag' },
     long: { type: 'boolean', description: 'add each environment\'s description' },

@@ -1,5 +1,5 @@
 /**
- * `spindle eval --env NAME --split test` (the seed's hermes_eval): greedy episodes on held-out items
+ * `spindle eval --env NAME --split test`: greedy episodes on held-out items
  * of built-in environments, your own (--env-file) or ones kept in the store (`spindle envs add`),
  * scored by the environment, printed as a table (and written as JSON with --output). An adapter zip
  * from `spindle sft` / `spindle export adapter` can be applied on top of the model.
@@ -50,7 +50,7 @@ async function plainPlan(ctx: CommandContext, values: Values): Promise<Evaluatio
 
 export const evaluate: Command = {
   name: 'eval',
-  summary: 'Evaluate a run\'s checkpoint (--run), or the model plus an optional adapter, on held-out items (the seed\'s hermes_eval).',
+  summary: 'Evaluate a run\'s checkpoint (--run), or the model plus an optional adapter, on held-out items.',
   options: {
     run: { type: 'string', description: 'evaluate this run\'s latest checkpoint exactly as the run evaluates itself (its environments, levels, items, seed)', placeholder: 'id' },
     env: { type: 'string', description: 'environment(s), comma-separated (with --run: a subset of the run\'s)', placeholder: 'name' },

@@ -1,5 +1,5 @@
 /**
- * `spindle export trajectories` (the seed's atropos_trajectory_export) and `spindle export adapter`
+ * `spindle export trajectories` and `spindle export adapter`
  * (the latest checkpoint's LoRA weights as a PEFT adapter zip, and with --merge the merged model): the
  * same exports as the Models screen (pipeline/dataset-export.ts, adapter-export.ts, merged-export.ts).
  */
@@ -18,7 +18,7 @@ const FILE_NAMES = { parquet: 'trajectories.parquet', jsonl: 'trajectories.jsonl
 
 export const exportTrajectories: Command = {
   name: 'export trajectories',
-  summary: 'Write stored trajectories as Parquet, HF chat JSONL, or Atropos scored-group JSONL (the seed\'s atropos_trajectory_export).',
+  summary: 'Write stored trajectories as Parquet, HF chat JSONL, or Atropos scored-group JSONL.',
   options: {
     format: { type: 'string', description: `one of ${FORMATS.join(', ')}`, placeholder: 'format' },
     output: { type: 'string', description: `folder to write ${Object.values(FILE_NAMES).join(' / ')} into`, placeholder: 'dir' },

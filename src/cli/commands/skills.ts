@@ -1,5 +1,5 @@
 /**
- * The seed's fourth workflow, skills → instructions → SFT, over the operations of pipeline/skills.ts:
+ * The skills → instructions → SFT workflow, over the operations of pipeline/skills.ts:
  * - `spindle skills from-trajectories`: one skill document per task type with a successful stored
  *   trajectory (usage = successful episodes), written as Markdown files here and kept in the store;
  * - `spindle skills to-instructions` (skill_to_instruction): the examples of skills with at least
@@ -43,7 +43,7 @@ export const skillsFromTrajectories: Command = {
 
 export const skillsToInstructionsCommand: Command = {
   name: 'skills to-instructions',
-  summary: "Turn the worked examples of skills used successfully at least --min-usage times into instruction-tuning chat JSONL (the seed's skill_to_instruction).",
+  summary: "Turn the worked examples of skills used successfully at least --min-usage times into instruction-tuning chat JSONL.",
   options: {
     skills: { type: 'string', default: 'skills', description: 'a folder of skill .md files (or one file), as from-trajectories writes', placeholder: 'dir' },
     'min-usage': { type: 'string', default: '5', description: 'skip skills with fewer successful uses', placeholder: 'n' },

@@ -1,10 +1,10 @@
 /**
- * `spindle train` (the seed's rl_train_online / `atropos train --config`) and `spindle transfer train`:
+ * `spindle train` and `spindle transfer train`:
  * online GRPO through the pipeline (rollout workers on worker_threads, the model and trainer here),
  * stored in the file store. Ctrl-C stops after the current update and saves a checkpoint; the run
  * resumes with `--resume RUN_ID`.
  *
- * Transfer (the seed's third workflow, pipeline/transfer.ts) loads the source weights in the run's model
+ * Transfer between environments (pipeline/transfer.ts) loads the source weights in the run's model
  * loader: the source run's latest checkpoint or a PEFT adapter zip read here, then the target's frozen
  * layers, with the learning-rate scale applied up front.
  */
@@ -81,7 +81,7 @@ function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutco
 
 export const train: Command = {
   name: 'train',
-  summary: 'Online GRPO on the config\'s environments (the seed\'s rl_train_online / atropos train --config); Ctrl-C checkpoints.',
+  summary: 'Online GRPO on the config\'s environments; Ctrl-C checkpoints.',
   options: {
     ...trainOptions,
     resume: { type: 'string', description: 'continue this run from its latest checkpoint (its stored config and environments are used)', placeholder: 'run-id' },

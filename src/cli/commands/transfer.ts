@@ -1,5 +1,5 @@
 /**
- * `spindle transfer init` (the seed's rl_transfer_init --source_env --target_env --freeze_layers):
+ * `spindle transfer init` (source environment, target environment, frozen layers):
  * writes the run config of pipeline/transfer.ts, which trains the target environment from a source
  * checkpoint with the lower layers frozen and a scaled-down learning rate. `spindle transfer train
  * --config FILE` runs it.
