@@ -149,8 +149,11 @@ ${BUILD_HISTORY}
 ## Rebuild
 
 \`\`\`sh
-npm run model:base          # transcripts → PyTorch CPU training (resumable) → this card
+npx tsx scripts/base-model/transcripts.ts && /usr/bin/python3 scripts/base-model/train.py && npx tsx scripts/base-model/evaluate.ts --heldout models/spindle-base/.build/heldout.jsonl --max-steps 8
 \`\`\`
+
+(The byte build's stages with their defaults; \`npm run model:base\` now builds its successor, a BPE base, docs/base-model.md.
+The mix's shares in \`scripts/base-model/mix.ts\` have since changed for that build: git history has the byte build's.)
 
 A pass on top of existing weights is \`train.py --data models/spindle-base/.build/finetune.jsonl --init <weights>\`
 with the settings below (\`--focus ENV=SHARE\` draws that share of the batches from one environment's transcripts), then
