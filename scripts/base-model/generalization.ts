@@ -7,6 +7,7 @@
  * policy's success on the same kind of items.
  *
  *   npx tsx scripts/base-model/generalization.ts --dir <model folder> [--items 100] [--temperature 1] [--out report.json]
+ *                                                [--only "new worlds catalog L1,examples/envs/starter.js"]   (sets whose "name Llevel" contains one)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -30,6 +31,7 @@ const { values: args } = parseArgs({
     temperature: { type: 'string', default: '1' },
     'max-steps': { type: 'string', default: '30' },
     out: { type: 'string' },
+    only: { type: 'string' },
   },
 });
 const ITEMS = Number(args.items);
@@ -67,8 +69,11 @@ const sets = [
   ...universeSets(BUILD_FAMILIES, 'new worlds', 'build', (f) => f.levels),
   ...(await exampleSets()),
 ];
+const wanted = args.only?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+const chosen = sets.filter((set) => wanted.length === 0 || wanted.some((w) => `${set.name} L${set.level}`.includes(w)));
+if (chosen.length === 0) throw new Error(`--only ${args.only}: no set matches; the sets are ${sets.map((s) => `${s.name} L${s.level}`).join(', ')}`);
 const report = [];
-for (const set of sets) {
+for (const set of chosen) {
   const episodes: Trajectory[] = [];
   const perEnv = Math.ceil(ITEMS / set.envs.length);
   const results = await evaluatePolicy(policy, set.envs, {

@@ -87,7 +87,9 @@ export const FINETUNE_SINGLE_STEP_SHARE = 0.5;
 /**
  * The procedural universe's share of the mix (`transcripts.ts --universe`): every build family at every
  * level, this many items per level spread over this many worlds, so no tool name or description
- * carries much of it. Played as the multi-step rows are (MULTI_STEP_SHARES): the expert, a direct
+ * carries much of it: one item a world. Over 60 worlds (25 items each) the base learned the worlds' names
+ * instead of reading them: 0% on new catalog, directory and counters worlds, where it called a counter
+ * it had seen ("downloads") for the one the question named. Played as the multi-step rows are (MULTI_STEP_SHARES): the expert, a direct
  * answer, an early stop, a give-up after a designed failure.
  */
-export const UNIVERSE_MIX = { worlds: 60, itemsPerLevel: 1500 };
+export const UNIVERSE_MIX = { worlds: 1500, itemsPerLevel: 1500 };

@@ -58,16 +58,18 @@ interface MixRow {
   share: number;
   copyPractice?: true;
   multiStep?: true;
+  /** A universe row's world, by index among its family's build worlds. */
+  world?: number;
 }
 
 function mixRows(): MixRow[] {
   const rows: MixRow[] = TRANSCRIPT_MIX.map((r) => ({ ...r, label: r.env, env: getEnvironment(r.env), share: 1 }));
   if (!args.universe) return rows;
   for (const family of BUILD_FAMILIES) {
-    for (const env of worlds(family, UNIVERSE_MIX.worlds, 'build')) {
+    for (const [world, env] of worlds(family, UNIVERSE_MIX.worlds, 'build').entries()) {
       for (const level of family.levels) {
         const items = Math.ceil(UNIVERSE_MIX.itemsPerLevel / UNIVERSE_MIX.worlds);
-        rows.push({ label: `u_${family.name}`, env, level, items, share: 1 / UNIVERSE_MIX.worlds, multiStep: true });
+        rows.push({ label: `u_${family.name}`, env, level, items, share: 1 / UNIVERSE_MIX.worlds, multiStep: true, world });
       }
     }
   }
@@ -153,6 +155,8 @@ const keep = createRng(deriveSeed(SEED, 'finetune'));
 const multiStepEnvs = new Set(TRANSCRIPT_MIX.filter((r) => r.multiStep).map((r) => r.env));
 const finetune = train.filter((line) => multiStepEnvs.has((JSON.parse(line) as { env: string }).env) || keep.chance(FINETUNE_SINGLE_STEP_SHARE));
 writeFileSync(args.finetune, `${finetune.join('\n')}\n`);
-const heldout = await transcripts('test', (row) => Math.ceil(Number(args['heldout-items']) * row.share), 0);
+// A universe family's held-out transcripts come from its first worlds, one item each, however many worlds the mix has.
+const heldoutItems = Number(args['heldout-items']);
+const heldout = await transcripts('test', (row) => (row.world === undefined ? Math.ceil(heldoutItems * row.share) : row.world < heldoutItems ? Math.ceil(heldoutItems * row.share) : 0), 0);
 writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
 console.log(`wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`);
