@@ -101,6 +101,20 @@ describe('TrainState', () => {
     expect(state.config?.judge.judges.map((j) => j.id)).toContain('onnx-judge');
   });
 
+  it('a config typed before the first sync is kept as written; switches changed later are brought in', async () => {
+    let switches: JudgeSwitches = noSwitches;
+    const { state: typedFirst } = makeState({ judgeSwitches: async () => switches });
+    const typed = typedFirst.yamlText.replace('judges:', 'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge');
+    typedFirst.setYaml(typed);
+    await typedFirst.load(); // its first sync comes after the user's text
+    expect(typedFirst.yamlText).toBe(typed);
+    await typedFirst.syncJudges(); // a later visit with the same switches changes nothing
+    expect(typedFirst.config?.judge.judges.map((j) => j.id)).toContain('onnx-judge');
+    switches = { inBrowser: false, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
+    await typedFirst.syncJudges(); // changed switches: the config agrees with all of them again
+    expect(typedFirst.config?.judge.judges.map((j) => j.id)).toEqual(['rule', 'gpt']);
+  });
+
   it('a preset changes only the settings it names: the judges switched on, the base model and other edits stay', async () => {
     const switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
     const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total'] });

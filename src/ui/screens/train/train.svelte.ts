@@ -96,6 +96,8 @@ export class TrainState {
 
   readonly metrics = new MetricTable();
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
+  /** The Judges screen's switches the config last took in (as JSON); null before the first sync. */
+  private appliedSwitches: string | null = null;
   private unsubscribe: (() => void) | null = null;
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
   private lastGood: RunConfig = presetConfig('watch-it-learn');
@@ -133,8 +135,10 @@ export class TrainState {
 
   /**
    * Makes the config's judges agree with the Judges screen's switches (on load and on each visit), by
-   * editing the YAML, so what the Form and YAML show is exactly who will judge the next run. An edit
-   * made while the switches are being read wins: the sync applies only to the YAML it started from.
+   * editing the YAML, so what the Form and YAML show is exactly who will judge the next run. Switches
+   * are brought in when they change; the user's own edits stand otherwise: the first switches go into
+   * the default config only (a config the user wrote, or a resumed run's, is kept as written), and an
+   * edit made while the switches are being read wins.
    */
   async syncJudges(): Promise<void> {
     if (this.running || !this.source.judgeSwitches) return;
@@ -146,6 +150,11 @@ export class TrainState {
       return; // Without the settings the config stays as written; it still says who judges.
     }
     if (this.yamlText !== startedFrom) return;
+    const key = JSON.stringify(switches);
+    if (key === this.appliedSwitches) return;
+    const first = this.appliedSwitches === null;
+    this.appliedSwitches = key;
+    if (first && this.yamlText !== this.initialYaml) return;
     const config = this.config;
     if (!config) return;
     const next = applyJudgeSwitches(config, switches);
