@@ -98,6 +98,8 @@ export class TrainState {
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
   /** The Judges screen's switches the config last took in (as JSON); null before the first sync. */
   private appliedSwitches: string | null = null;
+  /** The switches as the store had them when the screen loaded (JSON; null if they could not be read). */
+  private switchesAtLoad: Promise<string | null> | null = null;
   private unsubscribe: (() => void) | null = null;
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
   private lastGood: RunConfig = presetConfig('watch-it-learn');
@@ -114,6 +116,7 @@ export class TrainState {
   readonly presets = Object.entries(PRESETS).filter(([, p]) => !p.cli).map(([name, p]) => ({ name, description: p.description }));
 
   async load(): Promise<void> {
+    this.switchesAtLoad ??= this.source.judgeSwitches?.().then((s) => JSON.stringify(s), () => null) ?? Promise.resolve(null);
     try {
       this.knownEnvironments = await this.source.environments();
     } catch {
@@ -136,9 +139,9 @@ export class TrainState {
   /**
    * Makes the config's judges agree with the Judges screen's switches (on load and on each visit), by
    * editing the YAML, so what the Form and YAML show is exactly who will judge the next run. Switches
-   * are brought in when they change; the user's own edits stand otherwise: the first switches go into
-   * the default config only (a config the user wrote, or a resumed run's, is kept as written), and an
-   * edit made while the switches are being read wins.
+   * are brought in when they change; the user's own edits stand otherwise: a config the user wrote (or
+   * a resumed run's) is kept as written until a switch changes, and an edit made while the switches are
+   * being read wins.
    */
   async syncJudges(): Promise<void> {
     if (this.running || !this.source.judgeSwitches) return;
@@ -149,12 +152,13 @@ export class TrainState {
     } catch {
       return; // Without the settings the config stays as written; it still says who judges.
     }
+    const atLoad = this.appliedSwitches === null ? await this.switchesAtLoad : null;
     if (this.yamlText !== startedFrom) return;
     const key = JSON.stringify(switches);
+    // A config the user wrote (or a resumed run's) took in the switches as they stood when the screen loaded.
+    if (this.appliedSwitches === null && this.yamlText !== this.initialYaml) this.appliedSwitches = atLoad ?? key;
     if (key === this.appliedSwitches) return;
-    const first = this.appliedSwitches === null;
     this.appliedSwitches = key;
-    if (first && this.yamlText !== this.initialYaml) return;
     const config = this.config;
     if (!config) return;
     const next = applyJudgeSwitches(config, switches);
