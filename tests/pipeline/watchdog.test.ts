@@ -49,9 +49,9 @@ function agentWorkers(generatorFor: (link: Parameters<typeof linkedGenerator>[1]
         let text = '';
         for (let turn = 0; turn < job.turns && alive; turn++) {
           text += (await generator.generate({ tokens: [1], sampling: sampling(job.tokensPerTurn), seed: job.id * 100 + attempt })).text;
-          // The tool call: a few ms of the worker's own work, or a sandbox call that never comes back.
+          // The tool call: the worker's own work (a turn of its event loop), or a sandbox call that never comes back.
           if (job.toolHangsOnAttempt === attempt) await new Promise(() => {});
-          await sleep(5);
+          await new Promise((r) => setImmediate(r));
         }
         return `${job.id}:${text.length}`;
       },
