@@ -18,7 +18,7 @@ import { parseArgs } from 'node:util';
 import { buildDir } from './build-dir.ts';
 
 const { values: args } = parseArgs({
-  options: { background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '6000' } },
+  options: { background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' } },
 });
 const dir = buildDir();
 const model = join(dir, 'model');
@@ -62,7 +62,7 @@ const stages: Stage[] = [
   {
     name: 'train', takes: '50 min (resumable)',
     command: [python, 'scripts/base-model/train.py', '--config', 'scripts/base-model/bpe-config.json', '--data', join(dir, 'transcripts.jsonl'), '--heldout', join(dir, 'heldout.jsonl'),
-      '--out', model, '--steps', String(args.steps), '--lr', '2e-3', '--warmup', '200', '--save-every', '500', '--heldout-stride', '6'],
+      '--out', model, '--steps', String(args.steps), '--lr', '2e-3', '--warmup', '200', '--save-every', '250', '--heldout-stride', '6'],
   },
   { name: 'package', takes: '15 s', command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')) },
   { name: 'interop-rows', takes: '30 s', command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')) },
