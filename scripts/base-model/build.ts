@@ -6,6 +6,7 @@
  *   npm run model:base                  # run the stages that are not done yet
  *   npm run model:base -- --background  # the same, detached: follow it with `tail -f <build>/build.log`
  *   npm run model:base -- --ship        # then copy the finished model into models/spindle-base
+ *   npm run model:base -- --until train # stop after a stage (measure a build before evaluating it in full)
  *
  * The Python stages need PyTorch 2 (its fused attention is 4-6x PyTorch 1's speed at 2,048 positions),
  * `tokenizers` and, for the transformers check, `transformers`: the `venv` stage makes a virtual
@@ -18,14 +19,14 @@ import { parseArgs } from 'node:util';
 import { buildDir } from './build-dir.ts';
 
 const { values: args } = parseArgs({
-  options: { background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' } },
+  options: { background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' }, until: { type: 'string' } },
 });
 const dir = buildDir();
 const model = join(dir, 'model');
 const log = join(dir, 'build.log');
 const python = process.env.SPINDLE_BUILD_PYTHON ?? join(dir, 'venv', 'bin', 'python');
 /** What the shipped folder holds: the model, its tokenizer in HF layout, the builder's reference logits and the card. */
-const SHIPPED_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'reference-logits.json', 'README.md', 'eval.json'];
+const SHIPPED_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'reference-logits.json', 'README.md', 'eval.json', 'generalization.json'];
 
 mkdirSync(dir, { recursive: true });
 if (args.background) {
@@ -69,9 +70,14 @@ const stages: Stage[] = [
   { name: 'hf-check', takes: '20 s', command: [python, 'scripts/base-model/hf_check.py', '--dir', model, '--rows', join(dir, 'interop-rows.jsonl')] },
   { name: 'evaluate', takes: '40 min', command: tsx('evaluate.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
   { name: 'generalization', takes: '40 min', command: tsx('generalization.ts', '--dir', model, '--out', join(model, 'generalization.json')) },
+  { name: 'card', takes: '5 s', command: tsx('model-card.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
 ];
 
 const skipVenv = process.env.SPINDLE_BUILD_PYTHON !== undefined;
+if (args.until !== undefined && !stages.some((s) => s.name === args.until)) {
+  console.error(`--until ${args.until}: no such stage; the stages are ${stages.map((s) => s.name).join(', ')}`);
+  process.exit(2);
+}
 for (const [i, stage] of stages.entries()) {
   const done = join(dir, `${stage.name}.done`);
   if (existsSync(done) || (stage.name === 'venv' && skipVenv)) {
@@ -86,6 +92,10 @@ for (const [i, stage] of stages.entries()) {
     process.exit(1);
   }
   writeFileSync(done, `${new Date().toISOString()} ${Math.round((Date.now() - started) / 1000)} s\n`);
+  if (stage.name === args.until) {
+    say(`stopped after ${stage.name} (--until); run the command again without it to go on`);
+    process.exit(0);
+  }
 }
 
 if (args.ship) {

@@ -1,5 +1,5 @@
 /**
- * Measures the shipped base model the way GRPO will meet it and writes its card (README.md, eval.json):
+ * Measures the shipped base model the way GRPO will meet it and writes eval.json (model-card.ts makes the card of it):
  *
  * - teacher-forced accuracy on held-out expert transcripts, on all assistant tokens and on the tokens it
  *   must copy (operands, texts, file names, tool results: scripts/lib/copy-mask.ts), with Spindle's own
@@ -11,7 +11,7 @@
  *
  *   npx tsx scripts/base-model/evaluate.ts [--dir models/spindle-base] [--items 100] [--greedy-items 50] [--max-steps 30]
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
@@ -26,7 +26,7 @@ import { wilsonInterval } from '../../src/rollout/success-interval.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { agentStats } from '../../src/rollout/agent-stats.ts';
 import { buildDir } from './build-dir.ts';
-import { writeModelCard, type CopyAccuracy, type RateRow } from './model-card.ts';
+import type { CopyAccuracy, EvalFacts, RateRow } from './model-card.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -116,8 +116,6 @@ const sampledRows = String(args.sampled).split(',').map((part) => {
 const sampled = await rates(sampledRows, 1, ITEMS);
 const greedy = await rates(listEnvironments().map((e) => ({ env: e.name, level: 1 })), 0, GREEDY_ITEMS);
 
-const log = existsSync(`${DIR}/.build/train-log.json`) ? (JSON.parse(readFileSync(`${DIR}/.build/train-log.json`, 'utf8')) as { args: Record<string, number>; log: { step: number }[]; seconds?: number }) : null;
-const facts = { copy, sampled, greedy, training: log?.args ?? null, steps: log?.log.at(-1)?.step ?? null, eval_items: ITEMS, eval_seed: EVAL_SEED, max_steps: MAX_STEPS };
+const facts: EvalFacts & { eval_seed: number } = { copy, sampled, greedy, eval_items: ITEMS, eval_seed: EVAL_SEED, max_steps: MAX_STEPS };
 writeFileSync(`${DIR}/eval.json`, JSON.stringify(facts, null, 2));
-writeModelCard(DIR, facts);
-console.log(`wrote ${DIR}/README.md and eval.json`);
+console.log(`wrote ${DIR}/eval.json (the card stage, model-card.ts, turns it into README.md)`);
