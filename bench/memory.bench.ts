@@ -8,7 +8,7 @@
  * - fitted: the micro preset at 64 and 256 tokens and 4 × 128, three layers of SmolLM2-135M (its
  *   49,152-token vocabulary and 576-wide head) at 64 and 256 tokens, plain and recomputed;
  * - held out from the fit: the nano preset, the whole 30-layer SmolLM2-135M at 64 tokens;
- * - the targets of issue 30 within wasm's 4 GiB: SmolLM2-135M at 512 tokens and a Qwen2.5-0.5B shape at
+ * - the memory targets within wasm's 4 GiB: SmolLM2-135M at 512 tokens and a Qwen2.5-0.5B shape at
  *   256 tokens, recomputed (float32 and int8), measured where they fit; the plain steps are estimated only
  *   (past the heap, tfjs-wasm corrupts memory instead of failing), and so is the float32 0.5B one (below).
  * Then the step-time cost of recomputation: the micro preset's 4 × 128-token update, plain against recomputed.

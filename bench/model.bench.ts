@@ -10,7 +10,7 @@
  * 3. Issue #18's starting commit measured in this run (lib/at-commit.ts): batch-1 generation (target
  *    ≥ 3×) and a tf.train.adam step, the same script in both trees, alternately.
  * Spindle's figures are taken with its kernels on 1, 2 and every core's thread (wasm-simd/kernel-threads.ts),
- * alternately in the same rounds; issue 32's targets: the train step ≤ 1.0× PyTorch as installed, and
+ * alternately in the same rounds; the targets: the train step ≤ 1.0× PyTorch as installed, and
  * batch-16 generation ≥ 1.6× its one-thread figure on 2 cores.
  * Writes bench/results/model.json with the machine it ran on.
  */
@@ -33,9 +33,9 @@ const SEQ = Number(process.env.BENCH_SEQ ?? 64);
 const STEPS = Number(process.env.BENCH_STEPS ?? 4);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const GEN_TOKENS = Number(process.env.BENCH_GEN ?? 256);
-/** Issue #18's target: the train step within 2× of PyTorch CPU (median to median). */
+/** The target: the train step within 2× of PyTorch CPU (median to median). */
 const TRAIN_TARGET = 2;
-/** Where issue #18 started; its batch-1 generation target (≥ 3×) is against this commit, run beside the current tree. */
+/** The baseline commit: the batch-1 generation target (≥ 3×) is against it, run beside the current tree. */
 const START_COMMIT = '3c9594f';
 /** Tokens generated before any timed generation. */
 const WARM_UP_TOKENS = 32;
@@ -251,14 +251,14 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
 function startCommitComparison() {
   const runs = runAtCommits<AtCommitFigures>(START_COMMIT, AT_COMMIT_SCRIPT, AT_COMMIT_ROUNDS);
   if ('skipped' in runs) {
-    console.log(`${START_COMMIT} (issue #18's start) not measured: ${runs.skipped}`);
+    console.log(`${START_COMMIT} (the baseline commit) not measured: ${runs.skipped}`);
     return runs;
   }
   const med = (xs: AtCommitFigures[], key: keyof AtCommitFigures) => median(xs.map((x) => x[key]));
   const then = { tokensPerS: med(runs.then, 'tokensPerS'), stepMs: med(runs.then, 'stepMs') };
   const now = { tokensPerS: med(runs.now, 'tokensPerS'), stepMs: med(runs.now, 'stepMs') };
   const ratio = { generation: now.tokensPerS / then.tokensPerS, step: then.stepMs / now.stepMs };
-  console.log(`against ${START_COMMIT} (issue #18's start), the same script alternately in both trees, ${AT_COMMIT_ROUNDS} rounds (medians):`);
+  console.log(`against ${START_COMMIT} (the baseline commit), the same script alternately in both trees, ${AT_COMMIT_ROUNDS} rounds (medians):`);
   console.log(`  batch-1 generation: ${then.tokensPerS.toFixed(0)} → ${now.tokensPerS.toFixed(0)} tok/s, ${ratio.generation.toFixed(2)}× (target ≥ ${GEN_TARGET}×)`);
   console.log(`  train step with tf.train.adam: ${then.stepMs.toFixed(0)} → ${now.stepMs.toFixed(0)} ms, ${ratio.step.toFixed(2)}× faster`);
   return { commit: START_COMMIT, then, now, ratio, target: { generation: GEN_TARGET }, rounds: runs };
@@ -298,7 +298,7 @@ async function main(): Promise<void> {
   const ratio = 'ratio' in torch ? torch.ratio : null;
   if (ratio) console.log(`ratio against the 1-thread reference: ${ratio.median.toFixed(2)}× median-to-median (target ≤ ${TRAIN_TARGET}×)`);
   const allCores = 'medianMs' in torchAsInstalled ? { median: all.medianMs / torchAsInstalled.medianMs, best: all.minMs / torchAsInstalled.minMs } : null;
-  if (allCores) console.log(`kernels on ${all.threads} threads against PyTorch as installed: ${allCores.median.toFixed(2)}× median-to-median, ${allCores.best.toFixed(2)}× best (issue 32's target ≤ 1.0×)`);
+  if (allCores) console.log(`kernels on ${all.threads} threads against PyTorch as installed: ${allCores.median.toFixed(2)}× median-to-median, ${allCores.best.toFixed(2)}× best (target ≤ 1.0×)`);
   console.log('top kernels of one profiled train step (tf.profile):');
   for (const row of profile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(1).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
 

@@ -1,11 +1,11 @@
 /**
- * The whole loop against TRL (`npm run bench:trl`, issue 32): in one run on this machine, TRL's
+ * The whole loop against TRL (`npm run bench:trl`): in one run on this machine, TRL's
  * `GRPOTrainer` on PyTorch CPU (bench/trl/grpo_trl.py, in the Python that SPINDLE_TRL_PYTHON names) and
  * Spindle's GRPO through its real pipeline (bench/lib/learn-run.ts: createNodeRun, rollout workers, the
  * judge, the trainer) train LoRA on the same model, models/spindle-base, on the same task with the same
  * settings, and each reports seconds per update, generated tokens per second and greedy held-out success
  * before and after N updates on the same items. The headline is Spindle's updates per minute ÷ TRL's
- * (issue 32's target ≥ 1, moonshot 2).
+ * (target ≥ 1, stretch 2).
  *
  * The task is single-turn (TRL's multi-turn tool path needs a chat template that renders tools, which the
  * shipped byte-level model does not have): the first turn of arith_tool at level 3 (three operands), as a
@@ -269,7 +269,7 @@ console.log(`\n| | seconds per update (2…${UPDATES}) | first update | generate
 console.log('|---|---|---|---|---|---|---|');
 console.log(`| Spindle (tfjs-wasm, Node${args.batched ? ', batched' : ''}) | ${spindleRate.toFixed(2)} | ${spindleSteps[0]?.toFixed(2)} | ${spindleTokensPerS.toFixed(0)} | ${spindleRewards[0]?.toFixed(2)} → ${spindleRewards.at(-1)?.toFixed(2)} | ${showRate(before)} | ${showRate(after)} |`);
 console.log(`| TRL ${trl.versions.trl} (torch ${trl.versions.torch}, ${trl.torch_threads} threads) | ${trlRate.toFixed(2)} | ${trl.update_seconds[0]?.toFixed(2)} | ${trlTokensPerS.toFixed(0)} | ${trlRewards[0]?.toFixed(2)} → ${trlRewards.at(-1)?.toFixed(2)} | ${rate(trl.before.success, trl.before.n)} | ${rate(trl.after.success, trl.after.n)} |`);
-console.log(`\nSpindle updates/min ÷ TRL updates/min: ${ratio.toFixed(2)}× (${(60 / spindleRate).toFixed(1)} vs ${(60 / trlRate).toFixed(1)} per minute; issue 32's target ≥ 1, moonshot 2)`);
+console.log(`\nSpindle updates/min ÷ TRL updates/min: ${ratio.toFixed(2)}× (${(60 / spindleRate).toFixed(1)} vs ${(60 / trlRate).toFixed(1)} per minute; target ≥ 1, stretch 2)`);
 console.log(`checks: logits against the reference, Spindle ${spindleLogits.toExponential(1)}, transformers ${trl.checks.logits_max_abs_diff.toExponential(1)}; prompts round trip ${trl.checks.train_prompts_round_trip} train, ${trl.checks.test_prompts_round_trip} test; the Python reward gives ${trl.checks.reward_agrees} of Spindle's training scores; greedy base success ${pct(before.success)} (Spindle) vs ${pct(trl.before.success)} (transformers) on the same ${before.result.n} items`);
 console.log(`load average: ${loadBefore.join(' ')} before, ${loadBeforeSpindle.join(' ')} before Spindle's training, ${loadBeforeTrl.join(' ')} before TRL, ${loadAfter.join(' ')} at the end`);
 

@@ -1,7 +1,7 @@
 /**
  * Measures an earlier commit of Spindle in the same run as the current tree, so a "×N faster than at
  * commit C" figure has its reference taken under the same load rather than quoted from another day
- * (issue #18's 112 tok/s was, and today's machine ran C's own code at 84–104 tok/s).
+ * (a quoted 112 tok/s for C was; the same machine on another day ran C's own code at 84–104 tok/s).
  *
  * `runAtCommits` checks the commit out into a temporary git worktree sharing this tree's node_modules,
  * writes the same script into both trees, and runs it alternately in each, `rounds` times. The script

@@ -150,7 +150,7 @@ export interface InstructionRow extends SkillExample {
 }
 
 /**
- * skill_to_instruction: the examples of every skill with at least `minUsage` successful uses and a
+ * Skills to instructions: the examples of every skill with at least `minUsage` successful uses and a
  * success rate of at least `minSuccessRate` become instruction rows in the agent's own format
  * (`{"messages", "tools", "source": "skill:<name>"}`, the HF chat export's layout).
  */

@@ -4,7 +4,7 @@
  * - `distilSkills`: stored trajectories become one skill document per task type (environment and
  *   level), usage = successful episodes, success rate = successes / attempts, the successful episodes
  *   kept as worked examples; each skill is also kept in the store;
- * - `skillInstructions` (skill_to_instruction): the examples of skills with enough successful uses and a
+ * - `skillInstructions`: the examples of skills with enough successful uses and a
  *   high enough success rate become instruction rows in the agent's own chat format, which SFT trains on.
  */
 import type { Trajectory } from '../contracts.ts';

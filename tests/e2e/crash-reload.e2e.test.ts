@@ -1,5 +1,5 @@
 /**
- * Crash consistency in the browser (issue 31): a short GRPO run in the built app, with the real
+ * Crash consistency in the browser: a short GRPO run in the built app, with the real
  * IndexedDB store, is cut off by a page reload at 22 moments — start-up (the new run just stored,
  * the model loading, the running status half written and written), the held-out evaluations,
  * rollouts, updates, checkpoint writes (the staged record half written, staged but not committed, the

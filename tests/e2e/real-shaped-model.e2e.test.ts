@@ -1,5 +1,5 @@
 /**
- * A real-shaped model through the whole app (issue 30): a Qwen2.5-style HF folder (random weights, a
+ * A real-shaped model through the whole app: a Qwen2.5-style HF folder (random weights, a
  * byte-level BPE tokenizer.json with the ChatML and <tool_call> special tokens, its own tool-calling
  * template in tokenizer_config.json) is the base of a two-update GRPO run in Chromium with two rollout
  * web workers; every stored episode decodes to the template's rendering of its stored messages (what the

@@ -1,5 +1,5 @@
 /**
- * A GRPO run finishes on WebGPU in the browser (issue 30): two updates of a tiny config started from the
+ * A GRPO run finishes on WebGPU in the browser: two updates of a tiny config started from the
  * Train screen of a `?backend=webgpu` page (SwiftShader in headless Chromium, the slowest WebGPU there is)
  * run to 'finished' with no rollout worker taken for hung, and their metrics agree with a wasm run of the
  * same config in the same profile. The workers spend most of an episode waiting for the engine's tokens;

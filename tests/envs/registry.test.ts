@@ -26,7 +26,7 @@ afterEach(() => {
 });
 
 describe('registry', () => {
-  it('lists and filters environments by tag (rl_list_environments --tag=shell)', () => {
+  it('lists and filters environments by tag (spindle envs --tag shell)', () => {
     expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
     expect(listEnvironments({ tag: 'math' }).map((e) => e.name)).toEqual(['arith_tool', 'countdown']);
     expect(listEnvironments({ tag: 'no-such-tag' })).toEqual([]);

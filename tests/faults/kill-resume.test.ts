@@ -1,5 +1,5 @@
 /**
- * Crash consistency (issue 31): `spindle train` is SIGKILLed at 24 moments — start-up, evaluations,
+ * Crash consistency: `spindle train` is SIGKILLed at 24 moments — start-up, evaluations,
  * rollouts, updates, checkpoint writes (the snapshot half written, written but not renamed, just
  * renamed; a checkpoint staged but not committed), the final status write — and resumed each time
  * with `--resume RUN_ID` until it finishes. Then nothing is lost or done twice: metrics of steps

@@ -1,5 +1,5 @@
 /**
- * Hub downloads that can be trusted (issues 30 and 31), against a stand-in hub on 127.0.0.1 that
+ * Hub downloads that can be trusted, against a stand-in hub on 127.0.0.1 that
  * breaks one rule at a time (hub-server.ts): resume only with If-Range on the ETag and a 206 that
  * continues exactly; size, SHA-256 and the shape of the file checked before it counts as cached, and
  * again when it is read back; a revision pinned to its commit once; timeouts, size limits and a retry

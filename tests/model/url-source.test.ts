@@ -1,5 +1,5 @@
 /**
- * A model at a plain URL is read under the network bounds (issue 31): a config announced at 100 MiB,
+ * A model at a plain URL is read under the network bounds: a config announced at 100 MiB,
  * an endless body and a server that stalls after its headers all fail fast with the URL in the message,
  * instead of being held in memory or holding the caller for minutes. Real HTTP on 127.0.0.1.
  */

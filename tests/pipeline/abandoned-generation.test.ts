@@ -1,5 +1,5 @@
 /**
- * Generation nobody waits for any more is dropped (issue 30): a request given up leaves the batcher
+ * Generation nobody waits for any more is dropped: a request given up leaves the batcher
  * whether it was still waiting for a batch, queued behind the running one, or in the running one, and the
  * engine's forward passes stop at the next token once no request of theirs is wanted.
  */

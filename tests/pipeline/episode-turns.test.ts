@@ -84,7 +84,7 @@ describe('groupCredits', () => {
     });
   }
 
-  it('paints a failed episode below its group\'s average red, not its raw score green (issue 29)', () => {
+  it('paints a failed episode below its group\'s average red, not its raw score green', () => {
     const group = [stopsEarly('w1', 'g', 1), stopsEarly('w2', 'g', 1), stopsEarly('w3', 'g', 1), stopsEarly('lost', 'g', 0.2)];
     const lost = groupCredits(group, creditConfig())[3];
     expect(lost.group?.mean).toBeCloseTo(0.8);

@@ -1,5 +1,5 @@
 /**
- * A run on a slow engine (issue 30): episodes that spend far longer than the hang timeout waiting for
+ * A run on a slow engine: episodes that spend far longer than the hang timeout waiting for
  * tokens finish on their first worker, and Stop during a generation that would never end stops the run
  * promptly, as 'stopped', with the last finished update's checkpoint.
  */

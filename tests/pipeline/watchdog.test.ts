@@ -1,5 +1,5 @@
 /**
- * The rollout pool's watchdog judges progress, not an episode's wall time (issue 30): a worker waiting on a
+ * The rollout pool's watchdog judges progress, not an episode's wall time: a worker waiting on a
  * slow engine is never taken for hung, a worker stuck in its own work (a tool call that never returns) is,
  * and a replaced worker's generation requests leave the engine instead of holding up its retry.
  */

@@ -2,7 +2,7 @@
  * The skills → instructions → SFT workflow, over the operations of pipeline/skills.ts:
  * - `spindle skills from-trajectories`: one skill document per task type with a successful stored
  *   trajectory (usage = successful episodes), written as Markdown files here and kept in the store;
- * - `spindle skills to-instructions` (skill_to_instruction): the examples of skills with at least
+ * - `spindle skills to-instructions`: the examples of skills with at least
  *   --min-usage successes and a success rate of at least --min-success-rate become instruction rows in the
  *   agent's own chat format, which `spindle sft --data` trains on.
  */
