@@ -1,9 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { renderChatML } from '../../src/format/chatml.ts';
 import { ByteTokenizer, SPECIAL_TOKENS, StreamDecoder } from '../../src/model/byte-tokenizer.ts';
 import { byteTokenizerConfig, byteTokenizerJson } from '../../src/model/byte-tokenizer-json.ts';
+import { tokenizerFiles } from '../../src/model/hf.ts';
 import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 
 const tok = new ByteTokenizer();
@@ -43,12 +43,12 @@ describe('ByteTokenizer', () => {
   });
 });
 
-describe('the shipped tokenizer.json', () => {
-  const dir = new URL('../../models/spindle-base/', import.meta.url);
-  const json = JSON.parse(readFileSync(new URL('tokenizer.json', dir), 'utf8'));
-  const config = JSON.parse(readFileSync(new URL('tokenizer_config.json', dir), 'utf8'));
+describe('the tokenizer.json a saved byte model carries', () => {
+  const files = tokenizerFiles(new ByteTokenizer());
+  const json = JSON.parse(new TextDecoder().decode(files.get('tokenizer.json')));
+  const config = JSON.parse(new TextDecoder().decode(files.get('tokenizer_config.json')));
 
-  it('is what scripts/tokenizer-json.ts builds', () => {
+  it('is the byte tokenizer in the form transformers loads', () => {
     expect(json).toEqual(byteTokenizerJson());
     expect(config).toEqual(byteTokenizerConfig());
   });
