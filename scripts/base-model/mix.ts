@@ -64,8 +64,9 @@ export const DIRECT_THOUGHT = 'I know this.';
  * - `direct`: no tool, the answer at once (as above);
  * - `early`: stops after one of its reads and answers with what that observation showed (a file name, a
  *   price, a function), the intermediate value;
- * - `retry`: one call carries a typo in a name it copied (a file path, the function it runs), the sandbox's
- *   real error follows ("No such file", "'fold' is not defined"), and the next turn makes the call again,
+ * - `retry`: one call carries a typo in a name it copied (a file path, the function it runs, a universe world's
+ *   product, person or counter), the real error follows ("No such file", "'fold' is not defined", "no product
+ *   named …"), and the next turn makes the call again,
  *   right (typo-retry.ts). These are the base's own commonest failures; before this variant no transcript
  *   showed one fixed, and the base recovered from none of its failed calls, so GRPO had no recovery to reinforce.
  *   The misspelt call itself is left out of the loss (maskTypoTurn): the base learns the fix, not the typo;

@@ -127,7 +127,6 @@ async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => n
       let variant = chooseVariant(pick, expert, row, directShare);
       let t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
       // A typo that did not fail (or a retry that did not end in success) teaches nothing about recovery.
-      // (A universe call has no typo form: its retry is the expert's own designed failure.)
       const typoFixed = t.success === true && t.steps.some((s) => s.tool_call?.error) && t.steps.some((s) => s.thought === RETRY_THOUGHT);
       if (variant === 'retry' && !typoFixed) {
         variant = 'expert';

@@ -22,7 +22,10 @@ function typo(word: string, from: number, pick: Rng): string {
 
 /**
  * The call with a typo in its copied name, or null where a typo would not fail: `cat`/`find` get one in
- * the file's stem, a js run in the function it calls on its last line.
+ * the file's stem, a js run in the function it calls on its last line, and a tool of the environment's own
+ * (a universe world's) in the longest word of a string argument (a product, a person, a counter: what the
+ * base miscopies from the question). Whether the typo fails is the tool's to say: the transcript is kept
+ * only where it did and the call made again succeeded (transcripts.ts).
  */
 export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
   const args = call.arguments;
@@ -36,7 +39,11 @@ export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
     if (!m) return null;
     return { name: 'js', arguments: { code: `${args.code.slice(0, m.index)}\n${typo(m[1], 0, pick)}${m[2]}` } };
   }
-  return null;
+  if (call.name === 'sh' || call.name === 'js') return null;
+  const copied = Object.entries(args).flatMap(([key, value]) => (typeof value === 'string' ? (value.match(/[a-z]{3,}/g) ?? []).map((word) => ({ key, value, word })) : []));
+  if (copied.length === 0) return null;
+  const { key, value, word } = copied.reduce((a, b) => (b.word.length > a.word.length ? b : a));
+  return { name: call.name, arguments: { ...args, [key]: value.replace(word, typo(word, 1, pick)) } };
 }
 
 interface ParsedTurn {

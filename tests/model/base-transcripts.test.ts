@@ -12,6 +12,8 @@ import { createRng } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from '../../scripts/base-model/copy-mask.ts';
 import { maskTypoTurn, RETRY_THOUGHT, withTypoRetry } from '../../scripts/base-model/typo-retry.ts';
+import { catalogFamily } from '../../scripts/base-model/universe/lookup-families.ts';
+import { worldEnvironment, type Family, type Surface } from '../../scripts/base-model/universe/world.ts';
 
 const tokenizer = new ByteTokenizer();
 const marked = (tokens: number[], mask: number[]) => tokens.map((t, i) => (mask[i] ? tokenizer.decode([t]) : '\u00b7')).join('');
@@ -51,5 +53,19 @@ describe('base-model transcripts', () => {
     expect(mask.slice(typoStart, typoEnd).every((m) => m === 0)).toBe(true);
     expect(mask.slice(retryStart, retryEnd)).toEqual(t.assistant_mask.slice(retryStart, retryEnd));
     expect(mask.filter(Boolean).length).toBe(t.assistant_mask.filter(Boolean).length - (typoEnd - typoStart));
+  });
+
+  it('a universe world\'s retry misspells a name copied from the question; the tool refuses it and the same call again succeeds', async () => {
+    const env = worldEnvironment(catalogFamily as Family<Surface>, 4242);
+    const task = env.generate(11, 1, 'train');
+    const pick = createRng(5);
+    const t = await expertTrajectory(env, task, { tokenizer, turns: (turns) => withTypoRetry(turns, pick) ?? turns });
+    const retry = t.steps.find((s) => s.thought === RETRY_THOUGHT)!;
+    const misspelt = t.steps[retry.step_id - 1].tool_call!;
+    expect(misspelt.error).toMatch(/no product named/);
+    expect(misspelt.tool_name).toBe(retry.tool_call!.tool_name);
+    expect(misspelt.parameters).not.toEqual(retry.tool_call!.parameters);
+    expect(retry.tool_call!.error).toBeNull();
+    expect(t.success).toBe(true);
   });
 });
