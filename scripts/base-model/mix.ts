@@ -94,3 +94,10 @@ export const FINETUNE_SINGLE_STEP_SHARE = 0.5;
  * answer, an early stop, a give-up after a designed failure.
  */
 export const UNIVERSE_MIX = { worlds: 1500, itemsPerLevel: 1500 };
+
+/**
+ * Items per level of the copy drill (universe/copy-drill.ts, with `--universe`): lists of names and
+ * letter strings repeated back, about 3% of the build's tokens, so the base learns to copy what it has
+ * never seen rather than write a name it memorised.
+ */
+export const COPY_DRILL_ITEMS = 4000;

@@ -6,7 +6,7 @@
  *   npx tsx scripts/base-model/transcripts.ts [--out models/spindle-base/.build/transcripts.jsonl]
  *
  * With `--universe`, the build families of the procedural tool universe (universe/, docs/base-model.md)
- * join the mix as multi-step rows, each family over many worlds; `--tokenizer` encodes with a built BPE
+ * join the mix as multi-step rows, each family over many worlds, with the copy drill (universe/copy-drill.ts); `--tokenizer` encodes with a built BPE
  * tokenizer.json instead of the byte tokenizer, and `--context` bounds a transcript's tokens.
  *
  * Also writes `heldout.jsonl`: the same for test-split items, for the teacher-forced copy accuracy.
@@ -21,11 +21,12 @@ import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
 import type { TextTokenizer } from '../../src/model/tokenizer.ts';
 import type { Environment } from '../../src/envs/types.ts';
 import { BUILD_FAMILIES, worlds } from './universe/index.ts';
+import { copyDrill } from './universe/copy-drill.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
 import { maskTypoTurn, RETRY_THOUGHT, withTypoRetry } from './typo-retry.ts';
-import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
+import { COPY_DRILL_ITEMS, DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 
@@ -65,6 +66,7 @@ interface MixRow {
 function mixRows(): MixRow[] {
   const rows: MixRow[] = TRANSCRIPT_MIX.map((r) => ({ ...r, label: r.env, env: getEnvironment(r.env), share: 1 }));
   if (!args.universe) return rows;
+  for (const level of copyDrill.difficulties) rows.push({ label: copyDrill.name, env: copyDrill, level, items: COPY_DRILL_ITEMS, share: 1, copyPractice: true });
   for (const family of BUILD_FAMILIES) {
     for (const [world, env] of worlds(family, UNIVERSE_MIX.worlds, 'build').entries()) {
       for (const level of family.levels) {

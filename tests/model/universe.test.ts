@@ -9,6 +9,7 @@ import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { evaluateBlindPolicies } from '../../src/rollout/blind-policies.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES, worlds } from '../../scripts/base-model/universe/index.ts';
+import { copyDrill } from '../../scripts/base-model/universe/copy-drill.ts';
 
 const tokenizer = new ByteTokenizer();
 const ALL = [...BUILD_FAMILIES, ...HELD_OUT_FAMILIES];
@@ -69,5 +70,23 @@ describe('the universe', () => {
         }
       }
     }
+  });
+});
+
+describe('the copy drill', () => {
+  it('scores the exact list repeated, and nothing short of it', async () => {
+    for (const level of copyDrill.difficulties) {
+      const task = copyDrill.generate(level * 5, level, 'train');
+      const answer = (task.data as { answer: string }).answer;
+      expect(answer.split(', ').length).toBeGreaterThanOrEqual(2 * level);
+      expect((await expertTrajectory(copyDrill, task, { tokenizer })).success).toBe(true);
+      const dropped = answer.split(', ').slice(1).join(', ');
+      expect((await expertTrajectory(copyDrill, task, { tokenizer, turns: () => [dropped] })).success).toBe(false);
+    }
+  });
+
+  it('no task-blind policy scores on it', { timeout: 120_000 }, async () => {
+    const results = await evaluateBlindPolicies(copyDrill, 1, { items: 20, seed: 3 });
+    expect(results.every((r) => r.success === 0)).toBe(true);
   });
 });
