@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
-import { DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX, UNIVERSE_MIX } from './mix.ts';
+import { COPY_DRILL_ITEMS, DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX, UNIVERSE_MIX } from './mix.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES } from './universe/index.ts';
 
 export interface CopyAccuracy {
@@ -124,7 +124,7 @@ tags: [spindle, tool-use, chatml, hermes, tiny]
 The policy model Spindle ships: a ${(params / 1e6).toFixed(2)}M-parameter Llama-style decoder (${config.num_hidden_layers} layers,
 hidden ${config.hidden_size}, ${config.num_attention_heads} query / ${config.num_key_value_heads} key-value heads, SwiGLU ${config.intermediate_size},
 RoPE, RMSNorm, tied embeddings, a ${context}-token context) with a byte-level BPE tokenizer of ${tokenizer.vocabSize} tokens built
-for it: every digit is a token of its own, any text encodes, and the chat and tool markers are single tokens (${special}).
+for it: every space and every digit is a token of its own (a name is the same ids wherever it appears), any text encodes, and the chat and tool markers are single tokens (${special}).
 ${turn ? `A tool-calling turn of the multi-step environments (its call and the observation that follows) is ${turn.median} tokens at the median and
 ${turn.p90} at the 90th percentile (${turn.turns} held-out turns), so the context holds about ${Math.floor(context / turn.median)} such turns: the context, not the
 loop, bounds an episode (\`max_steps_per_trajectory\` allows up to 100).` : ''}
@@ -132,7 +132,8 @@ loop, bounds an episode (\`max_steps_per_trajectory\` allows up to 100).` : ''}
 It was trained from scratch on expert transcripts played by Spindle's own experts through the real agent loop and
 QuickJS sandbox (every tool response in the data is real), train split only: a procedural universe of tool worlds
 (${BUILD_FAMILIES.map((f) => f.name).join(', ')}; ${UNIVERSE_MIX.worlds} worlds each, every world with its own generated tool names, descriptions and
-parameter names, presented as a user environment's tools are) and the shipped environments. It speaks ChatML, thinks
+parameter names, presented as a user environment's tools are), the copy drill (lists of names and letter strings
+repeated back, ${COPY_DRILL_ITEMS} items a level) and the shipped environments. It speaks ChatML, thinks
 in \`<think>\`, calls tools with \`<tool_call>{"name": …, "arguments": {…}}</tool_call>\`, reads \`<tool_response>\`, and answers.
 
 Its transcripts fail the way agents fail, on purpose, so that a GRPO group holds both kinds: ${pct(DIRECT_ANSWER_SHARE)} of the
