@@ -63,7 +63,10 @@ const stages: Stage[] = [
   {
     name: 'train', takes: '50 min (resumable)',
     command: [python, 'scripts/base-model/train.py', '--config', 'scripts/base-model/bpe-config.json', '--data', join(dir, 'transcripts.jsonl'), '--heldout', join(dir, 'heldout.jsonl'),
-      '--out', model, '--steps', String(args.steps), '--lr', '2e-3', '--warmup', '200', '--save-every', '250', '--heldout-stride', '6'],
+      '--out', model, '--steps', String(args.steps), '--lr', '2e-3', '--warmup', '200', '--save-every', '250', '--heldout-stride', '6',
+      // Half the first 1,000 steps copy lists back: copying what the context shows is learnt first, on
+      // text that can be reproduced no other way, before the tool transcripts, whose names it can memorise.
+      '--focus', 'copy_drill=0.5', '--focus-until', '1000'],
   },
   { name: 'package', takes: '15 s', command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')) },
   { name: 'interop-rows', takes: '30 s', command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')) },

@@ -220,6 +220,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--config", default=None, help="the model's config.json (shape, vocabulary, special ids) instead of the byte build's")
     ap.add_argument("--focus", default=None, help="ENV[:LEVEL]=SHARE: that share of the batches drawn from the transcripts of ENV (at LEVEL) only, a pass on one environment that keeps the rest")
+    ap.add_argument("--focus-until", type=int, default=None, help="draw --focus batches only before this step (a warm-up), the plain mix after it")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
@@ -280,7 +281,8 @@ def main():
         # in proportion to its rows over its batch size, so every transcript is as likely to be seen, short
         # or long. (In proportion to rows alone, a short transcript was seen 2-3x as often as a long one: the
         # multi-step mix's direct answers, 10% of its transcripts, made half of the base's first decisions.)
-        source = focus_buckets if float(torch.rand(1, generator=g)) < focus_share else buckets
+        share = focus_share if args.focus_until is None or step < args.focus_until else 0.0
+        source = focus_buckets if float(torch.rand(1, generator=g)) < share else buckets
         sizes = [max(1, args.batch * BUCKETS[0] // bound) for bound in BUCKETS]
         b = int(torch.multinomial(torch.tensor([len(x) / n for x, n in zip(source, sizes)]), 1, generator=g))
         size = sizes[b]
