@@ -4,8 +4,9 @@
  * is in `prices/<item>.txt`. The answer is the order's total. One page with one item takes 2 calls (the
  * order, then the price, which is the answer); from two items the total is computed with calc; each more
  * page is one more dependent read. In RECOVERY_SHARE of the items one order line names its item in the
- * plural (`2 plums`): the price file by that name does not exist, `ls prices` shows the right name, and
- * success needs the corrected read.
+ * plural (`2 plums`) and its price file carries a code only a listing shows (`prices/plum-k4.txt`): the
+ * file by the written name does not exist, nor does the singular (no fixed rule such as dropping the s
+ * finds it), `ls prices` shows the right name, and success needs the corrected read.
  *
  * Success: each page read after the one naming it, each price read after the page listing its item
  * (step-evidence.ts), and — when the answer is a sum or a product — a calc call after those reads whose
@@ -24,6 +25,8 @@ export interface OrderLine {
   item: string;
   /** How the order writes it: the item, or its plural in a recovery item. */
   written: string;
+  /** Its price file: `prices/<item>.txt`, or with a code (`prices/plum-k4.txt`) in a recovery item. */
+  file?: string;
   qty: number;
   price: number;
   /** The page (index) that lists it. */
@@ -42,6 +45,8 @@ export interface OrderTotalData {
 
 const sh = (command: string) => ({ name: 'sh', arguments: { command } });
 const priceFile = (item: string): string => `prices/${item}.txt`;
+/** Where a line's price is (trajectories stored before lines named their file read `prices/<item>.txt`). */
+const fileOf = (line: OrderLine): string => line.file ?? priceFile(line.item);
 /** The calc expression of the total, in the order's order: `2 * 7 + 5`. */
 const totalExpression = (lines: OrderLine[]): string => lines.map((l) => (l.qty === 1 ? String(l.price) : `${l.qty} * ${l.price}`)).join(' + ');
 
@@ -58,9 +63,12 @@ export const orderTotal: EnvironmentSpec = {
     const items = rng.shuffle(ORDER_ITEMS);
     const plural = rng.chance(RECOVERY_SHARE) ? rng.int(0, level.items - 1) : -1;
     // Items go to pages in turn, so every page lists at least one.
+    // Drawn only for a recovery item, so every other item is what it was before codes existed.
+    const code = plural >= 0 ? `${rng.pick([...'bdfkmprtvz'])}${rng.int(2, 9)}` : '';
     const lines: OrderLine[] = items.slice(0, level.items).map((item, i) => ({
       item,
       written: i === plural ? `${item}s` : item,
+      file: i === plural ? `prices/${item}-${code}.txt` : priceFile(item),
       qty: rng.int(1, level.maxQty),
       price: rng.int(...PRICE_RANGE),
       page: i < level.pages ? i : rng.int(0, level.pages - 1),
@@ -74,7 +82,7 @@ export const orderTotal: EnvironmentSpec = {
     });
     // Prices of items not ordered too: reading every price file answers nothing.
     for (const item of items.slice(level.items, level.items + 3)) files[priceFile(item)] = `${rng.int(...PRICE_RANGE)}\n`;
-    for (const l of lines) files[priceFile(l.item)] = `${l.price}\n`;
+    for (const l of lines) files[fileOf(l)] = `${l.price}\n`;
     const total = lines.reduce((sum, l) => sum + l.qty * l.price, 0);
     return {
       prompt: ORDER_PROMPT.replace('{file}', pages[0]),
@@ -86,7 +94,7 @@ export const orderTotal: EnvironmentSpec = {
   evaluate(task, trajectory) {
     const { pages, lines, total, files } = task.data as OrderTotalData;
     const needs: StepNeed[] = pages.map((page, p) => readNeed(page, files[page].trimEnd(), p > 0 ? [p - 1] : undefined));
-    const priceNeeds = lines.map((l) => needs.push(readNeed(priceFile(l.item), String(l.price), [l.page])) - 1);
+    const priceNeeds = lines.map((l) => needs.push(readNeed(fileOf(l), String(l.price), [l.page])) - 1);
     if (lines.length > 1 || lines[0].qty > 1) {
       needs.push({
         after: priceNeeds,
@@ -103,7 +111,7 @@ export const orderTotal: EnvironmentSpec = {
     turns.push(callTurn('Look up the prices.', [sh(`cat ${asWritten}`)]));
     if (lines.some((l) => l.written !== l.item)) {
       turns.push(callTurn('A price is missing. List them.', [sh('ls prices')]));
-      turns.push(callTurn('Use the listed names.', [sh(`cat ${lines.map((l) => priceFile(l.item)).join(' ')}`)]));
+      turns.push(callTurn('Use the listed names.', [sh(`cat ${lines.map(fileOf).join(' ')}`)]));
     }
     if (lines.length > 1 || lines[0].qty > 1) turns.push(callTurn('Add them up.', [{ name: 'calc', arguments: { expression: totalExpression(lines) } }]));
     return [...turns, answerTurn(String(total))];

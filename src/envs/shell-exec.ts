@@ -70,7 +70,7 @@ const BUILDERS: Record<string, (rng: Rng, difficulty: number) => Built> = {
     const file = fileName(rng);
     const word = rng.pick(CONTENT_WORDS);
     const files = { ...distractors(rng, [file]), [file]: `${word}\n` };
-    return { vars: { file }, data: { kind: 'read_file', files, answer: { type: 'text', value: word, target: file }, commands: [[`cat ${file}`]], reply: word, think: 'Read it with cat.' } };
+    return { vars: { file }, data: { kind: 'read_file', files, answer: { type: 'text', value: word, target: file, alone: true }, commands: [[`cat ${file}`]], reply: word, think: 'Read it with cat.' } };
   },
   create_file(rng) {
     const file = fileName(rng);

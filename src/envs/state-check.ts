@@ -16,6 +16,11 @@ export interface AnswerCheck {
   value: string | number;
   /** A file, directory or name the question asks about: a call that found the answer must name it. */
   target?: string;
+  /**
+   * The call's output must be the answer and nothing else: where the answer is a file's content, a call that
+   * dumps several files shows it without saying which lines are the target's, and answering from it is a guess.
+   */
+  alone?: boolean;
 }
 
 /** Path → expected content (compared without trailing whitespace), or null when the file must not exist. */
@@ -58,6 +63,7 @@ export function linesMatch(snapshot: Record<string, string>, expected: LinesExpe
 
 /** True when a tool's output shows the answer: the value as a token, or (for a count) that many lines. */
 export function outputShowsAnswer(output: string, check: AnswerCheck): boolean {
+  if (check.alone) return output.trim() === String(check.value);
   if (check.type === 'int') return containsToken(output, String(check.value)) || output.split('\n').filter((l) => l.trim()).length === check.value;
   if (check.type === 'text') return containsToken(output, String(check.value));
   const paths = output.split(/\s+/).map(normalizePath);

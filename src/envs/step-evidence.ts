@@ -6,7 +6,9 @@
  * exists only in an earlier observation (a file name, a price, a function), so a trajectory meets the
  * needs in order only by reading, then acting on what it read; listing every file and reading them all
  * in one call is not the task (it never has to follow anything). One call may meet several needs that do
- * not depend on each other (`cat prices/a.txt prices/b.txt`).
+ * not depend on each other (`cat prices/a.txt prices/b.txt`), but a call that meets a need together with one
+ * that depends on it read what no observation had revealed yet, and meets nothing: repeating a
+ * read-everything command once per need would otherwise meet every need "in order".
  */
 import type { Trajectory } from '../contracts.ts';
 import { callSource, resultText } from './evidence.ts';
@@ -41,6 +43,10 @@ export function namesFile(source: string, path: string): boolean {
  */
 export function meetNeeds(trajectory: Trajectory, needs: readonly StepNeed[]): (number | null)[] {
   const calls = trajectory.steps.map((s) => s.tool_call);
+  const meets = calls.map((call) =>
+    call && call.error === null ? needs.map((need) => need.tools.includes(call.tool_name) && need.met(callSource(call), resultText(call))) : needs.map(() => false));
+  const prerequisites = transitivePrerequisites(needs);
+  const readsAhead = meets.map((met) => met.some((m, k) => m && prerequisites[k].some((j) => met[j])));
   const at: (number | null)[] = [];
   for (const need of needs) {
     const after = (need.after ?? []).map((i) => at[i]);
@@ -50,13 +56,18 @@ export function meetNeeds(trajectory: Trajectory, needs: readonly StepNeed[]): (
     }
     const from = Math.max(-1, ...(after as number[])) + 1;
     let found: number | null = null;
-    for (let i = from; i < calls.length && found === null; i++) {
-      const call = calls[i];
-      if (call && call.error === null && need.tools.includes(call.tool_name) && need.met(callSource(call), resultText(call))) found = i;
-    }
+    const k = at.length;
+    for (let i = from; i < calls.length && found === null; i++) if (meets[i][k] && !readsAhead[i]) found = i;
     at.push(found);
   }
   return at;
+}
+
+/** For each need, every need it depends on, directly or through others (needs list their prerequisites first). */
+function transitivePrerequisites(needs: readonly StepNeed[]): number[][] {
+  const all: number[][] = [];
+  for (const need of needs) all.push([...new Set((need.after ?? []).flatMap((j) => [j, ...(all[j] ?? [])]))]);
+  return all;
 }
 
 /** True when every need was met in an order its dependencies allow. */

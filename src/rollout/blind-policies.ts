@@ -18,6 +18,8 @@
  *   `git status`, `git rev-parse --abbrev-ref HEAD`, `git diff --name-only` …, git ones also through sh),
  *   each alone and all in a row, followed by an echo of the output: all of it, its first or last line,
  *   its first or last word, or the last word of its first line;
+ * - every file listed, then all of them read in one command, the command repeated once per step a chain
+ *   could need (a scorer that only orders its checks counts each repeat as the next step);
  * - fixed changes a careless environment would accept (delete every .tmp file, commit everything).
  *
  * A recipe may read the question text and tool outputs, never `task.data`. A formula that the question
@@ -43,6 +45,8 @@ import { ScriptedPolicy } from './scripted-policy.ts';
 interface Seen {
   question: string;
   lastOutput: string;
+  /** Every tool output so far, in order. */
+  outputs: string[];
 }
 
 interface Call {
@@ -213,6 +217,13 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
     groups.push({ probe: { name: 'length of the quoted text by js', calls: (s) => [call('js', `${JSON.stringify(quotedIn(s.question))}.length`)] }, readings: [{ name: 'echo it', answer: (s) => s.lastOutput }] });
   }
   if (tools.includes('sh')) {
+    // The same read-everything command once per step a chain could need: what meets every need "in order" where
+    // a scorer only checks that each need's call comes later than the one before.
+    const everyFile = (s: Seen) => linesOf(s.outputs[0] ?? '').filter((l) => l.startsWith('./')).join(' ');
+    groups.push({
+      probe: { name: 'list every file, then read them all at once, 6 times', calls: (s) => [call('sh', 'find . -type f'), ...(s.outputs.length ? Array.from({ length: 6 }, () => call('sh', `cat ${everyFile(s)}`)) : [])] },
+      readings: [...ECHOES, { name: 'the most common answer', answer: () => common }],
+    });
     groups.push({ probe: { name: 'delete every .tmp file, list everything to list.txt', calls: () => [call('sh', 'rm -f */*.tmp *.tmp; ls > list.txt')] }, readings: [{ name: 'say done', answer: () => 'Done.' }] });
   }
   if (tools.includes('git')) {
@@ -241,8 +252,8 @@ function asPolicy(probe: Probe, reading: Reading): Policy {
 }
 
 function seenIn(messages: ChatMessage[]): Seen {
-  const tool = messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '';
-  return { question: messages.find((m) => m.role === 'user')?.content ?? '', lastOutput: tool.replace(/<\/?tool_response>/g, '').trim() };
+  const outputs = messages.filter((m) => m.role === 'tool').map((m) => m.content.replace(/<\/?tool_response>/g, '').trim());
+  return { question: messages.find((m) => m.role === 'user')?.content ?? '', lastOutput: outputs.at(-1) ?? '', outputs };
 }
 
 /** The episode as if its last turn had answered `text` instead (the same calls and outputs before it). */

@@ -63,6 +63,26 @@ describe.each(MULTI_STEP)('%s', (name) => {
     expect((await play(env, task, [readAll, ...last, turns.at(-1)!])).score).toBe(0.5);
   });
 
+  it('fails an episode that repeats a read-everything command once per link instead of following them', async () => {
+    const chained = [];
+    for (const level of env.difficulties) {
+      const task = itemAt(env, level, false);
+      const files = Object.keys((task.data as { files: Record<string, string> }).files).sort();
+      const turns = env.expert!(task);
+      // A level whose expert reads one file has no link to follow: dumping every file there is a search, not a skipped step.
+      if (turns.filter((t) => t.includes('"sh"')).length < 2) continue;
+      chained.push(level);
+      const readAll = callTurn(null, [{ name: 'sh', arguments: { command: `cat ${files.join(' ')}` } }]);
+      const last = turns.at(-2)!.includes('"sh"') ? [] : [turns.at(-2)!];
+      // A listing, the same dump once per call the expert makes (and more), then the expert's last call and answer.
+      const repeated = [callTurn(null, [{ name: 'sh', arguments: { command: 'ls -R' } }]), ...Array.from({ length: turns.length + 2 }, () => readAll)];
+      expect((await play(env, task, [...repeated, ...last, turns.at(-1)!])).score, `level ${level}`).toBe(0.5);
+      // The same calls one file at a time in the expert's order still succeed: the rule refuses only reading ahead.
+      expect((await play(env, task, turns)).score).toBe(1);
+    }
+    expect(chained.length).toBeGreaterThanOrEqual(4);
+  });
+
   it('builds recovery items whose first attempt fails informatively, and a give-up fails', async () => {
     let recovering = 0;
     for (let seed = 0; seed < 60; seed++) if (env.generate(seed, 3, 'train').data.recovery === true) recovering++;
@@ -87,5 +107,20 @@ it('order_total and func_trace need their second tool: without the calc/js call 
     const task = itemAt(env, 2, false);
     const turns = env.expert!(task);
     expect((await play(env, task, [...turns.slice(0, -2), turns.at(-1)!])).score).toBe(0.5);
+  }
+});
+
+it('order_total: a fixed rule (drop the plural s) finds no price of a recovery item; only the listing names its file', async () => {
+  const env = getEnvironment('order_total');
+  for (const level of [1, 3]) {
+    const task = itemAt(env, level, true);
+    const { pages, lines } = task.data as { pages: string[]; lines: { item: string; written: string }[] };
+    const turns = env.expert!(task);
+    const sh = (command: string) => callTurn(null, [{ name: 'sh', arguments: { command } }]);
+    const singular = lines.map((l) => `prices/${l.written.replace(/s$/, '')}.txt`).join(' ');
+    const finish = turns.at(-2)!.includes('"calc"') ? turns.slice(-2) : turns.slice(-1);
+    const { trajectory, score } = await play(env, task, [...pages.map((p) => sh(`cat ${p}`)), sh(`cat ${singular}`), ...finish]);
+    expect(trajectory.steps[pages.length].tool_call!.error).toMatch(/No such file or directory/);
+    expect(score).toBeLessThan(1);
   }
 });

@@ -122,3 +122,19 @@ describe('state-checked tasks replay the trajectory', () => {
     expect(await score('git_repo', task, [wrong, 'Done.'])).toBe(0);
   });
 });
+
+describe('shell_exec read_file', () => {
+  it('counts only a read of the asked file: a dump of every file shows the word without saying which file it came from', async () => {
+    const env = getEnvironment('shell_exec');
+    let task: Task | null = null;
+    for (let seed = 0; task === null; seed++) {
+      const t = env.generate(seed, 1, 'test');
+      if (t.data.kind === 'read_file') task = t;
+    }
+    const { files, reply } = task.data as { files: Record<string, string>; reply: string };
+    const target = (task.data as { answer: { target: string } }).answer.target;
+    const call = (command: string) => `<tool_call>${JSON.stringify({ name: 'sh', arguments: { command } })}</tool_call>`;
+    expect(await score('shell_exec', task, [call(`cat ${target}`), reply])).toBe(1);
+    expect(await score('shell_exec', task, [call(`cat ${Object.keys(files).sort().join(' ')}`), reply])).toBe(0.5);
+  });
+});

@@ -79,6 +79,8 @@ export class TrainState {
   runId = $state<string | null>(null);
   backend = $state<string | null>(null);
   progress = $state<RunProgress | null>(null);
+  /** Episodes this run has finished: what shows the rollouts moving before the first update lands. */
+  episodesFinished = $state(0);
   errors = $state<RunErrorNote[]>([]);
   markers = $state<RunMarker[]>([]);
   lastCheckpoint = $state<{ step: number; id: string } | null>(null);
@@ -242,6 +244,7 @@ export class TrainState {
     this.judgeFailures = {};
     this.heldOut = [];
     this.progress = { done: run.checkpointStep ?? 0, total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
+    this.episodesFinished = 0;
     this.lastCheckpoint = null;
     this.runId = runId;
     this.status = 'starting';
@@ -296,6 +299,9 @@ export class TrainState {
       case 'marker':
         this.markers.push(event.marker);
         this.batcher.schedule();
+        break;
+      case 'trajectory':
+        this.episodesFinished++;
         break;
       case 'progress':
         this.progress = { done: event.done, total: event.total, eta_seconds: event.eta_seconds, tokens_per_second: event.tokens_per_second, queue: event.queue };
