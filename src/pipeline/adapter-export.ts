@@ -10,7 +10,7 @@ import { adapterZip, peftConfigFromRun, type PeftConfig } from '../export/peft.t
 import { readSafetensors } from '../model/safetensors.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import { getRun, listEvaluations, loadLatestCheckpoint, type CheckpointRecord, type RunRecord, type Store } from '../store/index.ts';
-import type { PreparedModel } from '../train/model-setup.ts';
+import type { PreparedModel } from '../train/checkpoint.ts';
 
 export interface CheckpointAdapter {
   config: PeftConfig;

@@ -20,7 +20,7 @@ import { toScoredGroup } from '../rollout/scored-group.ts';
 import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../store/index.ts';
 import { describeDelivery, openAtroposFeed, type AtroposFeedOptions, type AtroposFeedSummary } from './atropos-feed.ts';
 import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from './generation.ts';
-import type { LoadedPolicyModel } from './model-shelf.ts';
+import type { LoadedPolicyModel } from './engine-api.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
 import { createGroupStep } from '../judge/group-step.ts';
 

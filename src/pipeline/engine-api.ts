@@ -6,11 +6,12 @@ import type { SamplingParams, Task, Trajectory } from '../contracts.ts';
 import type { PeftConfig } from '../export/peft.ts';
 import type { FileSource } from '../model/hf.ts';
 import type { DownloadCache } from '../model/hub.ts';
+import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TransformerModel } from '../model/transformer.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { Store } from '../store/index.ts';
 import type { BackendDeps } from './backend-supervisor.ts';
 import type { RemoteGenerator } from './generation.ts';
-import type { LoadedPolicyModel } from './model-shelf.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
 
@@ -22,6 +23,12 @@ export interface TokenizerSpec {
   config: Record<string, unknown>;
   /** The end-of-sequence id first, then the model's other stop ids (HfTokenizer.stopIds), as config.json lists them. */
   eosTokenId: number[];
+}
+
+/** A policy model with the tokenizer it samples with, as the engine loads one (model-shelf.ts keeps them). */
+export interface LoadedPolicyModel {
+  model: TransformerModel;
+  tokenizer: TextTokenizer;
 }
 
 export interface EngineDeps extends BackendDeps {

@@ -15,7 +15,7 @@ import { hfConfigFor, tokenizerFiles } from '../model/hf.ts';
 import { parseHubRef, transformersBase } from '../model/hub.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import type { HostTensors } from '../model/transformer.ts';
-import type { LoadedPolicyModel } from './model-shelf.ts';
+import type { LoadedPolicyModel } from './engine-api.ts';
 
 export interface MergeSource extends LoadedPolicyModel {
   /** The base's own config.json, when known. */

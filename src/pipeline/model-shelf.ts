@@ -14,16 +14,10 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { HfConfigJson } from '../model/config.ts';
 import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../model/hf.ts';
 import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../model/hub.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
-import type { TransformerModel } from '../model/transformer.ts';
+import type { LoadedPolicyModel } from './engine-api.ts';
 import { importedModelCard } from './imported-card.ts';
 import type { MergeSource } from './merged-export.ts';
 import { TOKENIZER_FILES } from '../model/hf-layout.ts';
-
-export interface LoadedPolicyModel {
-  model: TransformerModel;
-  tokenizer: TextTokenizer;
-}
 
 /**
  * Where an imported model comes from: a hub id (`owner/name`, `hf:owner/name@revision`), an HF folder

@@ -8,7 +8,7 @@ import type { RunConfig } from '../config/schema.ts';
 import type { Trajectory } from '../contracts.ts';
 import { nodeGetWithBody } from '../export/atropos-node.ts';
 import { collectGroups, environmentsWithoutExpert, type CollectSummary } from './collect.ts';
-import type { LoadedPolicyModel } from './model-shelf.ts';
+import type { LoadedPolicyModel } from './engine-api.ts';
 import type { NodeStore } from './node-store.ts';
 
 export interface NodeCollectOptions {

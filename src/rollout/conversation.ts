@@ -15,7 +15,8 @@ import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import type { TextTokenizer } from '../model/tokenizer.ts';
 import { ChatTemplate } from '../format/chat-template.ts';
 import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
-import { HERMES_CALLS, type ToolCallCodec } from '../format/tool-call-codec.ts';
+import type { ToolCallCodec } from '../format/codecs/codec.ts';
+import { HERMES_CALLS } from '../format/tool-call-codec.ts';
 import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
 
 export interface ConversationFormat {

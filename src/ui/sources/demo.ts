@@ -9,7 +9,7 @@ import type { ModelsSource } from '../screens/models/source.ts';
 import type { PlaygroundSource } from '../screens/playground/source.ts';
 import type { TrainSource } from '../screens/train/train.svelte.ts';
 import { demoAnswer, demoChainTrajectory, demoTask, demoTrajectory, demoVotes } from './demo-data.ts';
-import type { AppSources } from './index.ts';
+import type { AppSources } from './app-sources.ts';
 import { MemoryTrajectorySource } from './memory-trajectories.ts';
 import { demoEnvironments } from './demo-environments.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../pipeline/app/episode-turns.ts';
