@@ -18,7 +18,7 @@ import { CHAT_TEMPLATE_FILE, checkWeights } from './hf-layout.ts';
 import { HfTokenizer, withChatTemplate } from './hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
 import { DEFAULT_LIMITS, sizeLimitFor, type TransferLimits } from './hub-transfer.ts';
-import { fetchWithTimeout, readBytes } from './net.ts';
+import { fetchWithTimeout, readBytes } from '../net.ts';
 import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS, neededBytes } from './memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
 import { TransformerModel, type HostTensors } from './transformer.ts';

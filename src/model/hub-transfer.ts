@@ -33,7 +33,7 @@ import { contentProblem, declaredLength, records, sha256Hex, type DownloadCache,
 import {
   boundedChunks, concatBytes, describePolicy, fetchWithTimeout, formatBytes, GiB, MiB, NetError, parseRetryAfter, retryableStatus, retryDelay, sleep,
   type RetryPolicy,
-} from './net.ts';
+} from '../net.ts';
 
 export interface DownloadProgress {
   file: string;

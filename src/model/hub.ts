@@ -17,7 +17,7 @@
 import type { FileSource } from './hf.ts';
 import { contentProblem, records, sha256Hex, type DownloadCache } from './hub-cache.ts';
 import { DEFAULT_LIMITS, DEFAULT_RETRY, transfer, type DownloadProgress, type TransferLimits, type TransferOptions } from './hub-transfer.ts';
-import type { RetryPolicy } from './net.ts';
+import type { RetryPolicy } from '../net.ts';
 
 export { browserCache, diskCache, type DownloadCache } from './hub-cache.ts';
 export type { DownloadProgress } from './hub-transfer.ts';

@@ -5,7 +5,7 @@
  * URL's last path segment.
  */
 import { MAX_TASK_FILE_BYTES } from '../envs/task-file/index.ts';
-import { boundedChunks, concatBytes, fetchWithTimeout, NetError, type ReadLimits } from '../model/net.ts';
+import { boundedChunks, concatBytes, fetchWithTimeout, NetError, type ReadLimits } from '../net.ts';
 
 /** A task file's size cap bounds the download too (a module is far smaller). */
 export const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: MAX_TASK_FILE_BYTES };

@@ -1,6 +1,7 @@
 /**
- * Bounded network reads, shared by hub downloads (hub-transfer.ts) and the Atropos client (it lives
- * in model/ because that is the lowest layer both may import). Every read here has:
+ * Bounded network reads, shared by hub downloads (hub/hub-transfer.ts), plain model URLs (hub/hf.ts), remote
+ * judges (judge/chat-client.ts), the Atropos client and environment files from a URL; a part of its own that
+ * imports nothing, so every one of them may import it. Every read here has:
  *
  *   1. a connect timeout: the response headers must arrive within `connectTimeoutMs`;
  *   2. a progress rule for the body: in every window of `idleTimeoutMs` at least `minWindowBytes` (or
