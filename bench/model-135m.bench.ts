@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
 import { initBackend } from '../src/model/backend.ts';
-import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { loadHfModel, saveModelToDir } from '../src/model/hf.ts';
 import { estimateMemory, formatBytes } from '../src/model/memory.ts';

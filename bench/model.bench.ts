@@ -18,7 +18,7 @@ import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { initBackend } from '../src/model/backend.ts';
-import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';

@@ -20,7 +20,7 @@ import type { SamplingParams, Task, Trajectory } from '../src/contracts.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { initBackend } from '../src/model/backend.ts';
 import { setKernelThreads } from '../src/model/wasm-simd/heap-kernels.ts';
-import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../src/model/config.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
@@ -30,7 +30,7 @@ import type { EpisodeJob } from '../src/pipeline/rollout-worker.ts';
 import { WorkerPool } from '../src/pipeline/worker-pool.ts';
 import { runEpisode } from '../src/rollout/episode.ts';
 import { LocalPolicy } from '../src/rollout/local-policy.ts';
-import type { TextTokenizer } from '../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../src/tokenizer/tokenizer.ts';
 
 const { values: args } = parseArgs({ options: { episodes: { type: 'string', default: '24' }, envs: { type: 'string', default: 'file_chain,order_total' }, steps: { type: 'string', default: '6' } } });
 const EPISODES = Number(args.episodes);

@@ -56,7 +56,7 @@ import type { Environment } from '../src/envs/types.ts';
 import { renderSystemPrompt } from '../src/format/index.ts';
 import { initBackend } from '../src/model/backend.ts';
 import { loadHfModel } from '../src/model/hf.ts';
-import type { TextTokenizer } from '../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../src/tokenizer/tokenizer.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { conversationFormat } from '../src/rollout/conversation.ts';
 import { wilsonInterval } from '../src/rollout/success-interval.ts';

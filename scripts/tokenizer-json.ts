@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { byteTokenizerConfig, byteTokenizerJson } from '../src/model/byte-tokenizer-json.ts';
+import { byteTokenizerConfig, byteTokenizerJson } from '../src/tokenizer/byte-tokenizer-json.ts';
 
 const dir = join(import.meta.dirname, '..', 'models', 'spindle-base');
 writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteTokenizerJson(), null, 2) + '\n');

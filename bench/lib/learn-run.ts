@@ -17,7 +17,7 @@ import type { RunConfig } from '../../src/config/schema.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import type { Metrics, Trajectory } from '../../src/contracts.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
-import type { TextTokenizer } from '../../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../../src/tokenizer/tokenizer.ts';
 
 export interface Loaded {
   model: TransformerModel;

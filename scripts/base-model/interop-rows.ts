@@ -14,7 +14,7 @@ import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
-import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import type { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { deriveSeed } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES, worlds } from './universe/index.ts';

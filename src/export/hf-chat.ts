@@ -13,9 +13,9 @@ import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../for
 import { isCallError } from '../format/parse.ts';
 import type { ToolCallCodec } from '../format/codecs/codec.ts';
 import { TOOL_CALL_CODECS } from '../format/tool-call-codec.ts';
-import { ByteTokenizer, SPECIAL_TOKENS } from '../model/byte-tokenizer.ts';
-import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import { ByteTokenizer, SPECIAL_TOKENS } from '../tokenizer/byte-tokenizer.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../tokenizer/spindle-chat-template.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 

@@ -5,9 +5,7 @@
  * silently and every logit would be off).
  */
 import type { ModelConfig } from './config.ts';
-
-/** The chat template as transformers 5's `save_pretrained` writes it, beside tokenizer_config.json instead of in it. */
-export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
+import { CHAT_TEMPLATE_FILE } from '../tokenizer/hf-tokenizer.ts';
 
 /** The tokenizer's files a model folder may hold beside config.json and the weights, each read when present. */
 export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', CHAT_TEMPLATE_FILE] as const;

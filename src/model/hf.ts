@@ -8,14 +8,14 @@
  *
  * Errors name the file, tensor or field and what was expected.
  */
-import type { TextTokenizer } from './tokenizer.ts';
-import { ByteTokenizer } from './byte-tokenizer.ts';
-import { byteTokenizerConfig, byteTokenizerJson } from './byte-tokenizer-json.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
+import { ByteTokenizer } from '../tokenizer/byte-tokenizer.ts';
+import { byteTokenizerConfig, byteTokenizerJson } from '../tokenizer/byte-tokenizer-json.ts';
 import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel } from './fused.ts';
 import type { HalfFormat } from './half.ts';
-import { CHAT_TEMPLATE_FILE, checkWeights } from './hf-layout.ts';
-import { HfTokenizer, withChatTemplate } from './hf-tokenizer.ts';
+import { checkWeights } from './hf-layout.ts';
+import { CHAT_TEMPLATE_FILE, HfTokenizer, withChatTemplate } from '../tokenizer/hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
 import { DEFAULT_LIMITS, sizeLimitFor, type TransferLimits } from './hub-transfer.ts';
 import { fetchWithTimeout, readBytes } from '../net.ts';

@@ -13,7 +13,7 @@ import type { RunConfig } from '../config/schema.ts';
 import type { ScoredGroup, Trajectory } from '../contracts.ts';
 import { getEnvironment } from '../envs/registry.ts';
 import { installedSources, jobEnvironment } from '../envs/sources.ts';
-import { ByteTokenizer } from '../model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../tokenizer/byte-tokenizer.ts';
 import { deriveSeed } from '../rng.ts';
 import { episodeSeed } from '../rollout/group.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';

@@ -11,7 +11,7 @@ import { generate } from '../model/sampling.ts';
 import type { ModelConfig } from '../model/config.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from '../rollout/policy.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { abandonedError, Batcher } from './batcher.ts';
 import type { WorkerLink } from './worker-pool.ts';
 

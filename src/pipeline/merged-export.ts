@@ -13,7 +13,7 @@ import { checkAdapterTensors, mergedModelFiles, type PeftConfig } from '../expor
 import type { HfConfigJson } from '../model/config.ts';
 import { hfConfigFor, tokenizerFiles } from '../model/hf.ts';
 import { parseHubRef, transformersBase } from '../model/hub.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import type { LoadedPolicyModel } from './engine-api.ts';
 

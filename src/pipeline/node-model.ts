@@ -12,7 +12,7 @@ import { DEFAULT_CONFIG, type RunConfig } from '../config/schema.ts';
 import { readAdapter, type PeftConfig } from '../export/peft.ts';
 import { initBackend, type BackendChoice } from '../model/backend.ts';
 import { loadHfModel, type LoadedModel } from '../model/hf.ts';
-import { HfTokenizer } from '../model/hf-tokenizer.ts';
+import { HfTokenizer } from '../tokenizer/hf-tokenizer.ts';
 import { diskCache } from '../model/hub.ts';
 import { attachLora, importLora } from '../model/lora.ts';
 import type { HostTensors } from '../model/transformer.ts';

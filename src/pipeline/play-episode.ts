@@ -6,7 +6,7 @@
  */
 import type { Trajectory } from '../contracts.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import type { LoadedPolicyModel, PlayEvent, PlayRequest } from './engine-api.ts';
 import { EXPERT_GENERATOR, GenerationService, type RemoteGenerator } from './generation.ts';

@@ -4,9 +4,9 @@
  * tokenizer.json) so tokenising never crosses the worker boundary. Model judges (the in-browser ONNX
  * judge) come in through `deps.loadModelJudge`, which each entry point provides for its platform.
  */
-import { ByteTokenizer } from '../model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../tokenizer/byte-tokenizer.ts';
 import type { Trajectory } from '../contracts.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';
 import { EnginePolicy, type RemoteGenerator } from './generation.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';

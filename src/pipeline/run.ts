@@ -23,7 +23,7 @@ import { episodeSeed } from '../rollout/group.ts';
 import { installedSources, installEnvironmentSource, jobEnvironment } from '../envs/sources.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { toScoredGroup } from '../rollout/scored-group.ts';
 import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../store/index.ts';
 import { Trainer } from '../train/trainer.ts';

@@ -14,7 +14,7 @@ import { jsonlLines } from '../jsonl.ts';
 import type { HfConfigJson } from '../model/config.ts';
 import { saveModel } from '../model/hf.ts';
 import { exportLora, peftAdapterConfig } from '../model/lora.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from '../train/batch.ts';
 import { chatExample, examplesFromJsonl } from '../train/sft-data.ts';

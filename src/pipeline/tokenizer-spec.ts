@@ -3,8 +3,8 @@
  * alike): they tokenise locally with the same tokenizer the engine samples with. Null for the byte
  * tokenizer, which workers build themselves.
  */
-import { HfTokenizer } from '../model/hf-tokenizer.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import { HfTokenizer } from '../tokenizer/hf-tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { TokenizerSpec } from './engine-api.ts';
 
 export function tokenizerSpec(tokenizer: TextTokenizer): TokenizerSpec | null {

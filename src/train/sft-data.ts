@@ -14,7 +14,7 @@
 import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
 import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
 import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
 import type { TrainSample } from './batch.ts';
 import { jsonlLines } from '../jsonl.ts';

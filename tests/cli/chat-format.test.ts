@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/model/backend.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { saveModelToDir } from '../../src/model/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { familyTemplate, familyTokenizer, type Family } from '../format/family-templates.ts';

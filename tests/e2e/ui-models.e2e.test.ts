@@ -14,7 +14,7 @@ import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFiles } from '../../src/export/peft.ts';
 import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';

@@ -5,14 +5,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { loadHfModel, saveModel, saveModelToDir } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
 import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';
 import { expectClose, useBackend } from './helpers.ts';
-import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 const qwenLike: ModelConfig = {
   vocabSize: 264, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4,

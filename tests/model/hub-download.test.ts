@@ -11,14 +11,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { loadHfModel, saveModel } from '../../src/model/hf.ts';
 import { browserCache, diskCache, hubSource, parseHubRef, type DownloadCache, type HubOptions } from '../../src/model/hub.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, loadFixture, useBackend } from './helpers.ts';
 import { FakeHub } from './hub-server.ts';
-import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 let hub: FakeHub;
 let dir: string;

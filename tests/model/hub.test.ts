@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
 import { diskCache, hubRefText, parseHubRef, type DownloadProgress } from '../../src/model/hub.ts';
 import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from '../../src/model/memory.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, loadFixture, useBackend } from './helpers.ts';
-import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 let root: string;
 let server: Server;

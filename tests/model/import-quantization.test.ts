@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadHfModel, type FileSource } from '../../src/model/hf.ts';
 import { useBackend } from './helpers.ts';
-import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 /** Qwen2.5-0.5B's config.json and a tokenizer, no weights: the memory check runs before the weights are read. */
 const qwenConfigOnly: FileSource = {

@@ -14,7 +14,7 @@ import { HALF_MATMUL_KERNEL, RMS_NORM_KERNEL, SOFTMAX_KERNEL } from '../../src/m
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { comparisonProblems, compareWithCpu } from '../../src/model/backend-compare.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { fromHalfBits, toHalfBits } from '../../src/model/half.ts';
 import { loadHfModel, saveModel } from '../../src/model/hf.ts';
 import { crossEntropyLoss } from '../../src/model/logprobs.ts';

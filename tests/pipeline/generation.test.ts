@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { initBackend } from '../../src/model/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { GenerationService, lengthBuckets } from '../../src/pipeline/generation.ts';

@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/model/config.ts';
-import { HfTokenizer, withChatTemplate } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer, withChatTemplate } from '../../src/tokenizer/hf-tokenizer.ts';
 import { loadHfModel, saveModel, saveModelToDir } from '../../src/model/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { renderSystemPrompt } from '../../src/format/system-prompt.ts';
 import { renderChatML } from '../../src/format/chatml.ts';
-import { SPINDLE_CHAT_TEMPLATE } from '../../src/model/spindle-chat-template.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../../src/tokenizer/spindle-chat-template.ts';
 import { chatFormatSummary, conversationFormat } from '../../src/rollout/conversation.ts';
 import { familyTemplate } from '../format/family-templates.ts';
-import { useBackend } from './helpers.ts';
+import { useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
 
 const tiny: ModelConfig = {

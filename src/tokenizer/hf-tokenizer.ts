@@ -4,8 +4,10 @@
  * Special tokens encode as their single ids and decode back to their text (the chat format needs them).
  */
 import { Tokenizer } from '@huggingface/tokenizers';
-import { CHAT_TEMPLATE_FILE } from './hf-layout.ts';
 import type { TextTokenizer } from './tokenizer.ts';
+
+/** The chat template as transformers 5's `save_pretrained` writes it, beside tokenizer_config.json instead of in it. */
+export const CHAT_TEMPLATE_FILE = 'chat_template.jinja';
 
 /** Where a model's chat template was read from. */
 export type ChatTemplateFile = typeof CHAT_TEMPLATE_FILE | 'tokenizer_config.json';
