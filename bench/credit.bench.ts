@@ -23,7 +23,7 @@ import { validateRunConfig } from '../src/config/validate.ts';
 import type { RunConfig } from '../src/config/schema.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/model/hf.ts';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
 import { mean, sampleStd } from '../src/train/advantages.ts';

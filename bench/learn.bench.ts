@@ -29,7 +29,7 @@ import { parseArgs } from 'node:util';
 import { validateRunConfig } from '../src/config/validate.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/model/hf.ts';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess, type BlindResult } from '../src/rollout/blind-policies.ts';
 import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';

@@ -11,7 +11,7 @@ import * as tf from '@tensorflow/tfjs';
 import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import { join } from 'node:path';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { loadHfModel, saveModelToDir } from '../src/model/hf.ts';

@@ -17,13 +17,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
-import { setKernelThreads } from '../src/model/wasm-simd/heap-kernels.ts';
+import { setKernelThreads } from '../src/kernels/wasm-simd/heap-kernels.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { runAtCommits } from './lib/at-commit.ts';
 import { runTorch, type TorchRun } from './lib/torch-reference.ts';

@@ -14,7 +14,7 @@ import { presetConfig } from '../src/config/presets.ts';
 import type { Trajectory } from '../src/contracts.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { skillsFromTrajectories, skillsToInstructions } from '../src/export/skills.ts';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import { EnginePolicy, GenerationService } from '../src/pipeline/generation.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';

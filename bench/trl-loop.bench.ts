@@ -54,7 +54,7 @@ import { environmentNameFor, environmentSourceFromFile, installEnvironmentSource
 import { rowKey } from '../src/envs/task-file/index.ts';
 import type { Environment } from '../src/envs/types.ts';
 import { renderSystemPrompt } from '../src/format/index.ts';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { loadHfModel } from '../src/model/hf.ts';
 import type { TextTokenizer } from '../src/tokenizer/tokenizer.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';

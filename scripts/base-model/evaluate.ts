@@ -15,7 +15,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import { listEnvironments, getEnvironment } from '../../src/envs/registry.ts';

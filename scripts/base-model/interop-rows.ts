@@ -12,7 +12,7 @@ import { getEnvironment } from '../../src/envs/registry.ts';
 import type { Environment } from '../../src/envs/types.ts';
 import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import type { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { deriveSeed } from '../../src/rng.ts';

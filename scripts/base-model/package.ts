@@ -17,7 +17,7 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { HfConfigJson } from '../../src/model/config.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';

@@ -17,11 +17,9 @@
  * SIMD kernel that dequantizes inside the gemm would avoid the float copy and the pass.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import type { TfjsWasmBackend } from '../kernels/wasm-simd/heap-kernels.ts';
+import { INT8_WIDEN_KERNEL } from '../kernels/fused.ts';
 import { mm } from './ops.ts';
-
-/** q (int32 [in, ⌈out/4⌉], four int8 per word), scales [out]; attrs outDim, transpose → float32 [in, out], or [out, in] with transpose. */
-export const INT8_WIDEN_KERNEL = 'SpindleInt8Widen';
 
 /** A frozen projection [in, out] in int8 with per-output-channel scales. */
 export interface Int8Weight {

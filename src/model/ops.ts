@@ -8,9 +8,9 @@
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
-import { wasmAttentionFits } from './wasm-attention.ts';
-import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
-import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
+import { wasmAttentionFits } from '../kernels/wasm-attention.ts';
+import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from '../kernels/fused.ts';
+import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../kernels/wasm-matmul.ts';
 
 /**
  * a [..., k] · b [k, n] → [..., n]. On wasm through SpindleMatMul, which takes a as it is (no reshapes

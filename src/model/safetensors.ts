@@ -9,7 +9,7 @@
  * exactly (no gap, no overlap, no trailing bytes): a file with bytes left over is a torn or spliced
  * download, not a model.
  */
-import { fromHalfBits } from './half.ts';
+import { fromHalfBits } from '../kernels/half.ts';
 import type { HostTensors } from './transformer.ts';
 
 export interface SafetensorsFile {

@@ -15,13 +15,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
-import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
-import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
+import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from '../kernels/decode-step.ts';
+import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel, INT8_WIDEN_KERNEL } from '../kernels/fused.ts';
+import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../kernels/half.ts';
 import { applyRope, bmm, causalAttention, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputed, recomputedBlock } from './recompute.ts';
-import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
+import { int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 

@@ -3,7 +3,7 @@
  * (the status strip), and replaced by wasm when a WebGPU device is lost (`onLost` decides what else
  * happens then: the engine drops its models and resumes an interrupted run).
  */
-import type { BackendChoice } from '../model/backend.ts';
+import type { BackendChoice } from '../kernels/backend.ts';
 
 export interface BackendDeps {
   /** Starts the tfjs backend (`forced` as in `?backend=`; wasm threads from `cores`). */

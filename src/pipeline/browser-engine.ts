@@ -15,7 +15,7 @@ import * as Comlink from 'comlink';
 import type { RunConfig } from '../config/schema.ts';
 import type { EnvironmentSource, Split, Task, Trajectory } from '../contracts.ts';
 import { zipFiles } from '../export/peft.ts';
-import type { BackendChoice } from '../model/backend.ts';
+import type { BackendChoice } from '../kernels/backend.ts';
 import { readSafetensors } from '../model/safetensors.ts';
 import type { Store } from '../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';

@@ -15,7 +15,7 @@ import type { RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
 
-export type { BackendChoice } from '../model/backend.ts';
+export type { BackendChoice } from '../kernels/backend.ts';
 
 /** How a rollout worker rebuilds the run model's tokenizer (null: the byte tokenizer). */
 export interface TokenizerSpec {

@@ -10,7 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_CONFIG, type RunConfig } from '../config/schema.ts';
 import { readAdapter, type PeftConfig } from '../export/peft.ts';
-import { initBackend, type BackendChoice } from '../model/backend.ts';
+import { initBackend, type BackendChoice } from '../kernels/backend.ts';
 import { loadHfModel, type LoadedModel } from '../model/hf.ts';
 import { HfTokenizer } from '../tokenizer/hf-tokenizer.ts';
 import { diskCache } from '../model/hub.ts';

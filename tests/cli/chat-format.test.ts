@@ -6,7 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { saveModelToDir } from '../../src/model/hf.ts';

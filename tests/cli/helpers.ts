@@ -5,7 +5,7 @@ import { main } from '../../src/cli/main.ts';
 import { presetConfig } from '../../src/config/presets.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
 import { stringifyRunConfig } from '../../src/config/yaml.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
 import { saveModelToDir } from '../../src/model/hf.ts';

@@ -9,7 +9,7 @@ import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { saveModelToDir } from '../../src/model/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { openFileStore } from '../../src/store/file-store.ts';
 import { listRuns, TrajectoryCommons } from '../../src/store/index.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';

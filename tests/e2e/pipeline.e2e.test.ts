@@ -11,7 +11,7 @@
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';

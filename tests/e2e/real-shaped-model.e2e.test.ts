@@ -12,7 +12,7 @@ import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';
 import { readSafetensors } from '../../src/model/safetensors.ts';

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFiles } from '../../src/export/peft.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';

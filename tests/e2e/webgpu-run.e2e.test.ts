@@ -8,7 +8,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';

@@ -140,7 +140,7 @@ describe('merged full weights', () => {
 
 describe('with the real model (src/model)', () => {
   it('an exported adapter loads back into a fresh model, and our merge equals the model\'s own merge', async () => {
-    const { initBackend } = await import('../../src/model/backend.ts');
+    const { initBackend } = await import('../../src/kernels/backend.ts');
     const { TransformerModel } = await import('../../src/model/transformer.ts');
     const { attachLora, exportLora, importLora, mergeLora, peftAdapterConfig } = await import('../../src/model/lora.ts');
     await initBackend({ forced: 'cpu' });

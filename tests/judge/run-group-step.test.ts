@@ -6,7 +6,7 @@
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { createNodeRun } from '../../src/pipeline/node.ts';
 import { VERIFIER_GATE_OFF_WARNING } from '../../src/pipeline/run.ts';

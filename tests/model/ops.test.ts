@@ -6,7 +6,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { applyRope, bmm, mm, rmsNorm, ropeTables, sumOfSquares, swiglu } from '../../src/model/ops.ts';
-import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
+import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/kernels/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';

@@ -5,7 +5,7 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { Batcher } from '../../src/pipeline/batcher.ts';
 import { GenerationService } from '../../src/pipeline/generation.ts';

@@ -15,7 +15,7 @@ import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import type { PeftConfig } from '../../src/export/peft.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';

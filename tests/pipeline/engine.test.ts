@@ -4,7 +4,7 @@ import type { RunConfig } from '../../src/config/schema.ts';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { initBackend, type BackendChoice } from '../../src/model/backend.ts';
+import { initBackend, type BackendChoice } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
 import type { EngineDeps, PlayEvent } from '../../src/pipeline/engine-api.ts';

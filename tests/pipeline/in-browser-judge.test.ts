@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
 import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/judge-settings.ts';

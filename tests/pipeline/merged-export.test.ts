@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { moduleShape, type PeftConfig } from '../../src/export/peft.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { byteTokenizerConfig } from '../../src/tokenizer/byte-tokenizer-json.ts';
 import { loadHfModel } from '../../src/model/hf.ts';
 import { peftConfig } from '../../src/model/lora.ts';

@@ -8,7 +8,7 @@ import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import type { LoadedPolicyModel } from '../../src/pipeline/engine-api.ts';
 import { ModelShelf } from '../../src/pipeline/model-shelf.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { saveModel } from '../../src/model/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';

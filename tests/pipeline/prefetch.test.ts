@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { QueueSizes } from '../../src/pipeline/events.ts';
 import { loadNodeModel } from '../../src/pipeline/node.ts';
 import type { EpisodeJob } from '../../src/pipeline/rollout-worker.ts';

@@ -7,7 +7,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
 import { loadNodeModel } from '../../src/pipeline/node.ts';

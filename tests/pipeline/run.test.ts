@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
 import type { Split } from '../../src/contracts.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { createNodeRun, spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';
 import { PipelineRun } from '../../src/pipeline/run.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { chooseBackend, initBackend, type BackendProbe } from '../../src/model/backend.ts';
+import { chooseBackend, initBackend, type BackendProbe } from '../../src/kernels/backend.ts';
 import * as tf from '@tensorflow/tfjs';
 import os from 'node:os';
 

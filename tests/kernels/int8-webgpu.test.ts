@@ -7,13 +7,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useNodeWebGpu } from '../../bench/lib/node-webgpu.ts';
-import { dequantizeInt8Host, INT8_WIDEN_KERNEL, int8Weight, quantizeInt8Host } from '../../src/model/int8.ts';
+import { INT8_WIDEN_KERNEL } from '../../src/kernels/fused.ts';
+import { dequantizeInt8Host, int8Weight, quantizeInt8Host } from '../../src/model/int8.ts';
 import { attachLora } from '../../src/model/lora.ts';
 import { tokenStats } from '../../src/model/logprobs.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { createRng, normalArray } from '../../src/rng.ts';
-import { expectClose } from './helpers.ts';
+import { expectClose } from '../model/helpers.ts';
 
 const tiny: ModelConfig = {
   vocabSize: 40, hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,

@@ -9,13 +9,13 @@
 import * as tf from '@tensorflow/tfjs';
 import v8 from 'node:v8';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
-import { HeapKernels, relaxedSimdAvailable, simdModuleBytes, type EmscriptenHeap } from '../../src/model/wasm-simd/heap-kernels.ts';
+import { packedStripsFloats } from '../../src/kernels/wasm-simd/gemm.ts';
+import { HeapKernels, relaxedSimdAvailable, simdModuleBytes, type EmscriptenHeap } from '../../src/kernels/wasm-simd/heap-kernels.ts';
 import { mm } from '../../src/model/ops.ts';
-import { compareWithCpu, comparisonProblems } from '../../src/model/backend-compare.ts';
-import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../../src/model/wasm-matmul.ts';
+import { compareWithCpu, comparisonProblems } from '../../src/selftest/backend-compare.ts';
+import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../../src/kernels/wasm-matmul.ts';
 import { createRng } from '../../src/rng.ts';
-import { expectClose, useBackend } from './helpers.ts';
+import { expectClose, useBackend } from '../model/helpers.ts';
 
 // Node 20 has relaxed SIMD behind a flag (initBackend sets it too); the plain kernel is tested either way.
 if (!relaxedSimdAvailable()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');

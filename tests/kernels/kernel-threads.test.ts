@@ -7,13 +7,13 @@
 import * as tf from '@tensorflow/tfjs';
 import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { packedStripsFloats } from '../../src/model/wasm-simd/gemm.ts';
-import { splitBatch, splitElements, splitProduct, type GemmArgs } from '../../src/model/wasm-simd/work-split.ts';
-import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
-import { shareDefinedMemory } from '../../src/model/wasm-simd/shared-heap.ts';
-import { compareThreadCounts } from '../../src/model/threads-check.ts';
+import { packedStripsFloats } from '../../src/kernels/wasm-simd/gemm.ts';
+import { splitBatch, splitElements, splitProduct, type GemmArgs } from '../../src/kernels/wasm-simd/work-split.ts';
+import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/kernels/wasm-simd/heap-kernels.ts';
+import { shareDefinedMemory } from '../../src/kernels/wasm-simd/shared-heap.ts';
+import { compareThreadCounts } from '../../src/selftest/threads-check.ts';
 import { createRng } from '../../src/rng.ts';
-import { useBackend } from './helpers.ts';
+import { useBackend } from '../model/helpers.ts';
 
 if (!relaxedSimdAvailable()) v8.setFlagsFromString('--experimental-wasm-relaxed-simd');
 

@@ -80,6 +80,8 @@ export interface AdamHyper {
 export const HALF_MATMUL_KERNEL = 'SpindleHalfMatMul';
 /** w (packed half pairs [K, N/2]); attrs format → the float32 [K, N] it holds. */
 export const HALF_WIDEN_KERNEL = 'SpindleHalfWiden';
+/** q (int32 [in, ⌈out/4⌉], four int8 per word), scales [out]; attrs outDim, transpose → float32 [in, out], or [out, in] with transpose. */
+export const INT8_WIDEN_KERNEL = 'SpindleInt8Widen';
 
 /** True when the current backend has the fused kernel `name`. */
 export function hasFusedKernel(name: string): boolean {

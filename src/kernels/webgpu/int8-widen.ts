@@ -6,7 +6,7 @@
  */
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';
 import * as tf from '@tensorflow/tfjs';
-import { INT8_WIDEN_KERNEL } from '../int8.ts';
+import { INT8_WIDEN_KERNEL } from '../fused.ts';
 import { GROUP, GROUP_INDEX, program, registerWebGpuKernel } from './program.ts';
 
 function widen(q: tf.TensorInfo, scales: tf.TensorInfo, outDim: number, transpose: boolean, backend: WebGPUBackend): tf.TensorInfo {

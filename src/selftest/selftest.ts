@@ -9,7 +9,7 @@
  */
 import { compareWithCpu, type ComparedBackend, type SelftestResult } from './backend-compare.ts';
 import type { ThreadsCheck } from './threads-check.ts';
-import { tfjsWasmPaths } from './wasm-paths.ts';
+import { tfjsWasmPaths } from '../kernels/wasm-paths.ts';
 
 declare global {
   interface Window {

@@ -8,10 +8,10 @@
  * (tests/e2e/model-backends.e2e.test.ts).
  */
 import * as tf from '@tensorflow/tfjs';
-import { presetConfig } from './config.ts';
-import { attachLora } from './lora.ts';
-import { TransformerModel } from './transformer.ts';
-import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import { presetConfig } from '../model/config.ts';
+import { attachLora } from '../model/lora.ts';
+import { TransformerModel } from '../model/transformer.ts';
+import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type HeapKernels, type TfjsWasmBackend } from '../kernels/wasm-simd/heap-kernels.ts';
 import { createRng } from '../rng.ts';
 
 export interface ThreadsCheck {

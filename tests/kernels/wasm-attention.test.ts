@@ -8,7 +8,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { causalAttention, fusedAttention, maskedSoftmax } from '../../src/model/ops.ts';
 import { createRng } from '../../src/rng.ts';
-import { expectClose, useBackend } from './helpers.ts';
+import { expectClose, useBackend } from '../model/helpers.ts';
 
 const MASKED = -1e9;
 

@@ -1,7 +1,7 @@
 /** 16-bit weights on the host (src/model/half.ts): conversions both ways, and the packing the WebGPU kernel reads. */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
-import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../../src/model/half.ts';
+import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../../src/kernels/half.ts';
 
 const everyPattern = Uint16Array.from({ length: 65536 }, (_, i) => i);
 const isNaNPattern = (bits: number, format: HalfFormat) => (format === 'f16' ? (bits & 0x7c00) === 0x7c00 && bits & 0x3ff : (bits & 0x7f80) === 0x7f80 && bits & 0x7f);

@@ -8,14 +8,14 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig, type ModelConfig } from '../../src/model/config.ts';
-import { DECODE_STEP_KERNEL } from '../../src/model/fused.ts';
+import { DECODE_STEP_KERNEL } from '../../src/kernels/fused.ts';
 import { attachLora } from '../../src/model/lora.ts';
 import { TransformerModel, type KVCache } from '../../src/model/transformer.ts';
 import { createRng } from '../../src/rng.ts';
 import { generate } from '../../src/model/sampling.ts';
-import { heapKernelsOf, type TfjsWasmBackend } from '../../src/model/wasm-simd/heap-kernels.ts';
-import { packedWeightsOf } from '../../src/model/wasm-simd/packed-weights.ts';
-import { expectClose, useBackend } from './helpers.ts';
+import { heapKernelsOf, type TfjsWasmBackend } from '../../src/kernels/wasm-simd/heap-kernels.ts';
+import { packedWeightsOf } from '../../src/kernels/wasm-simd/packed-weights.ts';
+import { expectClose, useBackend } from '../model/helpers.ts';
 
 interface Batch {
   ids: number[][];

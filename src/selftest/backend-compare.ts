@@ -5,13 +5,13 @@
  * When WebGPU is unavailable the result says so instead of failing.
  */
 import * as tf from '@tensorflow/tfjs';
-import { initBackend, probeEnvironment, type InitOptions } from './backend.ts';
-import type { ModelConfig } from './config.ts';
-import { attachLora } from './lora.ts';
-import { crossEntropyLoss } from './logprobs.ts';
+import { initBackend, probeEnvironment, type InitOptions } from '../kernels/backend.ts';
+import type { ModelConfig } from '../model/config.ts';
+import { attachLora } from '../model/lora.ts';
+import { crossEntropyLoss } from '../model/logprobs.ts';
 import { createRng } from '../rng.ts';
-import { generate } from './sampling.ts';
-import { TransformerModel } from './transformer.ts';
+import { generate } from '../model/sampling.ts';
+import { TransformerModel } from '../model/transformer.ts';
 
 const CONFIG: ModelConfig = {
   vocabSize: 40, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4,
