@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { validateRunConfig } from '../src/config/validate.ts';
 import type { RunConfig } from '../src/config/schema.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
-import { loadHfModel } from '../src/model/hf.ts';
+import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';

@@ -28,7 +28,7 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { validateRunConfig } from '../src/config/validate.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
-import { loadHfModel } from '../src/model/hf.ts';
+import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess, type BlindResult } from '../src/rollout/blind-policies.ts';

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { initBackend } from '../src/kernels/backend.ts';
 import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
-import { loadHfModel, saveModelToDir } from '../src/model/hf.ts';
+import { loadHfModel, saveModelToDir } from '../src/hub/hf.ts';
 import { estimateMemory, formatBytes } from '../src/model/memory.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';

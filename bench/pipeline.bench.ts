@@ -22,7 +22,7 @@ import { initBackend } from '../src/kernels/backend.ts';
 import { setKernelThreads } from '../src/kernels/wasm-simd/heap-kernels.ts';
 import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../src/model/config.ts';
-import { loadHfModel } from '../src/model/hf.ts';
+import { loadHfModel } from '../src/hub/hf.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
 import { GenerationService } from '../src/pipeline/generation.ts';
 import { resolveModelPath, spawnNodeRolloutWorker } from '../src/pipeline/node.ts';

@@ -15,7 +15,7 @@ import type { Trajectory } from '../src/contracts.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { skillsFromTrajectories, skillsToInstructions } from '../src/export/skills.ts';
 import { initBackend } from '../src/kernels/backend.ts';
-import { loadHfModel } from '../src/model/hf.ts';
+import { loadHfModel } from '../src/hub/hf.ts';
 import { EnginePolicy, GenerationService } from '../src/pipeline/generation.ts';
 import { resolveModelPath } from '../src/pipeline/node.ts';
 import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';

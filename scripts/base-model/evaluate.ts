@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/kernels/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import { listEnvironments, getEnvironment } from '../../src/envs/registry.ts';
 import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';

@@ -15,7 +15,7 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { buildEnvironment, environmentSourceFromFile } from '../../src/envs/sources.ts';
 import type { Environment } from '../../src/envs/types.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';
 import { agentStats } from '../../src/rollout/agent-stats.ts';
 import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';

@@ -13,7 +13,7 @@ import type { Environment } from '../../src/envs/types.ts';
 import { trajectoryToChatRow } from '../../src/export/hf-chat.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import type { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { deriveSeed } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';

@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
 import { initBackend } from '../../src/kernels/backend.ts';
 import type { HfConfigJson } from '../../src/model/config.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { spindleTokenizerConfig } from '../../src/tokenizer/spindle-chat-template.ts';
 import { generationConfig } from '../../src/pipeline/merged-export.ts';

@@ -7,7 +7,7 @@
  */
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import { adapterZip, peftConfigFromRun, type PeftConfig } from '../export/peft.ts';
-import { readSafetensors } from '../model/safetensors.ts';
+import { readSafetensors } from '../hub/safetensors.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import { getRun, listEvaluations, loadLatestCheckpoint, type CheckpointRecord, type RunRecord, type Store } from '../store/index.ts';
 import type { PreparedModel } from '../train/checkpoint.ts';

@@ -7,7 +7,8 @@
  * without the trained model (it is built by `npm run model:base`) still builds; loading it then fails
  * with a message that says how to make it.
  */
-import { loadHfModel, type FileSource, type LoadedModel } from '../model/hf.ts';
+import type { FileSource } from '../hub/hf-layout.ts';
+import { loadHfModel, type LoadedModel } from '../hub/hf.ts';
 
 const SHIPPED = import.meta.glob('../../models/spindle-base/{config.json,model.safetensors,tokenizer.json,tokenizer_config.json}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
 

@@ -18,7 +18,7 @@ import { lockRun } from './run-lock.ts';
 import type { RemoteGenerator } from './generation.ts';
 import type { EpisodeJob } from './rollout-worker.ts';
 import type { WorkerHandle } from './worker-pool.ts';
-import { browserCache } from '../model/hub.ts';
+import { browserCache } from '../hub/hub.ts';
 
 /** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
 export interface RolloutWorkerBoot {

@@ -13,7 +13,7 @@ import type { CheckpointRecord } from '../store/records.ts';
 import type { TrainerCheckpoint } from '../train/checkpoint.ts';
 import type { ReplayState } from '../train/replay-buffer.ts';
 import type { OptimizerState } from '../train/optimizer.ts';
-import { readSafetensors, writeSafetensors } from '../model/safetensors.ts';
+import { readSafetensors, writeSafetensors } from '../hub/safetensors.ts';
 import type { HostTensors } from '../model/transformer.ts';
 
 const toBuffer = (bytes: Uint8Array): ArrayBuffer => bytes.slice().buffer as ArrayBuffer;

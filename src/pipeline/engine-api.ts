@@ -4,8 +4,8 @@
  */
 import type { SamplingParams, Task, Trajectory } from '../contracts.ts';
 import type { PeftConfig } from '../export/peft.ts';
-import type { FileSource } from '../model/hf.ts';
-import type { DownloadCache } from '../model/hub.ts';
+import type { FileSource } from '../hub/hf-layout.ts';
+import type { DownloadCache } from '../hub/hub.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { EpisodeEvent } from '../rollout/events.ts';

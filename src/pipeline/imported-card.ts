@@ -4,7 +4,7 @@
  * LoRA update needs, what a run config names to train it), followed by the repository's own README.md
  * when it has one (its front matter stays first, where the card reader expects it).
  */
-import type { LoadedModel } from '../model/hf.ts';
+import type { LoadedModel } from '../hub/hf.ts';
 import { estimateMemory, formatBytes } from '../model/memory.ts';
 import { chatFormatSummary } from '../rollout/conversation.ts';
 

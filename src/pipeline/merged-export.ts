@@ -11,8 +11,8 @@
  */
 import { checkAdapterTensors, mergedModelFiles, type PeftConfig } from '../export/peft.ts';
 import type { HfConfigJson } from '../model/config.ts';
-import { hfConfigFor, tokenizerFiles } from '../model/hf.ts';
-import { parseHubRef, transformersBase } from '../model/hub.ts';
+import { hfConfigFor, tokenizerFiles } from '../hub/hf.ts';
+import { parseHubRef, transformersBase } from '../hub/hub.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { HostTensors } from '../model/transformer.ts';
 import type { LoadedPolicyModel } from './engine-api.ts';

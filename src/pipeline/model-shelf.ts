@@ -12,12 +12,13 @@
 import type { RunConfig } from '../config/schema.ts';
 import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { HfConfigJson } from '../model/config.ts';
-import { loadHfModel, urlSource, type FileSource, type LoadedModel } from '../model/hf.ts';
-import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../model/hub.ts';
+import type { FileSource } from '../hub/hf-layout.ts';
+import { loadHfModel, urlSource, type LoadedModel } from '../hub/hf.ts';
+import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../hub/hub.ts';
 import type { LoadedPolicyModel } from './engine-api.ts';
 import { importedModelCard } from './imported-card.ts';
 import type { MergeSource } from './merged-export.ts';
-import { TOKENIZER_FILES } from '../model/hf-layout.ts';
+import { TOKENIZER_FILES } from '../hub/hf-layout.ts';
 
 /**
  * Where an imported model comes from: a hub id (`owner/name`, `hf:owner/name@revision`), an HF folder

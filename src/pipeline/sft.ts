@@ -9,11 +9,11 @@
 import type { RunConfig } from '../config/schema.ts';
 import { isSuccess } from '../contracts.ts';
 import { parquetToTrajectories } from '../export/parquet.ts';
-import { adapterZip, type PeftConfig } from '../export/peft.ts';
+import { adapterZip, peftAdapterConfig, type PeftConfig } from '../export/peft.ts';
 import { jsonlLines } from '../jsonl.ts';
 import type { HfConfigJson } from '../model/config.ts';
-import { saveModel } from '../model/hf.ts';
-import { exportLora, peftAdapterConfig } from '../model/lora.ts';
+import { saveModel } from '../hub/hf.ts';
+import { exportLora } from '../model/lora.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from '../train/batch.ts';

@@ -9,7 +9,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { familyTemplate, familyTokenizer, type Family } from '../format/family-templates.ts';
 import { cli, tempDir } from './helpers.ts';

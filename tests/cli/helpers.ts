@@ -8,7 +8,7 @@ import { stringifyRunConfig } from '../../src/config/yaml.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 
 export function tempDir(): string {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { openFileStore } from '../../src/store/file-store.ts';

@@ -32,7 +32,7 @@ import type { Worker } from 'playwright-core';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
+import { saveModel } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 

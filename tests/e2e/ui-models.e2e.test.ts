@@ -16,8 +16,8 @@ import { zipFiles } from '../../src/export/peft.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
-import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { saveModel } from '../../src/hub/hf.ts';
+import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 

@@ -19,7 +19,7 @@ import { parseChatJsonl, trajectoryToChatRow, type ChatRow } from '../../src/exp
 import { parquetToTrajectories } from '../../src/export/parquet.ts';
 import { renderSystemPrompt } from '../../src/format/system-prompt.ts';
 import { byteTokenizerConfig } from '../../src/tokenizer/byte-tokenizer-json.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import type { TextTokenizer } from '../../src/tokenizer/tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';

@@ -9,8 +9,8 @@ import { ImportError } from '../../src/export/import-error.ts';
 import { readAdapter } from '../../src/export/peft.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModel } from '../../src/model/hf.ts';
-import { readSafetensors, SafetensorsError, writeSafetensors } from '../../src/model/safetensors.ts';
+import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
+import { readSafetensors, SafetensorsError, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';
 import { useBackend } from '../model/helpers.ts';
 

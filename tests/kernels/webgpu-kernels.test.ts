@@ -16,7 +16,7 @@ import { Optimizer } from '../../src/train/optimizer.ts';
 import { comparisonProblems, compareWithCpu } from '../../src/selftest/backend-compare.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { fromHalfBits, toHalfBits } from '../../src/kernels/half.ts';
-import { loadHfModel, saveModel } from '../../src/model/hf.ts';
+import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
 import { crossEntropyLoss } from '../../src/model/logprobs.ts';
 import { attachLora, detachLora, freezeLayers } from '../../src/model/lora.ts';
 import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';

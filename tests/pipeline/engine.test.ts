@@ -5,7 +5,7 @@ import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../src/kernels/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
 import type { EngineDeps, PlayEvent } from '../../src/pipeline/engine-api.ts';
 import type { RunEvent } from '../../src/pipeline/events.ts';

@@ -9,7 +9,7 @@ import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { Engine } from '../../src/pipeline/browser-engine.ts';
 import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/judge-settings.ts';
 import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';

@@ -3,7 +3,7 @@ import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { renderChatML } from '../../src/format/chatml.ts';
 import { ByteTokenizer, SPECIAL_TOKENS, StreamDecoder } from '../../src/tokenizer/byte-tokenizer.ts';
 import { byteTokenizerConfig, byteTokenizerJson } from '../../src/tokenizer/byte-tokenizer-json.ts';
-import { tokenizerFiles } from '../../src/model/hf.ts';
+import { tokenizerFiles } from '../../src/hub/hf.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 
 const tok = new ByteTokenizer();

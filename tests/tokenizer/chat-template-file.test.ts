@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer, withChatTemplate } from '../../src/tokenizer/hf-tokenizer.ts';
-import { loadHfModel, saveModel, saveModelToDir } from '../../src/model/hf.ts';
+import { loadHfModel, saveModel, saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { renderSystemPrompt } from '../../src/format/system-prompt.ts';
 import { renderChatML } from '../../src/format/chatml.ts';

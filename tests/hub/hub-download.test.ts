@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { loadHfModel, saveModel } from '../../src/model/hf.ts';
-import { browserCache, diskCache, hubSource, parseHubRef, type DownloadCache, type HubOptions } from '../../src/model/hub.ts';
-import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
+import { browserCache, diskCache, hubSource, parseHubRef, type DownloadCache, type HubOptions } from '../../src/hub/hub.ts';
+import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { expectClose, loadFixture, useBackend } from './helpers.ts';
+import { expectClose, loadFixture, useBackend } from '../model/helpers.ts';
 import { FakeHub } from './hub-server.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 

@@ -14,7 +14,7 @@
  *   - refuses ids, revisions and file names that could leave the cache's folder (`..`).
  * The endpoint is an option so tests serve files from 127.0.0.1; nothing here reaches the internet by itself.
  */
-import type { FileSource } from './hf.ts';
+import type { FileSource } from './hf-layout.ts';
 import { contentProblem, records, sha256Hex, type DownloadCache } from './hub-cache.ts';
 import { DEFAULT_LIMITS, DEFAULT_RETRY, transfer, type DownloadProgress, type TransferLimits, type TransferOptions } from './hub-transfer.ts';
 import type { RetryPolicy } from '../net.ts';

@@ -2,10 +2,17 @@
  * The tensors a Hugging Face checkpoint of a given config holds, by name and shape (HF [out, in]
  * layout), and the check of a loaded file against them: every tensor present with its shape, and no
  * tensor the config does not explain (a bias the config does not declare would otherwise be dropped
- * silently and every logit would be off).
+ * silently and every logit would be off); the files a model folder holds besides, and where a folder's files
+ * come from (a FileSource: hub.ts's downloads, hf.ts's URLs, picked files and folders).
  */
-import type { ModelConfig } from './config.ts';
+import type { ModelConfig } from '../model/config.ts';
 import { CHAT_TEMPLATE_FILE } from '../tokenizer/hf-tokenizer.ts';
+
+/** Where the files of one model come from. `read` returns null when the file does not exist. */
+export interface FileSource {
+  description: string;
+  read(name: string): Promise<Uint8Array | null>;
+}
 
 /** The tokenizer's files a model folder may hold beside config.json and the weights, each read when present. */
 export const TOKENIZER_FILES = ['tokenizer.json', 'tokenizer_config.json', CHAT_TEMPLATE_FILE] as const;

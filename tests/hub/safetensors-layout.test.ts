@@ -4,7 +4,7 @@
  * refused by name, by `readSafetensors` and by the header-only `checkSafetensorsLayout`.
  */
 import { describe, expect, it } from 'vitest';
-import { checkSafetensorsLayout, readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { checkSafetensorsLayout, readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 
 /** A safetensors file with this header and `dataBytes` zero bytes of data. */
 function file(header: Record<string, unknown>, dataBytes: number): Uint8Array {

@@ -8,10 +8,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import type { ModelConfig } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { loadHfModel, saveModel, saveModelToDir } from '../../src/model/hf.ts';
-import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { loadHfModel, saveModel, saveModelToDir } from '../../src/hub/hf.ts';
+import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';
-import { expectClose, useBackend } from './helpers.ts';
+import { expectClose, useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 const qwenLike: ModelConfig = {

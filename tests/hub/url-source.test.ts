@@ -5,7 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { urlSource } from '../../src/model/hf.ts';
+import { urlSource } from '../../src/hub/hf.ts';
 
 let server: Server;
 let base: string;

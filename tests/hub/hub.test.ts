@@ -12,11 +12,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { loadHfModel, saveModelToDir } from '../../src/model/hf.ts';
-import { diskCache, hubRefText, parseHubRef, type DownloadProgress } from '../../src/model/hub.ts';
+import { loadHfModel, saveModelToDir } from '../../src/hub/hf.ts';
+import { diskCache, hubRefText, parseHubRef, type DownloadProgress } from '../../src/hub/hub.ts';
 import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS } from '../../src/model/memory.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { expectClose, loadFixture, useBackend } from './helpers.ts';
+import { expectClose, loadFixture, useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 let root: string;

@@ -4,8 +4,9 @@
  * fit says that int8 would.
  */
 import { describe, expect, it } from 'vitest';
-import { loadHfModel, type FileSource } from '../../src/model/hf.ts';
-import { useBackend } from './helpers.ts';
+import type { FileSource } from '../../src/hub/hf-layout.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
+import { useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 /** Qwen2.5-0.5B's config.json and a tokenizer, no weights: the memory check runs before the weights are read. */

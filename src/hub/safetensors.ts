@@ -10,7 +10,7 @@
  * download, not a model.
  */
 import { fromHalfBits } from '../kernels/half.ts';
-import type { HostTensors } from './transformer.ts';
+import type { HostTensors } from '../model/transformer.ts';
 
 export interface SafetensorsFile {
   tensors: HostTensors;

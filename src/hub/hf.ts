@@ -11,23 +11,17 @@
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { ByteTokenizer } from '../tokenizer/byte-tokenizer.ts';
 import { byteTokenizerConfig, byteTokenizerJson } from '../tokenizer/byte-tokenizer-json.ts';
-import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from './config.ts';
+import { fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from '../model/config.ts';
 import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel } from '../kernels/fused.ts';
 import type { HalfFormat } from '../kernels/half.ts';
-import { checkWeights } from './hf-layout.ts';
+import { checkWeights, type FileSource } from './hf-layout.ts';
 import { CHAT_TEMPLATE_FILE, HfTokenizer, withChatTemplate } from '../tokenizer/hf-tokenizer.ts';
 import { hubSource, parseHubRef, type HubOptions, type HubRef } from './hub.ts';
 import { DEFAULT_LIMITS, sizeLimitFor, type TransferLimits } from './hub-transfer.ts';
 import { fetchWithTimeout, readBytes } from '../net.ts';
-import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS, neededBytes } from './memory.ts';
+import { assertFits, estimateMemory, IMPORT_CHECK_TOKENS, neededBytes } from '../model/memory.ts';
 import { assertFiniteTensors, readSafetensors, writeSafetensors } from './safetensors.ts';
-import { TransformerModel, type HostTensors } from './transformer.ts';
-
-/** Where the files of one model come from. `read` returns null when the file does not exist. */
-export interface FileSource {
-  description: string;
-  read(name: string): Promise<Uint8Array | null>;
-}
+import { TransformerModel, type HostTensors } from '../model/transformer.ts';
 
 /**
  * A model at a plain URL (not the hub: no cache, no checksums to check). Each file is read with the
