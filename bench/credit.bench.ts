@@ -24,7 +24,7 @@ import type { RunConfig } from '../src/config/schema.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
-import { resolveModelPath } from '../src/pipeline/node.ts';
+import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
 import { mean, sampleStd } from '../src/train/advantages.ts';
 import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';

@@ -30,7 +30,7 @@ import { validateRunConfig } from '../src/config/validate.ts';
 import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
-import { resolveModelPath } from '../src/pipeline/node.ts';
+import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { bestBlindSuccess, type BlindResult } from '../src/rollout/blind-policies.ts';
 import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';

@@ -5,6 +5,6 @@
  * src/ui/sources/real/engine-client.ts.
  */
 import * as Comlink from 'comlink';
-import { createBrowserEngine } from '../src/pipeline/browser.ts';
+import { createBrowserEngine } from '../src/pipeline/platform/browser.ts';
 
 Comlink.expose(createBrowserEngine());

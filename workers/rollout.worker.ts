@@ -8,12 +8,12 @@
  * assets (src/pipeline/browser-judges.ts); onnxruntime-web is imported only when a run has a model judge.
  */
 import * as Comlink from 'comlink';
-import type { RolloutWorkerBoot } from '../src/pipeline/browser.ts';
-import { loadBrowserModelJudge as loadModelJudge } from '../src/pipeline/browser-judges.ts';
-import type { RemoteGenerator } from '../src/pipeline/generation.ts';
-import { createRolloutWorkerApi, type RolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
-import { secretLookup } from '../src/pipeline/secrets.ts';
-import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
+import type { RolloutWorkerBoot } from '../src/pipeline/platform/browser.ts';
+import { loadBrowserModelJudge as loadModelJudge } from '../src/pipeline/platform/browser-judges.ts';
+import type { RemoteGenerator } from '../src/pipeline/engine/generation.ts';
+import { createRolloutWorkerApi, type RolloutWorkerApi } from '../src/pipeline/engine/rollout-worker-api.ts';
+import { secretLookup } from '../src/pipeline/engine/secrets.ts';
+import { tokenizerFromSpec } from '../src/pipeline/engine/tokenizer-spec.ts';
 import { runModulesInThisThread } from '../src/envs/module-host.ts';
 
 // This worker is itself a thread the engine can terminate: user environment modules run here, not in a host of their own.

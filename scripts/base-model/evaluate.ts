@@ -19,7 +19,7 @@ import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/hub/hf.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import { listEnvironments, getEnvironment } from '../../src/envs/registry.ts';
-import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';
+import { EnginePolicy, GenerationService } from '../../src/pipeline/engine/generation.ts';
 import { evaluatePolicy } from '../../src/rollout/evaluate.ts';
 import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
 import { wilsonInterval } from '../../src/rollout/success-interval.ts';

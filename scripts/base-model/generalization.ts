@@ -16,7 +16,7 @@ import { buildEnvironment, environmentSourceFromFile } from '../../src/envs/sour
 import type { Environment } from '../../src/envs/types.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/hub/hf.ts';
-import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';
+import { EnginePolicy, GenerationService } from '../../src/pipeline/engine/generation.ts';
 import { agentStats } from '../../src/rollout/agent-stats.ts';
 import { bestBlindSuccess } from '../../src/rollout/blind-policies.ts';
 import { evaluatePolicy } from '../../src/rollout/evaluate.ts';

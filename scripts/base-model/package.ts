@@ -22,7 +22,7 @@ import type { HfConfigJson } from '../../src/model/config.ts';
 import { loadHfModel } from '../../src/hub/hf.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { spindleTokenizerConfig } from '../../src/tokenizer/spindle-chat-template.ts';
-import { generationConfig } from '../../src/pipeline/merged-export.ts';
+import { generationConfig } from '../../src/pipeline/operations/merged-export.ts';
 import { chatFormatSummary } from '../../src/rollout/conversation.ts';
 import { buildDir } from './build-dir.ts';
 

@@ -6,11 +6,11 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { initBackend, type BackendChoice } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/hub/hf.ts';
-import { Engine } from '../../src/pipeline/browser-engine.ts';
-import type { EngineDeps, PlayEvent } from '../../src/pipeline/engine-api.ts';
-import type { RunEvent } from '../../src/pipeline/events.ts';
-import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
-import { readSecrets, secretLookup } from '../../src/pipeline/secrets.ts';
+import { Engine } from '../../src/pipeline/engine/browser-engine.ts';
+import type { EngineDeps, PlayEvent } from '../../src/pipeline/engine/engine-api.ts';
+import type { RunEvent } from '../../src/pipeline/operations/events.ts';
+import { spawnNodeRolloutWorker } from '../../src/pipeline/platform/node.ts';
+import { readSecrets, secretLookup } from '../../src/pipeline/engine/secrets.ts';
 import { getRun, listMetrics, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
 

@@ -5,8 +5,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
-import type { LoadedPolicyModel } from '../../src/pipeline/engine-api.ts';
-import { ModelShelf } from '../../src/pipeline/model-shelf.ts';
+import type { LoadedPolicyModel } from '../../src/pipeline/engine/engine-api.ts';
+import { ModelShelf } from '../../src/pipeline/engine/model-shelf.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig } from '../../src/model/config.ts';

@@ -3,8 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
-import { PlaygroundEpisodes } from '../../src/pipeline/play-episode.ts';
+import type { RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
+import { PlaygroundEpisodes } from '../../src/pipeline/engine/play-episode.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 

@@ -10,8 +10,8 @@ import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import {
   auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
-} from '../../pipeline/environment-catalog.ts';
-import { isUrl } from '../../pipeline/environment-url.ts';
+} from '../../pipeline/operations/environment-catalog.ts';
+import { isUrl } from '../../pipeline/operations/environment-url.ts';
 import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
 

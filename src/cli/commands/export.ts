@@ -5,10 +5,10 @@
  */
 import { join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
-import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/adapter-export.ts';
-import { exportDataset } from '../../pipeline/dataset-export.ts';
-import { mergedModel } from '../../pipeline/merged-export.ts';
-import { findRun } from '../../pipeline/node-store.ts';
+import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/operations/adapter-export.ts';
+import { exportDataset } from '../../pipeline/operations/dataset-export.ts';
+import { mergedModel } from '../../pipeline/operations/merged-export.ts';
+import { findRun } from '../../pipeline/platform/node-store.ts';
 import {
   choiceOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';

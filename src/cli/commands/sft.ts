@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/sft.ts';
+import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/operations/sft.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import {

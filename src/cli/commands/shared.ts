@@ -10,9 +10,9 @@ import { join, dirname, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { parseRunConfig } from '../../pipeline/node-environments.ts';
-import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/node-model.ts';
-import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/node-store.ts';
+import { parseRunConfig } from '../../pipeline/platform/node-environments.ts';
+import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/platform/node-model.ts';
+import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/platform/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 

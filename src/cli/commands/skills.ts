@@ -9,7 +9,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, type Command } from '../command.ts';
-import { distilSkills, skillInstructions } from '../../pipeline/skills.ts';
+import { distilSkills, skillInstructions } from '../../pipeline/operations/skills.ts';
 import {
   choiceOption, inputPath, intOption, noPositionals, numberOption, outputDir, readText, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';

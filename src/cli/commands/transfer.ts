@@ -6,7 +6,7 @@
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { newestRunOn, transferConfig } from '../../pipeline/transfer.ts';
+import { newestRunOn, transferConfig } from '../../pipeline/operations/transfer.ts';
 import {
   configOrDefault, hasStore, intOption, noPositionals, numberOption, requireOption, storeDir, storeOption, stringOption, withStore, writeOutput, type Values,
 } from './shared.ts';

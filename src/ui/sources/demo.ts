@@ -1,7 +1,7 @@
 /** Demo data sources (`?demo`): scripted episodes, a simulated run, in-memory judges and storage. */
 import type { Trajectory } from '../../contracts.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import type { RunController, RunEvent, RunListener } from '../../pipeline/events.ts';
+import type { RunController, RunEvent, RunListener } from '../../pipeline/operations/events.ts';
 import { EXAMPLE_BATCH } from '../screens/learn/example.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source.ts';
