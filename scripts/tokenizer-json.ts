@@ -1,6 +1,6 @@
 /**
  * Writes models/spindle-base/tokenizer.json and tokenizer_config.json: the byte tokenizer in the form
- * transformers' AutoTokenizer loads (src/model/byte-tokenizer-json.ts). Rerun: npx tsx scripts/tokenizer-json.ts
+ * transformers' AutoTokenizer loads (src/tokenizer/byte-tokenizer-json.ts). Rerun: npx tsx scripts/tokenizer-json.ts
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -2,10 +2,10 @@
  * Web worker entry of a rollout worker (module worker, spawned by the engine worker): `init` hands it
  * the engine's MessagePort, the judges' keys and the run model's tokenizer; then it runs episodes
  * (agent loop, QuickJS sandbox, judges) with a policy whose tokens come from the engine. The logic is
- * src/pipeline/rollout-worker.ts.
+ * src/pipeline/engine/rollout-worker.ts.
  *
  * The in-browser ONNX judge (a run's `{type: 'model', path: 'models/judge'}`) loads from the app's own
- * assets (src/pipeline/browser-judges.ts); onnxruntime-web is imported only when a run has a model judge.
+ * assets (src/pipeline/platform/browser-judges.ts); onnxruntime-web is imported only when a run has a model judge.
  */
 import * as Comlink from 'comlink';
 import type { RolloutWorkerBoot } from '../src/pipeline/platform/browser.ts';

@@ -1,6 +1,6 @@
 /**
  * Module worker for selftest.html?threads: starts wasm (the threaded build's shared heap, this page being
- * cross-origin isolated) and posts src/model/threads-check.ts's comparison of 1 and `threads` kernel
+ * cross-origin isolated) and posts src/selftest/threads-check.ts's comparison of 1 and `threads` kernel
  * threads, or the error that stopped it.
  */
 import { initBackend } from '../src/kernels/backend.ts';

@@ -4,7 +4,7 @@
  * loads it:
  *
  *   tokenizer.json          the build's BPE tokenizer (tokenizer.py)
- *   tokenizer_config.json   its special tokens and Spindle's chat template (model/spindle-chat-template.ts),
+ *   tokenizer_config.json   its special tokens and Spindle's chat template (tokenizer/spindle-chat-template.ts),
  *                           which Spindle recognises and renders natively, so prompts are the ones it trained on
  *   generation_config.json  every turn-ending id as `eos_token_id`, so transformers' generate stops where Spindle does
  *

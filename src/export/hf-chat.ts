@@ -115,7 +115,7 @@ let byteModel: RowModel | null = null;
 
 /**
  * A byte model's episode (its tokens are Spindle's ChatML of its messages in the byte tokenizer) is
- * checked against the byte models' own template (model/spindle-chat-template.ts), the one their export
+ * checked against the byte models' own template (tokenizer/spindle-chat-template.ts), the one their export
  * ships: a turn that template would not write back exactly as sampled stays text.
  */
 function byteModelOf(t: Trajectory): RowModel | null {

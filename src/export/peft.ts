@@ -43,7 +43,7 @@ export interface PeftConfig {
 
 /** What adapter_config.json describes: the adapters' shape and the base they belong to. */
 export interface PeftShape {
-  /** As a run config names it (model/hub.ts `transformersBase` turns it into what transformers loads). */
+  /** As a run config names it (hub/hub.ts `transformersBase` turns it into what transformers loads). */
   baseModel: string;
   r: number;
   alpha: number;

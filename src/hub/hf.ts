@@ -25,7 +25,7 @@ import { TransformerModel, type HostTensors } from '../model/transformer.ts';
 
 /**
  * A model at a plain URL (not the hub: no cache, no checksums to check). Each file is read with the
- * network bounds (model/net.ts): a connect and an idle timeout, and a size limit that fits the file (a
+ * network bounds (src/net.ts): a connect and an idle timeout, and a size limit that fits the file (a
  * config is small, weights are not), so a server that hangs, drips or sends gigabytes fails with a
  * message naming the URL instead of holding the page or the CLI.
  */
@@ -98,7 +98,7 @@ export function toFileSource(source: ModelSource, hub: HubOptions = {}): FileSou
 export interface LoadOptions {
   /** Download options for hub ids: cache, progress, endpoint. */
   hub?: HubOptions;
-  /** Refuse, before reading the weights, a model whose estimate (memory.ts) exceeds this many bytes. */
+  /** Refuse, before reading the weights, a model whose estimate (model/memory.ts) exceeds this many bytes. */
   memoryLimitBytes?: number;
   /**
    * How the seven projections of each layer are held: 'auto' (default) keeps a f16/bf16 checkpoint's
@@ -107,7 +107,7 @@ export interface LoadOptions {
    */
   precision?: 'auto' | 'float32';
   /**
-   * 'int8' quantizes the projections a tensor at a time as they load (int8.ts), so they never sit on the
+   * 'int8' quantizes the projections a tensor at a time as they load (model/int8.ts), so they never sit on the
    * heap in float32 — how a 0.5B base fits wasm's 4 GiB — for LoRA only; the memory check counts them
    * in int8. Overrides `precision`. 'auto' (an import): float32 when the model fits `memoryLimitBytes`,
    * else int8 when that fits (said by `linearPrecision`). Default 'none'.
@@ -155,7 +155,7 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   }
   const fileHalf = checkpointHalfFormat(hfConfig);
   const halfFor = (q: 'none' | 'int8') => (q === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null);
-  // The step as Spindle trains it: blocks recomputed (memory.ts's default), the base in int8 when asked.
+  // The step as Spindle trains it: blocks recomputed (model/memory.ts's default), the base in int8 when asked.
   const estimateFor = (q: 'none' | 'int8') => {
     const half = halfFor(q);
     return estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: half !== null, decodeCopies: half === null && hasFusedKernel(DECODE_STEP_KERNEL), sequence: IMPORT_CHECK_TOKENS, quantization: q });

@@ -18,7 +18,7 @@
  *   4. Content: the bytes must have the announced size, the hub's SHA-256 for LFS files
  *      (X-Linked-Etag), and the shape of their kind (JSON parses, safetensors tiles to its last byte).
  *      Only then do they count as cached; a resumed file that fails the hash starts once from zero.
- *   5. Limits in time (net.ts): a connect timeout, and a body that must keep arriving; retries with
+ *   5. Limits in time (src/net.ts): a connect timeout, and a body that must keep arriving; retries with
  *      backoff, honouring Retry-After, within a budget of tries and waiting that the error states.
  *   6. Bytes go to the partial file as they arrive, each checkpoint's worth appended, so memory holds
  *      about a checkpoint (16 MiB) of the file, not the body so far; the file is read back once whole

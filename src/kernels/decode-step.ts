@@ -1,6 +1,6 @@
 /**
  * One decoding step of the whole model as a single kernel (fused.ts's DECODE_STEP_KERNEL): what the
- * transformer passes (transformer.ts's decodeStep) and what a backend's implementation reads
+ * transformer passes (model/transformer.ts's decodeStep) and what a backend's implementation reads
  * (wasm-decode.ts). A step of the graph runs about 170 tfjs ops on a few hundred numbers each, and at
  * batch 1 the engine's ≈ 15 µs per op was half the step; as one kernel the step is its weight reads.
  *

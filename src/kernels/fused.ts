@@ -1,7 +1,7 @@
 /**
- * Fused operations some backends run as one kernel of Spindle's (src/model/webgpu on WebGPU,
+ * Fused operations some backends run as one kernel of Spindle's (src/kernels/webgpu on WebGPU,
  * wasm-fused.ts on wasm): their names, and their gradients, which are the same on every backend
- * because they call the backend's own gradient kernels by name. The ops in ops.ts run a fused kernel
+ * because they call the backend's own gradient kernels by name. The ops in model/ops.ts run a fused kernel
  * when the current backend has it and their composite tfjs form otherwise.
  */
 import * as tf from '@tensorflow/tfjs';
@@ -40,7 +40,7 @@ export const MASKED_SOFTMAX_DX_KERNEL = 'SpindleMaskedSoftmaxDx';
  * q [B, G, R, D], k, v [B, G, T, D], bias [T, T] | [B, 1, 1, T, T]; attrs scale, positions (T) →
  * [softmax(q·kᵀ·scale + bias)·v, its probabilities (a kernel's own layout)]: training's attention over a
  * whole sequence, causal like ATTENTION_KERNEL. Its gradient is CAUSAL_ATTENTION_DX_KERNEL, through
- * ops.ts's causalAttention (a custom gradient: one kernel gives all three).
+ * model/ops.ts's causalAttention (a custom gradient: one kernel gives all three).
  */
 export const CAUSAL_ATTENTION_KERNEL = 'SpindleCausalAttention';
 /** dy, q, k, v, bias, probabilities (CAUSAL_ATTENTION_KERNEL's second output); the same attrs → [dq, dk, dv]. */
@@ -142,7 +142,7 @@ tf.registerGradient({
 });
 
 // RoPE is a rotation of each (d, d + D/2) pair by the position's angle (cos and sin repeat over the two
-// halves, ops.ts's ropeTables), so its gradient is the rotation back: the same kernel with `inverse`.
+// halves, model/ops.ts's ropeTables), so its gradient is the rotation back: the same kernel with `inverse`.
 tf.registerGradient({
   kernelName: ROPE_KERNEL,
   inputsToSave: ['cos', 'sin'],

@@ -154,7 +154,7 @@ export function registerWasmFusedKernels(): void {
       return true;
     });
     registerAdam(); // otherwise adam-update.ts's tfjs ops run
-    registerSumSquares(); // otherwise ops.ts's sumOfSquares runs a square and a sum per tensor
+    registerSumSquares(); // otherwise model/ops.ts's sumOfSquares runs a square and a sum per tensor
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The same tiny seeded model run on the cpu backend (the reference) and on WebGPU or wasm (Spindle's
  * own kernels on each), comparing logits, loss, every gradient (full and LoRA) and greedy generation:
- * in the browser by the self-test page (selftest.ts), in Node by tests/model/webgpu-kernels.test.ts.
+ * in the browser by the self-test page (selftest.ts), in Node by tests/kernels/webgpu-kernels.test.ts.
  * When WebGPU is unavailable the result says so instead of failing.
  */
 import * as tf from '@tensorflow/tfjs';

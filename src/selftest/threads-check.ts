@@ -1,9 +1,9 @@
 /**
- * Spindle's kernels on one thread and on several must give the same bits (wasm-simd/kernel-threads.ts):
- * a small model's loss and gradients, a 64-row prompt's prefill (its attention is wasm-attention.ts's) and
+ * Spindle's kernels on one thread and on several must give the same bits (kernels/wasm-simd/kernel-threads.ts):
+ * a small model's loss and gradients, a 64-row prompt's prefill (its attention is kernels/wasm-attention.ts's) and
  * a 64-row decoding step (enough rows for its products to be split), without and with LoRA adapters (whose
- * products share phases: wasm-decode.ts's linears), on the active wasm backend with the
- * kernels on 1 thread and then on `threads`. Run in Node by tests/model/kernel-threads.test.ts and in a
+ * products share phases: kernels/wasm-decode.ts's linears), on the active wasm backend with the
+ * kernels on 1 thread and then on `threads`. Run in Node by tests/kernels/kernel-threads.test.ts and in a
  * cross-origin-isolated page's worker, over the threaded build's heap, by selftest.html?threads
  * (tests/e2e/model-backends.e2e.test.ts).
  */
@@ -20,7 +20,7 @@ export interface ThreadsCheck {
   /** What was compared, and what of it differed in any bit. */
   compared: string[];
   differing: string[];
-  /** Decoding steps (without and with adapters) the second pass ran as a recorded program the threads shared (wasm-decode.ts, heap-kernels.ts inPhases). */
+  /** Decoding steps (without and with adapters) the second pass ran as a recorded program the threads shared (kernels/wasm-decode.ts, heap-kernels.ts inPhases). */
   splitSteps: number;
 }
 

@@ -1,4 +1,4 @@
-/** 16-bit weights on the host (src/model/half.ts): conversions both ways, and the packing the WebGPU kernel reads. */
+/** 16-bit weights on the host (src/kernels/half.ts): conversions both ways, and the packing the WebGPU kernel reads. */
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../../src/kernels/half.ts';

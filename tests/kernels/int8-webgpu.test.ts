@@ -1,5 +1,5 @@
 /**
- * The int8 base on WebGPU (src/model/webgpu/int8-widen.ts), Dawn on SwiftShader in Node: the widening
+ * The int8 base on WebGPU (src/kernels/webgpu/int8-widen.ts), Dawn on SwiftShader in Node: the widening
  * gives the host's dequantized values exactly (plain and transposed, a row whose last word is part
  * padding), and the logits and LoRA gradients of an int8 model, recomputing its blocks, match the cpu
  * backend's within the WebGPU kernels' float tolerance (2e-4 of the largest value: sums run in another order).

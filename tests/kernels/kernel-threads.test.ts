@@ -1,5 +1,5 @@
 /**
- * Spindle's kernels on several threads (src/model/wasm-simd/kernel-threads.ts, work-split.ts): every
+ * Spindle's kernels on several threads (src/kernels/wasm-simd/kernel-threads.ts, work-split.ts): every
  * product, a decoding step's attention and Adam, split between threads must give the very bits one thread gives, on a shared memory of its
  * own and through tfjs-wasm (whose heap Node shares: shared-heap.ts), for a training step's products
  * and gradients and for a batched decoding step.

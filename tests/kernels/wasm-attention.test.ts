@@ -1,5 +1,5 @@
 /**
- * The wasm attention kernel (src/model/wasm-attention.ts): generation's softmax(q·kᵀ·scale + bias)·v
+ * The wasm attention kernel (src/kernels/wasm-attention.ts): generation's softmax(q·kᵀ·scale + bias)·v
  * against the same formula as tfjs ops, masked and not, with a mask per batch row and one shared; and a
  * row's outputs bit for bit the same whatever left padding (in multiples of 8) places it, although the
  * padding moves it between the kernel's bunches of query positions, which keep different numbers of keys.

@@ -1,5 +1,5 @@
 /**
- * The decoding step as one kernel on tfjs-wasm (src/model/wasm-decode.ts) against the model's own
+ * The decoding step as one kernel on tfjs-wasm (src/kernels/wasm-decode.ts) against the model's own
  * graph: the last position of a full forward pass of the same sequence, and the key/value cache that
  * pass builds. Batch 1 (the heap gemv) and a left-padded batch (XNNPACK, masked keys), biases, Qwen3's
  * head norms, an untied head and LoRA adapters; then that the step is one kernel and that a failing

@@ -1,5 +1,5 @@
 /**
- * Spindle's WebAssembly SIMD kernels (src/model/wasm-simd). The matrix kernel against a float64 reference, on its own memory:
+ * Spindle's WebAssembly SIMD kernels (src/kernels/wasm-simd). The matrix kernel against a float64 reference, on its own memory:
  * every path of it (whole row blocks, the one-row tail, the scalar column tail, contiguous and
  * gathered B panels) in both operand layouts, with plain SIMD and with relaxed SIMD's multiply-add;
  * then through tfjs-wasm, where its gradients must replace every transpose of a training step, and the

@@ -1,5 +1,5 @@
 /**
- * Spindle's WGSL kernels (src/model/webgpu) against the cpu backend, on a real WebGPU device in Node
+ * Spindle's WGSL kernels (src/kernels/webgpu) against the cpu backend, on a real WebGPU device in Node
  * (Dawn on SwiftShader here and in CI: bench/lib/node-webgpu.ts): values and gradients of RMSNorm and
  * softmax, the fused Adam update against the tfjs-ops one, and the half-precision-weight matmul
  * against an f32 matmul of the same weights widened on the host. One row count above 65,535 checks

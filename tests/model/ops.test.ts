@@ -1,6 +1,6 @@
 /**
  * The products the transformer is built from, on wasm (where they run Spindle's kernels,
- * src/model/wasm-matmul.ts) against tfjs's plain matMul and its gradients; and the fused kernels
+ * src/kernels/wasm-matmul.ts) against tfjs's plain matMul and its gradients; and the fused kernels
  * (RMSNorm, RoPE, SwiGLU, Adam) against their composite forms.
  */
 import * as tf from '@tensorflow/tfjs';

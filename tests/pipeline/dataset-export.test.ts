@@ -1,5 +1,5 @@
 /**
- * The one dataset export (pipeline/dataset-export.ts), which the Models screen and `spindle export
+ * The one dataset export (pipeline/operations/dataset-export.ts), which the Models screen and `spindle export
  * trajectories` both call: chat JSONL and Parquet are train-split unless a split is asked for (a
  * held-out item never reaches training data), filters pick rows, and the count is what was written.
  */

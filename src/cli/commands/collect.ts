@@ -1,6 +1,6 @@
 /**
  * `spindle collect`: roll out and judge without training, through
- * the pipeline's collection (src/pipeline/node-collect.ts over collect.ts: its jobs, judging, storage as a
+ * the pipeline's collection (src/pipeline/platform/node-collect.ts over collect.ts: its jobs, judging, storage as a
  * run with Atropos scored groups), ready for `spindle export` and `spindle sft`. Here: the options, the model,
  * progress and the summary. `--policy expert` replays each environment's scripted expert instead of the
  * model; `--atropos URL` also streams each scored group to a running Atropos trajectory API server, at

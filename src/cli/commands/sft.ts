@@ -1,5 +1,5 @@
 /**
- * `spindle sft`: supervised fine-tuning (pipeline/sft.ts) on exported trajectories (Parquet), HF chat
+ * `spindle sft`: supervised fine-tuning (pipeline/operations/sft.ts) on exported trajectories (Parquet), HF chat
  * JSONL or instruction JSONL. Reads the data and the model, calls the operation, and writes the PEFT
  * adapter zip and/or the merged model to --output. Ctrl-C stops after the current update and still
  * writes what was trained.

@@ -1,7 +1,7 @@
 /**
  * What the CLI commands share: typed option reading (a bad number is a usage error that names the
  * flag), files relative to the working folder, and the CLI's side of the Node platform (the store
- * folder, the model's path, hub download progress) over pipeline/node-store.ts and node-model.ts, which
+ * folder, the model's path, hub download progress) over pipeline/platform/node-store.ts and node-model.ts, which
  * do the work. Every failure is one line (a CliError, or the pipeline's one-sentence Error).
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';

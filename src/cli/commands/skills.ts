@@ -1,5 +1,5 @@
 /**
- * The skills → instructions → SFT workflow, over the operations of pipeline/skills.ts:
+ * The skills → instructions → SFT workflow, over the operations of pipeline/operations/skills.ts:
  * - `spindle skills from-trajectories`: one skill document per task type with a successful stored
  *   trajectory (usage = successful episodes), written as Markdown files here and kept in the store;
  * - `spindle skills to-instructions`: the examples of skills with at least

@@ -1,6 +1,6 @@
 /**
  * `spindle transfer init` (source environment, target environment, frozen layers):
- * writes the run config of pipeline/transfer.ts, which trains the target environment from a source
+ * writes the run config of pipeline/operations/transfer.ts, which trains the target environment from a source
  * checkpoint with the lower layers frozen and a scaled-down learning rate. `spindle transfer train
  * --config FILE` runs it.
  */

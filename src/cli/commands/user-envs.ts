@@ -1,5 +1,5 @@
 /**
- * The user's own environments in the CLI: the `--env-file` flag, and what pipeline/node-environments.ts
+ * The user's own environments in the CLI: the `--env-file` flag, and what pipeline/platform/node-environments.ts
  * needs from the command line to resolve them with the config's `tasks.task_file` / `tasks.env_files`
  * and the store's (`spindle envs add`): files read relative to the working folder, the store at --store.
  */

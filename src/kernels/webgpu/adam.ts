@@ -1,7 +1,7 @@
 /**
  * Adam / AdamW on WebGPU: the new first moment, second moment and parameter each in one elementwise
  * dispatch over (p, g, m, v), instead of about a dozen tfjs ops per variable. The update is
- * src/train/adam-update.ts's, written in WGSL; tests/model/webgpu-kernels.test.ts checks they agree.
+ * src/train/adam-update.ts's, written in WGSL; tests/kernels/webgpu-kernels.test.ts checks they agree.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { WebGPUBackend } from '@tensorflow/tfjs-backend-webgpu';

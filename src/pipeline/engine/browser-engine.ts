@@ -177,7 +177,7 @@ export class Engine {
   }
 
   /**
-   * Base weights with a LoRA adapter folded in (merged-export.ts), as a zip of the Hugging Face layout.
+   * Base weights with a LoRA adapter folded in (operations/merged-export.ts), as a zip of the Hugging Face layout.
    * The zip is transferred, not copied.
    */
   async mergedModelZip(request: MergeRequest): Promise<Uint8Array> {

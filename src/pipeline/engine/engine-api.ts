@@ -1,6 +1,6 @@
 /**
  * The engine's interface types: what it is built from (EngineDeps) and the plain data its calls take,
- * shared by the engine (browser-engine.ts), its browser wiring (browser.ts) and the page.
+ * shared by the engine (browser-engine.ts), its browser wiring (platform/browser.ts) and the page.
  */
 import type { SamplingParams, Task, Trajectory } from '../../contracts.ts';
 import type { PeftConfig } from '../../export/peft.ts';

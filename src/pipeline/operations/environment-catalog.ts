@@ -3,7 +3,7 @@
  * `envs remove`), kept out of the CLI so commands only parse and print: the catalog of built-in and stored environments,
  * the audit of one (sampled tasks, the expert through the sandbox, task-blind policies: rollout/env-audit.ts)
  * run in this process, and keeping or forgetting a user's environment in the store. The app does the same
- * in its engine worker (environment-workshop.ts), where a user's code may run.
+ * in its engine worker (engine/environment-workshop.ts), where a user's code may run.
  */
 import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments, getEnvironment, isBuiltinEnvironment, listTags } from '../../envs/registry.ts';

@@ -1,6 +1,6 @@
 /**
  * A task file or environment module read from a URL (the CLI's `tasks.task_file` / `--env-file`, the
- * Environments screen's "From URL"), with the bounds of every network read (model/net.ts): a connect
+ * Environments screen's "From URL"), with the bounds of every network read (net.ts): a connect
  * timeout, a stall rule and a size limit that fits such a file. The file name (for the format) is the
  * URL's last path segment.
  */

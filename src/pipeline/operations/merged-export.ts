@@ -3,7 +3,7 @@
  * `spindle sft --merge`): the base with a checkpoint's LoRA adapter folded in (W + alpha/r · B·A), in
  * Hugging Face layout with the base's tokenizer files, so the merged model loads and chats as its base did.
  * Where the base's own files are at hand (an imported model) they ship as they came; otherwise they are
- * written from the loaded model, as any saved model's are (model/hf.ts). Beside them:
+ * written from the loaded model, as any saved model's are (hub/hf.ts). Beside them:
  *
  *   config.json             the base's, its `_name_or_path` the base it came from (the hub id for a hub model)
  *   generation_config.json  the tokenizer's turn-ending ids as `eos_token_id`, so `generate` stops where Spindle does

@@ -45,7 +45,7 @@ export interface RunDeps {
   backend?: string;
   /**
    * A rollout worker that makes no progress of its own for this long is treated as hung (replaced, its
-   * episode re-queued); time it spends waiting for the engine's tokens does not count (worker-pool.ts).
+   * episode re-queued); time it spends waiting for the engine's tokens does not count (engine/worker-pool.ts).
    */
   hangTimeoutMs?: number;
   /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
@@ -201,7 +201,7 @@ export class PipelineRun implements RunController {
     const { training } = this.config;
     const inFlight = GenerationService.episodesInFlight(training.batch_size * training.group_size, model);
     const jobsPerWorker = batched ? Math.ceil(inFlight / size) : 1;
-    // Each worker's generator tells the pool's watchdog when the worker waits on the engine (worker-pool.ts).
+    // Each worker's generator tells the pool's watchdog when the worker waits on the engine (engine/worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
     return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),

@@ -1,5 +1,5 @@
 /**
- * Collection in Node (`spindle collect`): the collect operation (collect.ts) with the Node platform's
+ * Collection in Node (`spindle collect`): the collect operation (operations/collect.ts) with the Node platform's
  * parts: the sizes' defaults (a training batch of groups; one
  * sample per task for the expert, whose episodes do not vary), the model loaded only for the model policy
  * and disposed after, judges' keys from the environment, and Node's GET-with-body for an Atropos server.

@@ -2,7 +2,7 @@
  * Online GRPO in Node (`spindle train`, `spindle transfer train`): a
  * PipelineRun over worker_threads (node.ts), started or resumed, stopped by a signal (after the current
  * update, with a checkpoint), and summed up as the step reached and each held-out evaluation. A transfer
- * loads its source into the run's model inside the run's loader (transfer.ts): a run's latest checkpoint,
+ * loads its source into the run's model inside the run's loader (operations/transfer.ts): a run's latest checkpoint,
  * or a PEFT adapter zip, then the target's frozen layers; a resumed run has its own weights already.
  */
 import type { RunConfig } from '../../config/schema.ts';
