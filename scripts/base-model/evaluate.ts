@@ -49,13 +49,15 @@ interface Row { env: string; tokens: number[]; assistant: number[]; copy: number
 /** Greedy next-token accuracy on assistant and copied tokens, per environment. */
 function teacherForced(model: TransformerModel, rows: Row[], padId: number): CopyAccuracy[] {
   const stats = new Map<string, { a: number; an: number; c: number; cn: number }>();
-  // Batches of about 6,000 tokens: sixteen 1,000-token multi-step transcripts at once overflowed the wasm heap.
+  // Batches of at most 6,000 tokens and 4M attention cells per head (batch × length²): sixteen
+  // 1,000-token transcripts, or three of 1,800, overflowed the wasm heap (every layer's scores stay
+  // alive until the tidy ends).
   for (let s = 0; s < rows.length; ) {
     let size = 0;
     let longest = 0;
     while (s + size < rows.length && size < 16) {
       longest = Math.max(longest, rows[s + size].tokens.length);
-      if (size > 0 && (size + 1) * longest > 6000) break;
+      if (size > 0 && ((size + 1) * longest > 6000 || (size + 1) * longest * longest > 4_000_000)) break;
       size++;
     }
     const part = rows.slice(s, s + size);
