@@ -21,10 +21,10 @@ import type { Rng } from '../rng.ts';
 import { runJsIsolated } from '../sandbox/index.ts';
 import { RECOVERY_SHARE } from './data/multi-step.ts';
 import { ADDEND_RANGE, CHECK_INPUTS, FIX_DECOYS, FIX_LEVELS, FIX_NAMES, FIX_PROMPT_BRANCH, FIX_PROMPT_MAIN, HELPER_ADD_RANGE, HELPER_NAMES, MULTIPLIER_RANGE, SUITE_NAMES } from './data/repo-fix.ts';
-import { containsToken, scoreParts } from './evidence.ts';
 import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
 import { finalState } from './final-state.ts';
 import { allNeedsMet, readNeed, type StepNeed } from './step-evidence.ts';
+import { callSource, containsToken, scoreParts, successfulCalls } from './evidence.ts';
 import type { EnvironmentSpec, ToolboxSetup } from './types.ts';
 
 export interface FixFunction {
@@ -136,6 +136,7 @@ export const repoFix: EnvironmentSpec = {
   toolbox: (task: Task): ToolboxSetup => setupOf(task.data as RepoFixData),
   async evaluate(task: Task, trajectory: Trajectory) {
     const data = task.data as RepoFixData;
+    if (!mayScore(data, trajectory)) return 0;
     const { repo, files } = await finalState(setupOf(data), TOOLS, trajectory);
     const fixedPaths = new Set(data.functions.map((f) => f.path));
     const unchanged = Object.entries(data.files).every(([path, text]) => fixedPaths.has(path) || files[path]?.trimEnd() === text.trimEnd());
@@ -165,6 +166,18 @@ export const repoFix: EnvironmentSpec = {
     return [...turns, answerTurn('Done.')];
   },
 };
+
+/**
+ * False when neither half can be earned, so the replay is skipped (the task-blind policies' probes are
+ * thousands of such episodes): the state half needs a commit, whose message the sandbox takes only from the
+ * command line, so some call names it (compared without spaces, quotes and backslashes); the work half
+ * needs a successful js call.
+ */
+function mayScore(data: RepoFixData, trajectory: Trajectory): boolean {
+  const bare = (text: string) => text.replace(/[\s'"\\]/g, '');
+  const message = bare(data.message);
+  return successfulCalls(trajectory, ['js']).length > 0 || trajectory.steps.some((s) => s.tool_call && (TOOLS as readonly string[]).includes(s.tool_call.tool_name) && bare(callSource(s.tool_call)).includes(message));
+}
 
 /** The test read, then each source, then each helper, then a js run of the committed fixes on the test's cases. */
 function workInOrder(data: RepoFixData, files: Record<string, string>, trajectory: Trajectory): boolean {
