@@ -18,7 +18,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { estimateMemory, formatBytes, type BaseQuantization } from '../src/model/memory.ts';
 import { TransformerModel } from '../src/model/transformer.ts';

@@ -17,13 +17,13 @@
 import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
-import { initBackend } from '../src/model/backend.ts';
-import { ByteTokenizer } from '../src/model/byte-tokenizer.ts';
+import { initBackend } from '../src/kernels/backend.ts';
+import { ByteTokenizer } from '../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
-import { setKernelThreads } from '../src/model/wasm-simd/heap-kernels.ts';
+import { setKernelThreads } from '../src/kernels/wasm-simd/heap-kernels.ts';
 import { Optimizer } from '../src/train/optimizer.ts';
 import { runAtCommits } from './lib/at-commit.ts';
 import { runTorch, type TorchRun } from './lib/torch-reference.ts';
@@ -45,15 +45,20 @@ const BATCHED_WARM_UP_TOKENS = 128;
 const AT_COMMIT_ROUNDS = 5;
 const GEN_TARGET = 3;
 
-/** The script both trees run for the start-commit comparison: their APIs for this are the same. */
+/**
+ * The script both trees run for the start-commit comparison: their APIs for this are the same, but the backend and
+ * the byte tokenizer moved out of src/model (to src/kernels and src/tokenizer), so each is imported from where the tree has it.
+ */
 const AT_COMMIT_SCRIPT = `
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from './src/model/backend.ts';
-import { ByteTokenizer } from './src/model/byte-tokenizer.ts';
+import { existsSync } from 'node:fs';
 import { presetConfig } from './src/model/config.ts';
 import { crossEntropyLoss } from './src/model/logprobs.ts';
 import { generate } from './src/model/sampling.ts';
 import { TransformerModel } from './src/model/transformer.ts';
+const moved = (now: string, then: string) => (existsSync(now) ? now : then);
+const { initBackend } = await import(moved('./src/kernels/backend.ts', './src/model/backend.ts'));
+const { ByteTokenizer } = await import(moved('./src/tokenizer/byte-tokenizer.ts', './src/model/byte-tokenizer.ts'));
 await initBackend({ forced: 'wasm' });
 const config = presetConfig('micro', new ByteTokenizer().vocabSize);
 const gen = TransformerModel.create(config, 2);

@@ -54,10 +54,10 @@ import { environmentNameFor, environmentSourceFromFile, installEnvironmentSource
 import { rowKey } from '../src/envs/task-file/index.ts';
 import type { Environment } from '../src/envs/types.ts';
 import { renderSystemPrompt } from '../src/format/index.ts';
-import { initBackend } from '../src/model/backend.ts';
-import { loadHfModel } from '../src/model/hf.ts';
-import type { TextTokenizer } from '../src/model/tokenizer.ts';
-import { resolveModelPath } from '../src/pipeline/node.ts';
+import { initBackend } from '../src/kernels/backend.ts';
+import { loadHfModel } from '../src/hub/hf.ts';
+import type { TextTokenizer } from '../src/tokenizer/tokenizer.ts';
+import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { conversationFormat } from '../src/rollout/conversation.ts';
 import { wilsonInterval } from '../src/rollout/success-interval.ts';
 import { TOOL_SCHEMAS } from '../src/sandbox/index.ts';

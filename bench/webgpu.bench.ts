@@ -21,7 +21,7 @@ import * as tf from '@tensorflow/tfjs';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
-import { initBackend } from '../src/model/backend.ts';
+import { initBackend } from '../src/kernels/backend.ts';
 import { fromHfConfig, presetConfig, type ModelConfig } from '../src/model/config.ts';
 import { crossEntropyLoss } from '../src/model/logprobs.ts';
 import { generate } from '../src/model/sampling.ts';

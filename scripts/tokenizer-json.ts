@@ -1,10 +1,10 @@
 /**
  * Writes models/spindle-base/tokenizer.json and tokenizer_config.json: the byte tokenizer in the form
- * transformers' AutoTokenizer loads (src/model/byte-tokenizer-json.ts). Rerun: npx tsx scripts/tokenizer-json.ts
+ * transformers' AutoTokenizer loads (src/tokenizer/byte-tokenizer-json.ts). Rerun: npx tsx scripts/tokenizer-json.ts
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { byteTokenizerConfig, byteTokenizerJson } from '../src/model/byte-tokenizer-json.ts';
+import { byteTokenizerConfig, byteTokenizerJson } from '../src/tokenizer/byte-tokenizer-json.ts';
 
 const dir = join(import.meta.dirname, '..', 'models', 'spindle-base');
 writeFileSync(join(dir, 'tokenizer.json'), JSON.stringify(byteTokenizerJson(), null, 2) + '\n');

@@ -89,7 +89,7 @@ describe('import graph', () => {
   });
 
   it('lets the UI reach judges, models, the store and exports only through the pipeline', () => {
-    const direct = edges.filter((e) => e.from.startsWith('src/ui/') && /^src\/(judge|model|store|export|rollout|train|envs|sandbox)\//.test(e.to) && !permitted(e));
+    const direct = edges.filter((e) => e.from.startsWith('src/ui/') && /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox)\//.test(e.to) && !permitted(e));
     expect(direct.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
     // The rule is not vacuous: the UI does reach the pipeline, and a stage file is refused.
     expect(edges.some((e) => e.from.startsWith('src/ui/') && e.to.startsWith('src/pipeline/app/'))).toBe(true);
@@ -97,13 +97,36 @@ describe('import graph', () => {
   });
 
   it('lets the CLI reach no stage, only the pipeline (besides contracts and config)', () => {
-    const direct = edges.filter((e) => e.from.startsWith('src/cli/') && /^src\/(judge|model|store|export|rollout|train|envs|sandbox|format)\//.test(e.to));
+    const direct = edges.filter((e) => e.from.startsWith('src/cli/') && /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox|format)\//.test(e.to));
     expect(direct.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
     // Not vacuous: every command file calls the pipeline, and a stage file is refused.
     const commands = files.filter((f) => f.startsWith('src/cli/commands/') && !/(index|progress|shared|small|user-envs|config)\.ts$/.test(f));
     expect(commands.length).toBeGreaterThanOrEqual(8);
     for (const file of commands) expect(edges.some((e) => e.from === file && e.to.startsWith('src/pipeline/')), file).toBe(true);
-    expect(permitted({ from: 'src/cli/commands/eval.ts', to: 'src/model/hf.ts', typeOnly: true })).toBe(false);
+    expect(permitted({ from: 'src/cli/commands/eval.ts', to: 'src/hub/hf.ts', typeOnly: true })).toBe(false);
+  });
+
+  it('keeps the kernels below the model and the hub: no kernel imports the hub, the model or a tokenizer', () => {
+    const upward = edges.filter((e) => e.from.startsWith('src/kernels/') && /^src\/(hub|model|tokenizer|selftest)\/|^src\/net\.ts$/.test(e.to));
+    expect(upward.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
+    // Not vacuous: the model and the hub do import kernels, and the table refuses a kernel that imports the hub.
+    expect(edges.some((e) => e.from.startsWith('src/model/') && e.to.startsWith('src/kernels/'))).toBe(true);
+    expect(edges.some((e) => e.from.startsWith('src/hub/') && e.to.startsWith('src/kernels/'))).toBe(true);
+    expect(ALLOWED.kernels).toEqual([]);
+    expect(permitted({ from: 'src/kernels/backend.ts', to: 'src/hub/hub.ts', typeOnly: true })).toBe(false);
+    expect(permitted({ from: 'src/model/lora.ts', to: 'src/hub/hub.ts', typeOnly: true })).toBe(false);
+  });
+
+  it('has no two files that import each other (a type-only import closes a circle too)', () => {
+    /** Every pair of files each importing the other, once. */
+    const circles = (list: Edge[]) => {
+      const pairs = new Set(list.filter(local).map((e) => `${e.from} ${e.to}`));
+      return [...pairs].map((p) => p.split(' ')).filter(([a, b]) => a < b && pairs.has(`${b} ${a}`)).map(([a, b]) => `${a} ↔ ${b}`);
+    };
+    expect(circles(edges)).toEqual([]);
+    // Not vacuous: a type import back from hub.ts to hf.ts, which imports it, would be found.
+    expect(edges.some((e) => e.from === 'src/hub/hf.ts' && e.to === 'src/hub/hub.ts')).toBe(true);
+    expect(circles([...edges, { from: 'src/hub/hub.ts', to: 'src/hub/hf.ts', typeOnly: true }])).toEqual(['src/hub/hf.ts ↔ src/hub/hub.ts']);
   });
 
   it('lets nothing outside src/ui import Svelte, and no .svelte component import tfjs', () => {

@@ -2,9 +2,9 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
-import { createRolloutWorkerApi } from '../src/pipeline/rollout-worker-api.ts';
-import type { RemoteGenerator } from '../src/pipeline/generation.ts';
-import { tokenizerFromSpec } from '../src/pipeline/tokenizer-spec.ts';
+import { createRolloutWorkerApi } from '../src/pipeline/engine/rollout-worker-api.ts';
+import type { RemoteGenerator } from '../src/pipeline/engine/generation.ts';
+import { tokenizerFromSpec } from '../src/pipeline/engine/tokenizer-spec.ts';
 import { runModulesInThisThread } from '../src/envs/module-host.ts';
 
 // This worker is itself a thread the engine can terminate: user environment modules run here, not in a host of their own.

@@ -1,11 +1,11 @@
 /**
  * Module worker for selftest.html?threads: starts wasm (the threaded build's shared heap, this page being
- * cross-origin isolated) and posts src/model/threads-check.ts's comparison of 1 and `threads` kernel
+ * cross-origin isolated) and posts src/selftest/threads-check.ts's comparison of 1 and `threads` kernel
  * threads, or the error that stopped it.
  */
-import { initBackend } from '../src/model/backend.ts';
-import { compareThreadCounts } from '../src/model/threads-check.ts';
-import { tfjsWasmPaths } from '../src/model/wasm-paths.ts';
+import { initBackend } from '../src/kernels/backend.ts';
+import { compareThreadCounts } from '../src/selftest/threads-check.ts';
+import { tfjsWasmPaths } from '../src/kernels/wasm-paths.ts';
 
 self.onmessage = async (event: MessageEvent<{ threads: number }>) => {
   try {

@@ -7,17 +7,17 @@
 import 'fake-indexeddb/auto';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { changedNothing } from '../../src/envs/task-toolbox.ts';
-import { createNodeRun } from '../../src/pipeline/node.ts';
-import { EnginePolicy, GenerationService } from '../../src/pipeline/generation.ts';
+import { createNodeRun } from '../../src/pipeline/platform/node.ts';
+import { EnginePolicy, GenerationService } from '../../src/pipeline/engine/generation.ts';
 import { evaluatePolicy, type EvalResult } from '../../src/rollout/evaluate.ts';
 import { agentStats, type AgentStats } from '../../src/rollout/agent-stats.ts';
 import { wilsonInterval } from '../../src/rollout/success-interval.ts';
 import { openStore } from '../../src/store/index.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
-import type { RunEvent } from '../../src/pipeline/events.ts';
+import type { RunEvent } from '../../src/pipeline/operations/events.ts';
 import type { Metrics, Trajectory } from '../../src/contracts.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
-import type { TextTokenizer } from '../../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../../src/tokenizer/tokenizer.ts';
 
 export interface Loaded {
   model: TransformerModel;

@@ -72,7 +72,7 @@ export async function useNodeWebGpu(opts: { software?: boolean } = {}): Promise<
   const gpu = await installNodeWebGpu(opts);
   const tf = await import('@tensorflow/tfjs');
   await import('@tensorflow/tfjs-backend-webgpu');
-  (await import('../../src/model/webgpu/register.ts')).registerWebGpuKernels();
+  (await import('../../src/kernels/webgpu/register.ts')).registerWebGpuKernels();
   if (!(await tf.setBackend('webgpu'))) throw new Error(`tfjs could not start its webgpu backend on ${gpu.description}`);
   await tf.ready();
   return gpu;

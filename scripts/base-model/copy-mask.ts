@@ -12,7 +12,7 @@
  * prompts that say "It is in …": the base answered without its tool on half of them, not one in ten).
  */
 import type { Trajectory } from '../../src/contracts.ts';
-import type { TextTokenizer } from '../../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../../src/tokenizer/tokenizer.ts';
 
 const RUN = /[A-Za-z0-9._/-]+/g;
 

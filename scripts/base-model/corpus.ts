@@ -9,7 +9,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { deriveSeed } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import type { Environment } from '../../src/envs/types.ts';

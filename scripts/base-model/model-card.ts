@@ -10,7 +10,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { COPY_DRILL_ITEMS, DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX, UNIVERSE_MIX } from './mix.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES } from './universe/index.ts';
 

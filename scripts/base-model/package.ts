@@ -4,7 +4,7 @@
  * loads it:
  *
  *   tokenizer.json          the build's BPE tokenizer (tokenizer.py)
- *   tokenizer_config.json   its special tokens and Spindle's chat template (model/spindle-chat-template.ts),
+ *   tokenizer_config.json   its special tokens and Spindle's chat template (tokenizer/spindle-chat-template.ts),
  *                           which Spindle recognises and renders natively, so prompts are the ones it trained on
  *   generation_config.json  every turn-ending id as `eos_token_id`, so transformers' generate stops where Spindle does
  *
@@ -17,12 +17,12 @@ import { copyFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { HfConfigJson } from '../../src/model/config.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
-import { spindleTokenizerConfig } from '../../src/model/spindle-chat-template.ts';
-import { generationConfig } from '../../src/pipeline/merged-export.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
+import { spindleTokenizerConfig } from '../../src/tokenizer/spindle-chat-template.ts';
+import { generationConfig } from '../../src/pipeline/operations/merged-export.ts';
 import { chatFormatSummary } from '../../src/rollout/conversation.ts';
 import { buildDir } from './build-dir.ts';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Trains the base model's byte-level BPE tokenizer on the build's corpus (scripts/base-model/corpus.ts)
-and writes an HF `tokenizer.json` that `tokenizers`, transformers and Spindle (src/model/hf-tokenizer.ts)
+and writes an HF `tokenizer.json` that `tokenizers`, transformers and Spindle (src/tokenizer/hf-tokenizer.ts)
 load. The chat and tool markers are special tokens, one id each, so no merge crosses them; every byte
 has an id, so any text encodes.
 

@@ -39,7 +39,7 @@
 import type { ScoredGroup } from '../contracts.ts';
 import {
   describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus, sleep,
-} from '../model/net.ts';
+} from '../net.ts';
 
 export interface RegisterEnvRequest {
   desired_name: string;

@@ -11,10 +11,11 @@ import { ChatTemplate } from '../format/chat-template.ts';
 import { renderChatML } from '../format/chatml.ts';
 import { fromOpenAiMessages, toOpenAiMessages, type OpenAiMessage } from '../format/openai-messages.ts';
 import { isCallError } from '../format/parse.ts';
-import { TOOL_CALL_CODECS, type ToolCallCodec } from '../format/tool-call-codec.ts';
-import { ByteTokenizer, SPECIAL_TOKENS } from '../model/byte-tokenizer.ts';
-import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { ToolCallCodec } from '../format/codecs/codec.ts';
+import { TOOL_CALL_CODECS } from '../format/tool-call-codec.ts';
+import { ByteTokenizer, SPECIAL_TOKENS } from '../tokenizer/byte-tokenizer.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../tokenizer/spindle-chat-template.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { parseJsonl, textOf } from './jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
@@ -114,7 +115,7 @@ let byteModel: RowModel | null = null;
 
 /**
  * A byte model's episode (its tokens are Spindle's ChatML of its messages in the byte tokenizer) is
- * checked against the byte models' own template (model/spindle-chat-template.ts), the one their export
+ * checked against the byte models' own template (tokenizer/spindle-chat-template.ts), the one their export
  * ships: a turn that template would not write back exactly as sampled stays text.
  */
 function byteModelOf(t: Trajectory): RowModel | null {

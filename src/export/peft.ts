@@ -16,10 +16,9 @@ import type { RunConfig } from '../config/schema.ts';
 import type { EnvironmentSource } from '../contracts.ts';
 import { describeSource } from '../envs/sources.ts';
 import type { ModelConfig } from '../model/config.ts';
-import type { HostTensors } from '../model/transformer.ts';
-import { transformersBase } from '../model/hub.ts';
-import { peftConfig } from '../model/lora.ts';
-import { assertFiniteTensors, readSafetensors, writeSafetensors } from '../model/safetensors.ts';
+import type { HostTensors, TransformerModel } from '../model/transformer.ts';
+import { transformersBase } from '../hub/hub.ts';
+import { assertFiniteTensors, readSafetensors, writeSafetensors } from '../hub/safetensors.ts';
 import { ImportError } from './import-error.ts';
 import { unzipSelected } from './zip.ts';
 
@@ -42,7 +41,49 @@ export interface PeftConfig {
   [key: string]: unknown;
 }
 
-/** adapter_config.json from the run config (when no live model is at hand); the writer is model/lora.ts `peftConfig`. */
+/** What adapter_config.json describes: the adapters' shape and the base they belong to. */
+export interface PeftShape {
+  /** As a run config names it (hub/hub.ts `transformersBase` turns it into what transformers loads). */
+  baseModel: string;
+  r: number;
+  alpha: number;
+  dropout: number;
+  targetModules: readonly string[];
+  /** Layers that carry adapters; null for all of them. */
+  layers: readonly number[] | null;
+}
+
+/**
+ * PEFT's adapter_config.json: the one writer (live adapters, a run's checkpoint, SFT all call it).
+ * `inference_mode: true`, as PEFT's save_pretrained writes it for an adapter ready to load and use.
+ */
+export function peftConfig(shape: PeftShape): Record<string, unknown> & { r: number; lora_alpha: number; target_modules: string[] } {
+  return {
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    ...transformersBase(shape.baseModel),
+    r: shape.r,
+    lora_alpha: shape.alpha,
+    lora_dropout: shape.dropout,
+    target_modules: [...shape.targetModules],
+    bias: 'none',
+    fan_in_fan_out: false,
+    inference_mode: true,
+    init_lora_weights: true,
+    use_rslora: false,
+    use_dora: false,
+    layers_to_transform: shape.layers ? [...shape.layers] : null,
+  };
+}
+
+/** adapter_config.json for the attached adapters. */
+export function peftAdapterConfig(model: TransformerModel, baseModel: string): ReturnType<typeof peftConfig> {
+  if (!model.lora) throw new Error('peftAdapterConfig: the model has no LoRA adapters.');
+  const { r, alpha, dropout, targetModules, layers } = model.lora;
+  return peftConfig({ baseModel, r, alpha, dropout, targetModules, layers: layers.length === model.config.numLayers ? null : layers });
+}
+
+/** adapter_config.json from the run config (when no live model is at hand); the writer is `peftConfig`. */
 export function peftConfigFromRun(run: RunConfig, layersToTransform: number[] | null = null): PeftConfig {
   const { r, alpha, dropout, target_modules } = run.lora;
   return peftConfig({ baseModel: run.model.base_model, r, alpha, dropout, targetModules: target_modules, layers: layersToTransform }) as PeftConfig;

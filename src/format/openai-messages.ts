@@ -13,7 +13,8 @@
 import type { ChatMessage } from '../contracts.ts';
 import { splitToolResponses, toolResponseMessage } from './chatml.ts';
 import { parseLooseJson } from './loose-json.ts';
-import { HERMES_CALLS, type LiftedTurn, type ToolCallCodec } from './tool-call-codec.ts';
+import type { LiftedTurn, ToolCallCodec } from './codecs/codec.ts';
+import { HERMES_CALLS } from './tool-call-codec.ts';
 
 export interface OpenAiToolCall {
   type: 'function';

@@ -15,7 +15,8 @@
  * A probe the template raises on counts as "no" (a template that insists on a system message gets a
  * second try with one); one that runs past the render budget (`isFatal`) ends the probing with its error.
  */
-import { chooseToolCallCodec, PROBE_TOOL, type ToolCallCodec } from './tool-call-codec.ts';
+import type { ToolCallCodec } from './codecs/codec.ts';
+import { chooseToolCallCodec, PROBE_TOOL } from './tool-call-codec.ts';
 
 export interface TemplateToolSupport {
   listsTools: boolean;

@@ -13,7 +13,7 @@ import { judgeCacheKey, MemoryJudgeCache, type JudgeCache } from './cache.ts';
 import { ConcurrencyLimiter } from './limiter.ts';
 import { backoffDelay, DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, sleep, type BackoffOptions } from './retry.ts';
 import { errorMessage, type JudgeCost } from './types.ts';
-import { MiB, NetError, readText } from '../model/net.ts';
+import { MiB, NetError, readText } from '../net.ts';
 
 /** The most a judge's reply may be. */
 export const MAX_REPLY_BYTES = 8 * MiB;

@@ -1,7 +1,7 @@
 /**
  * The group step: what happens to a GRPO group once all its trajectories are rolled out and judged one
  * by one (rollout-worker.ts), before it is stored or trained on. It is the one place both paths that
- * make groups — training runs (pipeline/run.ts) and collection (pipeline/collect.ts) — finish a group:
+ * make groups — training runs (pipeline/operations/run.ts) and collection (pipeline/operations/collect.ts) — finish a group:
  *   1. each group judge (`type: 'group'`) scores the whole group in one call, one vote per trajectory,
  *      added beside the per-trajectory votes (a re-run replaces its own earlier vote);
  *   2. every member's score is recomputed from its votes (trimmed mean, `judge.min_votes`) and, with
@@ -61,7 +61,7 @@ export interface GroupStep {
 /**
  * The group step of a run config, its group judges built once (they keep their cache and limits). A
  * group judge that cannot be set up (its key is missing) still takes part and votes null with the reason,
- * as per-trajectory judges do (pipeline/every-judge.ts).
+ * as per-trajectory judges do (pipeline/engine/every-judge.ts).
  */
 export function createGroupStep(judge: RunConfig['judge'], deps: JudgeDeps = {}): GroupStep {
   const groupJudges = chosenJudges(judge).flatMap((c) => {

@@ -7,7 +7,7 @@
  * the ensemble simply drops.
  */
 import type { ChatMessage, SamplingParams, Task, ToolSchema, Trajectory } from '../contracts.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { conversationFormat } from '../rollout/conversation.ts';
 
 /**

@@ -6,22 +6,20 @@
  *
  * Storage: tfjs has no int8 dtype, so four int8 values share an int32 word along the output axis
  * ([in, ⌈out/4⌉] int32). A projection is widened to float32 when it is used — SpindleInt8Widen, a JS
- * loop over the heap on wasm and over the buffers on cpu, a WGSL program on WebGPU (webgpu/int8-widen.ts)
+ * loop over the heap on wasm and over the buffers on cpu, a WGSL program on WebGPU (kernels/webgpu/int8-widen.ts)
  * — and the float copy is freed right after its
  * product, so at most one projection is float32 at a time (twice in the backward pass: the transposed
  * widening for the input gradient). The product's gradient widens again instead of keeping the float
  * copy on the tape, so an int8 base stays int8 through the backward pass. On WebGPU a bf16/f16 checkpoint
- * can also keep its projections in 16 bits (half.ts), at twice int8's memory and no widening pass.
+ * can also keep its projections in 16 bits (kernels/half.ts), at twice int8's memory and no widening pass.
  *
  * Memory, not speed: the widening costs a pass over the weights per product (a few ns an element); a
  * SIMD kernel that dequantizes inside the gemm would avoid the float copy and the pass.
  */
 import * as tf from '@tensorflow/tfjs';
-import type { TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import type { TfjsWasmBackend } from '../kernels/wasm-simd/heap-kernels.ts';
+import { INT8_WIDEN_KERNEL } from '../kernels/fused.ts';
 import { mm } from './ops.ts';
-
-/** q (int32 [in, ⌈out/4⌉], four int8 per word), scales [out]; attrs outDim, transpose → float32 [in, out], or [out, in] with transpose. */
-export const INT8_WIDEN_KERNEL = 'SpindleInt8Widen';
 
 /** A frozen projection [in, out] in int8 with per-output-channel scales. */
 export interface Int8Weight {
@@ -115,7 +113,7 @@ function outputShape(q: tf.TensorInfo, attrs: tf.NamedAttrMap | undefined): [num
   return [q.shape[0], attrs?.outDim as number, Boolean(attrs?.transpose)];
 }
 
-/** Registers SpindleInt8Widen on wasm and cpu (a second call does nothing); WebGPU's is webgpu/int8-widen.ts. */
+/** Registers SpindleInt8Widen on wasm and cpu (a second call does nothing); WebGPU's is kernels/webgpu/int8-widen.ts. */
 export function registerInt8Kernels(): void {
   if (tf.getKernel(INT8_WIDEN_KERNEL, 'wasm')) return;
   tf.registerKernel({

@@ -6,7 +6,7 @@
  * Targets are picked with a one-hot product rather than `gather`, whose gradient the wasm backend lacks.
  */
 import * as tf from '@tensorflow/tfjs';
-import { hasFusedKernel, TOKEN_STATS_KERNEL } from './fused.ts';
+import { hasFusedKernel, TOKEN_STATS_KERNEL } from '../kernels/fused.ts';
 import type { SharedPrefixInput, TransformerModel } from './transformer.ts';
 
 export interface LogprobOptions {

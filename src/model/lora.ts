@@ -10,7 +10,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, uniformArray } from '../rng.ts';
 import { TARGET_MODULES, type HostTensors, type TargetModule, type TransformerModel } from './transformer.ts';
-import { transformersBase } from './hub.ts';
 
 export interface LoraConfig {
   r: number;
@@ -145,48 +144,6 @@ export function importLora(model: TransformerModel, tensors: HostTensors): void 
   if (extra.length > 0) {
     throw new Error(`LoRA adapter: ${extra.length} tensor(s) match no adapter of this model, e.g. "${extra[0]}" (check r, target_modules and frozen layers).`);
   }
-}
-
-/** What adapter_config.json describes: the adapters' shape and the base they belong to. */
-export interface PeftShape {
-  /** As a run config names it (hub.ts `transformersBase` turns it into what transformers loads). */
-  baseModel: string;
-  r: number;
-  alpha: number;
-  dropout: number;
-  targetModules: readonly string[];
-  /** Layers that carry adapters; null for all of them. */
-  layers: readonly number[] | null;
-}
-
-/**
- * PEFT's adapter_config.json: the one writer (live adapters, a run's checkpoint, SFT all call it).
- * `inference_mode: true`, as PEFT's save_pretrained writes it for an adapter ready to load and use.
- */
-export function peftConfig(shape: PeftShape): Record<string, unknown> & { r: number; lora_alpha: number; target_modules: string[] } {
-  return {
-    peft_type: 'LORA',
-    task_type: 'CAUSAL_LM',
-    ...transformersBase(shape.baseModel),
-    r: shape.r,
-    lora_alpha: shape.alpha,
-    lora_dropout: shape.dropout,
-    target_modules: [...shape.targetModules],
-    bias: 'none',
-    fan_in_fan_out: false,
-    inference_mode: true,
-    init_lora_weights: true,
-    use_rslora: false,
-    use_dora: false,
-    layers_to_transform: shape.layers ? [...shape.layers] : null,
-  };
-}
-
-/** adapter_config.json for the attached adapters. */
-export function peftAdapterConfig(model: TransformerModel, baseModel: string): ReturnType<typeof peftConfig> {
-  if (!model.lora) throw new Error('peftAdapterConfig: the model has no LoRA adapters.');
-  const { r, alpha, dropout, targetModules, layers } = model.lora;
-  return peftConfig({ baseModel, r, alpha, dropout, targetModules, layers: layers.length === model.config.numLayers ? null : layers });
 }
 
 /**

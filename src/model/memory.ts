@@ -56,7 +56,7 @@ export interface EstimateOptions {
   halfLinears?: boolean;
   /**
    * Generation on tfjs-wasm, whose decoding step reads packed float32 copies of the projections and the
-   * head (wasm-simd/packed-weights.ts), alive while the weights are, so a run's training peak comes on top of them.
+   * head (kernels/wasm-simd/packed-weights.ts), alive while the weights are, so a run's training peak comes on top of them.
    */
   decodeCopies?: boolean;
   /** Recompute blocks in the backward pass; default true (what training does by itself when the plain step would not fit, memory.ts's recomputeNeeded). */
@@ -124,7 +124,7 @@ export function estimateMemory(config: ModelConfig, opts: EstimateOptions = {}):
   const plain = held + activationBytes(config, opts.batch ?? 1, sequence);
   const recomputed = held + logits + L * tokens * C * 4 * FLOATS_PER_BLOCK_INPUT + perLayer;
   const recompute = opts.recompute ?? true;
-  // Loading: the file, its float32 decode on the host and the tensors (an int8 load quantizes a tensor at a time, hf.ts).
+  // Loading: the file, its float32 decode on the host and the tensors (an int8 load quantizes a tensor at a time, hub/hf.ts).
   const loadPeakBytes = fileBytes + (int8 ? parameters * 4 + weightBytes : 2 * weightBytes);
   return { parameters, weightBytes, loadPeakBytes, trainPeakBytes: recompute ? recomputed : plain, trainPeakPlainBytes: plain, decodeCopyBytes, trainTokens: tokens, recompute };
 }

@@ -2,15 +2,15 @@
  * The few tensor operations the transformer is built from, written around two tfjs pitfalls
  * (docs/architecture.md, kernels):
  * - tfjs-wasm's BatchMatMul takes a naive loop for transposed or batched operands, and tfjs's own
- *   matMul gradient always transposes; on wasm `mm` and `bmm` run wasm-matmul.ts's kernels instead,
+ *   matMul gradient always transposes; on wasm `mm` and `bmm` run kernels/wasm-matmul.ts's kernels instead,
  *   whose gradients read transposed operands by their strides.
  * - the gradient of `tf.gather` needs `UnsortedSegmentSum`, which wasm lacks; `embed` looks rows up
  *   with a one-hot matmul when the table needs a gradient.
  */
 import * as tf from '@tensorflow/tfjs';
-import { wasmAttentionFits } from './wasm-attention.ts';
-import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from './fused.ts';
-import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from './wasm-matmul.ts';
+import { wasmAttentionFits } from '../kernels/wasm-attention.ts';
+import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from '../kernels/fused.ts';
+import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../kernels/wasm-matmul.ts';
 
 /**
  * a [..., k] · b [k, n] → [..., n]. On wasm through SpindleMatMul, which takes a as it is (no reshapes
@@ -97,12 +97,12 @@ export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tens
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight); // [..., C]
 }
 
-/** Keys up to which the fused attention kernel holds a row's scores (webgpu/attention.ts's MAX_KEYS). */
+/** Keys up to which the fused attention kernel holds a row's scores (kernels/webgpu/attention.ts's MAX_KEYS). */
 const FUSED_ATTENTION_MAX_KEYS = 2048;
 
 /**
  * softmax(q·kᵀ·scale + bias)·v in one kernel, for generation on a backend that has it (WebGPU; wasm where
- * keys and heads are whole vectors of 4, wasm-attention.ts) and at most FUSED_ATTENTION_MAX_KEYS keys;
+ * keys and heads are whole vectors of 4, kernels/wasm-attention.ts) and at most FUSED_ATTENTION_MAX_KEYS keys;
  * null otherwise, and the caller runs the products and softmax.
  * q [B, G, R, D] with row r of a group at position r mod `positions`; k, v [B, G, Tk, D].
  */
@@ -116,7 +116,7 @@ export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: t
 /**
  * Training's attention, softmax(q·kᵀ·scale + bias)·v over a whole sequence (the T queries are the T keys;
  * bias is the causal mask, [T, T] or [B, 1, 1, T, T]), as one kernel and one for its gradient where the
- * backend has them (wasm, keys and heads in whole vectors of 4: wasm-attention-train.ts); null otherwise,
+ * backend has them (wasm, keys and heads in whole vectors of 4: kernels/wasm-attention-train.ts); null otherwise,
  * and the caller runs the products and softmax. q [B, G, R, D] with row r of a group at position r mod T.
  */
 export function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor, scale: number, positions: number): tf.Tensor4D | null {
@@ -150,7 +150,7 @@ export function sumOfSquares(tensors: tf.Tensor[]): tf.Scalar {
 /**
  * Attention's probabilities softmax(scores·scale + bias) over the last axis: scores [B, G, R, Tk] with row r
  * of a group at position r mod T, bias [T, Tk] | [B, 1, 1, T, Tk]. One kernel where the backend has it
- * (wasm, keys in whole vectors of 4: wasm-attention.ts), its gradient one more; else a scale, an add and a
+ * (wasm, keys in whole vectors of 4: kernels/wasm-attention.ts), its gradient one more; else a scale, an add and a
  * softmax.
  */
 export function maskedSoftmax(scores: tf.Tensor4D, bias: tf.Tensor, scale: number): tf.Tensor4D {

@@ -1,7 +1,7 @@
 /**
  * A Llama/Qwen2/Qwen3-style decoder-only transformer for tfjs, in the order of the paper:
  * attention → MLP → block → model. Sampling is in sampling.ts, log-probabilities for the losses in
- * logprobs.ts, LoRA in lora.ts, weight files in safetensors.ts / hf.ts.
+ * logprobs.ts, LoRA in lora.ts, weight files in hub/safetensors.ts / hub/hf.ts.
  *
  * Conventions
  * - Parameters are named exactly like Hugging Face Llama (`model.layers.0.self_attn.q_proj.weight`),
@@ -15,13 +15,13 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
-import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from './decode-step.ts';
-import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel } from './fused.ts';
-import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from './half.ts';
+import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from '../kernels/decode-step.ts';
+import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel, INT8_WIDEN_KERNEL } from '../kernels/fused.ts';
+import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../kernels/half.ts';
 import { applyRope, bmm, causalAttention, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputed, recomputedBlock } from './recompute.ts';
-import { INT8_WIDEN_KERNEL, int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
+import { int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
 import { ropeInverseFrequencies } from './rope.ts';
 import { createRng, deriveSeed, normalArray } from '../rng.ts';
 
@@ -39,7 +39,7 @@ export interface LoraPair {
   B: tf.Variable;
 }
 
-/** A frozen linear weight held in 16 bits on the GPU (half.ts, webgpu/half-matmul.ts). */
+/** A frozen linear weight held in 16 bits on the GPU (kernels/half.ts, kernels/webgpu/half-matmul.ts). */
 export interface HalfWeight {
   /** The [in, out] values, packed two per int32 word: [in, out/2]. */
   packed: tf.Tensor2D;
@@ -99,7 +99,7 @@ export interface LoraSettings {
 
 /**
  * Past keys and values per layer: [B, Hkv, capacity, D] each, of which the first `length` positions are
- * the cache; capacity ≥ length (the decoding kernel leaves room to append in place, decode-step.ts).
+ * the cache; capacity ≥ length (the decoding kernel leaves room to append in place, kernels/decode-step.ts).
  */
 export interface KVCache {
   k: tf.Tensor4D[];
@@ -545,7 +545,7 @@ export class TransformerModel {
     if (bad !== undefined) throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
   }
 
-  // ── One decoding step as one kernel (decode-step.ts) ─────────────────────────────────────────
+  // ── One decoding step as one kernel (kernels/decode-step.ts) ─────────────────────────────────────────
 
   /** Whether a generation step (one new position on a non-empty cache) runs as DECODE_STEP_KERNEL here. */
   private decodesInOneKernel(options: ForwardOptions): boolean {
@@ -784,7 +784,7 @@ function shapeOf(p: NamedParameter): number[] {
   return p.variable ? p.variable.shape : p.half ? p.half.shape : p.int8!.shape;
 }
 
-/** int8 bases widen where SpindleInt8Widen is registered: wasm, cpu (int8.ts), WebGPU (webgpu/int8-widen.ts). */
+/** int8 bases widen where SpindleInt8Widen is registered: wasm, cpu (int8.ts), WebGPU (kernels/webgpu/int8-widen.ts). */
 function assertInt8Backend(): void {
   if (!hasFusedKernel(INT8_WIDEN_KERNEL)) {
     throw new Error(`model.quantization int8 runs on the wasm, WebGPU and cpu backends; the ${tf.getBackend()} backend has no int8 kernel: use quantization none there.`);

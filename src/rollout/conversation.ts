@@ -12,11 +12,12 @@
  * training sees the text and mask an episode of that model would have.
  */
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { ChatTemplate } from '../format/chat-template.ts';
 import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
-import { HERMES_CALLS, type ToolCallCodec } from '../format/tool-call-codec.ts';
-import { SPINDLE_CHAT_TEMPLATE } from '../model/spindle-chat-template.ts';
+import type { ToolCallCodec } from '../format/codecs/codec.ts';
+import { HERMES_CALLS } from '../format/tool-call-codec.ts';
+import { SPINDLE_CHAT_TEMPLATE } from '../tokenizer/spindle-chat-template.ts';
 
 export interface ConversationFormat {
   /** The template lists the tools itself (from `tools`); the system prompt should not list them again. */

@@ -7,7 +7,7 @@
 import { isSuccess, type Task, type Trajectory } from '../contracts.ts';
 import type { Environment } from '../envs/types.ts';
 import { runEpisode, type EpisodeOptions } from './episode.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { ScriptedPolicy } from './scripted-policy.ts';
 
 export interface ExpertOptions extends Partial<Omit<EpisodeOptions, 'policy' | 'env' | 'task'>> {

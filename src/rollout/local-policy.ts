@@ -7,7 +7,7 @@
 import type { TransformerModel } from '../model/transformer.ts';
 import { generate } from '../model/sampling.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from './policy.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 
 export interface LocalPolicyOptions {
   id?: string;

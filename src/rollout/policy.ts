@@ -3,7 +3,7 @@
  * (src/model), a remote OpenAI-compatible endpoint, and a scripted policy for tests.
  */
 import type { ChatMessage, SamplingParams, ToolSchema } from '../contracts.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 
 export interface PolicyContext {
   messages: ChatMessage[];

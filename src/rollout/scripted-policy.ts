@@ -6,7 +6,7 @@
  * drawn deterministically from the sampling seed.
  */
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from './policy.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { createRng } from '../rng.ts';
 
 export type Script = readonly string[] | ((context: PolicyContext, turn: number) => string);

@@ -4,7 +4,7 @@
  * produced them (mask 1, with their logprobs), so training sees exactly the ids that were sampled and
  * no re-tokenisation drift. Without a tokenizer every method is a no-op and the arrays stay empty.
  */
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 
 export class TokenTrace {
   readonly tokens: number[] = [];

@@ -4,7 +4,7 @@
  * pass; WebGPU: one kernel per output), tfjs ops otherwise.
  */
 import * as tf from '@tensorflow/tfjs';
-import { ADAM_KERNEL, ADAM_STEP_KERNEL, hasFusedKernel, type AdamHyper } from '../model/fused.ts';
+import { ADAM_KERNEL, ADAM_STEP_KERNEL, hasFusedKernel, type AdamHyper } from '../kernels/fused.ts';
 
 export type { AdamHyper };
 

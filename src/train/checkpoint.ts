@@ -10,15 +10,22 @@
  */
 import type { RunConfig } from '../config/schema.ts';
 import { exportLora, importLora } from '../model/lora.ts';
-import type { HostTensor, TransformerModel } from '../model/transformer.ts';
+import type { HostTensor, LoraSettings, TransformerModel } from '../model/transformer.ts';
 import type { CurriculumState } from './curriculum.ts';
-import type { PreparedModel } from './model-setup.ts';
 import type { OptimizerState } from './optimizer.ts';
 import type { ReplayState } from './replay-buffer.ts';
 import type { RngState } from '../rng.ts';
 import type { SafetyState } from './safety-monitor.ts';
 
 export const CHECKPOINT_VERSION = 1;
+
+/** What `prepareModel` (model-setup.ts) decided; stored in checkpoints so a resumed run rebuilds the same model. */
+export interface PreparedModel {
+  learningRate: number;
+  frozenLayers: number[];
+  /** The adapters (rank, scale, modules, layers that carry them), or null for full fine-tuning. */
+  lora: LoraSettings | null;
+}
 
 export interface WeightSnapshot {
   kind: 'lora' | 'full';

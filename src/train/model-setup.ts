@@ -13,16 +13,8 @@
  */
 import type { RunConfig } from '../config/schema.ts';
 import { attachLora, freezeLayers, importLora, parseLayerRange } from '../model/lora.ts';
-import type { LoraSettings, TransformerModel } from '../model/transformer.ts';
-import { checkCheckpoint, type TrainerCheckpoint } from './checkpoint.ts';
-
-/** What `prepareModel` decided; stored in checkpoints so a resumed run rebuilds the same model. */
-export interface PreparedModel {
-  learningRate: number;
-  frozenLayers: number[];
-  /** The adapters (rank, scale, modules, layers that carry them), or null for full fine-tuning. */
-  lora: LoraSettings | null;
-}
+import type { TransformerModel } from '../model/transformer.ts';
+import { checkCheckpoint, type PreparedModel, type TrainerCheckpoint } from './checkpoint.ts';
 
 function attachFromConfig(model: TransformerModel, lora: RunConfig['lora'], seed: number, freeze: string | null): void {
   attachLora(model, { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targetModules: lora.target_modules, freezeLayers: freeze, seed });

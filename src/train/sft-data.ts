@@ -14,7 +14,7 @@
 import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
 import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
 import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
-import type { TextTokenizer } from '../model/tokenizer.ts';
+import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
 import type { TrainSample } from './batch.ts';
 import { jsonlLines } from '../jsonl.ts';
@@ -70,7 +70,7 @@ function normaliseMessages(row: ChatRow, tools: ToolSchema[], tok: TextTokenizer
   const style = opts.systemStyle ?? 'full';
   if (out[0]?.role !== 'system') out.unshift(renderSystemPrompt(rendersTools ? [] : tools, { style }));
   // A system message of the row's own that does not list the tools gets them after its text, as Spindle's byte
-  // models' chat template writes it (model/spindle-chat-template.ts); one that lists them (`<tools>`) stands.
+  // models' chat template writes it (tokenizer/spindle-chat-template.ts); one that lists them (`<tools>`) stands.
   else if (!rendersTools && !out[0].content.includes('<tools>')) out[0] = renderSystemPrompt(tools, { style, instructions: out[0].content });
   return out;
 }

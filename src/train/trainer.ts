@@ -23,10 +23,10 @@ import type { Metrics, MetricsRecord, RunMarker, Trajectory } from '../contracts
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from './batch.ts';
-import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
+import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type PreparedModel, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
 import { createCurriculum, levelOf, recordScores, type CurriculumState } from './curriculum.ts';
 import { buildGrpoBatch, type BuiltBatch } from './grpo-batch.ts';
-import { prepareModel, prepareResumed, type PreparedModel } from './model-setup.ts';
+import { prepareModel, prepareResumed } from './model-setup.ts';
 import { Optimizer, type OptimizerState } from './optimizer.ts';
 import { planBatch, ReplayBuffer } from './replay-buffer.ts';
 import { SafetyMonitor, type BaselineEvaluator, type SafetyReport } from './safety-monitor.ts';

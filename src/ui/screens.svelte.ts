@@ -9,7 +9,8 @@ import { JudgesState } from './screens/judges/judges.svelte.ts';
 import { ModelsState } from './screens/models/models.svelte.ts';
 import { LearnState } from './screens/learn/learn.svelte.ts';
 import { EnvironmentsState } from './screens/environments/environments.svelte.ts';
-import { createAppSources, type AppSources } from './sources/index.ts';
+import type { AppSources } from './sources/app-sources.ts';
+import { createAppSources } from './sources/index.ts';
 
 export const SCREENS = [
   { id: 'playground', label: 'Playground' },

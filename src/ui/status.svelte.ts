@@ -1,4 +1,4 @@
-import type { BackendChoice } from '../pipeline/engine-api.ts';
+import type { BackendChoice } from '../pipeline/engine/engine-api.ts';
 import { getEngine, onEngineCrash, watchEngineBackend } from './sources/real/engine-client.ts';
 
 /**

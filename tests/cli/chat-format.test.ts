@@ -6,10 +6,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { familyTemplate, familyTokenizer, type Family } from '../format/family-templates.ts';
 import { cli, tempDir } from './helpers.ts';

@@ -5,10 +5,10 @@ import { main } from '../../src/cli/main.ts';
 import { presetConfig } from '../../src/config/presets.ts';
 import type { RunConfig } from '../../src/config/schema.ts';
 import { stringifyRunConfig } from '../../src/config/yaml.ts';
-import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig as modelPreset } from '../../src/model/config.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 
 export function tempDir(): string {

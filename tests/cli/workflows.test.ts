@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.ts';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
 import { readAdapter } from '../../src/export/peft.ts';
-import { readSafetensors } from '../../src/model/safetensors.ts';
+import { readSafetensors } from '../../src/hub/safetensors.ts';
 import { openFileStore } from '../../src/store/file-store.ts';
 import { getRun, loadLatestCheckpoint } from '../../src/store/index.ts';
 import { cli, nanoModelDir, tempDir, tinyConfig, writeConfig } from './helpers.ts';

@@ -29,10 +29,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Worker } from 'playwright-core';
-import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
+import { saveModel } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 

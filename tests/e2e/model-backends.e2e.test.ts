@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
-import { comparisonProblems, type SelftestResult } from '../../src/model/backend-compare.ts';
+import { comparisonProblems, type SelftestResult } from '../../src/selftest/backend-compare.ts';
 
 describe('the model on each backend vs cpu (selftest.html)', () => {
   let app: App;

@@ -13,11 +13,11 @@ import type { AddressInfo } from 'node:net';
 import { unzipSync } from 'fflate';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { zipFiles } from '../../src/export/peft.ts';
-import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
-import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { saveModel } from '../../src/hub/hf.ts';
+import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 

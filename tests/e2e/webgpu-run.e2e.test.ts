@@ -3,15 +3,15 @@
  * Train screen of a `?backend=webgpu` page (SwiftShader in headless Chromium, the slowest WebGPU there is)
  * run to 'finished' with no rollout worker taken for hung, and their metrics agree with a wasm run of the
  * same config in the same profile. The workers spend most of an episode waiting for the engine's tokens;
- * the watchdog does not count that time (src/pipeline/worker-pool.ts).
+ * the watchdog does not count that time (src/pipeline/engine/worker-pool.ts).
  */
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import { initBackend } from '../../src/model/backend.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
+import { saveModel } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { openApp, type App } from './harness.ts';
 

@@ -12,7 +12,7 @@ import type { ScoredGroup } from '../../src/contracts.ts';
 import { AtroposClient, AtroposInterrupted, type ClientEvent } from '../../src/export/atropos-client.ts';
 import { nodeGetWithBody } from '../../src/export/atropos-node.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { deliveredAll, describeDelivery, openAtroposFeed, type AtroposFeedOptions } from '../../src/pipeline/atropos-feed.ts';
+import { deliveredAll, describeDelivery, openAtroposFeed, type AtroposFeedOptions } from '../../src/pipeline/operations/atropos-feed.ts';
 
 type Handler = (body: unknown, res: ServerResponse, req: IncomingMessage) => void;
 

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import { ChatRowRefused, trajectoryToChatRow, type ChatRow } from '../../src/export/hf-chat.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
-import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import type { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { familyTemplate, familyTokenizer, familyTokens, type Family } from '../format/family-templates.ts';
 import { answer, args, CASES, env, expression, FamilyPolicy, task, type Case, type Turn } from '../rollout/family-scripts.ts';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { unzipSync, strFromU8, zipSync, strToU8 } from 'fflate';
 import { parse as parseYaml } from 'yaml';
-import { adapterZip, readAdapter, peftConfigFromRun, mergeAdapterWeights, mergedModelFiles, modelCard, moduleShape, ADAPTER_WEIGHTS, ADAPTER_CONFIG, type PeftConfig } from '../../src/export/peft.ts';
+import { adapterZip, readAdapter, peftAdapterConfig, peftConfigFromRun, mergeAdapterWeights, mergedModelFiles, modelCard, moduleShape, ADAPTER_WEIGHTS, ADAPTER_CONFIG, type PeftConfig } from '../../src/export/peft.ts';
 import { ImportError } from '../../src/export/import-error.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { readSafetensors, writeSafetensors } from '../../src/model/safetensors.ts';
+import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import type { HostTensors } from '../../src/model/transformer.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 
@@ -140,9 +140,9 @@ describe('merged full weights', () => {
 
 describe('with the real model (src/model)', () => {
   it('an exported adapter loads back into a fresh model, and our merge equals the model\'s own merge', async () => {
-    const { initBackend } = await import('../../src/model/backend.ts');
+    const { initBackend } = await import('../../src/kernels/backend.ts');
     const { TransformerModel } = await import('../../src/model/transformer.ts');
-    const { attachLora, exportLora, importLora, mergeLora, peftAdapterConfig } = await import('../../src/model/lora.ts');
+    const { attachLora, exportLora, importLora, mergeLora } = await import('../../src/model/lora.ts');
     await initBackend({ forced: 'cpu' });
     const lora = { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'down_proj'] };
     const model = TransformerModel.create(nano, 3);

@@ -5,9 +5,9 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModel } from '../../src/model/hf.ts';
+import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
 import { attachLora, detachLora } from '../../src/model/lora.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';

@@ -7,10 +7,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
 import { ImportError } from '../../src/export/import-error.ts';
 import { readAdapter } from '../../src/export/peft.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { loadHfModel, saveModel } from '../../src/model/hf.ts';
-import { readSafetensors, SafetensorsError, writeSafetensors } from '../../src/model/safetensors.ts';
+import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
+import { readSafetensors, SafetensorsError, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel, type HostTensors } from '../../src/model/transformer.ts';
 import { useBackend } from '../model/helpers.ts';
 

@@ -20,7 +20,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { readSafetensors } from '../../src/model/safetensors.ts';
+import { readSafetensors } from '../../src/hub/safetensors.ts';
 import { decodeSnapshot } from '../../src/store/snapshot.ts';
 import { nanoModelDir, tempDir, tinyConfig, writeConfig } from '../cli/helpers.ts';
 

@@ -13,7 +13,7 @@ import { MISTRAL_CALLS } from '../../src/format/codecs/mistral.ts';
 import { PHI4_CALLS } from '../../src/format/codecs/phi4.ts';
 import { QWEN_XML_CALLS } from '../../src/format/codecs/qwen-xml.ts';
 import { isCallError, MAX_CALLS_PER_TURN, type ParsedCall } from '../../src/format/parse.ts';
-import type { ToolCallCodec } from '../../src/format/tool-call-codec.ts';
+import type { ToolCallCodec } from '../../src/format/codecs/codec.ts';
 
 const calc = (expression: string) => ({ name: 'calc', arguments: { expression } });
 const names = (calls: ParsedCall[]) => calls.map((c) => (isCallError(c) ? 'error' : c.name));

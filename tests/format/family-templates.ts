@@ -4,8 +4,8 @@
  * own special tokens, so rendered text and token ids line up as they do for the real models.
  */
 import { readFileSync } from 'node:fs';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
-import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 export type Family =
   | 'qwen2.5' | 'qwen3' | 'llama3.1' | 'smollm2'

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { validateRunConfig } from '../../src/config/validate.ts';
-import { applyJudgeSwitches } from '../../src/pipeline/judge-settings.ts';
+import { applyJudgeSwitches } from '../../src/pipeline/operations/judge-settings.ts';
 import { JudgesState } from '../../src/ui/screens/judges/judges.svelte.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../../src/ui/screens/judges/source.ts';
 

@@ -6,10 +6,10 @@
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
-import { initBackend } from '../../src/model/backend.ts';
-import type { RunEvent } from '../../src/pipeline/events.ts';
-import { createNodeRun } from '../../src/pipeline/node.ts';
-import { VERIFIER_GATE_OFF_WARNING } from '../../src/pipeline/run.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import type { RunEvent } from '../../src/pipeline/operations/events.ts';
+import { createNodeRun } from '../../src/pipeline/platform/node.ts';
+import { VERIFIER_GATE_OFF_WARNING } from '../../src/pipeline/operations/run.ts';
 import { getRun, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from '../pipeline/tiny-model.ts';
 import { startChatServer, type ChatServer } from './chat-server.ts';

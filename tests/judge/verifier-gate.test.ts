@@ -11,9 +11,9 @@ import { isSuccess, type JudgeVote, type Trajectory } from '../../src/contracts.
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { judgeGroupStep } from '../../src/judge/group-step.ts';
 import { capFailures, FAILURE_CEILING, gateByVerifier, groupScoresFromVotes, scoreFromVotes, SUCCESS_FLOOR, verifierDisagrees } from '../../src/judge/verifier-gate.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { creditConfig, groupCredits } from '../../src/pipeline/app/episode-turns.ts';
-import { RolloutWorkerCore, type EpisodeJob } from '../../src/pipeline/rollout-worker.ts';
+import { RolloutWorkerCore, type EpisodeJob } from '../../src/pipeline/engine/rollout-worker.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 import { scoreGroup } from '../../src/train/grpo-batch.ts';
 import { startChatServer, type ChatServer } from './chat-server.ts';

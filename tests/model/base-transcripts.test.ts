@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { createRng } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from '../../scripts/base-model/copy-mask.ts';

@@ -2,7 +2,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import type { HostTensor, HostTensors } from '../../src/model/transformer.ts';
 
 export async function useBackend(name: 'cpu' | 'wasm'): Promise<void> {

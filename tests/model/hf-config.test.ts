@@ -7,7 +7,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { countParameters, fromHfConfig, toHfConfig, type HfConfigJson, type ModelConfig } from '../../src/model/config.ts';
-import { expectedTensors } from '../../src/model/hf-layout.ts';
+import { expectedTensors } from '../../src/hub/hf-layout.ts';
 import { ropeInverseFrequencies } from '../../src/model/rope.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { hostTensors, loadFixture, useBackend, type FixtureTensor } from './helpers.ts';

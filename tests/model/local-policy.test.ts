@@ -1,7 +1,7 @@
 /** LocalPolicy: a tiny model taught one reply by a few SFT steps, then driven through the Policy interface. */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { crossEntropyLoss } from '../../src/model/logprobs.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { LocalPolicy } from '../../src/rollout/local-policy.ts';

@@ -1,12 +1,12 @@
 /**
  * The products the transformer is built from, on wasm (where they run Spindle's kernels,
- * src/model/wasm-matmul.ts) against tfjs's plain matMul and its gradients; and the fused kernels
+ * src/kernels/wasm-matmul.ts) against tfjs's plain matMul and its gradients; and the fused kernels
  * (RMSNorm, RoPE, SwiGLU, Adam) against their composite forms.
  */
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { applyRope, bmm, mm, rmsNorm, ropeTables, sumOfSquares, swiglu } from '../../src/model/ops.ts';
-import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/model/fused.ts';
+import { ADAM_STEP_KERNEL, SUM_SQUARES_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SWIGLU_KERNEL } from '../../src/kernels/fused.ts';
 import { adamUpdate, type AdamHyper } from '../../src/train/adam-update.ts';
 import { createRng } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';

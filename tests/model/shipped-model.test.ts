@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import * as tf from '@tensorflow/tfjs';
 import { describe, it } from 'vitest';
-import { loadHfModel } from '../../src/model/hf.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
 const DIR = 'models/spindle-base';

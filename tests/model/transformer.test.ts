@@ -2,7 +2,8 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { countParameters, fromHfConfig, presetConfig, type ModelConfig } from '../../src/model/config.ts';
-import { attachLora, exportLora, freezeLayers, importLora, mergeLora, parseLayerRange, peftAdapterConfig } from '../../src/model/lora.ts';
+import { peftAdapterConfig } from '../../src/export/peft.ts';
+import { attachLora, exportLora, freezeLayers, importLora, mergeLora, parseLayerRange } from '../../src/model/lora.ts';
 import { crossEntropyLoss, sequenceLogprobs, tokenStats } from '../../src/model/logprobs.ts';
 import { createRng, deriveSeed } from '../../src/rng.ts';
 import { generate, sampleToken } from '../../src/model/sampling.ts';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createRng } from '../../src/rng.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { evaluateBlindPolicies } from '../../src/rollout/blind-policies.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES, worlds } from '../../scripts/base-model/universe/index.ts';

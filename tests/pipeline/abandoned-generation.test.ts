@@ -5,10 +5,10 @@
  */
 import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { Batcher } from '../../src/pipeline/batcher.ts';
-import { GenerationService } from '../../src/pipeline/generation.ts';
+import { Batcher } from '../../src/pipeline/engine/batcher.ts';
+import { GenerationService } from '../../src/pipeline/engine/generation.ts';
 import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 
 /** A promise and the function that resolves it: a test awaits the moment a batch starts running. */

@@ -4,9 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { moduleShape } from '../../src/export/peft.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { writeSafetensors } from '../../src/model/safetensors.ts';
+import { writeSafetensors } from '../../src/hub/safetensors.ts';
 import type { HostTensors } from '../../src/model/transformer.ts';
-import { checkpointAdapterZip } from '../../src/pipeline/adapter-export.ts';
+import { checkpointAdapterZip } from '../../src/pipeline/operations/adapter-export.ts';
 import { createRun, loadCheckpoint, openStore, putEvaluation, saveCheckpoint } from '../../src/store/index.ts';
 
 const nano = presetConfig('nano', 266);

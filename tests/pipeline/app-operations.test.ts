@@ -10,10 +10,10 @@ import { PLAYGROUND_RUN, playgroundOperations, type PlaygroundEngine } from '../
 import { trainOperations } from '../../src/pipeline/app/train.ts';
 import { trajectoryOperations } from '../../src/pipeline/app/trajectories.ts';
 import { EMPTY_FILTER } from '../../src/pipeline/app/trajectory-filter.ts';
-import type { PlayRequest } from '../../src/pipeline/engine-api.ts';
+import type { PlayRequest } from '../../src/pipeline/engine/engine-api.ts';
 import { createRun, getRun, getTrajectory, openStore, putTrajectory, setRunStatus, type Store } from '../../src/store/index.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
-import { REMOTE_JUDGES_SETTING } from '../../src/pipeline/judge-settings.ts';
+import { REMOTE_JUDGES_SETTING } from '../../src/pipeline/operations/judge-settings.ts';
 import { setSetting } from '../../src/store/index.ts';
 import { useChatServer } from '../judge/chat-server.ts';
 

@@ -1,6 +1,6 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { decodeCheckpoint, encodeCheckpoint, loadResumeCheckpoint } from '../../src/pipeline/checkpoint-codec.ts';
+import { decodeCheckpoint, encodeCheckpoint, loadResumeCheckpoint } from '../../src/pipeline/operations/checkpoint-codec.ts';
 import { openStore, putTrajectories, saveCheckpoint } from '../../src/store/index.ts';
 import { CHECKPOINT_VERSION, type TrainerCheckpoint } from '../../src/train/checkpoint.ts';
 import { makeTrajectory } from '../store/fixtures.ts';

@@ -5,7 +5,7 @@
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
-import { collectGroups, collectJobs, environmentsWithoutExpert } from '../../src/pipeline/collect.ts';
+import { collectGroups, collectJobs, environmentsWithoutExpert } from '../../src/pipeline/operations/collect.ts';
 import { getRun, listGroups, openStore, type Store } from '../../src/store/index.ts';
 
 let store: Store;

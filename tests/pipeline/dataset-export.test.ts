@@ -1,5 +1,5 @@
 /**
- * The one dataset export (pipeline/dataset-export.ts), which the Models screen and `spindle export
+ * The one dataset export (pipeline/operations/dataset-export.ts), which the Models screen and `spindle export
  * trajectories` both call: chat JSONL and Parquet are train-split unless a split is asked for (a
  * held-out item never reaches training data), filters pick rows, and the count is what was written.
  */
@@ -7,8 +7,8 @@ import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { parquetToTrajectories } from '../../src/export/parquet.ts';
-import { exportDataset } from '../../src/pipeline/dataset-export.ts';
-import { distilSkills } from '../../src/pipeline/skills.ts';
+import { exportDataset } from '../../src/pipeline/operations/dataset-export.ts';
+import { distilSkills } from '../../src/pipeline/operations/skills.ts';
 import { modelOperations, type ModelEngine } from '../../src/pipeline/app/models.ts';
 import { createRun, openStore, putTrajectory, type Store } from '../../src/store/index.ts';
 import { makeTrajectory } from '../store/fixtures.ts';

@@ -13,10 +13,10 @@ import { environmentOperations, storedSources } from '../../src/pipeline/app/env
 import { playgroundOperations } from '../../src/pipeline/app/playground.ts';
 import { trainOperations, withUserEnvironments } from '../../src/pipeline/app/train.ts';
 import { trajectoryOperations } from '../../src/pipeline/app/trajectories.ts';
-import { Engine } from '../../src/pipeline/browser-engine.ts';
-import type { EngineDeps } from '../../src/pipeline/engine-api.ts';
-import type { RunController } from '../../src/pipeline/events.ts';
-import { spawnNodeRolloutWorker } from '../../src/pipeline/node.ts';
+import { Engine } from '../../src/pipeline/engine/browser-engine.ts';
+import type { EngineDeps } from '../../src/pipeline/engine/engine-api.ts';
+import type { RunController } from '../../src/pipeline/operations/events.ts';
+import { spawnNodeRolloutWorker } from '../../src/pipeline/platform/node.ts';
 import { openStore, type Store } from '../../src/store/index.ts';
 
 const EXAMPLE = readFileSync(new URL('../../examples/envs/treasure-hunt.js', import.meta.url), 'utf8');

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import { GenerationService, lengthBuckets } from '../../src/pipeline/generation.ts';
+import { GenerationService, lengthBuckets } from '../../src/pipeline/engine/generation.ts';
 import { TINY_MODEL } from './tiny-model.ts';
 
 describe('GenerationService while its run is paused', () => {

@@ -8,11 +8,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
-import { initBackend } from '../../src/model/backend.ts';
-import { loadHfModel } from '../../src/model/hf.ts';
-import { Engine } from '../../src/pipeline/browser-engine.ts';
-import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/judge-settings.ts';
-import { createRolloutWorkerApi } from '../../src/pipeline/rollout-worker-api.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { loadHfModel } from '../../src/hub/hf.ts';
+import { Engine } from '../../src/pipeline/engine/browser-engine.ts';
+import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/operations/judge-settings.ts';
+import { createRolloutWorkerApi } from '../../src/pipeline/engine/rollout-worker-api.ts';
 import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
 

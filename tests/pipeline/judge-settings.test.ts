@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
-import { applyJudgeSwitches, IN_BROWSER_JUDGE } from '../../src/pipeline/judge-settings.ts';
+import { applyJudgeSwitches, IN_BROWSER_JUDGE } from '../../src/pipeline/operations/judge-settings.ts';
 
 const remote = { id: 'gpt', base_url: 'https://api.example.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true };
 

@@ -5,11 +5,12 @@
 import * as tf from '@tensorflow/tfjs';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
-import { ModelShelf, type LoadedPolicyModel } from '../../src/pipeline/model-shelf.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import type { LoadedPolicyModel } from '../../src/pipeline/engine/engine-api.ts';
+import { ModelShelf } from '../../src/pipeline/engine/model-shelf.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModel } from '../../src/model/hf.ts';
+import { saveModel } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 
 function fakeShelf() {

@@ -1,10 +1,10 @@
 /** Cancelling a Playground episode gives its generation up too: the engine stops instead of finishing a turn nobody reads. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
-import type { RemoteGenerator } from '../../src/pipeline/generation.ts';
-import { PlaygroundEpisodes } from '../../src/pipeline/play-episode.ts';
+import type { RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
+import { PlaygroundEpisodes } from '../../src/pipeline/engine/play-episode.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { EndlessTokenizer, TINY_MODEL } from './tiny-model.ts';
 

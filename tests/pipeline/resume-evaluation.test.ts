@@ -6,8 +6,8 @@
 import 'fake-indexeddb/auto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
-import { initBackend } from '../../src/model/backend.ts';
-import { createNodeRun } from '../../src/pipeline/node.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
+import { createNodeRun } from '../../src/pipeline/platform/node.ts';
 import { listEvaluations, openStore, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
 

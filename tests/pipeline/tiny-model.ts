@@ -2,9 +2,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { presetConfig } from '../../src/model/config.ts';
-import { saveModelToDir } from '../../src/model/hf.ts';
+import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 
 export const TINY_MODEL = presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 });

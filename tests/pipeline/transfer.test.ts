@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/config/presets.ts';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
-import { transferConfig, transferRunConfig } from '../../src/pipeline/transfer.ts';
+import { transferConfig, transferRunConfig } from '../../src/pipeline/operations/transfer.ts';
 
 const base = presetConfig('transfer');
 const plan = { sourceEnv: 'shell_exec', targetEnv: 'git_repo', freezeLayers: '0 - 2', source: null, learningRateScale: 0.25, maxSteps: 7 };

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SamplingParams } from '../../src/contracts.ts';
-import { Batcher } from '../../src/pipeline/batcher.ts';
-import { linkedGenerator, type GenerationRequest, type RemoteGenerator } from '../../src/pipeline/generation.ts';
-import { WorkerPool, type WorkerHandle } from '../../src/pipeline/worker-pool.ts';
+import { Batcher } from '../../src/pipeline/engine/batcher.ts';
+import { linkedGenerator, type GenerationRequest, type RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
+import { WorkerPool, type WorkerHandle } from '../../src/pipeline/engine/worker-pool.ts';
 import type { PolicyTurn } from '../../src/rollout/policy.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

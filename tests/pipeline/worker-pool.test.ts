@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { WorkerPool, type WorkerHandle } from '../../src/pipeline/worker-pool.ts';
-import { Batcher } from '../../src/pipeline/batcher.ts';
+import { WorkerPool, type WorkerHandle } from '../../src/pipeline/engine/worker-pool.ts';
+import { Batcher } from '../../src/pipeline/engine/batcher.ts';
 
 type Job = { id: number; behaviour: 'ok' | 'crash-once' | 'hang-once' | 'always-crash' };
 

@@ -8,11 +8,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 import { TOOL_SCHEMAS } from '../../src/sandbox/tool-schemas.ts';
-import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 const QWEN = readFileSync(new URL('../fixtures/family-templates/qwen2.5-style.jinja', import.meta.url), 'utf8');
 

@@ -7,8 +7,8 @@ import { expect } from 'vitest';
 import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
-import type { ToolCallFamily } from '../../src/format/tool-call-codec.ts';
-import type { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import type { ToolCallFamily } from '../../src/format/codecs/codec.ts';
+import type { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import type { Policy, PolicyContext, PolicyTurn } from '../../src/rollout/policy.ts';
 import type { Family } from '../format/family-templates.ts';
 

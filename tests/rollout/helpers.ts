@@ -1,6 +1,6 @@
 /** Test helpers: a trivial character-level tokenizer with ChatML specials, and a minimal trajectory. */
 import type { Trajectory } from '../../src/contracts.ts';
-import type { TextTokenizer } from '../../src/model/tokenizer.ts';
+import type { TextTokenizer } from '../../src/tokenizer/tokenizer.ts';
 
 const IM_START = '<|im_start|>';
 const IM_END = '<|im_end|>';

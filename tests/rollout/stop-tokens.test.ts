@@ -5,11 +5,11 @@
  * policy, the engine's batched generation and the episode alike.
  */
 import { describe, expect, it } from 'vitest';
-import { HfTokenizer } from '../../src/model/hf-tokenizer.ts';
+import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { closeAfterSampled, conversationFormat } from '../../src/rollout/conversation.ts';
-import { tokenizerFromSpec, tokenizerSpec } from '../../src/pipeline/tokenizer-spec.ts';
+import { tokenizerFromSpec, tokenizerSpec } from '../../src/pipeline/engine/tokenizer-spec.ts';
 import { familyTokenizer } from '../format/family-templates.ts';
-import { tinyTokenizerJson } from '../model/tiny-hf-tokenizer.ts';
+import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 describe('stop tokens', () => {
   it("Llama's <|eom_id|> and <|eot_id|> both stop, and a rebuilt worker tokenizer keeps them", () => {

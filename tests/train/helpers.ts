@@ -1,6 +1,6 @@
 /** Shared helpers for the tensor tests of src/train: backend and a tiny model. */
 import * as tf from '@tensorflow/tfjs';
-import { initBackend } from '../../src/model/backend.ts';
+import { initBackend } from '../../src/kernels/backend.ts';
 import { presetConfig } from '../../src/model/config.ts';
 import { attachLora } from '../../src/model/lora.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolSchema } from '../../src/contracts.ts';
-import { ByteTokenizer } from '../../src/model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { chatExample, examplesFromJsonl, instructionExample, trajectoryExample } from '../../src/train/sft-data.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { familyTokenizer } from '../format/family-templates.ts';

@@ -1,8 +1,8 @@
 /** TrainState over a fake RunController and TrainSource: config editing, judges from the Judges screen's switches, run control, events, resume. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
-import type { JudgeSwitches } from '../../src/pipeline/judge-settings.ts';
-import type { RunController, RunEvent, RunListener } from '../../src/pipeline/events.ts';
+import type { JudgeSwitches } from '../../src/pipeline/operations/judge-settings.ts';
+import type { RunController, RunEvent, RunListener } from '../../src/pipeline/operations/events.ts';
 import { TrainState, type InterruptedRun, type TrainSource } from '../../src/ui/screens/train/train.svelte.ts';
 
 function fakeController() {

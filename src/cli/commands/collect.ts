@@ -1,6 +1,6 @@
 /**
  * `spindle collect`: roll out and judge without training, through
- * the pipeline's collection (src/pipeline/node-collect.ts over collect.ts: its jobs, judging, storage as a
+ * the pipeline's collection (src/pipeline/platform/node-collect.ts over collect.ts: its jobs, judging, storage as a
  * run with Atropos scored groups), ready for `spindle export` and `spindle sft`. Here: the options, the model,
  * progress and the summary. `--policy expert` replays each environment's scripted expert instead of the
  * model; `--atropos URL` also streams each scored group to a running Atropos trajectory API server, at
@@ -9,10 +9,10 @@
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import { deliveredAll, describeDelivery } from '../../pipeline/atropos-feed.ts';
-import type { CollectSummary } from '../../pipeline/collect.ts';
-import { collectInNode } from '../../pipeline/node-collect.ts';
-import type { NodeStore } from '../../pipeline/node-store.ts';
+import { deliveredAll, describeDelivery } from '../../pipeline/operations/atropos-feed.ts';
+import type { CollectSummary } from '../../pipeline/operations/collect.ts';
+import { collectInNode } from '../../pipeline/platform/node-collect.ts';
+import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { Progress } from './progress.ts';
 import { SMALL_SIZES, smallCap, smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';

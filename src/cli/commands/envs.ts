@@ -2,7 +2,7 @@
  * `spindle envs [--tag shell]`: the environments, built-in and the user's own kept in the store.
  * `spindle envs add FILE` checks a module or task file (it builds, the audit passes) and keeps it in
  * the store; `spindle envs audit NAME|FILE` runs the audit alone; `spindle envs remove NAME` forgets one.
- * The operations are pipeline/environment-catalog.ts; here the table is laid out and the report printed.
+ * The operations are pipeline/operations/environment-catalog.ts; here the table is laid out and the report printed.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -10,8 +10,8 @@ import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import {
   auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
-} from '../../pipeline/environment-catalog.ts';
-import { isUrl } from '../../pipeline/environment-url.ts';
+} from '../../pipeline/operations/environment-catalog.ts';
+import { isUrl } from '../../pipeline/operations/environment-url.ts';
 import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
 

@@ -7,7 +7,7 @@
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { Split } from '../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
-import { evaluateModel, missingLevels, modelEvaluationPlan, plannedEpisodes, runEvaluationPlan, type EvaluationOverrides, type EvaluationPlan } from '../../pipeline/model-evaluation.ts';
+import { evaluateModel, missingLevels, modelEvaluationPlan, plannedEpisodes, runEvaluationPlan, type EvaluationOverrides, type EvaluationPlan } from '../../pipeline/operations/model-evaluation.ts';
 import { Progress } from './progress.ts';
 import { SMALL_SIZES, smallSizes } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';

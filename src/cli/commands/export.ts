@@ -1,14 +1,14 @@
 /**
  * `spindle export trajectories` and `spindle export adapter`
  * (the latest checkpoint's LoRA weights as a PEFT adapter zip, and with --merge the merged model): the
- * same exports as the Models screen (pipeline/dataset-export.ts, adapter-export.ts, merged-export.ts).
+ * same exports as the Models screen (pipeline/operations/dataset-export.ts, adapter-export.ts, merged-export.ts).
  */
 import { join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
-import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/adapter-export.ts';
-import { exportDataset } from '../../pipeline/dataset-export.ts';
-import { mergedModel } from '../../pipeline/merged-export.ts';
-import { findRun } from '../../pipeline/node-store.ts';
+import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/operations/adapter-export.ts';
+import { exportDataset } from '../../pipeline/operations/dataset-export.ts';
+import { mergedModel } from '../../pipeline/operations/merged-export.ts';
+import { findRun } from '../../pipeline/platform/node-store.ts';
 import {
   choiceOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
@@ -41,7 +41,7 @@ export const exportTrajectories: Command = {
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
       if (runId) await findRun(store, runId);
-      // The Models screen's dataset export, the same function (pipeline/dataset-export.ts).
+      // The Models screen's dataset export, the same function (pipeline/operations/dataset-export.ts).
       const { data, count } = await exportDataset(store, format, query);
       if (count === 0) {
         throw new CliError(format === 'atropos'
@@ -55,7 +55,7 @@ export const exportTrajectories: Command = {
 };
 
 /**
- * The merged model (pipeline/merged-export.ts) written into `dir`; the base is --model or the one the adapter
+ * The merged model (pipeline/operations/merged-export.ts) written into `dir`; the base is --model or the one the adapter
  * was trained on (`name`: as the run or --model names it; `baseModel`: where it is loaded from).
  */
 async function writeMerged(ctx: CommandContext, dir: string, name: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {

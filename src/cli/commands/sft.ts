@@ -1,5 +1,5 @@
 /**
- * `spindle sft`: supervised fine-tuning (pipeline/sft.ts) on exported trajectories (Parquet), HF chat
+ * `spindle sft`: supervised fine-tuning (pipeline/operations/sft.ts) on exported trajectories (Parquet), HF chat
  * JSONL or instruction JSONL. Reads the data and the model, calls the operation, and writes the PEFT
  * adapter zip and/or the merged model to --output. Ctrl-C stops after the current update and still
  * writes what was trained.
@@ -8,7 +8,7 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/sft.ts';
+import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/operations/sft.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import {

@@ -1,7 +1,7 @@
 /**
  * What the CLI commands share: typed option reading (a bad number is a usage error that names the
  * flag), files relative to the working folder, and the CLI's side of the Node platform (the store
- * folder, the model's path, hub download progress) over pipeline/node-store.ts and node-model.ts, which
+ * folder, the model's path, hub download progress) over pipeline/platform/node-store.ts and node-model.ts, which
  * do the work. Every failure is one line (a CliError, or the pipeline's one-sentence Error).
  */
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -10,9 +10,9 @@ import { join, dirname, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { parseRunConfig } from '../../pipeline/node-environments.ts';
-import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/node-model.ts';
-import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/node-store.ts';
+import { parseRunConfig } from '../../pipeline/platform/node-environments.ts';
+import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/platform/node-model.ts';
+import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/platform/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 

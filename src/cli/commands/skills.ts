@@ -1,5 +1,5 @@
 /**
- * The skills → instructions → SFT workflow, over the operations of pipeline/skills.ts:
+ * The skills → instructions → SFT workflow, over the operations of pipeline/operations/skills.ts:
  * - `spindle skills from-trajectories`: one skill document per task type with a successful stored
  *   trajectory (usage = successful episodes), written as Markdown files here and kept in the store;
  * - `spindle skills to-instructions`: the examples of skills with at least
@@ -9,7 +9,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, type Command } from '../command.ts';
-import { distilSkills, skillInstructions } from '../../pipeline/skills.ts';
+import { distilSkills, skillInstructions } from '../../pipeline/operations/skills.ts';
 import {
   choiceOption, inputPath, intOption, noPositionals, numberOption, outputDir, readText, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';

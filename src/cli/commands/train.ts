@@ -4,7 +4,7 @@
  * stored in the file store. Ctrl-C stops after the current update and saves a checkpoint; the run
  * resumes with `--resume RUN_ID`.
  *
- * Transfer between environments (pipeline/transfer.ts) loads the source weights in the run's model
+ * Transfer between environments (pipeline/operations/transfer.ts) loads the source weights in the run's model
  * loader: the source run's latest checkpoint or a PEFT adapter zip read here, then the target's frozen
  * layers, with the learning-rate scale applied up front.
  */
@@ -13,9 +13,9 @@ import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource, Metrics } from '../../contracts.ts';
-import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/node-train.ts';
-import type { NodeStore } from '../../pipeline/node-store.ts';
-import { transferRunConfig } from '../../pipeline/transfer.ts';
+import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/platform/node-train.ts';
+import type { NodeStore } from '../../pipeline/platform/node-store.ts';
+import { transferRunConfig } from '../../pipeline/operations/transfer.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
@@ -51,7 +51,7 @@ function metricText(m: Metrics): string {
   return parts.join(', ');
 }
 
-/** Runs (or resumes) a training run to the end or to Ctrl-C (pipeline/node-train.ts), showing progress and each evaluation. */
+/** Runs (or resumes) a training run to the end or to Ctrl-C (pipeline/platform/node-train.ts), showing progress and each evaluation. */
 async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: NodeStore, transfer?: TransferSource, environments: EnvironmentSource[] = []): Promise<TrainOutcome> {
   let last: Metrics = {};
   const progress = new Progress(ctx, 'train: steps', config.training.max_steps, 10);

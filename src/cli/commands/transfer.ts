@@ -1,12 +1,12 @@
 /**
  * `spindle transfer init` (source environment, target environment, frozen layers):
- * writes the run config of pipeline/transfer.ts, which trains the target environment from a source
+ * writes the run config of pipeline/operations/transfer.ts, which trains the target environment from a source
  * checkpoint with the lower layers frozen and a scaled-down learning rate. `spindle transfer train
  * --config FILE` runs it.
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { newestRunOn, transferConfig } from '../../pipeline/transfer.ts';
+import { newestRunOn, transferConfig } from '../../pipeline/operations/transfer.ts';
 import {
   configOrDefault, hasStore, intOption, noPositionals, numberOption, requireOption, storeDir, storeOption, stringOption, withStore, writeOutput, type Values,
 } from './shared.ts';

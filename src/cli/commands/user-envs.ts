@@ -1,5 +1,5 @@
 /**
- * The user's own environments in the CLI: the `--env-file` flag, and what pipeline/node-environments.ts
+ * The user's own environments in the CLI: the `--env-file` flag, and what pipeline/platform/node-environments.ts
  * needs from the command line to resolve them with the config's `tasks.task_file` / `tasks.env_files`
  * and the store's (`spindle envs add`): files read relative to the working folder, the store at --store.
  */
@@ -8,8 +8,8 @@ import { resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { MAX_ENVIRONMENT_FILE_BYTES, resolveUserEnvironments, storedEnvironmentSources } from '../../pipeline/node-environments.ts';
-import type { NodeStore } from '../../pipeline/node-store.ts';
+import { MAX_ENVIRONMENT_FILE_BYTES, resolveUserEnvironments, storedEnvironmentSources } from '../../pipeline/platform/node-environments.ts';
+import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { hasStore, readBytes, withStore, type Values } from './shared.ts';
 
 export const envFileOption: OptionSpec = {

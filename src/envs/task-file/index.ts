@@ -10,8 +10,8 @@ export {
   extractChoice,
   VERIFIER_TYPES,
   VERIFIER_FIELDS,
-  type Verdict,
   type VerifierConfig,
   type VerifierType,
 } from './verifiers.ts';
+export type { Verdict } from './verdict.ts';
 export { JS_DEFAULTS } from './js-verifier.ts';

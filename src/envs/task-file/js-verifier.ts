@@ -14,7 +14,8 @@
  */
 import type { Trajectory } from '../../contracts.ts';
 import { runJsIsolated } from '../../sandbox/index.ts';
-import type { Verdict, VerifierConfig, VerifierRow } from './verifiers.ts';
+import type { VerifierConfig } from '../../config/verifier.ts';
+import type { Verdict, VerifierRow } from './verdict.ts';
 
 export const JS_DEFAULTS = { timeout_ms: 1000, memory_mb: 16 } as const;
 

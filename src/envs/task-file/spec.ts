@@ -26,7 +26,8 @@ import { finalAnswer } from '../answer.ts';
 import { answerTurn } from '../expert-text.ts';
 import { KNOWN_TOOLS, type EnvironmentSpec, type TaskItem } from '../types.ts';
 import { normalizeRow, TaskFileError, type TaskRow } from './rows.ts';
-import { checkVerifier, CHOICE_LETTERS, optionCount, prepareReference, verify, type Verdict, type VerifierConfig, type VerifierRow } from './verifiers.ts';
+import type { Verdict, VerifierRow } from './verdict.ts';
+import { checkVerifier, CHOICE_LETTERS, optionCount, prepareReference, verify, type VerifierConfig } from './verifiers.ts';
 
 export interface TaskFileOptions {
   /** The config's verifier (`tasks.verifier`): for rows without their own; null or absent: `exact`. */

@@ -25,20 +25,7 @@ import type { Trajectory } from '../../contracts.ts';
 export { checkVerifier, CHOICE_LETTERS, JS_LIMITS, show, VERIFIER_FIELDS, VERIFIER_TYPES, type VerifierConfig, type VerifierType } from '../../config/verifier.ts';
 import { cleanAnswer } from '../answer.ts';
 import { runJsVerifier } from './js-verifier.ts';
-
-/** A score in [0, 1], or null when the verifier cannot decide; the reason either way. */
-export interface Verdict {
-  score: number | null;
-  reason: string;
-}
-
-/** What a verifier reads of a row: its answer and, for `choice`, its choices; a js verifier gets all of it. */
-export interface VerifierRow {
-  answer: string | number;
-  choices?: string[];
-  prompt?: string;
-  [field: string]: unknown;
-}
+import type { Verdict, VerifierRow } from './verdict.ts';
 
 export const NUMBER_DEFAULTS = { abs_tol: 1e-6, rel_tol: 0 } as const;
 /**

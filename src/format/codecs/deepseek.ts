@@ -10,7 +10,7 @@
  * off at the end of the turn, or with arguments that are not a JSON object is `{ error, raw }`.
  */
 import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
-import type { ToolCallCodec } from '../tool-call-codec.ts';
+import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 export const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';

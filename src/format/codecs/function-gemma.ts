@@ -9,7 +9,7 @@
  * `{ error, raw }`. Linear in the turn; nesting past MAX_DEPTH is refused.
  */
 import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
-import type { ToolCallCodec } from '../tool-call-codec.ts';
+import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<start_function_call>';

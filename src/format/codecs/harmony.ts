@@ -16,7 +16,7 @@
  * (several analyses, a preamble beside calls, text outside messages) reaches the template as written.
  */
 import { callError, isCallError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedAssistant, type ParsedCall } from '../parse.ts';
-import type { LiftedTurn, ToolCallCodec } from '../tool-call-codec.ts';
+import type { LiftedTurn, ToolCallCodec } from './codec.ts';
 import { functionName, namedCall } from './marked-turn.ts';
 
 const START = '<|start|>';

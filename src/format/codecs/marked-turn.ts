@@ -10,7 +10,7 @@
  */
 import { parseLooseJson } from '../loose-json.ts';
 import { callError, isCallError, UNTERMINATED_THINK, type ParsedAssistant, type ParsedCall } from '../parse.ts';
-import type { LiftedTurn } from '../tool-call-codec.ts';
+import type { LiftedTurn } from './codec.ts';
 
 const THINK_OPEN = '<think>';
 const THINK_CLOSE = '</think>';

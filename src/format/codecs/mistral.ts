@@ -12,7 +12,7 @@
  */
 import { parseLooseJson, scanJsonValue } from '../loose-json.ts';
 import { callError, MAX_CALLS_PER_TURN, TagFinder, toCalls, tooManyCalls, type ParsedCall } from '../parse.ts';
-import type { ToolCallCodec } from '../tool-call-codec.ts';
+import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 export const TOOL_CALLS = '[TOOL_CALLS]';

@@ -9,7 +9,7 @@
  */
 import { parseLooseJson, scanJsonValue } from '../loose-json.ts';
 import { callError, MAX_CALLS_PER_TURN, toCalls, tooManyCalls, type ParsedCall } from '../parse.ts';
-import type { ToolCallCodec } from '../tool-call-codec.ts';
+import type { ToolCallCodec } from './codec.ts';
 import { liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<|tool_call|>';

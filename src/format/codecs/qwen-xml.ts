@@ -18,7 +18,7 @@
  */
 import { parseLooseJson } from '../loose-json.ts';
 import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall } from '../parse.ts';
-import type { ToolCallCodec } from '../tool-call-codec.ts';
+import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
 const CALL_OPEN = '<tool_call>';

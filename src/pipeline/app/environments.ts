@@ -10,10 +10,10 @@ import { describeEnvironments } from '../../envs/index.ts';
 import { isBuiltinEnvironment } from '../../envs/registry.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, listEnvironmentRecords, putEnvironment, type Store } from '../../store/index.ts';
 import type { EnvironmentRecord } from '../../store/records.ts';
-import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentLoad } from '../environment-workshop.ts';
+import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentLoad } from '../engine/environment-workshop.ts';
 import EXAMPLE_MODULE from '../../../examples/envs/treasure-hunt.js?raw';
 import STARTER_MODULE from '../../../examples/envs/starter.js?raw';
-import { fetchEnvironmentFile, isUrl } from '../environment-url.ts';
+import { fetchEnvironmentFile, isUrl } from '../operations/environment-url.ts';
 
 export type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure };
 

@@ -11,8 +11,8 @@ import { RemoteJudge } from '../../judge/remote.ts';
 import { RubricJudge } from '../../judge/rubric.ts';
 import { RuleJudge } from '../../judge/rule.ts';
 import { deleteSetting, getSetting, setSetting, type Store } from '../../store/index.ts';
-import { loadBrowserModelJudge } from '../browser-judges.ts';
-import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches } from '../judge-settings.ts';
+import { loadBrowserModelJudge } from '../platform/browser-judges.ts';
+import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches } from '../operations/judge-settings.ts';
 
 /** A saved remote judge as the settings store holds it (whether a key is saved is asked separately). */
 type StoredRemote = Omit<JudgeSwitches['remotes'][number], 'hasKey'>;

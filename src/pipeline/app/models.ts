@@ -11,12 +11,12 @@ import {
   countTrajectories, createRun, deleteRun, getRun, listCheckpoints, listEvaluations, listRuns, loadCheckpoint, saveCheckpoint, storageEstimate, type EvaluationRecord, type Store,
 } from '../../store/index.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
-import { writeSafetensors } from '../../model/safetensors.ts';
-import { adapterBaseModel, checkpointAdapter, checkpointAdapterZip } from '../adapter-export.ts';
-import { exportDataset } from '../dataset-export.ts';
-import type { MergeRequest } from '../engine-api.ts';
-import type { ModelImportSource } from '../model-shelf.ts';
-import type { DownloadProgress } from '../../model/hub.ts';
+import { writeSafetensors } from '../../hub/safetensors.ts';
+import { adapterBaseModel, checkpointAdapter, checkpointAdapterZip } from '../operations/adapter-export.ts';
+import { exportDataset } from '../operations/dataset-export.ts';
+import type { MergeRequest } from '../engine/engine-api.ts';
+import type { ModelImportSource } from '../engine/model-shelf.ts';
+import type { DownloadProgress } from '../../hub/hub.ts';
 
 export type ExportKind = 'adapter-zip' | 'merged-weights' | 'dataset-jsonl' | 'dataset-parquet' | 'dataset-atropos';
 

@@ -16,13 +16,13 @@ import type { Judge } from '../../judge/types.ts';
 import { createGroupStep } from '../../judge/group-step.ts';
 import { envVote } from '../../judge/verifier-gate.ts';
 import { createRun, getRun, putTrajectory, type Store } from '../../store/index.ts';
-import { loadBrowserModelJudge } from '../browser-judges.ts';
-import type { PlayEvent, PlayRequest } from '../engine-api.ts';
-import { buildEveryJudge } from '../every-judge.ts';
+import { loadBrowserModelJudge } from '../platform/browser-judges.ts';
+import type { PlayEvent, PlayRequest } from '../engine/engine-api.ts';
+import { buildEveryJudge } from '../engine/every-judge.ts';
 import { userEnvironments, type EnvironmentEngine } from './environments.ts';
-import { applyJudgeSwitches, readJudgeSwitches } from '../judge-settings.ts';
-import type { PolicyStatus } from '../model-shelf.ts';
-import { readSecrets, secretLookup } from '../secrets.ts';
+import { applyJudgeSwitches, readJudgeSwitches } from '../operations/judge-settings.ts';
+import type { PolicyStatus } from '../engine/model-shelf.ts';
+import { readSecrets, secretLookup } from '../engine/secrets.ts';
 
 export const PLAYGROUND_RUN = 'playground';
 

@@ -6,9 +6,9 @@
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
-import type { RunController } from '../events.ts';
-import { readJudgeSwitches } from '../judge-settings.ts';
-import { liveRunIds, runIsFree } from '../run-lock.ts';
+import type { RunController } from '../operations/events.ts';
+import { readJudgeSwitches } from '../operations/judge-settings.ts';
+import { liveRunIds, runIsFree } from '../engine/run-lock.ts';
 import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint, type Store } from '../../store/index.ts';
 import { storedSources, userEnvironments } from './environments.ts';
 import { PLAYGROUND_RUN } from './playground.ts';

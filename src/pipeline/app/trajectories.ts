@@ -4,7 +4,7 @@
  */
 import type { Trajectory } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
-import { ByteTokenizer } from '../../model/byte-tokenizer.ts';
+import { ByteTokenizer } from '../../tokenizer/byte-tokenizer.ts';
 import { countTrajectories, getGroup, getRun, getTrajectories, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
 import { tokenAdvantages } from '../../train/advantages.ts';
 import { userEnvironments } from './environments.ts';

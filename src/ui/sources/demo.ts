@@ -1,7 +1,7 @@
 /** Demo data sources (`?demo`): scripted episodes, a simulated run, in-memory judges and storage. */
 import type { Trajectory } from '../../contracts.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import type { RunController, RunEvent, RunListener } from '../../pipeline/events.ts';
+import type { RunController, RunEvent, RunListener } from '../../pipeline/operations/events.ts';
 import { EXAMPLE_BATCH } from '../screens/learn/example.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source.ts';
@@ -9,7 +9,7 @@ import type { ModelsSource } from '../screens/models/source.ts';
 import type { PlaygroundSource } from '../screens/playground/source.ts';
 import type { TrainSource } from '../screens/train/train.svelte.ts';
 import { demoAnswer, demoChainTrajectory, demoTask, demoTrajectory, demoVotes } from './demo-data.ts';
-import type { AppSources } from './index.ts';
+import type { AppSources } from './app-sources.ts';
 import { MemoryTrajectorySource } from './memory-trajectories.ts';
 import { demoEnvironments } from './demo-environments.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../pipeline/app/episode-turns.ts';

@@ -12,25 +12,9 @@ import { pageStore } from '../../pipeline/app/page-store.ts';
 import { playgroundOperations } from '../../pipeline/app/playground.ts';
 import { trainOperations, withUserEnvironments } from '../../pipeline/app/train.ts';
 import { trajectoryOperations } from '../../pipeline/app/trajectories.ts';
-import type { EnvironmentsSource } from '../screens/environments/source.ts';
-import type { JudgesSource } from '../screens/judges/source.ts';
-import type { LearnSource } from '../screens/learn/source.ts';
-import type { ModelsSource } from '../screens/models/source.ts';
-import type { PlaygroundSource } from '../screens/playground/source.ts';
-import type { TrainSource } from '../screens/train/train.svelte.ts';
-import type { TrajectorySource } from '../screens/trajectories/source.ts';
+import type { AppSources } from './app-sources.ts';
 import { createDemoSources } from './demo.ts';
 import { engineRunController, getEngine } from './real/engine-client.ts';
-
-export interface AppSources {
-  playground: PlaygroundSource;
-  train: TrainSource;
-  trajectories: TrajectorySource;
-  judges: JudgesSource;
-  models: ModelsSource;
-  learn: LearnSource;
-  environments: EnvironmentsSource;
-}
 
 function isDemo(): boolean {
   return typeof location !== 'undefined' && new URLSearchParams(location.search).has('demo');

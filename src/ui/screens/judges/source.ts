@@ -2,7 +2,7 @@
  * What the Judges screen needs: remote judge settings (the API key lives only in this browser's
  * IndexedDB settings), a connection test, the in-browser judge switch, and calibration.
  */
-import type { SavedEndpointJudge } from '../../../pipeline/judge-settings.ts';
+import type { SavedEndpointJudge } from '../../../pipeline/operations/judge-settings.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
 
 /** A judge over an OpenAI-compatible endpoint as the screen edits it: what judge-settings.ts saves (the key itself never comes back to the page). */

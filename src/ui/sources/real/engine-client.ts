@@ -9,9 +9,9 @@
  */
 import * as Comlink from 'comlink';
 import type { RunConfig } from '../../../config/schema.ts';
-import type { Engine } from '../../../pipeline/browser-engine.ts';
-import type { BackendChoice } from '../../../pipeline/engine-api.ts';
-import type { RunController, RunEvent, RunListener } from '../../../pipeline/events.ts';
+import type { Engine } from '../../../pipeline/engine/browser-engine.ts';
+import type { BackendChoice } from '../../../pipeline/engine/engine-api.ts';
+import type { RunController, RunEvent, RunListener } from '../../../pipeline/operations/events.ts';
 
 export type EngineRemote = Comlink.Remote<Engine>;
 

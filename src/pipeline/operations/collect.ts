@@ -1,0 +1,119 @@
+/**
+ * Collection without training (`spindle collect`): groups of
+ * `groupSize` samples per task, environments round-robin and levels cycling through the difficulty
+ * range, rolled out and judged by the config's judges through the rollout worker core, stored as a run
+ * (trajectories + Atropos scored groups), and optionally streamed to an Atropos trajectory API server at
+ * its trainer's pace (atropos-feed.ts).
+ *
+ * In-process: the episodes of a group run concurrently and their generation requests are batched by the
+ * same GenerationService a run uses, so a group costs about one sequence of forward passes. The
+ * `expert` policy replays each environment's scripted expert instead (demonstrations for SFT and skills).
+ */
+import type { RunConfig } from '../../config/schema.ts';
+import type { ScoredGroup, Trajectory } from '../../contracts.ts';
+import { getEnvironment } from '../../envs/registry.ts';
+import { installedSources, jobEnvironment } from '../../envs/sources.ts';
+import { ByteTokenizer } from '../../tokenizer/byte-tokenizer.ts';
+import { deriveSeed } from '../../rng.ts';
+import { episodeSeed } from '../../rollout/group.ts';
+import { toScoredGroup } from '../../rollout/scored-group.ts';
+import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../../store/index.ts';
+import { describeDelivery, openAtroposFeed, type AtroposFeedOptions, type AtroposFeedSummary } from './atropos-feed.ts';
+import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from '../engine/generation.ts';
+import type { LoadedPolicyModel } from '../engine/engine-api.ts';
+import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from '../engine/rollout-worker.ts';
+import { createGroupStep } from '../../judge/group-step.ts';
+
+export interface CollectOptions {
+  store: Store;
+  config: RunConfig;
+  /** The model to sample (`null`: each environment's scripted expert). */
+  model: LoadedPolicyModel | null;
+  groups: number;
+  groupSize: number;
+  runName: string;
+  judging: JudgingDeps;
+  /** Also stream each scored group to this Atropos server (the feed's window is the model's context; `signal` stops it too). */
+  atropos: Omit<AtroposFeedOptions, 'config' | 'maxTokenLength' | 'signal'> | null;
+  signal: AbortSignal;
+  /** After each stored group, with everything collected so far. */
+  onGroup?(all: readonly Trajectory[]): void;
+}
+
+export interface CollectSummary {
+  runId: string;
+  groups: number;
+  trajectories: Trajectory[];
+  interrupted: boolean;
+  /** With an Atropos server: what became of the groups sent to it. */
+  atropos: AtroposFeedSummary | null;
+}
+
+/** The environments of `config` that have no scripted expert (the expert policy cannot collect them). */
+export function environmentsWithoutExpert(config: RunConfig): string[] {
+  return config.tasks.environments.filter((name) => !getEnvironment(name).expert);
+}
+
+/** The jobs of group g: environments round-robin, levels cycling through the difficulty range (or the environment's `tasks.levels`). */
+export function collectJobs(config: RunConfig, runId: string, g: number, size: number, policy: EpisodeJob['policy']): EpisodeJob[] {
+  const { tasks, trajectory_collection: tc, judge } = config;
+  const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
+  const [lo, hi] = tasks.difficulty_range;
+  const level = tasks.levels[env.name] ?? lo + (Math.floor(g / tasks.environments.length) % (hi - lo + 1));
+  // Seeds come from the config's seed and the group's index, never the run id: the same config collects the same data.
+  const task = env.generate(deriveSeed(config.seed, 'collect', g), level, 'train');
+  const groupId = `${runId}/${g}`;
+  return Array.from({ length: size }, (_, i) => ({
+    trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: episodeSeed(config.seed, -1, g, i), group_id: groupId,
+    sampling: config.sampling, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, policy,
+    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, ...jobEnvironment(task.env), tools: tc.tools,
+  }));
+}
+
+/** Stores the group's trajectories, and its scored group when every member is judged and tokenized (returned). */
+async function storeGroup(store: Store, config: RunConfig, runId: string, group: Trajectory[]): Promise<ScoredGroup | null> {
+  await putTrajectories(store, group);
+  if (!group.every((t) => t.judge_score !== null && t.tokens.length > 0)) return null;
+  const scored = toScoredGroup(group, { rewardScale: config.training.reward_scale });
+  await putScoredGroup(store, { group_id: group[0].group_id, run_id: runId, step: -1, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
+  return scored;
+}
+
+/** Collects `groups` groups into a new run of `store`; a fired `signal` stops after the current group, keeping what was collected. */
+export async function collectGroups(options: CollectOptions): Promise<CollectSummary> {
+  const { store, config, model, groupSize: size } = options;
+  const tokenizer = model?.tokenizer ?? new ByteTokenizer();
+  const batching = GenerationService.forRun(config.trajectory_collection.reproducible);
+  const generator = model ? new GenerationService(() => model.model, tokenizer, batching) : EXPERT_GENERATOR;
+  const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
+  // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
+  const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
+  const feed = options.atropos
+    ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null, signal: options.signal })
+    : null;
+  // The user environments it used (installed by the caller) are stored with it, as a training run's are.
+  const run = await createRun(store, { ...config, name: options.runName }, { environments: installedSources(config.tasks.environments) });
+  await setRunStatus(store, run.id, 'running');
+  const all: Trajectory[] = [];
+  try {
+    for (let g = 0; g < options.groups && !options.signal.aborted; g++) {
+      const jobs = collectJobs(config, run.id, g, size, model ? 'model' : 'expert');
+      const rolled = await Promise.all(jobs.map((job) => core.runEpisode(job)));
+      const group = jobs.length ? await groupStep.judge(jobs[0].task, rolled) : rolled;
+      const scored = await storeGroup(store, config, run.id, group);
+      if (scored && feed) await feed.send(scored);
+      all.push(...group);
+      options.onGroup?.(all);
+    }
+  } catch (error) {
+    // Say what the server got before the failure; everything collected is stored with the run either way.
+    const delivery = feed ? { ...(await feed.finish({ wait: false })), stopped: null } : null;
+    const sent = delivery && options.atropos ? ` ${describeDelivery(delivery, options.atropos.url)}` : '';
+    await setRunStatus(store, run.id, 'failed', (error as Error).message);
+    throw sent ? new Error(`${(error as Error).message}${sent}`, { cause: error }) : error;
+  }
+  const atropos = feed ? await feed.finish() : null;
+  const interrupted = options.signal.aborted;
+  await setRunStatus(store, run.id, interrupted ? 'stopped' : 'completed');
+  return { runId: run.id, groups: all.length / size, trajectories: all, interrupted, atropos };
+}
