@@ -9,13 +9,13 @@
  * enough to keep that luck small. Target of the transfer pair shell_exec → git_repo.
  */
 import type { Task, Trajectory } from '../contracts.ts';
+import { finalState } from './final-state.ts';
 import { BRANCH_PREFIXES, COMMIT_OBJECTS, COMMIT_VERBS, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
 import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
 import type { Rng } from '../rng.ts';
 import { filesMatch, scoreQuestion, type AnswerCheck, type FileExpectations } from './state-check.ts';
-import { changedNothing, replayTrajectory } from './task-toolbox.ts';
+import { changedNothing } from './task-toolbox.ts';
 import type { EnvironmentSpec, SetupCall, TaskItem, ToolboxSetup } from './types.ts';
-import type { GitSnapshot } from '../sandbox/index.ts';
 
 const GIT_TOOLS = ['sh', 'git'] as const;
 
@@ -217,48 +217,12 @@ const BLIND_LUCK: Record<string, number> = {
 
 const setupOf = (data: GitTaskData): ToolboxSetup => ({ files: data.files, gitRepo: true, calls: data.setup });
 
-/** The repository and files a trajectory leaves behind. */
-interface FinalState {
-  repo: GitSnapshot | null;
-  files: Record<string, string>;
-}
-
-/**
- * Final states by (starting state, replayed calls), newest last: the same calls on the same task end in
- * the same state whatever the final answer, so re-scoring a trajectory, or scoring answers that differ
- * only in their last turn (the task-blind policies' readings), replays the calls once.
- */
-const finalStates = new Map<string, Promise<FinalState>>();
-const MAX_FINAL_STATES = 512;
-
-function finalState(data: GitTaskData, trajectory: Trajectory): Promise<FinalState> {
-  // The calls replayTrajectory replays: every parsed call to one of the tools, failed ones too.
-  const calls = trajectory.steps.flatMap((s) => (s.tool_call && s.tool_call.tool_name !== '' && (GIT_TOOLS as readonly string[]).includes(s.tool_call.tool_name) ? [[s.tool_call.tool_name, s.tool_call.parameters]] : []));
-  const key = JSON.stringify([data.files, data.setup, calls]);
-  let state = finalStates.get(key);
-  if (state === undefined) {
-    state = (async () => {
-      const toolbox = await replayTrajectory(setupOf(data), GIT_TOOLS, trajectory);
-      try {
-        return { repo: await toolbox.snapshotGit(), files: toolbox.snapshotFiles() };
-      } finally {
-        toolbox.dispose();
-      }
-    })();
-    finalStates.set(key, state);
-    // A failed replay is not remembered: the next call tries again (and throws again, loudly).
-    state.catch(() => finalStates.delete(key));
-    if (finalStates.size > MAX_FINAL_STATES) finalStates.delete(finalStates.keys().next().value!);
-  }
-  return state;
-}
-
 async function scoreGitTask(data: GitTaskData, trajectory: Trajectory): Promise<number | null> {
   if (data.answer) return scoreQuestion(trajectory, data.answer, GIT_TOOLS);
   if (changedNothing(trajectory, GIT_TOOLS)) return 0;
   const expect = data.expect;
   if (!expect) return 1;
-  const { repo, files } = await finalState(data, trajectory);
+  const { repo, files } = await finalState(setupOf(data), GIT_TOOLS, trajectory);
   if (repo === null) return 0;
   if (expect.branch !== undefined && repo.branch !== expect.branch) return 0;
   if (expect.hasBranch !== undefined && !repo.branches.includes(expect.hasBranch)) return 0;

@@ -35,8 +35,10 @@ describe('spindle envs', () => {
     expect(all.code).toBe(0);
     expect(all.out.split('\n')[0]).toMatch(/^name\s+tags\s+levels\s+tools\s+from$/);
     expect(all.out).toMatch(/arith_tool\s+math,tool-use,starter\s+1-5\s+calc\s+built-in/);
+    // A built-in with tools of its own lists them beside the sandbox's (clarify_task has only its own).
+    expect(all.out).toMatch(/clarify_task\s+\S+\s+1-5\s+ask,book\s+built-in/);
     const shell = await cli(dir, 'envs', '--tag', 'shell');
-    expect(shell.out.split('\n').slice(1).map((l) => l.split(' ')[0])).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
+    expect(shell.out.split('\n').slice(1).map((l) => l.split(' ')[0])).toEqual(['file_chain', 'git_repo', 'long_plan', 'order_total', 'repo_fix', 'shell_exec']);
     const none = await cli(dir, 'envs', '--tag', 'nope');
     oneLine(none);
     expect(none.err).toContain('Tags: ');

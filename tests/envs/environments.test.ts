@@ -1,9 +1,9 @@
 /**
  * Every built-in environment: the scripted expert scores 1.0 on every generated item (solvability),
  * wrong answers score below 1, train/test splits are disjoint, and the same seed gives the same item.
- * Items per level: 100, except git_repo (25: every item builds an isomorphic-git repository, twice when
- * the answer is a repository change, ~65 ms per item on the shared CI cores) and the multi-step
- * environments (40: an item is up to eight calls). Where an item is built so that the first attempt
+ * Items per level: 100, except git_repo and repo_fix (25: every item builds an isomorphic-git repository,
+ * twice when the answer is a repository change, ~65 ms per item on the shared CI cores) and the multi-step
+ * environments (40: an item is up to thirteen calls). Where an item is built so that the first attempt
  * fails (`data.recovery`), the expert's failed call is the designed one and the episode still succeeds.
  */
 import { describe, expect, it } from 'vitest';
@@ -14,8 +14,10 @@ import { runEpisode } from '../../src/rollout/episode.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 
-const ITEMS_PER_LEVEL: Record<string, number> = { git_repo: 25, file_chain: 40, order_total: 40, func_trace: 40 };
-const BUILTINS = ['arith_tool', 'countdown', 'file_chain', 'func_trace', 'git_repo', 'js_debug', 'letter_count', 'order_total', 'shell_exec', 'text_reverse'];
+const ITEMS_PER_LEVEL: Record<string, number> = { git_repo: 25, repo_fix: 25, file_chain: 40, order_total: 40, func_trace: 40, clarify_task: 40, long_plan: 40 };
+const BUILTINS = [
+  'arith_tool', 'clarify_task', 'countdown', 'file_chain', 'func_trace', 'git_repo', 'js_debug', 'letter_count', 'long_plan', 'order_total', 'repo_fix', 'shell_exec', 'text_reverse',
+];
 
 /** A plausible but wrong final answer for the item, or null when the item is judged on state only. */
 function nearMiss(task: Task): string | null {
@@ -36,6 +38,8 @@ function nearMiss(task: Task): string | null {
       return String((d.total as number) + 1);
     case 'func_trace':
       return String((d.answer as number) + 1);
+    case 'long_plan':
+      return `${String(d.word)}s`;
     default: {
       const answer = d.answer as { type: string; value: string | number } | undefined;
       if (!answer) return null;
@@ -49,7 +53,7 @@ async function scoreScript(env: Environment, task: Task, turns: string[]): Promi
   return env.evaluate(task, trajectory);
 }
 
-it('ships the ten environments', () => {
+it('ships the thirteen environments', () => {
   expect(listEnvironments().map((e) => e.name)).toEqual(BUILTINS);
 });
 

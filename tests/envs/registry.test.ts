@@ -27,18 +27,24 @@ afterEach(() => {
 
 describe('registry', () => {
   it('lists and filters environments by tag (spindle envs --tag shell)', () => {
-    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['file_chain', 'git_repo', 'order_total', 'shell_exec']);
+    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['file_chain', 'git_repo', 'long_plan', 'order_total', 'repo_fix', 'shell_exec']);
     expect(listEnvironments({ tag: 'math' }).map((e) => e.name)).toEqual(['arith_tool', 'countdown']);
     expect(listEnvironments({ tag: 'no-such-tag' })).toEqual([]);
     expect(listTags()).toContain('git');
     const info = describeEnvironments({ tag: 'git' });
-    expect(info).toEqual([{ name: 'git_repo', description: expect.any(String), tags: ['git', 'shell', 'tool-use'], difficulties: [1, 2, 3, 4, 5], requiredTools: ['sh', 'git'] }]);
+    expect(info).toEqual([
+      { name: 'git_repo', description: expect.any(String), tags: ['git', 'shell', 'tool-use'], difficulties: [1, 2, 3, 4, 5], requiredTools: ['sh', 'git'] },
+      {
+        name: 'repo_fix', description: expect.any(String), tags: ['code', 'git', 'shell', 'files', 'multi-step', 'multi-tool', 'tool-use', 'curriculum-4'],
+        difficulties: [1, 2, 3, 4, 5], requiredTools: ['sh', 'js', 'git'],
+      },
+    ]);
     expect(structuredClone(info)).toEqual(info);
   });
 
   it('gets by name, and an unknown name lists the known ones', () => {
     expect(getEnvironment('countdown').name).toBe('countdown');
-    expect(() => getEnvironment('bash_exec_env')).toThrow(/Unknown environment "bash_exec_env". Known environments: arith_tool, countdown, file_chain, func_trace, git_repo/);
+    expect(() => getEnvironment('bash_exec_env')).toThrow(/Unknown environment "bash_exec_env". Known environments: arith_tool, clarify_task, countdown, file_chain, func_trace, git_repo/);
   });
 
   it('registers a user-defined environment at run time and runs its expert', async () => {

@@ -49,7 +49,10 @@ export async function environmentCatalog(stored: EnvironmentSource[], options: {
   const tags = [...new Set([...listTags(), ...own.flatMap((e) => e.tags)])].sort();
   if (tag !== undefined && !tags.includes(tag)) throw new Error(`No environment has the tag "${tag}". Tags: ${tags.join(', ')}.`);
   return [
-    ...describeEnvironments({ tag }).map((e) => ({ name: e.name, description: e.description, tags: e.tags, difficulties: e.difficulties, tools: e.requiredTools, origin: 'built-in' })),
+    ...describeEnvironments({ tag }).map((e) => ({
+      name: e.name, description: e.description, tags: e.tags, difficulties: e.difficulties,
+      tools: [...e.requiredTools, ...getEnvironment(e.name).ownTools.map((t) => t.name)], origin: 'built-in',
+    })),
     ...own.filter((e) => tag === undefined || e.tags.includes(tag)),
   ];
 }
