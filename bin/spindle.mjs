@@ -8,6 +8,8 @@ const onStartupSigint = () => {
   process.exit(130);
 };
 process.on('SIGINT', onStartupSigint);
+// Lets a test send its Ctrl-C once the handler exists, without guessing how long node takes to boot.
+if (process.env.SPINDLE_REPORT_STARTUP === '1') process.stderr.write('spindle: start-up handler installed\n');
 const { register } = await import('tsx/esm/api');
 register();
 const { runCli } = await import('../src/cli/run.ts');

@@ -17,12 +17,13 @@ const module = (tools: string, init = 'return {};') => `export default {
   evaluate() { return 0; },
 };`;
 
-async function episodeWith(source: string, calls: string[]) {
+/** One episode making `calls`; the deadline is short only where a test is about the deadline. */
+async function episodeWith(source: string, calls: string[], toolTimeoutMs = 30_000) {
   const { env, close } = await loadEnvironmentModule(source);
   try {
     const task = env.generate(1, 1, 'train');
     const turns = [...calls.map((c) => `<tool_call>${c}</tool_call>`), 'done'];
-    return await runEpisode({ policy: new ScriptedPolicy({ id: 's', turns }), env, task, seed: 1, maxSteps: turns.length, toolTimeoutMs: 200 });
+    return await runEpisode({ policy: new ScriptedPolicy({ id: 's', turns }), env, task, seed: 1, maxSteps: turns.length, toolTimeoutMs });
   } finally {
     close();
   }
@@ -30,7 +31,7 @@ async function episodeWith(source: string, calls: string[]) {
 
 describe('hostile environment modules', () => {
   it('a tool that never returns is stopped at the call deadline, and the episode goes on', async () => {
-    const t = await episodeWith(module('spin: { description: "d", parameters: {}, run() { for (;;) {} } }'), ['{"name":"spin","arguments":{}}']);
+    const t = await episodeWith(module('spin: { description: "d", parameters: {}, run() { for (;;) {} } }'), ['{"name":"spin","arguments":{}}'], 200);
     expect(t.steps[0].tool_call!.error).toMatch(/timeout after 200 ms/);
     expect(t.final_response).toBe('done');
   });
