@@ -71,8 +71,8 @@ const stages: Stage[] = [
   { name: 'package', takes: '15 s', command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')) },
   { name: 'interop-rows', takes: '30 s', command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')) },
   { name: 'hf-check', takes: '20 s', command: [python, 'scripts/base-model/hf_check.py', '--dir', model, '--rows', join(dir, 'interop-rows.jsonl')] },
-  { name: 'evaluate', takes: '40 min', command: tsx('evaluate.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
-  { name: 'generalization', takes: '40 min', command: tsx('generalization.ts', '--dir', model, '--out', join(model, 'generalization.json')) },
+  { name: 'evaluate', takes: '20 min', command: tsx('evaluate.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
+  { name: 'generalization', takes: '20 min', command: tsx('generalization.ts', '--dir', model, '--out', join(model, 'generalization.json')) },
   { name: 'card', takes: '5 s', command: tsx('model-card.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
 ];
 

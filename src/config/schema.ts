@@ -241,8 +241,8 @@ export const DEFAULT_CONFIG: RunConfig = {
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
   process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50, apply_to: 'score' },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
-  // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. A cap of 30 would change little: what bounds
-  // it is the model's context (the shipped byte-level model's 1024 tokens hold 5–7 turns), not the loop.
+  // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. Longer tasks raise it (the loop allows 100):
+  // the shipped base's 2,048 positions hold about 35 median multi-step turns.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1, reproducible: true },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },
   tasks: { environments: ['arith_tool'], task_file: null, env_files: [], verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },

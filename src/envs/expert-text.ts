@@ -2,7 +2,7 @@
  * Builds the assistant text an expert writes, in the layout the system prompt shows and the parser
  * reads: a short `<think>`, then one `<tool_call>` per call, or a final answer. The compact layout
  * (`<tool_call>{"name":"calc","arguments":{…}}</tool_call>`, no spaces) matches the compact system
- * prompt the shipped byte-level model sees, where every byte is a token; the full layout matches the
+ * prompt the shipped base sees (fewest tokens); the full layout matches the
  * Hermes/Qwen template (`<tool_call>\n{"name": "calc", "arguments": {…}}\n</tool_call>`).
  */
 

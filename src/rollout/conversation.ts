@@ -1,6 +1,6 @@
 /**
  * How the agent loop writes a conversation as prompt text, turn by turn: Spindle's ChatML (the shipped
- * byte-level model, remote text policies) or a Hugging Face model's own chat template (chat-template.ts).
+ * base model, remote text policies) or a Hugging Face model's own chat template (chat-template.ts).
  *
  *   prompt(messages, tools)                → text the policy continues from (system + user + assistant header)
  *   turnClose(stop)                        → closes the assistant turn after the sampled text

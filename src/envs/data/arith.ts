@@ -20,5 +20,5 @@ export const ARITH_LEVELS: Record<number, ArithLevel> = {
   5: { operands: [4, 5], values: [1000, 99999], ops: ['+', '-', '*'], mulMax: 999, parens: 0.7 },
 };
 
-/** `{expr}` is replaced by the expression. Short on purpose (tiny byte-level models). */
+/** `{expr}` is replaced by the expression. Short on purpose (tiny models). */
 export const ARITH_PROMPTS = ['What is {expr}?', 'Compute {expr}.', 'Calculate {expr}.'];
