@@ -10,6 +10,7 @@
  * - greedy held-out success on level 1 of every environment.
  *
  *   npx tsx scripts/base-model/evaluate.ts [--dir models/spindle-base] [--items 100] [--greedy-items 50] [--max-steps 30]
+ *                                          [--sampled env=level,…] [--heldout none] [--out other.json]   (a part, written elsewhere)
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -33,7 +34,8 @@ const { values: args } = parseArgs({
     dir: { type: 'string', default: 'models/spindle-base' },
     items: { type: 'string', default: '100' }, 'greedy-items': { type: 'string', default: '50' }, heldout: { type: 'string', default: join(buildDir(), 'heldout.jsonl') },
     'max-steps': { type: 'string', default: '30' },
-    sampled: { type: 'string', default: 'arith_tool=1,letter_count=1,text_reverse=1,shell_exec=1,file_chain=1,file_chain=2,file_chain=3,order_total=1,order_total=2,order_total=3,func_trace=1,func_trace=2,func_trace=3' },
+    out: { type: 'string' },
+    sampled: { type: 'string', default: 'arith_tool=1,letter_count=1,text_reverse=1,shell_exec=1,file_chain=1,file_chain=2,file_chain=3,order_total=1,order_total=2,order_total=3,func_trace=1,func_trace=2,func_trace=3,clarify_task=1,repo_fix=1,long_plan=1' },
   },
 });
 const ITEMS = Number(args.items);
@@ -82,7 +84,7 @@ function teacherForced(model: TransformerModel, rows: Row[], padId: number): Cop
 
 await initBackend();
 const { model, tokenizer } = await loadHfModel(DIR);
-const rows = readFileSync(args.heldout, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
+const rows = args.heldout === 'none' ? [] : readFileSync(args.heldout, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Row);
 const copy = teacherForced(model, rows, tokenizer.padId);
 for (const c of copy) console.log(`teacher-forced ${c.env}: assistant ${(100 * c.assistant).toFixed(1)}%, copied tokens ${(100 * c.copy).toFixed(1)}% of ${c.copyTokens}`);
 
@@ -116,8 +118,9 @@ const sampledRows = String(args.sampled).split(',').map((part) => {
   return { env, level: Number(level ?? 1) };
 });
 const sampled = await rates(sampledRows, 1, ITEMS);
-const greedy = await rates(listEnvironments().map((e) => ({ env: e.name, level: 1 })), 0, GREEDY_ITEMS);
+const greedy = GREEDY_ITEMS > 0 ? await rates(listEnvironments().map((e) => ({ env: e.name, level: 1 })), 0, GREEDY_ITEMS) : [];
 
 const facts: EvalFacts & { eval_seed: number } = { copy, sampled, greedy, eval_items: ITEMS, eval_seed: EVAL_SEED, max_steps: MAX_STEPS };
-writeFileSync(`${DIR}/eval.json`, JSON.stringify(facts, null, 2));
-console.log(`wrote ${DIR}/eval.json (the card stage, model-card.ts, turns it into README.md)`);
+const out = args.out ?? `${DIR}/eval.json`;
+writeFileSync(out, JSON.stringify(facts, null, 2));
+console.log(`wrote ${out}${args.out ? '' : ' (the card stage, model-card.ts, turns it into README.md)'}`);

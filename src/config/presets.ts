@@ -23,7 +23,7 @@ export const PRESETS: Record<string, Preset> = {
     config: { name: 'demo', training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 }, tasks: { environments: ['arith_tool'], eval_items: 8 } },
   },
   'watch-it-learn': {
-    description: 'GRPO on arith_tool level 3, where the shipped model is right on 40–50% of the items (it sometimes answers without its calc tool): held-out success before the first update and every 10 updates (1–4 minutes on 2 cores with wasm).',
+    description: 'GRPO on arith_tool level 3, where the shipped model is right on about 60% of the items greedy (it sometimes answers without its calc tool or miscopies an operand): held-out success before the first update and every 10 updates (about 2 minutes on 2 cores with wasm).',
     config: {
       name: 'watch-it-learn',
       training: { max_steps: 40, batch_size: 1, group_size: 8, learning_rate: 5e-4, warmup_steps: 3, eval_interval: 10 },
@@ -34,14 +34,15 @@ export const PRESETS: Record<string, Preset> = {
     },
   },
   'chain-calls': {
-    description: 'An agent learning to chain tool calls: GRPO on order_total level 1, where the answer is two dependent reads away (the order names an item, its price file holds the answer; a third of the items write the item in the plural, so the first price read fails and `ls prices` shows the right name) and the shipped model often stops after the first read, miscopies the name or gives up; held-out success on 64 items before the first update and every 10 updates (a few minutes on 2 cores with wasm).',
+    description: 'An agent learning a longer chain: GRPO on func_trace level 2, where the answer takes three dependent calls (read the asked function with sh, then the function its file names, then run both in js; some items leave the second file unnamed, so the first run fails with an error naming the function to read) and the shipped model is right on about 40% of the items greedy, stopping early or miscopying a name on the rest; held-out success on 64 items before the first update and every 10 updates (about 4 minutes on 2 cores with wasm).',
     config: {
       name: 'chain-calls',
       training: { max_steps: 30, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 10 },
       curriculum: { enabled: false },
       safety: { enabled: false },
-      trajectory_collection: { max_steps_per_trajectory: 8 },
-      tasks: { environments: ['order_total'], difficulty_range: [1, 1], eval_items: 64 },
+      // Three calls, a retry after the designed failure, the reads it needs and the answer fit in 12 turns.
+      trajectory_collection: { max_steps_per_trajectory: 12 },
+      tasks: { environments: ['func_trace'], difficulty_range: [2, 2], eval_items: 64 },
     },
   },
   'arith-grpo': {

@@ -117,7 +117,7 @@ describe('TrainState', () => {
 
   it('a preset changes only the settings it names: the judges switched on, the base model and other edits stay', async () => {
     const switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
-    const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total'] });
+    const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total', 'func_trace'] });
     await state.load();
     const judges = state.config!.judge.judges;
     expect(judges.map((j) => j.id)).toContain('gpt');
@@ -135,7 +135,7 @@ describe('TrainState', () => {
     expect(after.sampling.temperature).toBe(0.7);
     expect(state.yamlText.startsWith('# my run\n')).toBe(true);
     // What the preset names, it sets.
-    expect(after).toMatchObject({ name: 'chain-calls', training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 }, tasks: { environments: ['order_total'], difficulty_range: [1, 1], eval_items: 64 } });
+    expect(after).toMatchObject({ name: 'chain-calls', training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 }, tasks: { environments: ['func_trace'], difficulty_range: [2, 2], eval_items: 64 } });
     // Everything it does not name is as it was.
     const { name: _n, training: _t, curriculum: _c, safety: _s, trajectory_collection: _tc, tasks: _k, ...rest } = after;
     const { name: _n0, training: _t0, curriculum: _c0, safety: _s0, trajectory_collection: _tc0, tasks: _k0, ...restBefore } = before;
