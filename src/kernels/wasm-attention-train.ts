@@ -106,7 +106,7 @@ function backward(backend: TfjsWasmBackend, dy: Info, q: Info, k: Info, v: Info,
   const partFloats = 2 * list.reduce((sum, b) => sum + shape.repeats * shape.groups * b.keys * shape.D, 0);
   let scratch = 0;
   try {
-    scratch = backend.wasm._malloc((scoreFloats + partFloats) * 4);
+    scratch = backend.wasm._malloc((scoreFloats + partFloats) * 4) >>> 0;
     if (!scratch) throw new Error(`wasm causal attention: the heap could not allocate ${(scoreFloats + partFloats) * 4} bytes for its gradient`);
     const [dq, dk, dv] = outputs.map((t) => address(backend, t));
     const floats = kernels.floats();

@@ -123,8 +123,8 @@ function attention(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: In
   let scores = 0;
   let zeros = 0;
   try {
-    scores = backend.wasm._malloc(scoreBytes);
-    zeros = bias ? 0 : backend.wasm._malloc(Tk * 4);
+    scores = backend.wasm._malloc(scoreBytes) >>> 0;
+    zeros = bias ? 0 : backend.wasm._malloc(Tk * 4) >>> 0;
     if (!scores || (!bias && !zeros)) throw new Error(`wasm attention: the heap could not allocate ${scoreBytes} bytes of scores`);
     if (zeros) kernels.floats().fill(0, zeros / 4, zeros / 4 + Tk);
     const at = (t: Info) => backend.getMemoryOffset(t.dataId);

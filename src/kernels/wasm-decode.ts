@@ -30,7 +30,7 @@ class Arena {
     private readonly backend: TfjsWasmBackend,
     private readonly bytes: number,
   ) {
-    this.base = backend.wasm._malloc(bytes);
+    this.base = backend.wasm._malloc(bytes) >>> 0;
     if (!this.base) throw new Error(`wasm decoding: the heap could not allocate ${bytes} bytes for a step`);
   }
 

@@ -30,6 +30,10 @@ export interface EmscriptenHeap {
   asm?: { memory?: WebAssembly.Memory };
   /** The threaded build creates the (shared) memory itself and keeps it here. */
   wasmMemory?: WebAssembly.Memory;
+  /**
+   * An address as a signed i32: every caller takes `>>> 0`, or a heap past 2 GiB (a GRPO update on
+   * 2,048-token episodes reaches it) gives negative offsets that no typed-array view accepts.
+   */
   _malloc(bytes: number): number;
   _free(pointer: number): void;
 }
@@ -273,7 +277,7 @@ export class HeapKernels {
       const phases = this.phases;
       this.phases = null;
       const length = programLength(phases);
-      at = this.heap._malloc(length * 8);
+      at = this.heap._malloc(length * 8) >>> 0;
       if (!at) throw new Error('wasm kernels: the heap could not allocate a recorded program');
       programLayout(phases, new Float64Array(this.memory.buffer, at, length));
       this.phasedRuns++;
@@ -506,7 +510,7 @@ export class HeapKernels {
       if (s.at && this.phases) this.freeAfterRun.push(s.at); // a recorded call still uses it
       else if (s.at) this.heap._free(s.at);
       s.floats = 0;
-      s.at = this.heap._malloc(floats * 4);
+      s.at = this.heap._malloc(floats * 4) >>> 0;
       if (!s.at) throw new Error(`wasm gemm: the heap could not allocate ${floats * 4} bytes of scratch`);
       s.floats = floats;
     }
@@ -516,7 +520,7 @@ export class HeapKernels {
   private warmUp(): void {
     const size = 16;
     const bytes = size * size * 4;
-    const scratch = this.heap._malloc(3 * bytes);
+    const scratch = this.heap._malloc(3 * bytes) >>> 0;
     if (!scratch) return; // warm-up only saves time; a full heap shows up on the first real product
     for (let i = 0; i < WARM_UP_CALLS; i++) {
       this.product({ a: scratch, b: scratch + bytes, c: scratch + 2 * bytes, m: size, k: size, n: size, transposeA: i % 2 === 1, transposeB: i % 4 >= 2 });

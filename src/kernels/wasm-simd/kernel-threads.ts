@@ -291,7 +291,7 @@ export class KernelThreads {
     if (count <= this.workers.length) return this.spawning ?? Promise.resolve();
     if (!this.header) {
       const bytes = HEADER_BYTES + MAX_SHARES * SLOT_BYTES;
-      this.control = heap._malloc(bytes);
+      this.control = heap._malloc(bytes) >>> 0;
       if (!this.control) throw new Error('wasm kernel threads: the heap could not allocate their control block');
       new Uint8Array(this.memory.buffer, this.control, bytes).fill(0);
       this.header = new Int32Array(this.memory.buffer, this.control, HEADER_BYTES / 4);

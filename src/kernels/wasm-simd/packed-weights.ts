@@ -38,7 +38,7 @@ export class PackedWeights {
     if (known !== undefined) return known;
     const [k, n] = w.shape;
     const bytes = Math.max(packedStripsFloats(k, n), 1) * 4;
-    const at = this.backend.wasm._malloc(bytes);
+    const at = this.backend.wasm._malloc(bytes) >>> 0;
     if (!at) throw new Error(`wasm decoding: the heap could not allocate ${bytes} bytes for a packed weight`);
     this.kernels.packStrips(this.backend.getMemoryOffset(w.dataId), at, k, n);
     this.copies.set(w.dataId, at);
