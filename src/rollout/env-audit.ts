@@ -10,6 +10,7 @@
  * entry level: a policy that solves none gives GRPO nothing to learn from (every group scores 0), which
  * the report says before any training, with the way out (operations/bootstrap.ts: demonstrations, SFT, GRPO).
  */
+import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { SamplingParams, Task } from '../contracts.ts';
 import { budgetedEnvironment, CheckBudget, withCheckBudget } from '../envs/check-budget.ts';
 import type { Environment } from '../envs/types.ts';
@@ -35,7 +36,7 @@ export interface AuditOptions {
    */
   budget?: CheckBudget;
   budgetMs?: number;
-  /** The policy to sample on `items` distinct test items of the entry level (greedy unless `sampling` says otherwise). */
+  /** The policy to sample on `items` distinct test items of the entry level (greedy unless `sampling` says otherwise; a run's default turns). */
   policy?: { policy: Policy; items: number; sampling?: Partial<SamplingParams>; maxSteps?: number; label: string };
 }
 
@@ -158,7 +159,8 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     const probe = options.policy;
     const level = levels[0];
     budget.begin(`level ${level}: ${probe.label} on ${probe.items} items`);
-    const [result] = await evaluatePolicy(probe.policy, [env], { levels: [level], items: probe.items, seed, sampling: probe.sampling, maxSteps: probe.maxSteps, signal });
+    const maxSteps = probe.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
+    const [result] = await evaluatePolicy(probe.policy, [env], { levels: [level], items: probe.items, seed, sampling: probe.sampling, maxSteps, signal });
     policy = { label: probe.label, level, successes: Math.round(result.success * result.n), n: result.n };
     onProgress(`level ${level}: ${probe.label} ${policy.successes}/${policy.n}`);
     if (policy.successes === 0 && policy.n > 0) warnings.push(bootstrapAdvice(policy, target.name));
