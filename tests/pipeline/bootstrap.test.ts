@@ -42,7 +42,7 @@ function config(over: Partial<RunConfig['training']> = {}): RunConfig {
     safety: { enabled: false },
     trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 2 },
     tasks: { environments: ['bell'], eval_items: 8 },
-  }, { userEnvironments: true });
+  });
   if (!config) throw new Error(JSON.stringify(errors));
   // 0 updates (stop after SFT) is the flow's own setting, below what a run's config allows.
   if (over.max_steps === 0) config.training.max_steps = 0;
