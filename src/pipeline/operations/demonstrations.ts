@@ -70,21 +70,35 @@ export async function gatherDemonstrations(request: DemonstrationRequest): Promi
   return demos;
 }
 
+/** The policy's own failure an episode ended on (a remote endpoint that timed out or answered junk), or null. */
+function policyError(t: Trajectory): string | null {
+  if (t.finish_reason !== 'error') return null;
+  return t.steps.map((s) => s.observation).find((o) => o.startsWith('policy error: '))?.slice('policy error: '.length) ?? null;
+}
+
 async function collected(request: DemonstrationRequest): Promise<Demonstrations> {
   const { source } = request;
   const remote = source.kind === 'remote' ? source : null;
+  // A remote model that fails once (down, timing out, answering junk) would fail every task, each after its
+  // timeout: the collection stops at the first such failure and says why.
+  const stop = new AbortController();
+  const signal = AbortSignal.any([request.signal, stop.signal]);
+  let failure: string | null = null;
   let good = 0;
   const summary = await collectGroups({
     store: request.store, config: request.config, model: null, remote, groups: request.tasks, groupSize: 1,
-    runName: `${request.config.name}-demonstrations`, judging: request.judging, atropos: null, signal: request.signal,
+    runName: `${request.config.name}-demonstrations`, judging: request.judging, atropos: null, signal,
     onGroup: (all) => {
-      if (all[all.length - 1]?.success) good++;
+      const last = all[all.length - 1];
+      if (last?.success) good++;
+      failure ??= remote && last ? policyError(last) : null;
+      if (failure) stop.abort();
       request.onEpisode?.(all.length, good);
     },
-  }).catch((error: unknown) => {
-    if (!remote) throw error;
-    throw new Error(`${(error as Error).message}. The demonstrations come from ${describeSource(source)}: check that it is up and serves /chat/completions under that address, or raise its timeout.`, { cause: error });
   });
+  if (failure) {
+    throw new Error(`${failure}. The demonstrations come from ${describeSource(source)}: check that it is up and serves /chat/completions under that address, or raise its timeout.`);
+  }
   return { good: summary.trajectories.filter((t) => t.success === true), total: summary.trajectories.length, runId: summary.runId };
 }
 
