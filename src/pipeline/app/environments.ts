@@ -27,6 +27,7 @@ export interface BootstrapChoice {
   /** Demonstration tasks to collect (expert, remote). */
   demonstrations: number;
   sftEpochs: number;
+  sftLearningRate: number;
   /** GRPO updates after SFT (0: stop after SFT). */
   grpoSteps: number;
   /** Distinct held-out items of each figure. */
@@ -34,7 +35,7 @@ export interface BootstrapChoice {
 }
 
 export const BOOTSTRAP_CHOICE: Omit<BootstrapChoice, 'source'> = {
-  demonstrations: BOOTSTRAP_DEFAULTS.demonstrations, sftEpochs: BOOTSTRAP_DEFAULTS.sftEpochs, grpoSteps: 20, heldOutItems: 32,
+  demonstrations: BOOTSTRAP_DEFAULTS.demonstrations, sftEpochs: BOOTSTRAP_DEFAULTS.sftEpochs, sftLearningRate: BOOTSTRAP_DEFAULTS.sftLearningRate, grpoSteps: 20, heldOutItems: 32,
 };
 
 /** The GRPO run a bootstrap of `env` ends in: the defaults, on that one environment at its entry level. */
@@ -256,7 +257,7 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
       if (!isBuiltinEnvironment(name) && !(await getEnvironmentRecord(store, name))) throw new Error(`Save ${name} first: the bootstrap trains on a saved environment.`);
       const request: EngineBootstrapRequest = {
         config: bootstrapConfig(name, choice), environments: await storedSources(store, [name]),
-        settings: { ...BOOTSTRAP_DEFAULTS, source: choice.source, demonstrations: choice.demonstrations, sftEpochs: choice.sftEpochs },
+        settings: { ...BOOTSTRAP_DEFAULTS, source: choice.source, demonstrations: choice.demonstrations, sftEpochs: choice.sftEpochs, sftLearningRate: choice.sftLearningRate },
       };
       const cancel = () => void engine().cancelBootstrap();
       signal.addEventListener('abort', cancel);

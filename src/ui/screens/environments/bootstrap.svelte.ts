@@ -20,6 +20,7 @@ export class BootstrapState {
   /** The flow's sizes, editable on the panel. */
   demonstrations = $state(0);
   sftEpochs = $state(0);
+  sftLearningRate = $state(0);
   grpoSteps = $state(0);
   heldOutItems = $state(0);
   lines = $state<string[]>([]);
@@ -31,6 +32,7 @@ export class BootstrapState {
   constructor(private readonly source: EnvironmentsSource, defaults: Omit<BootstrapChoice, 'source'>) {
     this.demonstrations = defaults.demonstrations;
     this.sftEpochs = defaults.sftEpochs;
+    this.sftLearningRate = defaults.sftLearningRate;
     this.grpoSteps = defaults.grpoSteps;
     this.heldOutItems = defaults.heldOutItems;
   }
@@ -52,7 +54,7 @@ export class BootstrapState {
     this.error = null;
     try {
       const choice: BootstrapChoice = {
-        source: this.demonstrationSource(), demonstrations: whole(this.demonstrations, 1), sftEpochs: whole(this.sftEpochs, 1),
+        source: this.demonstrationSource(), demonstrations: whole(this.demonstrations, 1), sftEpochs: whole(this.sftEpochs, 1), sftLearningRate: positive(this.sftLearningRate),
         grpoSteps: whole(this.grpoSteps, 0), heldOutItems: whole(this.heldOutItems, 1),
       };
       this.report = await this.source.bootstrap(env, choice, (event) => this.hear(event), controller.signal);
@@ -81,18 +83,24 @@ export class BootstrapState {
   private hear(event: BootstrapEvent): void {
     if (event.type === 'stage') this.lines = [...this.lines, event.line];
     else if (event.type === 'held-out') this.figures = [...this.figures, { stage: event.stage, result: event.result }];
-    else if (event.type === 'demonstration' || event.type === 'sft-update') {
-      const line = event.type === 'demonstration' ? `demonstrations ${event.done}/${event.total}, ${event.good} succeeded` : `SFT update ${event.done}/${event.total}, loss ${event.loss.toFixed(3)}`;
-      this.lines = this.lines.at(-1)?.startsWith(line.split(' ')[0]) ? [...this.lines.slice(0, -1), line] : [...this.lines, line];
-    } else if (event.type === 'run' && event.event.type === 'progress') {
-      const line = `GRPO update ${event.event.done}/${event.event.total}`;
-      this.lines = this.lines.at(-1)?.startsWith('GRPO update') ? [...this.lines.slice(0, -1), line] : [...this.lines, line];
-    }
+    else if (event.type === 'demonstration') this.count('demonstration', `demonstration ${event.done}/${event.total}, ${event.good} succeeded`);
+    else if (event.type === 'sft-update') this.count('SFT update', `SFT update ${event.done}/${event.total}, loss ${event.loss.toFixed(3)}`);
+    else if (event.type === 'run' && event.event.type === 'progress') this.count('GRPO update', `GRPO update ${event.event.done}/${event.event.total}`);
+  }
+
+  /** A counting line ("SFT update 3/18, …") replaces the one before it of its kind, so the list keeps the steps. */
+  private count(kind: string, line: string): void {
+    this.lines = this.lines.at(-1)?.startsWith(`${kind} `) ? [...this.lines.slice(0, -1), line] : [...this.lines, line];
   }
 }
 
 /** A size from a number field, as a whole number ≥ `min`; anything else is refused naming it. */
 function whole(value: number, min: number): number {
   if (!Number.isInteger(value) || value < min) throw new Error(`Sizes must be whole numbers ≥ ${min} (got ${value}).`);
+  return value;
+}
+
+function positive(value: number): number {
+  if (!(value > 0)) throw new Error(`The SFT learning rate must be above 0 (got ${value}).`);
   return value;
 }
