@@ -67,6 +67,15 @@ describe('the check through the CLI', () => {
   }, 120_000);
 });
 
+describe('spindle train from 0%', () => {
+  it('warns that GRPO may have nothing to learn from and names spindle bootstrap', async () => {
+    const model = await nanoModelDir(3);
+    const r = await cli(dir, 'train', '--config', 'run.yaml', '--env-file', 'bell.js', '--model', model, '--steps', '1', '--store', 'train-store');
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/eval step 0 bell \(test, 8 items\): success 0\.0%\nwarning: bell starts at 0% held-out: .*spindle bootstrap --env bell/);
+  }, 120_000);
+});
+
 describe('spindle bootstrap', () => {
   let server: Teacher;
   beforeAll(async () => { server = await teacher(knowsTheTool); });
