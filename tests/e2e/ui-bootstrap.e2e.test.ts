@@ -3,9 +3,13 @@
  * has seen (tests/fixtures/envs/bell.js), the check samples the app's policy (the shipped base, loaded as
  * the Playground loads it) and says it solved none, offers the bootstrap, and the flow (expert
  * demonstrations, SFT, a GRPO update) runs in the engine worker and shows held-out success above the
- * baseline on the same items. Asserts only what holds for any base: 0 before, more after SFT.
+ * baseline on the same items; then again with demonstrations from a chat-completions server on 127.0.0.1
+ * (written here, answering the page's engine worker across origins as any OpenAI-compatible endpoint that
+ * allows it does). Asserts only what holds for any base: 0 before, more after SFT.
  */
 import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
 
@@ -54,5 +58,44 @@ describe('bootstrap on the environments screen', () => {
     expect(await page.locator('[data-testid="boot-progress"]').textContent()).toMatch(/SFT on 12 successful demonstrations/);
     await page.screenshot({ path: 'docs/screenshots/environments-bootstrap.png', fullPage: true });
     expect(app.errors).toEqual([]);
+  }, 420_000);
+
+  it('takes the demonstrations from a model at an OpenAI-compatible endpoint', async () => {
+    const asked: string[] = [];
+    const server = createServer((req, res) => {
+      const cors = { 'access-control-allow-origin': '*', 'access-control-allow-headers': 'content-type, authorization', 'access-control-allow-methods': 'POST' };
+      if (req.method === 'OPTIONS') { res.writeHead(204, cors); res.end(); return; }
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const { model, messages } = JSON.parse(body) as { model: string; messages: { content: string }[] };
+        asked.push(model);
+        // A model that knows the tool: ring first, then say done.
+        const content = messages.at(-1)!.content.includes('<tool_response>') ? 'done' : '<tool_call>{"name": "ring", "arguments": {}}</tool_call>';
+        res.writeHead(200, { ...cors, 'content-type': 'application/json' });
+        res.end(JSON.stringify({ choices: [{ message: { role: 'assistant', content }, finish_reason: 'stop' }] }));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { page } = app;
+      await page.locator('[data-testid="boot-source"]').selectOption('remote');
+      await page.locator('[data-testid="env-bootstrap"] input[placeholder^="http"]').fill(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`);
+      await page.locator('[data-testid="env-bootstrap"] input[placeholder^="Qwen"]').fill('teacher');
+      await page.locator('[data-testid="boot-steps"]').fill('0');
+      await page.locator('[data-testid="boot-start"]').click();
+      await page.locator('[data-testid="env-bootstrap"][data-phase="done"]').waitFor({ timeout: 300_000 });
+      const row = (stage: string) => page.locator(`[data-testid="boot-figure"][data-stage="${stage}"]`).getAttribute('data-successes');
+      expect(await row('baseline')).toBe('0');
+      expect(Number(await row('after-sft'))).toBeGreaterThan(0);
+      expect(await page.locator('[data-testid="boot-figure"][data-stage="after-grpo"]').count()).toBe(0);
+      expect(asked.length).toBe(24);
+      expect(new Set(asked)).toEqual(new Set(['teacher']));
+      expect(await page.locator('[data-testid="boot-progress"]').textContent()).toMatch(/demonstrations from teacher at http:\/\/127\.0\.0\.1:\d+\/v1/);
+      expect(app.errors).toEqual([]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
   }, 420_000);
 });
