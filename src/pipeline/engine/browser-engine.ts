@@ -102,6 +102,7 @@ export class Engine {
   /** `environments`: the sources of the user environments `config` names (a resumed run reinstalls its stored ones). */
   async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
     if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is already going in this tab; stop it before starting another.');
+    if (this.bootstrapping) throw new Error('A bootstrap is going in this tab (Environments screen); wait for it or cancel it before starting a run.');
     // The tab has no transfer loader: a source checkpoint here used to be ignored silently.
     if (!options.resumeRunId && config.transfer.source_checkpoint) {
       throw new Error(`transfer.source_checkpoint is set (${config.transfer.source_checkpoint}), but transfer runs from the CLI: spindle transfer init, then spindle transfer train. Clear it to train here.`);
