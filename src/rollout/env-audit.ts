@@ -5,13 +5,20 @@
  * often than the environment's declared luck allows: beyond noise, i.e. the lower end of the 95% interval
  * of its success is above `chance(level)` (2 lucky items of 16 are not a shortcut; 6 of 6 are). A shortcut is a problem, not a warning: an
  * environment that pays for ignoring the task teaches exactly that.
+ *
+ * Given a policy, it also samples it (greedy, the evaluation's distinct test items) on a few items of the
+ * entry level: a policy that solves none gives GRPO nothing to learn from (every group scores 0), which
+ * the report says before any training, with the way out (operations/bootstrap.ts: demonstrations, SFT, GRPO).
  */
-import type { Task } from '../contracts.ts';
+import { DEFAULT_CONFIG } from '../config/schema.ts';
+import type { SamplingParams, Task } from '../contracts.ts';
 import { budgetedEnvironment, CheckBudget, withCheckBudget } from '../envs/check-budget.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { bestBlindSuccess, type BlindResult } from './blind-policies.ts';
+import { evaluatePolicy } from './evaluate.ts';
 import { expertTrajectory } from './expert.ts';
+import type { Policy } from './policy.ts';
 import { wilsonInterval } from './success-interval.ts';
 
 export interface AuditOptions {
@@ -29,6 +36,16 @@ export interface AuditOptions {
    */
   budget?: CheckBudget;
   budgetMs?: number;
+  /** The policy to sample on `items` distinct test items of the entry level (greedy unless `sampling` says otherwise; a run's default turns). */
+  policy?: { policy: Policy; items: number; sampling?: Partial<SamplingParams>; maxSteps?: number; label: string };
+}
+
+/** How the policy did on the entry level's sampled items. */
+export interface PolicyProbe {
+  label: string;
+  level: number;
+  successes: number;
+  n: number;
 }
 
 export interface LevelAudit {
@@ -46,8 +63,18 @@ export interface EnvironmentAudit {
   levels: LevelAudit[];
   /** What must be fixed before training on it, each a sentence naming the level and the fix. */
   problems: string[];
-  /** What is worth knowing but does not block (no expert, so solvability is unproven). */
+  /** What is worth knowing but does not block (no expert, so solvability is unproven; a policy that scores 0). */
   warnings: string[];
+  /** The policy sampled on the entry level (null: no policy was given). */
+  policy: PolicyProbe | null;
+  /** The policy solved none of its items: train it with the bootstrap flow, not GRPO alone. */
+  needsBootstrap: boolean;
+}
+
+/** What a check says when the policy solves none of its items. */
+export function bootstrapAdvice(probe: PolicyProbe, env: string): string {
+  return `${probe.label} solved 0 of ${probe.n} sampled items at level ${probe.level}: GRPO learns from the spread of rewards within a group, and here every group would score 0, so it would learn nothing. ` +
+    `Bootstrap it first (demonstrations, SFT on the good ones, then GRPO): \`spindle bootstrap --env ${env}\` (a file not added yet: --env-file FILE), or Bootstrap on the Environments screen`;
 }
 
 const SAMPLES = 5;
@@ -127,7 +154,18 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     onProgress(`level ${level}: best task-blind policy ${pct(blind.success)} (${blind.policy})`);
     audits.push({ level, expert, blind, chance });
   }
-  return { env: target.name, samples, levels: audits, problems, warnings };
+  let policy: PolicyProbe | null = null;
+  if (options.policy) {
+    const probe = options.policy;
+    const level = levels[0];
+    budget.begin(`level ${level}: ${probe.label} on ${probe.items} items`);
+    const maxSteps = probe.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
+    const [result] = await evaluatePolicy(probe.policy, [env], { levels: [level], items: probe.items, seed, sampling: probe.sampling, maxSteps, signal });
+    policy = { label: probe.label, level, successes: Math.round(result.success * result.n), n: result.n };
+    onProgress(`level ${level}: ${probe.label} ${policy.successes}/${policy.n}`);
+    if (policy.successes === 0 && policy.n > 0) warnings.push(bootstrapAdvice(policy, target.name));
+  }
+  return { env: target.name, samples, levels: audits, problems, warnings, policy, needsBootstrap: policy !== null && policy.n > 0 && policy.successes === 0 };
 }
 
 /** The luck the environment declares at a level; one it cannot declare (a throw, a value out of range) is a problem, and no luck. */
@@ -150,6 +188,7 @@ export function formatAudit(audit: EnvironmentAudit): string[] {
     const expert = l.expert ? `${l.expert.successes}/${l.expert.n}`.padEnd(12) : 'none'.padEnd(12);
     lines.push(`${String(l.level).padEnd(7)}${expert} ${pct(l.blind.success)} of ${l.blind.n} (${l.blind.policy})${l.chance ? `, declared chance ${pct(l.chance)}` : ''}`);
   }
+  if (audit.policy) lines.push(`Policy: ${audit.policy.label} solved ${audit.policy.successes}/${audit.policy.n} sampled items at level ${audit.policy.level} (greedy)`);
   for (const w of audit.warnings) lines.push(`warning: ${w}`);
   for (const p of audit.problems) lines.push(`problem: ${p}`);
   lines.push(audit.problems.length ? `${audit.problems.length} problem(s): fix them before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);

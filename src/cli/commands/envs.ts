@@ -12,7 +12,9 @@ import {
   auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
 } from '../../pipeline/operations/environment-catalog.ts';
 import { isUrl } from '../../pipeline/operations/environment-url.ts';
-import { intOption, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
+import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { intOption, loadModel, modelOption, modelPath, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
+import { smallCap } from './small.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
 
 /** Columns padded to their widest cell (the last one left as it is). */
@@ -53,6 +55,11 @@ const auditOptions = {
     type: 'string', default: String(CHECK_BUDGET_MS / 1000), placeholder: 's',
     description: 'seconds the whole check may take (reading the file, loading it, the audit)',
   },
+  'policy-items': {
+    type: 'string', default: '4', placeholder: 'n',
+    description: 'entry-level items to sample the policy (--model) on, greedy; when it solves none, the report says to bootstrap it (0: skip)',
+  },
+  model: modelOption,
   store: storeOption,
 } as const;
 
@@ -63,9 +70,20 @@ async function runAudit(
   const budgetMs = (intOption(values, 'budget') ?? CHECK_BUDGET_MS / 1000) * 1000;
   if (!(budgetMs > 0)) throw new CliError('--budget must be a whole number of seconds above 0.', 2);
   const items = intOption(values, 'items') ?? 16;
-  const audit = await auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, onProgress: (line) => ctx.err(`audit: ${line}`) });
-  for (const line of audit.lines) ctx.out(line);
-  return audit;
+  const policyItems = smallCap(intOption(values, 'policy-items', 0) ?? 4, 2);
+  // The policy is loaded before the check starts: its budget is for the environment's code, not the model's files.
+  const model = policyItems > 0 ? await loadModel(ctx, modelPath(ctx, values, DEFAULT_CONFIG.model.base_model)) : null;
+  try {
+    const policy = model && {
+      model, items: policyItems, label: `the policy (${stringOption(values, 'model') ?? DEFAULT_CONFIG.model.base_model})`,
+      maxSteps: DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory, maxNewTokens: DEFAULT_CONFIG.sampling.max_new_tokens,
+    };
+    const audit = await auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, policy, onProgress: (line) => ctx.err(`audit: ${line}`) });
+    for (const line of audit.lines) ctx.out(line);
+    return audit;
+  } finally {
+    model?.model.dispose();
+  }
 }
 
 export const envsAdd: Command = {

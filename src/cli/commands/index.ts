@@ -1,5 +1,6 @@
 /** The command table: `spindle <name>`; multi-word names are subcommands (`export adapter`). */
 import type { Command } from '../command.ts';
+import { bootstrap } from './bootstrap.ts';
 import { collect } from './collect.ts';
 import { configCheck, configInit, configSet } from './config.ts';
 import { envs, envsAdd, envsAudit, envsRemove } from './envs.ts';
@@ -11,6 +12,6 @@ import { train, transferTrain } from './train.ts';
 import { transferInit } from './transfer.ts';
 
 export const COMMANDS: Command[] = [
-  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, exportTrajectories, exportAdapter, sft, evaluate,
+  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, bootstrap, exportTrajectories, exportAdapter, sft, evaluate,
   transferInit, transferTrain, skillsFromTrajectories, skillsToInstructionsCommand,
 ];

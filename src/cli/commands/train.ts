@@ -44,6 +44,10 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   return smallConfig(c);
 }
 
+/** Said when a run starts from 0% held-out: GRPO needs some successes in its groups to learn from. */
+const BOOTSTRAP_HINT = (env: string) =>
+  `warning: ${env} starts at 0% held-out: if its training groups score 0 too, GRPO has no spread of rewards to learn from. Start it from demonstrations instead: spindle bootstrap --env ${env}`;
+
 function metricText(m: Metrics): string {
   const parts: string[] = [];
   if (m.reward !== undefined) parts.push(`reward ${m.reward.toFixed(3)}`);
@@ -62,7 +66,10 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
       onEvent: (e) => {
         if (e.type === 'update') last = e.metrics;
         else if (e.type === 'progress') progress.update(e.done, metricText(last), e.total);
-        else if (e.type === 'evaluation') ctx.err(`eval step ${e.step} ${e.env} (${e.split}, ${e.n} items): success ${percent(e.success)}`);
+        else if (e.type === 'evaluation') {
+          ctx.err(`eval step ${e.step} ${e.env} (${e.split}, ${e.n} items): success ${percent(e.success)}`);
+          if (e.step === 0 && e.split === 'test' && e.success === 0 && e.n > 0) ctx.err(BOOTSTRAP_HINT(e.env));
+        }
         else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
       },
     });

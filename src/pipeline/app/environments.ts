@@ -14,8 +14,40 @@ import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, Environ
 import EXAMPLE_MODULE from '../../../examples/envs/treasure-hunt.js?raw';
 import STARTER_MODULE from '../../../examples/envs/starter.js?raw';
 import { fetchEnvironmentFile, isUrl } from '../operations/environment-url.ts';
+import { BOOTSTRAP_DEFAULTS, type BootstrapEvent, type BootstrapReport, type EngineBootstrapRequest } from '../operations/bootstrap.ts';
+import type { DemonstrationSource } from '../operations/demonstrations.ts';
+import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 
 export type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure };
+export type { BootstrapEvent, BootstrapReport, DemonstrationSource };
+
+/** What the screen's Bootstrap asks for: where the demonstrations come from, and the flow's sizes. */
+export interface BootstrapChoice {
+  source: DemonstrationSource;
+  /** Demonstration tasks to collect (expert, remote). */
+  demonstrations: number;
+  sftEpochs: number;
+  sftLearningRate: number;
+  /** GRPO updates after SFT (0: stop after SFT). */
+  grpoSteps: number;
+  /** Distinct held-out items of each figure. */
+  heldOutItems: number;
+}
+
+export const BOOTSTRAP_CHOICE: Omit<BootstrapChoice, 'source'> = {
+  demonstrations: BOOTSTRAP_DEFAULTS.demonstrations, sftEpochs: BOOTSTRAP_DEFAULTS.sftEpochs, sftLearningRate: BOOTSTRAP_DEFAULTS.sftLearningRate, grpoSteps: 20, heldOutItems: 32,
+};
+
+/** The GRPO run a bootstrap of `env` ends in: the defaults, on that one environment at its entry level. */
+export function bootstrapConfig(env: string, choice: BootstrapChoice): RunConfig {
+  const config = structuredClone(DEFAULT_CONFIG);
+  config.name = `bootstrap-${env}`;
+  config.tasks.environments = [env];
+  config.tasks.eval_items = choice.heldOutItems;
+  config.training.max_steps = choice.grpoSteps;
+  config.training.eval_interval = Math.max(1, choice.grpoSteps);
+  return config;
+}
 
 /** What these operations need of the engine (the engine worker's remote on the page). */
 export interface EnvironmentEngine {
@@ -27,6 +59,8 @@ export interface EnvironmentEngine {
   describeEnvironments(): Promise<EngineEnvironmentInfo[]> | EngineEnvironmentInfo[];
   generateTask(env: string, seed: number, level: number, split: Split): Promise<Task> | Task;
   evaluateTrajectory(task: Task, trajectory: Trajectory): Promise<number | null>;
+  bootstrap(request: EngineBootstrapRequest, onEvent: (event: BootstrapEvent) => void): Promise<BootstrapReport>;
+  cancelBootstrap(): Promise<void> | void;
 }
 
 /** A stored environment in the screen's list; `status` is its last check: none yet, passed, or with problems. */
@@ -211,6 +245,27 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
 
     async remove(name: string): Promise<void> {
       await deleteEnvironmentRecord(await getStore(), name);
+    },
+
+    /**
+     * The bootstrap flow (operations/bootstrap.ts) on a saved environment, run in the engine: its steps
+     * through `onEvent`; `signal` stops it after the current step (the report then says how far it got).
+     */
+    async bootstrap(name: string, choice: BootstrapChoice, onEvent: (event: BootstrapEvent) => void, signal: AbortSignal): Promise<BootstrapReport> {
+      signal.throwIfAborted();
+      const store = await getStore();
+      if (!isBuiltinEnvironment(name) && !(await getEnvironmentRecord(store, name))) throw new Error(`Save ${name} first: the bootstrap trains on a saved environment.`);
+      const request: EngineBootstrapRequest = {
+        config: bootstrapConfig(name, choice), environments: await storedSources(store, [name]),
+        settings: { ...BOOTSTRAP_DEFAULTS, source: choice.source, demonstrations: choice.demonstrations, sftEpochs: choice.sftEpochs, sftLearningRate: choice.sftLearningRate },
+      };
+      const cancel = () => void engine().cancelBootstrap();
+      signal.addEventListener('abort', cancel);
+      try {
+        return await engine().bootstrap(request, Comlink.proxy(onEvent));
+      } finally {
+        signal.removeEventListener('abort', cancel);
+      }
     },
   };
 }

@@ -19,11 +19,14 @@ import type { BackendChoice } from '../../kernels/backend.ts';
 import { readSafetensors } from '../../hub/safetensors.ts';
 import type { Store } from '../../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';
-import type { EngineDeps, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
+import type { EngineDeps, LoadedPolicyModel, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
+import { bootstrapPolicy, checkBootstrapRequest, type BootstrapEvent, type BootstrapReport, type EngineBootstrapRequest } from '../operations/bootstrap.ts';
+import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { tokenizerSpec } from './tokenizer-spec.ts';
 import type { RunEvent, RunListener } from '../operations/events.ts';
 import { PlaygroundEpisodes } from './play-episode.ts';
-import { EnvironmentWorkshop, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
+import { CHECK_POLICY_ITEMS, EnvironmentWorkshop, type CheckPolicy, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import type { DownloadProgress } from '../../hub/hub.ts';
 import { mergedModel } from '../operations/merged-export.ts';
@@ -50,6 +53,8 @@ export class Engine {
   private readonly environments = new EnvironmentWorkshop();
   /** Where hub ids download from: the page's `?hf_endpoint=` (a mirror, or a local server in tests), else huggingface.co. */
   private hubEndpoint: string | undefined;
+  /** The bootstrap going in this tab (its stop), if any. */
+  private bootstrapping: AbortController | null = null;
 
   constructor(private readonly deps: EngineDeps) {
     this.backend = new BackendSupervisor(deps, deps.cores, (reason) => void this.onDeviceLost(reason));
@@ -97,6 +102,7 @@ export class Engine {
   /** `environments`: the sources of the user environments `config` names (a resumed run reinstalls its stored ones). */
   async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
     if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is already going in this tab; stop it before starting another.');
+    if (this.bootstrapping) throw new Error('A bootstrap is going in this tab (Environments screen); wait for it or cancel it before starting a run.');
     // The tab has no transfer loader: a source checkpoint here used to be ignored silently.
     if (!options.resumeRunId && config.transfer.source_checkpoint) {
       throw new Error(`transfer.source_checkpoint is set (${config.transfer.source_checkpoint}), but transfer runs from the CLI: spindle transfer init, then spindle transfer train. Clear it to train here.`);
@@ -104,21 +110,7 @@ export class Engine {
     await this.init();
     if (await this.backend.use(config.model.backend)) this.shelf.dropDeviceModels();
     const store = await this.openStore();
-    const secrets = await readSecrets(store);
-    let tokenizer: TokenizerSpec | null = null;
-    const run = new PipelineRun({
-      store,
-      cores: this.backend.cores,
-      backend: this.backend.choice!.backend,
-      hangTimeoutMs: this.deps.hangTimeoutMs,
-      loadModel: async (cfg) => {
-        const loaded = await this.shelf.loadForRun(cfg, this.episodes.size > 0);
-        tokenizer = tokenizerSpec(loaded.tokenizer);
-        return loaded;
-      },
-      spawnWorker: (index, generator) => this.deps.spawnWorker(index, generator, secrets, tokenizer),
-      getSecret: secretLookup(secrets),
-    });
+    const run = this.pipelineRun(store, await readSecrets(store), (cfg) => this.shelf.loadForRun(cfg, this.episodes.size > 0));
     this.unsubscribeRun?.();
     this.run = run;
     this.runState = { id: '', config, status: 'starting' };
@@ -142,6 +134,57 @@ export class Engine {
       state.status = 'error';
       throw error;
     }
+  }
+
+  /** A run over this engine's rollout workers, with the judges' keys from the settings; `loadModel` gives it its model. */
+  private pipelineRun(store: Store, secrets: Record<string, string>, loadModel: (config: RunConfig) => Promise<LoadedPolicyModel>): PipelineRun {
+    let tokenizer: TokenizerSpec | null = null;
+    return new PipelineRun({
+      store,
+      cores: this.backend.cores,
+      backend: this.backend.choice!.backend,
+      hangTimeoutMs: this.deps.hangTimeoutMs,
+      loadModel: async (cfg) => {
+        const loaded = await loadModel(cfg);
+        tokenizer = tokenizerSpec(loaded.tokenizer);
+        return loaded;
+      },
+      spawnWorker: (index, generator) => this.deps.spawnWorker(index, generator, secrets, tokenizer),
+      getSecret: secretLookup(secrets),
+    });
+  }
+
+  /**
+   * The Environments screen's bootstrap (operations/bootstrap.ts): held-out success, demonstrations, SFT,
+   * then a GRPO run, on a fresh copy of the run model, which then is the Playground's policy. Its steps
+   * come through `onEvent`; `cancelBootstrap` stops it after the current step. One at a time, never beside a run.
+   */
+  async bootstrap(request: EngineBootstrapRequest, onEvent: (event: BootstrapEvent) => unknown = () => {}): Promise<BootstrapReport> {
+    if (this.bootstrapping) throw new Error('A bootstrap is already going in this tab; wait for it or cancel it.');
+    if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is going in this tab; stop it before bootstrapping.');
+    const controller = new AbortController();
+    this.bootstrapping = controller;
+    try {
+      checkBootstrapRequest(request.config, request.settings);
+      await this.init();
+      if (await this.backend.use(request.config.model.backend)) this.shelf.dropDeviceModels();
+      const store = await this.openStore();
+      const secrets = await readSecrets(store);
+      await this.environments.install(request.environments);
+      const model = await this.shelf.loadForRun(request.config, this.episodes.size > 0);
+      return await bootstrapPolicy({
+        store, config: request.config, environments: request.environments, model, baseModel: request.config.model.base_model, settings: request.settings,
+        newRun: (trained) => this.pipelineRun(store, secrets, async () => trained),
+        judging: { getSecret: secretLookup(secrets) }, signal: controller.signal,
+        onEvent: (event) => void onEvent(event),
+      });
+    } finally {
+      this.bootstrapping = null;
+    }
+  }
+
+  cancelBootstrap(): void {
+    this.bootstrapping?.abort();
   }
 
   async pause(): Promise<void> {
@@ -208,8 +251,24 @@ export class Engine {
   }
 
   /** The Environments screen's live check (sampled tasks, expert and task-blind audit per level), progress through `onProgress`. */
-  checkEnvironment(draft: EnvironmentDraft, checkId: string, onProgress?: (line: string) => unknown): Promise<EnvironmentCheck> {
-    return this.environments.check(draft, checkId, onProgress);
+  async checkEnvironment(draft: EnvironmentDraft, checkId: string, onProgress?: (line: string) => unknown): Promise<EnvironmentCheck> {
+    return this.environments.check(draft, checkId, onProgress, await this.checkPolicy());
+  }
+
+  /**
+   * The policy the check samples: the Playground's local model (the latest run's, an import, or the base),
+   * greedy with the default budgets; none when no model can be loaded (the check says nothing about it then).
+   */
+  private async checkPolicy(): Promise<CheckPolicy | undefined> {
+    const status = this.shelf.policyStatus();
+    if (status.unavailable) return undefined;
+    await this.init();
+    const loaded = await this.shelf.policy();
+    const { sampling, trajectory_collection: tc } = DEFAULT_CONFIG;
+    return {
+      policy: new LocalPolicy(loaded.model, loaded.tokenizer), items: CHECK_POLICY_ITEMS, label: status.label,
+      sampling: { temperature: 0, max_new_tokens: sampling.max_new_tokens }, maxSteps: tc.max_steps_per_trajectory,
+    };
   }
 
   cancelCheck(checkId: string): void {

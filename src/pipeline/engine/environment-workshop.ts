@@ -11,7 +11,7 @@ import { getEnvironment, isBuiltinEnvironment, listEnvironments } from '../../en
 import { buildEnvironment, environmentSourceFromFile, installEnvironmentSource } from '../../envs/sources.ts';
 import { withCheckBudget } from '../../envs/check-budget.ts';
 import type { Environment } from '../../envs/types.ts';
-import { auditEnvironment, type EnvironmentAudit } from '../../rollout/env-audit.ts';
+import { auditEnvironment, type AuditOptions, type EnvironmentAudit } from '../../rollout/env-audit.ts';
 import { GuestModuleError } from '../../sandbox/guest-module.ts';
 
 export type { EnvironmentAudit };
@@ -44,6 +44,11 @@ export type EnvironmentCheck = { ok: true; source: EnvironmentSource; info: Engi
 
 /** Items per level the live check gives the expert and each task-blind policy: a few seconds for a small module. */
 export const CHECK_ITEMS = 8;
+/** Entry-level items the check samples the policy on: enough to tell "never" from "sometimes" at a glance. */
+export const CHECK_POLICY_ITEMS = 4;
+
+/** The policy a check samples (rollout/env-audit.ts), as the engine gives it. */
+export type CheckPolicy = NonNullable<AuditOptions['policy']>;
 
 export class EnvironmentWorkshop {
   private readonly checks = new Map<string, AbortController>();
@@ -62,11 +67,11 @@ export class EnvironmentWorkshop {
 
   /**
    * The live check: load the draft, then audit it (five sampled tasks, the expert per level, the best
-   * task-blind policy per level), saying each step as it starts (a line ending in "…") and each part as it
+   * task-blind policy per level, and `policy` on a few entry-level items when given), saying each step as it starts (a line ending in "…") and each part as it
    * finishes through `onProgress`. `cancelCheck(checkId)` stops it. A module that throws or runs past its
    * deadline, and a check that runs past its budget (CHECK_BUDGET_MS, the step named), come back as a failure.
    */
-  async check(draft: EnvironmentDraft, checkId: string, onProgress: (line: string) => unknown = () => {}): Promise<EnvironmentCheck> {
+  async check(draft: EnvironmentDraft, checkId: string, onProgress: (line: string) => unknown = () => {}, policy?: CheckPolicy): Promise<EnvironmentCheck> {
     const controller = new AbortController();
     this.checks.get(checkId)?.abort();
     this.checks.set(checkId, controller);
@@ -82,7 +87,7 @@ export class EnvironmentWorkshop {
         // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
         const thread = built.hosted === undefined ? '' : built.hosted ? '; runs in a thread of its own' : "; runs in the engine's thread (this page is not cross-origin isolated)";
         report(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`);
-        const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, budget, onProgress: report });
+        const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, budget, onProgress: report, policy });
         budget.check();
         return { ok: true as const, source: built.source, info, audit };
       });

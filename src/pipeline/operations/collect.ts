@@ -7,7 +7,9 @@
  *
  * In-process: the episodes of a group run concurrently and their generation requests are batched by the
  * same GenerationService a run uses, so a group costs about one sequence of forward passes. The
- * `expert` policy replays each environment's scripted expert instead (demonstrations for SFT and skills).
+ * `expert` policy replays each environment's scripted expert instead (demonstrations for SFT and skills),
+ * and a `remote` one asks a model served by an OpenAI-compatible endpoint (rollout/remote-policy.ts): its
+ * episodes carry text, not tokens, so they train SFT and store no scored groups.
  */
 import type { RunConfig } from '../../config/schema.ts';
 import type { ScoredGroup, Trajectory } from '../../contracts.ts';
@@ -23,12 +25,15 @@ import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from '../engine/gen
 import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from '../engine/rollout-worker.ts';
 import { createGroupStep } from '../../judge/group-step.ts';
+import { RemotePolicy, type RemotePolicyOptions } from '../../rollout/remote-policy.ts';
 
 export interface CollectOptions {
   store: Store;
   config: RunConfig;
-  /** The model to sample (`null`: each environment's scripted expert). */
+  /** The model to sample (`null`: each environment's scripted expert, or `remote` when given). */
   model: LoadedPolicyModel | null;
+  /** A model served by an OpenAI-compatible endpoint, sampled instead of `model`. */
+  remote?: RemotePolicyOptions | null;
   groups: number;
   groupSize: number;
   runName: string;
@@ -59,7 +64,10 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   const { tasks, trajectory_collection: tc, judge } = config;
   const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
   const [lo, hi] = tasks.difficulty_range;
-  const level = tasks.levels[env.name] ?? lo + (Math.floor(g / tasks.environments.length) % (hi - lo + 1));
+  // Only the levels of the range the environment offers: a user's module with one level is collected at it.
+  const offered = env.difficulties.filter((l) => l >= lo && l <= hi);
+  const cycle = offered.length ? offered : [env.difficulties[0]];
+  const level = tasks.levels[env.name] ?? cycle[Math.floor(g / tasks.environments.length) % cycle.length];
   // Seeds come from the config's seed and the group's index, never the run id: the same config collects the same data.
   const task = env.generate(deriveSeed(config.seed, 'collect', g), level, 'train');
   const groupId = `${runId}/${g}`;
@@ -85,7 +93,8 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   const tokenizer = model?.tokenizer ?? new ByteTokenizer();
   const batching = GenerationService.forRun(config.trajectory_collection.reproducible);
   const generator = model ? new GenerationService(() => model.model, tokenizer, batching) : EXPERT_GENERATOR;
-  const core = new RolloutWorkerCore(new EnginePolicy('local', tokenizer, generator), options.judging);
+  const remote = options.remote ? new RemotePolicy(options.remote) : null;
+  const core = new RolloutWorkerCore(remote ?? new EnginePolicy('local', tokenizer, generator), options.judging);
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
   const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
   const feed = options.atropos
@@ -97,7 +106,7 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   const all: Trajectory[] = [];
   try {
     for (let g = 0; g < options.groups && !options.signal.aborted; g++) {
-      const jobs = collectJobs(config, run.id, g, size, model ? 'model' : 'expert');
+      const jobs = collectJobs(config, run.id, g, size, model || remote ? 'model' : 'expert');
       const rolled = await Promise.all(jobs.map((job) => core.runEpisode(job)));
       const group = jobs.length ? await groupStep.judge(jobs[0].task, rolled) : rolled;
       const scored = await storeGroup(store, config, run.id, group);

@@ -9,7 +9,9 @@ import type { EnvironmentSource } from '../../contracts.ts';
 import { describeEnvironments, getEnvironment, isBuiltinEnvironment, listTags } from '../../envs/registry.ts';
 import { withCheckBudget } from '../../envs/check-budget.ts';
 import { buildEnvironment } from '../../envs/sources.ts';
-import { auditEnvironment, formatAudit } from '../../rollout/env-audit.ts';
+import { auditEnvironment, formatAudit, type AuditOptions } from '../../rollout/env-audit.ts';
+import { LocalPolicy } from '../../rollout/local-policy.ts';
+import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment, type Store } from '../../store/index.ts';
 import { readEnvironmentSource, type ReadLocal } from '../platform/node-environments.ts';
 
@@ -69,6 +71,16 @@ export interface AuditOneOptions {
   budgetMs?: number;
   /** A file's environment must not be named like a built-in (`envs add`): refused before its audit. */
   ownName?: boolean;
+  /** The policy to sample on a few entry-level items (rollout/env-audit.ts), named by `label`. */
+  policy?: { model: LoadedPolicyModel; items: number; label: string; maxSteps: number; maxNewTokens: number } | null;
+}
+
+/** The audit's policy probe over a loaded model, greedy, with the run's token and turn budgets. */
+function policyProbe(policy: NonNullable<AuditOneOptions['policy']>): AuditOptions['policy'] {
+  return {
+    policy: new LocalPolicy(policy.model.model, policy.model.tokenizer), items: policy.items, label: policy.label, maxSteps: policy.maxSteps,
+    sampling: { temperature: 0, max_new_tokens: policy.maxNewTokens },
+  };
 }
 
 /**
@@ -78,7 +90,7 @@ export interface AuditOneOptions {
  */
 export async function auditOne(
   target: AuditTarget, options: AuditOneOptions,
-): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null }> {
+): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null; needsBootstrap: boolean }> {
   const onProgress = options.onProgress ?? (() => {});
   return withCheckBudget(options.budgetMs, { signal: options.signal, onStep: (step) => onProgress(`${step}…`) }, async (budget) => {
     const source = 'file' in target ? await readEnvironmentSource(target.file, { readLocal: target.readLocal, budget }) : 'source' in target ? target.source : null;
@@ -86,8 +98,9 @@ export async function auditOne(
     budget.begin(source ? `building ${source.name}` : `opening ${(target as { name: string }).name}`);
     const built = source ? await budget.open(buildEnvironment(source)) : { env: getEnvironment((target as { name: string }).name), close: () => {} };
     try {
-      const audit = await auditEnvironment(built.env, { items: options.items, budget, onProgress });
-      return { env: audit.env, lines: formatAudit(audit), problems: audit.problems, source };
+      const policy = options.policy && options.policy.items > 0 ? policyProbe(options.policy) : undefined;
+      const audit = await auditEnvironment(built.env, { items: options.items, budget, onProgress, policy });
+      return { env: audit.env, lines: formatAudit(audit), problems: audit.problems, source, needsBootstrap: audit.needsBootstrap };
     } finally {
       built.close();
     }

@@ -47,6 +47,8 @@ export function demoEnvironments(builtins: { id: string; description: string; le
         levels: levels.map((level) => ({ level, expert: { successes: 8, n: 8, firstFailure: null }, blind: { policy: 'empty answer', success: 0, n: 8 }, chance: 0 })),
         problems: [],
         warnings: [],
+        policy: { label: 'the base model', level: 1, successes: 3, n: 4 },
+        needsBootstrap: false,
       };
       for (const level of levels) {
         await wait(300, signal);

@@ -4,6 +4,8 @@
  * problems at their line), and save / import / export / delete. The screen never runs the module.
  */
 import { errorMessage } from '../../lib/format.ts';
+import { BOOTSTRAP_CHOICE } from '../../../pipeline/app/environments.ts';
+import { BootstrapState } from './bootstrap.svelte.ts';
 import type { BuiltinSummary, EnvironmentAudit, EnvironmentDraft, EnvironmentSummary, EnvironmentsSource } from './source.ts';
 
 type TasksDraft = Extract<EnvironmentDraft, { kind: 'tasks' }>;
@@ -48,8 +50,12 @@ export class EnvironmentsState {
   confirmDelete = $state(false);
 
   private controller: AbortController | null = null;
+  /** Offered when the check's policy solved none of its items (the audit's needsBootstrap). */
+  readonly bootstrap: BootstrapState;
 
-  constructor(private readonly source: EnvironmentsSource) {}
+  constructor(private readonly source: EnvironmentsSource) {
+    this.bootstrap = new BootstrapState(source, BOOTSTRAP_CHOICE);
+  }
 
   readonly draft = $derived<EnvironmentDraft>(this.tasks ?? { kind: 'module', source: this.text, file: this.file });
   readonly readOnly = $derived(this.tasks !== null);

@@ -4,10 +4,11 @@
  * gives it src/pipeline/app/environments.ts; tests and the demo pass their own.
  */
 import type {
-  BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary,
+  BootstrapChoice, BootstrapEvent, BootstrapReport, BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary,
 } from '../../../pipeline/app/environments.ts';
 
-export type { BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary };
+export type { BootstrapChoice, BootstrapEvent, BootstrapReport, BuiltinSummary, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentSummary };
+export type HeldOut = BootstrapReport['baseline'];
 export type { EnvironmentAudit } from '../../../pipeline/app/environments.ts';
 
 export interface EnvironmentsSource {
@@ -24,4 +25,6 @@ export interface EnvironmentsSource {
   importUrl(url: string): Promise<{ draft: EnvironmentDraft; fileName: string }>;
   exportFile(draft: EnvironmentDraft, name: string | null): { fileName: string; mime: string; text: string };
   remove(name: string): Promise<void>;
+  /** Demonstrations, SFT, then GRPO on a saved environment (absent: this source cannot train). */
+  bootstrap?(name: string, choice: BootstrapChoice, onEvent: (event: BootstrapEvent) => void, signal: AbortSignal): Promise<BootstrapReport>;
 }
