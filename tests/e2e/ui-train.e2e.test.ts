@@ -73,7 +73,7 @@ describe('train screen', () => {
     const yaml = await editor.inputValue();
     expect(yaml).toContain('onnx-judge');
     expect(yaml).toMatch(/temperature: 0\.7/);
-    expect(yaml).toMatch(/environments:\s*\[\s*order_total\s*\]|environments:\n\s*- order_total/);
+    expect(yaml).toMatch(/environments:\s*\[\s*func_trace\s*\]|environments:\n\s*- func_trace/);
     await page.goto(app.url + '/?backend=wasm#judges');
     await inBrowser.uncheck();
     await page.close();
