@@ -7,6 +7,8 @@
  *   npm run model:base -- --background  # the same, detached: follow it with `tail -f <build>/build.log`
  *   npm run model:base -- --ship        # then copy the finished model into models/spindle-base
  *   npm run model:base -- --until train # stop after a stage (measure a build before evaluating it in full)
+ *   npm run model:base -- --init <earlier build>/model/model.safetensors --steps 1500 --lr 1e-3
+ *                                       # fine-tune an earlier build on this build's data (same tokenizer.json)
  *
  * The Python stages need PyTorch 2 (its fused attention is 4-6x PyTorch 1's speed at 2,048 positions),
  * `tokenizers` and, for the transformers check, `transformers`: the `venv` stage makes a virtual
@@ -19,7 +21,10 @@ import { parseArgs } from 'node:util';
 import { buildDir } from './build-dir.ts';
 
 const { values: args } = parseArgs({
-  options: { background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' }, until: { type: 'string' } },
+  options: {
+    background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' }, until: { type: 'string' },
+    init: { type: 'string' }, lr: { type: 'string', default: '2e-3' }, warmup: { type: 'string', default: '200' },
+  },
 });
 const dir = buildDir();
 const model = join(dir, 'model');
@@ -63,10 +68,11 @@ const stages: Stage[] = [
   {
     name: 'train', takes: '50 min (resumable)',
     command: [python, 'scripts/base-model/train.py', '--config', 'scripts/base-model/bpe-config.json', '--data', join(dir, 'transcripts.jsonl'), '--heldout', join(dir, 'heldout.jsonl'),
-      '--out', model, '--steps', String(args.steps), '--lr', '2e-3', '--warmup', '200', '--save-every', '250', '--heldout-stride', '6',
-      // Half the first 1,000 steps copy lists back: copying what the context shows is learnt first, on
-      // text that can be reproduced no other way, before the tool transcripts, whose names it can memorise.
-      '--focus', 'copy_drill=0.5', '--focus-until', '1000'],
+      '--out', model, '--steps', String(args.steps), '--lr', String(args.lr), '--warmup', String(args.warmup), '--save-every', '250', '--heldout-stride', '6',
+      // From scratch, half the first 1,000 steps copy lists back: copying what the context shows is learnt
+      // first, on text that can be reproduced no other way, before the tool transcripts, whose names it can
+      // memorise. A fine-tune starts from weights that copy already.
+      ...(args.init === undefined ? ['--focus', 'copy_drill=0.5', '--focus-until', '1000'] : ['--init', args.init])],
   },
   { name: 'package', takes: '15 s', command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')) },
   { name: 'interop-rows', takes: '30 s', command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')) },

@@ -8,8 +8,9 @@
  *
  *   npx tsx scripts/base-model/generalization.ts --dir <model folder> [--items 100] [--temperature 1] [--out report.json]
  *                                                [--only "new worlds catalog L1,examples/envs/starter.js"]   (sets whose "name Llevel" contains one)
+ *                                                [--dump episodes.jsonl]   (every episode, a line each, to read what the base did)
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Trajectory } from '../../src/contracts.ts';
 import { buildEnvironment, environmentSourceFromFile } from '../../src/envs/sources.ts';
@@ -32,6 +33,7 @@ const { values: args } = parseArgs({
     'max-steps': { type: 'string', default: '30' },
     out: { type: 'string' },
     only: { type: 'string' },
+    dump: { type: 'string' },
   },
 });
 const ITEMS = Number(args.items);
@@ -72,13 +74,17 @@ const sets = [
 const wanted = args.only?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
 const chosen = sets.filter((set) => wanted.length === 0 || wanted.some((w) => `${set.name} L${set.level}`.includes(w)));
 if (chosen.length === 0) throw new Error(`--only ${args.only}: no set matches; the sets are ${sets.map((s) => `${s.name} L${s.level}`).join(', ')}`);
+if (args.dump) writeFileSync(args.dump, '');
 const report = [];
 for (const set of chosen) {
   const episodes: Trajectory[] = [];
   const perEnv = Math.ceil(ITEMS / set.envs.length);
   const results = await evaluatePolicy(policy, set.envs, {
     items: perEnv, seed: SEED, levels: [set.level], concurrency: 16, maxSteps: Number(args['max-steps']),
-    sampling: { temperature: Number(args.temperature) }, toolTimeoutMs: 15_000, onEpisode: (t) => episodes.push(t),
+    sampling: { temperature: Number(args.temperature) }, toolTimeoutMs: 15_000, onEpisode: (t) => {
+      episodes.push(t);
+      if (args.dump) appendFileSync(args.dump, `${JSON.stringify({ set: set.name, level: set.level, ...t })}\n`);
+    },
   });
   const n = results.reduce((a, r) => a + r.n, 0);
   const k = results.reduce((a, r) => a + Math.round(r.success * r.n), 0);

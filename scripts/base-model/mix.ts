@@ -32,6 +32,13 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPr
   { env: 'func_trace', level: 1, items: 2500, multiStep: true },
   { env: 'func_trace', level: 2, items: 1200, multiStep: true },
   { env: 'func_trace', level: 3, items: 400, multiStep: true },
+  // Asking a simulated user for what the task leaves out, fixing a repository, and long dependent plans.
+  { env: 'clarify_task', level: 1, items: 800, multiStep: true },
+  { env: 'clarify_task', level: 2, items: 500, multiStep: true },
+  { env: 'repo_fix', level: 1, items: 800, multiStep: true },
+  { env: 'repo_fix', level: 2, items: 500, multiStep: true },
+  { env: 'long_plan', level: 1, items: 800, multiStep: true },
+  { env: 'long_plan', level: 2, items: 400, multiStep: true },
 ]
 
 /** Longer transcripts are dropped (byte-level: one token per character). */
@@ -39,34 +46,21 @@ export const MAX_TRANSCRIPT_TOKENS = 320;
 /** The same for the multi-step environments: the model's whole context, less room for a longer answer. */
 export const MAX_MULTI_STEP_TOKENS = 1000;
 
-/**
- * Share of single-step training items whose transcript answers at once, without a tool: a short thought
- * and the expert's final answer (the value, the reversed text, "Done."). A chat model that has not learned
- * its tools does this; every environment scores it a failure (success needs the tool call that did the
- * work), so a group that holds both kinds shows GRPO the decision to use the tool. Not on the
- * copy-practice rows: a long text reversed without a tool is nothing a small model can learn. At half of
- * the items (the byte build's share) the BPE base answered questions it had never seen at once: greedy on a
- * held-out tool family opened with DIRECT_THOUGHT and a guess.
+/*
+ * No transcript answers without its tool. Earlier builds played a share of the single-step items (20%,
+ * then 5%) as a direct answer behind one fixed thought ("I know this."), so that a GRPO group would hold
+ * the decision to use the tool; that one thought became the likeliest continuation of `<think>` wherever
+ * the prompt did not say which tool to use, and the base answered every question it had never seen with
+ * a guess (0% on the held-out tool families, greedy and sampled).
  */
-export const DIRECT_ANSWER_SHARE = 0.2;
-
-/**
- * The thought a direct answer starts with. Both kinds of transcript open with `<think>`, so the
- * decision to use the tool is one token after it ("I…" or the tool's "Use calc."), and greedy decoding
- * takes it either way by the prompt. Without it the direct answers' first tokens were spread over
- * every digit and word, each less likely than `<think>`: greedy always called, and only sampling saw
- * the other branch.
- */
-export const DIRECT_THOUGHT = 'I know this.';
 
 /**
  * The multi-step transcripts fail the way agents fail, in these shares (the rest are the expert's):
- * - `direct`: no tool, the answer at once (as above);
  * - `early`: stops after one of its reads and answers with what that observation showed (a file name, a
  *   price, a function), the intermediate value;
  * - `retry`: one call carries a typo in a name it copied (a file path, the function it runs, a universe world's
- *   product, person or counter), the real error follows ("No such file", "'fold' is not defined", "no product
- *   named …"), and the next turn makes the call again,
+ *   tool, product, person or counter), the real error follows ("No such file", "'fold' is not defined",
+ *   "unknown tool …; available tools: …", "no product named …"), and the next turn makes the call again,
  *   right (typo-retry.ts). These are the base's own commonest failures; before this variant no transcript
  *   showed one fixed, and the base recovered from none of its failed calls, so GRPO had no recovery to reinforce.
  *   The misspelt call itself is left out of the loss (maskTypoTurn): the base learns the fix, not the typo;
@@ -74,7 +68,7 @@ export const DIRECT_THOUGHT = 'I know this.';
  * Imitating them, the base sometimes carries on to the end and sometimes stops: sampled success at level 1
  * lands inside the 10–60% band, and what GRPO has to learn is to keep going, and to retry after an error.
  */
-export const MULTI_STEP_SHARES = { direct: 0.03, early: 0.15, retry: 0.2, give_up: 0.2 };
+export const MULTI_STEP_SHARES = { early: 0.15, retry: 0.2, give_up: 0.2 };
 export const GIVE_UP_ANSWER = 'I cannot find it.';
 
 /**
@@ -90,8 +84,8 @@ export const FINETUNE_SINGLE_STEP_SHARE = 0.5;
  * level, this many items per level spread over this many worlds, so no tool name or description
  * carries much of it: one item a world. Over 60 worlds (25 items each) the base learned the worlds' names
  * instead of reading them: 0% on new catalog, directory and counters worlds, where it called a counter
- * it had seen ("downloads") for the one the question named. Played as the multi-step rows are (MULTI_STEP_SHARES): the expert, a direct
- * answer, an early stop, a give-up after a designed failure.
+ * it had seen ("downloads") for the one the question named. Played as the multi-step rows are (MULTI_STEP_SHARES): the expert, an early stop,
+ * a typo fixed on the next turn, a give-up after a designed failure.
  */
 export const UNIVERSE_MIX = { worlds: 1500, itemsPerLevel: 1500 };
 

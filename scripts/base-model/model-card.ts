@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { COPY_DRILL_ITEMS, DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX, UNIVERSE_MIX } from './mix.ts';
+import { COPY_DRILL_ITEMS, GIVE_UP_ANSWER, MULTI_STEP_SHARES, TRANSCRIPT_MIX, UNIVERSE_MIX } from './mix.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES } from './universe/index.ts';
 
 export interface CopyAccuracy {
@@ -129,17 +129,15 @@ ${turn ? `A tool-calling turn of the multi-step environments (its call and the o
 ${turn.p90} at the 90th percentile (${turn.turns} held-out turns), so the context holds about ${Math.floor(context / turn.median)} such turns: the context, not the
 loop, bounds an episode (\`max_steps_per_trajectory\` allows up to 100).` : ''}
 
-It was trained from scratch on expert transcripts played by Spindle's own experts through the real agent loop and
+${t.init ? `It was fine-tuned for ${t.steps} steps (peak learning rate ${t.lr}) from an earlier build of the same shape and tokenizer, itself trained from scratch; both on expert transcripts` : 'It was trained from scratch on expert transcripts'} played by Spindle's own experts through the real agent loop and
 QuickJS sandbox (every tool response in the data is real), train split only: a procedural universe of tool worlds
 (${BUILD_FAMILIES.map((f) => f.name).join(', ')}; ${UNIVERSE_MIX.worlds} worlds each, every world with its own generated tool names, descriptions and
 parameter names, presented as a user environment's tools are), the copy drill (lists of names and letter strings
 repeated back, ${COPY_DRILL_ITEMS} items a level) and the shipped environments. It speaks ChatML, thinks
 in \`<think>\`, calls tools with \`<tool_call>{"name": …, "arguments": {…}}</tool_call>\`, reads \`<tool_response>\`, and answers.
 
-Its transcripts fail the way agents fail, on purpose, so that a GRPO group holds both kinds: ${pct(DIRECT_ANSWER_SHARE)} of the
-single-step ones answer at once without a tool (\`<think>${DIRECT_THOUGHT}</think>\` and the answer, which every environment
-scores a failure); of the multi-step ones ${pct(MULTI_STEP_SHARES.direct)} answer at once, ${pct(MULTI_STEP_SHARES.early)} stop after one of their reads and
-answer with what it showed, ${pct(MULTI_STEP_SHARES.retry)} misspell a name they copied, read the real error and make the call again, right,
+Its multi-step transcripts fail the way agents fail, on purpose, so that a GRPO group holds both kinds: ${pct(MULTI_STEP_SHARES.early)} stop after one of their reads and
+answer with what it showed, ${pct(MULTI_STEP_SHARES.retry)} misspell a name (a tool's, or one they copied), read the real error and make the call again, right,
 and ${pct(MULTI_STEP_SHARES.give_up)} of the items built to fail first answer "${GIVE_UP_ANSWER}" after the error.
 
 ## Measured on the shipped environments (\`scripts/base-model/evaluate.ts\`, test split)

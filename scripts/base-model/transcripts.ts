@@ -26,7 +26,7 @@ import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
 import { maskTypoTurn, RETRY_THOUGHT, withTypoRetry } from './typo-retry.ts';
-import { COPY_DRILL_ITEMS, DIRECT_ANSWER_SHARE, DIRECT_THOUGHT, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
+import { COPY_DRILL_ITEMS, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 
@@ -78,28 +78,24 @@ function mixRows(): MixRow[] {
   return rows;
 }
 
-type Variant = 'expert' | 'direct' | 'early' | 'retry' | 'give_up';
+type Variant = 'expert' | 'early' | 'retry' | 'give_up';
 
 /**
- * The variant a train item is played as: single-step items answer at once in `directShare` of the
- * cases (mix.ts); multi-step items also stop early or give up after the designed failure
- * (MULTI_STEP_SHARES). The held-out set (directShare 0) is expert transcripts only: it measures copying.
+ * The variant a train item is played as: single-step items as the expert; multi-step items also stop
+ * early, fix a typo on the next turn, or give up after the designed failure (MULTI_STEP_SHARES). The
+ * held-out set (`variants` false) is expert transcripts only: it measures copying.
  */
-function chooseVariant(pick: Rng, expert: Trajectory, row: { copyPractice?: true; multiStep?: true }, directShare: number): Variant {
-  if (row.copyPractice || directShare === 0) return 'expert';
-  if (!row.multiStep) return pick.chance(directShare) ? 'direct' : 'expert';
+function chooseVariant(pick: Rng, expert: Trajectory, row: { copyPractice?: true; multiStep?: true }, variants: boolean): Variant {
+  if (row.copyPractice || !row.multiStep || !variants) return 'expert';
   const r = pick.next();
-  if (r < MULTI_STEP_SHARES.direct) return 'direct';
-  if (r < MULTI_STEP_SHARES.direct + MULTI_STEP_SHARES.early && expert.steps.length >= 2) return 'early';
-  if (r < MULTI_STEP_SHARES.direct + MULTI_STEP_SHARES.early + MULTI_STEP_SHARES.retry) return 'retry';
+  if (r < MULTI_STEP_SHARES.early && expert.steps.length >= 2) return 'early';
+  if (r < MULTI_STEP_SHARES.early + MULTI_STEP_SHARES.retry) return 'retry';
   if (expert.steps.some((s) => s.tool_call?.error) && pick.chance(MULTI_STEP_SHARES.give_up)) return 'give_up';
   return 'expert';
 }
 
 /** The assistant turns of a variant, from the expert's turns and what its episode observed (one call per turn). */
 function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pick: Rng): string[] {
-  const answer = turns.at(-1)!;
-  if (variant === 'direct') return [answerTurn(answer, DIRECT_THOUGHT)];
   if (variant === 'early') {
     const k = pick.int(1, expert.steps.length - 1);
     const seen = expert.steps[k - 1].observation.trim().split(/\s+/).at(-1) ?? '';
@@ -110,7 +106,7 @@ function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pic
   return turns;
 }
 
-async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => number, directShare: number): Promise<string[]> {
+async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => number, variants: boolean): Promise<string[]> {
   const lines: string[] = [];
   const progress = new Map<string, Record<Variant, number>>();
   for (const row of mixRows()) {
@@ -118,7 +114,7 @@ async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => n
     const want = perLevel(row);
     const pick = createRng(deriveSeed(SEED, split, env.name, level, 'direct'));
     const maxTokens = multiStep ? maxMultiStepTokens : MAX_TRANSCRIPT_TOKENS;
-    const counts = progress.get(`${label} L${level}`) ?? { expert: 0, direct: 0, early: 0, retry: 0, give_up: 0 };
+    const counts = progress.get(`${label} L${level}`) ?? { expert: 0, early: 0, retry: 0, give_up: 0 };
     progress.set(`${label} L${level}`, counts);
     let kept = 0;
     for (let i = 0; kept < want && i < want * 2; i++) {
@@ -126,7 +122,7 @@ async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => n
       const expert = await expertTrajectory(env, task, { tokenizer });
       if (expert.success !== true || expert.tokens.length > maxTokens) continue;
       // Chosen among the items whose tool transcript is kept, so the shares hold at every level.
-      let variant = chooseVariant(pick, expert, row, directShare);
+      let variant = chooseVariant(pick, expert, row, variants);
       let t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
       // A typo that did not fail (or a retry that did not end in success) teaches nothing about recovery.
       const typoFixed = t.success === true && t.steps.some((s) => s.tool_call?.error) && t.steps.some((s) => s.thought === RETRY_THOUGHT);
@@ -147,7 +143,7 @@ async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => n
   return lines;
 }
 
-const train = await transcripts('train', (row) => row.items, DIRECT_ANSWER_SHARE);
+const train = await transcripts('train', (row) => row.items, true);
 mkdirSync(dirname(args.out), { recursive: true });
 writeFileSync(args.out, `${train.join('\n')}\n`);
 // The fine-tune mix (the multi-step pass of the build, see the card): every multi-step transcript and a
@@ -158,6 +154,6 @@ const finetune = train.filter((line) => multiStepEnvs.has((JSON.parse(line) as {
 writeFileSync(args.finetune, `${finetune.join('\n')}\n`);
 // A universe family's held-out transcripts come from its first worlds, one item each, however many worlds the mix has.
 const heldoutItems = Number(args['heldout-items']);
-const heldout = await transcripts('test', (row) => (row.world === undefined ? Math.ceil(heldoutItems * row.share) : row.world < heldoutItems ? Math.ceil(heldoutItems * row.share) : 0), 0);
+const heldout = await transcripts('test', (row) => (row.world === undefined ? Math.ceil(heldoutItems * row.share) : row.world < heldoutItems ? Math.ceil(heldoutItems * row.share) : 0), false);
 writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
 console.log(`wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`);

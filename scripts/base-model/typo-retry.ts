@@ -23,9 +23,11 @@ function typo(word: string, from: number, pick: Rng): string {
 /**
  * The call with a typo in its copied name, or null where a typo would not fail: `cat`/`find` get one in
  * the file's stem, a js run in the function it calls on its last line, and a tool of the environment's own
- * (a universe world's) in the longest word of a string argument (a product, a person, a counter: what the
- * base miscopies from the question). Whether the typo fails is the tool's to say: the transcript is kept
- * only where it did and the call made again succeeded (transcripts.ts).
+ * (a universe world's) either in its own name (half the time: the error lists the available tools, and the
+ * call made again copies the name from there; on tool lists it had never seen the base wrote names that
+ * were not in them and repeated them after that error) or in the longest word of a string argument (a
+ * product, a person, a counter: what the base miscopies from the question). Whether the typo fails is the
+ * tool's to say: the transcript is kept only where it did and the call made again succeeded (transcripts.ts).
  */
 export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
   const args = call.arguments;
@@ -40,6 +42,7 @@ export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
     return { name: 'js', arguments: { code: `${args.code.slice(0, m.index)}\n${typo(m[1], 0, pick)}${m[2]}` } };
   }
   if (call.name === 'sh' || call.name === 'js') return null;
+  if (pick.chance(0.5) && call.name.length >= 3) return { name: typo(call.name, 1, pick), arguments: args };
   const copied = Object.entries(args).flatMap(([key, value]) => (typeof value === 'string' ? (value.match(/[a-z]{3,}/g) ?? []).map((word) => ({ key, value, word })) : []));
   if (copied.length === 0) return null;
   const { key, value, word } = copied.reduce((a, b) => (b.word.length > a.word.length ? b : a));
@@ -67,7 +70,9 @@ export function withTypoRetry(turns: string[], pick: Rng): string[] | null {
   });
   if (candidates.length === 0) return null;
   const { i, parsed, wrong } = candidates[pick.int(0, candidates.length - 1)];
-  return [...turns.slice(0, i), callTurn(parsed.think, [wrong]), callTurn(RETRY_THOUGHT, [parsed.call]), ...turns.slice(i + 1)];
+  // A misspelt tool is misspelt in the thought that names it too, as the base's own wrong names were.
+  const think = wrong.name === parsed.call.name ? parsed.think : (parsed.think?.replace(parsed.call.name, wrong.name) ?? null);
+  return [...turns.slice(0, i), callTurn(think, [wrong]), callTurn(RETRY_THOUGHT, [parsed.call]), ...turns.slice(i + 1)];
 }
 
 /**

@@ -71,7 +71,18 @@ function schemaOf(tool: ToolDef): ToolSchema {
 
 /** The text of an expert plan, in the compact layout the system prompt shows. */
 export function planTurns(plan: PlanStep[]): string[] {
-  return plan.map((step) => ('call' in step ? callTurn(step.think, [{ name: step.call.name, arguments: step.call.args }]) : answerTurn(step.answer, step.think)));
+  return plan.map((step) => ('call' in step ? callTurn(callThought(step.think, step.call.name), [{ name: step.call.name, arguments: step.call.args }]) : answerTurn(step.answer, step.think)));
+}
+
+/**
+ * A thought that starts with the tool's name says so first: "get_count reads a counter." becomes "Use
+ * get_count; it reads a counter.", as the shipped environments' thoughts do ("Use calc."). The decision to
+ * call is then the same token in every world, and the tool's name is copied from the list after it; when
+ * each world's thoughts began with its own tool names, no single one of them was as likely after `<think>`
+ * on an unfamiliar question as the direct answer's one thought.
+ */
+function callThought(think: string, tool: string): string {
+  return think.startsWith(`${tool} `) ? `Use ${tool}; it ${think.slice(tool.length + 1)}` : think;
 }
 
 /** The answer is right and every piece of evidence was shown by a successful call. */
