@@ -11,7 +11,6 @@ import { exploreGroup, isFlatGroup, lessonKnobs, lessonRuns, lessonUpdate, resam
 import { createRng } from '../../src/rng.ts';
 import { toScoredGroup } from '../../src/rollout/scored-group.ts';
 import { createRun, openStore, putScoredGroup, putTrajectories, type Store } from '../../src/store/index.ts';
-import { tokenAdvantages } from '../../src/train/advantages.ts';
 import { buildGrpoBatch } from '../../src/train/grpo-batch.ts';
 import { ReplayBuffer } from '../../src/train/replay-buffer.ts';
 import { demoChainTrajectory, demoTask } from '../../src/ui/sources/demo-data.ts';
