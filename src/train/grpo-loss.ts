@@ -29,6 +29,7 @@
  *    returned as token SUMS so micro-batches add up; `finishMetrics` divides by the token count.
  */
 import * as tf from '@tensorflow/tfjs';
+import { clipRange } from './clip.ts';
 
 export interface GrpoLossConfig {
   clipEpsilon: number;
@@ -71,14 +72,13 @@ const LOG_RATIO_LIMIT = 20;
 export function grpoLoss(x: GrpoInputs, cfg: GrpoLossConfig): GrpoLossResult {
   if (!(x.tokenCount > 0)) throw new Error('grpo loss: tokenCount must be > 0; a batch without assistant tokens has nothing to train on');
   if (cfg.klBeta > 0 && !x.refLogp) throw new Error('grpo loss: kl_beta > 0 needs reference log-probs (a forward pass with LoRA disabled)');
-  const epsLow = cfg.clipEpsilon;
-  const epsHigh = cfg.clipEpsilonHigh ?? cfg.clipEpsilon;
+  const range = clipRange(cfg.clipEpsilon, cfg.clipEpsilonHigh);
   const { mask, advantages: adv } = x;
 
   const logRatio = tf.clipByValue(tf.mul(tf.sub(x.logp, x.oldLogp), mask), -LOG_RATIO_LIMIT, LOG_RATIO_LIMIT); // [B, T]
   const ratio = tf.exp(logRatio); // [B, T], 1 on masked tokens
   const unclipped = tf.mul(ratio, adv); // [B, T]
-  const clipped = tf.mul(tf.clipByValue(ratio, 1 - epsLow, 1 + epsHigh), adv); // [B, T]
+  const clipped = tf.mul(tf.clipByValue(ratio, range.low, range.high), adv); // [B, T]
   let perToken = tf.neg(tf.minimum(unclipped, clipped)); // [B, T]
 
   let klSum: tf.Scalar = tf.scalar(0);
@@ -93,8 +93,8 @@ export function grpoLoss(x: GrpoInputs, cfg: GrpoLossConfig): GrpoLossResult {
   const sums = tf.tidy(() => {
     // Metrics only (tfjs has no stopGradient; nothing here reaches the returned loss).
     const r = ratio;
-    const low = tf.logicalAnd(tf.less(r, 1 - epsLow), tf.less(adv, 0)).toFloat(); // [B, T]
-    const high = tf.logicalAnd(tf.greater(r, 1 + epsHigh), tf.greater(adv, 0)).toFloat(); // [B, T]
+    const low = tf.logicalAnd(tf.less(r, range.low), tf.less(adv, 0)).toFloat(); // [B, T]
+    const high = tf.logicalAnd(tf.greater(r, range.high), tf.greater(adv, 0)).toFloat(); // [B, T]
     const region = tf.maximum(low, high);
     const masked = (t: tf.Tensor) => tf.sum(tf.mul(t, mask));
     const named: Record<keyof GrpoSums, tf.Tensor> = {

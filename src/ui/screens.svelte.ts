@@ -56,6 +56,7 @@ export function createScreens(sources: AppSources = createAppSources()) {
       else if (id === 'models') await screens.models.load();
       else if (id === 'environments') await screens.environments.refresh();
       else if (id === 'playground') await refreshPlaygroundEnvironments();
+      else if (id === 'learn') await screens.learn.load();
     },
   };
 }

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import type { ChatMessage, Trajectory, TrajectoryStep } from '../../src/contracts.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../src/pipeline/app/episode-turns.ts';
-import { creditWalkthrough, latestLesson } from '../../src/pipeline/app/learn.ts';
+import { creditWalkthrough, lessonGroup, lessonRuns, lessonUpdate } from '../../src/pipeline/app/learn.ts';
 import { storedCredit, tokenDetail, trajectoryOperations } from '../../src/pipeline/app/trajectories.ts';
 import { createRng } from '../../src/rng.ts';
 import { toScoredGroup } from '../../src/rollout/scored-group.ts';
@@ -160,9 +160,12 @@ describe('a stored trajectory\'s credit', () => {
   });
 
   it('walks Learn through one multi-turn sample: mean/std → advantage → γ^d per turn → + process reward → its credit', async () => {
-    const lesson = await latestLesson(store);
-    expect(lesson?.run_id).toBe('run-credit');
-    const w = lesson!.groups[0].credit!;
+    const runs = await lessonRuns(store);
+    expect(runs.map((r) => [r.id, r.steps])).toEqual([['run-credit', [3]]]);
+    const update = await lessonUpdate(store, 'run-credit', 3);
+    expect(update?.groups.map((g) => g.trajectories.map((t) => t.id))).toEqual([['s1', 's2', 's3']]);
+    const lesson = { groups: update!.groups.map((g) => lessonGroup(g.trajectories, update!.config)) };
+    const w = lesson.groups[0].credit!;
     expect(w.sample).toBe(0); // a 4-turn chain; the other chain has the same turns but a smaller |A|
     expect(w.per_turn_process).toBe(true);
     expect(w.turns.map((t) => t.summary)).toEqual(['calc (failed)', 'calc', 'calc', 'answer']);
@@ -176,7 +179,7 @@ describe('a stored trajectory\'s credit', () => {
     const stored = await storedCredit(store, (await trajectoryOperations(async () => store).get('s1'))!);
     expect(w.turns.map((t) => t.credit)).toEqual(stored.credits);
     // The lesson's tokens are the same credits.
-    expect(lesson!.groups[0].samples[0].tokens?.filter((p) => p.value !== null).map((p) => p.value)).toEqual(stored.credits!.flatMap((c) => [c, c, c]).map((c) => Math.fround(c)));
+    expect(lesson.groups[0].samples[0].tokens?.filter((p) => p.value !== null).map((p) => p.value)).toEqual(stored.credits!.flatMap((c) => [c, c, c]).map((c) => Math.fround(c)));
   });
 
   it('has no walkthrough for a group nobody was credited in', () => {

@@ -1,6 +1,6 @@
 /**
  * Group-relative advantages for display, computed by the trainer's own pure math
- * (src/train/advantages.ts), plus the clipped surrogate the lesson walks through.
+ * (src/train/advantages.ts), plus the clipped surrogate the lesson walks through (src/train/clip.ts).
  */
 import { groupAdvantages, type AdvantageMode } from '../../train/advantages.ts';
 
@@ -22,13 +22,5 @@ export function groupStats(scores: readonly (number | null)[], mode: AdvantageMo
   return { ...result, unscored };
 }
 
-/** PPO/GRPO clipped surrogate for one sample: min(r·A, clip(r, 1−ε, 1+ε_high)·A). */
-export function clippedObjective(ratio: number, advantage: number, epsilon: number, epsilonHigh: number | null = null) {
-  const high = 1 + (epsilonHigh ?? epsilon);
-  const low = 1 - epsilon;
-  const clippedRatio = Math.min(high, Math.max(low, ratio));
-  const unclipped = ratio * advantage;
-  const clipped = clippedRatio * advantage;
-  const objective = Math.min(unclipped, clipped);
-  return { clippedRatio, unclipped, clipped, objective, isClipped: objective !== unclipped, low, high };
-}
+/** The clipped surrogate per sample, from the trainer's clip range. */
+export { clippedObjective } from '../../train/clip.ts';

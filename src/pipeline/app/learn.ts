@@ -1,14 +1,17 @@
 /**
- * The Learn screen's lesson from the store: the newest group a trainer consumed (step ≥ 0) in the newest
- * run that has one, with its trajectories, their tokens tinted by the credit the update put on them,
- * and a per-turn credit walkthrough for one multi-turn sample of each group. Ratios are not stored per
- * sample, so the lesson shows the first-pass ratio of 1 and says so. Every number comes from the
- * trainer's own functions (episode-turns.ts `groupCredits`, train/advantages.ts, train/turn-credit.ts).
+ * The Learn screen's lesson from the store: any run, any update a trainer consumed groups in (step ≥ 0),
+ * any group of it, as the stored episodes. The lesson recomputes the group at settings the reader moves
+ * (γ, ε, group size, advantage type, process rewards) with the trainer's own functions
+ * (episode-turns.ts `groupCredits`, train/advantages.ts, train/turn-credit.ts), so what it shows at the
+ * run's own settings is what the update used. Ratios are not stored per sample, so the lesson shows the
+ * first-pass ratio of 1 and says so.
  */
 import type { Trajectory } from '../../contracts.ts';
 import type { RunConfig } from '../../config/schema.ts';
+import { createRng } from '../../rng.ts';
 import { getTrajectories, listGroups, listRuns, type Store } from '../../store/index.ts';
 import { turnCredits } from '../../train/advantages.ts';
+import { scoreGroup } from '../../train/grpo-batch.ts';
 import { turnBonuses } from '../../train/turn-credit.ts';
 import { creditConfig, groupCredits, type TrajectoryCredit } from './episode-turns.ts';
 import { tokenDetail } from './trajectories.ts';
@@ -87,37 +90,139 @@ export function creditWalkthrough(group: readonly Trajectory[], credits: readonl
   };
 }
 
+export interface LessonSample {
+  trajectory_id: string;
+  final_response: string | null;
+  /** Its judges' score. */
+  score: number | null;
+  /** The score it was ranked by in the group, scaled (null: unscored, it left the group). */
+  ranked: number | null;
+  /** Its group advantage (null when unscored). */
+  advantage: number | null;
+  /** Its tokens tinted by the credit the update put on them (their turn's), or null without tokens. */
+  tokens: { text: string; value: number | null }[] | null;
+}
+
+export interface LessonGroup {
+  env: string;
+  task: string;
+  samples: LessonSample[];
+  /** Mean and sample std of the ranked scores, over the scored samples; null when none was scored. */
+  stats: { mean: number; std: number; zero_std: boolean; size: number } | null;
+  /** One real per-turn credit computation, for the group's sample with the most turns. */
+  credit: CreditWalkthrough | null;
+}
+
 /** A group as the lesson shows it: samples with their tokens tinted by their credits, and the walkthrough. */
-export function lessonGroup(trajectories: Trajectory[], config: RunConfig, fallbackTask = '') {
+export function lessonGroup(trajectories: Trajectory[], config: RunConfig, fallbackTask = ''): LessonGroup {
   const credits = groupCredits(trajectories, config);
+  const summary = credits.find((c) => c.group)?.group ?? null;
   return {
     env: trajectories[0]?.env ?? '',
     task: trajectories[0]?.task_description ?? fallbackTask,
     samples: trajectories.map((t, i) => ({
-      trajectory_id: t.id, final_response: t.final_response, score: t.judge_score, ratio: null,
+      trajectory_id: t.id, final_response: t.final_response, score: t.judge_score, ranked: credits[i].ranked, advantage: credits[i].advantage,
       tokens: tokenDetail(t, credits[i])?.pieces ?? null,
     })),
+    stats: summary && { mean: summary.mean, std: summary.std, zero_std: credits.some((c) => c.status === 'flat'), size: summary.size },
     credit: creditWalkthrough(trajectories, credits, config),
   };
 }
 
-/** The newest trained batch of the newest run that has one, or null. */
-export async function latestLesson(store: Store) {
+/** What the reader can move. The run's own values are the starting point (`lessonKnobs`). */
+export interface LessonKnobs {
+  gamma: number;
+  clip_epsilon: number;
+  advantage: RunConfig['grpo']['advantage'];
+  /** Process rewards off, folded into the ranked score, or credited to the turn that earned them. */
+  process: 'off' | 'score' | 'turn';
+  /** How many of the stored samples the group is made of; null: all of them. */
+  group_size: number | null;
+  /** Which smaller group is drawn (`resampleGroup`). */
+  seed: number;
+}
+
+export function lessonKnobs(config: RunConfig): LessonKnobs {
+  const c = creditConfig(config);
+  return {
+    gamma: c.grpo.gamma, clip_epsilon: c.grpo.clip_epsilon, advantage: c.grpo.advantage,
+    process: c.process_rewards.enabled ? c.process_rewards.apply_to : 'off', group_size: null, seed: 1,
+  };
+}
+
+const clamp = (x: number, lo: number, hi: number, fallback: number) => (Number.isFinite(x) ? Math.min(hi, Math.max(lo, x)) : fallback);
+
+/** The run's config with the knobs applied; out-of-range or non-numeric knobs fall back to the run's values, so no input can break the trainer's math. */
+export function withKnobs(config: RunConfig, knobs: LessonKnobs): RunConfig {
+  const c = creditConfig(config);
+  return {
+    ...c,
+    grpo: {
+      ...c.grpo, gamma: clamp(Number(knobs.gamma), 0, 1, c.grpo.gamma), clip_epsilon: clamp(Number(knobs.clip_epsilon), 0, 0.99, c.grpo.clip_epsilon),
+      advantage: knobs.advantage === 'mean' || knobs.advantage === 'zscore' ? knobs.advantage : c.grpo.advantage,
+    },
+    process_rewards: knobs.process === 'off' ? { ...c.process_rewards, enabled: false } : knobs.process === 'score' || knobs.process === 'turn' ? { ...c.process_rewards, enabled: true, apply_to: knobs.process } : c.process_rewards,
+  };
+}
+
+/**
+ * A smaller group drawn from the stored one: `size` of its samples, chosen by `seed` (the same seed
+ * always draws the same ones), kept in their stored order. A size that is not below the group's, or
+ * not a number, gives the whole group.
+ */
+export function resampleGroup<T>(items: readonly T[], size: number | null, seed: number): T[] {
+  const n = Math.floor(Number(size));
+  if (size === null || !Number.isFinite(n) || n >= items.length) return items.slice();
+  const picked = createRng(Math.floor(Number(seed)) || 0).shuffle(items.map((_, i) => i)).slice(0, Math.max(1, n));
+  return picked.sort((a, b) => a - b).map((i) => items[i]);
+}
+
+/** The group recomputed at the reader's settings: the drawn samples, scored and credited as the trainer would at that config. */
+export function exploreGroup(trajectories: readonly Trajectory[], config: RunConfig, knobs: LessonKnobs, fallbackTask = ''): LessonGroup {
+  return lessonGroup(resampleGroup(trajectories, knobs.group_size, knobs.seed), withKnobs(config, knobs), fallbackTask);
+}
+
+/** True when every scored sample of the group scored the same at these settings: the update skips it. */
+export function isFlatGroup(trajectories: readonly Trajectory[], config: RunConfig): boolean {
+  return scoreGroup(trajectories, config).advantages.zeroStd;
+}
+
+/** A run the lesson can show, with the updates that consumed groups, newest first. */
+export interface LessonRun {
+  id: string;
+  name: string;
+  steps: number[];
+}
+
+/** One update of a run as stored: its config and each group's episodes. */
+export interface LessonUpdate {
+  run_id: string;
+  run_name: string;
+  step: number;
+  config: RunConfig;
+  groups: { id: string; env: string; task: string; trajectories: Trajectory[] }[];
+}
+
+/** Every run with at least one trained update, the most recently active first. */
+export async function lessonRuns(store: Store): Promise<LessonRun[]> {
   const runs = (await listRuns(store)).sort((a, b) => b.updated - a.updated);
+  const out: LessonRun[] = [];
   for (const run of runs) {
-    const groups = (await listGroups(store, run.id)).filter((g) => g.step >= 0 && g.scored);
-    if (!groups.length) continue;
-    const step = Math.max(...groups.map((g) => g.step));
-    const batch = groups.filter((g) => g.step === step);
-    const config = creditConfig(run.config);
-    const lessonGroups = await Promise.all(batch.map(async (g) => {
-      const trajectories = (await getTrajectories(store, g.trajectory_ids)).filter((t) => t !== undefined);
-      return { ...lessonGroup(trajectories, config, g.task_id), env: g.env };
-    }));
-    return {
-      run_id: run.id, step, groups: lessonGroups, advantage: config.grpo.advantage, reward_scale: config.training.reward_scale,
-      clip_epsilon: config.grpo.clip_epsilon, clip_epsilon_high: config.grpo.clip_epsilon_high,
-    };
+    const steps = [...new Set((await listGroups(store, run.id, 0)).filter((g) => g.scored).map((g) => g.step))].sort((a, b) => b - a);
+    if (steps.length) out.push({ id: run.id, name: run.name, steps });
   }
-  return null;
+  return out;
+}
+
+/** The groups one update of a run trained on, with their stored episodes; null when it has none. */
+export async function lessonUpdate(store: Store, runId: string, step: number): Promise<LessonUpdate | null> {
+  const run = (await listRuns(store)).find((r) => r.id === runId);
+  if (!run) return null;
+  const groups = (await listGroups(store, runId, step, step)).filter((g) => g.scored);
+  const out = await Promise.all(groups.map(async (g) => {
+    const trajectories = (await getTrajectories(store, g.trajectory_ids)).filter((t) => t !== undefined);
+    return { id: g.id, env: g.env, task: trajectories[0]?.task_description ?? g.task_id, trajectories };
+  }));
+  const withEpisodes = out.filter((g) => g.trajectories.length > 0);
+  return withEpisodes.length ? { run_id: run.id, run_name: run.name, step, config: creditConfig(run.config), groups: withEpisodes } : null;
 }

@@ -2,7 +2,6 @@
 import type { Trajectory } from '../../contracts.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { RunController, RunEvent, RunListener } from '../../pipeline/operations/events.ts';
-import { EXAMPLE_BATCH } from '../screens/learn/example.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source.ts';
 import type { ModelsSource } from '../screens/models/source.ts';
@@ -147,7 +146,7 @@ function demoModels(): ModelsSource {
 
 export function createDemoSources(): AppSources {
   const trajectories: Trajectory[] = Array.from({ length: 5000 }, (_, i) => demoTrajectory(i));
-  const learn: LearnSource = { latest: async () => EXAMPLE_BATCH, subscribe: () => () => {} };
+  const learn: LearnSource = { runs: async () => [], update: async () => null };
   const train: TrainSource = { controller: new DemoRunController(), environments: async () => ENVS.map((e) => e.id) };
   return {
     playground: demoPlayground(),

@@ -6,7 +6,7 @@
  */
 import { environmentOperations } from '../../pipeline/app/environments.ts';
 import { judgeOperations } from '../../pipeline/app/judges.ts';
-import { latestLesson } from '../../pipeline/app/learn.ts';
+import { lessonRuns, lessonUpdate } from '../../pipeline/app/learn.ts';
 import { modelOperations } from '../../pipeline/app/models.ts';
 import { pageStore } from '../../pipeline/app/page-store.ts';
 import { playgroundOperations } from '../../pipeline/app/playground.ts';
@@ -33,7 +33,7 @@ export function createAppSources(): AppSources {
     trajectories: trajectoryOperations(pageStore),
     judges: judgeOperations(pageStore),
     models: modelOperations(pageStore, engine),
-    learn: { latest: async () => latestLesson(await pageStore()), subscribe: () => () => {} },
+    learn: { runs: async () => lessonRuns(await pageStore()), update: async (runId, step) => lessonUpdate(await pageStore(), runId, step) },
     environments: environmentOperations(pageStore, engine),
   };
 }
