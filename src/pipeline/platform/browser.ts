@@ -63,8 +63,9 @@ function webgpuDeviceLost(): Promise<string> | null {
 
 /**
  * A rollout web worker: its `init` gets one end of a MessageChannel on which the engine serves
- * `generate`, plus the judges' keys; its run configures it (rollout-protocol.ts) before any episode. An `error` event (an uncaught exception, a sandbox taking its
- * host down) is a crash: the pool terminates the worker and re-queues its episode.
+ * `generate`, plus the judges' keys; its run configures it (rollout-protocol.ts) before any episode. An
+ * `error` event (an uncaught exception, a sandbox taking its host down) is a crash: the pool terminates
+ * the worker and re-queues its episode.
  */
 function spawnWebRolloutWorker(
   index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
