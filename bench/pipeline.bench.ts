@@ -26,7 +26,7 @@ import { loadHfModel } from '../src/hub/hf.ts';
 import { TransformerModel } from '../src/model/transformer.ts';
 import { GenerationService } from '../src/pipeline/engine/generation.ts';
 import { resolveModelPath, spawnNodeRolloutWorker } from '../src/pipeline/platform/node.ts';
-import type { EpisodeJob } from '../src/pipeline/engine/rollout-worker.ts';
+import { configuredWorker, type EpisodeJob, type RolloutSettings } from '../src/pipeline/engine/rollout-protocol.ts';
 import { WorkerPool } from '../src/pipeline/engine/worker-pool.ts';
 import { runEpisode } from '../src/rollout/episode.ts';
 import { LocalPolicy } from '../src/rollout/local-policy.ts';
@@ -71,7 +71,7 @@ async function loop(threads: number): Promise<Measure> {
 /** `alone`: each turn in a forward pass of its own (trajectory_collection.reproducible, the run default). */
 async function pipelined(workers: number, alone = false, jobsPerWorker = 1, batching = { maxBatch: 16, windowMs: 4 }): Promise<Measure> {
   const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : batching);
-  const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), { size: workers, jobsPerWorker, hangTimeoutMs: 300_000, maxAttempts: 2 });
+  const pool = new WorkerPool<EpisodeJob, Trajectory>((i) => configuredWorker(spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), SETTINGS), { size: workers, jobsPerWorker, hangTimeoutMs: 300_000, maxAttempts: 2 });
   // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.
   await Promise.all(Array.from({ length: workers }, (_, i) => pool.submit(job(tasks[i % tasks.length], `warm-${i}`))));
   const started = performance.now();
@@ -82,8 +82,11 @@ async function pipelined(workers: number, alone = false, jobsPerWorker = 1, batc
   return { label: `${workers} rollout worker${workers > 1 ? 's' : ''}${each}${alone ? ', each turn alone' : ', batched'}`, seconds, trajectories: out.length, tokens: sampledTokens(out), toolCalls: toolCalls(out) };
 }
 
+/** Every worker's settings: the episodes' budgets, scored by their environment alone. */
+const SETTINGS: RolloutSettings = { run_id: null, max_steps: MAX_STEPS, tool_timeout_ms: 2000, tools: [], judges: [], n_judges: null, min_votes: 1, verifier_gate: true, environments: [] };
+
 function job(task: Task, id: string): EpisodeJob {
-  return { trajectory_id: id, run_id: null, task, seed: task.seed, group_id: id, sampling: SAMPLING, max_steps: MAX_STEPS, tool_timeout_ms: 2000, judging: 'env', judges: [], n_judges: null, min_votes: 1 };
+  return { trajectory_id: id, group_id: id, task, seed: task.seed, sampling: SAMPLING, judging: 'env' };
 }
 
 const reference = await loop(1);

@@ -1,8 +1,8 @@
 /**
  * Web worker entry of a rollout worker (module worker, spawned by the engine worker): `init` hands it
- * the engine's MessagePort, the judges' keys and the run model's tokenizer; then it runs episodes
- * (agent loop, QuickJS sandbox, judges) with a policy whose tokens come from the engine. The logic is
- * src/pipeline/engine/rollout-worker.ts.
+ * the engine's MessagePort, the judges' keys and the run model's tokenizer; `configure` the run's settings
+ * and user environments, once; then it runs episodes (agent loop, QuickJS sandbox, judges) with a policy
+ * whose tokens come from the engine. The logic is src/pipeline/engine/rollout-worker.ts.
  *
  * The in-browser ONNX judge (a run's `{type: 'model', path: 'models/judge'}`) loads from the app's own
  * assets (src/pipeline/platform/browser-judges.ts); onnxruntime-web is imported only when a run has a model judge.
@@ -21,6 +21,11 @@ runModulesInThisThread();
 
 let api: RolloutWorkerApi | null = null;
 
+function started(): RolloutWorkerApi {
+  if (!api) throw new Error('This rollout worker was called before init(); the engine must call init first.');
+  return api;
+}
+
 const boot: RolloutWorkerBoot = {
   init(enginePort, policyId, secrets, tokenizer) {
     api = createRolloutWorkerApi(
@@ -28,9 +33,11 @@ const boot: RolloutWorkerBoot = {
       tokenizerFromSpec(tokenizer),
     );
   },
+  configure(settings) {
+    return started().configure(settings);
+  },
   runEpisode(job, onEvent) {
-    if (!api) throw new Error('This rollout worker was asked for an episode before init(); the engine must call init first.');
-    return api.runEpisode(job, onEvent);
+    return started().runEpisode(job, onEvent);
   },
 };
 

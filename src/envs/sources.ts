@@ -102,9 +102,9 @@ const installed = new Map<string, Installed>();
  * Makes `getEnvironment(source.name)` return this source's environment in this thread. The same content
  * is built once; new content replaces the old (its sandbox context is freed). Built-in names are refused.
  */
-export async function installEnvironmentSource(source: EnvironmentSource, knownDigest?: string): Promise<Environment> {
+export async function installEnvironmentSource(source: EnvironmentSource): Promise<Environment> {
   if (isBuiltinEnvironment(source.name)) throw new Error(`"${source.name}" is a built-in environment; give your environment another name`);
-  const digest = knownDigest ?? sourceDigest(source);
+  const digest = sourceDigest(source);
   const current = installed.get(source.name);
   if (current?.digest === digest) return getEnvironment(source.name);
   const built = await buildEnvironment(source);
@@ -115,17 +115,9 @@ export async function installEnvironmentSource(source: EnvironmentSource, knownD
 }
 
 /**
- * What an episode job carries of environment `name`: a user environment's source and its digest, so the
- * worker checks the digest instead of hashing the source again for every episode (a 2,000-row task file
- * took 6–27 ms an episode, one after another on a worker: its last first turns reached the engine a
- * generation batch late); nothing for a built-in.
+ * Sources of the named environments that are user environments, in order: what a run record stores
+ * and what configures a rollout worker (built-ins are known by name everywhere).
  */
-export function jobEnvironment(name: string): { environment?: EnvironmentSource; environment_digest?: string } {
-  const current = installed.get(name);
-  return current ? { environment: current.source, environment_digest: current.digest } : {};
-}
-
-/** Sources of the named environments that are user environments, in order (for a run record). */
 export function installedSources(names: readonly string[]): EnvironmentSource[] {
   return names.flatMap((n) => installed.get(n)?.source ?? []);
 }

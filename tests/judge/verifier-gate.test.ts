@@ -13,7 +13,8 @@ import { judgeGroupStep } from '../../src/judge/group-step.ts';
 import { capFailures, FAILURE_CEILING, gateByVerifier, groupScoresFromVotes, scoreFromVotes, SUCCESS_FLOOR, verifierDisagrees } from '../../src/judge/verifier-gate.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { creditConfig, groupCredits } from '../../src/pipeline/app/episode-turns.ts';
-import { RolloutWorkerCore, type EpisodeJob } from '../../src/pipeline/engine/rollout-worker.ts';
+import type { EpisodeJob, RolloutSettings } from '../../src/pipeline/engine/rollout-protocol.ts';
+import { RolloutWorkerCore } from '../../src/pipeline/engine/rollout-worker.ts';
 import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 import { scoreGroup } from '../../src/train/grpo-batch.ts';
 import { startChatServer, type ChatServer } from './chat-server.ts';
@@ -149,10 +150,13 @@ describe('through the rollout worker, with a lenient judge on 127.0.0.1', () => 
     const tokenizer = new ByteTokenizer();
     const core = new RolloutWorkerCore(new ScriptedPolicy({ id: 'wrong', turns: [`The answer is ${wrong}.`], tokenizer }));
     const judges = [{ type: 'rule', id: 'rule' } as const, { type: 'remote', id: 'lenient', base_url: server.baseUrl, model: 'm', api_key_env: null, temperature: 0, timeout_ms: 2_000, max_concurrency: 2, max_retries: 0 } as const];
-    const job = (i: number, policy: EpisodeJob['policy'], gate = true): EpisodeJob => ({
-      trajectory_id: `t${i}`, run_id: null, task, seed: i, group_id: 'g', sampling: DEFAULT_CONFIG.sampling, max_steps: 4, tool_timeout_ms: 2_000,
-      policy, judging: 'configured', judges: [...judges], n_judges: null, min_votes: 1, verifier_gate: gate,
+    const settings = (gate: boolean): RolloutSettings => ({
+      run_id: null, max_steps: 4, tool_timeout_ms: 2_000, tools: [], judges: [...judges], n_judges: null, min_votes: 1, verifier_gate: gate, environments: [],
     });
+    const job = (i: number, policy: EpisodeJob['policy']): EpisodeJob => ({
+      trajectory_id: `t${i}`, task, seed: i, group_id: 'g', sampling: DEFAULT_CONFIG.sampling, policy, judging: 'configured',
+    });
+    await core.configure(settings(true));
     const rolled = [await core.runEpisode(job(0, 'expert')), await core.runEpisode(job(1, 'model')), await core.runEpisode(job(2, 'model'))];
     const wrongOne = rolled[1];
     expect(wrongOne.success).toBe(false);
@@ -161,7 +165,8 @@ describe('through the rollout worker, with a lenient judge on 127.0.0.1', () => 
     const envScore = wrongOne.votes.find((v) => v.judge_id === 'env:arith_tool')!.score!;
     expect(wrongOne.judge_score!).toBeLessThanOrEqual(envScore + 0.2 + 1e-12);
     // With the gate off the same episode takes the lenient judge's word.
-    const open = await core.runEpisode(job(1, 'model', false));
+    await core.configure(settings(false));
+    const open = await core.runEpisode(job(1, 'model'));
     expect(open.judge_score!).toBeGreaterThan(wrongOne.judge_score!);
 
     const group = await judgeGroupStep(task, rolled, { groupJudges: [], minVotes: 1, gate: true });

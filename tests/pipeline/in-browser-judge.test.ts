@@ -41,7 +41,7 @@ describe('the in-browser ONNX judge in a run', () => {
         const api = createRolloutWorkerApi(generator, 'local', {
           loadModelJudge: (id, path) => { judgeLoads.push(`${id} ${path}`); return loadOnnxJudgeFromDir(path, { id }); },
         });
-        return { run: (job) => api.runEpisode(job), terminate: () => {}, onCrash: () => {} };
+        return { configure: (settings) => api.configure(settings), run: (job) => api.runEpisode(job), terminate: () => {}, onCrash: () => {} };
       },
       cores: 1,
     });

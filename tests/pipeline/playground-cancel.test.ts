@@ -22,6 +22,7 @@ describe('Playground cancel', () => {
     const asked = new Promise<void>((r) => (started = r));
     // A worker that asks the engine for one very long turn and waits for it.
     const episodes = new PlaygroundEpisodes((generator: RemoteGenerator) => ({
+      configure: async () => {},
       run: () => {
         turn = generator.generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 900 }, seed: 1 });
         started();

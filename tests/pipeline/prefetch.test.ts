@@ -5,7 +5,7 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import type { QueueSizes } from '../../src/pipeline/operations/events.ts';
 import { loadNodeModel } from '../../src/pipeline/platform/node.ts';
-import type { EpisodeJob } from '../../src/pipeline/engine/rollout-worker.ts';
+import type { EpisodeJob, RolloutSettings } from '../../src/pipeline/engine/rollout-protocol.ts';
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
 import { openStore } from '../../src/store/index.ts';
 import { trajectory } from '../train/fixtures.ts';
@@ -20,12 +20,14 @@ beforeAll(async () => {
 
 /** An in-process rollout worker that answers at once with a judged, tokenized trajectory (half the group succeeds). */
 function instantWorker(jobs: EpisodeJob[]) {
+  let runId: string | null = null;
   return {
+    async configure(settings: RolloutSettings) { runId = settings.run_id; },
     async run(job: EpisodeJob): Promise<Trajectory> {
       jobs.push(job);
       const index = Number(job.trajectory_id.split('/').pop());
       return trajectory({
-        id: job.trajectory_id, group_id: job.group_id, run_id: job.run_id, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
+        id: job.trajectory_id, group_id: job.group_id, run_id: runId, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
         tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: job.sampling,
       });
     },

@@ -11,7 +11,7 @@ import { initBackend } from '../../src/kernels/backend.ts';
 import type { RunEvent } from '../../src/pipeline/operations/events.ts';
 import type { RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
 import { loadNodeModel } from '../../src/pipeline/platform/node.ts';
-import type { EpisodeJob } from '../../src/pipeline/engine/rollout-worker.ts';
+import type { EpisodeJob, RolloutSettings } from '../../src/pipeline/engine/rollout-protocol.ts';
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
 import { getRun, loadLatestCheckpoint, openStore } from '../../src/store/index.ts';
 import { trajectory } from '../train/fixtures.ts';
@@ -35,11 +35,11 @@ function config(maxSteps: number) {
   return config;
 }
 
-/** A judged, tokenized trajectory for `job` (half the group succeeds). */
-function finished(job: EpisodeJob): Trajectory {
+/** A judged, tokenized trajectory for `job` of run `runId` (half the group succeeds). */
+function finished(job: EpisodeJob, runId: string | null): Trajectory {
   const index = Number(job.trajectory_id.split('/').pop());
   return trajectory({
-    id: job.trajectory_id, group_id: job.group_id, run_id: job.run_id, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
+    id: job.trajectory_id, group_id: job.group_id, run_id: runId, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
     tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: job.sampling,
   });
 }
@@ -47,7 +47,9 @@ function finished(job: EpisodeJob): Trajectory {
 /** An in-process rollout worker whose episode is `turns(job)` generation requests of `tokens` each, then a finished trajectory. */
 function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number, onTurn: () => void = () => {}) {
   let alive = true;
+  let runId: string | null = null;
   return {
+    async configure(settings: RolloutSettings) { runId = settings.run_id; },
     async run(job: EpisodeJob): Promise<Trajectory> {
       for (let t = 0; t < turns(job) && alive; t++) {
         onTurn();
@@ -55,7 +57,7 @@ function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) =
         await new Promise((r) => setTimeout(r, 0));
         await generator.generate({ tokens: [5, 6, 7], sampling: { ...job.sampling, max_new_tokens: tokens }, seed: job.seed + t });
       }
-      return finished(job);
+      return finished(job, runId);
     },
     terminate() { alive = false; },
     onCrash() {},

@@ -2,7 +2,7 @@
  * The engine's interface types: what it is built from (EngineDeps) and the plain data its calls take,
  * shared by the engine (browser-engine.ts), its browser wiring (platform/browser.ts) and the page.
  */
-import type { SamplingParams, Task, Trajectory } from '../../contracts.ts';
+import type { SamplingParams, Task } from '../../contracts.ts';
 import type { PeftConfig } from '../../export/peft.ts';
 import type { FileSource } from '../../hub/hf-layout.ts';
 import type { DownloadCache } from '../../hub/hub.ts';
@@ -12,8 +12,7 @@ import type { EpisodeEvent } from '../../rollout/events.ts';
 import type { Store } from '../../store/index.ts';
 import type { BackendDeps } from './backend-supervisor.ts';
 import type { RemoteGenerator } from './generation.ts';
-import type { EpisodeJob } from './rollout-worker.ts';
-import type { WorkerHandle } from './worker-pool.ts';
+import type { RolloutWorker } from './rollout-protocol.ts';
 
 export type { BackendChoice } from '../../kernels/backend.ts';
 
@@ -42,7 +41,7 @@ export interface EngineDeps extends BackendDeps {
    * A rollout worker; `secrets` are the remote judges' keys (settings `secret.<name>`), `tokenizer`
    * the run model's HF tokenizer (null: the byte tokenizer).
    */
-  spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
+  spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): RolloutWorker;
   /** The files of an HF folder at `url` (default: plain fetch; the browser also treats an SPA's index.html as absent). */
   urlFiles?(url: string): FileSource;
   /** Where hub downloads are kept between visits (the browser: Cache Storage); none: download every time. */

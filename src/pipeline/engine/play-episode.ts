@@ -7,25 +7,32 @@
 import type { Trajectory } from '../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
-import type { EpisodeEvent } from '../../rollout/events.ts';
 import type { LoadedPolicyModel, PlayEvent, PlayRequest } from './engine-api.ts';
 import { EXPERT_GENERATOR, GenerationService, type RemoteGenerator } from './generation.ts';
-import type { EpisodeJob } from './rollout-worker.ts';
-import { jobEnvironment } from '../../envs/sources.ts';
-import type { WorkerHandle } from './worker-pool.ts';
+import { installedSources } from '../../envs/sources.ts';
+import { configuredWorker, type EpisodeJob, type RolloutSettings, type RolloutWorker } from './rollout-protocol.ts';
 
 /** A rollout worker whose policy asks `generator` for tokens and tokenises with `tokenizer` (null: the byte tokenizer). */
-export type SpawnPlayWorker = (generator: RemoteGenerator, tokenizer: TextTokenizer | null) => WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent>;
+export type SpawnPlayWorker = (generator: RemoteGenerator, tokenizer: TextTokenizer | null) => RolloutWorker;
 
-/** The rollout job of a playground request: unjudged (the Playground judges as a step of its own), defaults from the default config. */
-export function playJob(request: PlayRequest): EpisodeJob {
+/**
+ * The settings of a playground request's worker (it runs that one episode): the default config's
+ * budgets with the request's turn limit, no judges (the Playground judges as a step of its own), and the
+ * task's environment's source when it is a user's.
+ */
+export function playSettings(request: PlayRequest): RolloutSettings {
   const collection = DEFAULT_CONFIG.trajectory_collection;
   return {
-    trajectory_id: request.episodeId, run_id: request.runId ?? null, task: request.task, seed: request.seed,
-    group_id: request.groupId ?? `${request.task.id}#${request.seed}`, sampling: request.sampling ?? DEFAULT_CONFIG.sampling,
-    max_steps: request.maxSteps ?? collection.max_steps_per_trajectory, tool_timeout_ms: collection.tool_timeout_ms,
-    policy: request.policy === 'expert' ? 'expert' : 'model', judging: 'none', judges: [], n_judges: null, min_votes: 1,
-    ...jobEnvironment(request.task.env),
+    run_id: request.runId ?? null, max_steps: request.maxSteps ?? collection.max_steps_per_trajectory, tool_timeout_ms: collection.tool_timeout_ms,
+    tools: [], judges: [], n_judges: null, min_votes: 1, verifier_gate: true, environments: installedSources([request.task.env]),
+  };
+}
+
+/** The rollout job of a playground request: the id the page chose for it, unjudged. */
+export function playJob(request: PlayRequest): EpisodeJob {
+  return {
+    trajectory_id: request.episodeId, group_id: request.groupId ?? `${request.task.id}#${request.seed}`, task: request.task, seed: request.seed,
+    sampling: request.sampling ?? DEFAULT_CONFIG.sampling, policy: request.policy === 'expert' ? 'expert' : 'model', judging: 'none',
   };
 }
 
@@ -50,7 +57,7 @@ export class PlaygroundEpisodes {
     const abandon = new AbortController();
     const service = policy ? new GenerationService(() => policy.model, policy.tokenizer) : null;
     const generator: RemoteGenerator = service ? { generate: (request) => service.generate(request, abandon.signal) } : EXPERT_GENERATOR;
-    const worker = this.spawn(generator, policy?.tokenizer ?? null);
+    const worker = configuredWorker(this.spawn(generator, policy?.tokenizer ?? null), playSettings(request));
     const stopped = new Promise<never>((_, reject) => {
       this.running.set(request.episodeId, () => reject(new DOMException('The episode was cancelled.', 'AbortError')));
       worker.onCrash(reject);

@@ -9,9 +9,12 @@ import type { Trajectory } from '../../contracts.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
 import type { EpisodeEvent } from '../../rollout/events.ts';
 import { EnginePolicy, type RemoteGenerator } from './generation.ts';
-import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from './rollout-worker.ts';
+import type { EpisodeJob, RolloutSettings } from './rollout-protocol.ts';
+import { RolloutWorkerCore, type JudgingDeps } from './rollout-worker.ts';
 
 export interface RolloutWorkerApi {
+  /** Once, before the first episode (rollout-protocol.ts): the settings and user environments every episode shares. */
+  configure(settings: RolloutSettings): Promise<void>;
   /**
    * `onEvent` (a comlink proxy across the boundary) streams the episode as it runs; runs pass none.
    * Its calls travel on a port of their own, so the result waits until every one was delivered.
@@ -24,6 +27,7 @@ export function createRolloutWorkerApi(
 ): RolloutWorkerApi {
   const core = new RolloutWorkerCore(new EnginePolicy(policyId, tokenizer, generator), deps);
   return {
+    configure: (settings) => core.configure(settings),
     async runEpisode(job, onEvent) {
       const deliveries: unknown[] = [];
       const trajectory = await core.runEpisode(job, onEvent && ((event) => void deliveries.push(onEvent(event))));

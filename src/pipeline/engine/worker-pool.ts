@@ -2,7 +2,9 @@
  * A pool of rollout workers that survives its workers. A job runs on one worker; if that worker
  * crashes (a QuickJS stack overflow can take its host down) or makes no progress for the hang timeout,
  * the worker is terminated and replaced and the job is queued again, so each job resolves exactly once.
- * Generic over the worker kind: web workers, Node worker_threads, or in-process fakes in tests.
+ * Generic over the worker kind: web workers, Node worker_threads, or in-process fakes in tests. A
+ * replacement comes from the same `spawn` as the first worker, so whatever readies a worker there (a
+ * rollout worker's configuration, rollout-protocol.ts configuredWorker) is done again before its first job.
  *
  * The watchdog judges progress, not an episode's wall time: most of an episode is spent waiting for the
  * engine to sample tokens, and on a slow backend or a big model that wait is long without anything being

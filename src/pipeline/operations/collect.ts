@@ -12,18 +12,18 @@
  * episodes carry text, not tokens, so they train SFT and store no scored groups.
  */
 import type { RunConfig } from '../../config/schema.ts';
-import type { ScoredGroup, Trajectory } from '../../contracts.ts';
+import type { Trajectory } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
-import { installedSources, jobEnvironment } from '../../envs/sources.ts';
+import { installedSources } from '../../envs/sources.ts';
 import { ByteTokenizer } from '../../tokenizer/byte-tokenizer.ts';
 import { deriveSeed } from '../../rng.ts';
-import { episodeSeed } from '../../rollout/group.ts';
-import { toScoredGroup } from '../../rollout/scored-group.ts';
-import { createRun, putScoredGroup, putTrajectories, setRunStatus, type Store } from '../../store/index.ts';
+import { createRun, setRunStatus, type Store } from '../../store/index.ts';
 import { describeDelivery, openAtroposFeed, type AtroposFeedOptions, type AtroposFeedSummary } from './atropos-feed.ts';
 import { EnginePolicy, EXPERT_GENERATOR, GenerationService } from '../engine/generation.ts';
 import type { LoadedPolicyModel } from '../engine/engine-api.ts';
-import { RolloutWorkerCore, type EpisodeJob, type JudgingDeps } from '../engine/rollout-worker.ts';
+import { groupJobs, rolloutSettings, type EpisodeJob } from '../engine/rollout-protocol.ts';
+import { RolloutWorkerCore, type JudgingDeps } from '../engine/rollout-worker.ts';
+import { storeGroup } from './store-group.ts';
 import { createGroupStep } from '../../judge/group-step.ts';
 import { RemotePolicy, type RemotePolicyOptions } from '../../rollout/remote-policy.ts';
 
@@ -61,7 +61,7 @@ export function environmentsWithoutExpert(config: RunConfig): string[] {
 
 /** The jobs of group g: environments round-robin, levels cycling through the difficulty range (or the environment's `tasks.levels`). */
 export function collectJobs(config: RunConfig, runId: string, g: number, size: number, policy: EpisodeJob['policy']): EpisodeJob[] {
-  const { tasks, trajectory_collection: tc, judge } = config;
+  const { tasks } = config;
   const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
   const [lo, hi] = tasks.difficulty_range;
   // Only the levels of the range the environment offers: a user's module with one level is collected at it.
@@ -70,21 +70,7 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   const level = tasks.levels[env.name] ?? cycle[Math.floor(g / tasks.environments.length) % cycle.length];
   // Seeds come from the config's seed and the group's index, never the run id: the same config collects the same data.
   const task = env.generate(deriveSeed(config.seed, 'collect', g), level, 'train');
-  const groupId = `${runId}/${g}`;
-  return Array.from({ length: size }, (_, i) => ({
-    trajectory_id: `${groupId}/${i}`, run_id: runId, task, seed: episodeSeed(config.seed, -1, g, i), group_id: groupId,
-    sampling: config.sampling, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, policy,
-    judging: 'configured', judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true, ...jobEnvironment(task.env), tools: tc.tools,
-  }));
-}
-
-/** Stores the group's trajectories, and its scored group when every member is judged and tokenized (returned). */
-async function storeGroup(store: Store, config: RunConfig, runId: string, group: Trajectory[]): Promise<ScoredGroup | null> {
-  await putTrajectories(store, group);
-  if (!group.every((t) => t.judge_score !== null && t.tokens.length > 0)) return null;
-  const scored = toScoredGroup(group, { rewardScale: config.training.reward_scale });
-  await putScoredGroup(store, { group_id: group[0].group_id, run_id: runId, step: -1, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
-  return scored;
+  return groupJobs(task, `${runId}/${g}`, { seed: config.seed, step: -1, group: g }, size, { sampling: config.sampling, judging: 'configured', policy });
 }
 
 /** Collects `groups` groups into a new run of `store`; a fired `signal` stops after the current group, keeping what was collected. */
@@ -105,11 +91,13 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   await setRunStatus(store, run.id, 'running');
   const all: Trajectory[] = [];
   try {
+    // Configured once, as a run's workers are: the episodes below carry only what differs between them.
+    await core.configure(rolloutSettings(config, run.id));
     for (let g = 0; g < options.groups && !options.signal.aborted; g++) {
       const jobs = collectJobs(config, run.id, g, size, model || remote ? 'model' : 'expert');
       const rolled = await Promise.all(jobs.map((job) => core.runEpisode(job)));
       const group = jobs.length ? await groupStep.judge(jobs[0].task, rolled) : rolled;
-      const scored = await storeGroup(store, config, run.id, group);
+      const scored = await storeGroup(store, group, { runId: run.id, step: -1, rewardScale: config.training.reward_scale });
       if (scored && feed) await feed.send(scored);
       all.push(...group);
       options.onGroup?.(all);

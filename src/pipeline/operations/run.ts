@@ -16,30 +16,29 @@
  */
 import type { RunConfig } from '../../config/schema.ts';
 import type { ModelConfig } from '../../model/config.ts';
-import type { EnvironmentSource, MetricsRecord, RunMarker, SamplingParams, Split, Task, Trajectory } from '../../contracts.ts';
+import type { EnvironmentSource, MetricsRecord, RunMarker, Split, Trajectory } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
 import { evaluationSettings, evaluationTasks, summarizeLevel } from '../../rollout/evaluate.ts';
-import { episodeSeed } from '../../rollout/group.ts';
-import { installedSources, installEnvironmentSource, jobEnvironment } from '../../envs/sources.ts';
+import { installedSources, installEnvironmentSource } from '../../envs/sources.ts';
 import { deriveSeed } from '../../rng.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
-import { toScoredGroup } from '../../rollout/scored-group.ts';
-import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putScoredGroup, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../../store/index.ts';
+import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../../store/index.ts';
 import { Trainer } from '../../train/trainer.ts';
 import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, linkedGenerator, type RemoteGenerator } from '../engine/generation.ts';
-import type { EpisodeJob } from '../engine/rollout-worker.ts';
-import { WorkerPool, type WorkerHandle, type WorkerLink } from '../engine/worker-pool.ts';
+import { configuredWorker, episodeJob, groupJobs, rolloutSettings, type EpisodeJob, type RolloutWorker } from '../engine/rollout-protocol.ts';
+import { WorkerPool, type WorkerLink } from '../engine/worker-pool.ts';
+import { storeGroup } from './store-group.ts';
 import { createGroupStep, type GroupStep } from '../../judge/group-step.ts';
 import { fixedLevel } from '../../config/levels.ts';
 
 export interface RunDeps {
   store: Store;
   loadModel(config: RunConfig): Promise<{ model: TransformerModel; tokenizer: TextTokenizer }>;
-  /** A rollout worker that asks `generator` for tokens. */
-  spawnWorker(index: number, generator: RemoteGenerator): WorkerHandle<EpisodeJob, Trajectory>;
+  /** A rollout worker that asks `generator` for tokens; the run configures it before its first episode. */
+  spawnWorker(index: number, generator: RemoteGenerator): RolloutWorker;
   /** Default pool size when the config says null. */
   cores: number;
   backend?: string;
@@ -203,7 +202,11 @@ export class PipelineRun implements RunController {
     const jobsPerWorker = batched ? Math.ceil(inFlight / size) : 1;
     // Each worker's generator tells the pool's watchdog when the worker waits on the engine (engine/worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
-    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
+    // Every worker the pool starts, a replacement too, is configured once before its first episode; a
+    // resumed run builds its pool afresh, with the environments it reinstalled (engine/rollout-protocol.ts).
+    const settings = rolloutSettings(this.config, this.runId);
+    const spawn = (i: number, link: WorkerLink) => configuredWorker(this.deps.spawnWorker(i, generator(link)), settings);
+    return new WorkerPool(spawn, { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }
@@ -305,7 +308,11 @@ export class PipelineRun implements RunController {
       this.prefetched.set(later, prefetch);
     }
     const groups = await ready;
-    for (const group of groups) await this.storeGroup(group, step);
+    for (const group of groups) {
+      // A finished group is stored before training on it, and then shown.
+      await storeGroup(this.deps.store, group, { runId: this.runId, step, rewardScale: this.config.training.reward_scale });
+      this.announceGroup(group);
+    }
     return groups;
   }
 
@@ -317,8 +324,8 @@ export class PipelineRun implements RunController {
       const env = getEnvironment(envName);
       const level = Math.min(Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]), tasks.difficulty_range[1]);
       const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
-      const groupId = `${this.runId}/${step}/${g}`;
-      const rolled = await Promise.all(Array.from({ length: training.group_size }, (_, i) => this.rollout(task, `${groupId}/${i}`, groupId, episodeSeed(seed, step, g, i), 'configured', this.config.sampling)));
+      const jobs = groupJobs(task, `${this.runId}/${step}/${g}`, { seed, step, group: g }, training.group_size, { sampling: this.config.sampling, judging: 'configured' });
+      const rolled = await Promise.all(jobs.map((job) => this.rollout(job)));
       // The group step: group judges, then every score gated by the environment's verdict (src/judge/group-step.ts).
       const group = await this.groupStep!.judge(task, rolled);
       onGroup?.();
@@ -326,34 +333,24 @@ export class PipelineRun implements RunController {
     }));
   }
 
-  private async rollout(task: Task, id: string, groupId: string, seed: number, judging: EpisodeJob['judging'], sampling: SamplingParams): Promise<Trajectory> {
-    const { trajectory_collection: tc, judge } = this.config;
+  private async rollout(job: EpisodeJob): Promise<Trajectory> {
     this.inFlight++;
-    this.emit({ type: 'episode-start', run_id: this.runId, trajectory_id: id, task, worker: -1 });
+    this.emit({ type: 'episode-start', run_id: this.runId, trajectory_id: job.trajectory_id, task: job.task, worker: -1 });
     try {
-      return await this.pool!.submit({
-        trajectory_id: id, run_id: this.runId, task, seed, group_id: groupId, sampling, max_steps: tc.max_steps_per_trajectory,
-        tool_timeout_ms: tc.tool_timeout_ms, judging, judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true,
-        ...jobEnvironment(task.env), tools: tc.tools,
-      });
+      return await this.pool!.submit(job);
     } finally {
       this.inFlight--;
     }
   }
 
-  /** A finished group is stored before training on it: one transaction for its trajectories, one for the group. */
-  private async storeGroup(group: Trajectory[], step: number): Promise<void> {
-    await putTrajectories(this.deps.store, group);
+  /** Tells the listeners of a stored group's steps, trajectories and votes. */
+  private announceGroup(group: Trajectory[]): void {
     for (const t of group) {
       for (const s of t.steps) this.emit({ type: 'rollout-step', run_id: this.runId, trajectory_id: t.id, step: s });
       this.emit({ type: 'trajectory', run_id: this.runId, trajectory: t });
       this.emit({ type: 'judged', run_id: this.runId, trajectory_id: t.id, score: t.judge_score, votes: t.votes });
     }
     this.countJudgeFailures(group);
-    if (group.every((t) => t.judge_score !== null && t.tokens.length > 0)) {
-      const scored = toScoredGroup(group, { rewardScale: this.config.training.reward_scale });
-      await putScoredGroup(this.deps.store, { group_id: group[0].group_id, run_id: this.runId, step, env: group[0].env, task_id: group[0].task_id, scored, trajectory_ids: group.map((t) => t.id) });
-    }
   }
 
   /** Says (once per group, only when it grew) how often each judge failed to score; the others' votes carry the run on. */
@@ -386,8 +383,8 @@ export class PipelineRun implements RunController {
       const env = getEnvironment(envName);
       const level = fixedLevel(this.config.tasks, envName);
       const tasks = evaluationTasks(env, level, { items, seed: settings.seed, split });
-      const runs = await Promise.all(tasks.map((task, i) =>
-        this.rollout(task, `${this.runId}/eval/${step}/${split}/${envName}/${i}`, `${this.runId}/eval/${step}/${split}/${envName}`, task.seed, 'env', settings.sampling)));
+      const groupId = `${this.runId}/eval/${step}/${split}/${envName}`;
+      const runs = await Promise.all(tasks.map((task, i) => this.rollout(episodeJob(task, groupId, i, task.seed, { sampling: settings.sampling, judging: 'env' }))));
       // Stored so they can be browsed (their split is test or validation, their group …/eval/… is never
       // trained on, so it keeps step -1); a dataset export filtered to split=train leaves them out.
       await putTrajectories(this.deps.store, runs);

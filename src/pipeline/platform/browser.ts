@@ -6,8 +6,6 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import * as Comlink from 'comlink';
-import type { Trajectory } from '../../contracts.ts';
-import type { EpisodeEvent } from '../../rollout/events.ts';
 import { initBackend, probeEnvironment, type BackendChoice } from '../../kernels/backend.ts';
 import { tfjsWasmPaths } from '../../kernels/wasm-paths.ts';
 import { openStore } from '../../store/index.ts';
@@ -16,14 +14,13 @@ import type { TokenizerSpec } from '../engine/engine-api.ts';
 import { loadBrowserModel, shippedModelMissing, webFolder } from './browser-model.ts';
 import { lockRun } from '../engine/run-lock.ts';
 import type { RemoteGenerator } from '../engine/generation.ts';
-import type { EpisodeJob } from '../engine/rollout-worker.ts';
-import type { WorkerHandle } from '../engine/worker-pool.ts';
+import type { RolloutWorker } from '../engine/rollout-protocol.ts';
+import type { RolloutWorkerApi } from '../engine/rollout-worker-api.ts';
 import { browserCache } from '../../hub/hub.ts';
 
-/** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then episodes. */
-export interface RolloutWorkerBoot {
+/** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then the rollout worker's calls. */
+export interface RolloutWorkerBoot extends RolloutWorkerApi {
   init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): void;
-  runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => unknown): Promise<Trajectory>;
 }
 
 /**
@@ -66,12 +63,13 @@ function webgpuDeviceLost(): Promise<string> | null {
 
 /**
  * A rollout web worker: its `init` gets one end of a MessageChannel on which the engine serves
- * `generate`, plus the judges' keys. An `error` event (an uncaught exception, a sandbox taking its
- * host down) is a crash: the pool terminates the worker and re-queues its episode.
+ * `generate`, plus the judges' keys; its run configures it (rollout-protocol.ts) before any episode. An
+ * `error` event (an uncaught exception, a sandbox taking its host down) is a crash: the pool terminates
+ * the worker and re-queues its episode.
  */
 function spawnWebRolloutWorker(
   index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
-): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> {
+): RolloutWorker {
   const channel = new MessageChannel();
   Comlink.expose(generator, channel.port1);
   const worker = new Worker(new URL('../../../workers/rollout.worker.ts', import.meta.url), { type: 'module', name: `rollout-${index}` });
@@ -84,6 +82,10 @@ function spawnWebRolloutWorker(
   });
   worker.addEventListener('messageerror', () => crashed(new Error('a message from the rollout worker could not be read')));
   return {
+    configure: async (settings) => {
+      await ready;
+      await remote.configure(settings);
+    },
     run: async (job, onEvent) => {
       await ready;
       return remote.runEpisode(job, onEvent && Comlink.proxy(onEvent));

@@ -9,17 +9,14 @@ import { MessageChannel, Worker } from 'node:worker_threads';
 import * as Comlink from 'comlink';
 import nodeEndpoint from 'comlink/dist/esm/node-adapter.mjs';
 import type { RunConfig } from '../../config/schema.ts';
-import type { Trajectory } from '../../contracts.ts';
-import type { EpisodeEvent } from '../../rollout/events.ts';
 import type { Store } from '../../store/index.ts';
 import type { TokenizerSpec } from '../engine/engine-api.ts';
 import { loadPolicyModel, resolveModelPath } from './node-model.ts';
 import type { RemoteGenerator } from '../engine/generation.ts';
 import { tokenizerSpec } from '../engine/tokenizer-spec.ts';
-import type { EpisodeJob } from '../engine/rollout-worker.ts';
+import type { RolloutWorker } from '../engine/rollout-protocol.ts';
 import type { RolloutWorkerApi } from '../engine/rollout-worker-api.ts';
 import { PipelineRun, type RunDeps } from '../operations/run.ts';
-import type { WorkerHandle } from '../engine/worker-pool.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 const BOOT = resolve(REPO, 'workers/node-boot.mjs');
@@ -35,7 +32,7 @@ export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['load
 }
 
 /** A rollout worker_thread; `thread` is exposed so tests (and a hung-worker watchdog) can kill it outright. */
-export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local', tokenizer: TokenizerSpec | null = null): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> & { thread: Worker } {
+export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local', tokenizer: TokenizerSpec | null = null): RolloutWorker & { thread: Worker } {
   const channel = new MessageChannel();
   Comlink.expose(generator, nodeEndpoint(channel.port1));
   const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId, tokenizer }, transferList: [channel.port2] });
@@ -46,6 +43,7 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
   worker.on('exit', (code) => crashed(new Error(`exited unexpectedly (code ${code})`)));
   return {
     thread: worker,
+    configure: (settings) => api.configure(settings),
     run: (job, onEvent) => api.runEpisode(job, onEvent && Comlink.proxy(onEvent)),
     terminate: () => {
       crashed = () => {};
