@@ -119,8 +119,8 @@ describe('--env-file and tasks.task_file', () => {
     expect(collected.out).toMatch(/2 trajectories in 2 groups[\s\S]*success 100\.0%/);
     const trained = await cli(work, 'train', '--config', 'run.yaml', '--env-file', 'hunt.js', '--model', model);
     expect(trained.code).toBe(0);
-    expect(trained.out).toMatch(/eval qa at step 1: success/);
-    expect(trained.out).toMatch(/eval treasure_hunt at step 1: success/);
+    expect(trained.out).toMatch(/eval qa at step 1 \(test\): \d+\/\d+ = \d+% \[\d+, \d+\]/);
+    expect(trained.out).toMatch(/eval treasure_hunt at step 1 \(test\): \d+\/\d+ = \d+% \[/);
     const store = await openFileStore(join(work, '.spindle'));
     const runs = await listRuns(store);
     const trainRun = await getRun(store, runs[0].id);
