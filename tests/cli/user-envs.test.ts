@@ -40,7 +40,7 @@ describe('spindle envs add / audit / list / remove', () => {
     const bad = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4');
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/problem: level 1: always "yes" scores 100% of 4 items \(95% interval \d+%–100%\) without reading the task/);
-    expect(bad.err).toMatch(/lenient was not added: the audit found 4 problem\(s\)/);
+    expect(bad.err).toMatch(/lenient was not added: the audit found 4 problems/);
     expect((await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--force')).code).toBe(0);
     expect((await cli(dir, 'envs', 'remove', 'lenient')).code).toBe(0);
   }, 60_000);
