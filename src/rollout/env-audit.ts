@@ -19,7 +19,7 @@ import { bestBlindSuccess, type BlindResult } from './blind-policies.ts';
 import { evaluatePolicy } from './evaluate.ts';
 import { expertTrajectory } from './expert.ts';
 import type { Policy } from './policy.ts';
-import { wilsonInterval } from './success-interval.ts';
+import { countOf, wilsonInterval } from './success-interval.ts';
 
 export interface AuditOptions {
   /** Items per level for the expert and for each blind policy. */
@@ -191,7 +191,7 @@ export function formatAudit(audit: EnvironmentAudit): string[] {
   if (audit.policy) lines.push(`Policy: ${audit.policy.label} solved ${audit.policy.successes}/${audit.policy.n} sampled items at level ${audit.policy.level} (greedy)`);
   for (const w of audit.warnings) lines.push(`warning: ${w}`);
   for (const p of audit.problems) lines.push(`problem: ${p}`);
-  lines.push(audit.problems.length ? `${audit.problems.length} problem(s): fix them before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);
+  lines.push(audit.problems.length ? `${countOf(audit.problems.length, 'problem')}: fix them before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);
   return lines;
 }
 

@@ -72,7 +72,7 @@ describe('spindle train from 0%', () => {
     const model = await nanoModelDir(3);
     const r = await cli(dir, 'train', '--config', 'run.yaml', '--env-file', 'bell.js', '--model', model, '--steps', '1', '--store', 'train-store');
     expect(r.code).toBe(0);
-    expect(r.err).toMatch(/eval step 0 bell \(test, 8 items\): success 0\.0%\nwarning: bell starts at 0% held-out: .*spindle bootstrap --env bell/);
+    expect(r.err).toMatch(/eval step 0 bell \(test\): 0\/8 = 0% \[0, 32\]\nwarning: bell starts at 0% held-out: .*spindle bootstrap --env bell/);
   }, 120_000);
 });
 

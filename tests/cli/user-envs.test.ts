@@ -40,7 +40,7 @@ describe('spindle envs add / audit / list / remove', () => {
     const bad = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4');
     expect(bad.code).toBe(1);
     expect(bad.out).toMatch(/problem: level 1: always "yes" scores 100% of 4 items \(95% interval \d+%–100%\) without reading the task/);
-    expect(bad.err).toMatch(/lenient was not added: the audit found 4 problem\(s\)/);
+    expect(bad.err).toMatch(/lenient was not added: the audit found 4 problems/);
     expect((await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--force')).code).toBe(0);
     expect((await cli(dir, 'envs', 'remove', 'lenient')).code).toBe(0);
   }, 60_000);
@@ -119,8 +119,8 @@ describe('--env-file and tasks.task_file', () => {
     expect(collected.out).toMatch(/2 trajectories in 2 groups[\s\S]*success 100\.0%/);
     const trained = await cli(work, 'train', '--config', 'run.yaml', '--env-file', 'hunt.js', '--model', model);
     expect(trained.code).toBe(0);
-    expect(trained.out).toMatch(/eval qa at step 1: success/);
-    expect(trained.out).toMatch(/eval treasure_hunt at step 1: success/);
+    expect(trained.out).toMatch(/eval qa at step 1 \(test\): \d+\/\d+ = \d+% \[\d+, \d+\]/);
+    expect(trained.out).toMatch(/eval treasure_hunt at step 1 \(test\): \d+\/\d+ = \d+% \[/);
     const store = await openFileStore(join(work, '.spindle'));
     const runs = await listRuns(store);
     const trainRun = await getRun(store, runs[0].id);

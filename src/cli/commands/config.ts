@@ -5,6 +5,7 @@ import { CliError, type Command } from '../command.ts';
 import { setConfigValue, stringifyRunConfig, parseRunConfigYaml, formatConfigErrors } from '../../config/yaml.ts';
 import { presetConfig, PRESETS } from '../../config/presets.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { countOf } from '../../rollout/success-interval.ts';
 
 const configOption = { type: 'string', default: 'spindle.yaml', description: 'the run config file', placeholder: 'file' } as const;
 
@@ -44,7 +45,7 @@ export const configCheck: Command = {
     const file = resolve(ctx.cwd, values.config as string);
     if (!existsSync(file)) throw new CliError(`${values.config} does not exist. Create one with \`spindle config init\`.`);
     const { errors } = parseRunConfigYaml(readFileSync(file, 'utf8'));
-    if (errors.length) throw new CliError(`${errors.length} problem(s):\n${formatConfigErrors(errors, values.config as string)}`);
+    if (errors.length) throw new CliError(`${countOf(errors.length, 'problem')}:\n${formatConfigErrors(errors, values.config as string)}`);
     ctx.out(`${values.config}: ok`);
   },
 };

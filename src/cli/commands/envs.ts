@@ -16,6 +16,7 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { intOption, loadModel, modelOption, modelPath, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { smallCap } from './small.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
+import { countOf } from '../../rollout/success-interval.ts';
 
 /** Columns padded to their widest cell (the last one left as it is). */
 function environmentTable(rows: string[][]): string {
@@ -99,7 +100,7 @@ export const envsAdd: Command = {
     const audit = await runAudit(ctx, values, environmentFile(ctx, positionals[0]), true);
     const source = audit.source!;
     if (audit.problems.length && !values.force) {
-      throw new CliError(`${source.name} was not added: the audit found ${audit.problems.length} problem(s) (above). Fix them, or add --force to keep it anyway.`);
+      throw new CliError(`${source.name} was not added: the audit found ${countOf(audit.problems.length, 'problem')} (above). Fix them, or add --force to keep it anyway.`);
     }
     await withStore(ctx, values, async (store) => {
       const replaced = await keepEnvironment(store, source, audit.problems);
@@ -118,7 +119,7 @@ export const envsAudit: Command = {
     const [target] = positionals;
     const isFile = isUrl(target) || existsSync(resolve(ctx.cwd, target));
     const audit = await runAudit(ctx, values, isFile ? environmentFile(ctx, target) : auditTarget(target, await storedSources(ctx, values)));
-    if (audit.problems.length) throw new CliError(`${audit.env}: ${audit.problems.length} problem(s) found.`);
+    if (audit.problems.length) throw new CliError(`${audit.env}: ${countOf(audit.problems.length, 'problem')} found.`);
   },
 };
 

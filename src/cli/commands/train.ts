@@ -18,9 +18,10 @@ import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { transferRunConfig } from '../../pipeline/operations/transfer.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
+import { formatSuccessCount } from '../../rollout/success-interval.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
-  intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, percent, readBytes, requireOption, storeDir, storeOption,
+  intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, readBytes, requireOption, storeDir, storeOption,
   stringOption, withStore, type Values,
 } from './shared.ts';
 
@@ -67,7 +68,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
         if (e.type === 'update') last = e.metrics;
         else if (e.type === 'progress') progress.update(e.done, metricText(last), e.total);
         else if (e.type === 'evaluation') {
-          ctx.err(`eval step ${e.step} ${e.env} (${e.split}, ${e.n} items): success ${percent(e.success)}`);
+          ctx.err(`eval step ${e.step} ${e.env} (${e.split}): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);
           if (e.step === 0 && e.split === 'test' && e.success === 0 && e.n > 0) ctx.err(BOOTSTRAP_HINT(e.env));
         }
         else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
@@ -82,7 +83,7 @@ function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutco
   const latest = new Map<string, TrainOutcome['evaluations'][number]>();
   for (const e of outcome.evaluations) latest.set(e.env, e);
   ctx.out(`run ${outcome.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`);
-  for (const e of latest.values()) ctx.out(`  eval ${e.env} at step ${e.step}: success ${percent(e.success)} of ${e.n} test items`);
+  for (const e of latest.values()) ctx.out(`  eval ${e.env} at step ${e.step} (test): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);
   if (outcome.stopped) ctx.out(`resume with: spindle train --resume ${outcome.runId} --store ${stringOption(values, 'store') ?? '.spindle'}`);
 }
 

@@ -17,7 +17,7 @@ import type { EnvironmentSource } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
 import { evaluatePolicy, evaluationSettings } from '../../rollout/evaluate.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
-import { wilsonInterval } from '../../rollout/success-interval.ts';
+import { formatSuccessCount, wilsonInterval } from '../../rollout/success-interval.ts';
 import type { Store } from '../../store/index.ts';
 import { chatExample } from '../../train/sft-data.ts';
 import type { LoadedPolicyModel } from '../engine/engine-api.ts';
@@ -96,10 +96,9 @@ export function heldOut(successes: number, n: number): HeldOut {
   return { successes, n, interval: wilsonInterval(successes, n) };
 }
 
-/** "3/32 = 9.4% (3.2–24.2%)". */
+/** "3/32 = 9% [3, 24]": the shared counts-with-interval form the app also shows. */
 export function formatHeldOut(h: HeldOut): string {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
-  return `${h.successes}/${h.n} = ${pct(h.n ? h.successes / h.n : 0)} (95% interval ${pct(h.interval[0])}–${pct(h.interval[1])})`;
+  return formatSuccessCount(h.successes, h.n);
 }
 
 /** The flow's config checks: one environment, GRPO, sizes above 0; throws a sentence naming the fix. */

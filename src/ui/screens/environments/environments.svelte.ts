@@ -7,6 +7,7 @@ import { errorMessage } from '../../lib/format.ts';
 import { BOOTSTRAP_CHOICE } from '../../../pipeline/app/environments.ts';
 import { BootstrapState } from './bootstrap.svelte.ts';
 import type { BuiltinSummary, EnvironmentAudit, EnvironmentDraft, EnvironmentSummary, EnvironmentsSource } from './source.ts';
+import { countOf } from '../../../rollout/success-interval.ts';
 
 type TasksDraft = Extract<EnvironmentDraft, { kind: 'tasks' }>;
 
@@ -180,7 +181,7 @@ export class EnvironmentsState {
       this.selected = name;
       this.checkedName = name;
       await this.refresh();
-      this.note = `Saved ${name}${status === 'unchecked' ? ' (not checked yet)' : status === 'problems' ? ` with ${problems.length} problem(s)` : ''}: it is in the Playground's environment picker and Train's environment list.`;
+      this.note = `Saved ${name}${status === 'unchecked' ? ' (not checked yet)' : status === 'problems' ? ` with ${countOf(problems.length, 'problem')}` : ''}: it is in the Playground's environment picker and Train's environment list.`;
     });
     this.saving = false;
   }
