@@ -5,7 +5,7 @@ import { CliError, type Command } from '../command.ts';
 import { setConfigValue, stringifyRunConfig, parseRunConfigYaml, formatConfigErrors } from '../../config/yaml.ts';
 import { presetConfig, PRESETS } from '../../config/presets.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
-import { countOf } from '../../rollout/success-interval.ts';
+import { countOf } from '../../pipeline/operations/report-text.ts';
 
 const configOption = { type: 'string', default: 'spindle.yaml', description: 'the run config file', placeholder: 'file' } as const;
 

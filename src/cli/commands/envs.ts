@@ -16,7 +16,7 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { intOption, loadModel, modelOption, modelPath, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { smallCap } from './small.ts';
 import { environmentFile, storedSources } from './user-envs.ts';
-import { countOf } from '../../rollout/success-interval.ts';
+import { countOf } from '../../pipeline/operations/report-text.ts';
 
 /** Columns padded to their widest cell (the last one left as it is). */
 function environmentTable(rows: string[][]): string {

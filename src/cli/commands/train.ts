@@ -18,7 +18,7 @@ import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { transferRunConfig } from '../../pipeline/operations/transfer.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
-import { formatSuccessCount } from '../../rollout/success-interval.ts';
+import { formatSuccessCount } from '../../pipeline/operations/report-text.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
   intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, readBytes, requireOption, storeDir, storeOption,
