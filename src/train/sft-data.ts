@@ -17,7 +17,7 @@ import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
 import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
 import type { TrainSample } from './batch.ts';
-import { jsonlLines } from '../jsonl.ts';
+import { readJsonl, type JsonlRow } from '../format/jsonl.ts';
 
 export interface ChatRow {
   messages: { role: string; content: string | null; tool_calls?: unknown[] }[];
@@ -101,19 +101,29 @@ export function instructionExample(row: InstructionRow, tok: TextTokenizer, opts
   return chatExample({ messages: [{ role: 'user', content: user }, { role: 'assistant', content: answer }] }, tok, opts);
 }
 
-/** Examples from JSONL text; each line a chat row or an instruction row. Errors name the line. */
-export function examplesFromJsonl(text: string, tok: TextTokenizer, opts: SftOptions = {}): TrainSample[] {
-  const out: TrainSample[] = [];
-  for (const { line, value, error } of jsonlLines(text)) {
+/** A row of SFT JSONL as read: a chat row, an instruction row, or (the same object) another tool's row with a score. */
+export type SftJsonlRow = Record<string, unknown>;
+
+function sftRowProblem(value: unknown): string | null {
+  const row = value as SftJsonlRow | null;
+  const known = typeof row === 'object' && row !== null && (Array.isArray(row.messages) || 'instruction' in row || 'prompt' in row);
+  return known ? null : 'expected "messages" (HF chat) or "instruction"/"output" or "prompt"/"completion"';
+}
+
+const lineError = (line: number, message: string, cause?: unknown) => new Error(`sft: JSONL line ${line}: ${message}`, { cause });
+
+/** The rows of SFT JSONL, each a chat or an instruction row, with its line; the first bad line throws, naming it. */
+export function readSftRows(text: string): JsonlRow<SftJsonlRow>[] {
+  return readJsonl<SftJsonlRow>(text, sftRowProblem, (p) => lineError(p.line, p.message));
+}
+
+/** An example of each row read by readSftRows; an error names the row's line in its file. */
+export function examplesFromRows(rows: JsonlRow<SftJsonlRow>[], tok: TextTokenizer, opts: SftOptions = {}): TrainSample[] {
+  return rows.map(({ line, value: row }) => {
     try {
-      if (error) throw new Error(error);
-      const row = value as Record<string, unknown>;
-      if (Array.isArray(row.messages)) out.push(chatExample(row as unknown as ChatRow, tok, opts));
-      else if ('instruction' in row || 'prompt' in row) out.push(instructionExample(row as unknown as InstructionRow, tok, opts));
-      else throw new Error('expected "messages" (HF chat) or "instruction"/"output" or "prompt"/"completion"');
+      return Array.isArray(row.messages) ? chatExample(row as unknown as ChatRow, tok, opts) : instructionExample(row as unknown as InstructionRow, tok, opts);
     } catch (e) {
-      throw new Error(`sft: JSONL line ${line}: ${(e as Error).message}`, { cause: e });
+      throw lineError(line, (e as Error).message, e);
     }
-  }
-  return out;
+  });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolSchema } from '../../src/contracts.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
-import { chatExample, examplesFromJsonl, instructionExample, trajectoryExample } from '../../src/train/sft-data.ts';
+import { chatExample, examplesFromRows, instructionExample, readSftRows, trajectoryExample } from '../../src/train/sft-data.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { familyTokenizer } from '../format/family-templates.ts';
 import { trajectory } from './fixtures.ts';
@@ -46,8 +46,12 @@ describe('SFT examples', () => {
 
   it('reads mixed JSONL and names the bad line', () => {
     const rows = ['{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}', '', '{"instruction":"x","output":"y"}'];
-    expect(examplesFromJsonl(rows.join('\n'), tok)).toHaveLength(2);
-    expect(() => examplesFromJsonl(`${rows[0]}\n{"foo":1}`, tok)).toThrow(/line 2/);
+    const read = readSftRows(rows.join('\n'));
+    expect(read.map((r) => r.line)).toEqual([1, 3]);
+    expect(examplesFromRows(read, tok)).toHaveLength(2);
+    expect(() => readSftRows(`${rows[0]}\n{"foo":1}`)).toThrow(/line 2/);
+    // A row that reads but cannot be rendered names its own line too.
+    expect(() => examplesFromRows(readSftRows(`\n${JSON.stringify({ messages: [{ role: 'user', content: 'a' }] })}`), tok)).toThrow(/line 2: .*no assistant/);
     expect(() => chatExample({ messages: [{ role: 'user', content: 'a' }] }, tok)).toThrow(/no assistant/);
   });
 

@@ -1,9 +1,8 @@
 /** Judges screen state: editable remote judges, connection tests, the in-browser judge, calibration runs. */
 import { errorMessage } from '../../lib/format.ts';
 import { baseUrlProblem } from '../../lib/url.ts';
-import type { LineError } from '../../lib/jsonl.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
-import { parseCalibrationFile } from './calibration-file.ts';
+import { readCalibrationSet, type JsonlProblem } from '../../../pipeline/app/calibration-files.ts';
 import type { AgreementFigures, ConnectionResult, InBrowserJudgeState, JudgesSource, RemoteJudgeSettings } from './source.ts';
 import { criteriaProblem } from '../../../config/validate.ts';
 import type { RubricCriterionConfig } from '../../../config/schema.ts';
@@ -88,7 +87,7 @@ export class JudgesState {
   calibrationJudge = $state('');
   calibrationItems = $state<CalibrationItem[]>([]);
   calibrationFileName = $state<string | null>(null);
-  calibrationFileErrors = $state<LineError[]>([]);
+  calibrationFileErrors = $state<JsonlProblem[]>([]);
   calibrationProgress = $state<{ done: number; total: number } | null>(null);
   calibrationResult = $state<AgreementFigures | null>(null);
   calibrationError = $state<string | null>(null);
@@ -194,9 +193,9 @@ export class JudgesState {
     this.calibrationResult = null;
     this.calibrationError = null;
     this.calibrationFileName = file.name;
-    const { items, errors } = parseCalibrationFile(await file.text());
+    const { items, problems } = readCalibrationSet(await file.text());
     this.calibrationItems = items;
-    this.calibrationFileErrors = errors;
+    this.calibrationFileErrors = problems;
   }
 
   async runCalibration(): Promise<void> {
