@@ -5,7 +5,7 @@
  * than `minVotes` usable votes gives null. It never throws: a judge that throws is a null vote.
  */
 import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
-import { applyCalibration, type CalibrationMap } from './calibration-map.ts';
+import { calibrateVote, type CalibrationMap } from './calibration-map.ts';
 import { castVote, type Judge } from './types.ts';
 
 export interface EnsembleOptions {
@@ -72,7 +72,7 @@ export class TrajectoryJudge {
 
   async judge(trajectory: Trajectory, task: Task): Promise<Judgement> {
     const raw = await Promise.all(this.judges.map((j) => castVote(j, trajectory, task, this.now)));
-    const votes = raw.map((v) => this.calibrate(v));
+    const votes = raw.map((v) => calibrateVote(v, this.calibration));
     return { ...combineVotes(votes, this.minVotes), votes };
   }
 
@@ -82,9 +82,4 @@ export class TrajectoryJudge {
     return { ...trajectory, votes: j.votes, judge_score: j.score };
   }
 
-  private calibrate(vote: JudgeVote): JudgeVote {
-    const map = this.calibration[vote.judge_id];
-    if (!map || vote.score === null) return { ...vote, raw_score: vote.score };
-    return { ...vote, raw_score: vote.score, score: applyCalibration(map, vote.score) };
-  }
 }

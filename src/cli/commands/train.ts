@@ -16,6 +16,7 @@ import type { EnvironmentSource, Metrics } from '../../contracts.ts';
 import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/platform/node-train.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { transferRunConfig } from '../../pipeline/operations/transfer.ts';
+import { applyCalibrationOption, calibrationOption } from './calibrate.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
@@ -30,6 +31,7 @@ const trainOptions = {
   'eval-interval': { type: 'string', description: 'override training.eval_interval (held-out eval every M steps)', placeholder: 'm' },
   workers: { type: 'string', description: 'override trajectory_collection.n_workers (rollout worker threads)', placeholder: 'n' },
   model: modelOption,
+  calibration: calibrationOption,
   store: storeOption,
 } as const;
 
@@ -41,7 +43,7 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   c.training.max_steps = intOption(values, 'steps') ?? c.training.max_steps;
   c.training.eval_interval = intOption(values, 'eval-interval') ?? c.training.eval_interval;
   c.trajectory_collection.n_workers = intOption(values, 'workers') ?? c.trajectory_collection.n_workers;
-  return smallConfig(c);
+  return smallConfig(applyCalibrationOption(ctx, values, c));
 }
 
 /** Said when a run starts from 0% held-out: GRPO needs some successes in its groups to learn from. */

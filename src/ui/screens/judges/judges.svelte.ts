@@ -91,6 +91,10 @@ export class JudgesState {
   calibrationProgress = $state<{ done: number; total: number } | null>(null);
   calibrationResult = $state<AgreementFigures | null>(null);
   calibrationError = $state<string | null>(null);
+  /** Judges with a calibration map saved for runs, and what saving or loading one last said. */
+  calibrated = $state<string[]>([]);
+  savedCalibrationNote = $state<string | null>(null);
+  savedCalibrationError = $state<string | null>(null);
   private calibrationAbort: AbortController | null = null;
 
   constructor(private readonly source: JudgesSource) {}
@@ -104,6 +108,7 @@ export class JudgesState {
       this.inBrowser = state.inBrowser;
       this.calibratable = state.calibratable;
       this.calibrationJudge ||= state.calibratable[0] ?? '';
+      this.calibrated = state.calibrated;
       this.loadError = null;
     } catch (err) {
       this.loadError = errorMessage(err);
@@ -222,5 +227,45 @@ export class JudgesState {
 
   cancelCalibration(): void {
     this.calibrationAbort?.abort();
+  }
+
+  /** Saves the map just fitted for runs: the Train screen's config takes it in (judge.calibration). */
+  async useCalibration(): Promise<void> {
+    const result = this.calibrationResult;
+    if (!result) return;
+    await this.savedCalibration(async () => {
+      await this.source.useCalibration(this.calibrationJudge, $state.snapshot(result.map));
+      return `Runs now calibrate ${this.calibrationJudge}'s votes with this map.`;
+    });
+  }
+
+  /** The maps saved for runs, as a calibration file to download (`spindle train --calibration` reads it). */
+  async calibrationFile(): Promise<{ fileName: string; mime: string; text: string } | null> {
+    try {
+      return { fileName: 'calibration.json', mime: 'application/json', text: await this.source.calibrationFile() };
+    } catch (err) {
+      this.savedCalibrationError = errorMessage(err);
+      return null;
+    }
+  }
+
+  /** Saves a calibration file's maps (from `spindle calibrate`, or downloaded here) for runs. */
+  async loadSavedCalibration(file: File): Promise<void> {
+    const text = await file.text();
+    await this.savedCalibration(async () => {
+      const ids = await this.source.loadCalibrationFile(text, file.name);
+      return ids.length ? `Runs now calibrate ${ids.join(', ')} with the maps of ${file.name}.` : `${file.name} holds no maps.`;
+    });
+  }
+
+  private async savedCalibration(save: () => Promise<string>): Promise<void> {
+    this.savedCalibrationError = null;
+    this.savedCalibrationNote = null;
+    try {
+      this.savedCalibrationNote = await save();
+      this.calibrated = (await this.source.load()).calibrated;
+    } catch (err) {
+      this.savedCalibrationError = errorMessage(err);
+    }
   }
 }
