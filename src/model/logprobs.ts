@@ -7,6 +7,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { hasFusedKernel, TOKEN_STATS_KERNEL } from '../kernels/fused.ts';
+import { scoringTemperature } from './temperature.ts';
 import type { SharedPrefixInput, TransformerModel } from './transformer.ts';
 
 export interface LogprobOptions {
@@ -42,7 +43,7 @@ export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number
   const [B, T] = ids.shape;
   const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed, prefix: options.prefix }); // [B, T, V]
   const targets = ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D;
-  const temperature = options.temperature && options.temperature > 0 ? options.temperature : 1;
+  const temperature = scoringTemperature(options.temperature);
   if (!hasFusedKernel(TOKEN_STATS_KERNEL)) return statsOfLogits(logits, targets, temperature);
   const active = options.active ?? tf.onesLike(targets).toFloat();
   const stats = tf.engine().runKernel(TOKEN_STATS_KERNEL, { logits, targets, active }, { temperature }) as tf.Tensor3D; // [3, B, T-1]
