@@ -6,7 +6,7 @@
  * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (e.g.
  *   skill-derived instructions from `spindle skills to-instructions`).
  *
- * A row is rendered by the model's own chat codec (rollout/conversation.ts `trainingTokens`: its chat
+ * A row is rendered by the model's own chat codec (format/conversation.ts `trainingTokens`: its chat
  * template, else ChatML), as an episode of that model is, so SFT teaches the text the model will be
  * prompted with and write. OpenAI-style rows (calls in `tool_calls`, bare tool results) are first put in
  * Spindle's stored form (format/openai-messages.ts), the form the codec renders.
@@ -15,7 +15,7 @@ import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts'
 import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
 import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
-import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
+import { conversationFormat, trainingTokens } from '../format/conversation.ts';
 import type { TrainSample } from './batch.ts';
 import { readJsonl, type JsonlRow } from '../format/jsonl.ts';
 
