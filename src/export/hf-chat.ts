@@ -201,7 +201,7 @@ export function chatRowToTrajectory(row: ChatRow): Trajectory {
   };
 }
 
-export function checkChatRow(v: unknown): string | null {
+function checkChatRow(v: unknown): string | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'each line must be a JSON object with "messages"';
   const r = v as Record<string, unknown>;
   const m = checkMessages(Array.isArray(r.messages) ? r.messages.map(withTextContent) : r.messages);

@@ -41,7 +41,7 @@ export interface ConversationFormat {
   check(messages: ChatMessage[], tools: ToolSchema[]): void;
 }
 
-export const CHATML_FORMAT: ConversationFormat = {
+const CHATML_FORMAT: ConversationFormat = {
   rendersTools: false,
   calls: HERMES_CALLS,
   toolRefusal: null,
@@ -122,7 +122,7 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
  * The stop token the model ends a turn with in this format (`<|im_end|>`, `<|eot_id|>`): the one its
  * turn close starts with, so training teaches it; null when the close starts with none of them.
  */
-export function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
+function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
   const spelled = tokenizerConfig(tokenizer) ? tokenizer.stopIds.map((id) => tokenizer.decode([id])) : [IM_END];
   return spelled.find((stop) => stop !== '' && format.turnClose(stop) !== format.turnClose(null)) ?? null;
 }

@@ -39,7 +39,7 @@ export interface LabelledVotes {
 }
 
 /** The task a trajectory was run on, rebuilt from its own fields, for judges that read only the prompt. */
-export function taskFromTrajectory(t: Trajectory): Task {
+function taskFromTrajectory(t: Trajectory): Task {
   return { id: t.task_id, env: t.env, split: t.split, difficulty: t.difficulty, seed: t.seed, prompt: t.task_description, data: {} };
 }
 

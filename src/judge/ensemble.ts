@@ -51,7 +51,7 @@ export function combineVotes(votes: readonly JudgeVote[], minVotes = 1): { score
 export class TrajectoryJudge {
   readonly judges: readonly Judge[];
   readonly minVotes: number;
-  private calibration: Record<string, CalibrationMap>;
+  private readonly calibration: Record<string, CalibrationMap>;
   private readonly now?: () => number;
 
   constructor(options: EnsembleOptions) {
@@ -63,11 +63,6 @@ export class TrajectoryJudge {
     if (!Number.isInteger(this.minVotes) || this.minVotes < 1) throw new Error(`minVotes must be a positive integer, got ${options.minVotes}.`);
     this.calibration = { ...options.calibration };
     this.now = options.now;
-  }
-
-  /** Replaces the calibration maps (e.g. after `calibrate`). */
-  setCalibration(maps: Record<string, CalibrationMap>): void {
-    this.calibration = { ...maps };
   }
 
   async judge(trajectory: Trajectory, task: Task): Promise<Judgement> {

@@ -121,7 +121,7 @@ function drawFrom<T>(candidates: number[], weight: Float64Array, rng: Rng, pick:
 }
 
 /** Left padding makes every prompt a multiple of this many positions (see generate). */
-export const PAD_ALIGN = 8;
+const PAD_ALIGN = 8;
 
 /** Samples continuations of each prompt. Leaves no tensors behind. */
 export async function generate(model: TransformerModel, prompts: number[][], options: SamplingOptions): Promise<GenerateResult> {

@@ -1,6 +1,6 @@
 /**
  * SFT examples: token ids plus an assistant mask, from
- * - stored trajectories (their own `tokens` / `assistant_mask`: exactly what the policy sampled),
+ * - stored trajectories (Parquet), as chat rows of their messages and tools,
  * - HF chat JSONL rows `{"messages": [...], "tools": [...]}` (exported trajectories, or data
  *   collected from a large remote model),
  * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (e.g.
@@ -11,7 +11,7 @@
  * prompted with and write. OpenAI-style rows (calls in `tool_calls`, bare tool results) are first put in
  * Spindle's stored form (format/openai-messages.ts), the form the codec renders.
  */
-import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
+import type { ChatMessage, Role, ToolSchema } from '../contracts.ts';
 import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
 import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
@@ -33,11 +33,6 @@ export interface SftOptions {
 }
 
 const ROLES: Role[] = ['system', 'user', 'assistant', 'tool'];
-
-export function trajectoryExample(t: Pick<Trajectory, 'id' | 'tokens' | 'assistant_mask'>): TrainSample {
-  if (t.tokens.length === 0) throw new Error(`sft: trajectory ${t.id} has no tokens (collected by a policy without a tokenizer); convert it as a chat row instead`);
-  return { tokens: t.tokens, mask: t.assistant_mask };
-}
 
 /** An OpenAI `tool_calls` entry (arguments as an object or a JSON string; `function` optional). */
 function openAiCall(call: unknown): OpenAiToolCall {

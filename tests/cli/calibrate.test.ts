@@ -31,6 +31,14 @@ describe('spindle calibrate', () => {
     expect(saved).toEqual({ version: 1, method: 'affine', maps: { rule: { kind: 'affine', a: 0, b: expect.closeTo(0.3, 12) } } });
   });
 
+  it('calibrates the shipped model judge too, loaded from its folder', async () => {
+    writeConfig(dir, tinyConfig((c) => { c.judge.judges = [{ type: 'rule', id: 'rule' }, { type: 'model', id: 'onnx-judge', path: 'models/judge' }]; }), 'two.yaml');
+    const r = await cli(dir, 'calibrate', '--set', 'labels.jsonl', '--config', 'two.yaml', '--output', 'two.json');
+    expect(r).toMatchObject({ code: 0 });
+    expect(r.out).toMatch(/ {2}onnx-judge: 2 scored, /);
+    expect(Object.keys(JSON.parse(readFileSync(join(dir, 'two.json'), 'utf8')).maps)).toEqual(['rule', 'onnx-judge']);
+  });
+
   it('refuses a set with bad lines, naming each line of the file', async () => {
     const r = await cli(dir, 'calibrate', '--set', 'bad.jsonl', '--output', 'never.json');
     expect(r.code).toBe(1);

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import type { Metrics, RunMarker, Trajectory } from '../../src/contracts.ts';
-import { sequenceLogprobs } from '../../src/model/logprobs.ts';
+import { sequenceLogprobs } from '../model/helpers.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import type { TrainerCheckpoint } from '../../src/train/checkpoint.ts';
 import { createRng } from '../../src/rng.ts';

@@ -45,11 +45,13 @@ export const calibrateCommand: Command = {
     const setPath = requireOption(values, 'set', '--set labelled.jsonl');
     const config = configOrDefault(ctx, stringOption(values, 'config'));
     const method = choiceOption(values, 'method', ['isotonic', 'affine'] as const, 'isotonic');
+    // onnxruntime loads only when the config has a model judge.
+    const loadModelJudge = async (id: string, path: string) => (await import('../../pipeline/platform/node-judges.ts')).loadNodeModelJudge(id, path, ctx.cwd);
     const progress = new Progress(ctx, 'calibrate: items', 0, 10);
     let result: Awaited<ReturnType<typeof calibrateJudges>>;
     try {
       result = await calibrateJudges(config, readText(ctx, setPath, 'labelled set'), setPath, {
-        deps: { getSecret: (name) => process.env[name] ?? null }, method, onItem: (done, total) => progress.update(done, '', total),
+        deps: { getSecret: (name) => process.env[name] ?? null, loadModelJudge }, method, onItem: (done, total) => progress.update(done, '', total),
       });
     } catch (e) {
       throw new CliError((e as Error).message);

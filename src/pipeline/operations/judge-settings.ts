@@ -44,7 +44,7 @@ export interface SavedEndpointJudge {
 }
 
 /** The run-config entry of a saved endpoint judge (its key, if any, under `secret.<id>`). */
-export function endpointJudgeConfig(r: SavedEndpointJudge): JudgeConfig {
+function endpointJudgeConfig(r: SavedEndpointJudge): JudgeConfig {
   const endpoint = { id: r.id, base_url: r.base_url, model: r.model, api_key_env: r.hasKey ? `secret.${r.id}` : null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 };
   if (r.kind === 'rubric') return { type: 'rubric', ...endpoint, criteria: (r.criteria ?? []).map((c) => ({ ...c })), scale: r.scale ?? 10 };
   if (r.kind === 'group') return { type: 'group', ...endpoint, rubric: r.rubric ?? '' };
