@@ -58,7 +58,7 @@ import { initBackend } from '../src/kernels/backend.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import type { TextTokenizer } from '../src/tokenizer/tokenizer.ts';
 import { resolveModelPath } from '../src/pipeline/platform/node.ts';
-import { conversationFormat } from '../src/rollout/conversation.ts';
+import { conversationFormat } from '../src/format/conversation.ts';
 import { wilsonInterval } from '../src/rollout/success-interval.ts';
 import { TOOL_SCHEMAS } from '../src/sandbox/index.ts';
 import { EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut, type Loaded } from './lib/learn-run.ts';

@@ -23,7 +23,7 @@ import { loadHfModel } from '../../src/hub/hf.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { spindleTokenizerConfig } from '../../src/tokenizer/spindle-chat-template.ts';
 import { generationConfig } from '../../src/pipeline/operations/merged-export.ts';
-import { chatFormatSummary } from '../../src/rollout/conversation.ts';
+import { chatFormatSummary } from '../../src/format/conversation.ts';
 import { buildDir } from './build-dir.ts';
 
 const { values: args } = parseArgs({ options: { dir: { type: 'string' }, tokenizer: { type: 'string', default: join(buildDir(), 'tokenizer.json') } } });

@@ -3,6 +3,7 @@
  * and sections (model, training, trajectory_collection, judge, tasks and the rest). It is saved with
  * every run and every exported adapter.
  */
+import type { CalibrationMap } from './calibration.ts';
 import type { VerifierConfig } from './verifier.ts';
 
 export type JudgeConfig =
@@ -49,6 +50,8 @@ export interface JudgeEndpointConfig {
 
 /** A task file's verifier (`tasks.verifier`): config/verifier.ts. */
 export type { VerifierConfig };
+/** A judge's calibration map (`judge.calibration`): config/calibration.ts. */
+export type { CalibrationMap };
 
 export interface RunConfig {
   name: string;
@@ -176,6 +179,12 @@ export interface RunConfig {
      * that succeeded (src/judge/verifier-gate.ts). false: the judges' score as it is (the run warns).
      */
     verifier_gate: boolean;
+    /**
+     * Judge id → the map its raw scores pass through before they are combined (each vote keeps its
+     * raw score); judges without one count as they score. A saved calibration's maps: `spindle
+     * calibrate` writes one, `--calibration FILE` or the Judges screen brings it into a run.
+     */
+    calibration: Record<string, CalibrationMap>;
   };
   tasks: {
     environments: string[];
@@ -244,7 +253,7 @@ export const DEFAULT_CONFIG: RunConfig = {
   // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. Longer tasks raise it (the loop allows 100):
   // the shipped base's 2,048 positions hold about 35 median multi-step turns.
   trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1, reproducible: true },
-  judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true },
+  judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true, calibration: {} },
   tasks: { environments: ['arith_tool'], task_file: null, env_files: [], verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

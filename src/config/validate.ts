@@ -5,6 +5,7 @@
  */
 import { DEFAULT_CONFIG, type JudgeConfig, type RunConfig } from './schema.ts';
 import { checkVerifier, type VerifierConfig } from './verifier.ts';
+import { calibrationMapsProblem } from './calibration.ts';
 import { clip, show } from './show.ts';
 import { RETIRED_FIELDS, FIELD_RULES, JUDGE_NUMBER_RULES, JUDGE_TYPES, type FieldRule, type NumberRule } from './rules.ts';
 
@@ -59,6 +60,12 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
       out[key] = checkJudges(value, errors);
       continue;
     }
+    if (path === 'judge.calibration') {
+      const problem = checkField(path, value, defaults[key]);
+      if (problem) errors.push({ path, message: problem });
+      else out[key] = value;
+      continue;
+    }
     if (path === 'tasks.verifier') {
       const checked = checkVerifierField(value, path);
       errors.push(...checked.errors);
@@ -81,6 +88,10 @@ function mergeSection(defaults: Plain, given: Plain, prefix: string, errors: Con
 /** Returns an error message, or null when `value` is acceptable for the field. */
 export function checkField(path: string, value: unknown, fallback: unknown): string | null {
   if (path === 'tasks.verifier') return checkVerifierField(value, path).errors.map((e) => e.message).join(' ') || null;
+  if (path === 'judge.calibration') {
+    const problem = calibrationMapsProblem(value);
+    return problem ? `"${path}" ${problem}.` : null;
+  }
   const rule: FieldRule | undefined = FIELD_RULES[path];
   if (!rule) {
     const want = fallback === null ? 'string or null' : Array.isArray(fallback) ? 'list' : typeof fallback;

@@ -16,7 +16,7 @@ export interface ParseOptions {
 }
 
 /** A run config is a page of settings; these bounds keep a hostile file from costing minutes or gigabytes. */
-export const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: MAX_ERRORS } as const;
+const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: MAX_ERRORS } as const;
 
 export function parseRunConfigYaml(text: string, options: ParseOptions = {}): ValidationResult {
   const refuse = (message: string, line?: number): ValidationResult => ({ config: null, errors: [{ path: '', line, message }] });
@@ -132,7 +132,7 @@ function leafPaths(obj: Record<string, unknown>, prefix: string): string[] {
 }
 
 /** Parses a command-line value: YAML scalars and flow collections (`2.5`, `null`, `[1, 3]`, `adamw`). */
-export function parseValue(raw: string): unknown {
+function parseValue(raw: string): unknown {
   const doc = parseDocument(raw);
   return doc.errors.length ? raw : doc.toJS();
 }

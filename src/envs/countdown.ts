@@ -56,7 +56,7 @@ function pairValues(a: number, b: number): number[] {
  * two largest numbers (the first or last two as the prompt lists them, sorted), the sum or the product
  * of all. A blind policy tries exactly these (src/rollout/blind-policies.ts), so they are never asked.
  */
-export function formulaTargets(numbers: number[]): Set<number> {
+function formulaTargets(numbers: number[]): Set<number> {
   const sorted = [...numbers].sort((x, y) => x - y);
   const out = new Set<number>([sorted.reduce((a, b) => a + b, 0), sorted.reduce((a, b) => a * b, 1)]);
   if (sorted.length >= 2) {

@@ -17,7 +17,7 @@ const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 /** Draws before giving up on a split: with testFraction 0.2, 200 misses in a row means the item space is too small. */
 const MAX_SPLIT_ATTEMPTS = 200;
 /** Share of the item space held out for validation, after the test share. */
-export const VALIDATION_FRACTION = 0.1;
+const VALIDATION_FRACTION = 0.1;
 const SPLITS: readonly Split[] = ['train', 'validation', 'test'];
 /**
  * The most luck an environment may declare (`EnvironmentSpec.chance`): beyond it a blind policy

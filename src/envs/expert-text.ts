@@ -29,7 +29,7 @@ export function answerTurn(answer: string, think: string | null = null): string 
 }
 
 /** JSON with `", "` and `": "` separators, as Python's json.dumps writes it in Qwen/Hermes chat templates. */
-export function spacedJson(value: unknown): string {
+function spacedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(spacedJson).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
     return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`).join(', ')}}`;

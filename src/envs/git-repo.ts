@@ -188,7 +188,7 @@ function fillPrompt(template: string, vars: Record<string, string>): string {
   return template.replace(/\{(\w+)\}/g, (_m, k: string) => vars[k] ?? `{${k}}`);
 }
 
-export function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
+function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
   const chosen = kind ?? rng.pick(GIT_LEVELS[difficulty]);
   const { vars, data } = BUILDERS[chosen](rng);
   // The split goes by what is asked, what must come out and the history it is read from (the commit

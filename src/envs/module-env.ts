@@ -60,9 +60,9 @@ const DEFAULTS = { fileName: 'env.js', timeoutMs: 2000, memoryBytes: 16 * 1024 *
 export const MAX_MODULE_CHARS = 1024 * 1024;
 const TOOL_NAME = /^[a-z_][a-z0-9_]{0,39}$/;
 /** A module's own tools at most: each is listed in every episode's system prompt, and the audit probes each. */
-export const MAX_OWN_TOOLS = 32;
+const MAX_OWN_TOOLS = 32;
 /** Their schemas (names, descriptions, parameters) at most, as JSON characters: the system prompt's tool list. */
-export const MAX_TOOL_LIST_CHARS = 16_000;
+const MAX_TOOL_LIST_CHARS = 16_000;
 
 /** Loads, validates and wraps a module; throws EnvironmentModuleError naming each problem (and the line). */
 export async function loadEnvironmentModule(source: string, options: ModuleEnvironmentOptions = {}): Promise<ModuleEnvironment> {
@@ -217,7 +217,7 @@ function readExpert(value: unknown, layout: 'compact' | 'full'): string[] {
 }
 
 /** What a module's `evaluate` reads: the conversation and its steps, without token arrays. */
-export function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
+function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
   return {
     final_response: t.final_response,
     finish_reason: t.finish_reason,

@@ -32,7 +32,7 @@ export function runModulesInThisThread(): void {
 }
 
 /** Whether this thread can use a host: it may block on shared memory (not a page's main thread). */
-export function canUseModuleHost(): boolean {
+function canUseModuleHost(): boolean {
   if (hereOnly || typeof SharedArrayBuffer === 'undefined' || typeof Atomics?.wait !== 'function') return false;
   try {
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 1, 0);

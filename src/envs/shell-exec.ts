@@ -197,7 +197,7 @@ function fillPrompt(template: string, vars: Record<string, string>): string {
 }
 
 /** Sample a kind of the level and build it; shared by tests that want a specific kind. */
-export function buildShellTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
+function buildShellTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
   const chosen = kind ?? rng.pick(SHELL_LEVELS[difficulty]);
   const { vars, data } = BUILDERS[chosen](rng, difficulty);
   return { prompt: fillPrompt(SHELL_PROMPTS[chosen], vars), data, key: questionKey(chosen, vars, data) };
@@ -212,7 +212,7 @@ function questionKey(kind: string, vars: Record<string, string>, data: { answer?
 }
 
 /** Scores a file-system task: the answer and/or the replayed final state. */
-export async function scoreFsTask(data: ShellTaskData, setup: ToolboxSetup, tools: readonly string[], trajectory: Trajectory): Promise<number> {
+async function scoreFsTask(data: ShellTaskData, setup: ToolboxSetup, tools: readonly string[], trajectory: Trajectory): Promise<number> {
   if (data.answer) return scoreQuestion(trajectory, data.answer, tools);
   if (changedNothing(trajectory, tools)) return 0;
   const toolbox = await replayTrajectory(setup, tools, trajectory);
@@ -226,7 +226,7 @@ export async function scoreFsTask(data: ShellTaskData, setup: ToolboxSetup, tool
   }
 }
 
-export function shellExpert(data: ShellTaskData): string[] {
+function shellExpert(data: ShellTaskData): string[] {
   const turns = data.commands.map((cmds, i) => callTurn(i === 0 ? data.think : null, cmds.map((command) => ({ name: 'sh', arguments: { command } }))));
   return [...turns, answerTurn(data.reply)];
 }

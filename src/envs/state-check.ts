@@ -62,7 +62,7 @@ export function linesMatch(snapshot: Record<string, string>, expected: LinesExpe
 }
 
 /** True when a tool's output shows the answer: the value as a token, or (for a count) that many lines. */
-export function outputShowsAnswer(output: string, check: AnswerCheck): boolean {
+function outputShowsAnswer(output: string, check: AnswerCheck): boolean {
   if (check.alone) return output.trim() === String(check.value);
   if (check.type === 'int') return containsToken(output, String(check.value)) || output.split('\n').filter((l) => l.trim()).length === check.value;
   if (check.type === 'text') return containsToken(output, String(check.value));

@@ -31,7 +31,7 @@ export function readNeed(path: string, shows: string, after?: number[]): StepNee
 }
 
 /** True when a command names the file's base name as a whole word or the last part of a path. */
-export function namesFile(source: string, path: string): boolean {
+function namesFile(source: string, path: string): boolean {
   const base = path.slice(path.lastIndexOf('/') + 1).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   return new RegExp(`(^|[\\s/'"])${base}($|[\\s'";|&>)])`).test(source);
 }
@@ -41,7 +41,7 @@ export function namesFile(source: string, path: string): boolean {
  * Each need takes the earliest call after its prerequisites that meets it: the earliest choice never
  * blocks a later need, so this finds an order whenever one exists.
  */
-export function meetNeeds(trajectory: Trajectory, needs: readonly StepNeed[]): (number | null)[] {
+function meetNeeds(trajectory: Trajectory, needs: readonly StepNeed[]): (number | null)[] {
   const calls = trajectory.steps.map((s) => s.tool_call);
   const meets = calls.map((call) =>
     call && call.error === null ? needs.map((need) => need.tools.includes(call.tool_name) && need.met(callSource(call), resultText(call))) : needs.map(() => false));

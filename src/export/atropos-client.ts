@@ -112,7 +112,7 @@ class HttpError extends Error {
 }
 
 /** The server answered something that is not Atropos's protocol: retrying cannot help. */
-export class AtroposProtocolError extends Error {}
+class AtroposProtocolError extends Error {}
 
 /** The client's signal fired (a user's Ctrl-C): the wait or request it ended did not finish. */
 export class AtroposInterrupted extends Error {

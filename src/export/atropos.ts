@@ -6,7 +6,7 @@
  * sampling logprob on policy tokens and 1.0 as the placeholder elsewhere.
  */
 import type { ScoredGroup, Trajectory } from '../contracts.ts';
-import { parseJsonl, textOf, toJsonl } from './jsonl.ts';
+import { importJsonlRows, textOf, toJsonl } from './jsonl.ts';
 import { checkScoredGroup, normalizeScoredGroup } from './validate.ts';
 
 export const ATROPOS_FIELDS = [
@@ -43,5 +43,5 @@ export function scoredGroupsToJsonl(groups: Iterable<ScoredGroup>): string {
 
 /** Parses and validates ScoredDataGroup JSONL (absent optional fields become null). */
 export function parseScoredGroupsJsonl(data: string | Uint8Array | ArrayBuffer, file: string): ScoredGroup[] {
-  return parseJsonl<Record<string, unknown>>(textOf(data), file, checkScoredGroup).map(normalizeScoredGroup);
+  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkScoredGroup).map((r) => normalizeScoredGroup(r.value));
 }

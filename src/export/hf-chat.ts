@@ -16,7 +16,8 @@ import { TOOL_CALL_CODECS } from '../format/tool-call-codec.ts';
 import { ByteTokenizer, SPECIAL_TOKENS } from '../tokenizer/byte-tokenizer.ts';
 import { SPINDLE_CHAT_TEMPLATE } from '../tokenizer/spindle-chat-template.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
-import { parseJsonl, textOf } from './jsonl.ts';
+import { importJsonlRows, textOf } from './jsonl.ts';
+import type { JsonlRow } from '../format/jsonl.ts';
 import { checkMessages, checkToolSchema } from './validate.ts';
 
 /** OpenAI/HF function-tool wrapper, as chat templates expect in `tools`. */
@@ -200,7 +201,7 @@ export function chatRowToTrajectory(row: ChatRow): Trajectory {
   };
 }
 
-export function checkChatRow(v: unknown): string | null {
+function checkChatRow(v: unknown): string | null {
   if (typeof v !== 'object' || v === null || Array.isArray(v)) return 'each line must be a JSON object with "messages"';
   const r = v as Record<string, unknown>;
   const m = checkMessages(Array.isArray(r.messages) ? r.messages.map(withTextContent) : r.messages);
@@ -266,7 +267,12 @@ function normaliseMessage(m: Record<string, unknown>): OpenAiMessage {
 
 /** Parses and validates chat JSONL. Rows from other tools may lack Spindle's columns; defaults fill them. */
 export function parseChatJsonl(data: string | Uint8Array | ArrayBuffer, file: string): ChatRow[] {
-  return parseJsonl<Record<string, unknown>>(textOf(data), file, checkChatRow).map((r, i) => ({
+  return chatJsonlRows(data, file).map((r) => r.value);
+}
+
+/** The same rows, each with its line in the file. */
+export function chatJsonlRows(data: string | Uint8Array | ArrayBuffer, file: string): JsonlRow<ChatRow>[] {
+  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkChatRow).map(({ line, value: r }, i) => ({ line, value: {
     messages: (r.messages as Record<string, unknown>[]).map(normaliseMessage),
     tools: (r.tools as HfTool[] | undefined) ?? [],
     id: (r.id as string | undefined) ?? `${file}#${i + 1}`,
@@ -282,5 +288,5 @@ export function parseChatJsonl(data: string | Uint8Array | ArrayBuffer, file: st
     n_steps: (r.n_steps as number | undefined) ?? 0,
     finish_reason: (r.finish_reason as Trajectory['finish_reason'] | undefined) ?? 'answer',
     created_at: (r.created_at as number | undefined) ?? 0,
-  }));
+  } }));
 }

@@ -10,13 +10,13 @@ import { putSkill } from '../store/skills.ts';
 import { write } from '../store/db.ts';
 import type { GroupRecord, SkillRecord } from '../store/records.ts';
 import { ImportError } from './import-error.ts';
-import { chatRowToTrajectory, parseChatJsonl } from './hf-chat.ts';
+import { chatJsonlRows, chatRowToTrajectory } from './hf-chat.ts';
 import { parquetToTrajectories } from './parquet.ts';
-import { parseJsonl, textOf } from './jsonl.ts';
+import { importJsonlRows, textOf } from './jsonl.ts';
 import { checkTrajectory } from './validate.ts';
 import { parseScoredGroupsJsonl } from './atropos.ts';
 import { parseSkill } from './skills.ts';
-import { jsonlLines } from '../jsonl.ts';
+import { jsonlEntries } from '../format/jsonl.ts';
 
 export interface ImportFile {
   name: string;
@@ -27,9 +27,9 @@ export interface ImportResult { added: number; skipped: number }
 
 export type TrajectoryFormat = 'parquet' | 'chat-jsonl' | 'trajectory-jsonl';
 
-function firstLine(text: string): unknown {
-  const line = text.split('\n').find((l) => l.trim()) ?? '';
-  return jsonlLines(line)[0]?.value ?? null;
+/** The first row's value, read alone (a large file is not split for it); null when it is no JSON. */
+function firstRow(text: string): unknown {
+  return jsonlEntries(text).next().value?.value ?? null;
 }
 
 /** Parquet by extension or magic bytes; JSONL rows with `steps` and `tokens` are full trajectories, others chat rows. */
@@ -39,28 +39,29 @@ export function detectTrajectoryFormat(file: ImportFile): TrajectoryFormat {
     const bytes = file.data instanceof ArrayBuffer ? new Uint8Array(file.data) : file.data;
     if (bytes.byteLength >= 4 && String.fromCharCode(...bytes.subarray(0, 4)) === 'PAR1') return 'parquet';
   }
-  const first = firstLine(textOf(file.data)) as Record<string, unknown> | null;
+  const first = firstRow(textOf(file.data)) as Record<string, unknown> | null;
   return first && 'steps' in first && 'tokens' in first ? 'trajectory-jsonl' : 'chat-jsonl';
 }
 
 /** Reads and validates a trajectory file without touching the store. */
 export async function readTrajectoryFile(file: ImportFile, format = detectTrajectoryFormat(file)): Promise<Trajectory[]> {
-  let trajectories: Trajectory[];
+  // Each with its row: a Parquet record's number, a JSONL row's line in the file.
+  let rows: { row: number; trajectory: Trajectory }[];
   if (format === 'parquet') {
     if (typeof file.data === 'string') throw new ImportError(file.name, 'a Parquet file must be given as bytes, not text');
-    trajectories = await parquetToTrajectories(file.data, file.name);
+    rows = (await parquetToTrajectories(file.data, file.name)).map((trajectory, i) => ({ row: i + 1, trajectory }));
   } else if (format === 'trajectory-jsonl') {
-    trajectories = parseJsonl<Trajectory>(textOf(file.data), file.name, checkTrajectory);
+    rows = importJsonlRows<Trajectory>(textOf(file.data), file.name, checkTrajectory).map((r) => ({ row: r.line, trajectory: r.value }));
   } else {
-    trajectories = parseChatJsonl(file.data, file.name).map(chatRowToTrajectory);
+    rows = chatJsonlRows(file.data, file.name).map((r) => ({ row: r.line, trajectory: chatRowToTrajectory(r.value) }));
   }
   const rowOf = new Map<string, number>();
-  trajectories.forEach((t, i) => {
+  for (const { row, trajectory: t } of rows) {
     const earlier = rowOf.get(t.id);
-    if (earlier !== undefined) throw new ImportError(file.name, `id ${t.id} appears twice (rows ${earlier} and ${i + 1})`, { row: i + 1 });
-    rowOf.set(t.id, i + 1);
-  });
-  return trajectories;
+    if (earlier !== undefined) throw new ImportError(file.name, `id ${t.id} appears twice (rows ${earlier} and ${row})`, { row });
+    rowOf.set(t.id, row);
+  }
+  return rows.map((r) => r.trajectory);
 }
 
 async function storedIds(store: Store, storeName: 'trajectories' | 'groups', ids: string[]): Promise<Set<string>> {

@@ -4,7 +4,7 @@
  * The PEFT module pulls in the safetensors codec only (no tfjs).
  */
 export { ImportError } from './import-error.ts';
-export { toJsonl, jsonlChunks, parseJsonl } from './jsonl.ts';
+export { toJsonl, jsonlChunks, importJsonlRows } from './jsonl.ts';
 export { trajectoryToChatRow, chatRowToTrajectory, parseChatJsonl, type ChatRow, type HfTool } from './hf-chat.ts';
 export { trajectoriesToParquet, parquetToTrajectories, PARQUET_COLUMNS, PARQUET_SCHEMA_ID } from './parquet.ts';
 export { scoredGroupFromTrajectories, scoredGroupsToJsonl, parseScoredGroupsJsonl, ATROPOS_FIELDS } from './atropos.ts';

@@ -1,5 +1,5 @@
-/** JSON Lines: one JSON value per line, UTF-8, `\n` separated, with line-numbered parse errors. */
-import { jsonlLines } from '../jsonl.ts';
+/** JSON Lines out (one JSON value per line, UTF-8, `\n` separated), and imported files' rows in. */
+import { readJsonl, type JsonlRow, type RowCheck } from '../format/jsonl.ts';
 import { ImportError } from './import-error.ts';
 
 export function toJsonl(rows: Iterable<unknown>): string {
@@ -20,22 +20,13 @@ export async function* jsonlChunks<T>(rows: Iterable<T> | AsyncIterable<T>, map:
 }
 
 /**
- * Parses JSONL and checks each row with `check` (returns a problem or null). Blank lines are
- * skipped; row numbers are line numbers. Throws on the first bad line, before returning anything.
+ * The rows of an imported JSONL file, each checked with `check` (a problem or null), read by the one
+ * JSONL reader (format/jsonl.ts): blank lines skipped, row numbers are the file's line numbers. The
+ * first bad line throws an ImportError naming the file and line, before anything is returned. Each row
+ * keeps its line, for errors found later (an id seen twice).
  */
-export function parseJsonl<T>(text: string, file: string, check: (row: unknown) => string | null = () => null): T[] {
-  const rows: T[] = [];
-  const lines = jsonlLines(text);
-  for (const { line, value, error } of lines) {
-    if (error) {
-      const hint = line === lines.at(-1)?.line && !text.endsWith('\n') ? ' (the file may be truncated)' : '';
-      throw new ImportError(file, `${error}${hint}`, { row: line });
-    }
-    const problem = check(value);
-    if (problem) throw new ImportError(file, problem, { row: line });
-    rows.push(value as T);
-  }
-  return rows;
+export function importJsonlRows<T>(text: string, file: string, check: RowCheck = () => null): JsonlRow<T>[] {
+  return readJsonl<T>(text, check, (p) => new ImportError(file, p.message, { row: p.line }));
 }
 
 export function textOf(data: string | Uint8Array | ArrayBuffer): string {

@@ -25,7 +25,7 @@ import { unzipSelected } from './zip.ts';
 export const ADAPTER_CONFIG = 'adapter_config.json';
 export const ADAPTER_WEIGHTS = 'adapter_model.safetensors';
 /** What an imported adapter zip may inflate to, per file: a zip bomb costs at most this. */
-export const ADAPTER_ZIP_LIMITS = { [ADAPTER_CONFIG]: 1 << 20, 'README.md': 1 << 20, [ADAPTER_WEIGHTS]: 512 << 20 };
+const ADAPTER_ZIP_LIMITS = { [ADAPTER_CONFIG]: 1 << 20, 'README.md': 1 << 20, [ADAPTER_WEIGHTS]: 512 << 20 };
 const KEY = /^base_model\.model\.model\.layers\.(\d+)\.(self_attn|mlp)\.(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)\.lora_(A|B)\.weight$/;
 const PARENT: Record<string, string> = { q_proj: 'self_attn', k_proj: 'self_attn', v_proj: 'self_attn', o_proj: 'self_attn', gate_proj: 'mlp', up_proj: 'mlp', down_proj: 'mlp' };
 
@@ -100,7 +100,7 @@ export interface ModelCardInput {
 }
 
 /** Where a user environment's source goes in the adapter folder, so the run can be reproduced from it. */
-export function environmentFileName(source: EnvironmentSource): string {
+function environmentFileName(source: EnvironmentSource): string {
   return `spindle_environments/${source.name}.${source.kind === 'module' ? 'js' : 'jsonl'}`;
 }
 

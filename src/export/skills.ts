@@ -23,7 +23,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from 'yaml';
 import type { ChatMessage, ToolSchema, Trajectory } from '../contracts.ts';
 import type { SkillRecord } from '../store/records.ts';
 import { ImportError } from './import-error.ts';
-import { parseJsonl, textOf } from './jsonl.ts';
+import { importJsonlRows, textOf } from './jsonl.ts';
 
 const FRONT = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/;
 /** The examples block of a skill body: successful episodes, one JSON object per line. */
@@ -139,10 +139,10 @@ function skillDocument(type: string, examples: Trajectory[]): string {
 export function skillExamples(skill: SkillRecord): SkillExample[] {
   const block = EXAMPLES.exec(skillBody(skill));
   if (!block) return [];
-  return parseJsonl<SkillExample>(block[1], `skill ${skill.name}`, (v) => {
+  return importJsonlRows<SkillExample>(block[1], `skill ${skill.name}`, (v) => {
     const row = v as Partial<SkillExample> | null;
     return row && Array.isArray(row.messages) && Array.isArray(row.tools) ? null : 'each example must have "messages" and "tools" arrays';
-  });
+  }).map((r) => r.value);
 }
 
 export interface InstructionRow extends SkillExample {
@@ -166,13 +166,13 @@ export function skillsToInstructions(skills: SkillRecord[], options: { minUsage?
  * messages, by the whole row); the first occurrence wins. Every file is validated before any output.
  */
 export function mergeJsonl(files: { name: string; data: string | Uint8Array | ArrayBuffer }[]): { jsonl: string; rows: number; duplicates: number } {
-  const parsed = files.map((f) => parseJsonl<Record<string, unknown>>(textOf(f.data), f.name, (v) =>
+  const parsed = files.map((f) => importJsonlRows<Record<string, unknown>>(textOf(f.data), f.name, (v) =>
     typeof v === 'object' && v !== null && !Array.isArray(v) ? null : 'each line must be a JSON object'));
   const seen = new Set<string>();
   let out = '';
   let rows = 0, duplicates = 0;
   for (const file of parsed) {
-    for (const row of file) {
+    for (const { value: row } of file) {
       const key = JSON.stringify(row.messages ?? row);
       if (seen.has(key)) { duplicates++; continue; }
       seen.add(key);

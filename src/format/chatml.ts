@@ -15,7 +15,7 @@ export const IM_START = '<|im_start|>';
 export const IM_END = '<|im_end|>';
 
 /** One turn: `<|im_start|>{role}\n{content}<|im_end|>\n`. */
-export function renderMessage(message: ChatMessage): string {
+function renderMessage(message: ChatMessage): string {
   return `${IM_START}${message.role}\n${message.content}${IM_END}\n`;
 }
 
@@ -45,7 +45,7 @@ export function renderContinuation(messages: ChatMessage[]): string {
 }
 
 /** One tool result block: `<tool_response>\n{text}\n</tool_response>`. */
-export function formatToolResponse(text: string): string {
+function formatToolResponse(text: string): string {
   return `<tool_response>\n${text}\n</tool_response>`;
 }
 

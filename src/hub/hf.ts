@@ -50,7 +50,7 @@ export function urlSource(base: string, fetchImpl: typeof fetch = fetch, limits:
 }
 
 /** Files the user picked (an <input type=file multiple|webkitdirectory>), matched by file name. */
-export function blobSource(files: File[] | Record<string, Blob>): FileSource {
+function blobSource(files: File[] | Record<string, Blob>): FileSource {
   const byName = new Map<string, Blob>(
     Array.isArray(files) ? files.map((f) => [f.name, f] as [string, Blob]) : Object.entries(files),
   );
@@ -64,7 +64,7 @@ export function blobSource(files: File[] | Record<string, Blob>): FileSource {
 }
 
 /** Node only: a directory on disk. */
-export function dirSource(dir: string): FileSource {
+function dirSource(dir: string): FileSource {
   return {
     description: dir,
     async read(name) {
@@ -87,7 +87,7 @@ async function nodeFs(): Promise<typeof import('node:fs/promises')> {
 export type ModelSource = string | File[] | Record<string, Blob> | FileSource;
 
 /** A hub id (`hf:<id>[@rev]`) or huggingface.co URL goes through the hub's cache and progress; other URLs and folders are read as they are. */
-export function toFileSource(source: ModelSource, hub: HubOptions = {}): FileSource {
+function toFileSource(source: ModelSource, hub: HubOptions = {}): FileSource {
   if (typeof source !== 'string') return Array.isArray(source) || !('read' in source) ? blobSource(source as File[] | Record<string, Blob>) : (source as FileSource);
   const ref = parseHubRef(source, hub.endpoint);
   if (ref) return hubSource(ref, hub);

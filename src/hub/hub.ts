@@ -27,7 +27,7 @@ export interface HubRef {
   revision: string;
 }
 
-export const HUB_ENDPOINT = 'https://huggingface.co';
+const HUB_ENDPOINT = 'https://huggingface.co';
 const ID = /^[\w.-]+\/[\w.-]+$/;
 const COMMIT = /^[0-9a-f]{40}$/;
 /** A path segment that would leave its folder, or an empty one. */

@@ -17,7 +17,7 @@ export function ranks(values: number[]): number[] {
   return out;
 }
 
-export function pearson(xs: number[], ys: number[]): number | null {
+function pearson(xs: number[], ys: number[]): number | null {
   const n = xs.length;
   if (n < 2 || ys.length !== n) return null;
   const mx = xs.reduce((a, b) => a + b, 0) / n;

@@ -10,7 +10,6 @@ import { applyCalibration, fitCalibrationMap, type CalibrationFile, type Calibra
 import { trimmedMean } from './ensemble.ts';
 import type { GroupJudge } from './group-judge.ts';
 import { castVote, errorMessage, isUnitScore, noScore, toVote, type Judge } from './types.ts';
-import { jsonlLines } from '../jsonl.ts';
 
 export interface JudgeAgreement {
   judge_id: string;
@@ -39,23 +38,8 @@ export interface LabelledVotes {
   gold: number;
 }
 
-/** Reads a JSONL calibration set, naming the line of any bad record. Blank lines are skipped. */
-export function parseCalibrationJsonl(text: string): CalibrationItem[] {
-  const items: CalibrationItem[] = [];
-  for (const { line, value, error } of jsonlLines(text)) {
-    if (error) throw new Error(`Calibration JSONL line ${line}: ${error}.`);
-    const record = (value ?? {}) as Partial<CalibrationItem>;
-    if (!isUnitScore(record.gold)) throw new Error(`Calibration JSONL line ${line}: "gold" must be a number in [0, 1], got ${JSON.stringify(record.gold)}.`);
-    if (typeof record.trajectory !== 'object' || record.trajectory === null || !Array.isArray(record.trajectory.steps)) {
-      throw new Error(`Calibration JSONL line ${line}: "trajectory" must be a Trajectory object with "steps".`);
-    }
-    items.push({ trajectory: record.trajectory, gold: record.gold });
-  }
-  return items;
-}
-
 /** The task a trajectory was run on, rebuilt from its own fields, for judges that read only the prompt. */
-export function taskFromTrajectory(t: Trajectory): Task {
+function taskFromTrajectory(t: Trajectory): Task {
   return { id: t.task_id, env: t.env, split: t.split, difficulty: t.difficulty, seed: t.seed, prompt: t.task_description, data: {} };
 }
 

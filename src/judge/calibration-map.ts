@@ -1,15 +1,13 @@
 /**
  * Per-judge monotone maps from a judge's raw score to a calibrated one: isotonic regression
- * (pool-adjacent-violators) or affine least squares, fitted on (raw, gold) pairs. Maps are plain JSON so
- * they are saved with the run and applied by the ensemble.
+ * (pool-adjacent-violators) or affine least squares, fitted on (raw, gold) pairs. Maps are plain JSON
+ * (config/calibration.ts): saved as a calibration file, read back into a run config's
+ * `judge.calibration`, stored with the run and applied to every vote (group-step.ts, ensemble.ts).
  */
+import { calibrationMapsProblem, type CalibrationMap } from '../config/calibration.ts';
+import type { JudgeVote } from '../contracts.ts';
 
-export type CalibrationMap =
-  | { kind: 'identity' }
-  /** Piecewise linear through `(x[i], y[i])`, x ascending, y non-decreasing; flat outside the range. */
-  | { kind: 'isotonic'; x: number[]; y: number[] }
-  /** y = a·x + b, clamped to [0, 1]. */
-  | { kind: 'affine'; a: number; b: number };
+export type { CalibrationMap };
 
 export type CalibrationMethod = 'isotonic' | 'affine';
 
@@ -97,6 +95,19 @@ export function applyCalibration(map: CalibrationMap, raw: number): number {
   }
 }
 
+/**
+ * A vote through its judge's map, if `maps` has one: the score calibrated from the vote's raw score,
+ * which the vote keeps (`raw_score`). Calibrated from the raw score, so a vote calibrated twice (by the
+ * ensemble, then in the group step) is calibrated once. The environment's own vote (`env:`) is a
+ * verdict, never calibrated.
+ */
+export function calibrateVote(vote: JudgeVote, maps: Readonly<Record<string, CalibrationMap>>): JudgeVote {
+  const raw = vote.raw_score !== undefined ? vote.raw_score : vote.score;
+  const map = vote.judge_id.startsWith('env:') ? undefined : maps[vote.judge_id];
+  if (!map || raw === null) return { ...vote, raw_score: raw };
+  return { ...vote, raw_score: raw, score: applyCalibration(map, raw) };
+}
+
 export interface CalibrationFile {
   version: 1;
   method: CalibrationMethod;
@@ -104,21 +115,22 @@ export interface CalibrationFile {
   maps: Record<string, CalibrationMap>;
 }
 
+/** A calibration as saved (`calibration.json`): what `spindle calibrate` and the Judges screen write. */
 export function serializeCalibration(file: CalibrationFile): string {
-  return JSON.stringify(file, null, 2);
+  return `${JSON.stringify(file, null, 2)}\n`;
 }
 
 /** Reads a saved calibration file, naming what is wrong when it is not one. */
 export function parseCalibration(json: string): CalibrationFile {
-  const data = JSON.parse(json) as Partial<CalibrationFile>;
-  if (data.version !== 1) throw new Error(`Calibration file: unsupported version ${String(data.version)} (expected 1).`);
-  if (typeof data.maps !== 'object' || data.maps === null) throw new Error('Calibration file: "maps" must be an object of judge id → map.');
-  for (const [id, map] of Object.entries(data.maps)) {
-    const ok = map.kind === 'identity'
-      || (map.kind === 'affine' && Number.isFinite(map.a) && Number.isFinite(map.b))
-      || (map.kind === 'isotonic' && Array.isArray(map.x) && Array.isArray(map.y) && map.x.length === map.y.length && map.x.length > 0
-        && map.x.every((v, i) => i === 0 || v > map.x[i - 1]) && map.y.every((v, i) => i === 0 || v >= map.y[i - 1]));
-    if (!ok) throw new Error(`Calibration file: map for judge "${id}" is not a valid identity, affine, or isotonic (ascending x, non-decreasing y) map.`);
+  let data: Partial<CalibrationFile>;
+  try {
+    data = JSON.parse(json) as Partial<CalibrationFile>;
+  } catch (e) {
+    throw new Error(`Calibration file: not valid JSON (${(e as Error).message}); it is the JSON \`spindle calibrate\` or the Judges screen saves.`, { cause: e });
   }
-  return { version: 1, method: data.method === 'affine' ? 'affine' : 'isotonic', maps: data.maps };
+  if (typeof data !== 'object' || data === null) throw new Error('Calibration file: expected an object {"version": 1, "method": …, "maps": {…}}.');
+  if (data.version !== 1) throw new Error(`Calibration file: unsupported version ${String(data.version)} (expected 1).`);
+  const problem = calibrationMapsProblem(data.maps);
+  if (problem) throw new Error(`Calibration file: "maps" ${problem}.`);
+  return { version: 1, method: data.method === 'affine' ? 'affine' : 'isotonic', maps: data.maps! };
 }

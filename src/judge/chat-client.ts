@@ -16,7 +16,7 @@ import { errorMessage, type JudgeCost } from './types.ts';
 import { MiB, NetError, readText } from '../net.ts';
 
 /** The most a judge's reply may be. */
-export const MAX_REPLY_BYTES = 8 * MiB;
+const MAX_REPLY_BYTES = 8 * MiB;
 
 export interface Pricing {
   /** USD per 1,000 prompt tokens. */

@@ -5,7 +5,7 @@
  * than `minVotes` usable votes gives null. It never throws: a judge that throws is a null vote.
  */
 import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
-import { applyCalibration, type CalibrationMap } from './calibration-map.ts';
+import { calibrateVote, type CalibrationMap } from './calibration-map.ts';
 import { castVote, type Judge } from './types.ts';
 
 export interface EnsembleOptions {
@@ -51,7 +51,7 @@ export function combineVotes(votes: readonly JudgeVote[], minVotes = 1): { score
 export class TrajectoryJudge {
   readonly judges: readonly Judge[];
   readonly minVotes: number;
-  private calibration: Record<string, CalibrationMap>;
+  private readonly calibration: Record<string, CalibrationMap>;
   private readonly now?: () => number;
 
   constructor(options: EnsembleOptions) {
@@ -65,14 +65,9 @@ export class TrajectoryJudge {
     this.now = options.now;
   }
 
-  /** Replaces the calibration maps (e.g. after `calibrate`). */
-  setCalibration(maps: Record<string, CalibrationMap>): void {
-    this.calibration = { ...maps };
-  }
-
   async judge(trajectory: Trajectory, task: Task): Promise<Judgement> {
     const raw = await Promise.all(this.judges.map((j) => castVote(j, trajectory, task, this.now)));
-    const votes = raw.map((v) => this.calibrate(v));
+    const votes = raw.map((v) => calibrateVote(v, this.calibration));
     return { ...combineVotes(votes, this.minVotes), votes };
   }
 
@@ -82,9 +77,4 @@ export class TrajectoryJudge {
     return { ...trajectory, votes: j.votes, judge_score: j.score };
   }
 
-  private calibrate(vote: JudgeVote): JudgeVote {
-    const map = this.calibration[vote.judge_id];
-    if (!map || vote.score === null) return { ...vote, raw_score: vote.score };
-    return { ...vote, raw_score: vote.score, score: applyCalibration(map, vote.score) };
-  }
 }

@@ -32,11 +32,11 @@ export interface RemoteGroupJudgeOptions extends ChatClientOptions {
   maxGroupChars?: number;
 }
 
-export const DEFAULT_GROUP_RUBRIC =
+const DEFAULT_GROUP_RUBRIC =
   'A trajectory that completes the task correctly scores well above one that does not. Among those that succeed, prefer the one that is correct for the right reasons, uses its tools well, and is efficient; among those that fail, prefer the one that got further or made the better attempt.';
 
 /** The group prompt: the task, each trajectory numbered 1..n (markers neutralised), the rubric, how to answer. */
-export function buildGroupPrompt(task: Task, trajectories: readonly Trajectory[], rubric: string = DEFAULT_GROUP_RUBRIC, maxGroupChars = 24_000): string {
+function buildGroupPrompt(task: Task, trajectories: readonly Trajectory[], rubric: string = DEFAULT_GROUP_RUBRIC, maxGroupChars = 24_000): string {
   const n = trajectories.length;
   const per: RenderOptions = { maxChars: Math.max(1_500, Math.floor(maxGroupChars / Math.max(1, n))), maxFieldChars: 500, maxAnswerChars: 1_000 };
   const taskText = truncateMiddle(neutraliseVerdictMarkers((task.prompt || trajectories[0]?.task_description || '').trim()), 2_000);

@@ -4,7 +4,9 @@
  * make groups — training runs (pipeline/operations/run.ts) and collection (pipeline/operations/collect.ts) — finish a group:
  *   1. each group judge (`type: 'group'`) scores the whole group in one call, one vote per trajectory,
  *      added beside the per-trajectory votes (a re-run replaces its own earlier vote);
- *   2. every member's score is recomputed from its votes (trimmed mean, `judge.min_votes`) and, with
+ *   2. every judge's vote goes through its calibration map (`judge.calibration`), the per-trajectory
+ *      judges' and the group judges' alike, keeping its raw score;
+ *   3. every member's score is recomputed from its votes (trimmed mean, `judge.min_votes`) and, with
  *      `judge.verifier_gate` on, gated by the environment's verdict, group rule included
  *      (verifier-gate.ts `groupScoresFromVotes`).
  * `success` stays the environment's verdict. Nothing here throws for a judge's sake: a group judge that
@@ -12,6 +14,7 @@
  */
 import type { JudgeConfig, RunConfig } from '../config/schema.ts';
 import type { JudgeVote, Task, Trajectory } from '../contracts.ts';
+import { calibrateVote, type CalibrationMap } from './calibration-map.ts';
 import { createGroupJudges, type JudgeDeps } from './from-config.ts';
 import { failedGroupJudge, type GroupJudge } from './group-judge.ts';
 import { errorMessage, noScore, toVote } from './types.ts';
@@ -22,6 +25,8 @@ export interface GroupStepOptions {
   minVotes: number;
   /** `judge.verifier_gate`. */
   gate: boolean;
+  /** `judge.calibration`: judge id → map; absent, votes count as cast. */
+  calibration?: Readonly<Record<string, CalibrationMap>>;
 }
 
 /** One group judge's votes, exactly one per trajectory whatever it returned, and never a throw. */
@@ -43,7 +48,7 @@ export async function judgeGroupStep(task: Task, group: readonly Trajectory[], o
   const votes = group.map((t, i) => {
     const added = perJudge.map((vs) => vs[i]);
     const ids = new Set(added.map((v) => v.judge_id));
-    return [...t.votes.filter((v) => !ids.has(v.judge_id)), ...added];
+    return [...t.votes.filter((v) => !ids.has(v.judge_id)), ...added].map((v) => calibrateVote(v, options.calibration ?? {}));
   });
   const scores = groupScoresFromVotes(votes, { minVotes: options.minVotes, gate: options.gate });
   return group.map((t, i) => ({ ...t, votes: votes[i], judge_score: scores[i] }));
@@ -72,6 +77,6 @@ export function createGroupStep(judge: RunConfig['judge'], deps: JudgeDeps = {})
       return [failedGroupJudge(c.id, `could not be set up: ${errorMessage(err)}`)];
     }
   });
-  const options: GroupStepOptions = { groupJudges, minVotes: judge.min_votes, gate: judge.verifier_gate ?? true };
+  const options: GroupStepOptions = { groupJudges, minVotes: judge.min_votes, gate: judge.verifier_gate ?? true, calibration: judge.calibration ?? {} };
   return { judge: (task, group) => judgeGroupStep(task, group, options) };
 }

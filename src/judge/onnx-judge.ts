@@ -53,7 +53,7 @@ export interface OrtOptions {
 }
 
 /** Sets onnxruntime-web's global wasm options; call before the first session (later calls are ignored by ORT). */
-export function configureOrt(options: OrtOptions = {}): void {
+function configureOrt(options: OrtOptions = {}): void {
   ort.env.wasm.numThreads = options.numThreads ?? 1;
   if (options.wasmPaths) ort.env.wasm.wasmPaths = options.wasmPaths;
 }

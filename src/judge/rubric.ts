@@ -31,14 +31,14 @@ export const REASON_FIRST_SYSTEM_PROMPT =
   'You are a strict, fair expert judge of AI agent task executions. You reason step by step first and give your verdict only at the end, on a line of its own that starts with "VERDICT:".';
 
 /** What is wrong with a rubric (criteria and scale), or null; the same checks and words as the config validation. */
-export function rubricProblem(criteria: readonly RubricCriterion[], scale: number): string | null {
+function rubricProblem(criteria: readonly RubricCriterion[], scale: number): string | null {
   const problem = criteriaProblem(criteria);
   if (problem) return problem;
   return typeof scale === 'number' && Number.isFinite(scale) && scale > 0 ? null : `"scale" (the points each criterion is scored out of) must be above 0, got ${JSON.stringify(scale)}; e.g. 5 or 10.`;
 }
 
 /** The prompt: the task, the trajectory (markers neutralised), the criteria, and how to answer. */
-export function buildCriteriaPrompt(trajectory: Trajectory, taskPrompt: string | undefined, criteria: readonly RubricCriterion[], scale: number, render: RenderOptions = {}): string {
+function buildCriteriaPrompt(trajectory: Trajectory, taskPrompt: string | undefined, criteria: readonly RubricCriterion[], scale: number, render: RenderOptions = {}): string {
   const task = truncateMiddle(neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()), render.maxAnswerChars ?? 2_000);
   const list = criteria.map((c, i) => `${i + 1}. ${c.name} (weight ${c.weight}): ${c.description}`).join('\n');
   const example = `{${criteria.map((c) => `${JSON.stringify(c.name)}: <0-${scale}>`).join(', ')}}`;

@@ -1,14 +1,14 @@
 /**
  * Self-judge: the local policy model is prompted with the same
  * rubric as the remote judge and its reply parsed the same way. The prompt is written in the policy's
- * own chat format (rollout/conversation.ts: its template and call codec, ChatML for the shipped model),
+ * own chat format (format/conversation.ts, the one chat codec: its template and call codec, ChatML for the shipped model),
  * as its episodes are, and the reply read by that codec (a thought, gpt-oss's analysis channel, is not
  * the verdict). A small policy often fails to produce a score; that is a null vote with the reason, which
  * the ensemble simply drops.
  */
 import type { ChatMessage, SamplingParams, Task, ToolSchema, Trajectory } from '../contracts.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
-import { conversationFormat } from '../rollout/conversation.ts';
+import { conversationFormat } from '../format/conversation.ts';
 
 /**
  * What the self-judge needs of the policy: one generation from a chat. Declared here rather than

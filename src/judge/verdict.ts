@@ -41,7 +41,7 @@ function preview(text: string): string {
 }
 
 /** The JSON after the reply's last `VERDICT:` line, and the reasoning before it. */
-export function readLastVerdict(reply: string): VerdictRead {
+function readLastVerdict(reply: string): VerdictRead {
   const text = reply.replace(/\r\n?/g, '\n');
   let last: RegExpExecArray | null = null;
   for (const m of text.matchAll(VERDICT_LINE)) last = m as RegExpExecArray;

@@ -31,9 +31,9 @@ import { combineVotes } from './ensemble.ts';
 import { isUnitScore } from './types.ts';
 
 /** The environment's own vote is `env:<environment name>`. No configured judge may use the prefix. */
-export const ENV_VOTE_PREFIX = 'env:';
+const ENV_VOTE_PREFIX = 'env:';
 /** How far the judges may move a failure's score from the environment's (rule 4). */
-export const GATE_MARGIN = 0.2;
+const GATE_MARGIN = 0.2;
 /** Every success scores at least this (rule 3). */
 export const SUCCESS_FLOOR = 1 - GATE_MARGIN;
 /** No failure scores above this (rule 4), below SUCCESS_FLOOR. */
@@ -41,7 +41,7 @@ export const FAILURE_CEILING = 0.75;
 /** Lowered failures stand this far below the group mean (rule 5). */
 const CAP_EPSILON = 1e-6;
 
-export function isVerifierVote(vote: Pick<JudgeVote, 'judge_id'>): boolean {
+function isVerifierVote(vote: Pick<JudgeVote, 'judge_id'>): boolean {
   return vote.judge_id.startsWith(ENV_VOTE_PREFIX);
 }
 
@@ -55,7 +55,7 @@ export function envVote(envName: string, score: number, latencyMs: number): Judg
 }
 
 /** The environment's score from a trajectory's votes, or null when there is none (it cannot verify). */
-export function verifierScore(votes: readonly JudgeVote[]): number | null {
+function verifierScore(votes: readonly JudgeVote[]): number | null {
   const v = votes.find((x) => isVerifierVote(x) && isUnitScore(x.score));
   return v ? (v.score as number) : null;
 }

@@ -21,7 +21,7 @@ import { heapKernelsOf, relaxedSimdAvailable, setKernelThreads, simdKernelsSuppo
 import { coreCount } from './wasm-simd/kernel-threads.ts';
 import { withSharedHeap } from './wasm-simd/shared-heap.ts';
 
-export const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
+const BACKENDS = ['webgpu', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKENDS)[number];
 
 export interface AdapterInfo {
@@ -56,11 +56,11 @@ export interface BackendChoice {
   kernelThreads?: number;
 }
 
-export function isBackendName(name: string): name is BackendName {
+function isBackendName(name: string): name is BackendName {
   return (BACKENDS as readonly string[]).includes(name);
 }
 
-export function isRealGpu(adapter: AdapterInfo | null): boolean {
+function isRealGpu(adapter: AdapterInfo | null): boolean {
   if (!adapter) return false;
   return !adapter.isFallbackAdapter && !/swiftshader/i.test(adapter.architecture + adapter.vendor);
 }

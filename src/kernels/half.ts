@@ -12,7 +12,7 @@ const f32 = new Float32Array(1);
 const u32 = new Uint32Array(f32.buffer);
 
 /** An f16 value's bits as a number. */
-export function halfToFloat(h: number): number {
+function halfToFloat(h: number): number {
   const sign = h & 0x8000 ? -1 : 1;
   const exponent = (h >> 10) & 0x1f;
   const fraction = h & 0x3ff;

@@ -114,7 +114,7 @@ function outputShape(q: tf.TensorInfo, attrs: tf.NamedAttrMap | undefined): [num
 }
 
 /** Registers SpindleInt8Widen on wasm and cpu (a second call does nothing); WebGPU's is kernels/webgpu/int8-widen.ts. */
-export function registerInt8Kernels(): void {
+function registerInt8Kernels(): void {
   if (tf.getKernel(INT8_WIDEN_KERNEL, 'wasm')) return;
   tf.registerKernel({
     kernelName: INT8_WIDEN_KERNEL,

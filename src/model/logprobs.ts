@@ -1,12 +1,12 @@
 /**
  * Log-probabilities of given tokens under the current weights: what the GRPO and SFT losses are
- * built from. `tokenLogprobs` runs inside `tf.variableGrads`/`tf.tidy`; `sequenceLogprobs` is the
- * host-side convenience for reference (LoRA-off) log-probs and for checks.
+ * built from. `tokenStats` runs inside `tf.variableGrads`/`tf.tidy`.
  *
  * Targets are picked with a one-hot product rather than `gather`, whose gradient the wasm backend lacks.
  */
 import * as tf from '@tensorflow/tfjs';
 import { hasFusedKernel, TOKEN_STATS_KERNEL } from '../kernels/fused.ts';
+import { scoringTemperature } from './temperature.ts';
 import type { SharedPrefixInput, TransformerModel } from './transformer.ts';
 
 export interface LogprobOptions {
@@ -42,7 +42,7 @@ export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number
   const [B, T] = ids.shape;
   const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed, prefix: options.prefix }); // [B, T, V]
   const targets = ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D;
-  const temperature = options.temperature && options.temperature > 0 ? options.temperature : 1;
+  const temperature = scoringTemperature(options.temperature);
   if (!hasFusedKernel(TOKEN_STATS_KERNEL)) return statsOfLogits(logits, targets, temperature);
   const active = options.active ?? tf.onesLike(targets).toFloat();
   const stats = tf.engine().runKernel(TOKEN_STATS_KERNEL, { logits, targets, active }, { temperature }) as tf.Tensor3D; // [3, B, T-1]
@@ -100,7 +100,7 @@ function statsOfLogits(logits: tf.Tensor3D, targets: tf.Tensor2D, temperature: n
 }
 
 /** tokens [B, T] → log-probs of tokens[:, 1:] — [B, T-1]. Use inside tf.variableGrads. */
-export function tokenLogprobs(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): tf.Tensor2D {
+function tokenLogprobs(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): tf.Tensor2D {
   const { logprobs, entropy } = tokenStats(model, tokens, options);
   entropy.dispose();
   return logprobs;
@@ -111,26 +111,4 @@ export function crossEntropyLoss(model: TransformerModel, tokens: tf.Tensor2D | 
   const logprobs = tokenLogprobs(model, tokens, options); // [B, T-1]
   if (!mask) return tf.neg(tf.mean(logprobs)) as tf.Scalar;
   return tf.neg(tf.div(tf.sum(tf.mul(logprobs, mask)), tf.maximum(tf.sum(mask), 1))) as tf.Scalar;
-}
-
-/**
- * Host-side log-probs of variable-length sequences: row b gets `seqs[b].length - 1` values, the
- * log-prob of each token after the first; positions where `masks[b][t+1]` is 0 read 0.
- * Batched (right-padded with `padId`) and tensor-clean.
- */
-export async function sequenceLogprobs(
-  model: TransformerModel,
-  seqs: number[][],
-  options: LogprobOptions & { masks?: number[][]; padId?: number } = {},
-): Promise<number[][]> {
-  if (seqs.length === 0) return [];
-  const T = Math.max(...seqs.map((s) => s.length));
-  if (T < 2) return seqs.map(() => []);
-  const padded = seqs.map((s) => [...s, ...Array<number>(T - s.length).fill(options.padId ?? 0)]);
-  const result = tf.tidy(() => tokenLogprobs(model, padded, options));
-  const flat = await result.data();
-  result.dispose();
-  return seqs.map((s, b) =>
-    Array.from({ length: s.length - 1 }, (_, t) => (options.masks && !options.masks[b][t + 1] ? 0 : flat[b * (T - 1) + t])),
-  );
 }

@@ -84,23 +84,6 @@ export function detachLora(model: TransformerModel): void {
   model.lora = null;
 }
 
-/** Folds W += (alpha/r)·A·B into the base weights and removes the adapters. */
-export function mergeLora(model: TransformerModel): void {
-  const lora = model.lora;
-  if (!lora) throw new Error('mergeLora: the model has no LoRA adapters.');
-  for (const layer of model.layers) {
-    for (const m of TARGET_MODULES) {
-      const l = layer[m];
-      if (!l.lora) continue;
-      const pair = l.lora;
-      const weight = l.weight;
-      if (!weight) throw new Error(`mergeLora: ${l.name} is held in ${l.int8 ? 'int8' : 'half precision'}; export the merged model instead (its weights are widened to float32 there).`);
-      tf.tidy(() => weight.assign(tf.add(weight, tf.mul(tf.matMul(pair.A, pair.B), lora.alpha / lora.r)))); // [in, out]
-    }
-  }
-  detachLora(model);
-}
-
 /** Adapter tensors under PEFT key names: lora_A.weight [r, in], lora_B.weight [out, r]. */
 export async function exportLora(model: TransformerModel): Promise<HostTensors> {
   if (!model.lora) throw new Error('exportLora: the model has no LoRA adapters.');

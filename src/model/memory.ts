@@ -85,7 +85,7 @@ const FLOATS_PER_BLOCK_INPUT = 8;
  * Above this, a plain step is taken not to fit and 'auto' recomputes: three quarters of wasm's 4 GiB heap,
  * leaving room for the estimate's error (measured/estimated up to 1.05) and what else the engine holds.
  */
-export const AUTO_RECOMPUTE_ABOVE_BYTES = 3 * 1024 ** 3;
+const AUTO_RECOMPUTE_ABOVE_BYTES = 3 * 1024 ** 3;
 
 /** Weights in the seven projections of every layer (what `halfLinears` holds in 16 bits). */
 function linearParameters(c: ModelConfig): number {

@@ -38,7 +38,7 @@ export function mmT(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
 }
 
 /** aᵀ · b over their rows: a [..., m], b [..., n] with the same leading sizes → [m, n] (a weight's gradient). */
-export function mmTA(a: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
+function mmTA(a: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
   const [m, n] = [a.shape[a.rank - 1], b.shape[b.rank - 1]];
   if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b, { transposeA: true }) as tf.Tensor2D;
   return tf.matMul(a.reshape([-1, m]), b.reshape([-1, n]), true, false);

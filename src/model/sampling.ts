@@ -7,13 +7,15 @@
  * - Randomness comes from `seed` only: row b draws from its own stream `deriveSeed(seed, b)`.
  * - The returned log-prob of a sampled token is log softmax(logits / temperature) at that token,
  *   over the full vocabulary (top-k/top-p only restrict what may be drawn). This is what TRL
- *   recomputes for the GRPO ratio; at temperature 0 (greedy) it is the temperature-1 log-prob.
+ *   recomputes for the GRPO ratio; at temperature 0 (greedy) it is the temperature-1 log-prob
+ *   (temperature.ts, the rule training recomputes by too).
  * - `useCache: false` recomputes the whole prefix at every step: the reference the cache is tested
  *   and benchmarked against.
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
 import { rowsWithinScoreBudget } from './memory.ts';
+import { scoringTemperature } from './temperature.ts';
 import type { KVCache, TransformerModel } from './transformer.ts';
 
 export interface SamplingOptions {
@@ -67,7 +69,7 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
   if (scaledScratch.length < V) [scaledScratch, weightScratch] = [new Float64Array(V), new Float64Array(V)];
   const [scaled, weight] = [scaledScratch, weightScratch];
   const greedy = options.temperature <= 0;
-  const temperature = greedy ? 1 : options.temperature;
+  const temperature = scoringTemperature(options.temperature);
   let max = -Infinity;
   let best = 0; // the first index of the largest logit
   for (let i = 0; i < V; i++) {
@@ -119,7 +121,7 @@ function drawFrom<T>(candidates: number[], weight: Float64Array, rng: Rng, pick:
 }
 
 /** Left padding makes every prompt a multiple of this many positions (see generate). */
-export const PAD_ALIGN = 8;
+const PAD_ALIGN = 8;
 
 /** Samples continuations of each prompt. Leaves no tensors behind. */
 export async function generate(model: TransformerModel, prompts: number[][], options: SamplingOptions): Promise<GenerateResult> {

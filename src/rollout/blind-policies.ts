@@ -148,7 +148,7 @@ const NUMBER_VIEWS: { name: string; pick: (ns: number[]) => number[]; pairsOnly:
   { name: 'the last two numbers', pick: (ns) => ns.slice(-2), pairsOnly: true },
 ];
 
-export const FORMULAS: readonly Formula[] = NUMBER_VIEWS.flatMap((view) =>
+const FORMULAS: readonly Formula[] = NUMBER_VIEWS.flatMap((view) =>
   BASE_FORMULAS.filter((f) => !view.pairsOnly || (f.name !== 'sum' && f.name !== 'product')).map((f): Formula => ({
     name: `${f.name} of ${view.name}`,
     apply: (ns) => f.apply(view.pick(ns)),
@@ -265,7 +265,7 @@ function withAnswer(trajectory: Trajectory, text: string): Trajectory | null {
 }
 
 /** The most common expert answer on the train split at a level: what a policy that memorised answers says. */
-export function mostCommonAnswer(env: Environment, level: number, items = 300): string {
+function mostCommonAnswer(env: Environment, level: number, items = 300): string {
   if (!env.expert) return '1';
   const counts = new Map<string, number>();
   for (let i = 0; i < items; i++) {

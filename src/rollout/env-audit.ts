@@ -72,7 +72,7 @@ export interface EnvironmentAudit {
 }
 
 /** What a check says when the policy solves none of its items. */
-export function bootstrapAdvice(probe: PolicyProbe, env: string): string {
+function bootstrapAdvice(probe: PolicyProbe, env: string): string {
   return `${probe.label} solved 0 of ${probe.n} sampled items at level ${probe.level}: GRPO learns from the spread of rewards within a group, and here every group would score 0, so it would learn nothing. ` +
     `Bootstrap it first (demonstrations, SFT on the good ones, then GRPO): \`spindle bootstrap --env ${env}\` (a file not added yet: --env-file FILE), or Bootstrap on the Environments screen`;
 }

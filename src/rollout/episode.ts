@@ -5,7 +5,7 @@
  * responses — until a turn has no tool call (the final answer) or `maxSteps` turns have run.
  *
  * Calls are read in the model family's format (Hermes `<tool_call>` blocks, Llama's JSON: the codec
- * conversation.ts picks from the policy's chat template and tokenizer).
+ * format/conversation.ts picks from the policy's chat template and tokenizer).
  *
  * Nothing the model does throws: a tool error, a timeout and an unreadable call each become a step
  * whose observation spells the error out, so the model can learn from it. A policy failure (a remote
@@ -20,7 +20,7 @@ import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
 import { isCallError, observationText, renderSystemPrompt, toolResponseMessage, type SystemPromptStyle } from '../format/index.ts';
-import { closeAfterSampled, conversationFormat } from './conversation.ts';
+import { closeAfterSampled, conversationFormat } from '../format/conversation.ts';
 import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
 import type { Policy, PolicyTurn } from './policy.ts';

@@ -17,7 +17,7 @@ import { wilsonInterval } from './success-interval.ts';
 import type { Policy } from './policy.ts';
 
 /** Draws per asked item before a level is declared smaller than asked. */
-export const MAX_DRAWS_PER_ITEM = 20;
+const MAX_DRAWS_PER_ITEM = 20;
 
 export interface EvalOptions {
   split?: Split;

@@ -23,7 +23,7 @@ import { spawnThread, type HostThread } from './spawn-thread.ts';
 export type IsolatedRunOptions = Omit<RunJsOptions, 'globals'>;
 
 /** Time after the wall-clock backstop for the sandbox thread to format and send a result it stopped by itself. */
-export const WATCHDOG_GRACE_MS = 2000;
+const WATCHDOG_GRACE_MS = 2000;
 
 /** When a call with this deadline is stopped from outside at the latest, in ms of wall time after it was handed over. */
 export function watchdogMs(timeoutMs: number): number {

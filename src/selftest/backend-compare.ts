@@ -82,7 +82,7 @@ function maxDiff(a: number[], b: number[]): number {
 export type ComparedBackend = 'webgpu' | 'wasm';
 
 /** Largest differences from cpu the comparison accepts (float32 reductions in another order). */
-export const COMPARISON_TOLERANCE = { logits: 1e-3, loss: 1e-4, grads: 1e-3, loraLoss: 1e-4, loraGrads: 1e-3 } as const;
+const COMPARISON_TOLERANCE = { logits: 1e-3, loss: 1e-4, grads: 1e-3, loraLoss: 1e-4, loraGrads: 1e-3 } as const;
 
 /** What a finished comparison got wrong, one line per problem; empty when the backend agrees with cpu. */
 export function comparisonProblems(result: SelftestResult): string[] {

@@ -2,12 +2,12 @@
  * Browser self-test page (selftest.html): backend-compare.ts's comparison of one tiny model on the cpu
  * backend and on WebGPU (default) or wasm (`?backend=wasm`, Spindle's SIMD kernels over tfjs-wasm's
  * heap, with threads when the page is cross-origin isolated). Results go to `window.__selftest` (read by
- * tests/e2e/model-backends.e2e.test.ts) and to the page.
+ * tests/e2e/model-backends.e2e.test.ts) and to the page, with the verdict (comparisonProblems).
  *
  * With `?threads=N` it instead runs threads-check.ts in a worker (Spindle's kernel threads need a thread
  * that may block): the same bits on 1 and N kernel threads, into `window.__threadsCheck`.
  */
-import { compareWithCpu, type ComparedBackend, type SelftestResult } from './backend-compare.ts';
+import { compareWithCpu, comparisonProblems, type ComparedBackend, type SelftestResult } from './backend-compare.ts';
 import type { ThreadsCheck } from './threads-check.ts';
 import { tfjsWasmPaths } from '../kernels/wasm-paths.ts';
 
@@ -37,6 +37,9 @@ if (!threads) void compareWithCpu(backend, { wasmPaths: tfjsWasmPaths })
   .then((result) => {
     window.__selftest = result;
     const { runs, ...summary } = result;
+    // The verdict first, by the tolerances the tests hold the backends to.
+    const problems = comparisonProblems(result);
+    const verdict = problems.length ? problems : `${backend} agrees with cpu`;
     const el = document.getElementById('result');
-    if (el) el.textContent = JSON.stringify({ ...summary, ms: runs?.map((r) => `${r.backend}: ${r.ms.toFixed(0)} ms`) }, null, 2);
+    if (el) el.textContent = JSON.stringify({ verdict, ...summary, ms: runs?.map((r) => `${r.backend}: ${r.ms.toFixed(0)} ms`) }, null, 2);
   });

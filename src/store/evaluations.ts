@@ -8,7 +8,7 @@ import { write, type Store } from './db.ts';
 import type { EvaluationRecord } from './records.ts';
 
 /** The key of a run's evaluation on `benchmark` at `step`. */
-export function evaluationId(runId: string, step: number, benchmark: string): string {
+function evaluationId(runId: string, step: number, benchmark: string): string {
   return `eval:${runId}:${step}:${benchmark}`;
 }
 

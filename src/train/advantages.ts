@@ -41,7 +41,7 @@ export interface AdvantageOptions {
 /** Added to the std in the z-score denominator, so the division stays finite. */
 export const STD_EPS = 1e-8;
 /** A group std below this counts as "all scores equal". */
-export const ZERO_STD_TOL = 1e-6;
+const ZERO_STD_TOL = 1e-6;
 
 export interface GroupStats {
   mean: number;
@@ -97,27 +97,6 @@ export function groupAdvantages(rawScores: readonly number[], opts: AdvantageOpt
   return { ...stats, advantages };
 }
 
-export interface BatchAdvantages {
-  groups: GroupAdvantages[];
-  /** Share of groups whose scores were all equal (TRL's `frac_reward_zero_std`). */
-  fracZeroStd: number;
-  /** Mean scaled score over every trajectory (TRL's `reward`). */
-  reward: number;
-  /** Mean of the per-group sample stds (TRL's `reward_std`). */
-  rewardStd: number;
-}
-
-export function batchAdvantages(groups: readonly (readonly number[])[], opts: AdvantageOptions): BatchAdvantages {
-  const out = groups.map((g) => groupAdvantages(g, opts));
-  const all = groups.flat().map((s) => s * opts.rewardScale);
-  return {
-    groups: out,
-    fracZeroStd: out.length === 0 ? 0 : out.filter((g) => g.zeroStd).length / out.length,
-    reward: mean(all),
-    rewardStd: mean(out.map((g) => g.std)),
-  };
-}
-
 /**
  * Self-imitation advantage for a replayed trajectory (choice 7): how much its scaled score beats the
  * online batch's mean, never negative. `std` is the online batch's spread (z-score mode only); when
@@ -155,11 +134,6 @@ export function turnCredits(nTurns: number, advantage: number, opts: { gamma: nu
     throw new Error(`advantages: ${opts.turnRewards.length} turn rewards for ${nTurns} turns; give one per assistant turn`);
   }
   return discountedReturns(Array.from({ length: nTurns }, (_, t) => (opts.turnRewards?.[t] ?? 0) + (t === nTurns - 1 ? advantage : 0)), opts.gamma);
-}
-
-/** Per-turn returns without process rewards: the terminal `advantage` on the last turn, discounted backwards. */
-export function turnReturns(nTurns: number, advantage: number, gamma: number): number[] {
-  return turnCredits(nTurns, advantage, { gamma });
 }
 
 export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'turn_spans'>;

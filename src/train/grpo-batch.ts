@@ -39,7 +39,7 @@ export interface BuiltBatch {
  * still has spread and still teaches something, instead of being skipped as flat. Applied per turn
  * (turn-credit.ts) they leave the ranking alone and credit the turn that earned them.
  */
-export function rankedScore(t: Trajectory, cfg: RunConfig, withBonus = true): number {
+function rankedScore(t: Trajectory, cfg: RunConfig, withBonus = true): number {
   const bonus = withBonus && cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
   return (t.judge_score as number) + bonus;
 }

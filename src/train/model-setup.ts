@@ -3,13 +3,15 @@
  * `lora.r` is 0), frozen layers, and — for transfer between environments — the source run's
  * weights and a scaled-down learning rate.
  *
- * Transfer (e.g. shell_exec → git_repo with layers 0-8 frozen, then a lower learning rate):
- * - a LoRA source: its adapters are attached on every layer they cover and loaded; then the layers in
- *   `lora.freeze_layers` stop training (their adapters stay applied). The exported adapter therefore
- *   still applies to the original base model.
+ * Transfer (e.g. shell_exec → git_repo with layers 0-8 frozen, then a lower learning rate), the one path
+ * every transfer takes, run once, when the trainer is made:
+ * - a LoRA source (a run's checkpoint, or a PEFT adapter its loader already attached): its adapters are on
+ *   every layer they cover, loaded; then the layers in `lora.freeze_layers` stop training (their adapters
+ *   stay applied). The exported adapter therefore still applies to the original base model.
  * - a full-weights source: its weights replace the base; `freeze_layers` is frozen, and with
  *   `lora.r > 0` fresh adapters go on the remaining layers.
- * - the learning rate is `training.learning_rate × transfer.learning_rate_scale`.
+ * - the learning rate is `transferLearningRate`: `training.learning_rate × transfer.learning_rate_scale`,
+ *   scaled here and nowhere else (the run config keeps both as written).
  */
 import type { RunConfig } from '../config/schema.ts';
 import { attachLora, freezeLayers, importLora, parseLayerRange } from '../model/lora.ts';
@@ -31,13 +33,26 @@ function applyMemorySettings(model: TransformerModel, config: RunConfig): void {
   model.quantizeLinears();
 }
 
-export function prepareModel(model: TransformerModel, config: RunConfig, transferFrom?: TrainerCheckpoint): PreparedModel {
+/**
+ * Where a transfer starts: a source run's checkpoint (its adapters or its weights), or a PEFT adapter zip
+ * the run's model loader attached to the model (pipeline/platform/node-train.ts).
+ */
+export type TransferStart = { checkpoint: TrainerCheckpoint } | { adapterAttached: true };
+
+/** The learning rate a transfer trains with. */
+export function transferLearningRate(config: RunConfig): number {
+  return config.training.learning_rate * config.transfer.learning_rate_scale;
+}
+
+export function prepareModel(model: TransformerModel, config: RunConfig, transfer?: TransferStart): PreparedModel {
   const freeze = config.lora.freeze_layers;
-  let learningRate = config.training.learning_rate;
-  if (transferFrom) {
-    const src = checkCheckpoint(transferFrom);
+  const learningRate = transfer ? transferLearningRate(config) : config.training.learning_rate;
+  if (transfer && 'adapterAttached' in transfer) {
+    if (!model.lora) throw new Error('transfer: the source adapter is not attached to the model; attach it in the model loader');
+    model.frozenLayers = parseLayerRange(freeze, model.config.numLayers);
+  } else if (transfer) {
+    const src = checkCheckpoint(transfer.checkpoint);
     if (model.lora) throw new Error('transfer: the model already has LoRA adapters; start from the plain base model');
-    learningRate *= config.transfer.learning_rate_scale;
     if (src.weights.kind === 'lora') {
       const s = src.config.lora;
       attachFromConfig(model, { ...s, dropout: config.lora.dropout }, config.seed, s.freeze_layers);

@@ -1,23 +1,23 @@
 /**
  * SFT examples: token ids plus an assistant mask, from
- * - stored trajectories (their own `tokens` / `assistant_mask`: exactly what the policy sampled),
+ * - stored trajectories (Parquet), as chat rows of their messages and tools,
  * - HF chat JSONL rows `{"messages": [...], "tools": [...]}` (exported trajectories, or data
  *   collected from a large remote model),
  * - instruction JSONL rows `{"instruction", "input"?, "output"}` or `{"prompt", "completion"}` (e.g.
  *   skill-derived instructions from `spindle skills to-instructions`).
  *
- * A row is rendered by the model's own chat codec (rollout/conversation.ts `trainingTokens`: its chat
+ * A row is rendered by the model's own chat codec (format/conversation.ts `trainingTokens`: its chat
  * template, else ChatML), as an episode of that model is, so SFT teaches the text the model will be
  * prompted with and write. OpenAI-style rows (calls in `tool_calls`, bare tool results) are first put in
  * Spindle's stored form (format/openai-messages.ts), the form the codec renders.
  */
-import type { ChatMessage, Role, ToolSchema, Trajectory } from '../contracts.ts';
+import type { ChatMessage, Role, ToolSchema } from '../contracts.ts';
 import { renderSystemPrompt, splitToolResponses, type SystemPromptStyle } from '../format/index.ts';
 import { fromOpenAiMessages, type OpenAiMessage, type OpenAiToolCall } from '../format/openai-messages.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
-import { conversationFormat, trainingTokens } from '../rollout/conversation.ts';
+import { conversationFormat, trainingTokens } from '../format/conversation.ts';
 import type { TrainSample } from './batch.ts';
-import { jsonlLines } from '../jsonl.ts';
+import { readJsonl, type JsonlRow } from '../format/jsonl.ts';
 
 export interface ChatRow {
   messages: { role: string; content: string | null; tool_calls?: unknown[] }[];
@@ -33,11 +33,6 @@ export interface SftOptions {
 }
 
 const ROLES: Role[] = ['system', 'user', 'assistant', 'tool'];
-
-export function trajectoryExample(t: Pick<Trajectory, 'id' | 'tokens' | 'assistant_mask'>): TrainSample {
-  if (t.tokens.length === 0) throw new Error(`sft: trajectory ${t.id} has no tokens (collected by a policy without a tokenizer); convert it as a chat row instead`);
-  return { tokens: t.tokens, mask: t.assistant_mask };
-}
 
 /** An OpenAI `tool_calls` entry (arguments as an object or a JSON string; `function` optional). */
 function openAiCall(call: unknown): OpenAiToolCall {
@@ -101,19 +96,29 @@ export function instructionExample(row: InstructionRow, tok: TextTokenizer, opts
   return chatExample({ messages: [{ role: 'user', content: user }, { role: 'assistant', content: answer }] }, tok, opts);
 }
 
-/** Examples from JSONL text; each line a chat row or an instruction row. Errors name the line. */
-export function examplesFromJsonl(text: string, tok: TextTokenizer, opts: SftOptions = {}): TrainSample[] {
-  const out: TrainSample[] = [];
-  for (const { line, value, error } of jsonlLines(text)) {
+/** A row of SFT JSONL as read: a chat row, an instruction row, or (the same object) another tool's row with a score. */
+export type SftJsonlRow = Record<string, unknown>;
+
+function sftRowProblem(value: unknown): string | null {
+  const row = value as SftJsonlRow | null;
+  const known = typeof row === 'object' && row !== null && (Array.isArray(row.messages) || 'instruction' in row || 'prompt' in row);
+  return known ? null : 'expected "messages" (HF chat) or "instruction"/"output" or "prompt"/"completion"';
+}
+
+const lineError = (line: number, message: string, cause?: unknown) => new Error(`sft: JSONL line ${line}: ${message}`, { cause });
+
+/** The rows of SFT JSONL, each a chat or an instruction row, with its line; the first bad line throws, naming it. */
+export function readSftRows(text: string): JsonlRow<SftJsonlRow>[] {
+  return readJsonl<SftJsonlRow>(text, sftRowProblem, (p) => lineError(p.line, p.message));
+}
+
+/** An example of each row read by readSftRows; an error names the row's line in its file. */
+export function examplesFromRows(rows: JsonlRow<SftJsonlRow>[], tok: TextTokenizer, opts: SftOptions = {}): TrainSample[] {
+  return rows.map(({ line, value: row }) => {
     try {
-      if (error) throw new Error(error);
-      const row = value as Record<string, unknown>;
-      if (Array.isArray(row.messages)) out.push(chatExample(row as unknown as ChatRow, tok, opts));
-      else if ('instruction' in row || 'prompt' in row) out.push(instructionExample(row as unknown as InstructionRow, tok, opts));
-      else throw new Error('expected "messages" (HF chat) or "instruction"/"output" or "prompt"/"completion"');
+      return Array.isArray(row.messages) ? chatExample(row as unknown as ChatRow, tok, opts) : instructionExample(row as unknown as InstructionRow, tok, opts);
     } catch (e) {
-      throw new Error(`sft: JSONL line ${line}: ${(e as Error).message}`, { cause: e });
+      throw lineError(line, (e as Error).message, e);
     }
-  }
-  return out;
+  });
 }

@@ -7,7 +7,7 @@
  *   → curriculum → metrics → checkpoint every N
  *
  * Plus `sftTrain` (SFT on good trajectories, or on instructions from skills) on token examples (sft-data.ts), and
- * transfer (model-setup.ts) via `transferFrom`.
+ * transfer (model-setup.ts) via `transferFrom`: the model prepared once, the learning rate scaled there.
  *
  * Determinism: given the same weights, config, checkpoint and a `collectGroups` that depends only on
  * (n, step, levels), every step is reproduced exactly: the replay RNG, LoRA dropout seed (from
@@ -26,7 +26,7 @@ import type { TrainSample } from './batch.ts';
 import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type PreparedModel, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
 import { createCurriculum, levelOf, recordScores, type CurriculumState } from './curriculum.ts';
 import { buildGrpoBatch, type BuiltBatch } from './grpo-batch.ts';
-import { prepareModel, prepareResumed } from './model-setup.ts';
+import { prepareModel, prepareResumed, type TransferStart } from './model-setup.ts';
 import { Optimizer, type OptimizerState } from './optimizer.ts';
 import { planBatch, ReplayBuffer } from './replay-buffer.ts';
 import { SafetyMonitor, type BaselineEvaluator, type SafetyReport } from './safety-monitor.ts';
@@ -52,8 +52,8 @@ export interface TrainerDeps {
   now?: () => number;
   /** Continue a run exactly where this checkpoint left it. */
   resumeFrom?: TrainerCheckpoint;
-  /** Transfer: start from this source-environment checkpoint (weights only). */
-  transferFrom?: TrainerCheckpoint;
+  /** Transfer: start from a source-environment checkpoint (weights only) or an adapter already attached; ignored on resume. */
+  transferFrom?: TransferStart;
   /** A promise while the run is paused, else null: updates wait on it between micro-batches. */
   held?: () => Promise<void> | null;
   /** The per-token advantages each online group of an update was trained with (grpo-batch.ts), after the update. */

@@ -5,6 +5,7 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { tokenStats } from '../model/logprobs.ts';
+import { scoringTemperature } from '../model/temperature.ts';
 import { rowsWithinActivationBudget, rowsWithinScoreBudget } from '../model/memory.ts';
 import { deriveSeed } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
@@ -74,7 +75,7 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
   const chunks = fitted.map((c) => packSharingPrefixes(c, o.padId, model.config.maxPositions));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
   if (tokenCount === 0) throw new Error('update: the samples hold no assistant tokens to train on');
-  const temperature = o.temperature > 0 ? o.temperature : 1;
+  const temperature = scoringTemperature(o.temperature);
   let lossSum = 0;
   let sums: GrpoSums | undefined;
   for (const [ci, c] of chunks.entries()) {

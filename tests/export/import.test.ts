@@ -65,6 +65,9 @@ describe('importing trajectories', () => {
     const { store, existing } = await storeWithOne();
     const t = makeTrajectory();
     await expectNothingImported(store, existing, importTrajectories(store, { name: 'd.jsonl', data: toJsonl([t, makeTrajectory(), t]) }), /row 3: id .* appears twice \(rows 1 and 3\)/);
+    // A JSONL row is named by its line in the file, blank lines counted.
+    const spaced = `\n${toJsonl([t])}\n${toJsonl([t])}`;
+    await expectNothingImported(store, existing, importTrajectories(store, { name: 's.jsonl', data: spaced }), /^s\.jsonl: row 4: id .* appears twice \(rows 2 and 4\)/);
   });
 
   it('a truncated Parquet file: names the file and says truncated', async () => {

@@ -13,13 +13,16 @@ import type { JudgesSource, RemoteJudgeSettings } from '../../src/ui/screens/jud
 function memorySource() {
   const saved = new Map<string, Omit<RemoteJudgeSettings, 'hasKey'>>();
   const source: JudgesSource = {
-    load: async () => ({ remotes: [...saved.values()].map((r) => ({ ...r, hasKey: false })), inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...saved.keys()] }),
+    load: async () => ({ remotes: [...saved.values()].map((r) => ({ ...r, hasKey: false })), inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...saved.keys()], calibrated: [] }),
     async saveRemote(settings) { saved.set(settings.id, settings); },
     async removeRemote(id) { saved.delete(id); },
     async forgetKey() {},
     async setInBrowser() {},
     async testConnection() { return { latency_ms: 1, reply: 'ok' }; },
-    async calibrate(_id, items) { return { n: items.length, scored: items.length, spearman: null, krippendorff_alpha: null, mae_before: null, mae_after: null }; },
+    async calibrate(_id, items) { return { n: items.length, scored: items.length, spearman: null, krippendorff_alpha: null, mae_before: null, mae_after: null, map: { kind: 'identity' } }; },
+    async useCalibration() {},
+    async calibrationFile() { return ''; },
+    async loadCalibrationFile() { return []; },
   };
   return { source, saved };
 }

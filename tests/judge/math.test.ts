@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { trimmedMean, TrajectoryJudge } from '../../src/judge/ensemble.ts';
 import { applyCalibration, fitAffine, fitIsotonic, parseCalibration, serializeCalibration } from '../../src/judge/calibration-map.ts';
 import { krippendorffAlphaInterval, meanAbsoluteError, ranks, spearman } from '../../src/judge/agreement.ts';
-import { calibrate, calibrateFromVotes, parseCalibrationJsonl } from '../../src/judge/calibrate.ts';
+import { calibrate, calibrateFromVotes } from '../../src/judge/calibrate.ts';
+import { readCalibrationSet } from '../../src/judge/calibration-set.ts';
 import type { Judge } from '../../src/judge/types.ts';
 import { makeTask, makeTrajectory } from './fixtures.ts';
 
@@ -112,16 +113,22 @@ describe('calibration report', () => {
 
   it('runs judges over a JSONL set and names bad lines', async () => {
     const lines = [0.1, 0.9].map((gold, i) => JSON.stringify({ trajectory: makeTrajectory({ id: `c${i}`, final_response: gold > 0.5 ? 'good' : 'bad' }), gold }));
-    const items = parseCalibrationJsonl(`${lines.join('\n')}\n\n`);
-    expect(items).toHaveLength(2);
+    const { items, problems } = readCalibrationSet(`${lines.join('\n')}\n\n`);
+    expect([items.length, problems]).toEqual([2, []]);
     const echo: Judge = { id: 'echo', score: async (t) => ({ score: t.final_response === 'good' ? 0.7 : 0.3, rationale: '' }) };
     const { report, votes } = await calibrate([echo, { id: 'broken', score: async () => { throw new Error('x'); } }], items, { method: 'affine' });
     expect(votes[0].map((v) => v.judge_id)).toEqual(['echo', 'broken']);
     expect(report.judges[0].mae_before).toBeCloseTo(0.2, 12);
     expect(report.judges[0].mae_after).toBeCloseTo(0, 12);
     expect(report.judges[1].n).toBe(0);
-    expect(() => parseCalibrationJsonl('{"trajectory": {"steps": []}, "gold": 2}')).toThrow(/line 1: "gold"/);
-    expect(() => parseCalibrationJsonl('\n{oops')).toThrow(/line 2: not valid JSON/);
+    // Every bad line is named by its line in the file, and the good ones kept (the app lists them all; the CLI refuses the set).
+    const bad = readCalibrationSet(`{"trajectory": {"steps": []}, "gold": 2}\n\n{oops\n${lines[0]}\n{"gold": 1}\n{"gold": 1, "trajectory": {"steps": []}}`);
+    expect(bad.items).toHaveLength(1);
+    expect(bad.problems.map((p) => p.line)).toEqual([1, 3, 5, 6]);
+    expect(bad.problems[0].message).toMatch(/^"gold" must be a number in \[0, 1\], got 2/);
+    expect(bad.problems[1].message).toMatch(/^not valid JSON/);
+    expect(bad.problems[2].message).toMatch(/"trajectory" is missing/);
+    expect(bad.problems[3].message).toMatch(/needs "messages" and "steps"/);
   });
 });
 

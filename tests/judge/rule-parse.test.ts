@@ -2,12 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { RuleJudge } from '../../src/judge/rule.ts';
 import { runFormatChecks } from '../../src/judge/format-checks.ts';
 import { parseRubricScore } from '../../src/judge/parse-score.ts';
-import { buildRubricPrompt, renderTrajectory, truncateMiddle } from '../../src/judge/render.ts';
+import { buildRubricPrompt, renderTrajectory, RUBRIC_SYSTEM_PROMPT, truncateMiddle } from '../../src/judge/render.ts';
 import { castVote, toVote } from '../../src/judge/types.ts';
 import { SelfJudge } from '../../src/judge/self.ts';
 import type { Policy, PolicyContext } from '../../src/rollout/policy.ts';
-import { conversationFormat } from '../../src/rollout/conversation.ts';
+import { conversationFormat } from '../../src/format/conversation.ts';
 import { familyTokenizer, type Family } from '../format/family-templates.ts';
+import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { makeStep, makeTask, makeTrajectory } from './fixtures.ts';
 
 const task = makeTask();
@@ -145,6 +146,18 @@ describe('self-judge', () => {
     expect(prompt).toContain('"[overall]": 1.0');
     expect(prompt).toContain('[Score]: 10/10');
     expect(prompt).not.toMatch(/"overall": 1\.0/);
+  });
+
+  it('prompts the shipped byte model in ChatML through the one chat codec: the same tokens as the ChatML turns written out', async () => {
+    const tokenizer = new ByteTokenizer();
+    const seen: PolicyContext[] = [];
+    const p: Policy = { id: 'spindle-base', tokenizer, generate: async (context) => (seen.push(context), { text: '{"overall": 0.5}', tokens: [], logprobs: [], finish_reason: 'stop' }) };
+    const trajectory = makeTrajectory();
+    expect((await new SelfJudge({ policy: p }).score(trajectory, task)).score).toBe(0.5);
+    const user = buildRubricPrompt(trajectory, task.prompt, { maxChars: 3_000, maxFieldChars: 300, maxAnswerChars: 600 });
+    const chatml = `<|im_start|>system\n${RUBRIC_SYSTEM_PROMPT}<|im_end|>\n<|im_start|>user\n${user}<|im_end|>\n<|im_start|>assistant\n`;
+    expect(seen[0].tokens).toEqual(tokenizer.encode(chatml));
+    expect(seen[0].tokens).toEqual(tokenizer.encode(conversationFormat(tokenizer).prompt(seen[0].messages, [])));
   });
 
   it("prompts a Hugging Face policy in its own chat template, and reads the verdict after its thinking by its own codec", async () => {

@@ -3,7 +3,8 @@ import * as tf from '@tensorflow/tfjs';
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { initBackend } from '../../src/kernels/backend.ts';
-import type { HostTensor, HostTensors } from '../../src/model/transformer.ts';
+import { tokenStats, type LogprobOptions } from '../../src/model/logprobs.ts';
+import type { HostTensor, HostTensors, TransformerModel } from '../../src/model/transformer.ts';
 
 export async function useBackend(name: 'cpu' | 'wasm'): Promise<void> {
   if (tf.getBackend() === name) return;
@@ -40,4 +41,26 @@ export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<numbe
 
 export function toHost(t: tf.Tensor): HostTensor {
   return { shape: t.shape.slice(), data: new Float32Array(t.dataSync()) };
+}
+
+/**
+ * Host-side log-probs of variable-length sequences, the tests' reference: row b gets `seqs[b].length - 1`
+ * values, the log-prob of each token after the first (tokenStats, as training computes them); positions
+ * where `masks[b][t+1]` is 0 read 0. Batched (right-padded with `padId`) and tensor-clean.
+ */
+export async function sequenceLogprobs(
+  model: TransformerModel,
+  seqs: number[][],
+  options: LogprobOptions & { masks?: number[][]; padId?: number } = {},
+): Promise<number[][]> {
+  if (seqs.length === 0) return [];
+  const T = Math.max(...seqs.map((s) => s.length));
+  if (T < 2) return seqs.map(() => []);
+  const padded = seqs.map((s) => [...s, ...Array<number>(T - s.length).fill(options.padId ?? 0)]);
+  const result = tf.tidy(() => tokenStats(model, padded, options).logprobs);
+  const flat = await result.data();
+  result.dispose();
+  return seqs.map((s, b) =>
+    Array.from({ length: s.length - 1 }, (_, t) => (options.masks && !options.masks[b][t + 1] ? 0 : flat[b * (T - 1) + t])),
+  );
 }

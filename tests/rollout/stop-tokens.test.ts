@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
-import { closeAfterSampled, conversationFormat } from '../../src/rollout/conversation.ts';
+import { closeAfterSampled, conversationFormat } from '../../src/format/conversation.ts';
 import { tokenizerFromSpec, tokenizerSpec } from '../../src/pipeline/engine/tokenizer-spec.ts';
 import { familyTokenizer } from '../format/family-templates.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';

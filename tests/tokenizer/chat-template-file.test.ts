@@ -15,7 +15,7 @@ import { TransformerModel } from '../../src/model/transformer.ts';
 import { renderSystemPrompt } from '../../src/format/system-prompt.ts';
 import { renderChatML } from '../../src/format/chatml.ts';
 import { SPINDLE_CHAT_TEMPLATE } from '../../src/tokenizer/spindle-chat-template.ts';
-import { chatFormatSummary, conversationFormat } from '../../src/rollout/conversation.ts';
+import { chatFormatSummary, conversationFormat } from '../../src/format/conversation.ts';
 import { familyTemplate } from '../format/family-templates.ts';
 import { useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';

@@ -1,13 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
-  batchAdvantages,
   discountedReturns,
   groupAdvantages,
   replayAdvantage,
   sampleStd,
   tokenAdvantages,
   turnCredits,
-  turnReturns,
 } from '../../src/train/advantages.ts';
 import { trajectory } from './fixtures.ts';
 
@@ -53,14 +51,6 @@ describe('group advantages', () => {
     }
   });
 
-  it('counts frac_reward_zero_std, reward and reward_std over a batch', () => {
-    const b = batchAdvantages([[1, 1], [0, 1], [0, 0], [0, 0.5]], Z);
-    expect(b.fracZeroStd).toBe(0.5);
-    expect(b.reward).toBeCloseTo(3.5 / 8, 12); // (1+1+0+1+0+0+0+0.5) / 8
-    // stds: 0, 0.70711, 0, 0.35355 → mean 0.265165
-    expect(b.rewardStd).toBeCloseTo((Math.SQRT1_2 + Math.SQRT1_2 / 2) / 4, 12);
-  });
-
   it('rejects non-finite scores and empty groups with a message', () => {
     expect(() => groupAdvantages([1, Number.NaN], Z)).toThrow(/null/);
     expect(() => groupAdvantages([], Z)).toThrow(/empty group/);
@@ -93,7 +83,7 @@ describe('discounted returns', () => {
   });
 
   it('a terminal-only reward decays as γ^(T−1−t), with the advantage as the final reward', () => {
-    const g = turnReturns(3, 2, 0.5);
+    const g = turnCredits(3, 2, { gamma: 0.5 });
     expect(g).toEqual([0.5, 1, 2]);
   });
 
@@ -121,7 +111,7 @@ describe('token advantages', () => {
   });
 
   it('puts each turn return on its assistant tokens and 0 elsewhere', () => {
-    const a = tokenAdvantages(t, turnReturns(2, 2, 0.5));
+    const a = tokenAdvantages(t, turnCredits(2, 2, { gamma: 0.5 }));
     // G_1 = 2, G_0 = 0.5·2 = 1
     expect(Array.from(a)).toEqual([0, 0, 1, 1, 1, 0, 0, 2, 2]);
   });

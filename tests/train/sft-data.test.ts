@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { ToolSchema } from '../../src/contracts.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
-import { chatExample, examplesFromJsonl, instructionExample, trajectoryExample } from '../../src/train/sft-data.ts';
+import { chatExample, examplesFromRows, instructionExample, readSftRows } from '../../src/train/sft-data.ts';
 import { ChatTemplate } from '../../src/format/chat-template.ts';
 import { familyTokenizer } from '../format/family-templates.ts';
-import { trajectory } from './fixtures.ts';
 
 const tok = new ByteTokenizer();
 const trained = (s: { tokens: number[]; mask: ArrayLike<number> }) => tok.decode(s.tokens.filter((_, i) => s.mask[i]));
@@ -46,14 +45,13 @@ describe('SFT examples', () => {
 
   it('reads mixed JSONL and names the bad line', () => {
     const rows = ['{"messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"}]}', '', '{"instruction":"x","output":"y"}'];
-    expect(examplesFromJsonl(rows.join('\n'), tok)).toHaveLength(2);
-    expect(() => examplesFromJsonl(`${rows[0]}\n{"foo":1}`, tok)).toThrow(/line 2/);
+    const read = readSftRows(rows.join('\n'));
+    expect(read.map((r) => r.line)).toEqual([1, 3]);
+    expect(examplesFromRows(read, tok)).toHaveLength(2);
+    expect(() => readSftRows(`${rows[0]}\n{"foo":1}`)).toThrow(/line 2/);
+    // A row that reads but cannot be rendered names its own line too.
+    expect(() => examplesFromRows(readSftRows(`\n${JSON.stringify({ messages: [{ role: 'user', content: 'a' }] })}`), tok)).toThrow(/line 2: .*no assistant/);
     expect(() => chatExample({ messages: [{ role: 'user', content: 'a' }] }, tok)).toThrow(/no assistant/);
-  });
-
-  it('uses a trajectory’s own tokens and mask', () => {
-    expect(trajectoryExample(trajectory({ tokens: [1, 2], assistant_mask: [0, 1] }))).toEqual({ tokens: [1, 2], mask: [0, 1] });
-    expect(() => trajectoryExample(trajectory({ tokens: [] }))).toThrow(/no tokens/);
   });
 
   // The model's own chat codec renders SFT rows, as it renders the model's episodes: never ChatML for a model that does not speak it.

@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import type { Metrics, RunMarker, Trajectory } from '../../src/contracts.ts';
-import { sequenceLogprobs } from '../../src/model/logprobs.ts';
+import { sequenceLogprobs } from '../model/helpers.ts';
 import type { TransformerModel } from '../../src/model/transformer.ts';
 import type { TrainerCheckpoint } from '../../src/train/checkpoint.ts';
 import { createRng } from '../../src/rng.ts';
@@ -253,7 +253,7 @@ describe('transfer', () => {
       c.lora.freeze_layers = '0';
       c.transfer = { source_checkpoint: 'shell_exec/step-2', learning_rate_scale: 0.3 };
     });
-    const t = new Trainer({ model: base, config: cfg, collectGroups: fakeCollector(base), transferFrom: source });
+    const t = new Trainer({ model: base, config: cfg, collectGroups: fakeCollector(base), transferFrom: { checkpoint: source } });
     expect(t.setup.learningRate).toBeCloseTo(3e-3, 12);
     expect(t.setup.frozenLayers).toEqual([0]);
     // every source adapter is loaded; only layer 1's train
@@ -269,5 +269,25 @@ describe('transfer', () => {
     t.dispose();
     src.dispose();
     base.dispose();
+  });
+
+  it('starts from an adapter its loader attached: the adapters kept as loaded, the layer range frozen, the rate scaled once', async () => {
+    const model = tinyModel(); // adapters attached, as the loader attaches a PEFT zip
+    const attached = model.lora;
+    const cfg = config((c) => {
+      c.lora.freeze_layers = '0';
+      c.transfer = { source_checkpoint: 'adapter.zip', learning_rate_scale: 0.5 };
+    });
+    const t = new Trainer({ model, config: cfg, collectGroups: fakeCollector(model), transferFrom: { adapterAttached: true } });
+    expect(t.setup.learningRate).toBeCloseTo(5e-3, 12);
+    expect(t.setup.frozenLayers).toEqual([0]);
+    expect(model.lora).toBe(attached);
+    expect(cfg.training.learning_rate).toBe(1e-2);
+    t.dispose();
+    // Without adapters on the model there is nothing to start from, and it says so.
+    const plain = tinyModel({ lora: false });
+    expect(() => new Trainer({ model: plain, config: cfg, collectGroups: fakeCollector(plain), transferFrom: { adapterAttached: true } })).toThrow(/source adapter is not attached/);
+    model.dispose();
+    plain.dispose();
   });
 });

@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { sequenceLogprobs } from '../../src/model/logprobs.ts';
+import { sequenceLogprobs } from '../model/helpers.ts';
 import type { TrainSample } from '../../src/train/batch.ts';
 import { readFileSync } from 'node:fs';
 import { fromHfConfig } from '../../src/model/config.ts';

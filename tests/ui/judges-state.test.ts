@@ -1,5 +1,6 @@
 /** JudgesState over an in-memory JudgesSource: editing, saving and testing remote judges, the in-browser switch, calibration. */
 import { describe, expect, it } from 'vitest';
+import type { CalibrationMap } from '../../src/config/schema.ts';
 import type { CalibrationItem } from '../../src/contracts.ts';
 import { JudgesState } from '../../src/ui/screens/judges/judges.svelte.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../../src/ui/screens/judges/source.ts';
@@ -10,11 +11,13 @@ function memorySource() {
   const keys = new Map<string, string>();
   const calls: string[] = [];
   let inBrowser = false;
+  const calibrated = new Map<string, CalibrationMap>();
   const source: JudgesSource = {
     load: async () => ({
       remotes: [...saved.values()].map((r) => ({ ...r, hasKey: keys.has(r.id) })),
       inBrowser: { enabled: inBrowser, unavailable: null },
       calibratable: ['rule', ...saved.keys()],
+      calibrated: [...calibrated.keys()],
     }),
     async saveRemote(settings, apiKey) {
       saved.set(settings.id, settings);
@@ -35,7 +38,15 @@ function memorySource() {
         onProgress(i, items.length);
       }
       calls.push(`calibrate ${judgeId} ${items.length}`);
-      return { n: items.length, scored: items.length, spearman: 1, krippendorff_alpha: 1, mae_before: 0, mae_after: null };
+      return { n: items.length, scored: items.length, spearman: 1, krippendorff_alpha: 1, mae_before: 0, mae_after: null, map: { kind: 'affine', a: 1, b: 0 } };
+    },
+    async useCalibration(judgeId, map) { calibrated.set(judgeId, map); },
+    async calibrationFile() { return JSON.stringify({ version: 1, maps: Object.fromEntries(calibrated) }); },
+    async loadCalibrationFile(text, fileName) {
+      const maps = (JSON.parse(text) as { maps?: Record<string, CalibrationMap> }).maps;
+      if (!maps) throw new Error(`${fileName}: Calibration file: "maps" must map judge ids to calibration maps`);
+      for (const [id, map] of Object.entries(maps)) calibrated.set(id, map);
+      return Object.keys(maps);
     },
   };
   return { source, saved, keys, calls };
@@ -123,5 +134,29 @@ describe('JudgesState', () => {
     state.cancelCalibration();
     await again;
     expect({ result: state.calibrationResult, error: state.calibrationError, progress: state.calibrationProgress }).toEqual({ result: null, error: null, progress: null });
+  });
+
+  it('uses a fitted map in runs, saves the maps as a file and loads a file again, saying which judges it calibrates', async () => {
+    const { source } = memorySource();
+    const state = new JudgesState(source);
+    await state.load();
+    expect(state.calibrated).toEqual([]);
+    state.calibrationItems = items;
+    await state.runCalibration();
+    await state.useCalibration();
+    expect(state.calibrated).toEqual(['rule']);
+    expect(state.savedCalibrationNote).toBe("Runs now calibrate rule's votes with this map.");
+    const file = await state.calibrationFile();
+    expect(file).toMatchObject({ fileName: 'calibration.json', mime: 'application/json' });
+    expect(JSON.parse(file!.text).maps).toEqual({ rule: { kind: 'affine', a: 1, b: 0 } });
+
+    const other = new JudgesState(memorySource().source);
+    await other.load();
+    await other.loadSavedCalibration(new File([file!.text], 'calibration.json'));
+    expect(other.calibrated).toEqual(['rule']);
+    expect(other.savedCalibrationNote).toBe('Runs now calibrate rule with the maps of calibration.json.');
+    await other.loadSavedCalibration(new File(['{}'], 'empty.json'));
+    expect(other.savedCalibrationError).toMatch(/^empty\.json: Calibration file/);
+    expect(other.savedCalibrationNote).toBeNull();
   });
 });

@@ -13,6 +13,7 @@ import { deliveredAll, describeDelivery } from '../../pipeline/operations/atropo
 import type { CollectSummary } from '../../pipeline/operations/collect.ts';
 import { collectInNode } from '../../pipeline/platform/node-collect.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
+import { applyCalibrationOption, calibrationOption } from './calibrate.ts';
 import { Progress } from './progress.ts';
 import { SMALL_SIZES, smallCap, smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
@@ -56,11 +57,12 @@ export const collect: Command = {
     name: { type: 'string', description: 'run name (default: <config name>-collect)', placeholder: 'name' },
     atropos: { type: 'string', description: 'also stream each scored group to this Atropos trajectory API server, waiting while its queue is full', placeholder: 'url' },
     'env-file': envFileOption,
+    calibration: calibrationOption,
     store: storeOption,
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'collect');
-    const loaded = smallConfig(configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true }));
+    const loaded = smallConfig(applyCalibrationOption(ctx, values, configOrDefault(ctx, stringOption(values, 'config'), undefined, { userEnvironments: true })));
     const summary = await withStore(ctx, values, async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config), { create: true });
     const ts = summary.trajectories;
     const scored = ts.filter((t) => t.judge_score !== null);

@@ -1,6 +1,7 @@
 /** The command table: `spindle <name>`; multi-word names are subcommands (`export adapter`). */
 import type { Command } from '../command.ts';
 import { bootstrap } from './bootstrap.ts';
+import { calibrateCommand } from './calibrate.ts';
 import { collect } from './collect.ts';
 import { configCheck, configInit, configSet } from './config.ts';
 import { envs, envsAdd, envsAudit, envsRemove } from './envs.ts';
@@ -12,6 +13,6 @@ import { train, transferTrain } from './train.ts';
 import { transferInit } from './transfer.ts';
 
 export const COMMANDS: Command[] = [
-  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, bootstrap, exportTrajectories, exportAdapter, sft, evaluate,
+  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, bootstrap, exportTrajectories, exportAdapter, sft, evaluate, calibrateCommand,
   transferInit, transferTrain, skillsFromTrajectories, skillsToInstructionsCommand,
 ];

@@ -4,9 +4,9 @@
  * stored in the file store. Ctrl-C stops after the current update and saves a checkpoint; the run
  * resumes with `--resume RUN_ID`.
  *
- * Transfer between environments (pipeline/operations/transfer.ts) loads the source weights in the run's model
- * loader: the source run's latest checkpoint or a PEFT adapter zip read here, then the target's frozen
- * layers, with the learning-rate scale applied up front.
+ * Transfer between environments (pipeline/operations/transfer.ts) starts the run's trainer from the source:
+ * the source run's latest checkpoint or a PEFT adapter zip read here, then the target's frozen layers and
+ * the scaled learning rate.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -15,7 +15,8 @@ import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource, Metrics } from '../../contracts.ts';
 import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/platform/node-train.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
-import { transferRunConfig } from '../../pipeline/operations/transfer.ts';
+import { transferLearningRate } from '../../pipeline/operations/transfer.ts';
+import { applyCalibrationOption, calibrationOption } from './calibrate.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import { formatSuccessCount } from '../../pipeline/operations/report-text.ts';
@@ -31,6 +32,7 @@ const trainOptions = {
   'eval-interval': { type: 'string', description: 'override training.eval_interval (held-out eval every M steps)', placeholder: 'm' },
   workers: { type: 'string', description: 'override trajectory_collection.n_workers (rollout worker threads)', placeholder: 'n' },
   model: modelOption,
+  calibration: calibrationOption,
   store: storeOption,
 } as const;
 
@@ -42,7 +44,7 @@ function applyOverrides(ctx: CommandContext, config: RunConfig, values: Values):
   c.training.max_steps = intOption(values, 'steps') ?? c.training.max_steps;
   c.training.eval_interval = intOption(values, 'eval-interval') ?? c.training.eval_interval;
   c.trajectory_collection.n_workers = intOption(values, 'workers') ?? c.trajectory_collection.n_workers;
-  return smallConfig(c);
+  return smallConfig(applyCalibrationOption(ctx, values, c));
 }
 
 /** Said when a run starts from 0% held-out: GRPO needs some successes in its groups to learn from. */
@@ -132,10 +134,9 @@ export const transferTrain: Command = {
     if (!source) throw new CliError('The config has no transfer.source_checkpoint; write one with `spindle transfer init --source RUN_ID|ZIP`.');
     const outcome = await withStore(ctx, values, async (store) => {
       const from = await transferSource(ctx, store, source);
-      const scaled = transferRunConfig(config);
       const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
-      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+scaled.training.learning_rate.toPrecision(4)}`);
-      return runTraining(ctx, values, scaled, store, from);
+      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+transferLearningRate(config).toPrecision(4)}`);
+      return runTraining(ctx, values, config, store, from);
     }, { create: true });
     reportTraining(ctx, values, outcome);
   },

@@ -19,7 +19,7 @@ import { gunzipSync } from 'fflate';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { csvRecords } from './csv.ts';
 import { normalizeRow, TaskFileError, type TaskRow } from './rows.ts';
-import { eachJsonlLine } from '../../jsonl.ts';
+import { jsonlEntries } from '../../format/jsonl.ts';
 
 /** The largest task file read, in bytes (32 MiB: some 100,000 questions of a few hundred characters). */
 export const MAX_TASK_FILE_BYTES = 32 * 1024 * 1024;
@@ -147,10 +147,10 @@ function readText(text: string, format: Exclude<TaskFileFormat, 'parquet'>, rows
     for (const [i, raw] of list.entries()) if (!rows.add(raw, `item ${i + 1}`)) return;
     return;
   }
-  for (const { line, value, error } of eachJsonlLine(text)) {
-    if (!error) {
+  for (const { line, value, problem } of jsonlEntries(text)) {
+    if (problem === null) {
       if (!rows.add(value, `line ${line}`)) return;
-    } else if (rows.next(`line ${line}`)) problems.push(`line ${line}: ${error}; each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
+    } else if (rows.next(`line ${line}`)) problems.push(`line ${line}: ${problem}; each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
     else return;
   }
 }

@@ -44,7 +44,7 @@ type Field = keyof typeof FIELD_ALIASES;
 const ALIASES = new Set<string>(Object.values(FIELD_ALIASES).flat());
 
 const SPLIT_ALIASES: Record<string, Split> = { train: 'train', training: 'train', test: 'test', validation: 'validation', valid: 'validation', val: 'validation', dev: 'validation' };
-export const MAX_CHOICES = 5;
+const MAX_CHOICES = 5;
 
 /** How deep a row's values may nest (lists in objects in lists…); deeper data is refused for its row. */
 export const MAX_NESTING = 100;
@@ -60,7 +60,7 @@ export class TaskFileError extends Error {
 }
 
 /** At most MAX_PROBLEMS problems, then a line counting the rest. */
-export function capProblems(problems: string[]): string[] {
+function capProblems(problems: string[]): string[] {
   if (problems.length <= MAX_PROBLEMS) return problems;
   return [...problems.slice(0, MAX_PROBLEMS), `… and ${problems.length - MAX_PROBLEMS} more problems`];
 }
@@ -203,7 +203,7 @@ function nestedDeeperThan(value: unknown, max: number): boolean {
 }
 
 /** Plain JSON data: BigInt → number (or text when too large), Date → ISO text, typed arrays → arrays. */
-export function jsonSafe(value: unknown): unknown {
+function jsonSafe(value: unknown): unknown {
   if (typeof value === 'bigint') return Number.isSafeInteger(Number(value)) ? Number(value) : String(value);
   if (value instanceof Date) return value.toISOString();
   if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>);

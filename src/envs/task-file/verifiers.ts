@@ -27,7 +27,7 @@ import { cleanAnswer } from '../answer.ts';
 import { runJsVerifier } from './js-verifier.ts';
 import type { Verdict, VerifierRow } from './verdict.ts';
 
-export const NUMBER_DEFAULTS = { abs_tol: 1e-6, rel_tol: 0 } as const;
+const NUMBER_DEFAULTS = { abs_tol: 1e-6, rel_tol: 0 } as const;
 /**
  * The reference a row gives a verifier, checked once when the file is loaded: the expected text, number
  * or letter, or a problem naming the field and the fix. `expert` is the final answer that scores 1, when
@@ -116,7 +116,7 @@ function compile(pattern: string, ignoreCase = false): RE2JS {
 }
 
 /** Whitespace collapsed, optionally lower-cased. */
-export function normalizeText(text: string, ignoreCase: boolean): string {
+function normalizeText(text: string, ignoreCase: boolean): string {
   const s = text.replace(/\s+/g, ' ').trim();
   return ignoreCase ? s.toLowerCase() : s;
 }
@@ -179,7 +179,7 @@ export function formatNumber(n: number): string {
 // ---- Choices ----------------------------------------------------------------------------------------
 
 /** A row's answer as a letter: a letter A–E in any of the forms `extractChoice` reads, or a choice's text. */
-export function choiceKey(answer: string, choices?: string[]): string | null {
+function choiceKey(answer: string, choices?: string[]): string | null {
   const byText = choiceByText(answer, choices);
   if (byText) return byText;
   const m = answer.trim().match(/^(?:option\s*)?[([]?([A-Ea-e])[)\].:]?$/i);

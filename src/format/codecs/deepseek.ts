@@ -13,11 +13,11 @@ import { callError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedCall
 import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
-export const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
-export const CALLS_END = '<｜tool▁calls▁end｜>';
-export const CALL_BEGIN = '<｜tool▁call▁begin｜>';
-export const CALL_END = '<｜tool▁call▁end｜>';
-export const SEP = '<｜tool▁sep｜>';
+const CALLS_BEGIN = '<｜tool▁calls▁begin｜>';
+const CALLS_END = '<｜tool▁calls▁end｜>';
+const CALL_BEGIN = '<｜tool▁call▁begin｜>';
+const CALL_END = '<｜tool▁call▁end｜>';
+const SEP = '<｜tool▁sep｜>';
 const SHAPE = 'expected <｜tool▁call▁begin｜>function<｜tool▁sep｜><tool>\\n```json\\n{...}\\n```<｜tool▁call▁end｜>';
 /** V3's form after the separator: the name on its line, then the arguments in a json fence (its close may be cut off). */
 const FENCED = /^([^\n]*)\n```(?:json)?\n([\s\S]*?)(?:\n```\s*)?$/;

@@ -26,7 +26,7 @@ export interface ReadCalls {
 }
 
 /** A turn's thought and the text after it; `marker` ends a think block left open. */
-export function splitThought(text: string, marker: string): { thought: string | null; body: string; unterminated: boolean } {
+function splitThought(text: string, marker: string): { thought: string | null; body: string; unterminated: boolean } {
   const start = text.search(/\S/);
   if (start >= 0 && text.startsWith(THINK_OPEN, start)) {
     const open = start + THINK_OPEN.length;

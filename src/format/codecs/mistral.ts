@@ -15,7 +15,7 @@ import { callError, MAX_CALLS_PER_TURN, TagFinder, toCalls, tooManyCalls, type P
 import type { ToolCallCodec } from './codec.ts';
 import { functionName, liftMarkedTurn, namedCall, parseMarkedTurn, skipSpace, type ReadCalls } from './marked-turn.ts';
 
-export const TOOL_CALLS = '[TOOL_CALLS]';
+const TOOL_CALLS = '[TOOL_CALLS]';
 const ARGS = '[ARGS]';
 const CALL_ID = '[CALL_ID]';
 const SHAPE = 'expected [TOOL_CALLS]<tool>[ARGS]{"<argument>": <value>}';

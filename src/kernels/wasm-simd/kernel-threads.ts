@@ -59,7 +59,7 @@ export interface ProgramShare {
 }
 
 /** Workers a pool starts at most, and shares a kernel is cut into at most. */
-export const MAX_WORKERS = 63;
+const MAX_WORKERS = 63;
 const MAX_SHARES = MAX_WORKERS + 1;
 /**
  * The control block: a header of int32s (the job number, the claim counter, shares done, the share count

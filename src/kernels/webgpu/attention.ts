@@ -16,7 +16,7 @@ import { ATTENTION_KERNEL } from '../fused.ts';
 import { GROUP, GROUP_INDEX, WORKGROUP_SUM, program, registerWebGpuKernel } from './program.ts';
 
 /** Keys one row's scores may span (workgroup memory holds them all). */
-export const MAX_KEYS = 2048;
+const MAX_KEYS = 2048;
 
 function run(q: tf.TensorInfo, k: tf.TensorInfo, v: tf.TensorInfo, bias: tf.TensorInfo | undefined, scale: number, positions: number, backend: WebGPUBackend): tf.TensorInfo {
   const [B, G, R] = q.shape;

@@ -39,7 +39,7 @@ export const BOOTSTRAP_CHOICE: Omit<BootstrapChoice, 'source'> = {
 };
 
 /** The GRPO run a bootstrap of `env` ends in: the defaults, on that one environment at its entry level. */
-export function bootstrapConfig(env: string, choice: BootstrapChoice): RunConfig {
+function bootstrapConfig(env: string, choice: BootstrapChoice): RunConfig {
   const config = structuredClone(DEFAULT_CONFIG);
   config.name = `bootstrap-${env}`;
   config.tasks.environments = [env];
@@ -80,7 +80,7 @@ export interface BuiltinSummary {
 }
 
 /** Files the screen imports: environment modules, and task files. */
-export const IMPORTABLE = ['.js', '.mjs', '.jsonl', '.csv', '.tsv', '.parquet', '.json'] as const;
+const IMPORTABLE = ['.js', '.mjs', '.jsonl', '.csv', '.tsv', '.parquet', '.json'] as const;
 
 /** The user's stored environments as the Playground, Train and Trajectories see them, installed in the engine on demand. */
 export function userEnvironments(getStore: () => Promise<Store>, engine: () => Partial<EnvironmentEngine>) {
@@ -161,7 +161,7 @@ function summary(record: EnvironmentRecord): EnvironmentSummary {
 }
 
 /** A stored source as the editor's draft. */
-export function draftOf(source: EnvironmentSource | EnvironmentDraft): EnvironmentDraft {
+function draftOf(source: EnvironmentSource | EnvironmentDraft): EnvironmentDraft {
   return source.kind === 'module' ? { kind: 'module', source: source.source, file: source.file } : source;
 }
 

@@ -1,8 +1,12 @@
 /**
  * The Judges screen's operations over the settings store: the remote judges as `judges.remotes`, each
  * key as `secret.<judge id>` (the name a run config's `api_key_env` points at), the in-browser switch as
- * `judges.in_browser`; connection tests and calibration. Keys never leave this browser except in requests to their own endpoint.
+ * `judges.in_browser`; connection tests and calibration: a judge scored against a labelled set, its fitted
+ * map saved for runs as `judges.calibration` (which the Train screen's config takes in, judge-settings.ts),
+ * and those maps saved as a calibration file and loaded back (the file `spindle calibrate` writes and
+ * `--calibration` reads). Keys never leave this browser except in requests to their own endpoint.
  */
+import type { CalibrationMap } from '../../config/schema.ts';
 import type { CalibrationItem } from '../../contracts.ts';
 import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from '../../judge/agreement.ts';
 import { calibrate, type CalibratableJudge } from '../../judge/calibrate.ts';
@@ -12,7 +16,10 @@ import { RubricJudge } from '../../judge/rubric.ts';
 import { RuleJudge } from '../../judge/rule.ts';
 import { deleteSetting, getSetting, setSetting, type Store } from '../../store/index.ts';
 import { loadBrowserModelJudge } from '../platform/browser-judges.ts';
-import { IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches } from '../operations/judge-settings.ts';
+import { calibrationFileOf, readCalibrationFile } from '../operations/calibration.ts';
+import {
+  CALIBRATION_SETTING as CALIBRATION, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches,
+} from '../operations/judge-settings.ts';
 
 /** A saved remote judge as the settings store holds it (whether a key is saved is asked separately). */
 type StoredRemote = Omit<JudgeSwitches['remotes'][number], 'hasKey'>;
@@ -20,6 +27,10 @@ const secretName = (id: string) => `secret.${id}`;
 
 async function remotes(store: Store): Promise<StoredRemote[]> {
   return getSetting<StoredRemote[]>(store, REMOTES, []);
+}
+
+async function savedMaps(store: Store): Promise<Record<string, CalibrationMap>> {
+  return getSetting<Record<string, CalibrationMap>>(store, CALIBRATION, {});
 }
 
 async function key(store: Store, id: string): Promise<string | null> {
@@ -44,6 +55,7 @@ export function judgeOperations(getStore: () => Promise<Store>) {
         inBrowser: { enabled: await getSetting(store, IN_BROWSER, false), unavailable: null },
         // Every judge a run can have: the rule judge, the in-browser one (switched on or not), each saved remote.
         calibratable: ['rule', IN_BROWSER_JUDGE.id, ...list.map((r) => r.id)],
+        calibrated: Object.keys(await savedMaps(store)),
       };
     },
     async saveRemote(settings: StoredRemote, apiKey: string | null) {
@@ -117,7 +129,24 @@ export function judgeOperations(getStore: () => Promise<Store>) {
         krippendorff_alpha: krippendorffAlphaInterval(items.map((it, i) => [raw[i], it.gold])),
         mae_before: agreement?.mae_before ?? meanAbsoluteError(scoredRaw, scoredGold),
         mae_after: agreement?.mae_after ?? null,
+        map: report.file.maps[judgeId] ?? { kind: 'identity' },
       };
+    },
+    /** Runs from now on pass this judge's votes through `map`. */
+    async useCalibration(judgeId: string, map: CalibrationMap) {
+      const store = await getStore();
+      await setSetting(store, CALIBRATION, { ...(await savedMaps(store)), [judgeId]: map });
+    },
+    /** The saved maps as a calibration file's text (for a download). */
+    async calibrationFile() {
+      return calibrationFileOf(await savedMaps(await getStore()));
+    },
+    /** A calibration file's maps saved for runs, beside (or over) the ones saved; returns the judges it calibrates. */
+    async loadCalibrationFile(text: string, fileName: string) {
+      const { maps } = readCalibrationFile(text, fileName);
+      const store = await getStore();
+      await setSetting(store, CALIBRATION, { ...(await savedMaps(store)), ...maps });
+      return Object.keys(maps);
     },
   };
 }

@@ -43,7 +43,7 @@ export type EnvironmentLoad = { ok: true; source: EnvironmentSource; info: Engin
 export type EnvironmentCheck = { ok: true; source: EnvironmentSource; info: EngineEnvironmentInfo; audit: EnvironmentAudit } | EnvironmentFailure;
 
 /** Items per level the live check gives the expert and each task-blind policy: a few seconds for a small module. */
-export const CHECK_ITEMS = 8;
+const CHECK_ITEMS = 8;
 /** Entry-level items the check samples the policy on: enough to tell "never" from "sometimes" at a glance. */
 export const CHECK_POLICY_ITEMS = 4;
 

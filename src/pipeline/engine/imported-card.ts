@@ -6,7 +6,7 @@
  */
 import type { LoadedModel } from '../../hub/hf.ts';
 import { estimateMemory, formatBytes } from '../../model/memory.ts';
-import { chatFormatSummary } from '../../rollout/conversation.ts';
+import { chatFormatSummary } from '../../format/conversation.ts';
 
 const FAMILY_NAMES: Record<string, string> = { llama: 'Llama', qwen2: 'Qwen2', qwen3: 'Qwen3' };
 

@@ -57,7 +57,7 @@ export function encodeCheckpoint(ckpt: TrainerCheckpoint): CheckpointInput {
 }
 
 /** The stored trajectories a checkpoint's replay buffer refers to. */
-export function replayTrajectoryIds(record: CheckpointRecord): string[] {
+function replayTrajectoryIds(record: CheckpointRecord): string[] {
   return ((record.meta.checkpoint as StoredState | undefined)?.replay.refs ?? []).map((r) => r.trajectory_id);
 }
 

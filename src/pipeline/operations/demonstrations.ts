@@ -41,7 +41,7 @@ export interface DemonstrationRequest {
 }
 
 /** Says which source gave nothing usable, and what to do instead. */
-export class NoDemonstrationsError extends Error {
+class NoDemonstrationsError extends Error {
   constructor(message: string) {
     super(message);
     this.name = 'NoDemonstrationsError';

@@ -116,7 +116,7 @@ export function auditTarget(name: string, stored: EnvironmentSource[]): { source
 }
 
 /** Refuses a user's environment named like a built-in (checked before its audit, and again when kept). */
-export function checkOwnName(name: string): void {
+function checkOwnName(name: string): void {
   if (isBuiltinEnvironment(name)) throw new Error(`"${name}" is a built-in environment; give yours another name.`);
 }
 

@@ -8,7 +8,7 @@ import { MAX_TASK_FILE_BYTES } from '../../envs/task-file/index.ts';
 import { boundedChunks, concatBytes, fetchWithTimeout, NetError, type ReadLimits } from '../../net.ts';
 
 /** A task file's size cap bounds the download too (a module is far smaller). */
-export const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: MAX_TASK_FILE_BYTES };
+const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: MAX_TASK_FILE_BYTES };
 
 export function isUrl(path: string): boolean {
   return /^https?:\/\//i.test(path);

@@ -24,7 +24,7 @@ import { deriveSeed } from '../../rng.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
 import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../../store/index.ts';
-import { Trainer } from '../../train/trainer.ts';
+import { Trainer, type TrainerDeps } from '../../train/trainer.ts';
 import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, linkedGenerator, type RemoteGenerator } from '../engine/generation.ts';
@@ -109,9 +109,10 @@ export class PipelineRun implements RunController {
 
   /**
    * `environments`: the sources of the user environments `config` names (installed here, stored with the
-   * run; a resumed run installs the ones it stored).
+   * run; a resumed run installs the ones it stored). `transferFrom`: where a transfer starts (the trainer
+   * prepares the model from it, once); a resumed run has its own weights.
    */
-  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
+  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[]; transferFrom?: TrainerDeps['transferFrom'] } = {}): Promise<string> {
     if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
     // A run trains with GRPO; saying otherwise used to run GRPO anyway.
     if (config.training.method === 'sft') throw new Error('training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft --data FILE` (the CLI), or set training.method: grpo.');
@@ -148,6 +149,7 @@ export class PipelineRun implements RunController {
         onMetrics: (record) => this.queueWrite(() => this.recordMetrics(record)),
         onMarker: (marker) => this.queueWrite(() => this.recordMarker(marker)),
         resumeFrom: checkpoint,
+        transferFrom: options.resumeRunId ? undefined : options.transferFrom,
         held: () => this.paused?.promise ?? null,
         // What the update used is stored with each group (and exported): views read it, never re-derive it.
         onGroupAdvantages: async (_step, groups) => {

@@ -10,14 +10,13 @@ import type { RunConfig } from '../../config/schema.ts';
 import { isSuccess } from '../../contracts.ts';
 import { parquetToTrajectories } from '../../export/parquet.ts';
 import { adapterZip, peftAdapterConfig, type PeftConfig } from '../../export/peft.ts';
-import { jsonlLines } from '../../jsonl.ts';
 import type { HfConfigJson } from '../../model/config.ts';
 import { saveModel } from '../../hub/hf.ts';
 import { exportLora } from '../../model/lora.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { TrainSample } from '../../train/batch.ts';
-import { chatExample, examplesFromJsonl } from '../../train/sft-data.ts';
+import { chatExample, examplesFromRows, readSftRows } from '../../train/sft-data.ts';
 import { Trainer } from '../../train/trainer.ts';
 import { mergedModel } from './merged-export.ts';
 
@@ -54,15 +53,10 @@ export async function sftExamples(
       const examples = kept.map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok));
       return { examples, leftOut: trajectories.length - kept.length };
     }
-    // Rows not selected become blank lines, so errors still name the file's own line; a bad line is kept for examplesFromJsonl to name.
-    const lines: string[] = [];
-    let leftOut = 0;
-    for (const { line, text, value, error } of jsonlLines(new TextDecoder().decode(file.bytes))) {
-      const row = value as { success?: boolean | null; score?: number | null } | null;
-      if (error || typeof row !== 'object' || row === null || selected(row, selection)) lines[line - 1] = text;
-      else leftOut++;
-    }
-    return { examples: examplesFromJsonl(Array.from(lines, (l) => l ?? '').join('\n'), tok), leftOut };
+    // Read once; each kept row keeps its line in the file, so an error names the line the user opens.
+    const rows = readSftRows(new TextDecoder().decode(file.bytes));
+    const kept = rows.filter((r) => selected(r.value as { success?: boolean | null; score?: number | null }, selection));
+    return { examples: examplesFromRows(kept, tok), leftOut: rows.length - kept.length };
   } catch (e) {
     throw new Error(`${file.name}: ${(e as Error).message}`, { cause: e });
   }

@@ -2,21 +2,20 @@
  * Transfer between environments with frozen layers, as one operation in two halves:
  * - `transferConfig` (`spindle transfer init`): the run config that trains the target
  *   environment from a source with the lower layers frozen and a scaled learning rate;
- * - `transferRunConfig` and `applyTransfer` (`spindle transfer train`): the source's weights go into the
- *   run's model in its loader (a run's latest checkpoint through prepareModel's transfer path, or a PEFT
- *   adapter the caller attached), then the target's frozen layers. The run's trainer keeps those
- *   adapters as they are, so the learning-rate scale goes into `training.learning_rate` up front (the
- *   stored scale then 1).
+ * - `spindle transfer train`: the run's trainer starts from the source (a run's latest checkpoint,
+ *   `checkpointSource`, or a PEFT adapter the run's loader attached) through the one transfer path
+ *   (train/model-setup.ts): the model prepared once, the target's layers frozen, the learning rate
+ *   scaled there (`transferLearningRate`), the run config stored as written.
  */
 import type { RunConfig } from '../../config/schema.ts';
 import { parseRunConfigYaml, stringifyRunConfig } from '../../config/yaml.ts';
 import { getEnvironment } from '../../envs/registry.ts';
-import { parseLayerRange } from '../../model/lora.ts';
-import type { TransformerModel } from '../../model/transformer.ts';
 import { listRuns, loadLatestCheckpoint, type Store } from '../../store/index.ts';
 import type { TrainerCheckpoint } from '../../train/checkpoint.ts';
-import { prepareModel } from '../../train/model-setup.ts';
 import { decodeCheckpoint } from './checkpoint-codec.ts';
+
+/** What `spindle transfer train` says it trains with. */
+export { transferLearningRate } from '../../train/model-setup.ts';
 
 export interface TransferPlan {
   sourceEnv: string;
@@ -75,18 +74,4 @@ export async function newestRunOn(store: Store, env: string): Promise<string | n
 export async function checkpointSource(store: Store, runId: string): Promise<TrainerCheckpoint | null> {
   const record = await loadLatestCheckpoint(store, runId);
   return record ? decodeCheckpoint(record) : null;
-}
-
-/** The config the run trains with: the learning rate scaled (the trainer sees the source's adapters already loaded). */
-export function transferRunConfig(config: RunConfig): RunConfig {
-  const c = structuredClone(config);
-  c.training.learning_rate = config.training.learning_rate * config.transfer.learning_rate_scale;
-  c.transfer.learning_rate_scale = 1;
-  return c;
-}
-
-/** Puts the source into the run's model: a checkpoint through prepareModel, or (an adapter already attached) the target's frozen layers. */
-export function applyTransfer(model: TransformerModel, config: RunConfig, source: { checkpoint: TrainerCheckpoint } | { adapterAttached: true }): void {
-  if ('checkpoint' in source) prepareModel(model, config, source.checkpoint);
-  else model.frozenLayers = parseLayerRange(config.lora.freeze_layers, model.config.numLayers);
 }

@@ -16,7 +16,7 @@ import { HfTokenizer } from '../../tokenizer/hf-tokenizer.ts';
 import { diskCache } from '../../hub/hub.ts';
 import { attachLora, importLora } from '../../model/lora.ts';
 import type { HostTensors } from '../../model/transformer.ts';
-import { chatFormatSummary } from '../../rollout/conversation.ts';
+import { chatFormatSummary } from '../../format/conversation.ts';
 
 const REPO = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 

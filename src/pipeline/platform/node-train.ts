@@ -2,8 +2,9 @@
  * Online GRPO in Node (`spindle train`, `spindle transfer train`): a
  * PipelineRun over worker_threads (node.ts), started or resumed, stopped by a signal (after the current
  * update, with a checkpoint), and summed up as the step reached and each held-out evaluation. A transfer
- * loads its source into the run's model inside the run's loader (operations/transfer.ts): a run's latest checkpoint,
- * or a PEFT adapter zip, then the target's frozen layers; a resumed run has its own weights already.
+ * starts the run's trainer from its source (train/model-setup.ts, the one transfer path): a run's latest
+ * checkpoint, or a PEFT adapter zip the run's loader attaches to the freshly loaded model; a resumed run
+ * has its own weights already.
  */
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
@@ -13,7 +14,8 @@ import type { RunEvent } from '../operations/events.ts';
 import { createNodeRun } from './node.ts';
 import { attachAdapterZip, type NodeModel } from './node-model.ts';
 import type { NodeStore } from './node-store.ts';
-import { applyTransfer, checkpointSource } from '../operations/transfer.ts';
+import { checkpointSource } from '../operations/transfer.ts';
+import type { TransferStart } from '../../train/model-setup.ts';
 
 /** Where a transfer's weights come from: a run's latest checkpoint, or an adapter zip's bytes. */
 export type TransferSource = { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string } | { kind: 'adapter'; bytes: Uint8Array; label: string };
@@ -58,18 +60,18 @@ export interface TrainOutcome {
 const OUT_OF_MEMORY = /memory access out of bounds|out of memory|allocation failed/i;
 const MEMORY_HINT = ' (the wasm heap is full: raise training.grad_accum_steps, or lower training.batch_size × group_size, sampling.max_new_tokens or max_steps_per_trajectory)';
 
-/** Puts the transfer source into the run's freshly loaded model; errors name the source. */
-function applyTransferSource(loaded: NodeModel, config: RunConfig, source: TransferSource): void {
+/** An adapter source goes onto the run's freshly loaded model here (the trainer then freezes and scales); errors name the source. */
+function attachAdapterSource(loaded: NodeModel, source: TransferSource): void {
+  if (source.kind !== 'adapter') return;
   try {
-    if (source.kind === 'checkpoint') applyTransfer(loaded.model, config, { checkpoint: source.checkpoint });
-    else {
-      attachAdapterZip(loaded, source.bytes, source.label);
-      applyTransfer(loaded.model, config, { adapterAttached: true });
-    }
+    attachAdapterZip(loaded, source.bytes, source.label);
   } catch (e) {
     throw new Error(`transfer from ${source.label}: ${(e as Error).message}`, { cause: e });
   }
 }
+
+/** Where the trainer starts a transfer from. */
+const transferStart = (source: TransferSource): TransferStart => (source.kind === 'checkpoint' ? { checkpoint: source.checkpoint } : { adapterAttached: true });
 
 /** Runs (or resumes) a training run to the end or to the signal; a fatal run error is thrown after the run wound down. */
 export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutcome> {
@@ -79,7 +81,7 @@ export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutco
     store,
     loadModel: async (cfg) => {
       model = await options.loadModel(cfg);
-      if (transfer && !resumeRunId) applyTransferSource(model, cfg, transfer);
+      if (transfer && !resumeRunId) attachAdapterSource(model, transfer);
       return model;
     },
   });
@@ -95,7 +97,8 @@ export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutco
   const stop = () => void run.stop();
   signal.addEventListener('abort', stop, { once: true });
   try {
-    outcome.runId = await run.start(config, { resumeRunId, environments: options.environments ?? [] });
+    const transferFrom = transfer && !resumeRunId ? transferStart(transfer) : undefined;
+    outcome.runId = await run.start(config, { resumeRunId, environments: options.environments ?? [], transferFrom });
     // A resumed run reports the step it reached, also when it had no update left to do (it was at the end).
     if (resumeRunId) outcome.steps = Math.max(outcome.steps, (await loadLatestCheckpoint(store, outcome.runId))?.step ?? 0);
     if (signal.aborted) stop();

@@ -20,7 +20,7 @@ export interface MarkdownDoc {
 
 const INLINE = /(`[^`]+`)|(\*\*[^*]+\*\*)|(\[[^\]]+\]\([^)\s]+\))/g;
 
-export function parseInline(text: string): Inline[] {
+function parseInline(text: string): Inline[] {
   const out: Inline[] = [];
   let cursor = 0;
   INLINE.lastIndex = 0;

@@ -17,7 +17,7 @@ export function demoAnswer(prompt: string): number {
 }
 
 /** The assistant text of a scripted episode: think, call calc, answer (wrong when `wrong`). */
-export function demoTurns(task: Task, wrong: boolean): { turns: string[]; step: TrajectoryStep } {
+function demoTurns(task: Task, wrong: boolean): { turns: string[]; step: TrajectoryStep } {
   const expr = task.prompt.replace(/^What is |\?$/g, '');
   const answer = Number(task.data.answer) + (wrong ? 10 : 0);
   const step: TrajectoryStep = {
@@ -48,7 +48,7 @@ export type ChainOutcome = 'solved' | 'retried' | 'intermediate' | 'gave_up';
  * call may fail (`a x b`, a usage error naming the fix) and be retried. `intermediate` answers with the
  * product (stops after the first observation); `gave_up` answers with a guess after the error.
  */
-export function demoChain(task: Task, outcome: ChainOutcome, latency = 3): { turns: string[]; steps: TrajectoryStep[] } {
+function demoChain(task: Task, outcome: ChainOutcome, latency = 3): { turns: string[]; steps: TrajectoryStep[] } {
   const [a, b, c] = (task.prompt.match(/\d+/g) ?? ['0', '0', '0']).map(Number);
   const product = a * b;
   const now = Date.now() / 1000;
@@ -69,7 +69,7 @@ export function demoChain(task: Task, outcome: ChainOutcome, latency = 3): { tur
  * Token ids for a demo conversation: one id per character (ASCII, so the byte tokenizer decodes each
  * back), the assistant turns masked in and spanned, as a real rollout stores them.
  */
-export function withDemoTokens(t: Trajectory): Trajectory {
+function withDemoTokens(t: Trajectory): Trajectory {
   const tokens: number[] = [];
   const mask: number[] = [];
   const spans: [number, number][] = [];

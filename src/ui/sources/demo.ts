@@ -1,6 +1,6 @@
 /** Demo data sources (`?demo`): scripted episodes, a simulated run, in-memory judges and storage. */
 import type { Trajectory } from '../../contracts.ts';
-import type { RunConfig } from '../../config/schema.ts';
+import type { CalibrationMap, RunConfig } from '../../config/schema.ts';
 import type { RunController, RunEvent, RunListener } from '../../pipeline/operations/events.ts';
 import type { LearnSource } from '../screens/learn/source.ts';
 import type { JudgesSource, RemoteJudgeSettings } from '../screens/judges/source.ts';
@@ -13,6 +13,7 @@ import { MemoryTrajectorySource } from './memory-trajectories.ts';
 import { demoEnvironments } from './demo-environments.ts';
 import { creditConfig, episodeTurns, groupCredits, uncredited } from '../../pipeline/app/episode-turns.ts';
 import { tokenDetail } from '../../pipeline/app/trajectories.ts';
+import { calibrationFileOf, readCalibrationFile } from '../../pipeline/operations/calibration.ts';
 
 /** The config the demo's made-up run "trained" with: the defaults. */
 const DEMO_CONFIG = creditConfig();
@@ -113,8 +114,9 @@ class DemoRunController implements RunController {
 
 function demoJudges(): JudgesSource {
   let remotes: RemoteJudgeSettings[] = [{ id: 'remote-1', base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true }];
+  const calibrated = new Map<string, CalibrationMap>();
   return {
-    load: async () => ({ remotes, inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...remotes.map((r) => r.id)] }),
+    load: async () => ({ remotes, inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...remotes.map((r) => r.id)], calibrated: [...calibrated.keys()] }),
     saveRemote: async (s) => { remotes = [...remotes.filter((r) => r.id !== s.id), { ...s, hasKey: true }]; },
     removeRemote: async (id) => { remotes = remotes.filter((r) => r.id !== id); },
     forgetKey: async () => {},
@@ -122,7 +124,14 @@ function demoJudges(): JudgesSource {
     testConnection: async (s) => { await wait(300); throw new Error(`Could not reach ${s.base_url} (demo mode makes no network requests).`); },
     async calibrate(_id, items, onProgress, signal) {
       for (let i = 1; i <= items.length; i++) { await wait(20, signal); onProgress(i, items.length); }
-      return { n: items.length, scored: items.length, spearman: 0.71, krippendorff_alpha: 0.64, mae_before: 0.21, mae_after: 0.12 };
+      return { n: items.length, scored: items.length, spearman: 0.71, krippendorff_alpha: 0.64, mae_before: 0.21, mae_after: 0.12, map: { kind: 'affine', a: 0.8, b: 0.1 } };
+    },
+    useCalibration: async (id, map) => { calibrated.set(id, map); },
+    calibrationFile: async () => calibrationFileOf(Object.fromEntries(calibrated)),
+    loadCalibrationFile: async (text, fileName) => {
+      const { maps } = readCalibrationFile(text, fileName);
+      for (const [id, map] of Object.entries(maps)) calibrated.set(id, map);
+      return Object.keys(maps);
     },
   };
 }

@@ -1,9 +1,8 @@
 /** Judges screen state: editable remote judges, connection tests, the in-browser judge, calibration runs. */
 import { errorMessage } from '../../lib/format.ts';
 import { baseUrlProblem } from '../../lib/url.ts';
-import type { LineError } from '../../lib/jsonl.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
-import { parseCalibrationFile } from './calibration-file.ts';
+import { readCalibrationSet, type JsonlProblem } from '../../../pipeline/app/calibration-files.ts';
 import type { AgreementFigures, ConnectionResult, InBrowserJudgeState, JudgesSource, RemoteJudgeSettings } from './source.ts';
 import { criteriaProblem } from '../../../config/validate.ts';
 import type { RubricCriterionConfig } from '../../../config/schema.ts';
@@ -88,10 +87,14 @@ export class JudgesState {
   calibrationJudge = $state('');
   calibrationItems = $state<CalibrationItem[]>([]);
   calibrationFileName = $state<string | null>(null);
-  calibrationFileErrors = $state<LineError[]>([]);
+  calibrationFileErrors = $state<JsonlProblem[]>([]);
   calibrationProgress = $state<{ done: number; total: number } | null>(null);
   calibrationResult = $state<AgreementFigures | null>(null);
   calibrationError = $state<string | null>(null);
+  /** Judges with a calibration map saved for runs, and what saving or loading one last said. */
+  calibrated = $state<string[]>([]);
+  savedCalibrationNote = $state<string | null>(null);
+  savedCalibrationError = $state<string | null>(null);
   private calibrationAbort: AbortController | null = null;
 
   constructor(private readonly source: JudgesSource) {}
@@ -105,6 +108,7 @@ export class JudgesState {
       this.inBrowser = state.inBrowser;
       this.calibratable = state.calibratable;
       this.calibrationJudge ||= state.calibratable[0] ?? '';
+      this.calibrated = state.calibrated;
       this.loadError = null;
     } catch (err) {
       this.loadError = errorMessage(err);
@@ -194,9 +198,9 @@ export class JudgesState {
     this.calibrationResult = null;
     this.calibrationError = null;
     this.calibrationFileName = file.name;
-    const { items, errors } = parseCalibrationFile(await file.text());
+    const { items, problems } = readCalibrationSet(await file.text());
     this.calibrationItems = items;
-    this.calibrationFileErrors = errors;
+    this.calibrationFileErrors = problems;
   }
 
   async runCalibration(): Promise<void> {
@@ -223,5 +227,45 @@ export class JudgesState {
 
   cancelCalibration(): void {
     this.calibrationAbort?.abort();
+  }
+
+  /** Saves the map just fitted for runs: the Train screen's config takes it in (judge.calibration). */
+  async useCalibration(): Promise<void> {
+    const result = this.calibrationResult;
+    if (!result) return;
+    await this.savedCalibration(async () => {
+      await this.source.useCalibration(this.calibrationJudge, $state.snapshot(result.map));
+      return `Runs now calibrate ${this.calibrationJudge}'s votes with this map.`;
+    });
+  }
+
+  /** The maps saved for runs, as a calibration file to download (`spindle train --calibration` reads it). */
+  async calibrationFile(): Promise<{ fileName: string; mime: string; text: string } | null> {
+    try {
+      return { fileName: 'calibration.json', mime: 'application/json', text: await this.source.calibrationFile() };
+    } catch (err) {
+      this.savedCalibrationError = errorMessage(err);
+      return null;
+    }
+  }
+
+  /** Saves a calibration file's maps (from `spindle calibrate`, or downloaded here) for runs. */
+  async loadSavedCalibration(file: File): Promise<void> {
+    const text = await file.text();
+    await this.savedCalibration(async () => {
+      const ids = await this.source.loadCalibrationFile(text, file.name);
+      return ids.length ? `Runs now calibrate ${ids.join(', ')} with the maps of ${file.name}.` : `${file.name} holds no maps.`;
+    });
+  }
+
+  private async savedCalibration(save: () => Promise<string>): Promise<void> {
+    this.savedCalibrationError = null;
+    this.savedCalibrationNote = null;
+    try {
+      this.savedCalibrationNote = await save();
+      this.calibrated = (await this.source.load()).calibrated;
+    } catch (err) {
+      this.savedCalibrationError = errorMessage(err);
+    }
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { SavedEndpointJudge } from '../../../pipeline/operations/judge-settings.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
+import type { CalibrationMap } from '../../../config/schema.ts';
 
 /** A judge over an OpenAI-compatible endpoint as the screen edits it: what judge-settings.ts saves (the key itself never comes back to the page). */
 export type RemoteJudgeSettings = SavedEndpointJudge;
@@ -29,10 +30,13 @@ export interface AgreementFigures {
   krippendorff_alpha: number | null;
   mae_before: number | null;
   mae_after: number | null;
+  /** The map fitted on the set (isotonic), which `useCalibration` saves for runs. */
+  map: CalibrationMap;
 }
 
 export interface JudgesSource {
-  load(): Promise<{ remotes: RemoteJudgeSettings[]; inBrowser: InBrowserJudgeState; calibratable: string[] }>;
+  /** `calibrated`: the judges with a calibration map saved for runs. */
+  load(): Promise<{ remotes: RemoteJudgeSettings[]; inBrowser: InBrowserJudgeState; calibratable: string[]; calibrated: string[] }>;
   /** Saves a remote judge; `apiKey` null keeps the stored key. */
   saveRemote(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<void>;
   removeRemote(id: string): Promise<void>;
@@ -41,4 +45,10 @@ export interface JudgesSource {
   /** One tiny request to the endpoint; throws with a message saying what failed (DNS, CORS, 401, model name). */
   testConnection(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<ConnectionResult>;
   calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<AgreementFigures>;
+  /** Saves a judge's map for runs: the Train screen's config takes it in (judge.calibration). */
+  useCalibration(judgeId: string, map: CalibrationMap): Promise<void>;
+  /** The maps saved for runs, as the calibration file `spindle calibrate` writes. */
+  calibrationFile(): Promise<string>;
+  /** Saves a calibration file's maps for runs; returns the judges it calibrates, or throws saying what is wrong with it. */
+  loadCalibrationFile(text: string, fileName: string): Promise<string[]>;
 }

@@ -168,6 +168,7 @@ export class TrainState {
     // n_judges may not exceed the judge count: lower it before removing, raise it after adding.
     const edits: [string, unknown][] = [['judge.judges', next.judge.judges], ['judge.n_judges', next.judge.n_judges]];
     if (next.judge.judges.length < config.judge.judges.length) edits.reverse();
+    if (next.judge.calibration !== config.judge.calibration) edits.push(['judge.calibration', next.judge.calibration]);
     for (const [path, value] of edits) this.setField(path, value);
   }
 

@@ -9,14 +9,16 @@
  *
  * Only sampled text is policy text, so the assistant mask covers exactly the model's tokens either way.
  * `trainingTokens` assembles a finished conversation (SFT data) from the same pieces, so supervised
- * training sees the text and mask an episode of that model would have.
+ * training sees the text and mask an episode of that model would have. The one chat codec: episodes
+ * (rollout/episode.ts), SFT data (train/sft-data.ts) and the self-judge's prompt (judge/self.ts) all
+ * write and read a model's turns through it.
  */
 import type { ChatMessage, ToolSchema } from '../contracts.ts';
 import type { TextTokenizer } from '../tokenizer/tokenizer.ts';
-import { ChatTemplate } from '../format/chat-template.ts';
-import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from '../format/chatml.ts';
-import type { ToolCallCodec } from '../format/codecs/codec.ts';
-import { HERMES_CALLS } from '../format/tool-call-codec.ts';
+import { ChatTemplate } from './chat-template.ts';
+import { IM_END, IM_START, assistantTurnClose, renderChatML, renderContinuation } from './chatml.ts';
+import type { ToolCallCodec } from './codecs/codec.ts';
+import { HERMES_CALLS } from './tool-call-codec.ts';
 import { SPINDLE_CHAT_TEMPLATE } from '../tokenizer/spindle-chat-template.ts';
 
 export interface ConversationFormat {
@@ -39,7 +41,7 @@ export interface ConversationFormat {
   check(messages: ChatMessage[], tools: ToolSchema[]): void;
 }
 
-export const CHATML_FORMAT: ConversationFormat = {
+const CHATML_FORMAT: ConversationFormat = {
   rendersTools: false,
   calls: HERMES_CALLS,
   toolRefusal: null,
@@ -120,7 +122,7 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
  * The stop token the model ends a turn with in this format (`<|im_end|>`, `<|eot_id|>`): the one its
  * turn close starts with, so training teaches it; null when the close starts with none of them.
  */
-export function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
+function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string | null {
   const spelled = tokenizerConfig(tokenizer) ? tokenizer.stopIds.map((id) => tokenizer.decode([id])) : [IM_END];
   return spelled.find((stop) => stop !== '' && format.turnClose(stop) !== format.turnClose(null)) ?? null;
 }
