@@ -191,7 +191,7 @@ export function formatAudit(audit: EnvironmentAudit): string[] {
   if (audit.policy) lines.push(`Policy: ${audit.policy.label} solved ${audit.policy.successes}/${audit.policy.n} sampled items at level ${audit.policy.level} (greedy)`);
   for (const w of audit.warnings) lines.push(`warning: ${w}`);
   for (const p of audit.problems) lines.push(`problem: ${p}`);
-  lines.push(audit.problems.length ? `${countOf(audit.problems.length, 'problem')}: fix them before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);
+  lines.push(audit.problems.length ? `${countOf(audit.problems.length, 'problem')}: fix ${audit.problems.length === 1 ? 'it' : 'them'} before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);
   return lines;
 }
 

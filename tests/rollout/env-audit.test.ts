@@ -40,7 +40,7 @@ describe('an environment that pays for nothing', () => {
       const audit = await auditEnvironment(env, { items: 6 });
       expect(audit.problems).toContainEqual(expect.stringMatching(/^level 1: .* scores 100% of 6 items .* without reading the task: this environment pays for ignoring it/));
       if (declared) expect(audit.problems).toContainEqual(expect.stringMatching(declared));
-      expect(formatAudit(audit).at(-1)).toMatch(/problem\(s\): fix them before training on pays_all/);
+      expect(formatAudit(audit).at(-1)).toMatch(/^(1 problem: fix it|\d+ problems: fix them) before training on pays_all\.$/);
     }, 60_000);
   }
 
