@@ -50,6 +50,11 @@ export interface RunDeps {
   hangTimeoutMs?: number;
   /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
   getSecret?: (name: string) => string | null;
+  /**
+   * Called each time sampling or an update finds the run paused and waits for it to resume: the moment a
+   * pause takes effect, which a test awaits instead of waiting some time and hoping it has.
+   */
+  onHeld?: () => void;
 }
 
 /** Said when a run starts with `judge.verifier_gate: false`. */
@@ -139,7 +144,7 @@ export class PipelineRun implements RunController {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
       const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
-      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
+      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.held());
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
@@ -149,7 +154,7 @@ export class PipelineRun implements RunController {
         onMetrics: (record) => this.queueWrite(() => this.recordMetrics(record)),
         onMarker: (marker) => this.queueWrite(() => this.recordMarker(marker)),
         resumeFrom: checkpoint,
-        held: () => this.paused?.promise ?? null,
+        held: () => this.held(),
         // What the update used is stored with each group (and exported): views read it, never re-derive it.
         onGroupAdvantages: async (_step, groups) => {
           for (const g of groups) await setGroupAdvantages(this.deps.store, g.group_id, g.advantages);
@@ -171,6 +176,12 @@ export class PipelineRun implements RunController {
     this.paused = { promise, resolve };
     this.setStatus('paused');
     await setRunStatus(this.deps.store, this.runId, 'paused');
+  }
+
+  /** While paused, the promise that resuming resolves (what sampling and updates wait on); else null. */
+  private held(): Promise<void> | null {
+    if (this.paused) this.deps.onHeld?.();
+    return this.paused?.promise ?? null;
   }
 
   async resume(): Promise<void> {

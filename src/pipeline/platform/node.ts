@@ -56,7 +56,7 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
   };
 }
 
-export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel'] }): PipelineRun {
+export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel']; onHeld?: RunDeps['onHeld'] }): PipelineRun {
   // Workers tokenise with the run model's tokenizer, known once the run loaded it (the pool starts after).
   let tokenizer: TokenizerSpec | null = null;
   return new PipelineRun({
@@ -70,5 +70,6 @@ export function createNodeRun(options: { store: Store; cores?: number; loadModel
     getSecret: (name) => process.env[name] ?? null,
     cores: options.cores ?? Math.max(1, availableParallelism()),
     backend: 'wasm',
+    onHeld: options.onHeld,
   });
 }
