@@ -105,7 +105,7 @@ describe('the rollout watchdog', () => {
     const result = pool.submit({ id: 4, turns: 1, tokensPerTurn: 2 });
     // A wasm batch for other workers holds the thread for four hang timeouts (it does not yield between
     // tokens): the deadline fires late, before the request queued behind the batch is heard.
-    clock.advance(200);
+    clock.jump(200);
     expect(replaced).toEqual([]);
     hear();
     await expect(result).resolves.toBe('4:2');

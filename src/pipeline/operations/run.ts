@@ -31,7 +31,7 @@ import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, linkedGenerator, type RemoteGenerator } from '../engine/generation.ts';
 import type { EpisodeJob } from '../engine/rollout-worker.ts';
-import { WorkerPool, type WorkerHandle, type WorkerLink } from '../engine/worker-pool.ts';
+import { WorkerPool, type Clock, type WorkerHandle, type WorkerLink } from '../engine/worker-pool.ts';
 import { createGroupStep, type GroupStep } from '../../judge/group-step.ts';
 import { fixedLevel } from '../../config/levels.ts';
 
@@ -48,6 +48,8 @@ export interface RunDeps {
    * episode re-queued); time it spends waiting for the engine's tokens does not count (engine/worker-pool.ts).
    */
   hangTimeoutMs?: number;
+  /** What the hang timeout is timed by: the real timers unless given (a test drives its own). */
+  hangClock?: Clock;
   /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
   getSecret?: (name: string) => string | null;
   /**
@@ -214,7 +216,7 @@ export class PipelineRun implements RunController {
     const jobsPerWorker = batched ? Math.ceil(inFlight / size) : 1;
     // Each worker's generator tells the pool's watchdog when the worker waits on the engine (engine/worker-pool.ts).
     const generator = (link: WorkerLink): RemoteGenerator => linkedGenerator(this.generation!, link);
-    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
+    return new WorkerPool((i, link) => this.deps.spawnWorker(i, generator(link)), { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, clock: this.deps.hangClock, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }
