@@ -46,14 +46,13 @@ function finished(job: EpisodeJob): Trajectory {
 }
 
 /** An in-process rollout worker whose episode is `turns(job)` generation requests of `tokens` each, then a finished trajectory. */
-function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number, onTurn: () => void = () => {}) {
+function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number) {
   let alive = true;
   return {
     async run(job: EpisodeJob): Promise<Trajectory> {
       for (let t = 0; t < turns(job) && alive; t++) {
-        onTurn();
         // A real worker's request crosses a message port (a macrotask); in process, yield as it would.
-        await new Promise((r) => setTimeout(r, 0));
+        await new Promise((r) => setImmediate(r));
         await generator.generate({ tokens: [5, 6, 7], sampling: { ...job.sampling, max_new_tokens: tokens }, seed: job.seed + t });
       }
       return finished(job);
