@@ -64,6 +64,8 @@ export interface TransferOptions {
   maxFileBytes?: number;
   /** A user's stop (Ctrl-C): the transfer keeps what it has and ends, saying how to resume. */
   signal?: AbortSignal;
+  /** How a retry waits out its delay (default: a timer, cut short by `signal`; a test records the delays). */
+  wait?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 export const DEFAULT_LIMITS: TransferLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000 };
@@ -222,7 +224,7 @@ class FileTransfer {
         const spent = `${retry} ${retry === 1 ? 'try' : 'tries'} in ${Math.round((Date.now() - started) / 1000)} s (retry budget: ${describePolicy(this.o.retry)})`;
         throw await this.fail(`${failure.message}; gave up after ${spent}`, true);
       }
-      await sleep(delay, this.o.signal);
+      await (this.o.wait ?? sleep)(delay, this.o.signal);
       waited += delay;
     }
   }

@@ -83,6 +83,8 @@ export interface HubOptions {
   refresh?: boolean;
   /** A user's stop (the CLI's Ctrl-C): a download keeps what it has and ends, saying how to resume. */
   signal?: AbortSignal;
+  /** How a retry waits out its delay (default: a timer; a test records the delays instead). */
+  wait?: TransferOptions['wait'];
 }
 
 /** A file name from a model's own files (an index's shard list): refused if it could leave the model's folder. */
@@ -108,6 +110,7 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
     retry: { ...DEFAULT_RETRY, ...opts.retry },
     maxFileBytes: opts.maxFileBytes,
     signal: opts.signal,
+    wait: opts.wait,
   };
   /** The commit files come from: a string, null (the server names none: keyed by the revision), or undefined (not resolved yet). */
   let pin: { commit: string | null } | undefined = COMMIT.test(ref.revision) ? { commit: ref.revision } : undefined;

@@ -74,9 +74,7 @@ describe('environment modules', () => {
     const base = (body: string) => `export default {\n name: "loop_env", description: "d", tags: [],\n sample(rng, level) {\n ${body}\n },\n evaluate() { return 0; } }`;
     const looping = await loadEnvironmentModule(base('for (;;) {}'), { timeoutMs: 100 });
     opened.push(looping);
-    const t0 = performance.now();
     expect(() => looping.env.generate(1, 1, 'train')).toThrow(/sample: timeout after 100 ms/);
-    expect(performance.now() - t0).toBeLessThan(2000);
     const throwing = await loadEnvironmentModule(base('throw new Error("no items at level " + level);'));
     opened.push(throwing);
     expect(() => throwing.env.generate(1, 2, 'train')).toThrow(/no items at level 2 \(env\.js:4\)/);

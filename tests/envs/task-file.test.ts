@@ -197,10 +197,8 @@ describe('verifiers', () => {
     // No host access from the verifier.
     expect((await verify(js('() => typeof process === "undefined" && typeof fetch === "undefined" && typeof require === "undefined"'), 'x', row)).score).toBe(1);
 
-    const started = performance.now();
     const loop = await verify(js('() => { for (;;) {} }', 150), 'x', row);
     expect(loop).toEqual({ score: null, reason: 'js verifier timed out after 150 ms' });
-    expect(performance.now() - started).toBeLessThan(2000);
   });
 });
 

@@ -1,6 +1,7 @@
 /**
  * Faults: files from elsewhere (models, adapters, configs) that are corrupt or hostile. Each is refused
  * with a named error that says what is wrong, before anything large is allocated; nothing loads half-way.
+ * Where "at once" is the point, the test's timeout is the bound (vitest fails a test that returns past it).
  */
 import { strToU8, zipSync } from 'fflate';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -76,13 +77,11 @@ describe('model and adapter imports', () => {
     await expect(loadHfModel(source(files))).rejects.toThrow(/tensor "model\.norm\.weight" holds -Infinity/);
   });
 
-  it('a config claiming 100,000 layers fails at once against the file, before allocating', async () => {
+  it('a config claiming 100,000 layers fails at once against the file, before allocating', { timeout: BOUND_MS }, async () => {
     const files = await modelFiles();
     const config = JSON.parse(new TextDecoder().decode(files.get('config.json')!)) as Record<string, unknown>;
     files.set('config.json', strToU8(JSON.stringify({ ...config, num_hidden_layers: 100_000 })));
-    const start = Date.now();
     await expect(loadHfModel(source(files))).rejects.toThrow(/tensor "model\.layers\.2\.input_layernorm\.weight" is missing .*100000 layers/);
-    expect(Date.now() - start).toBeLessThan(BOUND_MS);
     files.set('config.json', strToU8(JSON.stringify({ ...config, max_position_embeddings: 1e9 })));
     await expect(loadHfModel(source(files))).rejects.toThrow(/max_position_embeddings 1000000000 .* lower max_position_embeddings/);
   });
@@ -127,11 +126,9 @@ describe('bounded YAML run configs', () => {
     expect(r.errors[0].line).toBeGreaterThan(1);
   });
 
-  it('50,000 keys are refused at once; past 2,000 keys the error gives the line where the limit was passed', () => {
+  it('50,000 keys are refused at once; past 2,000 keys the error gives the line where the limit was passed', { timeout: BOUND_MS }, () => {
     const keys = (n: number) => Array.from({ length: n }, (_, i) => `k${i}: 1`).join('\n');
-    const start = Date.now();
     expect(parseRunConfigYaml(keys(50_000)).errors).toHaveLength(1);
-    expect(Date.now() - start).toBeLessThan(BOUND_MS);
     expect(parseRunConfigYaml(keys(3_000)).errors).toEqual([{ path: '', line: 2001, message: expect.stringMatching(/more than 2000 keys/) }]);
   });
 

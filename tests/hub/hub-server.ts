@@ -33,7 +33,6 @@ export interface Logged {
   url: string;
   range: string | undefined;
   ifRange: string | undefined;
-  at: number;
 }
 
 const LFS = /\.safetensors$/;
@@ -89,7 +88,7 @@ export class FakeHub {
 
   private handle(req: IncomingMessage, res: ServerResponse) {
     const url = decodeURIComponent(req.url ?? '/');
-    this.requests.push({ url, range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined, at: Date.now() });
+    this.requests.push({ url, range: req.headers.range, ifRange: req.headers['if-range'] as string | undefined });
     const cdn = /^\/cdn\/([0-9a-f]{64})\?file=(.+)$/.exec(url);
     if (cdn) {
       const bytes = this.blobs.get(cdn[1]);

@@ -16,10 +16,17 @@ describe('GenerationService while its run is paused', () => {
   it('samples nothing while held, then answers the waiting request once released', async () => {
     let release!: () => void;
     let hold: Promise<void> | null = new Promise<void>((r) => (release = r));
-    const service = new GenerationService(() => model, new ByteTokenizer(), undefined, () => hold);
+    // The batch asks whether it is held once it has its requests; the test looks right after that moment.
+    let asked!: () => void;
+    const heldAsked = new Promise<void>((r) => (asked = r));
+    let modelUsed = 0;
+    const service = new GenerationService(() => (modelUsed++, model), new ByteTokenizer(), undefined, () => (asked(), hold));
     let answered = false;
     const turn = service.generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 }, seed: 7 }).then((t) => { answered = true; return t; });
-    await new Promise((r) => setTimeout(r, 300));
+    await heldAsked;
+    // A batch that went on past the hold would have read the model by the time the event loop turns.
+    await new Promise((r) => setImmediate(r));
+    expect(modelUsed).toBe(0);
     expect(answered).toBe(false);
     expect(service.stats.batches).toBe(0);
     hold = null;

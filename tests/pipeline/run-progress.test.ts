@@ -4,7 +4,7 @@
  * promptly, as 'stopped', with the last finished update's checkpoint.
  */
 import 'fake-indexeddb/auto';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { validateRunConfig } from '../../src/config/validate.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
@@ -15,6 +15,7 @@ import type { EpisodeJob, RolloutSettings } from '../../src/pipeline/engine/roll
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
 import { getRun, loadLatestCheckpoint, openStore } from '../../src/store/index.ts';
 import { trajectory } from '../train/fixtures.ts';
+import { ManualClock } from './manual-clock.ts';
 import { EndlessTokenizer, writeTinyModel } from './tiny-model.ts';
 
 let modelDir: string;
@@ -24,12 +25,12 @@ beforeAll(async () => {
   modelDir = await writeTinyModel(5, 'spindle-progress-model-');
 });
 
-function config(maxSteps: number) {
+function config(maxSteps: number, workers = 2) {
   const { config, errors } = validateRunConfig({
     name: 'slow-engine', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
     training: { max_steps: maxSteps, batch_size: 1, group_size: 2, checkpoint_every: 10, eval_interval: 10, eval_at_start: false },
     safety: { enabled: false }, tasks: { environments: ['arith_tool'] },
-    trajectory_collection: { n_workers: 2 },
+    trajectory_collection: { n_workers: workers },
   });
   if (!config) throw new Error(JSON.stringify(errors));
   return config;
@@ -45,16 +46,15 @@ function finished(job: EpisodeJob, runId: string | null): Trajectory {
 }
 
 /** An in-process rollout worker whose episode is `turns(job)` generation requests of `tokens` each, then a finished trajectory. */
-function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number, onTurn: () => void = () => {}) {
+function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) => number, tokens: number) {
   let alive = true;
   let runId: string | null = null;
   return {
     async configure(settings: RolloutSettings) { runId = settings.run_id; },
     async run(job: EpisodeJob): Promise<Trajectory> {
       for (let t = 0; t < turns(job) && alive; t++) {
-        onTurn();
         // A real worker's request crosses a message port (a macrotask); in process, yield as it would.
-        await new Promise((r) => setTimeout(r, 0));
+        await new Promise((r) => setImmediate(r));
         await generator.generate({ tokens: [5, 6, 7], sampling: { ...job.sampling, max_new_tokens: tokens }, seed: job.seed + t });
       }
       return finished(job, runId);
@@ -69,44 +69,64 @@ const stepOf = (job: EpisodeJob) => Number(job.group_id.split('/')[1]);
 describe('a run on a slow engine', () => {
   it('never replaces a worker that waits for tokens, though its episode lasts many hang timeouts', async () => {
     const store = await openStore({ factory: new IDBFactory() });
+    // The watchdog's clock moves only while a request waits on the engine: five hang timeouts each time.
+    // One worker runs both episodes, so no other worker is in the middle of work of its own meanwhile.
+    const clock = new ManualClock();
     const episodeMs: number[] = [];
     const run = new PipelineRun({
-      store, cores: 2, hangTimeoutMs: 20,
+      store, cores: 2, hangTimeoutMs: 20, hangClock: clock,
       loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
       spawnWorker: (_i, generator) => {
-        const worker = generatingWorker(generator, () => 10, 300);
-        return { ...worker, run: async (job) => { const t0 = performance.now(); const t = await worker.run(job); episodeMs.push(performance.now() - t0); return t; } };
+        const slow: RemoteGenerator = {
+          generate: (request) => {
+            const answer = generator.generate(request); // the wait on the engine is open from here
+            clock.advance(5 * 20);
+            return answer;
+          },
+        };
+        const worker = generatingWorker(slow, () => 10, 4);
+        return { ...worker, run: async (job) => { const t0 = clock.now(); const t = await worker.run(job); episodeMs.push(clock.now() - t0); return t; } };
       },
     });
     const events: RunEvent[] = [];
     run.subscribe((e) => events.push(e));
-    const runId = await run.start(config(1));
+    const runId = await run.start(config(1, 1));
     await run.done();
     expect(events.filter((e) => e.type === "error").map((e) => (e as { message: string }).message)).toEqual([]);
     expect((await getRun(store, runId))?.status).toBe('completed');
-    // Each episode waited on the engine well past the 20 ms hang timeout (10 turns × 300 tokens, one request at a time).
+    // Each episode waited on the engine well past the 20 ms hang timeout (10 turns, one request at a time).
     expect(Math.max(...episodeMs)).toBeGreaterThan(10 * 20);
     store.db.close();
   });
 
   it('stops during a generation that would never end: promptly, as stopped, with the last finished update kept', async () => {
     const store = await openStore({ factory: new IDBFactory() });
-    let generating!: () => void;
-    const longGenerationStarted = new Promise<void>((r) => (generating = r));
-    const run = new PipelineRun({
+    // Stop is pressed inside the third decoding pass of the first long turn; the passes are counted after.
+    let decodingPasses = 0;
+    let stopping: Promise<void> | null = null;
+    let pressed!: () => void;
+    const stopPressed = new Promise<void>((r) => (pressed = r));
+    const run: PipelineRun = new PipelineRun({
       store, cores: 2,
-      loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
+      loadModel: async (cfg) => {
+        const { model } = await loadNodeModel(cfg);
+        const forward = model.forward.bind(model);
+        vi.spyOn(model, 'forward').mockImplementation((ids, options) => {
+          if (options?.lastOnly && ++decodingPasses === 3) { stopping = run.stop(); pressed(); }
+          return forward(ids, options);
+        });
+        return { model, tokenizer: new EndlessTokenizer() };
+      },
       // Step 0's episodes finish at once; step 1's ask for long turns, over and over, until given up.
-      spawnWorker: (_i, generator) => generatingWorker(generator, (job) => (stepOf(job) === 0 ? 0 : Infinity), 200, () => generating()),
+      spawnWorker: (_i, generator) => generatingWorker(generator, (job) => (stepOf(job) === 0 ? 0 : Infinity), 200),
     });
     const statuses: string[] = [];
     run.subscribe((e) => { if (e.type === 'status') statuses.push(e.status); });
     const runId = await run.start(config(3));
-    await longGenerationStarted;
-    await new Promise((r) => setTimeout(r, 50));
-    const t0 = performance.now();
-    await run.stop();
-    expect(performance.now() - t0).toBeLessThan(2000);
+    await stopPressed;
+    await stopping;
+    // The turn being sampled asked for 200 tokens: it ended at its next one, not at its end.
+    expect(decodingPasses).toBeLessThan(200);
     expect(statuses.slice(-2)).toEqual(['stopping', 'stopped']);
     expect((await getRun(store, runId))?.status).toBe('stopped');
     expect((await loadLatestCheckpoint(store, runId))?.step).toBe(1);

@@ -7,6 +7,7 @@ import { initBackend } from '../../src/kernels/backend.ts';
 import { createNodeRun, spawnNodeRolloutWorker } from '../../src/pipeline/platform/node.ts';
 import type { RunEvent } from '../../src/pipeline/operations/events.ts';
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
+import type { RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
 import { loadNodeModel } from '../../src/pipeline/platform/node.ts';
 import { getRun, getTrajectories, listGroups, listMetrics, loadLatestCheckpoint, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { storedCredit } from '../../src/pipeline/app/trajectories.ts';
@@ -160,17 +161,25 @@ describe('the pipeline on worker_threads', () => {
   });
 
   it('pauses at the next generation batch: no episode finishes while paused, and the run completes after resuming', async () => {
-    const run = createNodeRun({ store });
+    // The pause has taken effect when the run first waits on it: every episode needs sampling, and an
+    // update needs finished episodes, so that first wait is the generation batch's. A pause that sampling
+    // ignored shows as finished episodes first (the baseline evaluation's, then the update's).
+    let next!: () => void;
+    const heldOrFinished = new Promise<void>((r) => (next = r));
+    const run = createNodeRun({ store, onHeld: () => next() });
     let trajectories = 0;
+    let evaluations = 0;
     let pausedAt = -1;
     run.subscribe((e) => {
       // Paused as the very first episode starts, before any token of this run is sampled.
       if (e.type === 'episode-start' && pausedAt < 0) { pausedAt = trajectories; void run.pause(); }
-      if (e.type === 'trajectory') trajectories++;
+      if (e.type === 'trajectory') { trajectories++; next(); }
+      if (e.type === 'evaluation') { evaluations++; next(); }
     });
     const runId = await run.start(tinyConfig({ max_steps: 1, eval_interval: 10 }));
-    await new Promise((r) => setTimeout(r, 1500));
+    await heldOrFinished;
     expect(pausedAt).toBe(0);
+    expect(evaluations).toBe(0);
     expect(trajectories).toBe(0);
     expect((await getRun(store, runId))?.status).toBe('paused');
     await run.resume();
@@ -184,15 +193,15 @@ describe('the pipeline on worker_threads', () => {
     const run = new PipelineRun({
       store, loadModel: loadNodeModel, cores: 2, backend: 'wasm',
       spawnWorker: (i, generator) => {
-        const handle = spawnNodeRolloutWorker(i, generator);
-        return {
-          ...handle,
-          run: (job) => {
-            // The first episode's worker dies while the episode runs.
-            if (killed++ === 0) setTimeout(() => void handle.thread.terminate(), 30);
-            return handle.run(job);
+        // The first worker to ask for tokens dies as it asks: its episode is under way.
+        const asking: RemoteGenerator = {
+          generate: (request) => {
+            if (killed++ === 0) void handle.thread.terminate();
+            return generator.generate(request);
           },
         };
+        const handle = spawnNodeRolloutWorker(i, asking);
+        return handle;
       },
     });
     const replaced: string[] = [];

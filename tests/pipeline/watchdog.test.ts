@@ -2,13 +2,16 @@
  * The rollout pool's watchdog judges progress, not an episode's wall time: a worker waiting on a
  * slow engine is never taken for hung, a worker stuck in its own work (a tool call that never returns) is,
  * and a replaced worker's generation requests leave the engine instead of holding up its retry.
+ * The engine's tokens and the hang deadlines run on vitest's fake timers, or on a ManualClock where the
+ * test needs a deadline to fire late: the test moves the time, so no outcome depends on the machine's speed.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { SamplingParams } from '../../src/contracts.ts';
 import { Batcher } from '../../src/pipeline/engine/batcher.ts';
 import { linkedGenerator, type GenerationRequest, type RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
 import { WorkerPool, type WorkerHandle } from '../../src/pipeline/engine/worker-pool.ts';
 import type { PolicyTurn } from '../../src/rollout/policy.ts';
+import { ManualClock } from './manual-clock.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sampling = (tokens: number): SamplingParams => ({ temperature: 1, top_k: 0, top_p: 1, max_new_tokens: tokens });
@@ -63,6 +66,9 @@ function agentWorkers(generatorFor: (link: Parameters<typeof linkedGenerator>[1]
 }
 
 describe('the rollout watchdog', () => {
+  beforeEach(() => { vi.useFakeTimers(); });
+  afterEach(() => { vi.useRealTimers(); });
+
   it('never takes a worker waiting on a slow engine for hung, however long its episode', async () => {
     const { engine } = slowEngine(50); // 1 token per 50 ms
     const workers = agentWorkers((link) => linkedGenerator(engine, link));
@@ -70,8 +76,10 @@ describe('the rollout watchdog', () => {
     const pool = new WorkerPool(workers.spawn, { size: 2, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) => replaced.push(why));
     const started = performance.now();
     // Each episode: 2 turns × 10 tokens at 50 ms a token ≈ 1 s, ten times the hang timeout.
-    const results = await Promise.all([1, 2].map((id) => pool.submit({ id, turns: 2, tokensPerTurn: 10 })));
-    expect(performance.now() - started).toBeGreaterThan(1000);
+    const all = Promise.all([1, 2].map((id) => pool.submit({ id, turns: 2, tokensPerTurn: 10 })));
+    await vi.runAllTimersAsync();
+    const results = await all;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1000); // on the fake clock
     expect(results).toEqual(['1:20', '2:20']);
     expect(replaced).toEqual([]);
     expect(pool.stats().restarts).toBe(0);
@@ -79,31 +87,29 @@ describe('the rollout watchdog', () => {
   });
 
   it('does not take a worker for hung when the engine\'s thread was too busy to hear its next request', async () => {
-    const { engine } = slowEngine(1);
+    const clock = new ManualClock();
+    const engine = { generate: async (r: GenerationRequest): Promise<PolicyTurn> => ({ text: 'x'.repeat(r.sampling.max_new_tokens), tokens: [], logprobs: [], finish_reason: 'length' }) };
     const replaced: string[] = [];
-    const channel = new MessageChannel();
+    let hear!: () => void;
     const pool = new WorkerPool<Job, string>((_i, link) => {
       const generator = linkedGenerator(engine, link);
       return {
+        // The worker has sent its request; it waits in the engine thread's queue until that thread is free.
         run: (job) => new Promise<string>((resolve) => {
-          // The request crosses a port, as from a real worker; the engine takes it when its thread is free.
-          channel.port2.onmessage = async () => resolve(`${job.id}:${(await generator.generate({ tokens: [1], sampling: sampling(2), seed: 1 })).text.length}`);
-          // (In the check phase: Node's next loop turn then runs the expired deadline before it reads the port.)
-          setImmediate(() => {
-            channel.port1.postMessage('generate');
-            // A wasm batch for other workers holds the thread for four hang timeouts (it does not yield between
-            // tokens): the deadline fires late, before the request queued behind the batch is heard.
-            const end = performance.now() + 200;
-            while (performance.now() < end);
-          });
+          hear = () => resolve(generator.generate({ tokens: [1], sampling: sampling(2), seed: 1 }).then((t) => `${job.id}:${t.text.length}`));
         }),
         terminate() {},
         onCrash() {},
       };
-    }, { size: 1, hangTimeoutMs: 50, maxAttempts: 3 }, (_i, why) => replaced.push(why));
-    await expect(pool.submit({ id: 4, turns: 1, tokensPerTurn: 2 })).resolves.toBe('4:2');
+    }, { size: 1, hangTimeoutMs: 50, maxAttempts: 3, clock }, (_i, why) => replaced.push(why));
+    const result = pool.submit({ id: 4, turns: 1, tokensPerTurn: 2 });
+    // A wasm batch for other workers holds the thread for four hang timeouts (it does not yield between
+    // tokens): the deadline fires late, before the request queued behind the batch is heard.
+    clock.jump(200);
     expect(replaced).toEqual([]);
-    channel.port1.close();
+    hear();
+    await expect(result).resolves.toBe('4:2');
+    expect(replaced).toEqual([]);
     pool.close();
   });
 
@@ -112,7 +118,9 @@ describe('the rollout watchdog', () => {
     const workers = agentWorkers((link) => linkedGenerator(engine, link));
     const replaced: string[] = [];
     const pool = new WorkerPool(workers.spawn, { size: 1, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) => replaced.push(why));
-    const result = await pool.submit({ id: 7, turns: 2, tokensPerTurn: 3, toolHangsOnAttempt: 1 });
+    const submitted = pool.submit({ id: 7, turns: 2, tokensPerTurn: 3, toolHangsOnAttempt: 1 });
+    await vi.runAllTimersAsync();
+    const result = await submitted;
     expect(result).toBe('7:6');
     expect(workers.attempts.get(7)).toBe(2);
     expect(replaced).toHaveLength(1);
@@ -139,8 +147,10 @@ describe('the rollout watchdog', () => {
       };
     }, { size: 1, hangTimeoutMs: 10_000, maxAttempts: 2 });
     const started = performance.now();
-    await expect(pool.submit({ id: 3, turns: 1, tokensPerTurn: 0 })).resolves.toBe('3:3');
-    // 500 tokens at 20 ms would be 10 s; the abandoned one stopped after a few tokens.
+    const retried = expect(pool.submit({ id: 3, turns: 1, tokensPerTurn: 0 })).resolves.toBe('3:3');
+    await vi.runAllTimersAsync();
+    await retried;
+    // 500 tokens at 20 ms would be 10 s on the fake clock; the abandoned one stopped after a few tokens.
     expect(performance.now() - started).toBeLessThan(2000);
     expect(sampled.get(1)).toBeLessThan(10);
     expect(batches).toEqual([[1], [2]]);

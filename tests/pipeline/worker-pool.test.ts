@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WorkerPool, type WorkerHandle } from '../../src/pipeline/engine/worker-pool.ts';
 import { Batcher } from '../../src/pipeline/engine/batcher.ts';
 
@@ -31,13 +31,23 @@ function fakeSpawner() {
   return { spawn, counts: () => ({ spawned, terminated }), attemptsById };
 }
 
+/** The pool's hang deadlines and the fake workers' work run on vitest's fake timers: the test moves the time. */
+function onFakeTimers() {
+  beforeEach(() => { vi.useFakeTimers(); });
+  afterEach(() => { vi.useRealTimers(); });
+}
+
 describe('WorkerPool', () => {
+  onFakeTimers();
+
   it('runs every job exactly once across crashes and hangs', async () => {
     const fake = fakeSpawner();
     const replaced: string[] = [];
     const pool = new WorkerPool(fake.spawn, { size: 2, hangTimeoutMs: 50, maxAttempts: 3 }, (_i, why) => replaced.push(why));
     const jobs: Job[] = Array.from({ length: 8 }, (_, id) => ({ id, behaviour: id === 2 ? 'crash-once' : id === 5 ? 'hang-once' : 'ok' }));
-    const results = await Promise.all(jobs.map((j) => pool.submit(j)));
+    const all = Promise.all(jobs.map((j) => pool.submit(j)));
+    await vi.runAllTimersAsync();
+    const results = await all;
     expect(results.map((r) => r.split(' on ')[0])).toEqual(jobs.map((j) => `job ${j.id}`));
     expect(fake.attemptsById.get(2)).toBe(2);
     expect(fake.attemptsById.get(5)).toBe(2);
@@ -71,7 +81,9 @@ describe('WorkerPool', () => {
         onCrash(cb) { crash = cb; },
       };
     }, { size: 1, jobsPerWorker: 3, hangTimeoutMs: 1000, maxAttempts: 2 });
-    const results = await Promise.all([1, 2, 3, 4].map((id) => pool.submit({ id, behaviour: 'ok' })));
+    const all = Promise.all([1, 2, 3, 4].map((id) => pool.submit({ id, behaviour: 'ok' })));
+    await vi.runAllTimersAsync();
+    const results = await all;
     expect(results).toEqual(['job 1', 'job 2', 'job 3', 'job 4']);
     expect(peak).toBe(3);
     expect(instances).toBe(2);
@@ -81,16 +93,20 @@ describe('WorkerPool', () => {
   it('gives up on a job that kills every worker, and keeps serving others', async () => {
     const fake = fakeSpawner();
     const pool = new WorkerPool(fake.spawn, { size: 1, hangTimeoutMs: 1000, maxAttempts: 2 });
-    const bad = pool.submit({ id: 1, behaviour: 'always-crash' });
-    const good = pool.submit({ id: 2, behaviour: 'ok' });
-    await expect(bad).rejects.toThrow(/failed on 2 workers in a row/);
-    await expect(good).resolves.toMatch(/^job 2/);
+    const outcomes = Promise.all([
+      expect(pool.submit({ id: 1, behaviour: 'always-crash' })).rejects.toThrow(/failed on 2 workers in a row/),
+      expect(pool.submit({ id: 2, behaviour: 'ok' })).resolves.toMatch(/^job 2/),
+    ]);
+    await vi.runAllTimersAsync();
+    await outcomes;
     pool.close();
     await expect(pool.submit({ id: 3, behaviour: 'ok' })).rejects.toThrow(/closed/);
   });
 });
 
 describe('WorkerPool while its run is paused', () => {
+  onFakeTimers();
+
   it('does not count a paused job as hung: it finishes on its first worker once the pause ends', async () => {
     let paused = true;
     let finish!: (value: string) => void;
@@ -101,8 +117,8 @@ describe('WorkerPool while its run is paused', () => {
       onCrash() {},
     }), { size: 1, hangTimeoutMs: 10, maxAttempts: 3, paused: () => paused }, (_i, why) => replaced.push(why));
     const result = pool.submit({ id: 1, behaviour: 'ok' });
-    // Many hang deadlines pass while paused.
-    await new Promise((r) => setTimeout(r, 100));
+    // Ten hang deadlines pass while paused.
+    await vi.advanceTimersByTimeAsync(100);
     expect(replaced).toEqual([]);
     paused = false;
     finish('done');

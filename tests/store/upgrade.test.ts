@@ -47,7 +47,8 @@ describe('schema versions', () => {
     expect((error as Error).message).toMatch(/another tab .* older version\. Close or reload the other Spindle tabs.*Nothing stored is lost/);
     other.close();
     // Once the other tab is gone, the database is still the old one with its data (the upgrade was not forced).
-    await new Promise((r) => setTimeout(r, 10));
+    // This open queues behind the blocked one (IndexedDB opens a database's connections in order), so it
+    // sees whatever that one did once the other tab closed.
     const after = await new Promise<IDBDatabase>((resolve) => { const r = factory.open('spindle'); r.onsuccess = () => resolve(r.result); });
     expect(after.version).toBe(1);
     const value = await new Promise((resolve) => { const g = after.transaction('settings').objectStore('settings').get('k'); g.onsuccess = () => resolve(g.result); });
@@ -65,7 +66,8 @@ describe('schema versions', () => {
     const raw = await new Promise<IDBDatabase>((resolve) => { const r = factory.open('spindle', 1); r.onsuccess = () => resolve(r.result); });
     await v1.close();
     const messages: string[] = [];
-    const opening = openStore({ factory, onBlocked: (e) => { messages.push(e.message); setTimeout(() => raw.close(), 5); } });
+    // The other tab closes once the open has said it is blocked.
+    const opening = openStore({ factory, onBlocked: (e) => { messages.push(e.message); raw.close(); } });
     const store = await opening;
     expect(messages.length).toBe(1);
     expect(store.db.version).toBe(DB_VERSION);

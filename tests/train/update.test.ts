@@ -157,11 +157,15 @@ describe('GRPO update on a fixed batch', () => {
     let release!: () => void;
     let hold: Promise<void> | null = new Promise<void>((resolve) => (release = resolve));
     let asked = 0;
+    let firstAsk!: () => void;
+    const askedOnce = new Promise<void>((resolve) => (firstAsk = resolve));
     const before = Array.from(model.trainableVariables()[1].dataSync());
-    const update = grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps: 2, held: () => (asked++, hold) }, GRPO);
+    const update = grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps: 2, held: () => (asked++, firstAsk(), hold) }, GRPO);
     let done = false;
     void update.then(() => (done = true));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await askedOnce;
+    // An update that went on past the hold would have run its second micro-batch by the next loop turn.
+    await new Promise((resolve) => setImmediate(resolve));
     // One micro-batch ran, then the update stopped at the hold: nothing applied yet.
     expect(asked).toBe(1);
     expect(done).toBe(false);

@@ -33,7 +33,7 @@ function memorySource() {
     },
     async calibrate(judgeId, items, onProgress, signal) {
       for (let i = 1; i <= items.length; i++) {
-        await new Promise((r) => setTimeout(r, 1));
+        await Promise.resolve(); // an item is scored asynchronously: a cancel can land in between
         signal.throwIfAborted();
         onProgress(i, items.length);
       }

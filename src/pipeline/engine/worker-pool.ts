@@ -49,7 +49,22 @@ export interface PoolOptions {
   maxAttempts: number;
   /** While this says true, the hang deadline does not run out (it is re-armed). */
   paused?: () => boolean;
+  /** What the hang deadlines are timed by: the real timers unless given (a test drives its own). */
+  clock?: Clock;
 }
+
+/** Time as the watchdog sees it: the current time in ms, and timers on that time. */
+export interface Clock {
+  now(): number;
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(timer: unknown): void;
+}
+
+const REAL_CLOCK: Clock = {
+  now: () => performance.now(),
+  setTimeout: (callback, ms) => setTimeout(callback, ms),
+  clearTimeout: (timer) => clearTimeout(timer as ReturnType<typeof setTimeout>),
+};
 
 export interface PoolStats {
   size: number;
@@ -76,14 +91,15 @@ interface Slot<J, R> {
   abandon: AbortController;
   /** Waits on the engine open now: while there are any, the hang clock does not run. */
   engineWaits: number;
-  /** The running hang deadline, if any. */
-  deadline: ReturnType<typeof setTimeout> | null;
+  /** The running hang deadline's timer, if any. */
+  deadline: unknown;
 }
 
 export class WorkerPool<J, R> {
   private readonly queue: Pending<J, R>[] = [];
   private readonly slots: Slot<J, R>[] = [];
   private restarts = 0;
+  private readonly clock: Clock;
   /** Why the pool was closed (what later submissions are rejected with); null while open. */
   private closedWith: Error | null = null;
 
@@ -92,6 +108,7 @@ export class WorkerPool<J, R> {
     private readonly options: PoolOptions,
     private readonly onWorkerReplaced: (index: number, reason: string) => void = () => {},
   ) {
+    this.clock = options.clock ?? REAL_CLOCK;
     for (let i = 0; i < options.size; i++) this.slots.push(this.makeSlot(i));
   }
 
@@ -152,20 +169,20 @@ export class WorkerPool<J, R> {
     this.disarm(slot);
     if (slot.retired || slot.current.size === 0 || slot.engineWaits > 0) return;
     const { hangTimeoutMs } = this.options;
-    const due = performance.now() + hangTimeoutMs;
+    const due = this.clock.now() + hangTimeoutMs;
     // Every sign of progress (an engine wait, a finished job) re-arms, clearing this timer: if it fires, none came.
-    slot.deadline = setTimeout(() => {
+    slot.deadline = this.clock.setTimeout(() => {
       slot.deadline = null;
       if (slot.retired || slot.current.size === 0) return;
       // A deadline that fires late found this thread busy (a wasm batch does not yield between tokens):
       // the worker's next request may be queued behind it, unheard. It is judged again, on time.
-      const late = performance.now() - due > Math.min(1000, hangTimeoutMs / 4);
+      const late = this.clock.now() - due > Math.min(1000, hangTimeoutMs / 4);
       // A paused run holds its episodes at their next generation request on purpose: that is no hang.
       if (late || this.options.paused?.()) return this.arm(slot);
       // Even on time, a request the worker sent may be queued behind this very timer: the verdict waits one
       // task, so a message already in the thread's queue is heard first (its wait disarms this).
       // Progress meanwhile (a wait opened, a job finished) clears this timer as it re-arms or disarms.
-      slot.deadline = setTimeout(() => {
+      slot.deadline = this.clock.setTimeout(() => {
         slot.deadline = null;
         if (!slot.retired && slot.current.size > 0 && slot.engineWaits === 0) {
           this.replace(slot, `hung: no progress of its own (outside the engine) for ${hangTimeoutMs} ms`);
@@ -175,7 +192,7 @@ export class WorkerPool<J, R> {
   }
 
   private disarm(slot: Slot<J, R>): void {
-    if (slot.deadline !== null) clearTimeout(slot.deadline);
+    if (slot.deadline !== null) this.clock.clearTimeout(slot.deadline);
     slot.deadline = null;
   }
 

@@ -29,7 +29,7 @@ import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, linkedGenerator, type RemoteGenerator } from '../engine/generation.ts';
 import { configuredWorker, episodeJob, groupJobs, rolloutSettings, type EpisodeJob, type RolloutWorker } from '../engine/rollout-protocol.ts';
-import { WorkerPool, type WorkerLink } from '../engine/worker-pool.ts';
+import { WorkerPool, type Clock, type WorkerLink } from '../engine/worker-pool.ts';
 import { storeGroup } from './store-group.ts';
 import { createGroupStep, type GroupStep } from '../../judge/group-step.ts';
 import { fixedLevel } from '../../config/levels.ts';
@@ -47,8 +47,15 @@ export interface RunDeps {
    * episode re-queued); time it spends waiting for the engine's tokens does not count (engine/worker-pool.ts).
    */
   hangTimeoutMs?: number;
+  /** What the hang timeout is timed by: the real timers unless given (a test drives its own). */
+  hangClock?: Clock;
   /** API keys of the group judges, which run here (the per-trajectory judges run in the workers, with their own keys). */
   getSecret?: (name: string) => string | null;
+  /**
+   * Called each time sampling or an update finds the run paused and waits for it to resume: the moment a
+   * pause takes effect, which a test awaits instead of waiting some time and hoping it has.
+   */
+  onHeld?: () => void;
 }
 
 /** Said when a run starts with `judge.verifier_gate: false`. */
@@ -139,7 +146,7 @@ export class PipelineRun implements RunController {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
       const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
-      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.paused?.promise ?? null);
+      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.held());
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
         model, config: this.config, runId: this.runId, padId: tokenizer.padId,
@@ -150,7 +157,7 @@ export class PipelineRun implements RunController {
         onMarker: (marker) => this.queueWrite(() => this.recordMarker(marker)),
         resumeFrom: checkpoint,
         transferFrom: options.resumeRunId ? undefined : options.transferFrom,
-        held: () => this.paused?.promise ?? null,
+        held: () => this.held(),
         // What the update used is stored with each group (and exported): views read it, never re-derive it.
         onGroupAdvantages: async (_step, groups) => {
           for (const g of groups) await setGroupAdvantages(this.deps.store, g.group_id, g.advantages);
@@ -172,6 +179,12 @@ export class PipelineRun implements RunController {
     this.paused = { promise, resolve };
     this.setStatus('paused');
     await setRunStatus(this.deps.store, this.runId, 'paused');
+  }
+
+  /** While paused, the promise that resuming resolves (what sampling and updates wait on); else null. */
+  private held(): Promise<void> | null {
+    if (this.paused) this.deps.onHeld?.();
+    return this.paused?.promise ?? null;
   }
 
   async resume(): Promise<void> {
@@ -208,7 +221,7 @@ export class PipelineRun implements RunController {
     // resumed run builds its pool afresh, with the environments it reinstalled (engine/rollout-protocol.ts).
     const settings = rolloutSettings(this.config, this.runId);
     const spawn = (i: number, link: WorkerLink) => configuredWorker(this.deps.spawnWorker(i, generator(link)), settings);
-    return new WorkerPool(spawn, { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
+    return new WorkerPool(spawn, { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, clock: this.deps.hangClock, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
       this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
     );
   }

@@ -54,7 +54,7 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
   };
 }
 
-export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel'] }): PipelineRun {
+export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel']; onHeld?: RunDeps['onHeld'] }): PipelineRun {
   // Workers tokenise with the run model's tokenizer, known once the run loaded it (the pool starts after).
   let tokenizer: TokenizerSpec | null = null;
   return new PipelineRun({
@@ -68,5 +68,6 @@ export function createNodeRun(options: { store: Store; cores?: number; loadModel
     getSecret: (name) => process.env[name] ?? null,
     cores: options.cores ?? Math.max(1, availableParallelism()),
     backend: 'wasm',
+    onHeld: options.onHeld,
   });
 }
