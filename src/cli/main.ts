@@ -6,6 +6,7 @@
 import { parseArgs } from 'node:util';
 import { CliError, type Command, type CommandContext, type OptionSpec } from './command.ts';
 import { COMMANDS } from './commands/index.ts';
+import { loadPipeline } from './pipeline.ts';
 
 const GLOBAL_OPTIONS = {
   help: { type: 'boolean', short: 'h', description: 'show help for the command' },
@@ -70,6 +71,9 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
       ctx.out(usage(command));
       return 0;
     }
+    await loadPipeline();
+    // A Ctrl-C while the pipeline loaded (a second or more) stops here, before the command starts anything.
+    if (ctx.signal.aborted) throw new CliError('interrupted during start-up; nothing was run', 130);
     await command.run(parsed.values as Record<string, string | boolean | string[] | undefined>, parsed.positionals, ctx);
     return 0;
   } catch (error) {

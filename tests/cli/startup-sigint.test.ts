@@ -1,11 +1,12 @@
 /**
- * The first Ctrl-C is honoured even while the CLI is still loading (tsx and the core take a second or
- * more): the process stops with exit code 130 and says so, instead of being killed by the signal
- * before any handler exists.
+ * The first Ctrl-C is honoured even while the CLI is still loading (tsx, then the pipeline once a command
+ * runs, take a second or more): the process stops with exit code 130 and says so, instead of being killed
+ * by the signal before any handler exists or starting the command.
  */
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliWithSignal, tempDir } from './helpers.ts';
 
 const BIN = join(import.meta.dirname, '../../bin/spindle.mjs');
 const READY = 'spindle: start-up handler installed\n';
@@ -32,4 +33,13 @@ describe('Ctrl-C during start-up', () => {
     expect(stderr).toContain('spindle: interrupted during start-up; nothing was run');
     expect(stdout).toBe(''); // the command did not run
   }, 60_000);
+
+  it('stops with 130 before the command starts when Ctrl-C came while the pipeline loaded', async () => {
+    const pressed = new AbortController();
+    pressed.abort();
+    // Without the Ctrl-C this fails on the missing config (code 1): the command itself never ran.
+    const r = await cliWithSignal(pressed.signal, tempDir(), 'train', '--config', 'missing.yaml');
+    expect(r).toMatchObject({ code: 130, out: '' });
+    expect(r.err).toBe('spindle: interrupted during start-up; nothing was run');
+  });
 });

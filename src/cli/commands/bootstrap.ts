@@ -8,10 +8,11 @@
  */
 import { join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import { BOOTSTRAP_DEFAULTS, formatHeldOut, type BootstrapEvent, type BootstrapReport } from '../../pipeline/operations/bootstrap.ts';
+import type { BootstrapEvent, BootstrapReport } from '../../pipeline/operations/bootstrap.ts';
+import { BOOTSTRAP_DEFAULTS } from '../../pipeline/operations/defaults.ts';
 import type { DemonstrationSource } from '../../pipeline/operations/demonstrations.ts';
-import { bootstrapInNode } from '../../pipeline/platform/node-bootstrap.ts';
 import { Progress } from './progress.ts';
 import { smallCap, smallConfig } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
@@ -47,7 +48,7 @@ function eventPrinter(ctx: CommandContext): { onEvent: (e: BootstrapEvent) => vo
       if (e.type === 'stage') {
         finish();
         ctx.err(`bootstrap: ${e.line}`);
-      } else if (e.type === 'held-out') ctx.out(`held-out ${e.stage}: ${formatHeldOut(e.result)}`);
+      } else if (e.type === 'held-out') ctx.out(`held-out ${e.stage}: ${pipeline().formatHeldOut(e.result)}`);
       else if (e.type === 'demonstration') (progress ??= new Progress(ctx, 'bootstrap: demonstrations', e.total)).update(e.done, `${e.good} succeeded`);
       else if (e.type === 'sft-update') (progress ??= new Progress(ctx, 'bootstrap: SFT updates', e.total)).update(e.done, `loss ${e.loss.toFixed(4)}`);
       else if (e.type === 'run') {
@@ -63,9 +64,9 @@ function eventPrinter(ctx: CommandContext): { onEvent: (e: BootstrapEvent) => vo
 function summary(ctx: CommandContext, report: BootstrapReport): void {
   const d = report.demonstrations;
   ctx.out(`${report.env} level ${report.level}: demonstrations from ${d.source}: ${d.good} of ${d.total} succeeded${d.runId ? ` (stored as run ${d.runId})` : ''}`);
-  const steps = [`before ${formatHeldOut(report.baseline)}`];
-  if (report.afterSft) steps.push(`after SFT ${formatHeldOut(report.afterSft)}`);
-  if (report.grpo?.heldOut) steps.push(`after GRPO (run ${report.grpo.runId}, ${report.grpo.steps} updates) ${formatHeldOut(report.grpo.heldOut)}`);
+  const steps = [`before ${pipeline().formatHeldOut(report.baseline)}`];
+  if (report.afterSft) steps.push(`after SFT ${pipeline().formatHeldOut(report.afterSft)}`);
+  if (report.grpo?.heldOut) steps.push(`after GRPO (run ${report.grpo.runId}, ${report.grpo.steps} updates) ${pipeline().formatHeldOut(report.grpo.heldOut)}`);
   ctx.out(`held-out success: ${steps.join(' → ')}`);
   if (report.stopped) ctx.out('interrupted: the figures above are what was done');
 }
@@ -113,7 +114,7 @@ export const bootstrap: Command = {
     const report = await withStore(ctx, values, async (store) => {
       const { config, sources } = await useUserEnvironments(ctx, values, asked, store);
       try {
-        return await bootstrapInNode({
+        return await pipeline().bootstrapInNode({
           store, config: smallConfig(config), environments: sources, settings, signal: ctx.signal, onEvent: printer.onEvent,
           loadModel: (c) => loadModel(ctx, modelPath(ctx, values, c.model.base_model), c),
         });

@@ -8,10 +8,9 @@
  * what was collected stays. With `--atropos`, the exit code is non-zero unless the server took every group.
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { RunConfig } from '../../config/schema.ts';
-import { deliveredAll, describeDelivery } from '../../pipeline/operations/atropos-feed.ts';
 import type { CollectSummary } from '../../pipeline/operations/collect.ts';
-import { collectInNode } from '../../pipeline/platform/node-collect.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { applyCalibrationOption, calibrationOption } from './calibrate.ts';
 import { Progress } from './progress.ts';
@@ -26,7 +25,7 @@ async function collectInto(store: NodeStore, ctx: CommandContext, values: Values
   const atroposUrl = stringOption(values, 'atropos');
   let progress: Progress | null = null;
   try {
-    return await collectInNode({
+    return await pipeline().collectInNode({
       store, config, policy: choiceOption(values, 'policy', ['model', 'expert'] as const, 'model'),
       groups: smallCap(intOption(values, 'groups'), SMALL_SIZES.groups),
       groupSize: smallCap(intOption(values, 'group-size'), SMALL_SIZES.groupSize), runName: stringOption(values, 'name'), signal: ctx.signal,
@@ -71,8 +70,8 @@ export const collect: Command = {
     ctx.out(`mean score ${formatScore(mean(ts.map((t) => t.judge_score)))}, success ${ts.length ? percent(successes / ts.length) : '—'}`);
     if (summary.interrupted) ctx.out(`interrupted: kept the ${summary.groups} finished groups`);
     if (summary.atropos) {
-      const report = describeDelivery(summary.atropos, stringOption(values, 'atropos') ?? '');
-      if (!deliveredAll(summary.atropos)) throw new CliError(report);
+      const report = pipeline().describeDelivery(summary.atropos, stringOption(values, 'atropos') ?? '');
+      if (!pipeline().deliveredAll(summary.atropos)) throw new CliError(report);
       ctx.out(report);
     }
   },

@@ -7,11 +7,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import {
-  auditOne, auditTarget, CHECK_BUDGET_MS, environmentCatalog, forgetEnvironment, keepEnvironment, type AuditTarget,
-} from '../../pipeline/operations/environment-catalog.ts';
-import { isUrl } from '../../pipeline/operations/environment-url.ts';
+import type { AuditTarget } from '../../pipeline/operations/environment-catalog.ts';
+import { CHECK_BUDGET_MS } from '../../pipeline/operations/defaults.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { intOption, loadModel, modelOption, modelPath, noPositionals, storeOption, stringOption, withStore, type Values } from './shared.ts';
 import { smallCap } from './small.ts';
@@ -40,7 +39,7 @@ export const envs: Command = {
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'envs');
-    const rows = await environmentCatalog(await storedSources(ctx, values), {
+    const rows = await pipeline().environmentCatalog(await storedSources(ctx, values), {
       tag: stringOption(values, 'tag'),
       onBroken: (name, message) => ctx.err(`warning: your environment ${name} no longer builds: ${message}`),
     });
@@ -79,7 +78,7 @@ async function runAudit(
       model, items: policyItems, label: `the policy (${stringOption(values, 'model') ?? DEFAULT_CONFIG.model.base_model})`,
       maxSteps: DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory, maxNewTokens: DEFAULT_CONFIG.sampling.max_new_tokens,
     };
-    const audit = await auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, policy, onProgress: (line) => ctx.err(`audit: ${line}`) });
+    const audit = await pipeline().auditOne(target, { items, signal: ctx.signal, budgetMs, ownName, policy, onProgress: (line) => ctx.err(`audit: ${line}`) });
     for (const line of audit.lines) ctx.out(line);
     return audit;
   } finally {
@@ -103,7 +102,7 @@ export const envsAdd: Command = {
       throw new CliError(`${source.name} was not added: the audit found ${countOf(audit.problems.length, 'problem')} (above). Fix them, or add --force to keep it anyway.`);
     }
     await withStore(ctx, values, async (store) => {
-      const replaced = await keepEnvironment(store, source, audit.problems);
+      const replaced = await pipeline().keepEnvironment(store, source, audit.problems);
       ctx.out(`${replaced ? 'updated' : 'added'} ${source.name} (${source.kind === 'module' ? 'module' : `${source.rows.length} task rows`}) in ${store.path}; train on it with tasks.environments: [${source.name}]`);
     }, { create: true });
   },
@@ -117,8 +116,8 @@ export const envsAudit: Command = {
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs audit takes one environment name or file.', 2);
     const [target] = positionals;
-    const isFile = isUrl(target) || existsSync(resolve(ctx.cwd, target));
-    const audit = await runAudit(ctx, values, isFile ? environmentFile(ctx, target) : auditTarget(target, await storedSources(ctx, values)));
+    const isFile = pipeline().isUrl(target) || existsSync(resolve(ctx.cwd, target));
+    const audit = await runAudit(ctx, values, isFile ? environmentFile(ctx, target) : pipeline().auditTarget(target, await storedSources(ctx, values)));
     if (audit.problems.length) throw new CliError(`${audit.env}: ${countOf(audit.problems.length, 'problem')} found.`);
   },
 };
@@ -131,7 +130,7 @@ export const envsRemove: Command = {
   async run(values, positionals, ctx) {
     if (positionals.length !== 1) throw new CliError('envs remove takes one environment name.', 2);
     await withStore(ctx, values, async (store) => {
-      await forgetEnvironment(store, positionals[0], store.path);
+      await pipeline().forgetEnvironment(store, positionals[0], store.path);
       ctx.out(`removed ${positionals[0]} from ${store.path}`);
     });
   },

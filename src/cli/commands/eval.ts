@@ -5,9 +5,10 @@
  * from `spindle sft` / `spindle export adapter` can be applied on top of the model.
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { Split } from '../../contracts.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
-import { evaluateModel, missingLevels, modelEvaluationPlan, plannedEpisodes, runEvaluationPlan, type EvaluationOverrides, type EvaluationPlan } from '../../pipeline/operations/model-evaluation.ts';
+import type { EvaluationOverrides, EvaluationPlan } from '../../pipeline/operations/model-evaluation.ts';
 import { Progress } from './progress.ts';
 import { SMALL_SIZES, smallSizes } from './small.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
@@ -42,8 +43,8 @@ async function plainPlan(ctx: CommandContext, values: Values): Promise<Evaluatio
   const asked = { ...config, tasks: { ...config.tasks, environments: over.envs ?? [], task_file: null, env_files: [] } };
   const { config: resolved } = await useUserEnvironments(ctx, values, asked);
   const adapterPath = stringOption(values, 'adapter');
-  const plan = modelEvaluationPlan({ ...config, tasks: resolved.tasks }, over, adapterPath ? { label: adapterPath, bytes: readBytes(ctx, adapterPath, 'adapter zip') } : null);
-  const refused = missingLevels(plan);
+  const plan = pipeline().modelEvaluationPlan({ ...config, tasks: resolved.tasks }, over, adapterPath ? { label: adapterPath, bytes: readBytes(ctx, adapterPath, 'adapter zip') } : null);
+  const refused = pipeline().missingLevels(plan);
   if (refused) throw new CliError(refused, 2);
   return plan;
 }
@@ -71,14 +72,14 @@ export const evaluate: Command = {
     noPositionals(positionals, 'eval');
     const runId = stringOption(values, 'run');
     if (runId && (values.adapter || values['env-file'])) throw new CliError('--run evaluates the run\'s own checkpoint and environments; drop --adapter / --env-file.', 2);
-    const plan = runId ? await withStore(ctx, values, (store) => runEvaluationPlan(store, runId, overrides(values)), { readOnly: true }) : await plainPlan(ctx, values);
+    const plan = runId ? await withStore(ctx, values, (store) => pipeline().runEvaluationPlan(store, runId, overrides(values)), { readOnly: true }) : await plainPlan(ctx, values);
     const split = choiceOption<Split>(values, 'split', ['test', 'train'], 'test');
     const { config, items, seed } = plan;
     const loaded = await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config);
     try {
-      const progress = new Progress(ctx, 'eval: episodes', plannedEpisodes(plan));
+      const progress = new Progress(ctx, 'eval: episodes', pipeline().plannedEpisodes(plan));
       let solved = 0;
-      const evaluated = await evaluateModel(loaded, plan, {
+      const evaluated = await pipeline().evaluateModel(loaded, plan, {
         split, signal: ctx.signal,
         onAttached: (label) => ctx.err(`eval: applied ${label}`),
         onEpisode: (item) => {

@@ -5,10 +5,8 @@
  */
 import { join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
-import { adapterBaseModel, latestAdapterZip, type CheckpointAdapter } from '../../pipeline/operations/adapter-export.ts';
-import { exportDataset } from '../../pipeline/operations/dataset-export.ts';
-import { mergedModel } from '../../pipeline/operations/merged-export.ts';
-import { findRun } from '../../pipeline/platform/node-store.ts';
+import { pipeline } from '../pipeline.ts';
+import type { CheckpointAdapter } from '../../pipeline/operations/adapter-export.ts';
 import {
   choiceOption, loadModel, modelOption, modelPath, noPositionals, numberOption, outputDir, requireOption, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
@@ -40,9 +38,9 @@ export const exportTrajectories: Command = {
     const query = { runId, minScore: numberOption(values, 'min-score'), env: stringOption(values, 'env'), split };
     const file = join(output, FILE_NAMES[format]);
     await withStore(ctx, values, async (store) => {
-      if (runId) await findRun(store, runId);
+      if (runId) await pipeline().findRun(store, runId);
       // The Models screen's dataset export, the same function (pipeline/operations/dataset-export.ts).
-      const { data, count } = await exportDataset(store, format, query);
+      const { data, count } = await pipeline().exportDataset(store, format, query);
       if (count === 0) {
         throw new CliError(format === 'atropos'
           ? 'No scored groups to export (collect or train first; groups need judged, tokenized trajectories).'
@@ -61,7 +59,7 @@ export const exportTrajectories: Command = {
 async function writeMerged(ctx: CommandContext, dir: string, name: string, baseModel: string, adapter: CheckpointAdapter): Promise<void> {
   const base = await loadModel(ctx, baseModel);
   try {
-    const files = await mergedModel({ ...base, baseModel: name }, adapter.tensors, adapter.config);
+    const files = await pipeline().mergedModel({ ...base, baseModel: name }, adapter.tensors, adapter.config);
     for (const [name, bytes] of files) writeOutput(ctx, join(dir, name), bytes);
     ctx.out(`wrote the merged model (${[...files.keys()].join(', ')}) to ${dir}`);
   } catch (e) {
@@ -85,14 +83,14 @@ export const exportAdapter: Command = {
     noPositionals(positionals, 'export adapter');
     const output = requireOption(values, 'output', '--output adapter.zip');
     await withStore(ctx, values, async (store) => {
-      const run = await findRun(store, stringOption(values, 'run'), true);
-      const adapter = await latestAdapterZip(store, run.id);
+      const run = await pipeline().findRun(store, stringOption(values, 'run'), true);
+      const adapter = await pipeline().latestAdapterZip(store, run.id);
       const file = writeOutput(ctx, output, adapter.zip);
       ctx.out(`wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`);
       const mergeDir = stringOption(values, 'merge');
       if (mergeDir) {
-        const name = stringOption(values, 'model') ?? adapterBaseModel(adapter);
-        await writeMerged(ctx, outputDir(ctx, mergeDir), name, modelPath(ctx, values, adapterBaseModel(adapter)), adapter);
+        const name = stringOption(values, 'model') ?? pipeline().adapterBaseModel(adapter);
+        await writeMerged(ctx, outputDir(ctx, mergeDir), name, modelPath(ctx, values, pipeline().adapterBaseModel(adapter)), adapter);
       }
     }, { readOnly: true });
   },

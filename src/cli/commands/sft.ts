@@ -7,8 +7,9 @@
 import { readdirSync, statSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { fitToContext, runSft, sftExamples, type SftFile } from '../../pipeline/operations/sft.ts';
+import type { SftFile } from '../../pipeline/operations/sft.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
 import {
@@ -51,8 +52,8 @@ export const sft: Command = {
     const loaded = await loadModel(ctx, modelPath(ctx, values, config.model.base_model), config);
     const { model, tokenizer } = loaded;
     try {
-      const read = await Promise.all(files.map((f) => sftExamples(f, tokenizer, { minScore })));
-      const { kept: examples, truncated } = fitToContext(read.flatMap((r) => r.examples), model.config.maxPositions);
+      const read = await Promise.all(files.map((f) => pipeline().sftExamples(f, tokenizer, { minScore })));
+      const { kept: examples, truncated } = pipeline().fitToContext(read.flatMap((r) => r.examples), model.config.maxPositions);
       const leftOut = read.reduce((n, r) => n + r.leftOut, 0);
       const unselected = minScore !== undefined ? `scoring below ${minScore}` : 'that did not succeed (--min-score 0 keeps every row)';
       if (!examples.length) {
@@ -62,7 +63,7 @@ export const sft: Command = {
       ctx.out(`sft: ${examples.length} examples from ${files.length} file(s)${truncated ? ` (${truncated} cut to ${model.config.maxPositions} tokens)` : ''}, ${config.training.epochs} epochs, ${config.lora.r > 0 ? `LoRA r=${config.lora.r}` : 'full fine-tuning'}`);
       const perUpdate = config.training.batch_size * config.training.grad_accum_steps;
       const progress = new Progress(ctx, 'sft: updates', config.training.epochs * Math.ceil(examples.length / perUpdate));
-      const result = await runSft({
+      const result = await pipeline().runSft({
         model, tokenizer, hfConfig: loaded.hfConfig, config, examples, merge: Boolean(values.merge), signal: ctx.signal,
         baseModel: stringOption(values, 'model') ?? config.model.base_model,
         onUpdate: (loss) => progress.tick(1, `loss ${loss.toFixed(4)}`),

@@ -8,11 +8,11 @@ import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'no
 import { homedir } from 'node:os';
 import { join, dirname, resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import { formatConfigErrors } from '../../config/yaml.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
-import { parseRunConfig } from '../../pipeline/platform/node-environments.ts';
-import { isRemoteModel, loadPolicyModel, resolveModelPath, type NodeModel } from '../../pipeline/platform/node-model.ts';
-import { hasNodeStore, withNodeStore, type NodeStore, type NodeStoreAccess } from '../../pipeline/platform/node-store.ts';
+import type { NodeModel } from '../../pipeline/platform/node-model.ts';
+import type { NodeStore, NodeStoreAccess } from '../../pipeline/platform/node-store.ts';
 
 export type Values = Record<string, string | boolean | string[] | undefined>;
 
@@ -119,7 +119,7 @@ export function outputDir(ctx: CommandContext, path: string): string {
  */
 export function loadConfigFile(ctx: CommandContext, path: string, options: { userEnvironments?: boolean } = {}): RunConfig {
   const text = readText(ctx, path, 'run config');
-  const { config, errors } = parseRunConfig(text, options);
+  const { config, errors } = pipeline().parseRunConfig(text, options);
   if (!config || errors.length) {
     const [first, ...rest] = formatConfigErrors(errors, path).split('\n');
     throw new CliError(rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first);
@@ -139,7 +139,7 @@ export function storeDir(ctx: CommandContext, values: Values): string {
 
 /** Whether --store holds a Spindle store yet. */
 export function hasStore(ctx: CommandContext, values: Values): boolean {
-  return hasNodeStore(storeDir(ctx, values));
+  return pipeline().hasNodeStore(storeDir(ctx, values));
 }
 
 /**
@@ -148,7 +148,7 @@ export function hasStore(ctx: CommandContext, values: Values): boolean {
  * writer holds the store, writes nothing).
  */
 export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: NodeStore) => Promise<T>, access: Omit<NodeStoreAccess, 'hint'> = {}): Promise<T> {
-  return withNodeStore(storeDir(ctx, values), fn, { ...access, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
+  return pipeline().withNodeStore(storeDir(ctx, values), fn, { ...access, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
 }
 
 // ---------------------------------------------------------------- model
@@ -156,8 +156,8 @@ export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: No
 /** The model folder: --model, else `baseModel` (a config's model.base_model; `spindle-base` → <repo>/models/spindle-base). */
 export function modelPath(ctx: CommandContext, values: Values, baseModel = DEFAULT_CONFIG.model.base_model): string {
   const flag = stringOption(values, 'model');
-  if (flag) return isRemoteModel(flag) ? flag : resolve(ctx.cwd, flag);
-  return resolveModelPath(baseModel);
+  if (flag) return pipeline().isRemoteModel(flag) ? flag : resolve(ctx.cwd, flag);
+  return pipeline().resolveModelPath(baseModel);
 }
 
 /**
@@ -167,7 +167,7 @@ export function modelPath(ctx: CommandContext, values: Values, baseModel = DEFAU
  */
 export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<NodeModel> {
   const shown = new Map<string, number>();
-  return loadPolicyModel(dir, {
+  return pipeline().loadPolicyModel(dir, {
     config,
     hub: {
       endpoint: process.env.HF_ENDPOINT || undefined,

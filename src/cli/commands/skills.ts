@@ -9,7 +9,7 @@
 import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { CliError, type Command } from '../command.ts';
-import { distilSkills, skillInstructions } from '../../pipeline/operations/skills.ts';
+import { pipeline } from '../pipeline.ts';
 import {
   choiceOption, inputPath, intOption, noPositionals, numberOption, outputDir, readText, storeOption, stringOption, withStore, writeOutput,
 } from './shared.ts';
@@ -32,7 +32,7 @@ export const skillsFromTrajectories: Command = {
     const out = outputDir(ctx, stringOption(values, 'output') ?? 'skills');
     const runId = stringOption(values, 'run');
     const includeHeldOut = choiceOption(values, 'split', ['train', 'all'] as const, 'train') === 'all';
-    const skills = await withStore(ctx, values, (store) => distilSkills(store, {
+    const skills = await withStore(ctx, values, (store) => pipeline().distilSkills(store, {
       runId, env: stringOption(values, 'env'), minSuccessRate: numberOption(values, 'min-success-rate') ?? 0, includeHeldOut,
     }));
     if (!skills.length) throw new CliError(`No stored trajectory succeeded${runId ? ` in run ${runId}` : ''} (at the success rate asked); no skills written.`);
@@ -58,7 +58,7 @@ export const skillsToInstructionsCommand: Command = {
     const full = inputPath(ctx, dir, 'skills folder');
     const files = statSync(full).isDirectory() ? readdirSync(full).filter((f) => f.endsWith('.md')).sort().map((f) => join(full, f)) : [full];
     if (!files.length) throw new CliError(`${dir} holds no .md skill documents.`);
-    const made = skillInstructions(files.map((f) => ({ file: f, text: readText(ctx, f) })), { minUsage, minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 });
+    const made = pipeline().skillInstructions(files.map((f) => ({ file: f, text: readText(ctx, f) })), { minUsage, minSuccessRate: numberOption(values, 'min-success-rate') ?? 0 });
     if (!made.rows) throw new CliError(`None of the ${made.skills} skills has ${minUsage} successful uses and the success rate asked, with examples (lower --min-usage).`);
     const file = writeOutput(ctx, output, made.jsonl);
     ctx.out(`wrote ${made.rows} instruction rows from ${made.used} of ${made.skills} skills to ${file}`);

@@ -11,11 +11,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource, Metrics } from '../../contracts.ts';
-import { configToResume, runTransferSource, trainInNode, type TrainOutcome, type TransferSource } from '../../pipeline/platform/node-train.ts';
+import type { TrainOutcome, TransferSource } from '../../pipeline/platform/node-train.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
-import { transferLearningRate } from '../../pipeline/operations/transfer.ts';
 import { applyCalibrationOption, calibrationOption } from './calibrate.ts';
 import { Progress } from './progress.ts';
 import { smallConfig } from './small.ts';
@@ -63,7 +63,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
   let last: Metrics = {};
   const progress = new Progress(ctx, 'train: steps', config.training.max_steps, 10);
   try {
-    return await trainInNode({
+    return await pipeline().trainInNode({
       store, config, resumeRunId: stringOption(values, 'resume'), environments, transfer, signal: ctx.signal,
       loadModel: (cfg) => loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg),
       onEvent: (e) => {
@@ -104,7 +104,7 @@ export const train: Command = {
     const configPath = stringOption(values, 'config') ?? (existsSync(resolve(ctx.cwd, 'spindle.yaml')) ? 'spindle.yaml' : undefined);
     if (!resume && !configPath) throw new CliError('--config is required (or --resume RUN_ID, or a spindle.yaml here from `spindle config init`), e.g. spindle train --config spindle.yaml.', 2);
     const outcome = await withStore(ctx, values, async (store) => {
-      if (resume) return runTraining(ctx, values, await configToResume(store, resume), store);
+      if (resume) return runTraining(ctx, values, await pipeline().configToResume(store, resume), store);
       const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
       const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
       return runTraining(ctx, values, config, store, undefined, sources);
@@ -120,7 +120,7 @@ async function transferSource(ctx: CommandContext, store: NodeStore, source: str
     if (!existsSync(asFile)) throw new CliError(`The transfer source ${source} does not exist.`);
     return { kind: 'adapter', bytes: readBytes(ctx, asFile, 'adapter zip'), label: source };
   }
-  return runTransferSource(store, source);
+  return pipeline().runTransferSource(store, source);
 }
 
 export const transferTrain: Command = {
@@ -135,7 +135,7 @@ export const transferTrain: Command = {
     const outcome = await withStore(ctx, values, async (store) => {
       const from = await transferSource(ctx, store, source);
       const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
-      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+transferLearningRate(config).toPrecision(4)}`);
+      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+pipeline().transferLearningRate(config).toPrecision(4)}`);
       return runTraining(ctx, values, config, store, from);
     }, { create: true });
     reportTraining(ctx, values, outcome);

@@ -5,15 +5,15 @@
  * --config FILE` runs it.
  */
 import { CliError, type Command, type CommandContext } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import { presetConfig } from '../../config/presets.ts';
-import { newestRunOn, transferConfig } from '../../pipeline/operations/transfer.ts';
 import {
   configOrDefault, hasStore, intOption, noPositionals, numberOption, requireOption, storeDir, storeOption, stringOption, withStore, writeOutput, type Values,
 } from './shared.ts';
 
 /** The newest run in the store that trained on the source environment and has a checkpoint, if the store exists. */
 function newestInStore(ctx: CommandContext, values: Values): (sourceEnv: string) => Promise<string | null> {
-  return async (sourceEnv) => hasStore(ctx, values) ? withStore(ctx, values, (store) => newestRunOn(store, sourceEnv), { readOnly: true }) : null;
+  return async (sourceEnv) => hasStore(ctx, values) ? withStore(ctx, values, (store) => pipeline().newestRunOn(store, sourceEnv), { readOnly: true }) : null;
 }
 
 export const transferInit: Command = {
@@ -41,7 +41,7 @@ export const transferInit: Command = {
       sourceEnv, targetEnv, freezeLayers, source: stringOption(values, 'source') ?? null,
       learningRateScale: numberOption(values, 'lr-scale'), maxSteps: intOption(values, 'steps'),
     };
-    const { config, yaml } = await transferConfig(base, plan, output, newestInStore(ctx, values)).catch((e: unknown) => {
+    const { config, yaml } = await pipeline().transferConfig(base, plan, output, newestInStore(ctx, values)).catch((e: unknown) => {
       throw new CliError((e as Error).message);
     });
     const file = writeOutput(ctx, output, yaml);

@@ -6,9 +6,9 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type CommandContext, type OptionSpec } from '../command.ts';
+import { pipeline } from '../pipeline.ts';
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { MAX_ENVIRONMENT_FILE_BYTES, resolveUserEnvironments, storedEnvironmentSources } from '../../pipeline/platform/node-environments.ts';
 import type { NodeStore } from '../../pipeline/platform/node-store.ts';
 import { hasStore, readBytes, withStore, type Values } from './shared.ts';
 
@@ -26,23 +26,23 @@ export function environmentFile(ctx: CommandContext, path: string): { file: stri
 function readEnvironmentBytes(ctx: CommandContext, path: string): Uint8Array {
   const full = resolve(ctx.cwd, path);
   const size = existsSync(full) ? statSync(full).size : 0;
-  if (size > MAX_ENVIRONMENT_FILE_BYTES) {
-    throw new CliError(`${path} is ${size} bytes, above the ${MAX_ENVIRONMENT_FILE_BYTES} (32 MiB) an environment file may have; split a task file, or keep the rows you train on.`);
+  if (size > pipeline().MAX_ENVIRONMENT_FILE_BYTES) {
+    throw new CliError(`${path} is ${size} bytes, above the ${pipeline().MAX_ENVIRONMENT_FILE_BYTES} (32 MiB) an environment file may have; split a task file, or keep the rows you train on.`);
   }
   return readBytes(ctx, path, 'environment file');
 }
 
 /** Environments kept by `spindle envs add` in the store at --store (or `open`; none when there is no store yet). */
 export async function storedSources(ctx: CommandContext, values: Values, open?: NodeStore): Promise<EnvironmentSource[]> {
-  if (open) return storedEnvironmentSources(open);
-  return hasStore(ctx, values) ? withStore(ctx, values, storedEnvironmentSources, { readOnly: true }) : [];
+  if (open) return pipeline().storedEnvironmentSources(open);
+  return hasStore(ctx, values) ? withStore(ctx, values, pipeline().storedEnvironmentSources, { readOnly: true }) : [];
 }
 
 /** The config with the user environments a command uses installed and named, and their sources for the run record. */
 export async function useUserEnvironments(ctx: CommandContext, values: Values, config: RunConfig, store?: NodeStore): Promise<{ config: RunConfig; sources: EnvironmentSource[] }> {
   const files = listOption(values, 'env-file');
   const stored = await storedSources(ctx, values, store);
-  return resolveUserEnvironments(config, { files, stored, readLocal: (p) => readEnvironmentBytes(ctx, p), signal: ctx.signal });
+  return pipeline().resolveUserEnvironments(config, { files, stored, readLocal: (p) => readEnvironmentBytes(ctx, p), signal: ctx.signal });
 }
 
 function listOption(values: Values, name: string): string[] {

@@ -14,7 +14,8 @@ import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, Environ
 import EXAMPLE_MODULE from '../../../examples/envs/treasure-hunt.js?raw';
 import STARTER_MODULE from '../../../examples/envs/starter.js?raw';
 import { fetchEnvironmentFile, isUrl } from '../operations/environment-url.ts';
-import { BOOTSTRAP_DEFAULTS, type BootstrapEvent, type BootstrapReport, type EngineBootstrapRequest } from '../operations/bootstrap.ts';
+import type { BootstrapEvent, BootstrapReport, EngineBootstrapRequest } from '../operations/bootstrap.ts';
+import { BOOTSTRAP_DEFAULTS } from '../operations/defaults.ts';
 import type { DemonstrationSource } from '../operations/demonstrations.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../../config/schema.ts';
 

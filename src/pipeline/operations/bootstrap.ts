@@ -37,8 +37,6 @@ export interface BootstrapSettings {
   sftBatchSize: number;
 }
 
-export const BOOTSTRAP_DEFAULTS: Omit<BootstrapSettings, 'source'> = { demonstrations: 256, sftEpochs: 3, sftLearningRate: 2e-3, sftBatchSize: 8 };
-
 /** What the Environments screen's bootstrap sends the engine: the GRPO run's config (one environment), its user environments, the flow's settings. */
 export interface EngineBootstrapRequest {
   config: RunConfig;

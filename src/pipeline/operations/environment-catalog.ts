@@ -15,7 +15,6 @@ import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment, type Store } from '../../store/index.ts';
 import { readEnvironmentSource, type ReadLocal } from '../platform/node-environments.ts';
 
-export { CHECK_BUDGET_MS } from '../../envs/check-budget.ts';
 
 /** One environment as the catalog lists it; `origin` is `built-in`, or the file (or kind) a user's came from. */
 export interface CatalogEntry {
