@@ -1,4 +1,4 @@
-// Preloaded (`node --import`) into the `spindle train` processes that tests/faults/kill-resume.test.ts
+// Preloaded (`node --import`) into the `spindle train` processes that tests/faults/kill-resume.slow.test.ts
 // kills. It changes nothing the command does; on the main thread it
 //   - reports on stderr, as `spindle-test: …` lines, the moments the test aims its SIGKILLs at: every
 //     rollout or evaluation episode handed to a rollout worker (`episode <id without the run id>`) and
