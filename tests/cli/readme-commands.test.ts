@@ -23,7 +23,7 @@ describe('the README\'s CLI lines', () => {
   });
 
   // An environment audit for each `envs` line: about 25 s on a loaded 2-core machine, where the 60 s default ran out once.
-  it('the ones that need nothing made first run verbatim in a fresh clone: config, envs, transfer init', { timeout: 180_000 }, async () => {
+  it('the ones that need nothing made first run verbatim in a fresh clone: config, envs, transfer init', { timeout: 120_000 }, async () => {
     const dir = freshClone();
     const quick = README_COMMANDS.filter((a) => a[0] === 'config' || a[0] === 'envs' || a[0] === 'transfer');
     expect(quick.map((a) => a.slice(0, 2).join(' '))).toEqual(expect.arrayContaining(['config init', 'config set', 'envs add', 'envs audit', 'transfer init']));
