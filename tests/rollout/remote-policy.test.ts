@@ -13,8 +13,8 @@ interface Seen {
 let server: Server;
 let baseUrl: string;
 const seen: Seen[] = [];
-/** What the next request gets: status and JSON body, or a delay that outlasts the client's timeout. */
-let reply: { status: number; body: unknown; delayMs?: number } = { status: 200, body: {} };
+/** What the next request gets: status and JSON body, or no answer at all (`silent`). */
+let reply: { status: number; body: unknown; silent?: boolean } = { status: 200, body: {} };
 
 beforeAll(async () => {
   server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -22,12 +22,9 @@ beforeAll(async () => {
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       seen.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(data) as Record<string, unknown> });
-      const send = () => {
-        res.writeHead(reply.status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(reply.body));
-      };
-      if (reply.delayMs) setTimeout(send, reply.delayMs);
-      else send();
+      if (reply.silent) return; // the client's timeout is the only way this request ends
+      res.writeHead(reply.status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(reply.body));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -92,7 +89,7 @@ describe('RemotePolicy', () => {
   });
 
   it('times out', async () => {
-    reply = { status: 200, body: {}, delayMs: 500 };
+    reply = { status: 200, body: {}, silent: true };
     await expect(new RemotePolicy({ baseUrl, model: 'm', timeoutMs: 50 }).generate(context, options)).rejects.toThrow(/no reply within 50 ms/);
   });
 
