@@ -52,7 +52,7 @@ function recordingWorkers(crashFirst: boolean) {
         messages.push({ worker, kind: 'run', payload: copy });
         if (crashFirst && worker === 0 && !crashed) {
           crashed = true;
-          setTimeout(() => crash(new Error('exited unexpectedly (code 1)')), 0);
+          setImmediate(() => crash(new Error('exited unexpectedly (code 1)')));
           return new Promise<Trajectory>(() => {});
         }
         const index = Number(copy.trajectory_id.split('/').pop());
@@ -143,7 +143,7 @@ describe('a configured worker in the pool', () => {
       return {
         async configure() {
           events.push(`configure ${worker}`);
-          await new Promise((r) => setTimeout(r, 5));
+          await new Promise((r) => setImmediate(r)); // configuring takes a turn of the event loop, which an episode must wait out
           if (worker === 0) throw new Error('the environment would not build');
           events.push(`configured ${worker}`);
         },
