@@ -52,8 +52,8 @@ export default defineConfig({
         extends: true,
         test: {
           // `npm run test:slow`: unit tests that take minutes on a 2-core machine (every environment's
-          // task-blind sweep, a training run killed at 24 moments, runs trained twice to compare), so that
-          // `npm test` stays minutes long and passes on a loaded machine. CI runs both.
+          // task-blind sweep, a training run killed at 24 moments), so that `npm test` stays minutes long
+          // and passes on a loaded machine. CI runs both.
           name: 'slow',
           environment: 'node',
           include: ['tests/**/*.slow.test.ts'],
