@@ -5,8 +5,14 @@ import globals from 'globals';
 import svelteConfig from './svelte.config.js';
 
 // Import direction (docs/architecture.md): nothing outside src/ui imports Svelte; no .svelte file imports tfjs.
-const svelteImports = { group: ['svelte', 'svelte/*'], message: 'Only src/ui may import Svelte (docs/architecture.md, import rules).' };
-const tfjsImports = { group: ['@tensorflow/*'], message: 'A .svelte component must not import tfjs; go through a *.svelte.ts state class and a worker.' };
+const svelteImports = {
+  group: ['svelte', 'svelte/*'],
+  message: 'Only src/ui may import Svelte (docs/architecture.md, import rules).',
+};
+const tfjsImports = {
+  group: ['@tensorflow/*'],
+  message: 'A .svelte component must not import tfjs; go through a *.svelte.ts state class and a worker.',
+};
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'bench/results/', 'models/**/*.js', 'coverage/', '.device/', '.spindle/'] },
@@ -22,7 +28,9 @@ export default tseslint.config(
   },
   {
     files: ['**/*.svelte', '**/*.svelte.ts'],
-    languageOptions: { parserOptions: { projectService: true, extraFileExtensions: ['.svelte'], parser: tseslint.parser, svelteConfig } },
+    languageOptions: {
+      parserOptions: { projectService: true, extraFileExtensions: ['.svelte'], parser: tseslint.parser, svelteConfig },
+    },
   },
   { files: ['src/ui/**'], rules: { 'no-restricted-imports': 'off' } },
   { files: ['**/*.svelte'], rules: { 'no-restricted-imports': ['error', { patterns: [tfjsImports] }] } },

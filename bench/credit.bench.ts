@@ -31,9 +31,13 @@ import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type Hel
 
 const { values: args } = parseArgs({
   options: {
-    envs: { type: 'string', default: 'file_chain,order_total,func_trace' }, level: { type: 'string', default: '1' },
-    seeds: { type: 'string', default: '1,2,3' }, updates: { type: 'string', default: '20' }, items: { type: 'string', default: '100' },
-    gamma: { type: 'string', default: '0.9' }, lr: { type: 'string', default: '5e-4' },
+    envs: { type: 'string', default: 'file_chain,order_total,func_trace' },
+    level: { type: 'string', default: '1' },
+    seeds: { type: 'string', default: '1,2,3' },
+    updates: { type: 'string', default: '20' },
+    items: { type: 'string', default: '100' },
+    gamma: { type: 'string', default: '0.9' },
+    lr: { type: 'string', default: '5e-4' },
   },
 });
 const ENVS = args.envs.split(',');
@@ -55,7 +59,17 @@ function configFor(variant: (typeof VARIANTS)[number], seed: number): RunConfig 
     seed,
     model: { base_model: 'spindle-base' },
     lora: { r: 8, alpha: 16 },
-    training: { max_steps: 1000, batch_size: ENVS.length, group_size: 8, grad_accum_steps: 4, learning_rate: Number(args.lr), warmup_steps: 3, checkpoint_every: 1000, eval_interval: 1000, eval_at_start: false },
+    training: {
+      max_steps: 1000,
+      batch_size: ENVS.length,
+      group_size: 8,
+      grad_accum_steps: 4,
+      learning_rate: Number(args.lr),
+      warmup_steps: 3,
+      checkpoint_every: 1000,
+      eval_interval: 1000,
+      eval_at_start: false,
+    },
     grpo: { advantage: 'zscore', zero_std_groups: 'skip', gamma: variant.gamma },
     process_rewards: { enabled: variant.process !== null, apply_to: variant.process ?? 'score' },
     safety: { enabled: false },
@@ -70,16 +84,31 @@ function configFor(variant: (typeof VARIANTS)[number], seed: number): RunConfig 
 const modelPath = resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base');
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
-const blind = Object.fromEntries(await Promise.all(ENVS.map(async (env) => [env, await bestBlindSuccess(getEnvironment(env), LEVEL, { items: ITEMS, seed: EVAL_SEED })] as const)));
+const blind = Object.fromEntries(
+  await Promise.all(
+    ENVS.map(
+      async (env) =>
+        [env, await bestBlindSuccess(getEnvironment(env), LEVEL, { items: ITEMS, seed: EVAL_SEED })] as const,
+    ),
+  ),
+);
 await initBackend();
 
 const summary = (h: HeldOut) => ({ success: h.success, ci95: h.ci95, n: h.result.n, agent: h.agent });
 const base = await loadHfModel(modelPath);
-const before = Object.fromEntries(await Promise.all(ENVS.map(async (env) => [env, summary(await heldOut(base, 'spindle-base', env, LEVEL, ITEMS))] as const)));
-for (const env of ENVS) console.log(`before ${env} L${LEVEL}: ${showRate(before[env])} of ${before[env].n}, best task-blind ${pct(blind[env].success)}`);
+const before = Object.fromEntries(
+  await Promise.all(
+    ENVS.map(async (env) => [env, summary(await heldOut(base, 'spindle-base', env, LEVEL, ITEMS))] as const),
+  ),
+);
+for (const env of ENVS)
+  console.log(
+    `before ${env} L${LEVEL}: ${showRate(before[env])} of ${before[env].n}, best task-blind ${pct(blind[env].success)}`,
+  );
 base.model.dispose();
 
-const runs: { variant: string; seed: number; seconds: number; after: Record<string, ReturnType<typeof summary>> }[] = [];
+const runs: { variant: string; seed: number; seconds: number; after: Record<string, ReturnType<typeof summary>> }[] =
+  [];
 for (const seed of SEEDS) {
   for (const variant of VARIANTS) {
     // A fresh copy of the base for every run: a run trains its LoRA in place.
@@ -89,16 +118,20 @@ for (const seed of SEEDS) {
     for (const env of ENVS) after[env] = summary(await heldOut(loaded, `grpo-${variant.name}`, env, LEVEL, ITEMS));
     loaded.model.dispose();
     runs.push({ variant: variant.name, seed, seconds, after });
-    console.log(`${variant.name} seed ${seed} (${seconds.toFixed(0)} s): ${ENVS.map((env) => `${env} ${pct(before[env].success)} → ${pct(after[env].success)}`).join(', ')}; tensors ${tf.memory().numTensors}`);
+    console.log(
+      `${variant.name} seed ${seed} (${seconds.toFixed(0)} s): ${ENVS.map((env) => `${env} ${pct(before[env].success)} → ${pct(after[env].success)}`).join(', ')}; tensors ${tf.memory().numTensors}`,
+    );
   }
 }
 
 const table = VARIANTS.map((variant) => {
   const mine = runs.filter((r) => r.variant === variant.name);
-  const gains = Object.fromEntries(ENVS.map((env) => {
-    const points = mine.map((r) => 100 * (r.after[env].success - before[env].success));
-    return [env, { mean: mean(points), sd: sampleStd(points), points }];
-  }));
+  const gains = Object.fromEntries(
+    ENVS.map((env) => {
+      const points = mine.map((r) => 100 * (r.after[env].success - before[env].success));
+      return [env, { mean: mean(points), sd: sampleStd(points), points }];
+    }),
+  );
   const agents = mine.flatMap((r) => ENVS.map((env) => r.after[env].agent));
   return {
     variant: variant.name,
@@ -111,14 +144,31 @@ const table = VARIANTS.map((variant) => {
   };
 });
 const result = {
-  benchmark: 'credit', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadBefore, load_average_end: loadavg(),
-  envs: ENVS, level: LEVEL, seeds: SEEDS, updates: UPDATES, items: ITEMS, gamma: GAMMA, before, blind, runs, table,
+  benchmark: 'credit',
+  date: new Date().toISOString(),
+  machine: 'Node 20, tfjs-wasm, 2 vCPU',
+  load_average_before: loadBefore,
+  load_average_end: loadavg(),
+  envs: ENVS,
+  level: LEVEL,
+  seeds: SEEDS,
+  updates: UPDATES,
+  items: ITEMS,
+  gamma: GAMMA,
+  before,
+  blind,
+  runs,
+  table,
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/credit.json', JSON.stringify(result, null, 2));
-console.log(`\n| credit | ${ENVS.map((env) => `${env} L${LEVEL} gain (mean ± sd, points)`).join(' | ')} | mean gain | successes with ≥ 2 calls | recovery after a failed call |`);
+console.log(
+  `\n| credit | ${ENVS.map((env) => `${env} L${LEVEL} gain (mean ± sd, points)`).join(' | ')} | mean gain | successes with ≥ 2 calls | recovery after a failed call |`,
+);
 console.log(`|---|${ENVS.map(() => '---|').join('')}---|---|---|`);
 for (const row of table) {
-  console.log(`| ${row.variant} (γ ${row.gamma}) | ${ENVS.map((env) => `${row.gains[env].mean >= 0 ? '+' : ''}${row.gains[env].mean.toFixed(1)} ± ${row.gains[env].sd.toFixed(1)}`).join(' | ')} | ${row.mean_gain.toFixed(1)} | ${pct(row.multi_call_success_share)} | ${pct(row.recovery_rate)} |`);
+  console.log(
+    `| ${row.variant} (γ ${row.gamma}) | ${ENVS.map((env) => `${row.gains[env].mean >= 0 ? '+' : ''}${row.gains[env].mean.toFixed(1)} ± ${row.gains[env].sd.toFixed(1)}`).join(' | ')} | ${row.mean_gain.toFixed(1)} | ${pct(row.multi_call_success_share)} | ${pct(row.recovery_rate)} |`,
+  );
 }
 process.exit(0);

@@ -37,10 +37,15 @@ import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({
   options: {
-    minutes: { type: 'string', default: '15' }, updates: { type: 'string', default: 'Infinity' }, items: { type: 'string', default: '100' },
-    envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec,file_chain' }, levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2,file_chain=1' },
-    lr: { type: 'string', default: '5e-4' }, 'online-ratio': { type: 'string', default: '0.7' },
-    iterations: { type: 'string', default: '1' }, temperature: { type: 'string', default: '1' },
+    minutes: { type: 'string', default: '15' },
+    updates: { type: 'string', default: 'Infinity' },
+    items: { type: 'string', default: '100' },
+    envs: { type: 'string', default: 'arith_tool,letter_count,shell_exec,file_chain' },
+    levels: { type: 'string', default: 'arith_tool=3,letter_count=2,shell_exec=2,file_chain=1' },
+    lr: { type: 'string', default: '5e-4' },
+    'online-ratio': { type: 'string', default: '0.7' },
+    iterations: { type: 'string', default: '1' },
+    temperature: { type: 'string', default: '1' },
   },
 });
 const BUDGET_MS = Number(args.minutes) * 60_000;
@@ -49,11 +54,14 @@ const MAX_UPDATES = Number(args.updates);
 const ENVS = args.envs.split(',');
 const ITEMS = Number(args.items);
 /** The level of each environment, in training and in the held-out evaluation (`--levels 2` puts every environment at 2). */
-const LEVELS: Record<string, number> = Object.fromEntries(ENVS.map((env) => {
-  const given = args.levels.split(',').map((part) => part.split('='));
-  const level = given.find(([name]) => name === env)?.[1] ?? (given.length === 1 && given[0].length === 1 ? given[0][0] : '1');
-  return [env, Number(level)];
-}));
+const LEVELS: Record<string, number> = Object.fromEntries(
+  ENVS.map((env) => {
+    const given = args.levels.split(',').map((part) => part.split('='));
+    const level =
+      given.find(([name]) => name === env)?.[1] ?? (given.length === 1 && given[0].length === 1 ? given[0][0] : '1');
+    return [env, Number(level)];
+  }),
+);
 const levelRange: [number, number] = [Math.min(...Object.values(LEVELS)), Math.max(...Object.values(LEVELS))];
 
 const { config, errors } = validateRunConfig({
@@ -62,7 +70,17 @@ const { config, errors } = validateRunConfig({
   model: { base_model: 'spindle-base' },
   lora: { r: 8, alpha: 16 },
   // One group per environment per update; micro-batches of a quarter keep activations inside the wasm heap.
-  training: { max_steps: 1000, batch_size: ENVS.length, group_size: 8, grad_accum_steps: 4, learning_rate: Number(args.lr), warmup_steps: 3, checkpoint_every: 1000, eval_interval: 1000, eval_at_start: false },
+  training: {
+    max_steps: 1000,
+    batch_size: ENVS.length,
+    group_size: 8,
+    grad_accum_steps: 4,
+    learning_rate: Number(args.lr),
+    warmup_steps: 3,
+    checkpoint_every: 1000,
+    eval_interval: 1000,
+    eval_at_start: false,
+  },
   grpo: { advantage: 'zscore', zero_std_groups: 'skip', iterations: Number(args.iterations) },
   replay: { online_ratio: Number(args['online-ratio']) },
   sampling: { temperature: Number(args.temperature) },
@@ -75,16 +93,23 @@ const { config, errors } = validateRunConfig({
 if (!config) throw new Error(JSON.stringify(errors));
 
 /** tfjs-wasm's heap (it only grows, and past 4 GiB allocations fail): the run's memory high-water mark. */
-const wasmHeapGiB = (): string => `${((tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length / 2 ** 30).toFixed(2)} GiB`;
+const wasmHeapGiB = (): string =>
+  `${((tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length / 2 ** 30).toFixed(2)} GiB`;
 
-async function evaluateAll(label: string, loaded: Parameters<typeof heldOut>[0], id: string): Promise<Map<string, HeldOut>> {
+async function evaluateAll(
+  label: string,
+  loaded: Parameters<typeof heldOut>[0],
+  id: string,
+): Promise<Map<string, HeldOut>> {
   const out = new Map<string, HeldOut>();
   console.log(label);
   for (const env of ENVS) {
     const h = await heldOut(loaded, id, env, LEVELS[env], ITEMS);
     out.set(env, h);
     const a = h.agent;
-    console.log(`  ${env} level ${LEVELS[env]}: ${showRate(h)} of ${h.result.n}${h.result.distinct !== undefined && h.result.distinct < ITEMS ? ` (only ${h.result.distinct} distinct)` : ''}; called its tool in ${pct(h.tool_use.called)}, success when it did ${pct(h.tool_use.success_when_called)}; ${a.calls_per_episode.toFixed(2)} calls per episode, recovered after ${pct(a.recovery_rate)} of ${a.failed_call_episodes} failed calls`);
+    console.log(
+      `  ${env} level ${LEVELS[env]}: ${showRate(h)} of ${h.result.n}${h.result.distinct !== undefined && h.result.distinct < ITEMS ? ` (only ${h.result.distinct} distinct)` : ''}; called its tool in ${pct(h.tool_use.called)}, success when it did ${pct(h.tool_use.success_when_called)}; ${a.calls_per_episode.toFixed(2)} calls per episode, recovered after ${pct(a.recovery_rate)} of ${a.failed_call_episodes} failed calls`,
+    );
   }
   return out;
 }
@@ -92,7 +117,8 @@ async function evaluateAll(label: string, loaded: Parameters<typeof heldOut>[0],
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
 const blind = new Map<string, BlindResult>();
-for (const env of ENVS) blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED }));
+for (const env of ENVS)
+  blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED }));
 for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${pct(b.success)} (${b.policy})`);
 
 await initBackend();
@@ -103,8 +129,12 @@ const { curve, seconds: trainSeconds } = await trainGrpo(base, config, {
   maxUpdates: MAX_UPDATES,
   budgetMs: BUDGET_MS,
   onUpdate: ({ step, metrics: m, seconds }) => {
-    const envSuccess = ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined).map((env) => `${env} ${m[`rollout/success/${env}`].toFixed(2)}`).join(' ');
-    console.log(`update ${step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} calls ${(m['tools/call_frequency'] ?? 0).toFixed(2)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`);
+    const envSuccess = ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined)
+      .map((env) => `${env} ${m[`rollout/success/${env}`].toFixed(2)}`)
+      .join(' ');
+    console.log(
+      `update ${step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} calls ${(m['tools/call_frequency'] ?? 0).toFixed(2)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`,
+    );
   },
 }).catch((error: Error) => {
   console.error(`${error.message}; bench/results/learn.json is left as it was.`);
@@ -115,34 +145,79 @@ const loadDuring = loadavg();
 // The run trained LoRA adapters on the loaded model in place: evaluate the same object again.
 const after = await evaluateAll('held-out success after GRPO (greedy):', base, 'spindle-grpo');
 
-const summary = (h: HeldOut) => ({ success: h.success, ci95: h.ci95, n: h.result.n, tool_use: h.tool_use, agent: h.agent });
+const summary = (h: HeldOut) => ({
+  success: h.success,
+  ci95: h.ci95,
+  n: h.result.n,
+  tool_use: h.tool_use,
+  agent: h.agent,
+});
 const envs = ENVS.map((env) => {
   const b = summary(before.get(env)!);
   const a = summary(after.get(env)!);
   const blindBest = blind.get(env)!;
-  return { env, level: LEVELS[env], items: b.n, before: b, after: a, blind_best: { success: blindBest.success, policy: blindBest.policy }, points: 100 * (a.success - b.success), separated: a.ci95[0] > b.ci95[1] };
+  return {
+    env,
+    level: LEVELS[env],
+    items: b.n,
+    before: b,
+    after: a,
+    blind_best: { success: blindBest.success, policy: blindBest.policy },
+    points: 100 * (a.success - b.success),
+    separated: a.ci95[0] > b.ci95[1],
+  };
 });
 const result = {
-  benchmark: 'learn', date: new Date().toISOString(), machine: 'Node 20, tfjs-wasm, 2 vCPU', load_average_before: loadBefore, load_average_end_of_training: loadDuring,
-  budget_minutes: Number(args.minutes), train_seconds: trainSeconds, updates: curve.length, config, envs,
-  curve: curve.map(({ step, metrics: m, seconds }) => ({ step, reward: m.reward ?? 0, success: m['rollout/success'] ?? 0, calls: m['tools/call_frequency'] ?? 0, by_env: Object.fromEntries(ENVS.filter((e) => m[`rollout/success/${e}`] !== undefined).map((e) => [e, m[`rollout/success/${e}`]])), seconds })),
+  benchmark: 'learn',
+  date: new Date().toISOString(),
+  machine: 'Node 20, tfjs-wasm, 2 vCPU',
+  load_average_before: loadBefore,
+  load_average_end_of_training: loadDuring,
+  budget_minutes: Number(args.minutes),
+  train_seconds: trainSeconds,
+  updates: curve.length,
+  config,
+  envs,
+  curve: curve.map(({ step, metrics: m, seconds }) => ({
+    step,
+    reward: m.reward ?? 0,
+    success: m['rollout/success'] ?? 0,
+    calls: m['tools/call_frequency'] ?? 0,
+    by_env: Object.fromEntries(
+      ENVS.filter((e) => m[`rollout/success/${e}`] !== undefined).map((e) => [e, m[`rollout/success/${e}`]]),
+    ),
+    seconds,
+  })),
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/learn.json', JSON.stringify(result, null, 2));
-writeFileSync('bench/results/learn.svg', lineChartSvg({
-  title: `GRPO from spindle-base (${curve.length} updates, ${(trainSeconds / 60).toFixed(1)} min)`,
-  xLabel: 'update',
-  series: [
-    { name: 'mean reward (train batch)', points: result.curve.map((c) => [c.step, c.reward]) },
-    { name: 'success rate (train batch)', points: result.curve.map((c) => [c.step, c.success]) },
-    ...envs.map((e) => ({ name: `${e.env} held-out success`, points: [[0, e.before.success], [curve.length, e.after.success]] as [number, number][] })),
-  ],
-}));
-console.log('\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |');
+writeFileSync(
+  'bench/results/learn.svg',
+  lineChartSvg({
+    title: `GRPO from spindle-base (${curve.length} updates, ${(trainSeconds / 60).toFixed(1)} min)`,
+    xLabel: 'update',
+    series: [
+      { name: 'mean reward (train batch)', points: result.curve.map((c) => [c.step, c.reward]) },
+      { name: 'success rate (train batch)', points: result.curve.map((c) => [c.step, c.success]) },
+      ...envs.map((e) => ({
+        name: `${e.env} held-out success`,
+        points: [
+          [0, e.before.success],
+          [curve.length, e.after.success],
+        ] as [number, number][],
+      })),
+    ],
+  }),
+);
+console.log(
+  '\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |',
+);
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const e of envs) {
   const use = `${pct(e.before.tool_use.called)} → ${pct(e.after.tool_use.called)} | ${pct(e.before.tool_use.success_when_called)} → ${pct(e.after.tool_use.success_when_called)}`;
   const agent = `${e.before.agent.calls_per_episode.toFixed(2)} → ${e.after.agent.calls_per_episode.toFixed(2)} | ${pct(e.before.agent.recovery_rate)} of ${e.before.agent.failed_call_episodes} → ${pct(e.after.agent.recovery_rate)} of ${e.after.agent.failed_call_episodes}`;
-  console.log(`| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} | ${agent} |`);
+  console.log(
+    `| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} | ${agent} |`,
+  );
 }
 process.exit(0);

@@ -43,7 +43,15 @@ interface Shape {
   measure: boolean;
 }
 
-const shape = (name: string, config: ModelConfig, seq: number, batch: number, recompute: boolean, quantization: BaseQuantization = 'none', measure = true): Shape => ({ name, config, seq, batch, recompute, quantization, measure });
+const shape = (
+  name: string,
+  config: ModelConfig,
+  seq: number,
+  batch: number,
+  recompute: boolean,
+  quantization: BaseQuantization = 'none',
+  measure = true,
+): Shape => ({ name, config, seq, batch, recompute, quantization, measure });
 
 const SHAPES: Shape[] = [
   shape('micro 1 × 64', MICRO, 64, 1, false),
@@ -113,9 +121,13 @@ async function timeRecompute(): Promise<void> {
 }
 
 function child(arg: string): Record<string, number> {
-  const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1], arg], { encoding: 'utf8', maxBuffer: 1 << 24 });
+  const run = spawnSync(process.execPath, [...process.execArgv, process.argv[1], arg], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 24,
+  });
   const line = run.stdout.trim().split('\n').pop() ?? '';
-  if (run.status !== 0 || !line.startsWith('{')) throw new Error(`${arg}: the measuring process failed: ${run.stderr.trim().split('\n').pop()}`);
+  if (run.status !== 0 || !line.startsWith('{'))
+    throw new Error(`${arg}: the measuring process failed: ${run.stderr.trim().split('\n').pop()}`);
   return JSON.parse(line) as Record<string, number>;
 }
 
@@ -132,27 +144,57 @@ if (arg === 'time') {
   const rows: Row[] = [];
   for (const [i, s] of SHAPES.entries()) {
     if (only && !s.name.includes(only)) continue;
-    const estimated = estimateMemory(s.config, { sequence: s.seq, batch: s.batch, recompute: s.recompute, quantization: s.quantization }).trainPeakBytes;
+    const estimated = estimateMemory(s.config, {
+      sequence: s.seq,
+      batch: s.batch,
+      recompute: s.recompute,
+      quantization: s.quantization,
+    }).trainPeakBytes;
     const got = s.measure ? child(String(i)) : null;
     const measured = got?.measured ?? null;
     rows.push({
-      shape: s.name, estimated_bytes: estimated, fits_4gib_estimated: estimated <= HEAP, measured_bytes: measured, fits_4gib_measured: measured === null ? null : measured <= HEAP,
-      ratio: measured === null ? null : Number((measured / estimated).toFixed(2)), update_seconds: got ? Number(got.seconds.toFixed(1)) : null,
+      shape: s.name,
+      estimated_bytes: estimated,
+      fits_4gib_estimated: estimated <= HEAP,
+      measured_bytes: measured,
+      fits_4gib_measured: measured === null ? null : measured <= HEAP,
+      ratio: measured === null ? null : Number((measured / estimated).toFixed(2)),
+      update_seconds: got ? Number(got.seconds.toFixed(1)) : null,
     });
     const m = measured === null ? 'not run'.padStart(18) : `measured ${formatBytes(measured).padStart(9)}`;
-    console.log(`${s.name.padEnd(46)} ${m} · estimated ${formatBytes(estimated).padStart(9)}${measured === null ? '' : ` · measured/estimated ${(measured / estimated).toFixed(2)} · ${got!.seconds.toFixed(1)} s`} · ${(measured ?? estimated) <= HEAP ? 'fits' : 'does not fit'} 4 GiB`);
+    console.log(
+      `${s.name.padEnd(46)} ${m} · estimated ${formatBytes(estimated).padStart(9)}${measured === null ? '' : ` · measured/estimated ${(measured / estimated).toFixed(2)} · ${got!.seconds.toFixed(1)} s`} · ${(measured ?? estimated) <= HEAP ? 'fits' : 'does not fit'} 4 GiB`,
+    );
   }
   let recomputeCost: { plain_seconds: number; recomputed_seconds: number; ratio: number } | null = null;
   if (!only || 'time'.includes(only)) {
     const t = child('time');
-    recomputeCost = { plain_seconds: Number(t.plain.toFixed(3)), recomputed_seconds: Number(t.recomputed.toFixed(3)), ratio: Number((t.recomputed / t.plain).toFixed(2)) };
-    console.log(`step time, micro 4 × 128: plain ${t.plain.toFixed(3)} s · recomputed ${t.recomputed.toFixed(3)} s · ×${(t.recomputed / t.plain).toFixed(2)}`);
+    recomputeCost = {
+      plain_seconds: Number(t.plain.toFixed(3)),
+      recomputed_seconds: Number(t.recomputed.toFixed(3)),
+      ratio: Number((t.recomputed / t.plain).toFixed(2)),
+    };
+    console.log(
+      `step time, micro 4 × 128: plain ${t.plain.toFixed(3)} s · recomputed ${t.recomputed.toFixed(3)} s · ×${(t.recomputed / t.plain).toFixed(2)}`,
+    );
   }
   const loadAfter = load();
   console.log(`load average after: ${loadAfter.join(' ')}`);
   if (only) process.exit(0); // a partial run prints; only a full run writes the results file
   mkdirSync('bench/results', { recursive: true });
-  const result = { benchmark: 'memory', date: new Date().toISOString(), backend: 'wasm', machine: { load_average_before: loadBefore, load_average_after: loadAfter, cores: os.cpus().length, node: process.version }, rows, recompute_step_time_micro_4x128: recomputeCost };
+  const result = {
+    benchmark: 'memory',
+    date: new Date().toISOString(),
+    backend: 'wasm',
+    machine: {
+      load_average_before: loadBefore,
+      load_average_after: loadAfter,
+      cores: os.cpus().length,
+      node: process.version,
+    },
+    rows,
+    recompute_step_time_micro_4x128: recomputeCost,
+  };
   writeFileSync('bench/results/memory.json', JSON.stringify(result, null, 2) + '\n');
   console.log('wrote bench/results/memory.json');
 }

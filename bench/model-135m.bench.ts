@@ -40,7 +40,8 @@ interface Figures {
 async function measure(label: string, config: ModelConfig): Promise<Figures> {
   const dir = mkdtempSync(join(os.tmpdir(), 'spindle-135m-'));
   try {
-    const stage = (what: string) => process.env.BENCH_TRACE && console.log(`  ${label}: ${what} (tensors ${formatBytes(tf.memory().numBytes)})`);
+    const stage = (what: string) =>
+      process.env.BENCH_TRACE && console.log(`  ${label}: ${what} (tensors ${formatBytes(tf.memory().numBytes)})`);
     stage('create');
     const built = TransformerModel.create(config, 3);
     await saveModelToDir(built, new ByteTokenizer(), dir);
@@ -54,7 +55,12 @@ async function measure(label: string, config: ModelConfig): Promise<Figures> {
     await generate(model, [[256, 10]], { maxNewTokens: 2, temperature: 0, seed: 1 }); // kernels set up
     stage('generate');
     const g0 = performance.now();
-    const out = await generate(model, [[256, 10, 20, 30]], { maxNewTokens: GEN_TOKENS, temperature: 0, seed: 1, stopTokens: [] });
+    const out = await generate(model, [[256, 10, 20, 30]], {
+      maxNewTokens: GEN_TOKENS,
+      temperature: 0,
+      seed: 1,
+      stopTokens: [],
+    });
     const tokensPerS = out.tokens[0].length / ((performance.now() - g0) / 1000);
 
     const update = loraUpdate(model, SAMPLES, SEQ, ACCUM);
@@ -63,15 +69,22 @@ async function measure(label: string, config: ModelConfig): Promise<Figures> {
     await update.run();
     const updateSeconds = (performance.now() - u0) / 1000;
     const figures: Figures = {
-      parameters: model.parameterCount(), load_seconds: loadSeconds, tensor_bytes: tensorBytes, rss_bytes: process.memoryUsage().rss,
+      parameters: model.parameterCount(),
+      load_seconds: loadSeconds,
+      tensor_bytes: tensorBytes,
+      rss_bytes: process.memoryUsage().rss,
       // The plain step: 'auto' does not recompute a 64-token micro-batch.
-      estimate_train_peak_bytes: estimateMemory(config, { sequence: SEQ, batch: SAMPLES / ACCUM, recompute: false }).trainPeakBytes,
-      generate_tokens_per_s: tokensPerS, grpo_update_seconds: updateSeconds,
+      estimate_train_peak_bytes: estimateMemory(config, { sequence: SEQ, batch: SAMPLES / ACCUM, recompute: false })
+        .trainPeakBytes,
+      generate_tokens_per_s: tokensPerS,
+      grpo_update_seconds: updateSeconds,
     };
     update.dispose();
     model.dispose();
-    console.log(`${label}: ${(figures.parameters / 1e6).toFixed(1)}M parameters · load ${loadSeconds.toFixed(1)} s · tensors ${formatBytes(tensorBytes)} · RSS ${formatBytes(figures.rss_bytes)} · ` +
-      `generation ${tokensPerS.toFixed(1)} tok/s · LoRA GRPO update (${SAMPLES} × ${SEQ}) ${updateSeconds.toFixed(1)} s`);
+    console.log(
+      `${label}: ${(figures.parameters / 1e6).toFixed(1)}M parameters · load ${loadSeconds.toFixed(1)} s · tensors ${formatBytes(tensorBytes)} · RSS ${formatBytes(figures.rss_bytes)} · ` +
+        `generation ${tokensPerS.toFixed(1)} tok/s · LoRA GRPO update (${SAMPLES} × ${SEQ}) ${updateSeconds.toFixed(1)} s`,
+    );
     return figures;
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -90,12 +103,34 @@ const ratios = {
   generation_slowdown: micro.generate_tokens_per_s / large.generate_tokens_per_s,
   update_slowdown: large.grpo_update_seconds / micro.grpo_update_seconds,
 };
-console.log(`135M vs micro: ${scale.toFixed(0)}× the parameters, generation ${ratios.generation_slowdown.toFixed(1)}× slower, a LoRA update ${ratios.update_slowdown.toFixed(1)}× slower`);
+console.log(
+  `135M vs micro: ${scale.toFixed(0)}× the parameters, generation ${ratios.generation_slowdown.toFixed(1)}× slower, a LoRA update ${ratios.update_slowdown.toFixed(1)}× slower`,
+);
 const loadAfter = load();
-console.log(`load average after: ${loadAfter.join(' ')}${loadAfter[0] > 1 ? ' (loaded: figures taken beside other work)' : ''}`);
+console.log(
+  `load average after: ${loadAfter.join(' ')}${loadAfter[0] > 1 ? ' (loaded: figures taken beside other work)' : ''}`,
+);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/model-135m.json', JSON.stringify({
-  benchmark: 'model-135m', date: new Date().toISOString(), backend: backend.backend, gen_tokens: GEN_TOKENS, update: { samples: SAMPLES, sequence: SEQ, lora: BENCH_LORA },
-  machine: { load_average_before: loadBefore, load_average_after: loadAfter, cores: os.cpus().length, node: process.version },
-  micro, smollm2_135m: large, ratios,
-}, null, 2));
+writeFileSync(
+  'bench/results/model-135m.json',
+  JSON.stringify(
+    {
+      benchmark: 'model-135m',
+      date: new Date().toISOString(),
+      backend: backend.backend,
+      gen_tokens: GEN_TOKENS,
+      update: { samples: SAMPLES, sequence: SEQ, lora: BENCH_LORA },
+      machine: {
+        load_average_before: loadBefore,
+        load_average_after: loadAfter,
+        cores: os.cpus().length,
+        node: process.version,
+      },
+      micro,
+      smollm2_135m: large,
+      ratios,
+    },
+    null,
+    2,
+  ),
+);

@@ -125,9 +125,19 @@ function topOps(info: { kernels: { name: string; kernelTimeMs: unknown }[] }, ro
  * trainer runs it: gradients, accumulate, then its step, which also measures the gradient norm; no
  * clipping or decay, like the PyTorch reference's plain Adam). The first (kernel set-up) step is not timed.
  */
-function tfjsTrainer(config: ModelConfig): { run: (steps: number) => Promise<number[]>; profile: () => Promise<OpRow[]>; dispose: () => void } {
+function tfjsTrainer(config: ModelConfig): {
+  run: (steps: number) => Promise<number[]>;
+  profile: () => Promise<OpRow[]>;
+  dispose: () => void;
+} {
   const model = TransformerModel.create(config, 1);
-  const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 3e-4, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+  const optimizer = new Optimizer(model.trainableVariables(), {
+    kind: 'adam',
+    learningRate: 3e-4,
+    warmupSteps: 0,
+    weightDecay: 0,
+    gradClip: 0,
+  });
   const tokens = Array.from({ length: BATCH }, (_, b) => Array.from({ length: SEQ }, (_, t) => (b * 31 + t * 7) % 256));
   const step = async () => {
     const start = performance.now();
@@ -171,7 +181,10 @@ class TorchTimes {
     this.info = info;
   }
 
-  report(label: string, tfjs: Timing): (Timing & Omit<TorchRun, 'times'> & { ratio: { median: number; best: number } }) | { skipped: string } {
+  report(
+    label: string,
+    tfjs: Timing,
+  ): (Timing & Omit<TorchRun, 'times'> & { ratio: { median: number; best: number } }) | { skipped: string } {
     if (!this.info) {
       console.log(`PyTorch (${label}) skipped: ${this.skipped}`);
       return { skipped: this.skipped };
@@ -186,10 +199,12 @@ class TorchTimes {
   }
 }
 
-const torchStep = (config: ModelConfig, threads: 1 | 'as-installed') => runTorch<TorchRun>(config, { batch: BATCH, seq: SEQ, steps: STEPS, threads });
+const torchStep = (config: ModelConfig, threads: 1 | 'as-installed') =>
+  runTorch<TorchRun>(config, { batch: BATCH, seq: SEQ, steps: STEPS, threads });
 
 /** PyTorch's KV-cached greedy decoding at batch B, the same architecture: the reference for tokens/s. */
-const torchGeneration = (config: ModelConfig, batch: number) => runTorch<{ tokens_per_s: number }>(config, { batch, seq: 0, steps: GEN_TOKENS, generate: true });
+const torchGeneration = (config: ModelConfig, batch: number) =>
+  runTorch<{ tokens_per_s: number }>(config, { batch, seq: 0, steps: GEN_TOKENS, generate: true });
 
 /** Rounds of the generation figures (each configuration's median is reported). */
 const GEN_ROUNDS = Number(process.env.BENCH_GEN_ROUNDS ?? 3);
@@ -221,13 +236,22 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
   const model = TransformerModel.create(config, 2);
   const run = async (batch: number, useCache: boolean) => {
     const start = performance.now();
-    const out = await generate(model, Array.from({ length: batch }, () => [256, 10, 20, 30]), { maxNewTokens: GEN_TOKENS, temperature: 0, seed: 1, useCache });
+    const out = await generate(
+      model,
+      Array.from({ length: batch }, () => [256, 10, 20, 30]),
+      { maxNewTokens: GEN_TOKENS, temperature: 0, seed: 1, useCache },
+    );
     return { seconds: (performance.now() - start) / 1000, tokens: out.tokens };
   };
   // Warm up kernels and V8 on every path the timed runs take (a batched step on several threads is recorded as a program: wasm-decode.ts).
   for (const threads of THREADS) {
     setKernelThreads(threads);
-    for (const batch of GEN_BATCHES) await generate(model, Array.from({ length: batch }, () => [1, 2]), { maxNewTokens: BATCHED_WARM_UP_TOKENS, temperature: 0, seed: 1 });
+    for (const batch of GEN_BATCHES)
+      await generate(
+        model,
+        Array.from({ length: batch }, () => [1, 2]),
+        { maxNewTokens: BATCHED_WARM_UP_TOKENS, temperature: 0, seed: 1 },
+      );
   }
   // Every configuration GEN_ROUNDS times, the thread counts alternating within a round, so that a busy
   // spell of this shared machine falls on all of them; each figure is its configuration's median.
@@ -244,12 +268,19 @@ async function generation(config: ModelConfig): Promise<GenerationFigures> {
       }
     }
   }
-  const batched = GEN_BATCHES.flatMap((batch) => THREADS.map((threads) => ({ batch, threads, tokensPerS: median(rates.get(`${batch}/${threads}`)!) })));
+  const batched = GEN_BATCHES.flatMap((batch) =>
+    THREADS.map((threads) => ({ batch, threads, tokensPerS: median(rates.get(`${batch}/${threads}`)!) })),
+  );
   setKernelThreads(THREADS[THREADS.length - 1]);
   const recomputed = await run(1, false);
   const profile = await decodeStepProfile(model);
   model.dispose();
-  return { recomputeTokensPerS: recomputed.tokens[0].length / recomputed.seconds, identical: first.join() === recomputed.tokens[0].join(), batched, decodeStepProfile: profile };
+  return {
+    recomputeTokensPerS: recomputed.tokens[0].length / recomputed.seconds,
+    identical: first.join() === recomputed.tokens[0].join(),
+    batched,
+    decodeStepProfile: profile,
+  };
 }
 
 /** Issue #18's starting commit against the current tree in this run: medians of each tree's rounds and their ratios. */
@@ -263,9 +294,15 @@ function startCommitComparison() {
   const then = { tokensPerS: med(runs.then, 'tokensPerS'), stepMs: med(runs.then, 'stepMs') };
   const now = { tokensPerS: med(runs.now, 'tokensPerS'), stepMs: med(runs.now, 'stepMs') };
   const ratio = { generation: now.tokensPerS / then.tokensPerS, step: then.stepMs / now.stepMs };
-  console.log(`against ${START_COMMIT} (the baseline commit), the same script alternately in both trees, ${AT_COMMIT_ROUNDS} rounds (medians):`);
-  console.log(`  batch-1 generation: ${then.tokensPerS.toFixed(0)} → ${now.tokensPerS.toFixed(0)} tok/s, ${ratio.generation.toFixed(2)}× (target ≥ ${GEN_TARGET}×)`);
-  console.log(`  train step with tf.train.adam: ${then.stepMs.toFixed(0)} → ${now.stepMs.toFixed(0)} ms, ${ratio.step.toFixed(2)}× faster`);
+  console.log(
+    `against ${START_COMMIT} (the baseline commit), the same script alternately in both trees, ${AT_COMMIT_ROUNDS} rounds (medians):`,
+  );
+  console.log(
+    `  batch-1 generation: ${then.tokensPerS.toFixed(0)} → ${now.tokensPerS.toFixed(0)} tok/s, ${ratio.generation.toFixed(2)}× (target ≥ ${GEN_TARGET}×)`,
+  );
+  console.log(
+    `  train step with tf.train.adam: ${then.stepMs.toFixed(0)} → ${now.stepMs.toFixed(0)} ms, ${ratio.step.toFixed(2)}× faster`,
+  );
   return { commit: START_COMMIT, then, now, ratio, target: { generation: GEN_TARGET }, rounds: runs };
 }
 
@@ -275,10 +312,14 @@ async function main(): Promise<void> {
   const params = TransformerModel.create(config, 0);
   const paramCount = params.parameterCount();
   params.dispose();
-  console.log(`micro preset: ${(paramCount / 1e6).toFixed(2)}M parameters, batch ${BATCH} × ${SEQ} tokens, ${backend.backend} (${backend.reason})`);
+  console.log(
+    `micro preset: ${(paramCount / 1e6).toFixed(2)}M parameters, batch ${BATCH} × ${SEQ} tokens, ${backend.backend} (${backend.reason})`,
+  );
 
   const loadBefore = os.loadavg().map((l) => Number(l.toFixed(2)));
-  console.log(`load average before: ${loadBefore.join(' ')}${loadBefore[0] > 0.5 ? ' (the machine is busy: these figures are taken under load)' : ''}`);
+  console.log(
+    `load average before: ${loadBefore.join(' ')}${loadBefore[0] > 0.5 ? ' (the machine is busy: these figures are taken under load)' : ''}`,
+  );
   // Alternate tfjs and torch rounds so both see the same load, and report the median and the best
   // step of each; the ratio of the best steps is the least load-sensitive.
   const trainer = tfjsTrainer(config);
@@ -295,17 +336,32 @@ async function main(): Promise<void> {
   const profile = await trainer.profile();
   trainer.dispose();
   const byThreads = THREADS.map((threads) => ({ threads, ...summarize(tfjsTimes.get(threads)!) }));
-  for (const t of byThreads) console.log(`tfjs-wasm train step, kernels on ${t.threads} thread(s): median ${t.medianMs.toFixed(0)} ms, best ${t.minMs.toFixed(0)} ms (${tfjsTimes.get(t.threads)!.length} steps)`);
+  for (const t of byThreads)
+    console.log(
+      `tfjs-wasm train step, kernels on ${t.threads} thread(s): median ${t.medianMs.toFixed(0)} ms, best ${t.minMs.toFixed(0)} ms (${tfjsTimes.get(t.threads)!.length} steps)`,
+    );
   const tfjs = byThreads[0];
   const all = byThreads[byThreads.length - 1];
   const torch = torchRuns.pinned.report('pinned to 1 thread', tfjs);
   const torchAsInstalled = torchRuns.asInstalled.report('as installed', tfjs);
   const ratio = 'ratio' in torch ? torch.ratio : null;
-  if (ratio) console.log(`ratio against the 1-thread reference: ${ratio.median.toFixed(2)}× median-to-median (target ≤ ${TRAIN_TARGET}×)`);
-  const allCores = 'medianMs' in torchAsInstalled ? { median: all.medianMs / torchAsInstalled.medianMs, best: all.minMs / torchAsInstalled.minMs } : null;
-  if (allCores) console.log(`kernels on ${all.threads} threads against PyTorch as installed: ${allCores.median.toFixed(2)}× median-to-median, ${allCores.best.toFixed(2)}× best (target ≤ 1.0×)`);
+  if (ratio)
+    console.log(
+      `ratio against the 1-thread reference: ${ratio.median.toFixed(2)}× median-to-median (target ≤ ${TRAIN_TARGET}×)`,
+    );
+  const allCores =
+    'medianMs' in torchAsInstalled
+      ? { median: all.medianMs / torchAsInstalled.medianMs, best: all.minMs / torchAsInstalled.minMs }
+      : null;
+  if (allCores)
+    console.log(
+      `kernels on ${all.threads} threads against PyTorch as installed: ${allCores.median.toFixed(2)}× median-to-median, ${allCores.best.toFixed(2)}× best (target ≤ 1.0×)`,
+    );
   console.log('top kernels of one profiled train step (tf.profile):');
-  for (const row of profile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(1).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
+  for (const row of profile)
+    console.log(
+      `  ${row.kernel.padEnd(24)} ${row.ms.toFixed(1).padStart(8)} ms ${String(row.calls).padStart(6)} calls`,
+    );
 
   const gen = await generation(config);
   const batchOne = gen.batched[0].tokensPerS;
@@ -316,22 +372,49 @@ async function main(): Promise<void> {
     const ref = torchGen[GEN_BATCHES.indexOf(batch)].result;
     const single = gen.batched.find((b) => b.batch === batch && b.threads === 1)!.tokensPerS;
     const scaling = threads > 1 ? `, ${(tokensPerS / single).toFixed(2)}× one thread` : '';
-    console.log(`  batch ${String(batch).padStart(2)}, ${threads} thread(s): ${tokensPerS.toFixed(0).padStart(6)} tok/s${scaling}${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`);
+    console.log(
+      `  batch ${String(batch).padStart(2)}, ${threads} thread(s): ${tokensPerS.toFixed(0).padStart(6)} tok/s${scaling}${'tokens_per_s' in ref ? `, PyTorch ${ref.tokens_per_s.toFixed(0)} tok/s (ratio ${(tokensPerS / ref.tokens_per_s).toFixed(2)})` : ` (PyTorch skipped: ${ref.skipped})`}`,
+    );
   }
   console.log('kernels of one batch-1 decoding step, 128 positions cached (tf.profile):');
-  for (const row of gen.decodeStepProfile) console.log(`  ${row.kernel.padEnd(24)} ${row.ms.toFixed(2).padStart(8)} ms ${String(row.calls).padStart(6)} calls`);
+  for (const row of gen.decodeStepProfile)
+    console.log(
+      `  ${row.kernel.padEnd(24)} ${row.ms.toFixed(2).padStart(8)} ms ${String(row.calls).padStart(6)} calls`,
+    );
   const atStart = startCommitComparison();
-  console.log(`KV cache / recompute at batch 1: ${speedup.toFixed(2)}× (recompute ${gen.recomputeTokensPerS.toFixed(1)} tok/s); identical tokens: ${gen.identical}`);
+  console.log(
+    `KV cache / recompute at batch 1: ${speedup.toFixed(2)}× (recompute ${gen.recomputeTokensPerS.toFixed(1)} tok/s); identical tokens: ${gen.identical}`,
+  );
   const loadAfter = os.loadavg().map((l) => Number(l.toFixed(2)));
   console.log(`load average after: ${loadAfter.join(' ')}`);
 
   const result = {
     date: new Date().toISOString(),
-    machine: { loadAverageBefore: loadBefore, loadAverageAfter: loadAfter, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, platform: `${os.platform()} ${os.release()}`, node: process.version },
+    machine: {
+      loadAverageBefore: loadBefore,
+      loadAverageAfter: loadAfter,
+      cpu: os.cpus()[0]?.model ?? 'unknown',
+      cores: os.cpus().length,
+      platform: `${os.platform()} ${os.release()}`,
+      node: process.version,
+    },
     model: { preset: 'micro', parameters: paramCount, batch: BATCH, seq: SEQ },
-    trainStep: { tfjsWasm: tfjs, byThreads, torch, torchAsInstalled, ratio, allCoresAgainstTorchAsInstalled: allCores, target: TRAIN_TARGET, profile },
+    trainStep: {
+      tfjsWasm: tfjs,
+      byThreads,
+      torch,
+      torchAsInstalled,
+      ratio,
+      allCoresAgainstTorchAsInstalled: allCores,
+      target: TRAIN_TARGET,
+      profile,
+    },
     generation: {
-      tokens: GEN_TOKENS, recomputeTokensPerS: gen.recomputeTokensPerS, identical: gen.identical, cacheSpeedup: speedup, decodeStepProfile: gen.decodeStepProfile,
+      tokens: GEN_TOKENS,
+      recomputeTokensPerS: gen.recomputeTokensPerS,
+      identical: gen.identical,
+      cacheSpeedup: speedup,
+      decodeStepProfile: gen.decodeStepProfile,
       batched: gen.batched.map((b) => ({ ...b, torch: torchGen[GEN_BATCHES.indexOf(b.batch)].result })),
     },
     startCommit: atStart,

@@ -6,7 +6,13 @@
  */
 import { spawnSync } from 'node:child_process';
 
-const BENCHES = ['bench/model.bench.ts', 'bench/model-135m.bench.ts', 'bench/memory.bench.ts', 'bench/pipeline.bench.ts', 'bench/sandbox.bench.ts'];
+const BENCHES = [
+  'bench/model.bench.ts',
+  'bench/model-135m.bench.ts',
+  'bench/memory.bench.ts',
+  'bench/pipeline.bench.ts',
+  'bench/sandbox.bench.ts',
+];
 let failed = 0;
 for (const file of BENCHES) {
   console.log(`\n=== ${file}`);

@@ -55,14 +55,39 @@ for (const [name, code] of Object.entries(WORKLOADS)) {
   }
   const mine = median(ours);
   const ref = median(floor);
-  results[name] = { runjs_calls_per_s: Math.round(mine), bare_calls_per_s: Math.round(ref), ratio: Number((ref / mine).toFixed(2)) };
-  console.log(`${name.padEnd(8)} runJs ${Math.round(mine)} calls/s · bare QuickJS ${Math.round(ref)} calls/s · overhead ${(ref / mine).toFixed(2)}×`);
+  results[name] = {
+    runjs_calls_per_s: Math.round(mine),
+    bare_calls_per_s: Math.round(ref),
+    ratio: Number((ref / mine).toFixed(2)),
+  };
+  console.log(
+    `${name.padEnd(8)} runJs ${Math.round(mine)} calls/s · bare QuickJS ${Math.round(ref)} calls/s · overhead ${(ref / mine).toFixed(2)}×`,
+  );
 }
 const loadAfter = load();
-console.log(`load average after: ${loadAfter.join(' ')}${loadAfter[0] > 1 ? ' (loaded: figures taken beside other work)' : ''}`);
+console.log(
+  `load average after: ${loadAfter.join(' ')}${loadAfter[0] > 1 ? ' (loaded: figures taken beside other work)' : ''}`,
+);
 mkdirSync('bench/results', { recursive: true });
-writeFileSync('bench/results/sandbox.json', JSON.stringify({
-  benchmark: 'sandbox', date: new Date().toISOString(), calls_per_round: CALLS, rounds: ROUNDS, target_calls_per_s: 5000,
-  machine: { load_average_before: loadBefore, load_average_after: loadAfter, cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, node: process.version },
-  results,
-}, null, 2));
+writeFileSync(
+  'bench/results/sandbox.json',
+  JSON.stringify(
+    {
+      benchmark: 'sandbox',
+      date: new Date().toISOString(),
+      calls_per_round: CALLS,
+      rounds: ROUNDS,
+      target_calls_per_s: 5000,
+      machine: {
+        load_average_before: loadBefore,
+        load_average_after: loadAfter,
+        cpu: os.cpus()[0]?.model ?? 'unknown',
+        cores: os.cpus().length,
+        node: process.version,
+      },
+      results,
+    },
+    null,
+    2,
+  ),
+);

@@ -52,11 +52,42 @@ interface Shape {
 type Backend = 'webgpu' | 'wasm';
 
 const SHAPES: Shape[] = SMOKE
-  ? [{ name: 'smoke', config: presetConfig('nano', 266, { numLayers: 2 }), batch: 2, seq: 16, steps: 2, genTokens: 8, loraRows: 2, loraSeq: 16, skipTrain: {}, skipLora: {} }]
-  : [
-      { name: 'micro', config: presetConfig('micro', 266), batch: 8, seq: 64, steps: 8, genTokens: 128, loraRows: 8, loraSeq: 64, skipTrain: {}, skipLora: {} },
+  ? [
       {
-        name: 'smollm2-135m', config: fromHfConfig(SMOLLM2_135M), batch: 4, seq: 64, steps: 4, genTokens: 32, loraRows: 16, loraSeq: 128,
+        name: 'smoke',
+        config: presetConfig('nano', 266, { numLayers: 2 }),
+        batch: 2,
+        seq: 16,
+        steps: 2,
+        genTokens: 8,
+        loraRows: 2,
+        loraSeq: 16,
+        skipTrain: {},
+        skipLora: {},
+      },
+    ]
+  : [
+      {
+        name: 'micro',
+        config: presetConfig('micro', 266),
+        batch: 8,
+        seq: 64,
+        steps: 8,
+        genTokens: 128,
+        loraRows: 8,
+        loraSeq: 64,
+        skipTrain: {},
+        skipLora: {},
+      },
+      {
+        name: 'smollm2-135m',
+        config: fromHfConfig(SMOLLM2_135M),
+        batch: 4,
+        seq: 64,
+        steps: 4,
+        genTokens: 32,
+        loraRows: 16,
+        loraSeq: 128,
         skipTrain: { wasm: "tfjs-wasm's 4 GiB heap cannot hold 135M weights, gradients and Adam state" },
         skipLora: { wasm: 'one update takes minutes on wasm here; bench/model-135m.bench.ts measures it on 2 cores' },
       },
@@ -81,12 +112,20 @@ interface BackendFigures {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const load = () => os.loadavg().map((l) => Number(l.toFixed(2)));
 const tokensFor = (shape: Shape, rows: number, length: number) =>
-  Array.from({ length: rows }, (_, b) => Array.from({ length }, (_, t) => (b * 31 + t * 7) % Math.min(256, shape.config.vocabSize)));
+  Array.from({ length: rows }, (_, b) =>
+    Array.from({ length }, (_, t) => (b * 31 + t * 7) % Math.min(256, shape.config.vocabSize)),
+  );
 
 async function trainSteps(shape: Shape): Promise<Timing> {
   const model = TransformerModel.create(shape.config, 1);
   const vars = model.trainableVariables();
-  const optimizer = new Optimizer(vars, { kind: 'adam', learningRate: 3e-4, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+  const optimizer = new Optimizer(vars, {
+    kind: 'adam',
+    learningRate: 3e-4,
+    warmupSteps: 0,
+    weightDecay: 0,
+    gradClip: 0,
+  });
   const tokens = tokensFor(shape, shape.batch, shape.seq);
   const step = async () => {
     const start = performance.now();
@@ -126,7 +165,11 @@ async function loraSteps(shape: Shape): Promise<LoraFigures> {
     const times: number[] = [];
     for (let i = 0; i < LORA_UPDATES; i++) times.push(await timed());
     const med = median(times);
-    return { median_ms: med, best_ms: Math.min(...times), tokens_per_s: (shape.loraRows * shape.loraSeq) / (med / 1000) };
+    return {
+      median_ms: med,
+      best_ms: Math.min(...times),
+      tokens_per_s: (shape.loraRows * shape.loraSeq) / (med / 1000),
+    };
   } finally {
     update.dispose();
     model.dispose();
@@ -140,7 +183,12 @@ async function generation(shape: Shape): Promise<BackendFigures['generation']> {
     const out: BackendFigures['generation'] = [];
     for (const batch of GEN_BATCHES) {
       const start = performance.now();
-      const r = await generate(model, tokensFor(shape, batch, 4), { maxNewTokens: shape.genTokens, temperature: 0, seed: 1, stopTokens: [] });
+      const r = await generate(model, tokensFor(shape, batch, 4), {
+        maxNewTokens: shape.genTokens,
+        temperature: 0,
+        seed: 1,
+        stopTokens: [],
+      });
       out.push({ batch, tokens_per_s: r.tokens.flat().length / ((performance.now() - start) / 1000) });
     }
     return out;
@@ -161,48 +209,97 @@ async function measure(backend: Backend, shape: Shape): Promise<BackendFigures> 
 function torchFigures(shape: Shape, device: string) {
   const train = runTorch<TorchRun>(shape.config, { batch: shape.batch, seq: shape.seq, steps: shape.steps, device });
   const generation = GEN_BATCHES.map((batch) => {
-    const r = runTorch<{ tokens_per_s: number }>(shape.config, { batch, seq: 0, steps: shape.genTokens, generate: true, device });
+    const r = runTorch<{ tokens_per_s: number }>(shape.config, {
+      batch,
+      seq: 0,
+      steps: shape.genTokens,
+      generate: true,
+      device,
+    });
     return { batch, ...('skipped' in r ? r : { tokens_per_s: r.tokens_per_s }) };
   });
-  return { train: 'skipped' in train ? train : { median_ms: median(train.times), best_ms: Math.min(...train.times), torch: train.torch, device: train.device }, generation };
+  return {
+    train:
+      'skipped' in train
+        ? train
+        : {
+            median_ms: median(train.times),
+            best_ms: Math.min(...train.times),
+            torch: train.torch,
+            device: train.device,
+          },
+    generation,
+  };
 }
 
-const fmt = (t: Timing | { skipped: string }) => ('skipped' in t ? `skipped (${t.skipped})` : `median ${t.median_ms.toFixed(1)} ms, best ${t.best_ms.toFixed(1)} ms`);
+const fmt = (t: Timing | { skipped: string }) =>
+  'skipped' in t ? `skipped (${t.skipped})` : `median ${t.median_ms.toFixed(1)} ms, best ${t.best_ms.toFixed(1)} ms`;
 
 const loadBefore = load();
 const gpu = await installNodeWebGpu();
 const torch = torchAvailability();
 const torchDevice = torch.cuda ? 'cuda' : 'cpu';
-console.log(`WebGPU adapter: ${gpu.description}${gpu.software ? ' (software: figures are not a GPU\'s)' : ''}; PyTorch on ${torch.torch ? torchDevice : `none (${torch.reason})`}`);
-console.log(`load average before: ${loadBefore.join(' ')} (${os.cpus().length} cores)${SMOKE ? ' · SMOKE run: tiny shapes, figures mean nothing' : ''}`);
+console.log(
+  `WebGPU adapter: ${gpu.description}${gpu.software ? " (software: figures are not a GPU's)" : ''}; PyTorch on ${torch.torch ? torchDevice : `none (${torch.reason})`}`,
+);
+console.log(
+  `load average before: ${loadBefore.join(' ')} (${os.cpus().length} cores)${SMOKE ? ' · SMOKE run: tiny shapes, figures mean nothing' : ''}`,
+);
 
 const results: Record<string, unknown> = {};
 for (const shape of SHAPES) {
   const webgpu = await measure('webgpu', shape);
   const wasm = await measure('wasm', shape);
   const reference = torchFigures(shape, torchDevice);
-  results[shape.name] = { batch: shape.batch, seq: shape.seq, parameters: shape.config, webgpu, wasm, torch: reference };
+  results[shape.name] = {
+    batch: shape.batch,
+    seq: shape.seq,
+    parameters: shape.config,
+    webgpu,
+    wasm,
+    torch: reference,
+  };
   console.log(`\n${shape.name}: train step (batch ${shape.batch} × ${shape.seq}, full fine-tuning, Adam)`);
-  console.log(`  webgpu: ${fmt(webgpu.train)}\n  wasm:   ${fmt(wasm.train)}\n  torch ${torchDevice}: ${fmt(reference.train)}`);
-  if (!('skipped' in webgpu.train) && !('skipped' in reference.train)) console.log(`  webgpu / torch: ${(webgpu.train.median_ms / reference.train.median_ms).toFixed(2)}× (median)`);
-  if (!('skipped' in webgpu.train) && !('skipped' in wasm.train)) console.log(`  wasm / webgpu: ${(wasm.train.median_ms / webgpu.train.median_ms).toFixed(2)}× (median)`);
+  console.log(
+    `  webgpu: ${fmt(webgpu.train)}\n  wasm:   ${fmt(wasm.train)}\n  torch ${torchDevice}: ${fmt(reference.train)}`,
+  );
+  if (!('skipped' in webgpu.train) && !('skipped' in reference.train))
+    console.log(`  webgpu / torch: ${(webgpu.train.median_ms / reference.train.median_ms).toFixed(2)}× (median)`);
+  if (!('skipped' in webgpu.train) && !('skipped' in wasm.train))
+    console.log(`  wasm / webgpu: ${(wasm.train.median_ms / webgpu.train.median_ms).toFixed(2)}× (median)`);
   console.log(`  LoRA GRPO update (${BENCH_LORA}, ${shape.loraRows} × ${shape.loraSeq}):`);
-  for (const [name, figures] of [['webgpu', webgpu.lora], ['wasm', wasm.lora]] as const) {
-    console.log(`    ${name}: ${'skipped' in figures ? fmt(figures) : `${fmt(figures)}, ${figures.tokens_per_s.toFixed(0)} training tok/s`}`);
+  for (const [name, figures] of [
+    ['webgpu', webgpu.lora],
+    ['wasm', wasm.lora],
+  ] as const) {
+    console.log(
+      `    ${name}: ${'skipped' in figures ? fmt(figures) : `${fmt(figures)}, ${figures.tokens_per_s.toFixed(0)} training tok/s`}`,
+    );
   }
   for (const [i, { batch }] of webgpu.generation.entries()) {
     const ref = reference.generation[i];
     const refText = 'tokens_per_s' in ref ? `${ref.tokens_per_s.toFixed(0)} tok/s` : `skipped (${ref.skipped})`;
-    console.log(`  generation batch ${String(batch).padStart(2)}: webgpu ${webgpu.generation[i].tokens_per_s.toFixed(0)} tok/s · wasm ${wasm.generation[i].tokens_per_s.toFixed(0)} tok/s · torch ${refText}`);
+    console.log(
+      `  generation batch ${String(batch).padStart(2)}: webgpu ${webgpu.generation[i].tokens_per_s.toFixed(0)} tok/s · wasm ${wasm.generation[i].tokens_per_s.toFixed(0)} tok/s · torch ${refText}`,
+    );
   }
 }
 const loadAfter = load();
 console.log(`\nload average after: ${loadAfter.join(' ')}`);
 
 const report = {
-  benchmark: 'webgpu', date: new Date().toISOString(), smoke: SMOKE,
+  benchmark: 'webgpu',
+  date: new Date().toISOString(),
+  smoke: SMOKE,
   adapter: { description: gpu.description, software: gpu.software },
-  machine: { load_average_before: loadBefore, load_average_after: loadAfter, cpu: os.cpus()[0]?.model, cores: os.cpus().length, node: process.version, torch_device: torchDevice },
+  machine: {
+    load_average_before: loadBefore,
+    load_average_after: loadAfter,
+    cpu: os.cpus()[0]?.model,
+    cores: os.cpus().length,
+    node: process.version,
+    torch_device: torchDevice,
+  },
   results,
 };
 const target = process.env.BENCH_OUT ?? (SMOKE ? null : 'bench/results/webgpu.json');

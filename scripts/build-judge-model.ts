@@ -12,7 +12,12 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { DEFAULT_JUDGE_MODEL_CONFIG, encodeForJudge, OnnxJudge, type JudgeModelConfig } from '../src/judge/onnx-judge.ts';
+import {
+  DEFAULT_JUDGE_MODEL_CONFIG,
+  encodeForJudge,
+  OnnxJudge,
+  type JudgeModelConfig,
+} from '../src/judge/onnx-judge.ts';
 import { SHIPPED_JUDGE_DIR } from '../src/judge/onnx-node.ts';
 import { renderTrajectory } from '../src/judge/render.ts';
 import { buildJudgeOnnx } from './judge-model/graph.ts';
@@ -28,7 +33,8 @@ const HYPER = { dim: 16, hidden: 16, epochs: 8, batchSize: 32, learningRate: 0.0
 
 const config: JudgeModelConfig = { ...DEFAULT_JUDGE_MODEL_CONFIG };
 // Must match OnnxJudge.renderInput.
-const textOf = (e: Example): string => `Task: ${e.trajectory.task_description}\n${renderTrajectory(e.trajectory, config.render)}`;
+const textOf = (e: Example): string =>
+  `Task: ${e.trajectory.task_description}\n${renderTrajectory(e.trajectory, config.render)}`;
 
 async function main(): Promise<void> {
   const outDir = process.argv[2] ?? SHIPPED_JUDGE_DIR;
@@ -44,11 +50,28 @@ async function main(): Promise<void> {
   const encode = (text: string) => encodeForJudge(tokenizer, text, config);
 
   const random = rng(SEED);
-  const options = { vocab: vocabSize, dim: HYPER.dim, hidden: HYPER.hidden, epochs: HYPER.epochs, batchSize: HYPER.batchSize, learningRate: HYPER.learningRate, random };
+  const options = {
+    vocab: vocabSize,
+    dim: HYPER.dim,
+    hidden: HYPER.hidden,
+    epochs: HYPER.epochs,
+    batchSize: HYPER.batchSize,
+    learningRate: HYPER.learningRate,
+    random,
+  };
   const weights = initWeights(options);
-  const finalLoss = train(weights, trainSet.map((e, i) => ({ ids: encode(trainTexts[i]), label: e.label })), options);
+  const finalLoss = train(
+    weights,
+    trainSet.map((e, i) => ({ ids: encode(trainTexts[i]), label: e.label })),
+    options,
+  );
 
-  const metadata = { spindle_judge: 'synthetic-trajectory-quality', seed: String(SEED), labels: '1', output: 'sigmoid(logits[:, 0]) = p(good)' };
+  const metadata = {
+    spindle_judge: 'synthetic-trajectory-quality',
+    seed: String(SEED),
+    labels: '1',
+    output: 'sigmoid(logits[:, 0]) = p(good)',
+  };
   const onnx = buildJudgeOnnx(weights, metadata);
   mkdirSync(outDir, { recursive: true });
   writeFileSync(join(outDir, 'model.onnx'), onnx);
@@ -59,32 +82,51 @@ async function main(): Promise<void> {
   const judge = await OnnxJudge.create({ model: onnx, tokenizer: tokenizerJson, config });
   const testTexts = testSet.map(textOf);
   const ortScores: number[] = [];
-  for (let i = 0; i < testTexts.length; i += 100) ortScores.push(...(await judge.scoreTexts(testTexts.slice(i, i + 100))));
+  for (let i = 0; i < testTexts.length; i += 100)
+    ortScores.push(...(await judge.scoreTexts(testTexts.slice(i, i + 100))));
   let maxDiff = 0;
   testTexts.forEach((t, i) => (maxDiff = Math.max(maxDiff, Math.abs(predict(weights, encode(t)) - ortScores[i]))));
   const correct = (e: Example, p: number) => (p >= 0.5 ? 1 : 0) === e.label;
   const accuracy = testSet.filter((e, i) => correct(e, ortScores[i])).length / testSet.length;
-  const perVariant = Object.fromEntries(VARIANTS.map((v) => {
-    const idx = testSet.flatMap((e, i) => (e.variant === v ? [i] : []));
-    return [v, { n: idx.length, accuracy: round(idx.filter((i) => correct(testSet[i], ortScores[i])).length / Math.max(1, idx.length)) }];
-  }));
-  const trainAccuracy = trainSet.filter((e, i) => correct(e, predict(weights, encode(trainTexts[i])))).length / trainSet.length;
+  const perVariant = Object.fromEntries(
+    VARIANTS.map((v) => {
+      const idx = testSet.flatMap((e, i) => (e.variant === v ? [i] : []));
+      return [
+        v,
+        {
+          n: idx.length,
+          accuracy: round(idx.filter((i) => correct(testSet[i], ortScores[i])).length / Math.max(1, idx.length)),
+        },
+      ];
+    }),
+  );
+  const trainAccuracy =
+    trainSet.filter((e, i) => correct(e, predict(weights, encode(trainTexts[i])))).length / trainSet.length;
   await judge.release();
 
   const report = {
     built_by: 'npx tsx scripts/build-judge-model.ts',
-    seed: SEED, held_out_seed: HELD_OUT_SEED, train_size: TRAIN_SIZE, test_size: TEST_SIZE,
-    hyperparameters: HYPER, vocab_size: vocabSize,
+    seed: SEED,
+    held_out_seed: HELD_OUT_SEED,
+    train_size: TRAIN_SIZE,
+    test_size: TEST_SIZE,
+    hyperparameters: HYPER,
+    vocab_size: vocabSize,
     parameters: weights.embed.length + weights.w1.length + weights.b1.length + weights.w2.length + weights.b2.length,
     model_bytes: onnx.length,
-    final_train_loss: round(finalLoss), train_accuracy: round(trainAccuracy),
-    held_out_accuracy: round(accuracy), held_out_per_variant: perVariant,
+    final_train_loss: round(finalLoss),
+    train_accuracy: round(trainAccuracy),
+    held_out_accuracy: round(accuracy),
+    held_out_per_variant: perVariant,
     max_abs_diff_ort_vs_training_forward: maxDiff,
     build_seconds: round((Date.now() - started) / 1000),
   };
   writeFileSync(join(outDir, 'build-report.json'), JSON.stringify(report, null, 2) + '\n');
   console.log(JSON.stringify(report, null, 2));
-  if (maxDiff > 1e-4) throw new Error(`ONNX output differs from the training forward pass by ${maxDiff}; the graph and train.ts disagree.`);
+  if (maxDiff > 1e-4)
+    throw new Error(
+      `ONNX output differs from the training forward pass by ${maxDiff}; the graph and train.ts disagree.`,
+    );
 }
 
 function round(x: number): number {

@@ -164,7 +164,16 @@ export interface MetricsRecord {
 /** Things that happen during a run that a chart marks on its time axis. */
 export type RunMarker =
   | { kind: 'curriculum'; run_id: string; step: number; env: string; from: number; to: number; time: number }
-  | { kind: 'regression'; run_id: string; step: number; benchmark: string; baseline: number; current: number; rolled_back_to: number | null; time: number };
+  | {
+      kind: 'regression';
+      run_id: string;
+      step: number;
+      benchmark: string;
+      baseline: number;
+      current: number;
+      rolled_back_to: number | null;
+      time: number;
+    };
 
 /**
  * A user's environment as data (envs/sources.ts builds it): a JavaScript module, or rows of a task file

@@ -59,7 +59,11 @@ const seconds = (ms: number) => `${+(ms / 1000).toFixed(2)} s`;
  * `stop` (a user's Ctrl-C) cancels the request and its body at any time.
  */
 export async function fetchWithTimeout(
-  fetchImpl: typeof fetch, url: string, init: RequestInit, connectTimeoutMs: number, stop?: AbortSignal,
+  fetchImpl: typeof fetch,
+  url: string,
+  init: RequestInit,
+  connectTimeoutMs: number,
+  stop?: AbortSignal,
 ): Promise<{ response: Response; controller: AbortController }> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), connectTimeoutMs);
@@ -70,8 +74,16 @@ export async function fetchWithTimeout(
     return { response, controller };
   } catch (err) {
     if (stop?.aborted) throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: interrupted`, false);
-    if (controller.signal.aborted) throw new NetError('timeout', url, `${init.method ?? 'GET'} ${url}: no answer within ${seconds(connectTimeoutMs)}`, true);
-    throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: ${describeFetchError(err)}`, true, null, null, { cause: err });
+    if (controller.signal.aborted)
+      throw new NetError(
+        'timeout',
+        url,
+        `${init.method ?? 'GET'} ${url}: no answer within ${seconds(connectTimeoutMs)}`,
+        true,
+      );
+    throw new NetError('network', url, `${init.method ?? 'GET'} ${url}: ${describeFetchError(err)}`, true, null, null, {
+      cause: err,
+    });
   } finally {
     clearTimeout(timer);
   }
@@ -88,7 +100,9 @@ export function describeFetchError(err: unknown): string {
 /** Connection errors that prove the request never reached the server (safe to send again). */
 export function neverSent(err: unknown): boolean {
   const code = (err as { cause?: { code?: string } })?.cause?.code ?? (err as { code?: string })?.code;
-  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].includes(code ?? '');
+  return ['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT'].includes(
+    code ?? '',
+  );
 }
 
 /**
@@ -97,7 +111,11 @@ export function neverSent(err: unknown): boolean {
  * On any failure the request is cancelled, so nothing keeps the connection open behind the error.
  */
 export async function* boundedChunks(
-  response: Response, controller: AbortController, url: string, limits: ReadLimits, expected: number | null,
+  response: Response,
+  controller: AbortController,
+  url: string,
+  limits: ReadLimits,
+  expected: number | null,
 ): AsyncGenerator<Uint8Array> {
   const reader = response.body?.getReader();
   if (!reader) throw new NetError('network', url, `GET ${url}: the response has no body`, true);
@@ -119,19 +137,36 @@ export async function* boundedChunks(
         pending.catch(() => {}); // abandoned on a stall or limit: its rejection is expected, not unhandled
       }
       let timer: ReturnType<typeof setTimeout> | undefined;
-      const timeout = new Promise<'window'>((resolve) => { timer = setTimeout(() => resolve('window'), Math.max(0, windowStart + limits.idleTimeoutMs - Date.now())); });
+      const timeout = new Promise<'window'>((resolve) => {
+        timer = setTimeout(() => resolve('window'), Math.max(0, windowStart + limits.idleTimeoutMs - Date.now()));
+      });
       let result: ReadableStreamReadResult<Uint8Array> | 'window';
       try {
         result = await Promise.race([pending, timeout]);
       } catch (err) {
-        throw new NetError('network', url, `GET ${url}: the connection broke after ${formatBytes(received)} (${describeFetchError(err)})`, true, null, null, { cause: err });
+        throw new NetError(
+          'network',
+          url,
+          `GET ${url}: the connection broke after ${formatBytes(received)} (${describeFetchError(err)})`,
+          true,
+          null,
+          null,
+          { cause: err },
+        );
       } finally {
         clearTimeout(timer);
       }
       if (result === 'window') {
         const need = expected === null ? minBytes : Math.min(minBytes, expected - received);
         if (windowBytes < need) {
-          throw stop(new NetError('stalled', url, `GET ${url}: ${windowBytes === 0 ? 'no bytes' : `only ${formatBytes(windowBytes)}`} in ${seconds(limits.idleTimeoutMs)} after ${formatBytes(received - windowBytes)}; the server stalled`, true));
+          throw stop(
+            new NetError(
+              'stalled',
+              url,
+              `GET ${url}: ${windowBytes === 0 ? 'no bytes' : `only ${formatBytes(windowBytes)}`} in ${seconds(limits.idleTimeoutMs)} after ${formatBytes(received - windowBytes)}; the server stalled`,
+              true,
+            ),
+          );
         }
         windowStart = Date.now();
         windowBytes = 0;
@@ -145,10 +180,24 @@ export async function* boundedChunks(
       received += result.value.length;
       windowBytes += result.value.length;
       if (received > limits.maxBytes) {
-        throw stop(new NetError('too-big', url, `GET ${url}: the body passed ${formatBytes(limits.maxBytes)}, the most accepted for this file`, false));
+        throw stop(
+          new NetError(
+            'too-big',
+            url,
+            `GET ${url}: the body passed ${formatBytes(limits.maxBytes)}, the most accepted for this file`,
+            false,
+          ),
+        );
       }
       if (expected !== null && received > expected) {
-        throw stop(new NetError('too-big', url, `GET ${url}: the server sent more than the ${formatBytes(expected)} it announced`, false));
+        throw stop(
+          new NetError(
+            'too-big',
+            url,
+            `GET ${url}: the server sent more than the ${formatBytes(expected)} it announced`,
+            false,
+          ),
+        );
       }
       yield result.value;
     }
@@ -162,11 +211,21 @@ export async function* boundedChunks(
 }
 
 /** A whole body, under the same limits; a Content-Length over the limit is refused before any byte is read. */
-export async function readBytes(response: Response, controller: AbortController, url: string, limits: ReadLimits): Promise<Uint8Array> {
+export async function readBytes(
+  response: Response,
+  controller: AbortController,
+  url: string,
+  limits: ReadLimits,
+): Promise<Uint8Array> {
   const declared = Number(response.headers.get('content-length') ?? NaN);
   if (Number.isFinite(declared) && declared > limits.maxBytes) {
     controller.abort();
-    throw new NetError('too-big', url, `GET ${url}: the server announced ${formatBytes(declared)}, over the ${formatBytes(limits.maxBytes)} accepted here`, false);
+    throw new NetError(
+      'too-big',
+      url,
+      `GET ${url}: the server announced ${formatBytes(declared)}, over the ${formatBytes(limits.maxBytes)} accepted here`,
+      false,
+    );
   }
   const chunks: Uint8Array[] = [];
   let length = 0;
@@ -179,7 +238,12 @@ export async function readBytes(response: Response, controller: AbortController,
 }
 
 /** A whole (small) body as text, under the same limits. */
-export async function readText(response: Response, controller: AbortController, url: string, limits: ReadLimits): Promise<string> {
+export async function readText(
+  response: Response,
+  controller: AbortController,
+  url: string,
+  limits: ReadLimits,
+): Promise<string> {
   return new TextDecoder().decode(await readBytes(response, controller, url, limits));
 }
 
@@ -220,7 +284,12 @@ export const retryableStatus = (status: number) => status === 408 || status === 
  * The wait before retry number `retry` (1-based): the server's Retry-After when it sent one, else
  * base · 2^(retry-1) capped at max. null when the policy's tries or waiting budget would be passed.
  */
-export function retryDelay(retry: number, waited: number, policy: RetryPolicy, retryAfterMs: number | null): number | null {
+export function retryDelay(
+  retry: number,
+  waited: number,
+  policy: RetryPolicy,
+  retryAfterMs: number | null,
+): number | null {
   if (retry >= policy.attempts) return null;
   const delay = retryAfterMs ?? Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   return waited + delay > policy.budgetMs ? null : delay;
@@ -231,13 +300,14 @@ export function describePolicy(policy: RetryPolicy): string {
 }
 
 /** Waits `ms`, or less when `stop` fires. */
-export const sleep = (ms: number, stop?: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(done, ms);
-  function done() {
-    clearTimeout(timer);
-    stop?.removeEventListener('abort', done);
-    resolve();
-  }
-  if (stop?.aborted) done();
-  else stop?.addEventListener('abort', done, { once: true });
-});
+export const sleep = (ms: number, stop?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      stop?.removeEventListener('abort', done);
+      resolve();
+    }
+    if (stop?.aborted) done();
+    else stop?.addEventListener('abort', done, { once: true });
+  });

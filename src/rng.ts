@@ -43,7 +43,8 @@ export function createRng(seed: number | RngState): Rng {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
   const int = (lo: number, hi: number): number => {
-    if (!Number.isInteger(lo) || !Number.isInteger(hi) || hi < lo) throw new RangeError(`rng.int(${lo}, ${hi}): need integers with lo <= hi`);
+    if (!Number.isInteger(lo) || !Number.isInteger(hi) || hi < lo)
+      throw new RangeError(`rng.int(${lo}, ${hi}): need integers with lo <= hi`);
     return lo + Math.floor(next() * (hi - lo + 1));
   };
   return {

@@ -9,7 +9,11 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
 
-interface Edge { from: string; to: string; typeOnly: boolean }
+interface Edge {
+  from: string;
+  to: string;
+  typeOnly: boolean;
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
@@ -19,7 +23,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const IMPORT = /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'"`;]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
+const IMPORT =
+  /(?:^|[\s;])(import|export)\s+(type\s+)?(?:[^'"`;]*?\sfrom\s+)?['"]([^'"]+)['"]|import\(\s*['"]([^'"]+)['"]\s*\)/g;
 
 /** Every import of the file: relative ones resolved to repository paths, packages as their names. */
 function importsOf(file: string): Edge[] {
@@ -53,7 +58,10 @@ function readRules(): { ALLOWED: Record<string, string[]>; ALLOWED_FILES: Record
   const ALLOWED: Record<string, string[]> = {};
   const ALLOWED_FILES: Record<string, string[]> = {};
   for (const line of block[1].split('\n').slice(1)) {
-    const [name, ...targets] = line.trim().split(/\s+/).filter((t) => t !== '—');
+    const [name, ...targets] = line
+      .trim()
+      .split(/\s+/)
+      .filter((t) => t !== '—');
     ALLOWED[name] = targets.filter((t) => !t.includes('/'));
     ALLOWED_FILES[name] = targets.filter((t) => t.includes('/'));
   }
@@ -63,7 +71,9 @@ function readRules(): { ALLOWED: Record<string, string[]>; ALLOWED_FILES: Record
 const { ALLOWED, ALLOWED_FILES } = readRules();
 
 const permitted = (e: Edge) =>
-  part(e.from) === part(e.to) || (ALLOWED[part(e.from)] ?? []).includes(part(e.to)) || (ALLOWED_FILES[part(e.from)] ?? []).includes(e.to);
+  part(e.from) === part(e.to) ||
+  (ALLOWED[part(e.from)] ?? []).includes(part(e.to)) ||
+  (ALLOWED_FILES[part(e.from)] ?? []).includes(e.to);
 
 const local = (e: Edge) => e.to.startsWith('src/') || e.to.startsWith('workers/') || e.to.startsWith('models/');
 
@@ -89,7 +99,12 @@ describe('import graph', () => {
   });
 
   it('lets the UI reach judges, models, the store and exports only through the pipeline', () => {
-    const direct = edges.filter((e) => e.from.startsWith('src/ui/') && /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox)\//.test(e.to) && !permitted(e));
+    const direct = edges.filter(
+      (e) =>
+        e.from.startsWith('src/ui/') &&
+        /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox)\//.test(e.to) &&
+        !permitted(e),
+    );
     expect(direct.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
     // The rule is not vacuous: the UI does reach the pipeline, and a stage file is refused.
     expect(edges.some((e) => e.from.startsWith('src/ui/') && e.to.startsWith('src/pipeline/app/'))).toBe(true);
@@ -97,19 +112,35 @@ describe('import graph', () => {
   });
 
   it('lets the CLI reach no stage, only the pipeline (besides contracts and config)', () => {
-    const direct = edges.filter((e) => e.from.startsWith('src/cli/') && /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox|format)\//.test(e.to));
+    const direct = edges.filter(
+      (e) =>
+        e.from.startsWith('src/cli/') &&
+        /^src\/(judge|model|kernels|hub|tokenizer|selftest|store|export|rollout|train|envs|sandbox|format)\//.test(
+          e.to,
+        ),
+    );
     expect(direct.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
     // Not vacuous: every command file calls the pipeline (directly, or through src/cli/pipeline.ts, which
     // loads src/cli/pipeline-api.ts once a command runs), and a stage file is refused.
-    const commands = files.filter((f) => f.startsWith('src/cli/commands/') && !/(index|progress|shared|small|user-envs|config)\.ts$/.test(f));
+    const commands = files.filter(
+      (f) => f.startsWith('src/cli/commands/') && !/(index|progress|shared|small|user-envs|config)\.ts$/.test(f),
+    );
     expect(commands.length).toBeGreaterThanOrEqual(8);
-    for (const file of commands) expect(edges.some((e) => e.from === file && (e.to.startsWith('src/pipeline/') || e.to === 'src/cli/pipeline.ts')), file).toBe(true);
-    expect(edges.filter((e) => e.from === 'src/cli/pipeline-api.ts' && e.to.startsWith('src/pipeline/')).length).toBeGreaterThan(10);
+    for (const file of commands)
+      expect(
+        edges.some((e) => e.from === file && (e.to.startsWith('src/pipeline/') || e.to === 'src/cli/pipeline.ts')),
+        file,
+      ).toBe(true);
+    expect(
+      edges.filter((e) => e.from === 'src/cli/pipeline-api.ts' && e.to.startsWith('src/pipeline/')).length,
+    ).toBeGreaterThan(10);
     expect(permitted({ from: 'src/cli/commands/eval.ts', to: 'src/hub/hf.ts', typeOnly: true })).toBe(false);
   });
 
   it('keeps the kernels below the model and the hub: no kernel imports the hub, the model or a tokenizer', () => {
-    const upward = edges.filter((e) => e.from.startsWith('src/kernels/') && /^src\/(hub|model|tokenizer|selftest)\/|^src\/net\.ts$/.test(e.to));
+    const upward = edges.filter(
+      (e) => e.from.startsWith('src/kernels/') && /^src\/(hub|model|tokenizer|selftest)\/|^src\/net\.ts$/.test(e.to),
+    );
     expect(upward.map((e) => `${e.from} → ${e.to}`)).toEqual([]);
     // Not vacuous: the model and the hub do import kernels, and the table refuses a kernel that imports the hub.
     expect(edges.some((e) => e.from.startsWith('src/model/') && e.to.startsWith('src/kernels/'))).toBe(true);
@@ -123,12 +154,17 @@ describe('import graph', () => {
     /** Every pair of files each importing the other, once. */
     const circles = (list: Edge[]) => {
       const pairs = new Set(list.filter(local).map((e) => `${e.from} ${e.to}`));
-      return [...pairs].map((p) => p.split(' ')).filter(([a, b]) => a < b && pairs.has(`${b} ${a}`)).map(([a, b]) => `${a} ↔ ${b}`);
+      return [...pairs]
+        .map((p) => p.split(' '))
+        .filter(([a, b]) => a < b && pairs.has(`${b} ${a}`))
+        .map(([a, b]) => `${a} ↔ ${b}`);
     };
     expect(circles(edges)).toEqual([]);
     // Not vacuous: a type import back from hub.ts to hf.ts, which imports it, would be found.
     expect(edges.some((e) => e.from === 'src/hub/hf.ts' && e.to === 'src/hub/hub.ts')).toBe(true);
-    expect(circles([...edges, { from: 'src/hub/hub.ts', to: 'src/hub/hf.ts', typeOnly: true }])).toEqual(['src/hub/hf.ts ↔ src/hub/hub.ts']);
+    expect(circles([...edges, { from: 'src/hub/hub.ts', to: 'src/hub/hf.ts', typeOnly: true }])).toEqual([
+      'src/hub/hf.ts ↔ src/hub/hub.ts',
+    ]);
   });
 
   it('lets nothing outside src/ui import Svelte, and no .svelte component import tfjs', () => {
@@ -155,14 +191,20 @@ describe('import graph', () => {
       };
       return walk(start, []);
     };
-    const tfjsFree = files.filter((f) =>
-      ['src/contracts.ts', 'src/rng.ts', 'src/train/advantages.ts'].includes(f) || /^src\/(format|envs)\//.test(f) || (f.startsWith('src/judge/') && !/onnx/.test(f)));
+    const tfjsFree = files.filter(
+      (f) =>
+        ['src/contracts.ts', 'src/rng.ts', 'src/train/advantages.ts'].includes(f) ||
+        /^src\/(format|envs)\//.test(f) ||
+        (f.startsWith('src/judge/') && !/onnx/.test(f)),
+    );
     expect(tfjsFree.length).toBeGreaterThan(30);
     expect(tfjsFree.map(reachesTfjs).filter(Boolean)).toEqual([]);
   });
 
   it('names no file outside the repository', () => {
-    const outside = edges.filter((e) => e.to.startsWith('..') || relative(ROOT, join(ROOT, e.to)).startsWith('..')).map((e) => `${e.from} → ${e.to}`);
+    const outside = edges
+      .filter((e) => e.to.startsWith('..') || relative(ROOT, join(ROOT, e.to)).startsWith('..'))
+      .map((e) => `${e.from} → ${e.to}`);
     expect(outside).toEqual([]);
   });
 });

@@ -65,7 +65,15 @@ describe('rng', () => {
 
   it('gives the environments the stream their task generation and splits were built on', () => {
     // Pinned values: task pools and train/test splits derive from these; a change here re-deals every environment.
-    expect(Array.from({ length: 3 }, ((r) => () => r.next())(createRng(7)))).toEqual([0.011704753153026104, 0.06195825757458806, 0.97690763277933]);
+    expect(
+      Array.from(
+        { length: 3 },
+        (
+          (r) => () =>
+            r.next()
+        )(createRng(7)),
+      ),
+    ).toEqual([0.011704753153026104, 0.06195825757458806, 0.97690763277933]);
     expect(deriveSeed(1, 'a', 2)).toBe(436558634);
   });
 });

@@ -2,4 +2,7 @@
 import { parentPort } from 'node:worker_threads';
 import { serveJsSandbox, type ToSandbox } from '../src/sandbox/js-thread-serve.ts';
 
-serveJsSandbox({ post: (m) => parentPort!.postMessage(m), onMessage: (listener) => parentPort!.on('message', (m: ToSandbox) => listener(m)) });
+serveJsSandbox({
+  post: (m) => parentPort!.postMessage(m),
+  onMessage: (listener) => parentPort!.on('message', (m: ToSandbox) => listener(m)),
+});

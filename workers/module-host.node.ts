@@ -3,4 +3,7 @@ import { parentPort } from 'node:worker_threads';
 import { serveModuleHost } from '../src/envs/module-host-serve.ts';
 import type { ToHost } from '../src/envs/module-host-protocol.ts';
 
-serveModuleHost({ post: (m) => parentPort!.postMessage(m), onMessage: (listener) => parentPort!.on('message', (m: ToHost) => listener(m)) });
+serveModuleHost({
+  post: (m) => parentPort!.postMessage(m),
+  onMessage: (listener) => parentPort!.on('message', (m: ToHost) => listener(m)),
+});

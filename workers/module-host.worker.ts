@@ -2,4 +2,7 @@
 import { serveModuleHost } from '../src/envs/module-host-serve.ts';
 import type { ToHost } from '../src/envs/module-host-protocol.ts';
 
-serveModuleHost({ post: (m) => self.postMessage(m), onMessage: (listener) => self.addEventListener('message', (e: MessageEvent<ToHost>) => listener(e.data)) });
+serveModuleHost({
+  post: (m) => self.postMessage(m),
+  onMessage: (listener) => self.addEventListener('message', (e: MessageEvent<ToHost>) => listener(e.data)),
+});

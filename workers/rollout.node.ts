@@ -12,4 +12,12 @@ runModulesInThisThread();
 
 const generator = Comlink.wrap<RemoteGenerator>(nodeEndpoint(workerData.enginePort));
 // The run model's tokenizer (null: bytes), so the worker tokenises as the engine samples.
-Comlink.expose(createRolloutWorkerApi(generator, workerData.policyId, { getSecret: (name) => process.env[name] ?? null }, tokenizerFromSpec(workerData.tokenizer ?? null)), nodeEndpoint(parentPort!));
+Comlink.expose(
+  createRolloutWorkerApi(
+    generator,
+    workerData.policyId,
+    { getSecret: (name) => process.env[name] ?? null },
+    tokenizerFromSpec(workerData.tokenizer ?? null),
+  ),
+  nodeEndpoint(parentPort!),
+);

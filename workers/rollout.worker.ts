@@ -29,7 +29,9 @@ function started(): RolloutWorkerApi {
 const boot: RolloutWorkerBoot = {
   init(enginePort, policyId, secrets, tokenizer) {
     api = createRolloutWorkerApi(
-      Comlink.wrap<RemoteGenerator>(enginePort), policyId, { getSecret: secretLookup(secrets), loadModelJudge },
+      Comlink.wrap<RemoteGenerator>(enginePort),
+      policyId,
+      { getSecret: secretLookup(secrets), loadModelJudge },
       tokenizerFromSpec(tokenizer),
     );
   },

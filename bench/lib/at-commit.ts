@@ -28,14 +28,20 @@ function git(args: string[], cwd = process.cwd()): { ok: boolean; out: string } 
 }
 
 function runScript<T>(tree: string): T {
-  const run = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT_NAME], { cwd: tree, encoding: 'utf8', maxBuffer: 1 << 26 });
+  const run = spawnSync(process.execPath, ['--import', 'tsx', SCRIPT_NAME], {
+    cwd: tree,
+    encoding: 'utf8',
+    maxBuffer: 1 << 26,
+  });
   const last = run.stdout.trim().split('\n').pop() ?? '';
-  if (run.status !== 0 || !last.startsWith('{')) throw new Error(`script failed in ${tree}: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
+  if (run.status !== 0 || !last.startsWith('{'))
+    throw new Error(`script failed in ${tree}: ${run.stderr.trim().split('\n').slice(-3).join(' / ')}`);
   return JSON.parse(last) as T;
 }
 
 export function runAtCommits<T>(commit: string, script: string, rounds: number): AtCommitRuns<T> | { skipped: string } {
-  if (!git(['cat-file', '-e', `${commit}^{commit}`]).ok) return { skipped: `commit ${commit} is not in this clone (a shallow clone?)` };
+  if (!git(['cat-file', '-e', `${commit}^{commit}`]).ok)
+    return { skipped: `commit ${commit} is not in this clone (a shallow clone?)` };
   const tree = path.join(mkdtempSync(path.join(tmpdir(), 'spindle-at-')), 'tree');
   const added = git(['worktree', 'add', '--detach', tree, commit]);
   if (!added.ok) return { skipped: `git worktree add failed: ${added.out}` };

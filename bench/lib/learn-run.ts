@@ -41,26 +41,46 @@ export interface HeldOut {
 }
 
 export const pct = (x: number): string => `${(100 * x).toFixed(1)}%`;
-export const showRate = (r: { success: number; ci95: [number, number] }): string => `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
+export const showRate = (r: { success: number; ci95: [number, number] }): string =>
+  `${pct(r.success)} [${pct(r.ci95[0])}, ${pct(r.ci95[1])}]`;
 
 /**
  * Greedy held-out success of a loaded model on one environment and level, with how it acted. `turns`
  * (default BENCH_MAX_STEPS) and `maxNewTokens` (default the config's) bound each episode.
  */
-export async function heldOut(loaded: Loaded, id: string, envName: string, level: number, items: number, bounds: { turns?: number; maxNewTokens?: number } = {}): Promise<HeldOut> {
+export async function heldOut(
+  loaded: Loaded,
+  id: string,
+  envName: string,
+  level: number,
+  items: number,
+  bounds: { turns?: number; maxNewTokens?: number } = {},
+): Promise<HeldOut> {
   const env = getEnvironment(envName);
   const policy = new EnginePolicy(id, loaded.tokenizer, new GenerationService(() => loaded.model, loaded.tokenizer));
   const episodes: Trajectory[] = [];
   const onEpisode = (t: Trajectory) => episodes.push(t);
   const sampling = bounds.maxNewTokens === undefined ? undefined : { max_new_tokens: bounds.maxNewTokens };
-  const [result] = await evaluatePolicy(policy, [env], { items, seed: EVAL_SEED, levels: [level], concurrency: 16, maxSteps: bounds.turns ?? BENCH_MAX_STEPS, toolTimeoutMs: 15_000, sampling, onEpisode });
+  const [result] = await evaluatePolicy(policy, [env], {
+    items,
+    seed: EVAL_SEED,
+    levels: [level],
+    concurrency: 16,
+    maxSteps: bounds.turns ?? BENCH_MAX_STEPS,
+    toolTimeoutMs: 15_000,
+    sampling,
+    onEpisode,
+  });
   const called = episodes.filter((t) => !changedNothing(t, env.requiredTools));
   const k = Math.round(result.success * result.n);
   return {
     result,
     success: result.success,
     ci95: wilsonInterval(k, result.n),
-    tool_use: { called: called.length / episodes.length, success_when_called: called.length === 0 ? 0 : called.filter((t) => t.success === true).length / called.length },
+    tool_use: {
+      called: called.length / episodes.length,
+      success_when_called: called.length === 0 ? 0 : called.filter((t) => t.success === true).length / called.length,
+    },
     agent: agentStats(episodes),
     episodes,
   };
@@ -79,7 +99,12 @@ export interface UpdatePoint {
 export async function trainGrpo(
   loaded: Loaded,
   config: RunConfig,
-  limits: { maxUpdates: number; budgetMs: number; onUpdate?: (p: UpdatePoint) => void; onEvent?: (event: RunEvent) => void },
+  limits: {
+    maxUpdates: number;
+    budgetMs: number;
+    onUpdate?: (p: UpdatePoint) => void;
+    onEvent?: (event: RunEvent) => void;
+  },
 ): Promise<{ curve: UpdatePoint[]; seconds: number }> {
   const store = await openStore({ factory: new IDBFactory() });
   const run = createNodeRun({ store, cores: 2, loadModel: async () => loaded });

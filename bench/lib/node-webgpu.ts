@@ -37,7 +37,11 @@ async function requestAdapter(): Promise<GPUAdapter | null> {
   const { create, globals } = await import('webgpu');
   Object.assign(globalThis, globals);
   const gpu = create([]);
-  Object.defineProperty(globalThis, 'navigator', { value: { ...(globalThis.navigator ?? {}), gpu }, configurable: true, writable: true });
+  Object.defineProperty(globalThis, 'navigator', {
+    value: { ...(globalThis.navigator ?? {}), gpu },
+    configurable: true,
+    writable: true,
+  });
   return gpu.requestAdapter({ powerPreference: 'high-performance' });
 }
 
@@ -55,11 +59,14 @@ export async function installNodeWebGpu(opts: { software?: boolean } = {}): Prom
   const loader = process.env.SPINDLE_VULKAN_LOADER;
   if (!opts.software && openLibrary(loader && existsSync(loader) ? loader : 'libvulkan.so.1')) {
     const adapter = await requestAdapter();
-    if (adapter && !adapter.info.architecture.includes('swiftshader')) return { adapter, description: describe(adapter), software: false };
+    if (adapter && !adapter.info.architecture.includes('swiftshader'))
+      return { adapter, description: describe(adapter), software: false };
   }
   const icd = `${CHROMIUM_DIR}/vk_swiftshader_icd.json`;
   if (!existsSync(icd) || !openLibrary(`${CHROMIUM_DIR}/libvulkan.so.1`)) {
-    throw new Error(`No WebGPU adapter: no GPU Vulkan driver, and no SwiftShader at ${icd}. Install Debian's chromium (apt-get install -y chromium), which ships it.`);
+    throw new Error(
+      `No WebGPU adapter: no GPU Vulkan driver, and no SwiftShader at ${icd}. Install Debian's chromium (apt-get install -y chromium), which ships it.`,
+    );
   }
   process.env.VK_ICD_FILENAMES = icd;
   const adapter = await requestAdapter();
@@ -73,7 +80,8 @@ export async function useNodeWebGpu(opts: { software?: boolean } = {}): Promise<
   const tf = await import('@tensorflow/tfjs');
   await import('@tensorflow/tfjs-backend-webgpu');
   (await import('../../src/kernels/webgpu/register.ts')).registerWebGpuKernels();
-  if (!(await tf.setBackend('webgpu'))) throw new Error(`tfjs could not start its webgpu backend on ${gpu.description}`);
+  if (!(await tf.setBackend('webgpu')))
+    throw new Error(`tfjs could not start its webgpu backend on ${gpu.description}`);
   await tf.ready();
   return gpu;
 }

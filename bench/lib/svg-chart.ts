@@ -8,7 +8,13 @@ export interface Series {
 const COLORS = ['#2f6f5e', '#b3261e', '#3b5bdb', '#e67700', '#7048e8'];
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
-export function lineChartSvg(options: { title: string; xLabel: string; series: Series[]; width?: number; height?: number }): string {
+export function lineChartSvg(options: {
+  title: string;
+  xLabel: string;
+  series: Series[];
+  width?: number;
+  height?: number;
+}): string {
   const width = options.width ?? 720;
   const height = options.height ?? 360;
   const pad = { left: 48, right: 16, top: 36, bottom: 64 };
@@ -25,8 +31,10 @@ export function lineChartSvg(options: { title: string; xLabel: string; series: S
     const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
     const legendY = height - pad.bottom + 36 + Math.floor(i / 2) * 14;
     const legendX = pad.left + (i % 2) * 320;
-    return `<path d="${d}" fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2"/>` +
-      `<rect x="${legendX}" y="${legendY - 9}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text x="${legendX + 14}" y="${legendY}" font-size="12">${escape(s.name)}</text>`;
+    return (
+      `<path d="${d}" fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2"/>` +
+      `<rect x="${legendX}" y="${legendY - 9}" width="10" height="10" fill="${COLORS[i % COLORS.length]}"/><text x="${legendX + 14}" y="${legendY}" font-size="12">${escape(s.name)}</text>`
+    );
   });
   return [
     `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" font-family="system-ui, sans-serif">`,

@@ -123,7 +123,12 @@ function python(): string {
 /** Whether torch imports, and sees a CUDA device. */
 export function torchAvailability(): { torch: boolean; cuda: boolean; reason?: string } {
   const probe = spawnSync(python(), ['-c', 'import torch; print(torch.cuda.is_available())'], { encoding: 'utf8' });
-  if (probe.status !== 0) return { torch: false, cuda: false, reason: `${python()} cannot import torch (apt-get install python3-torch, or set SPINDLE_PYTHON)` };
+  if (probe.status !== 0)
+    return {
+      torch: false,
+      cuda: false,
+      reason: `${python()} cannot import torch (apt-get install python3-torch, or set SPINDLE_PYTHON)`,
+    };
   return { torch: true, cuda: probe.stdout.trim().endsWith('True') };
 }
 
@@ -134,8 +139,19 @@ export function runTorch<T>(config: ModelConfig, a: TorchArgs): T | { skipped: s
   const device = a.device ?? 'cpu';
   if (device === 'cuda' && !available.cuda) return { skipped: 'torch sees no CUDA device' };
   const threads = a.threads ?? 1;
-  const args = [JSON.stringify(config), a.batch, a.seq, a.steps, a.generate ? 'generate' : 'train', device, threads === 'as-installed' ? 0 : threads].map(String);
-  const pinned = threads === 'as-installed' ? {} : { OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) };
+  const args = [
+    JSON.stringify(config),
+    a.batch,
+    a.seq,
+    a.steps,
+    a.generate ? 'generate' : 'train',
+    device,
+    threads === 'as-installed' ? 0 : threads,
+  ].map(String);
+  const pinned =
+    threads === 'as-installed'
+      ? {}
+      : { OMP_NUM_THREADS: String(threads), OPENBLAS_NUM_THREADS: String(threads), MKL_NUM_THREADS: String(threads) };
   const env = { ...process.env, ...pinned };
   const run = spawnSync(python(), ['-c', TORCH_SCRIPT, ...args], { encoding: 'utf8', env });
   if (run.status !== 0) return { skipped: `torch script failed: ${run.stderr.trim().split('\n').pop()}` };

@@ -22,8 +22,13 @@ import { buildDir } from './build-dir.ts';
 
 const { values: args } = parseArgs({
   options: {
-    background: { type: 'boolean', default: false }, ship: { type: 'boolean', default: false }, steps: { type: 'string', default: '5000' }, until: { type: 'string' },
-    init: { type: 'string' }, lr: { type: 'string', default: '2e-3' }, warmup: { type: 'string', default: '200' },
+    background: { type: 'boolean', default: false },
+    ship: { type: 'boolean', default: false },
+    steps: { type: 'string', default: '5000' },
+    until: { type: 'string' },
+    init: { type: 'string' },
+    lr: { type: 'string', default: '2e-3' },
+    warmup: { type: 'string', default: '200' },
   },
 });
 const dir = buildDir();
@@ -31,13 +36,26 @@ const model = join(dir, 'model');
 const log = join(dir, 'build.log');
 const python = process.env.SPINDLE_BUILD_PYTHON ?? join(dir, 'venv', 'bin', 'python');
 /** What the shipped folder holds: the model, its tokenizer in HF layout, the builder's reference logits and the card. */
-const SHIPPED_FILES = ['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json', 'generation_config.json', 'reference-logits.json', 'README.md', 'eval.json', 'generalization.json'];
+const SHIPPED_FILES = [
+  'config.json',
+  'model.safetensors',
+  'tokenizer.json',
+  'tokenizer_config.json',
+  'generation_config.json',
+  'reference-logits.json',
+  'README.md',
+  'eval.json',
+  'generalization.json',
+];
 
 mkdirSync(dir, { recursive: true });
 if (args.background) {
   const forwarded = process.argv.slice(2).filter((a) => a !== '--background');
   const out = openSync(log, 'a');
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1], ...forwarded], { detached: true, stdio: ['ignore', out, out] });
+  const child = spawn(process.execPath, [...process.execArgv, process.argv[1], ...forwarded], {
+    detached: true,
+    stdio: ['ignore', out, out],
+  });
   child.unref();
   console.log(`building in the background (pid ${child.pid}); follow it with: tail -f ${log}`);
   process.exit(0);
@@ -52,34 +70,115 @@ interface Stage {
   command: string[];
 }
 
-const tsx = (script: string, ...rest: string[]) => [process.execPath, ...process.execArgv, join('scripts/base-model', script), ...rest];
+const tsx = (script: string, ...rest: string[]) => [
+  process.execPath,
+  ...process.execArgv,
+  join('scripts/base-model', script),
+  ...rest,
+];
 const stages: Stage[] = [
   {
-    name: 'venv', takes: '1 min',
-    command: ['/bin/sh', '-c', `python3 -m venv --system-site-packages ${join(dir, 'venv')} && ${join(dir, 'venv', 'bin', 'pip')} install -q 'torch>=2' tokenizers transformers`],
+    name: 'venv',
+    takes: '1 min',
+    command: [
+      '/bin/sh',
+      '-c',
+      `python3 -m venv --system-site-packages ${join(dir, 'venv')} && ${join(dir, 'venv', 'bin', 'pip')} install -q 'torch>=2' tokenizers transformers`,
+    ],
   },
   { name: 'corpus', takes: '10 s', command: tsx('corpus.ts', '--out', join(dir, 'corpus.txt')) },
-  { name: 'tokenizer', takes: '20 s', command: [python, 'scripts/base-model/tokenizer.py', '--corpus', join(dir, 'corpus.txt'), '--out', join(dir, 'tokenizer.json'), '--vocab', '2048'] },
   {
-    name: 'transcripts', takes: '3 min',
-    command: tsx('transcripts.ts', '--universe', '--tokenizer', join(dir, 'tokenizer.json'), '--context', '2048', '--out', join(dir, 'transcripts.jsonl'),
-      '--finetune', join(dir, 'finetune.jsonl'), '--heldout', join(dir, 'heldout.jsonl')),
+    name: 'tokenizer',
+    takes: '20 s',
+    command: [
+      python,
+      'scripts/base-model/tokenizer.py',
+      '--corpus',
+      join(dir, 'corpus.txt'),
+      '--out',
+      join(dir, 'tokenizer.json'),
+      '--vocab',
+      '2048',
+    ],
   },
   {
-    name: 'train', takes: '50 min (resumable)',
-    command: [python, 'scripts/base-model/train.py', '--config', 'scripts/base-model/bpe-config.json', '--data', join(dir, 'transcripts.jsonl'), '--heldout', join(dir, 'heldout.jsonl'),
-      '--out', model, '--steps', String(args.steps), '--lr', String(args.lr), '--warmup', String(args.warmup), '--save-every', '250', '--heldout-stride', '6',
+    name: 'transcripts',
+    takes: '3 min',
+    command: tsx(
+      'transcripts.ts',
+      '--universe',
+      '--tokenizer',
+      join(dir, 'tokenizer.json'),
+      '--context',
+      '2048',
+      '--out',
+      join(dir, 'transcripts.jsonl'),
+      '--finetune',
+      join(dir, 'finetune.jsonl'),
+      '--heldout',
+      join(dir, 'heldout.jsonl'),
+    ),
+  },
+  {
+    name: 'train',
+    takes: '50 min (resumable)',
+    command: [
+      python,
+      'scripts/base-model/train.py',
+      '--config',
+      'scripts/base-model/bpe-config.json',
+      '--data',
+      join(dir, 'transcripts.jsonl'),
+      '--heldout',
+      join(dir, 'heldout.jsonl'),
+      '--out',
+      model,
+      '--steps',
+      String(args.steps),
+      '--lr',
+      String(args.lr),
+      '--warmup',
+      String(args.warmup),
+      '--save-every',
+      '250',
+      '--heldout-stride',
+      '6',
       // From scratch, half the first 1,000 steps copy lists back: copying what the context shows is learnt
       // first, on text that can be reproduced no other way, before the tool transcripts, whose names it can
       // memorise. A fine-tune starts from weights that copy already.
-      ...(args.init === undefined ? ['--focus', 'copy_drill=0.5', '--focus-until', '1000'] : ['--init', args.init])],
+      ...(args.init === undefined ? ['--focus', 'copy_drill=0.5', '--focus-until', '1000'] : ['--init', args.init]),
+    ],
   },
-  { name: 'package', takes: '15 s', command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')) },
-  { name: 'interop-rows', takes: '30 s', command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')) },
-  { name: 'hf-check', takes: '20 s', command: [python, 'scripts/base-model/hf_check.py', '--dir', model, '--rows', join(dir, 'interop-rows.jsonl')] },
-  { name: 'evaluate', takes: '20 min', command: tsx('evaluate.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
-  { name: 'generalization', takes: '20 min', command: tsx('generalization.ts', '--dir', model, '--out', join(model, 'generalization.json')) },
-  { name: 'card', takes: '5 s', command: tsx('model-card.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')) },
+  {
+    name: 'package',
+    takes: '15 s',
+    command: tsx('package.ts', '--dir', model, '--tokenizer', join(dir, 'tokenizer.json')),
+  },
+  {
+    name: 'interop-rows',
+    takes: '30 s',
+    command: tsx('interop-rows.ts', '--dir', model, '--out', join(dir, 'interop-rows.jsonl')),
+  },
+  {
+    name: 'hf-check',
+    takes: '20 s',
+    command: [python, 'scripts/base-model/hf_check.py', '--dir', model, '--rows', join(dir, 'interop-rows.jsonl')],
+  },
+  {
+    name: 'evaluate',
+    takes: '20 min',
+    command: tsx('evaluate.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')),
+  },
+  {
+    name: 'generalization',
+    takes: '20 min',
+    command: tsx('generalization.ts', '--dir', model, '--out', join(model, 'generalization.json')),
+  },
+  {
+    name: 'card',
+    takes: '5 s',
+    command: tsx('model-card.ts', '--dir', model, '--heldout', join(dir, 'heldout.jsonl')),
+  },
 ];
 
 const skipVenv = process.env.SPINDLE_BUILD_PYTHON !== undefined;
@@ -97,7 +196,9 @@ for (const [i, stage] of stages.entries()) {
   const started = Date.now();
   const run = spawnSync(stage.command[0], stage.command.slice(1), { stdio: 'inherit' });
   if (run.status !== 0) {
-    say(`${stage.name} failed (exit ${run.status ?? run.signal}); what finished is kept: run the same command again to go on from this stage`);
+    say(
+      `${stage.name} failed (exit ${run.status ?? run.signal}); what finished is kept: run the same command again to go on from this stage`,
+    );
     process.exit(1);
   }
   writeFileSync(done, `${new Date().toISOString()} ${Math.round((Date.now() - started) / 1000)} s\n`);

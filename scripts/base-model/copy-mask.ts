@@ -19,8 +19,13 @@ const RUN = /[A-Za-z0-9._/-]+/g;
 /** One flag per token of the trajectory: 1 on copied assistant tokens. */
 export function copyMask(trajectory: Trajectory, tokenizer: TextTokenizer): number[] {
   const mask = new Array<number>(trajectory.tokens.length).fill(0);
-  const seen = trajectory.messages.filter((m) => m.role === 'user' || m.role === 'tool').map((m) => m.content).join('\n');
-  const template = new Set(trajectory.messages.filter((m) => m.role === 'system').flatMap((m) => m.content.match(RUN) ?? []));
+  const seen = trajectory.messages
+    .filter((m) => m.role === 'user' || m.role === 'tool')
+    .map((m) => m.content)
+    .join('\n');
+  const template = new Set(
+    trajectory.messages.filter((m) => m.role === 'system').flatMap((m) => m.content.match(RUN) ?? []),
+  );
   for (const [start, end] of trajectory.turn_spans) {
     // Decode token by token so each character knows its token; special tokens (`<tool_call>`, …) become
     // a separator so no run reads into them.

@@ -17,7 +17,9 @@ import { buildDir } from './build-dir.ts';
 import { TRANSCRIPT_MIX } from './mix.ts';
 import { BUILD_FAMILIES, worlds } from './universe/index.ts';
 
-const { values: args } = parseArgs({ options: { out: { type: 'string' }, 'per-level': { type: 'string', default: '40' } } });
+const { values: args } = parseArgs({
+  options: { out: { type: 'string' }, 'per-level': { type: 'string', default: '40' } },
+});
 const out = args.out ?? `${buildDir()}/corpus.txt`;
 const perLevel = Number(args['per-level']);
 const tokenizer = new ByteTokenizer();
@@ -25,7 +27,9 @@ const tokenizer = new ByteTokenizer();
 async function texts(env: Environment, level: number, count: number): Promise<string[]> {
   const lines: string[] = [];
   for (let i = 0; i < count; i++) {
-    const t = await expertTrajectory(env, env.generate(deriveSeed(5, env.name, level, i), level, 'train'), { tokenizer });
+    const t = await expertTrajectory(env, env.generate(deriveSeed(5, env.name, level, i), level, 'train'), {
+      tokenizer,
+    });
     if (t.success) lines.push(tokenizer.decode(t.tokens));
   }
   return lines;

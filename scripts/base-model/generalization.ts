@@ -46,8 +46,15 @@ interface EvalSet {
   level: number;
 }
 
-const universeSets = (families: Family<Surface>[], kind: string, templates: 'build' | 'held_out', levels: (f: Family<Surface>) => number[]): EvalSet[] =>
-  families.flatMap((f) => levels(f).map((level) => ({ name: `${kind} ${f.name}`, envs: worlds(f, WORLDS, 'evaluate', templates), level })));
+const universeSets = (
+  families: Family<Surface>[],
+  kind: string,
+  templates: 'build' | 'held_out',
+  levels: (f: Family<Surface>) => number[],
+): EvalSet[] =>
+  families.flatMap((f) =>
+    levels(f).map((level) => ({ name: `${kind} ${f.name}`, envs: worlds(f, WORLDS, 'evaluate', templates), level })),
+  );
 
 const opened: { close(): void }[] = [];
 
@@ -64,24 +71,41 @@ async function exampleSets(): Promise<EvalSet[]> {
 
 await initBackend();
 const { model, tokenizer } = await loadHfModel(args.dir);
-const policy = new EnginePolicy('base', tokenizer, new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }));
+const policy = new EnginePolicy(
+  'base',
+  tokenizer,
+  new GenerationService(() => model, tokenizer, { maxBatch: 16, windowMs: 4 }),
+);
 const sets = [
   ...universeSets(HELD_OUT_FAMILIES, 'held-out family', 'build', (f) => f.levels),
   ...universeSets(BUILD_FAMILIES, 'held-out wording', 'held_out', () => [1]),
   ...universeSets(BUILD_FAMILIES, 'new worlds', 'build', (f) => f.levels),
   ...(await exampleSets()),
 ];
-const wanted = args.only?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+const wanted =
+  args.only
+    ?.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean) ?? [];
 const chosen = sets.filter((set) => wanted.length === 0 || wanted.some((w) => `${set.name} L${set.level}`.includes(w)));
-if (chosen.length === 0) throw new Error(`--only ${args.only}: no set matches; the sets are ${sets.map((s) => `${s.name} L${s.level}`).join(', ')}`);
+if (chosen.length === 0)
+  throw new Error(
+    `--only ${args.only}: no set matches; the sets are ${sets.map((s) => `${s.name} L${s.level}`).join(', ')}`,
+  );
 if (args.dump) writeFileSync(args.dump, '');
 const report = [];
 for (const set of chosen) {
   const episodes: Trajectory[] = [];
   const perEnv = Math.ceil(ITEMS / set.envs.length);
   const results = await evaluatePolicy(policy, set.envs, {
-    items: perEnv, seed: SEED, levels: [set.level], concurrency: 16, maxSteps: Number(args['max-steps']),
-    sampling: { temperature: Number(args.temperature) }, toolTimeoutMs: 15_000, onEpisode: (t) => {
+    items: perEnv,
+    seed: SEED,
+    levels: [set.level],
+    concurrency: 16,
+    maxSteps: Number(args['max-steps']),
+    sampling: { temperature: Number(args.temperature) },
+    toolTimeoutMs: 15_000,
+    onEpisode: (t) => {
       episodes.push(t);
       if (args.dump) appendFileSync(args.dump, `${JSON.stringify({ set: set.name, level: set.level, ...t })}\n`);
     },
@@ -91,9 +115,24 @@ for (const set of chosen) {
   const blind = await bestBlindSuccess(set.envs[0], set.level, { items: Math.min(ITEMS, 100), seed: SEED });
   const agent = agentStats(episodes);
   const [lo, hi] = wilsonInterval(k, n);
-  const row = { set: set.name, level: set.level, successes: k, n, ci95: [lo, hi], blind: blind.success, blind_policy: blind.policy, ...agent };
+  const row = {
+    set: set.name,
+    level: set.level,
+    successes: k,
+    n,
+    ci95: [lo, hi],
+    blind: blind.success,
+    blind_policy: blind.policy,
+    ...agent,
+  };
   report.push(row);
-  console.log(`${set.name} L${set.level}: ${k}/${n} = ${((100 * k) / n).toFixed(0)}% [${(100 * lo).toFixed(0)}, ${(100 * hi).toFixed(0)}] · best blind ${(100 * blind.success).toFixed(0)}% · ${agent.calls_per_episode.toFixed(2)} calls · ${agent.failed_call_episodes} failed-call episodes, retried ${(100 * agent.retry_rate).toFixed(0)}%, recovered ${(100 * agent.recovery_rate).toFixed(0)}%`);
+  console.log(
+    `${set.name} L${set.level}: ${k}/${n} = ${((100 * k) / n).toFixed(0)}% [${(100 * lo).toFixed(0)}, ${(100 * hi).toFixed(0)}] · best blind ${(100 * blind.success).toFixed(0)}% · ${agent.calls_per_episode.toFixed(2)} calls · ${agent.failed_call_episodes} failed-call episodes, retried ${(100 * agent.retry_rate).toFixed(0)}%, recovered ${(100 * agent.recovery_rate).toFixed(0)}%`,
+  );
 }
-if (args.out) writeFileSync(args.out, JSON.stringify({ dir: args.dir, temperature: Number(args.temperature), items: ITEMS, seed: SEED, report }, null, 2));
+if (args.out)
+  writeFileSync(
+    args.out,
+    JSON.stringify({ dir: args.dir, temperature: Number(args.temperature), items: ITEMS, seed: SEED, report }, null, 2),
+  );
 for (const o of opened) o.close();

@@ -19,13 +19,18 @@ import { deriveSeed } from '../../src/rng.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES, worlds } from './universe/index.ts';
 
-const { values: args } = parseArgs({ options: { dir: { type: 'string' }, out: { type: 'string' }, 'per-level': { type: 'string', default: '4' } } });
+const { values: args } = parseArgs({
+  options: { dir: { type: 'string' }, out: { type: 'string' }, 'per-level': { type: 'string', default: '4' } },
+});
 if (!args.dir || !args.out) throw new Error('--dir <model folder> and --out <rows.jsonl> are required');
 await initBackend();
 const { model, tokenizer } = await loadHfModel(args.dir);
 model.dispose();
 const hf = tokenizer as HfTokenizer;
-const template = ChatTemplate.fromTokenizerConfig(hf.configJson, { tools: true, hasToken: (t) => hf.tokenToId(t) !== undefined });
+const template = ChatTemplate.fromTokenizerConfig(hf.configJson, {
+  tools: true,
+  hasToken: (t) => hf.tokenToId(t) !== undefined,
+});
 if (!template) throw new Error(`${args.dir} has no chat template`);
 
 const sets: { env: Environment; levels: number[] }[] = [
@@ -39,9 +44,21 @@ const lines: string[] = [];
 for (const { env, levels } of sets) {
   for (const level of levels) {
     for (let i = 0; i < Number(args['per-level']); i++) {
-      const t = await expertTrajectory(env, env.generate(deriveSeed(11, env.name, level, i), level, 'test'), { tokenizer, maxSteps: 30 });
+      const t = await expertTrajectory(env, env.generate(deriveSeed(11, env.name, level, i), level, 'test'), {
+        tokenizer,
+        maxSteps: 30,
+      });
       const row = trajectoryToChatRow(t, { model: { template, tokenizer } });
-      lines.push(JSON.stringify({ env: env.name, level, messages: row.messages, tools: row.tools, tokens: t.tokens, assistant_mask: t.assistant_mask }));
+      lines.push(
+        JSON.stringify({
+          env: env.name,
+          level,
+          messages: row.messages,
+          tools: row.tools,
+          tokens: t.tokens,
+          assistant_mask: t.assistant_mask,
+        }),
+      );
     }
   }
 }

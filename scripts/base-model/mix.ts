@@ -39,7 +39,7 @@ export const TRANSCRIPT_MIX: { env: string; level: number; items: number; copyPr
   { env: 'repo_fix', level: 2, items: 500, multiStep: true },
   { env: 'long_plan', level: 1, items: 800, multiStep: true },
   { env: 'long_plan', level: 2, items: 400, multiStep: true },
-]
+];
 
 /** Longer transcripts are dropped (byte-level: one token per character). */
 export const MAX_TRANSCRIPT_TOKENS = 320;

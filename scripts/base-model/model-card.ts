@@ -61,15 +61,28 @@ interface GeneralizationRow {
 }
 
 const pct = (x: number): string => `${(100 * x).toFixed(0)}%`;
-const rate = (k: number, n: number, ci: [number, number]): string => `${k}/${n} = ${pct(k / n)} | ${pct(ci[0])}–${pct(ci[1])}`;
+const rate = (k: number, n: number, ci: [number, number]): string =>
+  `${k}/${n} = ${pct(k / n)} | ${pct(ci[0])}–${pct(ci[1])}`;
 
 const rateTable = (rows: RateRow[]): string =>
-  ['| environment | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |', '|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.env} | ${r.level} | ${rate(r.successes, r.n, r.ci95)} | ${pct(r.blind)} | ${r.calls.toFixed(2)} | ${r.failedCalls ? `${pct(r.recovery)} of ${r.failedCalls}` : '—'} |`)].join('\n');
+  [
+    '| environment | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.env} | ${r.level} | ${rate(r.successes, r.n, r.ci95)} | ${pct(r.blind)} | ${r.calls.toFixed(2)} | ${r.failedCalls ? `${pct(r.recovery)} of ${r.failedCalls}` : '—'} |`,
+    ),
+  ].join('\n');
 
 const generalizationTable = (rows: GeneralizationRow[]): string =>
-  ['| set | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |', '|---|---|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.set} | ${r.level} | ${rate(r.successes, r.n, r.ci95)} | ${pct(r.blind)} | ${r.calls_per_episode.toFixed(2)} | ${r.failed_call_episodes ? `${pct(r.recovery_rate)} of ${r.failed_call_episodes}` : '—'} |`)].join('\n');
+  [
+    '| set | level | success (distinct items) | 95% interval | best task-blind | calls per episode | recovered after a failed call |',
+    '|---|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${r.set} | ${r.level} | ${rate(r.successes, r.n, r.ci95)} | ${pct(r.blind)} | ${r.calls_per_episode.toFixed(2)} | ${r.failed_call_episodes ? `${pct(r.recovery_rate)} of ${r.failed_call_episodes}` : '—'} |`,
+    ),
+  ].join('\n');
 
 /** Where sampled success sits against the 10–60% band in which a GRPO group has the most spread. */
 function bandSentence(rows: { name: string; successes: number; n: number }[]): string {
@@ -77,14 +90,21 @@ function bandSentence(rows: { name: string; successes: number; n: number }[]): s
   const above = rows.filter((r) => r.successes / r.n > 0.6).map((r) => r.name);
   const below = rows.filter((r) => r.successes / r.n < 0.1).map((r) => r.name);
   return [
-    inBand.length ? `Inside the 10–60% band where GRPO groups spread most: ${inBand.join(', ')}.` : 'No set is inside the 10–60% band where GRPO groups spread most.',
+    inBand.length
+      ? `Inside the 10–60% band where GRPO groups spread most: ${inBand.join(', ')}.`
+      : 'No set is inside the 10–60% band where GRPO groups spread most.',
     above.length ? `Above it: ${above.join(', ')} (train those at a higher level; see \`tasks.levels\`).` : '',
     below.length ? `Below it: ${below.join(', ')}: a GRPO group there rarely holds a success to reinforce.` : '',
-  ].filter(Boolean).join(' ');
+  ]
+    .filter(Boolean)
+    .join(' ');
 }
 
 /** Tokens per assistant turn (its call and the observation that follows) in held-out multi-step transcripts. */
-function tokensPerTurn(heldoutPath: string, tokenizer: HfTokenizer): { median: number; p90: number; turns: number } | null {
+function tokensPerTurn(
+  heldoutPath: string,
+  tokenizer: HfTokenizer,
+): { median: number; p90: number; turns: number } | null {
   if (!existsSync(heldoutPath)) return null;
   const marker = tokenizer.encode('<|im_start|>assistant');
   const lengths: number[] = [];
@@ -96,24 +116,45 @@ function tokensPerTurn(heldoutPath: string, tokenizer: HfTokenizer): { median: n
   }
   if (lengths.length === 0) return null;
   lengths.sort((a, b) => a - b);
-  return { median: lengths[Math.floor(lengths.length / 2)], p90: lengths[Math.floor(lengths.length * 0.9)], turns: lengths.length };
+  return {
+    median: lengths[Math.floor(lengths.length / 2)],
+    p90: lengths[Math.floor(lengths.length * 0.9)],
+    turns: lengths.length,
+  };
 }
 
 export function writeModelCard(dir: string, heldoutPath: string): void {
   const config = JSON.parse(readFileSync(join(dir, 'config.json'), 'utf8')) as Record<string, number>;
-  const tokenizerJson = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as { model: { vocab: Record<string, number> }; added_tokens: { content: string }[] };
+  const tokenizerJson = JSON.parse(readFileSync(join(dir, 'tokenizer.json'), 'utf8')) as {
+    model: { vocab: Record<string, number> };
+    added_tokens: { content: string }[];
+  };
   const tokenizer = HfTokenizer.fromJson(tokenizerJson, { eos_token: '<|endoftext|>', pad_token: '<|pad|>' });
   const params = readFileSync(join(dir, 'model.safetensors')).byteLength / 4;
   const evalFacts = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')) as EvalFacts;
-  const general = existsSync(join(dir, 'generalization.json')) ? (JSON.parse(readFileSync(join(dir, 'generalization.json'), 'utf8')) as { items: number; report: GeneralizationRow[] }) : null;
-  const log = existsSync(join(dir, '.build/train-log.json')) ? (JSON.parse(readFileSync(join(dir, '.build/train-log.json'), 'utf8')) as { args: Record<string, number | string>; log: { step: number }[] }) : null;
+  const general = existsSync(join(dir, 'generalization.json'))
+    ? (JSON.parse(readFileSync(join(dir, 'generalization.json'), 'utf8')) as {
+        items: number;
+        report: GeneralizationRow[];
+      })
+    : null;
+  const log = existsSync(join(dir, '.build/train-log.json'))
+    ? (JSON.parse(readFileSync(join(dir, '.build/train-log.json'), 'utf8')) as {
+        args: Record<string, number | string>;
+        log: { step: number }[];
+      })
+    : null;
   const t = log?.args ?? {};
   const turn = tokensPerTurn(heldoutPath, tokenizer);
   const context = config.max_position_embeddings;
   const special = tokenizerJson.added_tokens.map((a) => `\`${a.content}\``).join(' ');
   const mixRows = TRANSCRIPT_MIX.map((m) => `| ${m.env} | ${m.level} | ${m.items} |`).join('\n');
   const sampledBand = evalFacts.sampled.map((r) => ({ name: `${r.env} L${r.level}`, successes: r.successes, n: r.n }));
-  const generalBand = (general?.report ?? []).map((r) => ({ name: `${r.set} L${r.level}`, successes: r.successes, n: r.n }));
+  const generalBand = (general?.report ?? []).map((r) => ({
+    name: `${r.set} L${r.level}`,
+    successes: r.successes,
+    n: r.n,
+  }));
   const card = `---
 license: mit
 library_name: spindle
@@ -125,9 +166,13 @@ The policy model Spindle ships: a ${(params / 1e6).toFixed(2)}M-parameter Llama-
 hidden ${config.hidden_size}, ${config.num_attention_heads} query / ${config.num_key_value_heads} key-value heads, SwiGLU ${config.intermediate_size},
 RoPE, RMSNorm, tied embeddings, a ${context}-token context) with a byte-level BPE tokenizer of ${tokenizer.vocabSize} tokens built
 for it: every space and every digit is a token of its own (a name is the same ids wherever it appears), any text encodes, and the chat and tool markers are single tokens (${special}).
-${turn ? `A tool-calling turn of the multi-step environments (its call and the observation that follows) is ${turn.median} tokens at the median and
+${
+  turn
+    ? `A tool-calling turn of the multi-step environments (its call and the observation that follows) is ${turn.median} tokens at the median and
 ${turn.p90} at the 90th percentile (${turn.turns} held-out turns), so the context holds about ${Math.floor(context / turn.median)} such turns: the context, not the
-loop, bounds an episode (\`max_steps_per_trajectory\` allows up to 100).` : ''}
+loop, bounds an episode (\`max_steps_per_trajectory\` allows up to 100).`
+    : ''
+}
 
 ${t.init ? `It was fine-tuned for ${t.steps} steps (peak learning rate ${t.lr}) from an earlier build of the same shape and tokenizer, itself trained from scratch; both on expert transcripts` : 'It was trained from scratch on expert transcripts'} played by Spindle's own experts through the real agent loop and
 QuickJS sandbox (every tool response in the data is real), train split only: a procedural universe of tool worlds
@@ -160,13 +205,17 @@ ${rateTable(evalFacts.greedy)}
 
 ## Measured on what it was not built on (\`scripts/base-model/generalization.ts\`)
 
-${general ? `Sampled at T = 1, ${general.items} distinct test items per set: the held-out families (${HELD_OUT_FAMILIES.map((f) => f.name).join(', ')}: tools, wording and
+${
+  general
+    ? `Sampled at T = 1, ${general.items} distinct test items per set: the held-out families (${HELD_OUT_FAMILIES.map((f) => f.name).join(', ')}: tools, wording and
 errors the build never saw), the build families in the held-out task wording, the build families in worlds whose names
 and descriptions were never trained on, and the README's examples (a user's environment modules and task file).
 
 ${generalizationTable(general.report)}
 
-${bandSentence(generalBand)}` : 'Not measured for these weights.'}
+${bandSentence(generalBand)}`
+    : 'Not measured for these weights.'
+}
 
 Success = the environment's own score is 1: the exact answer, and a tool call that did the work where the environment
 needs one. "Best task-blind" is the best of the policies in \`src/rollout/blind-policies.ts\` (constants, the most common
@@ -199,7 +248,9 @@ ${mixRows}
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  const { values: args } = parseArgs({ options: { dir: { type: 'string', default: 'models/spindle-base' }, heldout: { type: 'string', default: '' } } });
+  const { values: args } = parseArgs({
+    options: { dir: { type: 'string', default: 'models/spindle-base' }, heldout: { type: 'string', default: '' } },
+  });
   writeModelCard(String(args.dir), String(args.heldout));
   console.log(`wrote ${args.dir}/README.md`);
 }

@@ -26,7 +26,9 @@ import { generationConfig } from '../../src/pipeline/operations/merged-export.ts
 import { chatFormatSummary } from '../../src/format/conversation.ts';
 import { buildDir } from './build-dir.ts';
 
-const { values: args } = parseArgs({ options: { dir: { type: 'string' }, tokenizer: { type: 'string', default: join(buildDir(), 'tokenizer.json') } } });
+const { values: args } = parseArgs({
+  options: { dir: { type: 'string' }, tokenizer: { type: 'string', default: join(buildDir(), 'tokenizer.json') } },
+});
 if (!args.dir) throw new Error('--dir <folder train.py wrote> is required');
 const dir = args.dir;
 const json = (name: string) => JSON.parse(readFileSync(join(dir, name), 'utf8'));
@@ -38,7 +40,9 @@ const tokenizerConfig = spindleTokenizerConfig(config.max_position_embeddings ??
 write('tokenizer_config.json', tokenizerConfig);
 const tokenizer = HfTokenizer.fromJson(json('tokenizer.json'), tokenizerConfig, { eosTokenId: config.eos_token_id });
 if (tokenizer.eosId !== config.eos_token_id || tokenizer.padId !== config.pad_token_id) {
-  throw new Error(`config.json's eos/pad ids (${config.eos_token_id}, ${config.pad_token_id}) are not the tokenizer's (${tokenizer.eosId}, ${tokenizer.padId}): train with the config that names them`);
+  throw new Error(
+    `config.json's eos/pad ids (${config.eos_token_id}, ${config.pad_token_id}) are not the tokenizer's (${tokenizer.eosId}, ${tokenizer.padId}): train with the config that names them`,
+  );
 }
 write('generation_config.json', generationConfig(tokenizer, config));
 
@@ -47,9 +51,17 @@ const loaded = await loadHfModel(dir);
 const reference = json('reference-logits.json') as { tokens: number[]; positions: number[]; logits: number[][] };
 const logits = tf.tidy(() => loaded.model.forward([reference.tokens]).logits.squeeze([0])).arraySync() as number[][];
 let worst = 0;
-reference.positions.forEach((p, i) => logits[p].forEach((v, j) => { worst = Math.max(worst, Math.abs(v - reference.logits[i][j])); }));
-if (worst > 1e-3) throw new Error(`Spindle's logits differ from the builder's by up to ${worst.toExponential(2)} (allowed 1e-3)`);
+reference.positions.forEach((p, i) =>
+  logits[p].forEach((v, j) => {
+    worst = Math.max(worst, Math.abs(v - reference.logits[i][j]));
+  }),
+);
+if (worst > 1e-3)
+  throw new Error(`Spindle's logits differ from the builder's by up to ${worst.toExponential(2)} (allowed 1e-3)`);
 const format = chatFormatSummary(loaded.tokenizer);
-if (!format.startsWith("Spindle's own chat template")) throw new Error(`the packaged tokenizer's chat format is not Spindle's own: ${format}`);
-console.log(`${dir}: HF layout written; Spindle's logits match the builder's (largest difference ${worst.toExponential(2)}); chat format: ${format}`);
+if (!format.startsWith("Spindle's own chat template"))
+  throw new Error(`the packaged tokenizer's chat format is not Spindle's own: ${format}`);
+console.log(
+  `${dir}: HF layout written; Spindle's logits match the builder's (largest difference ${worst.toExponential(2)}); chat format: ${format}`,
+);
 loaded.model.dispose();

@@ -26,7 +26,16 @@ import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { copyMask } from './copy-mask.ts';
 import { answerTurn } from '../../src/envs/expert-text.ts';
 import { maskTypoTurn, RETRY_THOUGHT, withTypoRetry } from './typo-retry.ts';
-import { COPY_DRILL_ITEMS, FINETUNE_SINGLE_STEP_SHARE, GIVE_UP_ANSWER, MAX_MULTI_STEP_TOKENS, MULTI_STEP_SHARES, TRANSCRIPT_MIX, MAX_TRANSCRIPT_TOKENS, UNIVERSE_MIX } from './mix.ts';
+import {
+  COPY_DRILL_ITEMS,
+  FINETUNE_SINGLE_STEP_SHARE,
+  GIVE_UP_ANSWER,
+  MAX_MULTI_STEP_TOKENS,
+  MULTI_STEP_SHARES,
+  TRANSCRIPT_MIX,
+  MAX_TRANSCRIPT_TOKENS,
+  UNIVERSE_MIX,
+} from './mix.ts';
 import type { Rng } from '../../src/rng.ts';
 import type { Trajectory } from '../../src/contracts.ts';
 
@@ -44,7 +53,10 @@ const { values: args } = parseArgs({
 });
 const SEED = Number(args.seed);
 const tokenizer: TextTokenizer = args.tokenizer
-  ? HfTokenizer.fromJson(JSON.parse(readFileSync(args.tokenizer, 'utf8')), { eos_token: '<|endoftext|>', pad_token: '<|pad|>' })
+  ? HfTokenizer.fromJson(JSON.parse(readFileSync(args.tokenizer, 'utf8')), {
+      eos_token: '<|endoftext|>',
+      pad_token: '<|pad|>',
+    })
   : new ByteTokenizer();
 /** The longest multi-step transcript kept: the byte build's bound, or a BPE build's context less room for a longer answer. */
 const maxMultiStepTokens = args.tokenizer ? Number(args.context) - 24 : MAX_MULTI_STEP_TOKENS;
@@ -66,12 +78,21 @@ interface MixRow {
 function mixRows(): MixRow[] {
   const rows: MixRow[] = TRANSCRIPT_MIX.map((r) => ({ ...r, label: r.env, env: getEnvironment(r.env), share: 1 }));
   if (!args.universe) return rows;
-  for (const level of copyDrill.difficulties) rows.push({ label: copyDrill.name, env: copyDrill, level, items: COPY_DRILL_ITEMS, share: 1, copyPractice: true });
+  for (const level of copyDrill.difficulties)
+    rows.push({ label: copyDrill.name, env: copyDrill, level, items: COPY_DRILL_ITEMS, share: 1, copyPractice: true });
   for (const family of BUILD_FAMILIES) {
     for (const [world, env] of worlds(family, UNIVERSE_MIX.worlds, 'build').entries()) {
       for (const level of family.levels) {
         const items = Math.ceil(UNIVERSE_MIX.itemsPerLevel / UNIVERSE_MIX.worlds);
-        rows.push({ label: `u_${family.name}`, env, level, items, share: 1 / UNIVERSE_MIX.worlds, multiStep: true, world });
+        rows.push({
+          label: `u_${family.name}`,
+          env,
+          level,
+          items,
+          share: 1 / UNIVERSE_MIX.worlds,
+          multiStep: true,
+          world,
+        });
       }
     }
   }
@@ -85,7 +106,12 @@ type Variant = 'expert' | 'early' | 'retry' | 'give_up';
  * early, fix a typo on the next turn, or give up after the designed failure (MULTI_STEP_SHARES). The
  * held-out set (`variants` false) is expert transcripts only: it measures copying.
  */
-function chooseVariant(pick: Rng, expert: Trajectory, row: { copyPractice?: true; multiStep?: true }, variants: boolean): Variant {
+function chooseVariant(
+  pick: Rng,
+  expert: Trajectory,
+  row: { copyPractice?: true; multiStep?: true },
+  variants: boolean,
+): Variant {
   if (row.copyPractice || !row.multiStep || !variants) return 'expert';
   const r = pick.next();
   if (r < MULTI_STEP_SHARES.early && expert.steps.length >= 2) return 'early';
@@ -102,11 +128,16 @@ function variantTurns(variant: Variant, expert: Trajectory, turns: string[], pic
     return [...turns.slice(0, k), answerTurn(seen)];
   }
   if (variant === 'retry') return withTypoRetry(turns, pick) ?? turns;
-  if (variant === 'give_up') return [...turns.slice(0, expert.steps.findIndex((s) => s.tool_call?.error) + 1), answerTurn(GIVE_UP_ANSWER)];
+  if (variant === 'give_up')
+    return [...turns.slice(0, expert.steps.findIndex((s) => s.tool_call?.error) + 1), answerTurn(GIVE_UP_ANSWER)];
   return turns;
 }
 
-async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => number, variants: boolean): Promise<string[]> {
+async function transcripts(
+  split: 'train' | 'test',
+  perLevel: (row: MixRow) => number,
+  variants: boolean,
+): Promise<string[]> {
   const lines: string[] = [];
   const progress = new Map<string, Record<Variant, number>>();
   for (const row of mixRows()) {
@@ -123,22 +154,40 @@ async function transcripts(split: 'train' | 'test', perLevel: (row: MixRow) => n
       if (expert.success !== true || expert.tokens.length > maxTokens) continue;
       // Chosen among the items whose tool transcript is kept, so the shares hold at every level.
       let variant = chooseVariant(pick, expert, row, variants);
-      let t = variant === 'expert' ? expert : await expertTrajectory(env, task, { tokenizer, turns: (turns) => variantTurns(variant, expert, turns, pick) });
+      let t =
+        variant === 'expert'
+          ? expert
+          : await expertTrajectory(env, task, {
+              tokenizer,
+              turns: (turns) => variantTurns(variant, expert, turns, pick),
+            });
       // A typo that did not fail (or a retry that did not end in success) teaches nothing about recovery.
-      const typoFixed = t.success === true && t.steps.some((s) => s.tool_call?.error) && t.steps.some((s) => s.thought === RETRY_THOUGHT);
+      const typoFixed =
+        t.success === true &&
+        t.steps.some((s) => s.tool_call?.error) &&
+        t.steps.some((s) => s.thought === RETRY_THOUGHT);
       if (variant === 'retry' && !typoFixed) {
         variant = 'expert';
         t = expert;
       }
       const assistant = variant === 'retry' ? maskTypoTurn(t) : t.assistant_mask;
-      lines.push(JSON.stringify({ env: label, level, variant, tokens: t.tokens, assistant, copy: copyMask(t, tokenizer) }));
+      lines.push(
+        JSON.stringify({ env: label, level, variant, tokens: t.tokens, assistant, copy: copyMask(t, tokenizer) }),
+      );
       kept++;
       counts[variant]++;
     }
   }
   for (const [what, counts] of progress) {
     const n = Object.values(counts).reduce((a, b) => a + b, 0);
-    console.log(`  ${split} ${what}: ${n} transcripts (${Object.entries(counts).filter(([v, k]) => v !== 'expert' && k > 0).map(([v, k]) => `${k} ${v}`).join(', ') || 'all expert'})`);
+    console.log(
+      `  ${split} ${what}: ${n} transcripts (${
+        Object.entries(counts)
+          .filter(([v, k]) => v !== 'expert' && k > 0)
+          .map(([v, k]) => `${k} ${v}`)
+          .join(', ') || 'all expert'
+      })`,
+    );
   }
   return lines;
 }
@@ -150,10 +199,23 @@ writeFileSync(args.out, `${train.join('\n')}\n`);
 // share of the single-step ones, so the weights keep what they knew while most steps teach chaining.
 const keep = createRng(deriveSeed(SEED, 'finetune'));
 const multiStepEnvs = new Set(TRANSCRIPT_MIX.filter((r) => r.multiStep).map((r) => r.env));
-const finetune = train.filter((line) => multiStepEnvs.has((JSON.parse(line) as { env: string }).env) || keep.chance(FINETUNE_SINGLE_STEP_SHARE));
+const finetune = train.filter(
+  (line) => multiStepEnvs.has((JSON.parse(line) as { env: string }).env) || keep.chance(FINETUNE_SINGLE_STEP_SHARE),
+);
 writeFileSync(args.finetune, `${finetune.join('\n')}\n`);
 // A universe family's held-out transcripts come from its first worlds, one item each, however many worlds the mix has.
 const heldoutItems = Number(args['heldout-items']);
-const heldout = await transcripts('test', (row) => (row.world === undefined ? Math.ceil(heldoutItems * row.share) : row.world < heldoutItems ? Math.ceil(heldoutItems * row.share) : 0), false);
+const heldout = await transcripts(
+  'test',
+  (row) =>
+    row.world === undefined
+      ? Math.ceil(heldoutItems * row.share)
+      : row.world < heldoutItems
+        ? Math.ceil(heldoutItems * row.share)
+        : 0,
+  false,
+);
 writeFileSync(args.heldout, `${heldout.join('\n')}\n`);
-console.log(`wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`);
+console.log(
+  `wrote ${train.length} train (${finetune.length} in the fine-tune mix) and ${heldout.length} held-out transcripts`,
+);

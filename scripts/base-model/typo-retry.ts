@@ -23,10 +23,11 @@ function typo(word: string, from: number, pick: Rng): string {
 /**
  * The call with a typo in its copied name, or null where a typo would not fail: `cat`/`find` get one in
  * the file's stem, a js run in the function it calls on its last line, and a tool of the environment's own
- * (a universe world's) either in its own name (half the time: the error lists the available tools, and the
- * call made again copies the name from there; on tool lists it had never seen the base wrote names that
- * were not in them and repeated them after that error) or in the longest word of a string argument (a
- * product, a person, a counter: what the base miscopies from the question). Whether the typo fails is the
+ * (a universe world's) in one of three places, a third of the time each: its own name (the error lists the
+ * available tools, and the call made again copies the name from there; on tool lists it had never seen
+ * the base wrote names that were not in them and repeated them after that error), a parameter's name
+ * (withWrongParameter), or the longest word of a string argument (a product, a person, a counter: what
+ * the base miscopies from the question). Whether the typo fails is the
  * tool's to say: the transcript is kept only where it did and the call made again succeeded (transcripts.ts).
  */
 export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
@@ -42,11 +43,53 @@ export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
     return { name: 'js', arguments: { code: `${args.code.slice(0, m.index)}\n${typo(m[1], 0, pick)}${m[2]}` } };
   }
   if (call.name === 'sh' || call.name === 'js') return null;
-  if (pick.chance(0.5) && call.name.length >= 3) return { name: typo(call.name, 1, pick), arguments: args };
-  const copied = Object.entries(args).flatMap(([key, value]) => (typeof value === 'string' ? (value.match(/[a-z]{3,}/g) ?? []).map((word) => ({ key, value, word })) : []));
+  const kind = pick.int(0, 2);
+  if (kind === 0 && call.name.length >= 3) return { name: typo(call.name, 1, pick), arguments: args };
+  if (kind === 1) return withWrongParameter(call, pick);
+  const copied = Object.entries(args).flatMap(([key, value]) =>
+    typeof value === 'string' ? (value.match(/[a-z]{3,}/g) ?? []).map((word) => ({ key, value, word })) : [],
+  );
   if (copied.length === 0) return null;
   const { key, value, word } = copied.reduce((a, b) => (b.word.length > a.word.length ? b : a));
   return { name: call.name, arguments: { ...args, [key]: value.replace(word, typo(word, 1, pick)) } };
+}
+
+/**
+ * Parameter names the base reaches for when a tool's own differs: its sibling tools' and other worlds'
+ * spellings of the same thing. Given one of them, a tool refuses with `missing argument "item"; … expects
+ * {"item"}`, and the call made again copies the name from there (before this kind of typo the base kept
+ * the wrong name through every retry: 0 of 215 such errors fixed on the held-out inventory worlds).
+ */
+const PARAMETER_NAMES = [
+  'item',
+  'product',
+  'name',
+  'sku',
+  'id',
+  'key',
+  'query',
+  'count',
+  'qty',
+  'quantity',
+  'amount',
+  'value',
+  'person',
+  'who',
+  'day',
+  'date',
+  'text',
+  'path',
+];
+
+/** The call with one argument under a wrong parameter name; null when it has no arguments. */
+function withWrongParameter(call: ExpertCall, pick: Rng): ExpertCall | null {
+  const keys = Object.keys(call.arguments);
+  if (keys.length === 0) return null;
+  const key = keys[pick.int(0, keys.length - 1)];
+  const others = PARAMETER_NAMES.filter((n) => !(n in call.arguments));
+  const wrong = others[pick.int(0, others.length - 1)];
+  const renamed = Object.fromEntries(Object.entries(call.arguments).map(([k, v]) => [k === key ? wrong : k, v]));
+  return { name: call.name, arguments: renamed };
 }
 
 interface ParsedTurn {
@@ -71,8 +114,14 @@ export function withTypoRetry(turns: string[], pick: Rng): string[] | null {
   if (candidates.length === 0) return null;
   const { i, parsed, wrong } = candidates[pick.int(0, candidates.length - 1)];
   // A misspelt tool is misspelt in the thought that names it too, as the base's own wrong names were.
-  const think = wrong.name === parsed.call.name ? parsed.think : (parsed.think?.replace(parsed.call.name, wrong.name) ?? null);
-  return [...turns.slice(0, i), callTurn(think, [wrong]), callTurn(RETRY_THOUGHT, [parsed.call]), ...turns.slice(i + 1)];
+  const think =
+    wrong.name === parsed.call.name ? parsed.think : (parsed.think?.replace(parsed.call.name, wrong.name) ?? null);
+  return [
+    ...turns.slice(0, i),
+    callTurn(think, [wrong]),
+    callTurn(RETRY_THOUGHT, [parsed.call]),
+    ...turns.slice(i + 1),
+  ];
 }
 
 /**

@@ -147,6 +147,7 @@ export function writeOnnxModel(spec: GraphSpec): Uint8Array {
     for (const v of spec.outputs) g.message(12, (vi) => writeValueInfo(vi, v));
   });
   w.message(8, (op) => op.string(1, '').int(2, spec.opset));
-  for (const [key, value] of Object.entries(spec.metadata ?? {})) w.message(14, (m) => m.string(1, key).string(2, value));
+  for (const [key, value] of Object.entries(spec.metadata ?? {}))
+    w.message(14, (m) => m.string(1, key).string(2, value));
   return w.finish();
 }

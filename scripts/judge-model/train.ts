@@ -16,19 +16,35 @@ export function buildTokenizerJson(words: string[]): Record<string, unknown> {
     version: '1.0',
     truncation: null,
     padding: null,
-    added_tokens: special.map((content, id) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true })),
+    added_tokens: special.map((content, id) => ({
+      id,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    })),
     normalizer: { type: 'Lowercase' },
     pre_tokenizer: { type: 'Whitespace' },
     post_processor: null,
     decoder: { type: 'WordPiece', prefix: '##', cleanup: true },
-    model: { type: 'WordPiece', unk_token: '[UNK]', continuing_subword_prefix: '##', max_input_chars_per_word: 100, vocab },
+    model: {
+      type: 'WordPiece',
+      unk_token: '[UNK]',
+      continuing_subword_prefix: '##',
+      max_input_chars_per_word: 100,
+      vocab,
+    },
   };
 }
 
 /** Words seen at least `minCount` times, most frequent first (ties alphabetical, for a stable build). */
 export function collectVocabulary(texts: string[], minCount: number, maxWords: number): string[] {
   const counts = new Map<string, number>();
-  for (const t of texts) for (const w of t.toLowerCase().match(/\w+|[^\w\s]+/g) ?? []) if (!/^\d+$/.test(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
+  for (const t of texts)
+    for (const w of t.toLowerCase().match(/\w+|[^\w\s]+/g) ?? [])
+      if (!/^\d+$/.test(w)) counts.set(w, (counts.get(w) ?? 0) + 1);
   return [...counts.entries()]
     .filter(([, c]) => c >= minCount)
     .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
@@ -53,7 +69,9 @@ function gaussian(r: () => number): number {
 export function initWeights(o: TrainOptions): JudgeWeights {
   const fill = (n: number, std: number) => Float32Array.from({ length: n }, () => gaussian(o.random) * std);
   return {
-    vocab: o.vocab, dim: o.dim, hidden: o.hidden,
+    vocab: o.vocab,
+    dim: o.dim,
+    hidden: o.hidden,
     embed: fill(o.vocab * o.dim, 0.1),
     w1: fill(o.dim * o.hidden, Math.sqrt(2 / o.dim)),
     b1: new Float32Array(o.hidden),

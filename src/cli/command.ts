@@ -3,7 +3,10 @@
  */
 import type { ParseArgsConfig } from 'node:util';
 
-export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & { description: string; placeholder?: string };
+export type OptionSpec = NonNullable<ParseArgsConfig['options']>[string] & {
+  description: string;
+  placeholder?: string;
+};
 
 export interface CommandContext {
   /** Working directory for relative paths. */
@@ -23,12 +26,19 @@ export interface Command {
   /** Positional arguments, shown in usage. */
   args?: string[];
   options: Record<string, OptionSpec>;
-  run(values: Record<string, string | boolean | string[] | undefined>, positionals: string[], ctx: CommandContext): Promise<void>;
+  run(
+    values: Record<string, string | boolean | string[] | undefined>,
+    positionals: string[],
+    ctx: CommandContext,
+  ): Promise<void>;
 }
 
 /** A failure the user can fix: printed as one line, exit code 1 (2 for usage errors). */
 export class CliError extends Error {
-  constructor(message: string, readonly exitCode = 1) {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
     super(message);
     this.name = 'CliError';
   }

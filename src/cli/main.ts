@@ -18,7 +18,8 @@ export function usage(command: Command): string {
   const lines = [`Usage: spindle ${command.name}${args} [options]`, '', command.summary, '', 'Options:'];
   const all: Record<string, OptionSpec> = { ...command.options, ...GLOBAL_OPTIONS };
   for (const [name, spec] of Object.entries(all)) {
-    const value = spec.type === 'string' ? ` <${'placeholder' in spec && spec.placeholder ? spec.placeholder : name}>` : '';
+    const value =
+      spec.type === 'string' ? ` <${'placeholder' in spec && spec.placeholder ? spec.placeholder : name}>` : '';
     const def = 'default' in spec && spec.default !== undefined ? ` (default: ${String(spec.default)})` : '';
     lines.push(`  --${name}${value}`.padEnd(34) + spec.description + def);
   }
@@ -57,13 +58,19 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
   try {
     if (!found) {
       const group = COMMANDS.filter((c) => c.name.startsWith(argv[0] + ' '));
-      if (group.length) throw new CliError(`"${argv[0]}" needs a subcommand: ${group.map((c) => c.name).join(', ')}.`, 2);
+      if (group.length)
+        throw new CliError(`"${argv[0]}" needs a subcommand: ${group.map((c) => c.name).join(', ')}.`, 2);
       throw new CliError(`Unknown command "${argv[0]}". Commands: ${COMMANDS.map((c) => c.name).join(', ')}.`, 2);
     }
     const { command, rest } = found;
     let parsed;
     try {
-      parsed = parseArgs({ args: rest, options: { ...command.options, ...GLOBAL_OPTIONS }, allowPositionals: true, strict: true });
+      parsed = parseArgs({
+        args: rest,
+        options: { ...command.options, ...GLOBAL_OPTIONS },
+        allowPositionals: true,
+        strict: true,
+      });
     } catch (error) {
       throw new CliError(`${(error as Error).message.split('\n')[0]} (see \`spindle ${command.name} --help\`)`, 2);
     }
@@ -74,7 +81,11 @@ export async function main(argv: string[], ctx: CommandContext): Promise<number>
     await loadPipeline();
     // A Ctrl-C while the pipeline loaded (a second or more) stops here, before the command starts anything.
     if (ctx.signal.aborted) throw new CliError('interrupted during start-up; nothing was run', 130);
-    await command.run(parsed.values as Record<string, string | boolean | string[] | undefined>, parsed.positionals, ctx);
+    await command.run(
+      parsed.values as Record<string, string | boolean | string[] | undefined>,
+      parsed.positionals,
+      ctx,
+    );
     return 0;
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);

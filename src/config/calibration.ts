@@ -21,8 +21,14 @@ function validMap(value: unknown): value is CalibrationMap {
   if (map.kind === 'affine') return finite(map.a) && finite(map.b);
   if (map.kind !== 'isotonic' || !Array.isArray(map.x) || !Array.isArray(map.y)) return false;
   const [x, y] = [map.x as unknown[], map.y as unknown[]];
-  return x.length === y.length && x.length > 0 && x.every(finite) && y.every(finite)
-    && x.every((v, i) => i === 0 || v > x[i - 1]) && y.every((v, i) => i === 0 || v >= y[i - 1]);
+  return (
+    x.length === y.length &&
+    x.length > 0 &&
+    x.every(finite) &&
+    y.every(finite) &&
+    x.every((v, i) => i === 0 || v > x[i - 1]) &&
+    y.every((v, i) => i === 0 || v >= y[i - 1])
+  );
 }
 
 /**
@@ -30,9 +36,11 @@ function validMap(value: unknown): value is CalibrationMap {
  * looks like), or null: the one check of both the config field and a saved calibration file.
  */
 export function calibrationMapsProblem(maps: unknown): string | null {
-  if (typeof maps !== 'object' || maps === null || Array.isArray(maps)) return `must map judge ids to calibration maps, e.g. {rule: {kind: affine, a: 0.9, b: 0.05}}`;
+  if (typeof maps !== 'object' || maps === null || Array.isArray(maps))
+    return `must map judge ids to calibration maps, e.g. {rule: {kind: affine, a: 0.9, b: 0.05}}`;
   for (const [id, map] of Object.entries(maps)) {
-    if (!validMap(map)) return `the map for judge "${id}" is not a valid identity, affine (finite a, b), or isotonic (ascending x, non-decreasing y, as many of each) map`;
+    if (!validMap(map))
+      return `the map for judge "${id}" is not a valid identity, affine (finite a, b), or isotonic (ascending x, non-decreasing y, as many of each) map`;
   }
   return null;
 }

@@ -8,7 +8,9 @@ import type { RunConfig } from './schema.ts';
 import { validateRunConfig } from './validate.ts';
 import { formatConfigErrors, parseRunConfigYaml, type ParseOptions } from './yaml.ts';
 
-type DeepPartial<T> = { [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K] };
+type DeepPartial<T> = {
+  [K in keyof T]?: T[K] extends unknown[] ? T[K] : T[K] extends object ? DeepPartial<T[K]> : T[K];
+};
 
 export interface Preset {
   description: string;
@@ -20,13 +22,25 @@ export interface Preset {
 export const PRESETS: Record<string, Preset> = {
   demo: {
     description: 'A minute-long GRPO run on arith_tool for watching the loop work.',
-    config: { name: 'demo', training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 }, tasks: { environments: ['arith_tool'], eval_items: 8 } },
+    config: {
+      name: 'demo',
+      training: { max_steps: 10, batch_size: 2, group_size: 4, checkpoint_every: 5, eval_interval: 5 },
+      tasks: { environments: ['arith_tool'], eval_items: 8 },
+    },
   },
   'watch-it-learn': {
-    description: 'GRPO on arith_tool level 3, where the shipped model is right on about 60% of the items greedy (it sometimes answers without its calc tool or miscopies an operand): held-out success before the first update and every 10 updates (about 2 minutes on 2 cores with wasm).',
+    description:
+      'GRPO on arith_tool level 3, where the shipped model is right on about 60% of the items greedy (it sometimes answers without its calc tool or miscopies an operand): held-out success before the first update and every 10 updates (about 2 minutes on 2 cores with wasm).',
     config: {
       name: 'watch-it-learn',
-      training: { max_steps: 40, batch_size: 1, group_size: 8, learning_rate: 5e-4, warmup_steps: 3, eval_interval: 10 },
+      training: {
+        max_steps: 40,
+        batch_size: 1,
+        group_size: 8,
+        learning_rate: 5e-4,
+        warmup_steps: 3,
+        eval_interval: 10,
+      },
       // Fixed level and no rollbacks, so the held-out curve shows learning alone.
       curriculum: { enabled: false },
       safety: { enabled: false },
@@ -34,10 +48,18 @@ export const PRESETS: Record<string, Preset> = {
     },
   },
   'chain-calls': {
-    description: 'An agent learning a longer chain: GRPO on func_trace level 2, where the answer takes three dependent calls (read the asked function with sh, then the function its file names, then run both in js; some items leave the second file unnamed, so the first run fails with an error naming the function to read) and the shipped model is right on about 40% of the items greedy, stopping early or miscopying a name on the rest; held-out success on 64 items before the first update and every 10 updates (about 4 minutes on 2 cores with wasm).',
+    description:
+      'An agent learning a longer chain: GRPO on func_trace level 2, where the answer takes three dependent calls (read the asked function with sh, then the function its file names, then run both in js; some items leave the second file unnamed, so the first run fails with an error naming the function to read) and the shipped model is right on about 40% of the items greedy, stopping early or miscopying a name on the rest; held-out success on 64 items before the first update and every 10 updates (about 4 minutes on 2 cores with wasm).',
     config: {
       name: 'chain-calls',
-      training: { max_steps: 30, batch_size: 1, group_size: 8, learning_rate: 1e-3, warmup_steps: 3, eval_interval: 10 },
+      training: {
+        max_steps: 30,
+        batch_size: 1,
+        group_size: 8,
+        learning_rate: 1e-3,
+        warmup_steps: 3,
+        eval_interval: 10,
+      },
       curriculum: { enabled: false },
       safety: { enabled: false },
       // Three calls, a retry after the designed failure, the reads it needs and the answer fit in 12 turns.
@@ -46,8 +68,13 @@ export const PRESETS: Record<string, Preset> = {
     },
   },
   'arith-grpo': {
-    description: 'Online GRPO on arith_tool levels 1–3 from the shipped model, the curriculum moving it up a level as it succeeds.',
-    config: { name: 'arith-grpo', training: { max_steps: 60, batch_size: 4, group_size: 8 }, tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] } },
+    description:
+      'Online GRPO on arith_tool levels 1–3 from the shipped model, the curriculum moving it up a level as it succeeds.',
+    config: {
+      name: 'arith-grpo',
+      training: { max_steps: 60, batch_size: 4, group_size: 8 },
+      tasks: { environments: ['arith_tool'], difficulty_range: [1, 3] },
+    },
   },
   sft: {
     description: 'Supervised fine-tuning on exported trajectories (their successes by default): SFT first, then RL.',
@@ -56,7 +83,12 @@ export const PRESETS: Record<string, Preset> = {
   },
   transfer: {
     description: 'Transfer between environments, shell_exec → git_repo, with the lower layers frozen.',
-    config: { name: 'transfer', lora: { freeze_layers: '0-1' }, tasks: { environments: ['git_repo'] }, transfer: { learning_rate_scale: 0.3 } },
+    config: {
+      name: 'transfer',
+      lora: { freeze_layers: '0-1' },
+      tasks: { environments: ['git_repo'] },
+      transfer: { learning_rate_scale: 0.3 },
+    },
     cli: 'spindle transfer init, then spindle transfer train',
   },
 };
@@ -93,7 +125,8 @@ export function applyPresetToYaml(text: string, name: string, options: ParseOpti
   const doc: Document = parseDocument(text);
   if (doc.errors.length) throw new Error(`The config is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);
   if (doc.contents === null) doc.contents = doc.createNode({});
-  for (const [path, value] of presetSettings(name)) doc.setIn(path.split('.'), doc.createNode(value, { flow: Array.isArray(value) }));
+  for (const [path, value] of presetSettings(name))
+    doc.setIn(path.split('.'), doc.createNode(value, { flow: Array.isArray(value) }));
   const updated = doc.toString({ lineWidth: 0 });
   const check = parseRunConfigYaml(updated, options);
   if (check.errors.length) throw new Error(formatConfigErrors(check.errors));

@@ -29,13 +29,22 @@ export const RETIRED_FIELDS: Record<string, string> = {
 
 export const FIELD_RULES: Record<string, FieldRule> = {
   seed: { kind: 'int', min: 0, max: Number.MAX_SAFE_INTEGER },
-  'model.quantization': { kind: 'enum', values: ['none', 'int8'], hint: 'int8 holds the frozen base in 8 bits per output channel (LoRA); 4-bit formats such as q4_k_m are not implemented' },
+  'model.quantization': {
+    kind: 'enum',
+    values: ['none', 'int8'],
+    hint: 'int8 holds the frozen base in 8 bits per output channel (LoRA); 4-bit formats such as q4_k_m are not implemented',
+  },
   'model.backend': { kind: 'enum', values: ['auto', 'webgpu', 'wasm', 'cpu'] },
   'lora.r': { kind: 'int', min: 1, max: 256 },
   'lora.alpha': { kind: 'number', min: 0, max: 4096, exclusiveMin: true },
   'lora.dropout': { kind: 'number', min: 0, max: 0.9 },
   'lora.target_modules': { kind: 'strings' },
-  'lora.freeze_layers': { kind: 'string', pattern: /^\d+(-\d+)?$/, hint: 'a layer range like "0-8" or a single layer like "3"', nullable: true },
+  'lora.freeze_layers': {
+    kind: 'string',
+    pattern: /^\d+(-\d+)?$/,
+    hint: 'a layer range like "0-8" or a single layer like "3"',
+    nullable: true,
+  },
   'training.method': { kind: 'enum', values: ['grpo', 'sft'] },
   'training.max_steps': { kind: 'int', min: 1, max: 1_000_000 },
   'training.batch_size': { kind: 'int', min: 1, max: 1024 },

@@ -218,7 +218,13 @@ export const DEFAULT_CONFIG: RunConfig = {
   name: 'run',
   seed: 1,
   model: { base_model: 'spindle-base', quantization: 'none', backend: 'auto' },
-  lora: { r: 8, alpha: 16, dropout: 0, target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freeze_layers: null },
+  lora: {
+    r: 8,
+    alpha: 16,
+    dropout: 0,
+    target_modules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    freeze_layers: null,
+  },
   training: {
     method: 'grpo',
     max_steps: 100,
@@ -243,17 +249,46 @@ export const DEFAULT_CONFIG: RunConfig = {
   // γ 1: every turn of an episode gets its group advantage. In the credit ablation (bench:credit, README
   // "Agents") discounting by 0.9 cost 5 points of held-out gain, and per-turn process rewards won them back
   // without beating plain trajectory-level credit beyond the spread of three seeds. A γ of 0.99 is within 5% of it.
-  grpo: { advantage: 'zscore', clip_epsilon: 0.2, clip_epsilon_high: null, kl_beta: 0, gamma: 1, zero_std_groups: 'skip', iterations: 1 },
+  grpo: {
+    advantage: 'zscore',
+    clip_epsilon: 0.2,
+    clip_epsilon_high: null,
+    kl_beta: 0,
+    gamma: 1,
+    zero_std_groups: 'skip',
+    iterations: 1,
+  },
   // 128: a byte-level js/sh call with its <think> takes 100–130 tokens (text_reverse's does not fit in 96).
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
   replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0 },
   curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
-  process_rewards: { enabled: false, tool_success_bonus: 0.05, thought_bonus: 0.02, thought_min_chars: 50, apply_to: 'score' },
+  process_rewards: {
+    enabled: false,
+    tool_success_bonus: 0.05,
+    thought_bonus: 0.02,
+    thought_min_chars: 50,
+    apply_to: 'score',
+  },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },
   // 8 turns: a level-1 to 3 multi-step task with a retry and its answer. Longer tasks raise it (the loop allows 100):
   // the shipped base's 2,048 positions hold about 35 median multi-step turns.
-  trajectory_collection: { n_workers: null, max_steps_per_trajectory: 8, tool_timeout_ms: 2000, tools: [], max_offpolicy_updates: 1, reproducible: true },
+  trajectory_collection: {
+    n_workers: null,
+    max_steps_per_trajectory: 8,
+    tool_timeout_ms: 2000,
+    tools: [],
+    max_offpolicy_updates: 1,
+    reproducible: true,
+  },
   judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: null, min_votes: 1, verifier_gate: true, calibration: {} },
-  tasks: { environments: ['arith_tool'], task_file: null, env_files: [], verifier: null, difficulty_range: [1, 5], levels: {}, eval_items: 32 },
+  tasks: {
+    environments: ['arith_tool'],
+    task_file: null,
+    env_files: [],
+    verifier: null,
+    difficulty_range: [1, 5],
+    levels: {},
+    eval_items: 32,
+  },
   transfer: { source_checkpoint: null, learning_rate_scale: 0.3 },
 };

@@ -46,14 +46,30 @@ export interface VerifierProblem {
  * Checks a verifier given as a type name (`"number"`) or an object (`{type: "number", abs_tol: 0.01}`).
  * Returns the normalised verifier, or null with every problem, each naming `path.field` and the fix.
  */
-export function checkVerifier(value: unknown, path: string): { verifier: VerifierConfig | null; problems: VerifierProblem[] } {
+export function checkVerifier(
+  value: unknown,
+  path: string,
+): { verifier: VerifierConfig | null; problems: VerifierProblem[] } {
   const given = typeof value === 'string' ? { type: value.trim() } : value;
   if (typeof given !== 'object' || given === null || Array.isArray(given)) {
-    return { verifier: null, problems: [{ path, message: `"${path}" must be a verifier name (${VERIFIER_TYPES.join(', ')}) or a mapping like {type: number, abs_tol: 0.01}, got ${show(value)}.` }] };
+    return {
+      verifier: null,
+      problems: [
+        {
+          path,
+          message: `"${path}" must be a verifier name (${VERIFIER_TYPES.join(', ')}) or a mapping like {type: number, abs_tol: 0.01}, got ${show(value)}.`,
+        },
+      ],
+    };
   }
   const v = given as Record<string, unknown>;
   if (!(VERIFIER_TYPES as readonly unknown[]).includes(v.type)) {
-    return { verifier: null, problems: [{ path: `${path}.type`, message: `"${path}.type" is ${show(v.type)}; allowed: ${VERIFIER_TYPES.join(', ')}.` }] };
+    return {
+      verifier: null,
+      problems: [
+        { path: `${path}.type`, message: `"${path}.type" is ${show(v.type)}; allowed: ${VERIFIER_TYPES.join(', ')}.` },
+      ],
+    };
   }
   const type = v.type as VerifierType;
   const fields = VERIFIER_FIELDS[type];
@@ -63,14 +79,20 @@ export function checkVerifier(value: unknown, path: string): { verifier: Verifie
     const at = `${path}.${field}`;
     const kind = fields[field];
     if (!kind) {
-      problems.push({ path: at, message: `"${at}" is not a setting of the ${type} verifier; allowed: ${Object.keys(fields).join(', ') || 'none'}.` });
+      problems.push({
+        path: at,
+        message: `"${at}" is not a setting of the ${type} verifier; allowed: ${Object.keys(fields).join(', ') || 'none'}.`,
+      });
       continue;
     }
     const problem = checkSetting(kind, raw);
     if (problem) problems.push({ path: at, message: `"${at}" ${problem}, got ${show(raw)}.` });
   }
   if (type === 'js' && v.source === undefined) {
-    problems.push({ path: `${path}.source`, message: `"${path}.source" is missing: the js verifier needs a function source like "(answer, row) => answer === row.answer ? 1 : 0".` });
+    problems.push({
+      path: `${path}.source`,
+      message: `"${path}.source" is missing: the js verifier needs a function source like "(answer, row) => answer === row.answer ? 1 : 0".`,
+    });
   }
   return problems.length ? { verifier: null, problems } : { verifier: v as unknown as VerifierConfig, problems };
 }
@@ -86,13 +108,19 @@ function checkSetting(kind: FieldKind, value: unknown): string | null {
     case 'tolerance':
       return isNumber && value >= 0 ? null : 'must be a number ≥ 0 (e.g. 0.01)';
     case 'options':
-      return Number.isInteger(value) && (value as number) >= 2 && (value as number) <= CHOICE_LETTERS.length ? null : `must be the number of choices, a whole number 2–${CHOICE_LETTERS.length}`;
+      return Number.isInteger(value) && (value as number) >= 2 && (value as number) <= CHOICE_LETTERS.length
+        ? null
+        : `must be the number of choices, a whole number 2–${CHOICE_LETTERS.length}`;
     case 'source':
-      return typeof value === 'string' && value.trim() !== '' ? null : 'must be a JavaScript function source like "(answer, row, trajectory) => answer === row.answer ? 1 : 0"';
+      return typeof value === 'string' && value.trim() !== ''
+        ? null
+        : 'must be a JavaScript function source like "(answer, row, trajectory) => answer === row.answer ? 1 : 0"';
     case 'timeout_ms':
     case 'memory_mb': {
       const [lo, hi] = JS_LIMITS[kind];
-      return isNumber && Number.isInteger(value) && value >= lo && value <= hi ? null : `must be a whole number ${lo}–${hi}`;
+      return isNumber && Number.isInteger(value) && value >= lo && value <= hi
+        ? null
+        : `must be a whole number ${lo}–${hi}`;
     }
   }
 }

@@ -5,7 +5,14 @@
  */
 import { isMap, isScalar, LineCounter, parseDocument, stringify, visit, type Document } from 'yaml';
 import { DEFAULT_CONFIG, type RunConfig } from './schema.ts';
-import { validateRunConfig, checkField, suggest, MAX_ERRORS, type ConfigError, type ValidationResult } from './validate.ts';
+import {
+  validateRunConfig,
+  checkField,
+  suggest,
+  MAX_ERRORS,
+  type ConfigError,
+  type ValidationResult,
+} from './validate.ts';
 import { FIELD_RULES } from './rules.ts';
 import { clip } from './show.ts';
 
@@ -19,13 +26,23 @@ export interface ParseOptions {
 const YAML_LIMITS = { maxChars: 256 * 1024, maxKeys: 2000, maxAliases: 50, maxErrors: MAX_ERRORS } as const;
 
 export function parseRunConfigYaml(text: string, options: ParseOptions = {}): ValidationResult {
-  const refuse = (message: string, line?: number): ValidationResult => ({ config: null, errors: [{ path: '', line, message }] });
-  if (text.length > YAML_LIMITS.maxChars) return refuse(`the config is ${text.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}`);
+  const refuse = (message: string, line?: number): ValidationResult => ({
+    config: null,
+    errors: [{ path: '', line, message }],
+  });
+  if (text.length > YAML_LIMITS.maxChars)
+    return refuse(`the config is ${text.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}`);
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, prettyErrors: false });
   if (doc.errors.length) {
-    const errors = doc.errors.map((e) => ({ path: '', line: lineCounter.linePos(e.pos[0]).line, message: syntaxMessage(e.message) }));
-    const distinct = errors.filter((e, i) => errors.findIndex((f) => f.line === e.line && f.message === e.message) === i);
+    const errors = doc.errors.map((e) => ({
+      path: '',
+      line: lineCounter.linePos(e.pos[0]).line,
+      message: syntaxMessage(e.message),
+    }));
+    const distinct = errors.filter(
+      (e, i) => errors.findIndex((f) => f.line === e.line && f.message === e.message) === i,
+    );
     return { config: null, errors: distinct.slice(0, YAML_LIMITS.maxErrors) };
   }
   let keys = 0;
@@ -34,7 +51,10 @@ export function parseRunConfigYaml(text: string, options: ParseOptions = {}): Va
   visit(doc, {
     Pair: (_k, pair) => {
       if (++keys <= YAML_LIMITS.maxKeys) return undefined;
-      tooMany = { what: `more than ${YAML_LIMITS.maxKeys} keys`, offset: isScalar(pair.key) ? pair.key.range?.[0] : undefined };
+      tooMany = {
+        what: `more than ${YAML_LIMITS.maxKeys} keys`,
+        offset: isScalar(pair.key) ? pair.key.range?.[0] : undefined,
+      };
       return visit.BREAK;
     },
     Alias: (_k, alias) => {
@@ -44,13 +64,20 @@ export function parseRunConfigYaml(text: string, options: ParseOptions = {}): Va
     },
   });
   const found = tooMany as { what: string; offset?: number } | null;
-  if (found) return refuse(`the config has ${found.what}; a run config needs far fewer`, found.offset === undefined ? undefined : lineCounter.linePos(found.offset).line);
+  if (found)
+    return refuse(
+      `the config has ${found.what}; a run config needs far fewer`,
+      found.offset === undefined ? undefined : lineCounter.linePos(found.offset).line,
+    );
   let value: unknown;
   try {
     // Each alias may expand to a large node: yaml's own count of expanded aliases bounds the bomb.
     value = doc.toJS({ maxAliasCount: YAML_LIMITS.maxAliases });
   } catch (e) {
-    return refuse(`YAML aliases expand too far (${(e as Error).message}); write the values out instead of nesting aliases`, firstAliasLine(doc, lineCounter));
+    return refuse(
+      `YAML aliases expand too far (${(e as Error).message}); write the values out instead of nesting aliases`,
+      firstAliasLine(doc, lineCounter),
+    );
   }
   const result = validateRunConfig(value, options);
   for (const error of result.errors) error.line = lineOf(doc, lineCounter, error.path);
@@ -59,7 +86,8 @@ export function parseRunConfigYaml(text: string, options: ParseOptions = {}): Va
 
 /** The parser's message, first line; its own stack running out means lists or mappings nested far too deep. */
 function syntaxMessage(message: string): string {
-  if (/call stack/i.test(message)) return 'the config nests lists or mappings too deeply for the YAML parser; a run config nests a few levels at most';
+  if (/call stack/i.test(message))
+    return 'the config nests lists or mappings too deeply for the YAML parser; a run config nests a few levels at most';
   return `YAML syntax: ${message.split('\n')[0]}`;
 }
 
@@ -75,7 +103,10 @@ function firstAliasLine(doc: Document, counter: LineCounter): number | undefined
 }
 
 function lineOf(doc: Document, counter: LineCounter, path: string): number | undefined {
-  const keys = path.split('.').filter(Boolean).map((k) => (/^\d+$/.test(k) ? Number(k) : k));
+  const keys = path
+    .split('.')
+    .filter(Boolean)
+    .map((k) => (/^\d+$/.test(k) ? Number(k) : k));
   for (let n = keys.length; n > 0; n--) {
     const node = doc.getIn(keys.slice(0, n), true) as { range?: [number, number, number] } | undefined;
     if (node?.range) return counter.linePos(node.range[0]).line;
@@ -118,7 +149,12 @@ export function resolveConfigKey(key: string): string {
   const matches = leaves.filter((p) => p.endsWith(`.${key}`));
   if (matches.length === 1) return matches[0];
   if (matches.length > 1) throw new Error(`"${key}" is ambiguous: ${matches.join(', ')}. Use the full path.`);
-  const hint = suggest(key, leaves) ?? suggest(key, leaves.map((p) => p.split('.').pop()!));
+  const hint =
+    suggest(key, leaves) ??
+    suggest(
+      key,
+      leaves.map((p) => p.split('.').pop()!),
+    );
   throw new Error(`Unknown config key "${clip(key)}".${hint ? ` Did you mean "${hint}"?` : ''}`);
 }
 
@@ -140,7 +176,10 @@ function parseValue(raw: string): unknown {
 /** Sets one key in YAML text, keeping the rest (and its comments); throws with the validator's message. */
 export function setConfigValue(text: string, key: string, rawValue: string, options: ParseOptions = {}): string {
   const path = resolveConfigKey(key);
-  if (rawValue.length > YAML_LIMITS.maxChars) throw new Error(`The value is ${rawValue.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}.`);
+  if (rawValue.length > YAML_LIMITS.maxChars)
+    throw new Error(
+      `The value is ${rawValue.length} characters; a run config may have at most ${YAML_LIMITS.maxChars}.`,
+    );
   const value = parseValue(rawValue);
   const fallback = path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], DEFAULT_CONFIG);
   const problem = checkField(path, value, fallback);

@@ -33,4 +33,3 @@ export function extractCode(text: string): string {
   const fences = [...text.matchAll(/```[a-zA-Z]*\n?([\s\S]*?)```/g)];
   return fences.length ? fences[fences.length - 1][1].trim() : text.trim();
 }
-

@@ -31,7 +31,9 @@ function drawExpression(rng: Rng, difficulty: number): { expr: string; value: nu
     const ops = Array.from({ length: count - 1 }, () => rng.pick(level.ops));
     // A multiplication operand is drawn smaller so products stay readable.
     const values = Array.from({ length: count }, (_, i) =>
-      ops[i - 1] === '*' || ops[i] === '*' ? operand(rng, 2, Math.min(level.mulMax, level.values[1])) : operand(rng, level.values[0], level.values[1]),
+      ops[i - 1] === '*' || ops[i] === '*'
+        ? operand(rng, 2, Math.min(level.mulMax, level.values[1]))
+        : operand(rng, level.values[0], level.values[1]),
     );
     const parts = values.map(String);
     if (count >= 3 && rng.chance(level.parens)) {
@@ -60,7 +62,9 @@ function containsAll(have: number[], need: number[]): boolean {
 /** The same question however it is ordered: sorted operands, sorted operators, the value. */
 function canonicalKey(expr: string, value: number): string {
   const ops = (expr.match(/[+\-*]/g) ?? []).sort().join('');
-  return `${ops}|${integersIn(expr).sort((a, b) => a - b).join(',')}|=${value}`;
+  return `${ops}|${integersIn(expr)
+    .sort((a, b) => a - b)
+    .join(',')}|=${value}`;
 }
 
 export const arithTool: EnvironmentSpec = {

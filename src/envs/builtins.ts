@@ -19,5 +19,17 @@ import type { EnvironmentSpec } from './types.ts';
  * then the curriculum's levels 4 and 5 (clarifying an ambiguous task, work across sh, js and git, a long plan).
  */
 export const BUILTIN_SPECS: readonly EnvironmentSpec[] = [
-  arithTool, letterCount, textReverse, countdown, jsDebug, shellExec, gitRepo, fileChain, orderTotal, funcTrace, clarifyTask, repoFix, longPlan,
+  arithTool,
+  letterCount,
+  textReverse,
+  countdown,
+  jsDebug,
+  shellExec,
+  gitRepo,
+  fileChain,
+  orderTotal,
+  funcTrace,
+  clarifyTask,
+  repoFix,
+  longPlan,
 ];

@@ -19,7 +19,10 @@ import type { Environment, OwnToolSession } from './types.ts';
 export const CHECK_BUDGET_MS = 60_000;
 
 export class CheckTimeoutError extends Error {
-  constructor(readonly step: string, readonly budgetMs: number) {
+  constructor(
+    readonly step: string,
+    readonly budgetMs: number,
+  ) {
     super(
       `the check ran out of its ${formatSeconds(budgetMs)} budget during "${step}": the environment's calls (sample, its tools, ` +
         'evaluate, a verifier) are too slow for this many; make them faster, or give the check a larger budget or fewer items',
@@ -41,8 +44,12 @@ export class CheckBudget {
   private readonly timer: ReturnType<typeof setTimeout>;
   private current = 'starting';
 
-  constructor(readonly budgetMs: number = CHECK_BUDGET_MS, private readonly options: CheckBudgetOptions = {}) {
-    if (!(budgetMs > 0) || !Number.isFinite(budgetMs)) throw new RangeError(`a check's budget must be a positive number of ms, got ${budgetMs}`);
+  constructor(
+    readonly budgetMs: number = CHECK_BUDGET_MS,
+    private readonly options: CheckBudgetOptions = {},
+  ) {
+    if (!(budgetMs > 0) || !Number.isFinite(budgetMs))
+      throw new RangeError(`a check's budget must be a positive number of ms, got ${budgetMs}`);
     this.deadline = performance.now() + budgetMs;
     this.timer = setTimeout(() => this.expire(), budgetMs);
     const outer = options.signal;
@@ -91,7 +98,10 @@ export class CheckBudget {
     try {
       return await this.race(work);
     } catch (e) {
-      void work.then((late) => late.close(), () => {});
+      void work.then(
+        (late) => late.close(),
+        () => {},
+      );
       throw e;
     }
   }
@@ -107,7 +117,11 @@ export class CheckBudget {
 }
 
 /** Runs `work` under a fresh budget that is disposed after it, whatever happens. */
-export async function withCheckBudget<T>(budgetMs: number | undefined, options: CheckBudgetOptions, work: (budget: CheckBudget) => Promise<T>): Promise<T> {
+export async function withCheckBudget<T>(
+  budgetMs: number | undefined,
+  options: CheckBudgetOptions,
+  work: (budget: CheckBudget) => Promise<T>,
+): Promise<T> {
   const budget = new CheckBudget(budgetMs ?? CHECK_BUDGET_MS, options);
   try {
     return await budget.race(work(budget));

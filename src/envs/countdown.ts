@@ -31,7 +31,8 @@ const precedence = (op: Op | null): number => (op === null ? 3 : op === '*' || o
 /** `a op b` with only the parentheses the grammar needs, so the expert writes `1 + 10 + 5 * 5`. */
 function join(a: Node, op: Op, b: Node, value: number): Node {
   const left = precedence(a.op) < precedence(op) ? `(${a.text})` : a.text;
-  const tight = precedence(b.op) < precedence(op) || (precedence(b.op) === precedence(op) && (op === '-' || op === '/'));
+  const tight =
+    precedence(b.op) < precedence(op) || (precedence(b.op) === precedence(op) && (op === '-' || op === '/'));
   return { text: `${left} ${op} ${tight ? `(${b.text})` : b.text}`, value, op };
 }
 
@@ -71,7 +72,10 @@ function drawPuzzle(rng: Rng, difficulty: number): { numbers: number[]; target: 
   for (;;) {
     const numbers = Array.from({ length: level.count }, () => rng.pick(level.pool));
     const used = rng.int(Math.min(2, level.count), level.count);
-    let pool: Node[] = rng.shuffle(numbers).slice(0, used).map((n): Node => ({ text: String(n), value: n, op: null }));
+    let pool: Node[] = rng
+      .shuffle(numbers)
+      .slice(0, used)
+      .map((n): Node => ({ text: String(n), value: n, op: null }));
     while (pool.length > 1) {
       const [a, b, ...rest] = pool;
       pool = rng.shuffle([combine(rng, a, b), ...rest]);
@@ -86,7 +90,11 @@ function drawPuzzle(rng: Rng, difficulty: number): { numbers: number[]; target: 
 
 /** The expression part of an answer: drops an "= target" tail and wrapping quotes/backticks. */
 function answerExpression(answer: string): string {
-  const line = cleanAnswer(answer).split('\n').filter((l) => l.trim()).pop() ?? '';
+  const line =
+    cleanAnswer(answer)
+      .split('\n')
+      .filter((l) => l.trim())
+      .pop() ?? '';
   return cleanAnswer(line.split('=')[0]);
 }
 
@@ -135,6 +143,9 @@ export const countdown: EnvironmentSpec = {
   },
   expert(task: Task): string[] {
     const solution = String(task.data.solution);
-    return [callTurn(`Try ${solution}.`, [{ name: 'calc', arguments: { expression: solution } }]), answerTurn(solution)];
+    return [
+      callTurn(`Try ${solution}.`, [{ name: 'calc', arguments: { expression: solution } }]),
+      answerTurn(solution),
+    ];
   },
 };

@@ -11,7 +11,15 @@
  */
 import { SYSTEM_PROMPT_STYLES, type Split, type Task, type Trajectory } from '../contracts.ts';
 import { createRng, deriveSeed, hashString } from '../rng.ts';
-import { ALL_LEVELS, KNOWN_TOOLS, MAX_PROMPT_CHARS, type EnvScore, type Environment, type EnvironmentSpec, type ToolboxSetup } from './types.ts';
+import {
+  ALL_LEVELS,
+  KNOWN_TOOLS,
+  MAX_PROMPT_CHARS,
+  type EnvScore,
+  type Environment,
+  type EnvironmentSpec,
+  type ToolboxSetup,
+} from './types.ts';
 
 const NAME_PATTERN = /^[a-z][a-z0-9_]*$/;
 /** Draws before giving up on a split: with testFraction 0.2, 200 misses in a row means the item space is too small. */
@@ -27,7 +35,10 @@ const SPLITS: readonly Split[] = ['train', 'validation', 'test'];
 export const MAX_DECLARED_CHANCE = 0.1;
 
 export class EnvironmentSpecError extends Error {
-  constructor(readonly problems: string[], name: string) {
+  constructor(
+    readonly problems: string[],
+    name: string,
+  ) {
     super(`Environment ${name ? `"${name}"` : '(unnamed)'} is invalid:\n  - ${problems.join('\n  - ')}`);
     this.name = 'EnvironmentSpecError';
   }
@@ -35,40 +46,62 @@ export class EnvironmentSpecError extends Error {
 
 /** Every problem with a spec, each naming the field and what it should be; empty when valid. */
 export function validateEnvironmentSpec(spec: unknown): string[] {
-  if (typeof spec !== 'object' || spec === null) return ['the environment must be an object with name, tags, requiredTools, sample and evaluate'];
+  if (typeof spec !== 'object' || spec === null)
+    return ['the environment must be an object with name, tags, requiredTools, sample and evaluate'];
   const s = spec as Record<string, unknown>;
   const problems: string[] = [];
   if (typeof s.name !== 'string' || !NAME_PATTERN.test(s.name)) {
     problems.push(`"name" must be a snake_case string like "my_task" (got ${describe(s.name)})`);
   }
-  if (typeof s.description !== 'string' || s.description.trim() === '') problems.push('"description" is missing: one sentence saying what the task asks');
+  if (typeof s.description !== 'string' || s.description.trim() === '')
+    problems.push('"description" is missing: one sentence saying what the task asks');
   if (!Array.isArray(s.tags) || !s.tags.every((t) => typeof t === 'string' && t !== '')) {
     problems.push(`"tags" must be an array of non-empty strings, e.g. ["shell"] (got ${describe(s.tags)})`);
   }
   if (!Array.isArray(s.requiredTools)) {
-    problems.push(`"requiredTools" must be an array of tool names from ${KNOWN_TOOLS.join(', ')} (use [] for none; got ${describe(s.requiredTools)})`);
+    problems.push(
+      `"requiredTools" must be an array of tool names from ${KNOWN_TOOLS.join(', ')} (use [] for none; got ${describe(s.requiredTools)})`,
+    );
   } else {
     const unknown = s.requiredTools.filter((t) => !(KNOWN_TOOLS as readonly unknown[]).includes(t));
-    if (unknown.length) problems.push(`"requiredTools" has unknown tools ${unknown.map(describe).join(', ')}; known tools: ${KNOWN_TOOLS.join(', ')}`);
+    if (unknown.length)
+      problems.push(
+        `"requiredTools" has unknown tools ${unknown.map(describe).join(', ')}; known tools: ${KNOWN_TOOLS.join(', ')}`,
+      );
   }
   if (s.difficulties !== undefined) {
-    const ok = Array.isArray(s.difficulties) && s.difficulties.length > 0 && s.difficulties.every((d) => (ALL_LEVELS as readonly unknown[]).includes(d));
-    if (!ok) problems.push(`"difficulties" must be a non-empty array of levels from 1 to 5 (got ${describe(s.difficulties)})`);
+    const ok =
+      Array.isArray(s.difficulties) &&
+      s.difficulties.length > 0 &&
+      s.difficulties.every((d) => (ALL_LEVELS as readonly unknown[]).includes(d));
+    if (!ok)
+      problems.push(`"difficulties" must be a non-empty array of levels from 1 to 5 (got ${describe(s.difficulties)})`);
   }
   if (s.systemStyle !== undefined && !(SYSTEM_PROMPT_STYLES as readonly unknown[]).includes(s.systemStyle)) {
-    problems.push(`"systemStyle" must be one of ${SYSTEM_PROMPT_STYLES.map((v) => `"${v}"`).join(', ')} (got ${describe(s.systemStyle)})`);
+    problems.push(
+      `"systemStyle" must be one of ${SYSTEM_PROMPT_STYLES.map((v) => `"${v}"`).join(', ')} (got ${describe(s.systemStyle)})`,
+    );
   }
-  if (s.testFraction !== undefined && !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction <= 1 - VALIDATION_FRACTION - 0.1)) {
-    problems.push(`"testFraction" must be a number above 0 and at most ${(0.9 - VALIDATION_FRACTION).toFixed(1)}, leaving room for validation and train (got ${describe(s.testFraction)})`);
+  if (
+    s.testFraction !== undefined &&
+    !(typeof s.testFraction === 'number' && s.testFraction > 0 && s.testFraction <= 1 - VALIDATION_FRACTION - 0.1)
+  ) {
+    problems.push(
+      `"testFraction" must be a number above 0 and at most ${(0.9 - VALIDATION_FRACTION).toFixed(1)}, leaving room for validation and train (got ${describe(s.testFraction)})`,
+    );
   }
-  if (typeof s.sample !== 'function') problems.push('"sample" is missing: a function (rng, difficulty) => { prompt, data, key? }');
-  if (typeof s.evaluate !== 'function') problems.push('"evaluate" is missing: a function (task, trajectory) => score in [0, 1] or null');
+  if (typeof s.sample !== 'function')
+    problems.push('"sample" is missing: a function (rng, difficulty) => { prompt, data, key? }');
+  if (typeof s.evaluate !== 'function')
+    problems.push('"evaluate" is missing: a function (task, trajectory) => score in [0, 1] or null');
   if (s.ownTools !== undefined) {
     if (!Array.isArray(s.ownTools)) problems.push('"ownTools" must be an array of tool schemas');
-    else if (s.ownTools.length > 0 && typeof s.openTools !== 'function') problems.push('"openTools" is missing: a function (task, options) => session that runs the own tools');
+    else if (s.ownTools.length > 0 && typeof s.openTools !== 'function')
+      problems.push('"openTools" is missing: a function (task, options) => session that runs the own tools');
   }
   for (const optional of ['expert', 'toolbox', 'chance'] as const) {
-    if (s[optional] !== undefined && typeof s[optional] !== 'function') problems.push(`"${optional}" must be a function of the task when given`);
+    if (s[optional] !== undefined && typeof s[optional] !== 'function')
+      problems.push(`"${optional}" must be a function of the task when given`);
   }
   return problems;
 }
@@ -97,9 +130,12 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
     splitOf,
     generate(seed: number, difficulty: number, split: Split): Task {
       if (!difficulties.includes(difficulty)) {
-        throw new RangeError(`${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`);
+        throw new RangeError(
+          `${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`,
+        );
       }
-      if (!SPLITS.includes(split)) throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
+      if (!SPLITS.includes(split))
+        throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
       for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
         const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
         if (typeof item?.prompt === 'string' && item.prompt.length > MAX_PROMPT_CHARS) {
@@ -110,7 +146,10 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
         }
         const key = item.key ?? stableJson(item.data);
         const itemSplit = item.split ?? splitOf(key);
-        if (!SPLITS.includes(itemSplit)) throw new RangeError(`${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`);
+        if (!SPLITS.includes(itemSplit))
+          throw new RangeError(
+            `${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`,
+          );
         if (itemSplit !== split) continue;
         return {
           id: `${spec.name}/${split}/${difficulty}/${seed}`,
@@ -122,13 +161,17 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
           data: { ...item.data, item_key: key },
         };
       }
-      throw new Error(`${spec.name}: no ${split} item at difficulty ${difficulty} after ${MAX_SPLIT_ATTEMPTS} draws; the level's item space is too small for a ${split} split`);
+      throw new Error(
+        `${spec.name}: no ${split} item at difficulty ${difficulty} after ${MAX_SPLIT_ATTEMPTS} draws; the level's item space is too small for a ${split} split`,
+      );
     },
     async evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore> {
       const score = await spec.evaluate(task, trajectory);
       if (score === null) return null;
       if (typeof score !== 'number' || !Number.isFinite(score) || score < 0 || score > 1) {
-        throw new RangeError(`${spec.name}.evaluate returned ${describe(score)}; it must return a number in [0, 1] or null`);
+        throw new RangeError(
+          `${spec.name}.evaluate returned ${describe(score)}; it must return a number in [0, 1] or null`,
+        );
       }
       return score;
     },
@@ -137,7 +180,9 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
     chance: (difficulty: number): number => {
       const luck = spec.chance?.(difficulty) ?? 0;
       if (typeof luck !== 'number' || !Number.isFinite(luck) || luck < 0 || luck > 1) {
-        throw new RangeError(`${spec.name}.chance(${difficulty}) returned ${describe(luck)}; it must return a success rate, a number in [0, 1]`);
+        throw new RangeError(
+          `${spec.name}.chance(${difficulty}) returned ${describe(luck)}; it must return a success rate, a number in [0, 1]`,
+        );
       }
       return luck;
     },
@@ -150,7 +195,11 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
 /** JSON with sorted object keys, so equal data always gives the same key. */
 export function stableJson(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
   );
 }
 

@@ -10,7 +10,9 @@ import type { ToolCall, Trajectory } from '../contracts.ts';
 
 /** The calls of a trajectory that ran without an error, in order. */
 export function successfulCalls(trajectory: Trajectory, tools: readonly string[]): ToolCall[] {
-  return trajectory.steps.flatMap((s) => (s.tool_call && s.tool_call.error === null && tools.includes(s.tool_call.tool_name) ? [s.tool_call] : []));
+  return trajectory.steps.flatMap((s) =>
+    s.tool_call && s.tool_call.error === null && tools.includes(s.tool_call.tool_name) ? [s.tool_call] : [],
+  );
 }
 
 /** The text a call ran: calc's expression, js's code, sh/git's command. */
@@ -43,7 +45,9 @@ export interface WorkCheck {
 
 /** True when some successful call read the task's inputs and produced its answer. */
 export function toolDidTheWork(trajectory: Trajectory, check: WorkCheck): boolean {
-  return successfulCalls(trajectory, check.tools).some((call) => check.mentions(callSource(call)) && check.result(resultText(call)));
+  return successfulCalls(trajectory, check.tools).some(
+    (call) => check.mentions(callSource(call)) && check.result(resultText(call)),
+  );
 }
 
 /** True when `haystack` contains `needle` as a whole token (not inside a longer word or number). */

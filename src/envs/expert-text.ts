@@ -18,7 +18,11 @@ export function callTurn(think: string | null, calls: ExpertCall[], layout: Call
   const parts = think ? [`<think>${think}</think>`] : [];
   for (const call of calls) {
     const body = { name: call.name, arguments: call.arguments };
-    parts.push(layout === 'compact' ? `<tool_call>${JSON.stringify(body)}</tool_call>` : `<tool_call>\n${spacedJson(body)}\n</tool_call>`);
+    parts.push(
+      layout === 'compact'
+        ? `<tool_call>${JSON.stringify(body)}</tool_call>`
+        : `<tool_call>\n${spacedJson(body)}\n</tool_call>`,
+    );
   }
   return parts.join('\n');
 }
@@ -32,7 +36,9 @@ export function answerTurn(answer: string, think: string | null = null): string 
 function spacedJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(spacedJson).join(', ')}]`;
   if (value !== null && typeof value === 'object') {
-    return `{${Object.entries(value).map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`).join(', ')}}`;
+    return `{${Object.entries(value)
+      .map(([k, v]) => `${JSON.stringify(k)}: ${spacedJson(v)}`)
+      .join(', ')}}`;
   }
   return JSON.stringify(value) ?? 'null';
 }

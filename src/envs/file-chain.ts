@@ -47,7 +47,10 @@ export const fileChain: EnvironmentSpec = {
   systemStyle: 'compact',
   sample(rng, difficulty) {
     const n = CHAIN_FILES[difficulty];
-    const names = rng.shuffle(FILE_STEMS).slice(0, n + CHAIN_DECOYS).map((stem) => stem + rng.pick(FILE_EXTS));
+    const names = rng
+      .shuffle(FILE_STEMS)
+      .slice(0, n + CHAIN_DECOYS)
+      .map((stem) => stem + rng.pick(FILE_EXTS));
     const paths = names.map((name) => `${rng.pick(DIR_NAMES)}/${name}`);
     const [word, ...otherWords] = rng.shuffle(CONTENT_WORDS);
     const moved = rng.chance(RECOVERY_SHARE) ? rng.int(1, n - 1) : -1;

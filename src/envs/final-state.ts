@@ -22,7 +22,11 @@ const MAX_FINAL_STATES = 512;
 
 export function finalState(setup: ToolboxSetup, tools: readonly string[], trajectory: Trajectory): Promise<FinalState> {
   // The calls replayTrajectory replays: every parsed call to one of the tools, failed ones too.
-  const calls = trajectory.steps.flatMap((s) => (s.tool_call && s.tool_call.tool_name !== '' && tools.includes(s.tool_call.tool_name) ? [[s.tool_call.tool_name, s.tool_call.parameters]] : []));
+  const calls = trajectory.steps.flatMap((s) =>
+    s.tool_call && s.tool_call.tool_name !== '' && tools.includes(s.tool_call.tool_name)
+      ? [[s.tool_call.tool_name, s.tool_call.parameters]]
+      : [],
+  );
   const key = JSON.stringify([setup, tools, calls]);
   let state = finalStates.get(key);
   if (state === undefined) {

@@ -68,7 +68,8 @@ export const funcTrace: EnvironmentSpec = {
     }
     const answer = ops.reduceRight((v, apply) => apply(v), x);
     const files: Record<string, string> = {};
-    for (const name of names.slice(n, n + TRACE_DECOYS)) files[fileOf(name)] = `function ${name}(x){return ${operation(rng, 'x').text}}\n`;
+    for (const name of names.slice(n, n + TRACE_DECOYS))
+      files[fileOf(name)] = `function ${name}(x){return ${operation(rng, 'x').text}}\n`;
     chain.forEach((f, i) => {
       const uses = i + 1 < n && f.saysUses ? `// uses ${fileOf(chain[i + 1].name)}\n` : '';
       files[fileOf(f.name)] = `${uses}${f.body}\n`;
@@ -86,16 +87,28 @@ export const funcTrace: EnvironmentSpec = {
     needs.push({
       after: [chain.length - 1],
       tools: ['js'],
-      met: (source, result) => source.includes(`${chain[0].name}(${x})`) && chain.every((f) => containsToken(source, `function ${f.name}`)) && integerAnswer(result) === answer,
+      met: (source, result) =>
+        source.includes(`${chain[0].name}(${x})`) &&
+        chain.every((f) => containsToken(source, `function ${f.name}`)) &&
+        integerAnswer(result) === answer,
     });
     return scoreParts(allNeedsMet(trajectory, needs), integerAnswer(finalAnswer(trajectory)) === answer);
   },
   expert(task) {
     const { chain, x, answer } = task.data as FuncTraceData;
-    const run = (upTo: number) => ({ name: 'js', arguments: { code: `${chain.slice(0, upTo).map((f) => f.body).join('\n')}\n${chain[0].name}(${x})` } });
+    const run = (upTo: number) => ({
+      name: 'js',
+      arguments: {
+        code: `${chain
+          .slice(0, upTo)
+          .map((f) => f.body)
+          .join('\n')}\n${chain[0].name}(${x})`,
+      },
+    });
     const turns: string[] = [];
     chain.forEach((f, i) => {
-      const think = i === 0 ? 'Read it.' : chain[i - 1].saysUses ? 'Read what it uses.' : `${f.name} is missing. Read it.`;
+      const think =
+        i === 0 ? 'Read it.' : chain[i - 1].saysUses ? 'Read what it uses.' : `${f.name} is missing. Read it.`;
       turns.push(callTurn(think, [{ name: 'sh', arguments: { command: `cat ${fileOf(f.name)}` } }]));
       // A file that does not say what it uses: run what is known, and let the error name the rest.
       if (!f.saysUses && i + 1 < chain.length) turns.push(callTurn('Run it.', [run(i + 1)]));

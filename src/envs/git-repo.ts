@@ -10,7 +10,16 @@
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { finalState } from './final-state.ts';
-import { BRANCH_PREFIXES, COMMIT_OBJECTS, COMMIT_VERBS, CONTENT_WORDS, FILE_EXTS, FILE_STEMS, GIT_LEVELS, GIT_PROMPTS } from './data/shell.ts';
+import {
+  BRANCH_PREFIXES,
+  COMMIT_OBJECTS,
+  COMMIT_VERBS,
+  CONTENT_WORDS,
+  FILE_EXTS,
+  FILE_STEMS,
+  GIT_LEVELS,
+  GIT_PROMPTS,
+} from './data/shell.ts';
 import { answerTurn, callTurn, type ExpertCall } from './expert-text.ts';
 import type { Rng } from '../rng.ts';
 import { filesMatch, scoreQuestion, type AnswerCheck, type FileExpectations } from './state-check.ts';
@@ -87,11 +96,28 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     const names = Object.keys(files);
     const branch = branchName(rng);
     const [onMain, onBranch] = distinct(rng, 2, commitMessage);
-    const commit = (file: string, message: string) => [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)];
-    const setup = [...commit(rng.pick(names), onMain), git(`checkout -b ${branch}`), ...commit(rng.pick(names), onBranch), git('checkout main')].map(asSetup);
+    const commit = (file: string, message: string) => [
+      sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`),
+      git(`add ${file}`),
+      git(`commit -m "${message}"`),
+    ];
+    const setup = [
+      ...commit(rng.pick(names), onMain),
+      git(`checkout -b ${branch}`),
+      ...commit(rng.pick(names), onBranch),
+      git('checkout main'),
+    ].map(asSetup);
     return {
       vars: { branch },
-      data: { kind: 'branch_message', files, setup, answer: { type: 'text', value: onBranch, target: branch }, turns: [[git(`log -1 ${branch}`)]], reply: onBranch, think: `Read the log of ${branch}.` },
+      data: {
+        kind: 'branch_message',
+        files,
+        setup,
+        answer: { type: 'text', value: onBranch, target: branch },
+        turns: [[git(`log -1 ${branch}`)]],
+        reply: onBranch,
+        think: `Read the log of ${branch}.`,
+      },
     };
   },
   file_message(rng) {
@@ -99,19 +125,42 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     const files = startFiles(rng);
     const [file, other] = rng.shuffle(Object.keys(files));
     const messages = distinct(rng, 3, commitMessage);
-    const commit = (f: string, message: string) => [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${f}`), git(`add ${f}`), git(`commit -m "${message}"`)];
+    const commit = (f: string, message: string) => [
+      sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${f}`),
+      git(`add ${f}`),
+      git(`commit -m "${message}"`),
+    ];
     const order = rng.chance(0.5) ? [other, file, other] : [file, file, other];
     const setup = order.flatMap((f, i) => commit(f, messages[i])).map(asSetup);
     const last = messages[order.lastIndexOf(file)];
     return {
       vars: { file },
-      data: { kind: 'file_message', files, setup, answer: { type: 'text', value: last, target: file }, turns: [[git(`log -1 -- ${file}`)]], reply: last, think: `Read the log of ${file}.` },
+      data: {
+        kind: 'file_message',
+        files,
+        setup,
+        answer: { type: 'text', value: last, target: file },
+        turns: [[git(`log -1 -- ${file}`)]],
+        reply: last,
+        think: `Read the log of ${file}.`,
+      },
     };
   },
   create_branch(rng) {
     const files = startFiles(rng);
     const branch = branchName(rng);
-    return { vars: { branch }, data: { kind: 'create_branch', files, setup: [], expect: { hasBranch: branch }, turns: [[git(`branch ${branch}`)]], reply: 'Done.', think: 'Use git branch.' } };
+    return {
+      vars: { branch },
+      data: {
+        kind: 'create_branch',
+        files,
+        setup: [],
+        expect: { hasBranch: branch },
+        turns: [[git(`branch ${branch}`)]],
+        reply: 'Done.',
+        think: 'Use git branch.',
+      },
+    };
   },
   commit_file(rng) {
     const files = startFiles(rng);
@@ -120,19 +169,49 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     const setup = [asSetup(sh(`echo ${rng.pick(CONTENT_WORDS)} > ${file}`))];
     return {
       vars: { file, message },
-      data: { kind: 'commit_file', files, setup, expect: { lastMessage: message, clean: true }, turns: [[git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Stage it, then commit.' },
+      data: {
+        kind: 'commit_file',
+        files,
+        setup,
+        expect: { lastMessage: message, clean: true },
+        turns: [[git(`add ${file}`), git(`commit -m "${message}"`)]],
+        reply: 'Done.',
+        think: 'Stage it, then commit.',
+      },
     };
   },
   count_commits(rng) {
     const files = startFiles(rng);
     const n = rng.int(1, 8);
     const { calls } = extraCommits(rng, Object.keys(files), n);
-    return { vars: {}, data: { kind: 'count_commits', files, setup: calls, answer: { type: 'int', value: n + 1 }, turns: [[git('log --oneline')]], reply: String(n + 1), think: 'Count log lines.' } };
+    return {
+      vars: {},
+      data: {
+        kind: 'count_commits',
+        files,
+        setup: calls,
+        answer: { type: 'int', value: n + 1 },
+        turns: [[git('log --oneline')]],
+        reply: String(n + 1),
+        think: 'Count log lines.',
+      },
+    };
   },
   switch_new_branch(rng) {
     const files = startFiles(rng);
     const branch = branchName(rng);
-    return { vars: { branch }, data: { kind: 'switch_new_branch', files, setup: [], expect: { branch }, turns: [[git(`checkout -b ${branch}`)]], reply: 'Done.', think: 'Use checkout -b.' } };
+    return {
+      vars: { branch },
+      data: {
+        kind: 'switch_new_branch',
+        files,
+        setup: [],
+        expect: { branch },
+        turns: [[git(`checkout -b ${branch}`)]],
+        reply: 'Done.',
+        think: 'Use checkout -b.',
+      },
+    };
   },
   write_commit(rng) {
     const files = startFiles(rng);
@@ -142,8 +221,13 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     return {
       vars: { file, word, message },
       data: {
-        kind: 'write_commit', files, setup: [], expect: { lastMessage: message, clean: true, files: { [file]: word } },
-        turns: [[sh(`echo ${word} > ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Write, stage, commit.',
+        kind: 'write_commit',
+        files,
+        setup: [],
+        expect: { lastMessage: message, clean: true, files: { [file]: word } },
+        turns: [[sh(`echo ${word} > ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)]],
+        reply: 'Done.',
+        think: 'Write, stage, commit.',
       },
     };
   },
@@ -151,10 +235,21 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     // Two files have uncommitted changes; only the named one is to be undone.
     const files = startFiles(rng);
     const [file, other] = rng.shuffle(Object.keys(files));
-    const setup = [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`), sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${other}`)].map(asSetup);
+    const setup = [
+      sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${file}`),
+      sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${other}`),
+    ].map(asSetup);
     return {
       vars: { file },
-      data: { kind: 'restore_file', files, setup, expect: { files: { [file]: files[file] }, modified: [other] }, turns: [[git(`checkout -- ${file}`)]], reply: 'Done.', think: 'Check out the committed version.' },
+      data: {
+        kind: 'restore_file',
+        files,
+        setup,
+        expect: { files: { [file]: files[file] }, modified: [other] },
+        turns: [[git(`checkout -- ${file}`)]],
+        reply: 'Done.',
+        think: 'Check out the committed version.',
+      },
     };
   },
   branch_commit(rng) {
@@ -166,8 +261,20 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     return {
       vars: { branch, file, word, message },
       data: {
-        kind: 'branch_commit', files, setup: [], expect: { branch, lastMessage: message, clean: true, files: { [file]: word } },
-        turns: [[git(`checkout -b ${branch}`), sh(`echo ${word} > ${file}`), git(`add ${file}`), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Branch, write, stage, commit.',
+        kind: 'branch_commit',
+        files,
+        setup: [],
+        expect: { branch, lastMessage: message, clean: true, files: { [file]: word } },
+        turns: [
+          [
+            git(`checkout -b ${branch}`),
+            sh(`echo ${word} > ${file}`),
+            git(`add ${file}`),
+            git(`commit -m "${message}"`),
+          ],
+        ],
+        reply: 'Done.',
+        think: 'Branch, write, stage, commit.',
       },
     };
   },
@@ -176,10 +283,21 @@ const BUILDERS: Record<string, (rng: Rng) => { vars: Record<string, string>; dat
     const changed = rng.pick(Object.keys(files));
     const added = newFileName(rng, Object.keys(files));
     const message = commitMessage(rng);
-    const setup = [sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${changed}`), sh(`echo ${rng.pick(CONTENT_WORDS)} > ${added}`)].map(asSetup);
+    const setup = [
+      sh(`echo ${rng.pick(CONTENT_WORDS)} >> ${changed}`),
+      sh(`echo ${rng.pick(CONTENT_WORDS)} > ${added}`),
+    ].map(asSetup);
     return {
       vars: { message },
-      data: { kind: 'commit_all', files, setup, expect: { lastMessage: message, clean: true }, turns: [[git('add .'), git(`commit -m "${message}"`)]], reply: 'Done.', think: 'Stage everything, then commit.' },
+      data: {
+        kind: 'commit_all',
+        files,
+        setup,
+        expect: { lastMessage: message, clean: true },
+        turns: [[git('add .'), git(`commit -m "${message}"`)]],
+        reply: 'Done.',
+        think: 'Stage everything, then commit.',
+      },
     };
   },
 };
@@ -193,7 +311,9 @@ function buildGitTask(rng: Rng, difficulty: number, kind?: string): TaskItem {
   const { vars, data } = BUILDERS[chosen](rng);
   // The split goes by what is asked, what must come out and the history it is read from (the commit
   // messages), not by the unrelated starting files: the same question about the same history is a twin.
-  const history = data.setup.flatMap((c) => (c.tool === 'git' && String(c.args.command).startsWith('commit') ? [String(c.args.command)] : []));
+  const history = data.setup.flatMap((c) =>
+    c.tool === 'git' && String(c.args.command).startsWith('commit') ? [String(c.args.command)] : [],
+  );
   const key = `${chosen}|${Object.values(vars).join('|')}|${JSON.stringify(data.answer?.value ?? data.expect ?? null)}|${history.join(';')}`;
   return { prompt: fillPrompt(GIT_PROMPTS[chosen], vars), data, key };
 }
@@ -243,7 +363,8 @@ export const gitRepo: EnvironmentSpec = {
   sample: (rng, difficulty) => buildGitTask(rng, difficulty),
   toolbox: (task: Task) => setupOf(task.data as GitTaskData),
   evaluate: (task, trajectory) => scoreGitTask(task.data as GitTaskData, trajectory),
-  chance: (difficulty) => GIT_LEVELS[difficulty].reduce((sum, kind) => sum + BLIND_LUCK[kind] / GIT_LEVELS[difficulty].length, 0),
+  chance: (difficulty) =>
+    GIT_LEVELS[difficulty].reduce((sum, kind) => sum + BLIND_LUCK[kind] / GIT_LEVELS[difficulty].length, 0),
   expert(task: Task): string[] {
     const data = task.data as GitTaskData;
     const turns = data.turns.map((calls, i) => callTurn(i === 0 ? data.think : null, calls));

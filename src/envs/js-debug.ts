@@ -64,7 +64,16 @@ export const jsDebug: EnvironmentSpec = {
     const prompt = JS_DEBUG_PROMPT.replace('{task}', fill(template.task, fn, k)).replace('{code}', buggy);
     return {
       prompt,
-      data: { template: template.id, fn, k, buggy, fixed: fill(template.fixed, fn, k), hint: fill(template.hint, fn, k), tests: template.tests, demo: template.demo },
+      data: {
+        template: template.id,
+        fn,
+        k,
+        buggy,
+        fixed: fill(template.fixed, fn, k),
+        hint: fill(template.hint, fn, k),
+        tests: template.tests,
+        demo: template.demo,
+      },
       key: `${template.id}|${fn}|${k ?? ''}`,
     };
   },

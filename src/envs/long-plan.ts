@@ -17,7 +17,15 @@ import type { Rng } from '../rng.ts';
 import { cleanAnswer, finalAnswer, integerAnswer } from './answer.ts';
 import { RECOVERY_SHARE } from './data/multi-step.ts';
 import { CONTENT_WORDS } from './data/shell.ts';
-import { ADD_RANGE, FACTOR_RANGE, LOCKER_RANGE, lockerFile, PLAN_DECOYS, PLAN_LOCKERS, PLAN_PROMPT } from './data/long-plan.ts';
+import {
+  ADD_RANGE,
+  FACTOR_RANGE,
+  LOCKER_RANGE,
+  lockerFile,
+  PLAN_DECOYS,
+  PLAN_LOCKERS,
+  PLAN_PROMPT,
+} from './data/long-plan.ts';
 import { containsToken, scoreParts } from './evidence.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { allNeedsMet, readNeed, type StepNeed } from './step-evidence.ts';
@@ -65,7 +73,8 @@ const sh = (command: string) => ({ name: 'sh', arguments: { command } });
 
 export const longPlan: EnvironmentSpec = {
   name: 'long_plan',
-  description: 'Follow a long route: work out each locker number with calc, read that locker with sh, to the word at the end.',
+  description:
+    'Follow a long route: work out each locker number with calc, read that locker with sh, to the word at the end.',
   tags: ['shell', 'files', 'multi-step', 'multi-tool', 'tool-use', 'curriculum-5'],
   requiredTools: ['sh', 'calc'],
   systemStyle: 'compact',
@@ -77,12 +86,16 @@ export const longPlan: EnvironmentSpec = {
     const stops = Array.from({ length: k }, (_, i) => drawStop(rng, taken, i === times));
     if (times >= 0) stops[times].written = `${stops[times].a} × ${stops[times].b}`;
     const [word, ...otherWords] = rng.shuffle(CONTENT_WORDS);
-    const route: RouteStop[] = stops.map((s, i) => ({ ...s, content: i + 1 < k ? `next: locker ${stops[i + 1].written}` : `word: ${word}` }));
+    const route: RouteStop[] = stops.map((s, i) => ({
+      ...s,
+      content: i + 1 < k ? `next: locker ${stops[i + 1].written}` : `word: ${word}`,
+    }));
     const files: Record<string, string> = {};
     // Dead ends: some name another dead end, the rest hold a word of their own.
     const decoys = Array.from({ length: PLAN_DECOYS }, () => drawStop(rng, taken, false));
     decoys.forEach((d, i) => {
-      files[lockerFile(d.n)] = i > 0 && rng.chance(0.5) ? `next: locker ${decoys[i - 1].written}\n` : `word: ${otherWords[i]}\n`;
+      files[lockerFile(d.n)] =
+        i > 0 && rng.chance(0.5) ? `next: locker ${decoys[i - 1].written}\n` : `word: ${otherWords[i]}\n`;
     });
     for (const stop of route) files[lockerFile(stop.n)] = `${stop.content}\n`;
     return {
@@ -99,7 +112,10 @@ export const longPlan: EnvironmentSpec = {
       {
         after: i > 0 ? [2 * i - 1] : undefined,
         tools: ['calc'],
-        met: (source, result) => containsToken(source, String(stop.a)) && containsToken(source, String(stop.b)) && integerAnswer(result) === stop.n,
+        met: (source, result) =>
+          containsToken(source, String(stop.a)) &&
+          containsToken(source, String(stop.b)) &&
+          integerAnswer(result) === stop.n,
       },
       readNeed(lockerFile(stop.n), stop.content, [2 * i]),
     ]);
@@ -110,7 +126,8 @@ export const longPlan: EnvironmentSpec = {
     const turns: string[] = [];
     route.forEach((stop, i) => {
       turns.push(callTurn(i === 0 ? 'Work out the first locker.' : 'Work out the next locker.', [calc(stop.written)]));
-      if (stop.written.includes('×')) turns.push(callTurn('calc wants * to multiply.', [calc(`${stop.a} * ${stop.b}`)]));
+      if (stop.written.includes('×'))
+        turns.push(callTurn('calc wants * to multiply.', [calc(`${stop.a} * ${stop.b}`)]));
       turns.push(callTurn('Read it.', [sh(`cat ${lockerFile(stop.n)}`)]));
     });
     return [...turns, answerTurn(word)];

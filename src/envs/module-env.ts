@@ -41,8 +41,15 @@ export interface ModuleEnvironmentOptions {
 
 /** A module that cannot become an environment: every problem, and the line of the first when known. */
 export class EnvironmentModuleError extends Error {
-  constructor(readonly problems: string[], readonly line: number | null) {
-    super(problems.length === 1 ? problems[0] : `The environment module has ${problems.length} problems:\n  - ${problems.join('\n  - ')}`);
+  constructor(
+    readonly problems: string[],
+    readonly line: number | null,
+  ) {
+    super(
+      problems.length === 1
+        ? problems[0]
+        : `The environment module has ${problems.length} problems:\n  - ${problems.join('\n  - ')}`,
+    );
     this.name = 'EnvironmentModuleError';
   }
 }
@@ -65,10 +72,18 @@ const MAX_OWN_TOOLS = 32;
 const MAX_TOOL_LIST_CHARS = 16_000;
 
 /** Loads, validates and wraps a module; throws EnvironmentModuleError naming each problem (and the line). */
-export async function loadEnvironmentModule(source: string, options: ModuleEnvironmentOptions = {}): Promise<ModuleEnvironment> {
+export async function loadEnvironmentModule(
+  source: string,
+  options: ModuleEnvironmentOptions = {},
+): Promise<ModuleEnvironment> {
   const o = { ...DEFAULTS, ...options };
   if (source.length > MAX_MODULE_CHARS) {
-    throw new EnvironmentModuleError([`the module is ${source.length} characters, above the ${MAX_MODULE_CHARS} an environment module may have; keep tasks' data in a task file`], null);
+    throw new EnvironmentModuleError(
+      [
+        `the module is ${source.length} characters, above the ${MAX_MODULE_CHARS} an environment module may have; keep tasks' data in a task file`,
+      ],
+      null,
+    );
   }
   let runner: ModuleRunner;
   try {
@@ -78,11 +93,19 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
   }
   try {
     const { meta, functions } = runner.info;
-    if (!isObject(meta)) throw new EnvironmentModuleError(['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'], null);
+    if (!isObject(meta))
+      throw new EnvironmentModuleError(
+        ['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'],
+        null,
+      );
     const ownTools = readToolSchemas(meta.tools);
     const has = (name: string) => functions.includes(name);
     for (const tool of ownTools) {
-      if (!has(`tools.${tool.name}.run`)) throw new EnvironmentModuleError([`tools.${tool.name}.run is missing: a function (args, state, task) => text`], null);
+      if (!has(`tools.${tool.name}.run`))
+        throw new EnvironmentModuleError(
+          [`tools.${tool.name}.run is missing: a function (args, state, task) => text`],
+          null,
+        );
     }
     const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
     const schemaOf = new Map(ownTools.map((t) => [t.name, t]));
@@ -99,13 +122,17 @@ export async function loadEnvironmentModule(source: string, options: ModuleEnvir
       instructions: meta.instructions as string | undefined,
       testFraction: meta.testFraction as number | undefined,
       ownTools,
-      sample: has('sample') ? (rng: Rng, level: number): TaskItem => readItem(runner.sample(rng.state(), level)) : (undefined as never),
+      sample: has('sample')
+        ? (rng: Rng, level: number): TaskItem => readItem(runner.sample(rng.state(), level))
+        : (undefined as never),
       evaluate: has('evaluate')
         ? async (task: Task, trajectory: Trajectory) => {
             // The episode's own tool calls, replayed on a fresh state, as the episode ran them.
             const calls = trajectory.steps.flatMap((s) => {
               const call = s.tool_call;
-              return call && schemaOf.has(call.tool_name) && refusal(call.tool_name, call.parameters) === null ? [{ name: call.tool_name, args: call.parameters }] : [];
+              return call && schemaOf.has(call.tool_name) && refusal(call.tool_name, call.parameters) === null
+                ? [{ name: call.tool_name, args: call.parameters }]
+                : [];
             });
             const score = await runner.evaluate(task, trajectoryForGuest(trajectory), calls);
             return score === undefined ? null : (score as number | null);
@@ -150,7 +177,11 @@ function asModuleError(e: unknown): EnvironmentModuleError {
 /** `tools` as schemas: `parameters` as a JSON schema, or the shorthand `{ arg: { type, description } }` (all required). */
 function readToolSchemas(tools: unknown): ToolSchema[] {
   if (tools === undefined) return [];
-  if (!isObject(tools)) throw new EnvironmentModuleError(['"tools" must be an object: { name: { description, parameters, run(args, state, task) } }'], null);
+  if (!isObject(tools))
+    throw new EnvironmentModuleError(
+      ['"tools" must be an object: { name: { description, parameters, run(args, state, task) } }'],
+      null,
+    );
   const count = Object.keys(tools).length;
   if (count > MAX_OWN_TOOLS) {
     const problem = `"tools" has ${count} tools, above the ${MAX_OWN_TOOLS} a module may have (each is listed in every prompt); merge related ones`;
@@ -160,14 +191,19 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
   const schemas: ToolSchema[] = [];
   for (const [name, tool] of Object.entries(tools)) {
     if (!TOOL_NAME.test(name)) problems.push(`tool "${name}": a tool name is lower_snake_case, at most 40 characters`);
-    if ((TOOL_NAMES as readonly string[]).includes(name)) problems.push(`tool "${name}" would hide the sandbox's own ${name} tool; rename it (or list "${name}" in requiredTools)`);
+    if ((TOOL_NAMES as readonly string[]).includes(name))
+      problems.push(
+        `tool "${name}" would hide the sandbox's own ${name} tool; rename it (or list "${name}" in requiredTools)`,
+      );
     if (!isObject(tool) || typeof tool.description !== 'string' || tool.description.trim() === '') {
       problems.push(`tool "${name}": "description" is missing (one line the model reads)`);
       continue;
     }
     const params = tool.parameters ?? {};
     if (!isObject(params)) {
-      problems.push(`tool "${name}": "parameters" must be an object like { city: { type: "string", description: "…" } }`);
+      problems.push(
+        `tool "${name}": "parameters" must be an object like { city: { type: "string", description: "…" } }`,
+      );
       continue;
     }
     const full = params.type === 'object' && isObject(params.properties);
@@ -175,7 +211,11 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
     const bad = Object.entries(properties).filter(([, p]) => !isObject(p) || typeof p.type !== 'string');
     if (bad.length) problems.push(`tool "${name}": each parameter needs a "type" (${bad.map(([k]) => k).join(', ')})`);
     const required = full && Array.isArray(params.required) ? (params.required as string[]) : Object.keys(properties);
-    schemas.push({ name, description: tool.description, parameters: { type: 'object', properties: properties as ToolSchema['parameters']['properties'], required } });
+    schemas.push({
+      name,
+      description: tool.description,
+      parameters: { type: 'object', properties: properties as ToolSchema['parameters']['properties'], required },
+    });
   }
   if (problems.length) throw new EnvironmentModuleError(problems, null);
   const listChars = JSON.stringify(schemas).length;
@@ -188,17 +228,25 @@ function readToolSchemas(tools: unknown): ToolSchema[] {
 
 function readItem(value: unknown): TaskItem {
   if (!isObject(value) || typeof value.prompt !== 'string' || value.prompt.trim() === '') {
-    throw new Error(`sample must return { prompt, data?, key? } with a non-empty prompt; it returned ${JSON.stringify(value)?.slice(0, 200)}`);
+    throw new Error(
+      `sample must return { prompt, data?, key? } with a non-empty prompt; it returned ${JSON.stringify(value)?.slice(0, 200)}`,
+    );
   }
-  if (value.data !== undefined && !isObject(value.data)) throw new Error('sample: "data" must be an object (what evaluate and expert read)');
-  if (value.key !== undefined && typeof value.key !== 'string') throw new Error('sample: "key" must be a string (the item\'s canonical content, which decides its split)');
-  return { prompt: value.prompt, data: (value.data ?? {}) as Record<string, unknown>, ...(value.key !== undefined ? { key: value.key } : {}) };
+  if (value.data !== undefined && !isObject(value.data))
+    throw new Error('sample: "data" must be an object (what evaluate and expert read)');
+  if (value.key !== undefined && typeof value.key !== 'string')
+    throw new Error('sample: "key" must be a string (the item\'s canonical content, which decides its split)');
+  return {
+    prompt: value.prompt,
+    data: (value.data ?? {}) as Record<string, unknown>,
+    ...(value.key !== undefined ? { key: value.key } : {}),
+  };
 }
 
 /** What `chance(level)` declares, checked: a number from 0 to MAX_DECLARED_CHANCE, never coerced. */
 function readChance(value: unknown, level: number): number {
   if (typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= MAX_DECLARED_CHANCE) return value;
-  const got = typeof value === 'number' ? String(value) : JSON.stringify(value)?.slice(0, 80) ?? String(value);
+  const got = typeof value === 'number' ? String(value) : (JSON.stringify(value)?.slice(0, 80) ?? String(value));
   throw new RangeError(
     `chance(${level}) returned ${got}; it must return a number from 0 to ${MAX_DECLARED_CHANCE} (the share of tasks a policy that ignores ` +
       'them solves by luck): an environment that pays more often than that for ignoring the task cannot be trained on',
@@ -206,13 +254,20 @@ function readChance(value: unknown, level: number): number {
 }
 
 function readExpert(value: unknown, layout: 'compact' | 'full'): string[] {
-  if (!Array.isArray(value) || value.length === 0) throw new Error('expert must return a non-empty array of turns: strings (the answer) or { tool, args, think? }');
+  if (!Array.isArray(value) || value.length === 0)
+    throw new Error('expert must return a non-empty array of turns: strings (the answer) or { tool, args, think? }');
   return value.map((turn, i) => {
     if (typeof turn === 'string') return answerTurn(turn);
     if (isObject(turn) && typeof turn.tool === 'string') {
-      return callTurn(typeof turn.think === 'string' ? turn.think : null, [{ name: turn.tool, arguments: (turn.args ?? {}) as Record<string, unknown> }], layout);
+      return callTurn(
+        typeof turn.think === 'string' ? turn.think : null,
+        [{ name: turn.tool, arguments: (turn.args ?? {}) as Record<string, unknown> }],
+        layout,
+      );
     }
-    throw new Error(`expert turn ${i + 1} must be a string (the answer) or { tool, args, think? }, got ${JSON.stringify(turn)?.slice(0, 120)}`);
+    throw new Error(
+      `expert turn ${i + 1} must be a string (the answer) or { tool, args, think? }, got ${JSON.stringify(turn)?.slice(0, 120)}`,
+    );
   });
 }
 
@@ -222,6 +277,16 @@ function trajectoryForGuest(t: Trajectory): Record<string, unknown> {
     final_response: t.final_response,
     finish_reason: t.finish_reason,
     messages: t.messages,
-    steps: t.steps.map((s) => ({ turn: s.turn, thought: s.thought, tool_call: s.tool_call && { tool_name: s.tool_call.tool_name, parameters: s.tool_call.parameters, result: s.tool_call.result, error: s.tool_call.error }, observation: s.observation })),
+    steps: t.steps.map((s) => ({
+      turn: s.turn,
+      thought: s.thought,
+      tool_call: s.tool_call && {
+        tool_name: s.tool_call.tool_name,
+        parameters: s.tool_call.parameters,
+        result: s.tool_call.result,
+        error: s.tool_call.error,
+      },
+      observation: s.observation,
+    })),
   };
 }

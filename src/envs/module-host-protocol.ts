@@ -38,11 +38,14 @@ export const HEADER_BYTES = 16;
 export const SHARED_BYTES = HEADER_BYTES + 4 * 1024 * 1024;
 
 export function errorData(e: unknown): ErrorData {
-  if (e instanceof GuestModuleError) return { message: e.message, line: e.line, timedOut: e.timedOut, detail: e.detail, guest: true };
+  if (e instanceof GuestModuleError)
+    return { message: e.message, line: e.line, timedOut: e.timedOut, detail: e.detail, guest: true };
   const message = e instanceof Error ? e.message : String(e);
   return { message, line: null, timedOut: false, detail: message, guest: false };
 }
 
 export function errorFrom(data: ErrorData): Error {
-  return data.guest ? new GuestModuleError(data.message, data.line, data.timedOut, data.detail) : new Error(data.message);
+  return data.guest
+    ? new GuestModuleError(data.message, data.line, data.timedOut, data.detail)
+    : new Error(data.message);
 }

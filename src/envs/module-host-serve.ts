@@ -24,7 +24,15 @@ export function serveModuleHost(port: HostPort): void {
     let bytes = new TextEncoder().encode(JSON.stringify(status === 0 ? { value } : value));
     if (bytes.length > data!.length) {
       status = 1;
-      bytes = new TextEncoder().encode(JSON.stringify(errorData(new Error(`the result is ${bytes.length} bytes of JSON, above the ${data!.length} a module call may return`))));
+      bytes = new TextEncoder().encode(
+        JSON.stringify(
+          errorData(
+            new Error(
+              `the result is ${bytes.length} bytes of JSON, above the ${data!.length} a module call may return`,
+            ),
+          ),
+        ),
+      );
     }
     data!.set(bytes); // encoded apart, then copied: encoders do not write into shared memory everywhere
     Atomics.store(header!, STATUS, status);
@@ -72,7 +80,12 @@ export function serveModuleHost(port: HostPort): void {
       } else if (message.kind === 'sync') {
         try {
           const [a] = message.args;
-          const value = message.op === 'sample' ? runner!.sample(a as RngState, message.args[1] as number) : message.op === 'expert' ? runner!.expert(a as Task) : runner!.chance(a as number);
+          const value =
+            message.op === 'sample'
+              ? runner!.sample(a as RngState, message.args[1] as number)
+              : message.op === 'expert'
+                ? runner!.expert(a as Task)
+                : runner!.chance(a as number);
           answerSync(0, value);
         } catch (e) {
           answerSync(1, errorData(e));

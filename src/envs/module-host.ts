@@ -18,8 +18,27 @@ import type { Task } from '../contracts.ts';
 import type { RngState } from '../rng.ts';
 import { GuestModuleError } from '../sandbox/guest-module.ts';
 import { spawnThread, type HostThread as SpawnedThread, type ThreadListener } from '../sandbox/spawn-thread.ts';
-import { errorFrom, FLAG, HEADER_BYTES, LENGTH, SHARED_BYTES, STATUS, type AsyncOp, type FromHost, type SyncOp, type ToHost } from './module-host-protocol.ts';
-import { LocalModuleRunner, type ModuleInfo, type ModuleRunner, type ModuleRunnerOptions, type ToolCallRecord, type ToolOutcome, type ToolSession } from './module-runner.ts';
+import {
+  errorFrom,
+  FLAG,
+  HEADER_BYTES,
+  LENGTH,
+  SHARED_BYTES,
+  STATUS,
+  type AsyncOp,
+  type FromHost,
+  type SyncOp,
+  type ToHost,
+} from './module-host-protocol.ts';
+import {
+  LocalModuleRunner,
+  type ModuleInfo,
+  type ModuleRunner,
+  type ModuleRunnerOptions,
+  type ToolCallRecord,
+  type ToolOutcome,
+  type ToolSession,
+} from './module-runner.ts';
 
 type HostThread = SpawnedThread<ToHost>;
 type Listener = ThreadListener<FromHost>;
@@ -43,7 +62,11 @@ function canUseModuleHost(): boolean {
 }
 
 /** A runner for `source`: in a host thread where asked and this thread can use one, else here. */
-export async function openModuleRunner(source: string, options: ModuleRunnerOptions, thread: 'host' | 'here' = 'host'): Promise<ModuleRunner> {
+export async function openModuleRunner(
+  source: string,
+  options: ModuleRunnerOptions,
+  thread: 'host' | 'here' = 'host',
+): Promise<ModuleRunner> {
   if (thread === 'here' || !canUseModuleHost()) return LocalModuleRunner.open(source, options);
   return HostedModuleRunner.open(source, options);
 }
@@ -54,13 +77,20 @@ const HOST_GRACE_MS = 20_000;
 class HostedModuleRunner implements ModuleRunner {
   private readonly header: Int32Array;
   private readonly data: Uint8Array;
-  private readonly pending = new Map<number, { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }>();
+  private readonly pending = new Map<
+    number,
+    { resolve(v: unknown): void; reject(e: Error): void; timer: ReturnType<typeof setTimeout> }
+  >();
   private nextId = 1;
   private dead: string | null = null;
   readonly hosted = true;
   info!: ModuleInfo;
 
-  private constructor(private readonly thread: HostThread, shared: SharedArrayBuffer, private readonly options: ModuleRunnerOptions) {
+  private constructor(
+    private readonly thread: HostThread,
+    shared: SharedArrayBuffer,
+    private readonly options: ModuleRunnerOptions,
+  ) {
     this.header = new Int32Array(shared, 0, 3);
     this.data = new Uint8Array(shared, HEADER_BYTES);
   }
@@ -72,7 +102,17 @@ class HostedModuleRunner implements ModuleRunner {
     const runner = new HostedModuleRunner(thread, shared, options);
     try {
       runner.info = await new Promise<ModuleInfo>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new GuestModuleError(`loading the module took longer than ${options.timeoutMs + HOST_GRACE_MS} ms; its host thread was stopped`, null, true)), options.timeoutMs + HOST_GRACE_MS);
+        const timer = setTimeout(
+          () =>
+            reject(
+              new GuestModuleError(
+                `loading the module took longer than ${options.timeoutMs + HOST_GRACE_MS} ms; its host thread was stopped`,
+                null,
+                true,
+              ),
+            ),
+          options.timeoutMs + HOST_GRACE_MS,
+        );
         listener = {
           message: (m) => {
             clearTimeout(timer);
@@ -92,7 +132,10 @@ class HostedModuleRunner implements ModuleRunner {
       throw e;
     }
     thread.hold(false);
-    listener = { message: (m) => runner.onMessage(m), crash: (e) => runner.stop(`its host thread crashed (${e.message})`) };
+    listener = {
+      message: (m) => runner.onMessage(m),
+      crash: (e) => runner.stop(`its host thread crashed (${e.message})`),
+    };
     return runner;
   }
 
@@ -132,7 +175,9 @@ class HostedModuleRunner implements ModuleRunner {
     this.thread.post({ kind: 'sync', op, args });
     const limitMs = 4 * this.options.timeoutMs + HOST_GRACE_MS;
     if (Atomics.wait(this.header, FLAG, 0, limitMs) === 'timed-out') {
-      this.stop(`${op} did not answer within ${limitMs} ms, so its host thread was stopped; load the environment again`);
+      this.stop(
+        `${op} did not answer within ${limitMs} ms, so its host thread was stopped; load the environment again`,
+      );
       throw new GuestModuleError(`${op}: ${this.dead}`, null, true);
     }
     // Copied out first: TextDecoder does not read shared memory in browsers.
@@ -142,12 +187,15 @@ class HostedModuleRunner implements ModuleRunner {
   }
 
   private call(op: AsyncOp, args: unknown[], guestMs: number): Promise<unknown> {
-    if (this.dead) return Promise.reject(new GuestModuleError(`${op}: the environment module cannot run: ${this.dead}`, null));
+    if (this.dead)
+      return Promise.reject(new GuestModuleError(`${op}: the environment module cannot run: ${this.dead}`, null));
     const id = this.nextId++;
     const limitMs = guestMs + HOST_GRACE_MS;
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
-        this.stop(`a ${op} call did not answer within ${limitMs} ms, so its host thread was stopped; load the environment again`);
+        this.stop(
+          `a ${op} call did not answer within ${limitMs} ms, so its host thread was stopped; load the environment again`,
+        );
       }, limitMs);
       this.pending.set(id, { resolve, reject, timer });
       this.thread.hold(true);
@@ -180,6 +228,10 @@ class HostedModuleRunner implements ModuleRunner {
 }
 
 function spawnHost(listener: Listener): Promise<HostThread> {
-  const browser = () => new Worker(new URL('../../workers/module-host.worker.ts', import.meta.url), { type: 'module', name: 'environment-module' });
+  const browser = () =>
+    new Worker(new URL('../../workers/module-host.worker.ts', import.meta.url), {
+      type: 'module',
+      name: 'environment-module',
+    });
   return spawnThread<ToHost, FromHost>(browser, 'module-host.node.ts', listener);
 }

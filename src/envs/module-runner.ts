@@ -112,7 +112,10 @@ export class LocalModuleRunner implements ModuleRunner {
 
   async openSession(task: Task, timeoutMs: number): Promise<ToolSession> {
     const guest = await this.openState(task, timeoutMs);
-    return { call: async (name, args) => this.runTool(guest, task, name, args, timeoutMs), dispose: () => guest.dispose() };
+    return {
+      call: async (name, args) => this.runTool(guest, task, name, args, timeoutMs),
+      dispose: () => guest.dispose(),
+    };
   }
 
   close(): void {
@@ -136,10 +139,19 @@ export class LocalModuleRunner implements ModuleRunner {
     return guest;
   }
 
-  private runTool(guest: GuestModule, task: Task, name: string, args: Record<string, unknown>, timeoutMs: number): ToolOutcome {
+  private runTool(
+    guest: GuestModule,
+    task: Task,
+    name: string,
+    args: Record<string, unknown>,
+    timeoutMs: number,
+  ): ToolOutcome {
     try {
       const value = guest.call(this.path(`tools.${name}.run`), [args, STATE, task], timeoutMs);
-      return { result: value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value), error: null };
+      return {
+        result: value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value),
+        error: null,
+      };
     } catch (e) {
       // What the tool threw is what the model reads: a retry learns from it.
       return { result: '', error: e instanceof GuestModuleError ? e.detail.replace(/^Error: /, '') : String(e) };
@@ -159,7 +171,12 @@ const NO_MATH_RANDOM = `Math.random = function random() {
 };`;
 
 function openGuest(source: string, o: ModuleRunnerOptions): Promise<GuestModule> {
-  return GuestModule.open(source, { fileName: o.fileName, timeoutMs: o.timeoutMs, memoryBytes: o.memoryBytes, prelude: NO_MATH_RANDOM });
+  return GuestModule.open(source, {
+    fileName: o.fileName,
+    timeoutMs: o.timeoutMs,
+    memoryBytes: o.memoryBytes,
+    prelude: NO_MATH_RANDOM,
+  });
 }
 
 /** The rng a module's `sample` draws from: a generator resumed from the caller's state. */

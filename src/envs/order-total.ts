@@ -15,7 +15,15 @@
  */
 import type { Task } from '../contracts.ts';
 import { finalAnswer, integerAnswer } from './answer.ts';
-import { ORDER_ITEMS, ORDER_LEVELS, ORDER_NAMES, ORDER_PROMPT, PAGE_SUFFIXES, PRICE_RANGE, RECOVERY_SHARE } from './data/multi-step.ts';
+import {
+  ORDER_ITEMS,
+  ORDER_LEVELS,
+  ORDER_NAMES,
+  ORDER_PROMPT,
+  PAGE_SUFFIXES,
+  PRICE_RANGE,
+  RECOVERY_SHARE,
+} from './data/multi-step.ts';
 import { answerTurn, callTurn } from './expert-text.ts';
 import { containsToken, scoreParts } from './evidence.ts';
 import { allNeedsMet, readNeed, type StepNeed } from './step-evidence.ts';
@@ -48,7 +56,8 @@ const priceFile = (item: string): string => `prices/${item}.txt`;
 /** Where a line's price is (trajectories stored before lines named their file read `prices/<item>.txt`). */
 const fileOf = (line: OrderLine): string => line.file ?? priceFile(line.item);
 /** The calc expression of the total, in the order's order: `2 * 7 + 5`. */
-const totalExpression = (lines: OrderLine[]): string => lines.map((l) => (l.qty === 1 ? String(l.price) : `${l.qty} * ${l.price}`)).join(' + ');
+const totalExpression = (lines: OrderLine[]): string =>
+  lines.map((l) => (l.qty === 1 ? String(l.price) : `${l.qty} * ${l.price}`)).join(' + ');
 
 export const orderTotal: EnvironmentSpec = {
   name: 'order_total',
@@ -59,7 +68,10 @@ export const orderTotal: EnvironmentSpec = {
   sample(rng, difficulty) {
     const level = ORDER_LEVELS[difficulty];
     const name = rng.pick(ORDER_NAMES);
-    const pages = [`orders/${name}.txt`, ...PAGE_SUFFIXES.slice(0, level.pages - 1).map((s) => `orders/${name}-${s}.txt`)];
+    const pages = [
+      `orders/${name}.txt`,
+      ...PAGE_SUFFIXES.slice(0, level.pages - 1).map((s) => `orders/${name}-${s}.txt`),
+    ];
     const items = rng.shuffle(ORDER_ITEMS);
     const plural = rng.chance(RECOVERY_SHARE) ? rng.int(0, level.items - 1) : -1;
     // Items go to pages in turn, so every page lists at least one.
@@ -81,7 +93,8 @@ export const orderTotal: EnvironmentSpec = {
       files[page] = `${body.join('\n')}\n`;
     });
     // Prices of items not ordered too: reading every price file answers nothing.
-    for (const item of items.slice(level.items, level.items + 3)) files[priceFile(item)] = `${rng.int(...PRICE_RANGE)}\n`;
+    for (const item of items.slice(level.items, level.items + 3))
+      files[priceFile(item)] = `${rng.int(...PRICE_RANGE)}\n`;
     for (const l of lines) files[fileOf(l)] = `${l.price}\n`;
     const total = lines.reduce((sum, l) => sum + l.qty * l.price, 0);
     return {
@@ -93,27 +106,33 @@ export const orderTotal: EnvironmentSpec = {
   toolbox: (task: Task): ToolboxSetup => ({ files: (task.data as OrderTotalData).files }),
   evaluate(task, trajectory) {
     const { pages, lines, total, files } = task.data as OrderTotalData;
-    const needs: StepNeed[] = pages.map((page, p) => readNeed(page, files[page].trimEnd(), p > 0 ? [p - 1] : undefined));
+    const needs: StepNeed[] = pages.map((page, p) =>
+      readNeed(page, files[page].trimEnd(), p > 0 ? [p - 1] : undefined),
+    );
     const priceNeeds = lines.map((l) => needs.push(readNeed(fileOf(l), String(l.price), [l.page])) - 1);
     if (lines.length > 1 || lines[0].qty > 1) {
       needs.push({
         after: priceNeeds,
         tools: ['calc'],
-        met: (source, result) => integerAnswer(result) === total && lines.every((l) => containsToken(source, String(l.price))),
+        met: (source, result) =>
+          integerAnswer(result) === total && lines.every((l) => containsToken(source, String(l.price))),
       });
     }
     return scoreParts(allNeedsMet(trajectory, needs), integerAnswer(finalAnswer(trajectory)) === total);
   },
   expert(task) {
     const { pages, lines, total } = task.data as OrderTotalData;
-    const turns = pages.map((page, p) => callTurn(p === 0 ? 'Read the order.' : 'Read the next page.', [sh(`cat ${page}`)]));
+    const turns = pages.map((page, p) =>
+      callTurn(p === 0 ? 'Read the order.' : 'Read the next page.', [sh(`cat ${page}`)]),
+    );
     const asWritten = lines.map((l) => priceFile(l.written)).join(' ');
     turns.push(callTurn('Look up the prices.', [sh(`cat ${asWritten}`)]));
     if (lines.some((l) => l.written !== l.item)) {
       turns.push(callTurn('A price is missing. List them.', [sh('ls prices')]));
       turns.push(callTurn('Use the listed names.', [sh(`cat ${lines.map(fileOf).join(' ')}`)]));
     }
-    if (lines.length > 1 || lines[0].qty > 1) turns.push(callTurn('Add them up.', [{ name: 'calc', arguments: { expression: totalExpression(lines) } }]));
+    if (lines.length > 1 || lines[0].qty > 1)
+      turns.push(callTurn('Add them up.', [{ name: 'calc', arguments: { expression: totalExpression(lines) } }]));
     return [...turns, answerTurn(String(total))];
   },
 };

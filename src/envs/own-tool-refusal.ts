@@ -8,6 +8,8 @@ import type { ToolSchema } from '../contracts.ts';
 export function ownToolRefusal(schema: ToolSchema, args: Record<string, unknown>): string | null {
   const missing = (schema.parameters.required ?? []).filter((k) => args?.[k] === undefined);
   if (missing.length === 0) return null;
-  const expects = Object.keys(schema.parameters.properties).map((k) => `"${k}"`).join(', ');
+  const expects = Object.keys(schema.parameters.properties)
+    .map((k) => `"${k}"`)
+    .join(', ');
   return `${schema.name}: missing argument ${missing.map((k) => `"${k}"`).join(', ')}; ${schema.name} expects {${expects}}`;
 }

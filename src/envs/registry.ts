@@ -16,7 +16,9 @@ for (const spec of BUILTIN_SPECS) {
 
 /** Registered environments, optionally only those carrying a tag, sorted by name. */
 export function listEnvironments(filter: { tag?: string } = {}): Environment[] {
-  return [...registry.values()].filter((e) => filter.tag === undefined || e.tags.includes(filter.tag)).sort((a, b) => (a.name < b.name ? -1 : 1));
+  return [...registry.values()]
+    .filter((e) => filter.tag === undefined || e.tags.includes(filter.tag))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
 }
 
 /** Plain summaries for display (CLI `list`, the UI picker). */
@@ -33,7 +35,8 @@ export function describeEnvironments(filter: { tag?: string } = {}): Environment
 /** The environment with this name; the error lists the known names. */
 export function getEnvironment(name: string): Environment {
   const env = registry.get(name);
-  if (!env) throw new Error(`Unknown environment "${name}". Known environments: ${[...registry.keys()].sort().join(', ')}`);
+  if (!env)
+    throw new Error(`Unknown environment "${name}". Known environments: ${[...registry.keys()].sort().join(', ')}`);
   return env;
 }
 
@@ -56,7 +59,8 @@ export function registerEnvironment(spec: EnvironmentSpec, options: { replace?: 
 
 /** Registers an environment already built (a module's, sources.ts); the same rules as `registerEnvironment`. */
 export function installEnvironment(env: Environment, options: { replace?: boolean } = {}): Environment {
-  if (builtinNames.has(env.name)) throw new Error(`"${env.name}" is a built-in environment and cannot be replaced; choose another name`);
+  if (builtinNames.has(env.name))
+    throw new Error(`"${env.name}" is a built-in environment and cannot be replaced; choose another name`);
   if (registry.has(env.name) && !options.replace) {
     throw new Error(`An environment named "${env.name}" is already registered; pass { replace: true } to replace it`);
   }

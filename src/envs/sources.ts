@@ -9,25 +9,43 @@ import { hashString } from '../rng.ts';
 import { defineEnvironment, stableJson } from './define.ts';
 import { loadEnvironmentModule } from './module-env.ts';
 import { CheckBudget, withCheckBudget } from './check-budget.ts';
-import { readTaskFile, TaskFileError, taskFileSpec, type TaskFileSpec, type TaskRow, type VerifierConfig } from './task-file/index.ts';
+import {
+  readTaskFile,
+  TaskFileError,
+  taskFileSpec,
+  type TaskFileSpec,
+  type TaskRow,
+  type VerifierConfig,
+} from './task-file/index.ts';
 import { getEnvironment, installEnvironment, isBuiltinEnvironment } from './registry.ts';
 import type { Environment } from './types.ts';
 
 /** A short content digest: two sources with the same digest build the same environment. */
 export function sourceDigest(source: EnvironmentSource): string {
-  const text = stableJson(source.kind === 'module' ? { kind: source.kind, source: source.source } : { kind: source.kind, rows: source.rows, verifier: source.verifier });
+  const text = stableJson(
+    source.kind === 'module'
+      ? { kind: source.kind, source: source.source }
+      : { kind: source.kind, rows: source.rows, verifier: source.verifier },
+  );
   return [hashString(text), hashString(`spindle\u0000${text}`)].map((h) => h.toString(16).padStart(8, '0')).join('');
 }
 
 /** What the exports' metadata and a run record say about a user environment. */
-export function describeSource(source: EnvironmentSource): { name: string; kind: string; file: string | null; digest: string } {
+export function describeSource(source: EnvironmentSource): {
+  name: string;
+  kind: string;
+  file: string | null;
+  digest: string;
+} {
   return { name: source.name, kind: source.kind, file: source.file, digest: sourceDigest(source) };
 }
 
 /** Builds the environment a source describes, not registering it; `close` frees its sandbox context. */
 export async function buildEnvironment(source: EnvironmentSource): Promise<{ env: Environment; close(): void }> {
   if (source.kind === 'tasks') return { env: defineEnvironment(taskSpecOf(source)), close: () => {} };
-  const built = await loadEnvironmentModule(source.source, { fileName: source.file?.split(/[\\/]/).pop() ?? `${source.name}.js` });
+  const built = await loadEnvironmentModule(source.source, {
+    fileName: source.file?.split(/[\\/]/).pop() ?? `${source.name}.js`,
+  });
   if (built.env.name !== source.name) {
     built.close();
     throw new Error(`The module names itself "${built.env.name}" but was stored as "${source.name}"; save it again`);
@@ -39,7 +57,9 @@ export async function buildEnvironment(source: EnvironmentSource): Promise<{ env
 const MODULE_FILE = /\.m?js$/i;
 
 function taskSpecOf(source: Extract<EnvironmentSource, { kind: 'tasks' }>): TaskFileSpec {
-  return taskFileSpec(source.name, source.rows as unknown as TaskRow[], { verifier: source.verifier as VerifierConfig | null });
+  return taskFileSpec(source.name, source.rows as unknown as TaskRow[], {
+    verifier: source.verifier as VerifierConfig | null,
+  });
 }
 
 export interface SourceFileOptions {
@@ -57,12 +77,23 @@ export interface SourceFileOptions {
  * given. Checked by building it, a task file's js verifiers tried once each: every problem comes back as
  * the error (rows and fields named). It runs under a check's budget (check-budget.ts).
  */
-export async function environmentSourceFromFile(content: Uint8Array | string, fileName: string, options: SourceFileOptions = {}): Promise<EnvironmentSource> {
+export async function environmentSourceFromFile(
+  content: Uint8Array | string,
+  fileName: string,
+  options: SourceFileOptions = {},
+): Promise<EnvironmentSource> {
   if (options.budget) return sourceFromFile(content, fileName, options, options.budget);
-  return withCheckBudget(undefined, { signal: options.signal }, (budget) => sourceFromFile(content, fileName, options, budget));
+  return withCheckBudget(undefined, { signal: options.signal }, (budget) =>
+    sourceFromFile(content, fileName, options, budget),
+  );
 }
 
-async function sourceFromFile(content: Uint8Array | string, fileName: string, options: SourceFileOptions, budget: CheckBudget): Promise<EnvironmentSource> {
+async function sourceFromFile(
+  content: Uint8Array | string,
+  fileName: string,
+  options: SourceFileOptions,
+  budget: CheckBudget,
+): Promise<EnvironmentSource> {
   const file = fileName.split(/[\\/]/).pop() ?? fileName;
   if (MODULE_FILE.test(file)) {
     budget.begin(`loading ${file}`);
@@ -75,7 +106,11 @@ async function sourceFromFile(content: Uint8Array | string, fileName: string, op
   const rows = await readTaskFile(content, file);
   const name = options.name ?? environmentNameFor(file);
   const source: Extract<EnvironmentSource, { kind: 'tasks' }> = {
-    kind: 'tasks', name, rows: rows as unknown as Record<string, unknown>[], verifier: options.verifier ?? null, file,
+    kind: 'tasks',
+    name,
+    rows: rows as unknown as Record<string, unknown>[],
+    verifier: options.verifier ?? null,
+    file,
   };
   const spec = taskSpecOf(source);
   defineEnvironment(spec);
@@ -87,7 +122,11 @@ async function sourceFromFile(content: Uint8Array | string, fileName: string, op
 
 /** `My Tasks-v2.jsonl` → `my_tasks_v2`: a registry name from a file name. */
 export function environmentNameFor(fileName: string): string {
-  const stem = fileName.replace(/\.[^.]+$/, '').toLowerCase().replace(/[^a-z0-9]+/g, '_').replace(/^_+|_+$/g, '');
+  const stem = fileName
+    .replace(/\.[^.]+$/, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
   return /^[a-z]/.test(stem) ? stem : `tasks_${stem || 'file'}`;
 }
 
@@ -103,7 +142,8 @@ const installed = new Map<string, Installed>();
  * is built once; new content replaces the old (its sandbox context is freed). Built-in names are refused.
  */
 export async function installEnvironmentSource(source: EnvironmentSource): Promise<Environment> {
-  if (isBuiltinEnvironment(source.name)) throw new Error(`"${source.name}" is a built-in environment; give your environment another name`);
+  if (isBuiltinEnvironment(source.name))
+    throw new Error(`"${source.name}" is a built-in environment; give your environment another name`);
   const digest = sourceDigest(source);
   const current = installed.get(source.name);
   if (current?.digest === digest) return getEnvironment(source.name);

@@ -56,7 +56,11 @@ export function filesMatch(snapshot: Record<string, string>, expected: FileExpec
 export function linesMatch(snapshot: Record<string, string>, expected: LinesExpectation): boolean {
   const actual = snapshot[normalizePath(expected.path)];
   if (actual === undefined) return false;
-  const got = actual.split('\n').map((l) => l.trim()).filter(Boolean).sort();
+  const got = actual
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .sort();
   const want = [...expected.lines].sort();
   return got.length === want.length && got.every((l, i) => l === want[i]);
 }
@@ -64,7 +68,10 @@ export function linesMatch(snapshot: Record<string, string>, expected: LinesExpe
 /** True when a tool's output shows the answer: the value as a token, or (for a count) that many lines. */
 function outputShowsAnswer(output: string, check: AnswerCheck): boolean {
   if (check.alone) return output.trim() === String(check.value);
-  if (check.type === 'int') return containsToken(output, String(check.value)) || output.split('\n').filter((l) => l.trim()).length === check.value;
+  if (check.type === 'int')
+    return (
+      containsToken(output, String(check.value)) || output.split('\n').filter((l) => l.trim()).length === check.value
+    );
   if (check.type === 'text') return containsToken(output, String(check.value));
   const paths = output.split(/\s+/).map(normalizePath);
   return paths.includes(normalizePath(String(check.value)));

@@ -44,7 +44,10 @@ function namesFile(source: string, path: string): boolean {
 function meetNeeds(trajectory: Trajectory, needs: readonly StepNeed[]): (number | null)[] {
   const calls = trajectory.steps.map((s) => s.tool_call);
   const meets = calls.map((call) =>
-    call && call.error === null ? needs.map((need) => need.tools.includes(call.tool_name) && need.met(callSource(call), resultText(call))) : needs.map(() => false));
+    call && call.error === null
+      ? needs.map((need) => need.tools.includes(call.tool_name) && need.met(callSource(call), resultText(call)))
+      : needs.map(() => false),
+  );
   const prerequisites = transitivePrerequisites(needs);
   const readsAhead = meets.map((met) => met.some((m, k) => m && prerequisites[k].some((j) => met[j])));
   const at: (number | null)[] = [];

@@ -5,14 +5,28 @@
  * needs nothing but stored data and can re-score an old trajectory at any time.
  */
 import type { Trajectory } from '../contracts.ts';
-import { createToolbox, DEFAULT_MAX_RESULT_CHARS, isToolName, TOOL_NAMES, TOOL_SCHEMAS, truncate, type Toolbox, type ToolboxOptions, type ToolResult } from '../sandbox/index.ts';
+import {
+  createToolbox,
+  DEFAULT_MAX_RESULT_CHARS,
+  isToolName,
+  TOOL_NAMES,
+  TOOL_SCHEMAS,
+  truncate,
+  type Toolbox,
+  type ToolboxOptions,
+  type ToolResult,
+} from '../sandbox/index.ts';
 import type { ToolSchema } from '../contracts.ts';
 import type { OwnToolSession, ToolboxSetup } from './types.ts';
 
 export type ToolboxExtras = Omit<ToolboxOptions, 'tools' | 'files' | 'gitRepo'>;
 
 /** A toolbox in the task's starting state. Throws when a setup call fails: that is an environment bug. */
-export async function openTaskToolbox(setup: ToolboxSetup, tools: readonly string[], extras: ToolboxExtras = {}): Promise<Toolbox> {
+export async function openTaskToolbox(
+  setup: ToolboxSetup,
+  tools: readonly string[],
+  extras: ToolboxExtras = {},
+): Promise<Toolbox> {
   const toolbox = await createToolbox({ ...extras, tools: [...tools], files: setup.files, gitRepo: setup.gitRepo });
   for (const call of setup.calls ?? []) {
     const result = await toolbox.call(call.tool, call.args);
@@ -28,11 +42,17 @@ export async function openTaskToolbox(setup: ToolboxSetup, tools: readonly strin
  * The task's toolbox after re-running every tool call the trajectory made, in order (failed ones too:
  * they may have changed state before failing). Unparseable calls (no tool name) are skipped.
  */
-export async function replayTrajectory(setup: ToolboxSetup, tools: readonly string[], trajectory: Trajectory, extras: ToolboxExtras = {}): Promise<Toolbox> {
+export async function replayTrajectory(
+  setup: ToolboxSetup,
+  tools: readonly string[],
+  trajectory: Trajectory,
+  extras: ToolboxExtras = {},
+): Promise<Toolbox> {
   const toolbox = await openTaskToolbox(setup, tools, extras);
   for (const step of trajectory.steps) {
     const call = step.tool_call;
-    if (call && call.tool_name !== '' && tools.includes(call.tool_name)) await toolbox.call(call.tool_name, call.parameters);
+    if (call && call.tool_name !== '' && tools.includes(call.tool_name))
+      await toolbox.call(call.tool_name, call.parameters);
   }
   return toolbox;
 }
@@ -59,9 +79,17 @@ export interface LazyTaskToolbox {
   dispose(): void;
 }
 
-export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], extras: ToolboxExtras = {}, own?: OwnTools): LazyTaskToolbox {
+export function lazyTaskToolbox(
+  setup: ToolboxSetup,
+  tools: readonly string[],
+  extras: ToolboxExtras = {},
+  own?: OwnTools,
+): LazyTaskToolbox {
   const unknown = tools.filter((t) => !isToolName(t));
-  if (unknown.length) throw new Error(`unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`);
+  if (unknown.length)
+    throw new Error(
+      `unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`,
+    );
   const builtin = TOOL_NAMES.filter((t) => tools.includes(t)).map((t) => TOOL_SCHEMAS[t]);
   const schemas = [...builtin, ...(own?.schemas ?? [])];
   const ownNames = new Set(own?.schemas.map((s) => s.name));
@@ -77,7 +105,10 @@ export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], e
         return { result: truncate(r.result, maxChars), error: r.error === null ? null : truncate(r.error, maxChars) };
       }
       if (ownNames.size > 0 && !tools.includes(name)) {
-        return { result: '', error: `unknown tool "${name}"; available tools: ${schemas.map((s) => s.name).join(', ')}` };
+        return {
+          result: '',
+          error: `unknown tool "${name}"; available tools: ${schemas.map((s) => s.name).join(', ')}`,
+        };
       }
       return (await openSandbox()).call(name, args);
     },
@@ -87,8 +118,14 @@ export function lazyTaskToolbox(setup: ToolboxSetup, tools: readonly string[], e
     // The sandbox is built here, so a failing setup call surfaces on the episode's first call.
     open: async () => (tools.length > 0 ? (await openSandbox(), caller) : caller),
     dispose: () => {
-      void sandbox?.then((t) => t.dispose(), () => undefined);
-      void session?.then((s) => s.dispose(), () => undefined);
+      void sandbox?.then(
+        (t) => t.dispose(),
+        () => undefined,
+      );
+      void session?.then(
+        (s) => s.dispose(),
+        () => undefined,
+      );
     },
   };
 }

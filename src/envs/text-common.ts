@@ -8,7 +8,9 @@ export const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
 export function drawText(rng: Rng, level: TextLevel, avoid = ''): string {
   const letters = [...ALPHABET].filter((c) => !avoid.includes(c));
   const n = rng.int(level.words[0], level.words[1]);
-  return Array.from({ length: n }, () => Array.from({ length: rng.int(level.letters[0], level.letters[1]) }, () => rng.pick(letters)).join('')).join(' ');
+  return Array.from({ length: n }, () =>
+    Array.from({ length: rng.int(level.letters[0], level.letters[1]) }, () => rng.pick(letters)).join(''),
+  ).join(' ');
 }
 
 /** The text with `letter` written over `count` distinct non-space positions (the text must not contain it). */

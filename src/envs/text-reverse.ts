@@ -31,7 +31,11 @@ export const textReverse: EnvironmentSpec = {
   },
   evaluate(task: Task, trajectory: Trajectory): number {
     const { text, answer } = task.data as { text: string; answer: string };
-    const worked = toolDidTheWork(trajectory, { tools: ['js'], mentions: (code) => code.includes(text), result: (value) => value === answer });
+    const worked = toolDidTheWork(trajectory, {
+      tools: ['js'],
+      mentions: (code) => code.includes(text),
+      result: (value) => value === answer,
+    });
     return scoreParts(worked, cleanAnswer(finalAnswer(trajectory)) === answer);
   },
   expert(task: Task): string[] {

@@ -38,7 +38,15 @@
  */
 import type { ScoredGroup } from '../contracts.ts';
 import {
-  describeFetchError, fetchWithTimeout, MiB, NetError, neverSent, parseRetryAfter, readText, retryableStatus, sleep,
+  describeFetchError,
+  fetchWithTimeout,
+  MiB,
+  NetError,
+  neverSent,
+  parseRetryAfter,
+  readText,
+  retryableStatus,
+  sleep,
 } from '../net.ts';
 
 export interface RegisterEnvRequest {
@@ -78,7 +86,9 @@ export type ClientEvent =
 
 /** A GET with a JSON body (Node); `limits` bound its time and reply size, and `signal` cancels it. */
 export type GetWithBody = (
-  url: string, body: unknown, limits?: { timeoutMs: number; maxBytes: number; signal?: AbortSignal },
+  url: string,
+  body: unknown,
+  limits?: { timeoutMs: number; maxBytes: number; signal?: AbortSignal },
 ) => Promise<{ status: number; json: unknown; retryAfter?: string | null }>;
 
 export interface AtroposClientOptions {
@@ -106,7 +116,12 @@ export interface AtroposClientOptions {
 }
 
 class HttpError extends Error {
-  constructor(readonly status: number, readonly detail: string, path: string, readonly retryAfterMs: number | null = null) {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+    path: string,
+    readonly retryAfterMs: number | null = null,
+  ) {
     super(`${path} answered HTTP ${status}: ${detail.slice(0, 200)}`);
   }
 }
@@ -133,7 +148,8 @@ const deliveryIdOf = (g: unknown): string | null => {
   const id = (g as { group_overrides?: Record<string, unknown> } | null)?.group_overrides?.[DELIVERY_ID];
   return typeof id === 'string' ? id : null;
 };
-const randomId = () => globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
+const randomId = () =>
+  globalThis.crypto?.randomUUID?.() ?? `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 
 export class AtroposClient {
   private readonly base: string;
@@ -191,10 +207,16 @@ export class AtroposClient {
     this.checkInterrupted(during);
   }
 
-  get env(): RegisteredEnv | null { return this.registration?.env ?? null; }
-  get pending(): number { return this.outbox.length; }
+  get env(): RegisteredEnv | null {
+    return this.registration?.env ?? null;
+  }
+  get pending(): number {
+    return this.outbox.length;
+  }
 
-  private emit(e: ClientEvent) { this.options.onEvent?.(e); }
+  private emit(e: ClientEvent) {
+    this.options.onEvent?.(e);
+  }
 
   private delay(attempt: number, retryAfterMs: number | null = null): number {
     const { initialMs = 500, maxMs = 30_000 } = this.options.backoff ?? {};
@@ -203,13 +225,29 @@ export class AtroposClient {
 
   private async call(method: 'GET' | 'POST', path: string, body?: unknown, maxBytes = REPLY_LIMIT): Promise<unknown> {
     const url = this.base + path;
-    const { response, controller } = await fetchWithTimeout(this.http, url, {
-      method, headers: body === undefined ? undefined : { 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    }, this.timeoutMs, this.stop);
-    const text = await readText(response, controller, url, { connectTimeoutMs: this.timeoutMs, idleTimeoutMs: this.timeoutMs, maxBytes });
-    if (!response.ok) throw new HttpError(response.status, text, path, parseRetryAfter(response.headers.get('retry-after')));
-    try { return text ? JSON.parse(text) : null; } catch { return text; }
+    const { response, controller } = await fetchWithTimeout(
+      this.http,
+      url,
+      {
+        method,
+        headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      },
+      this.timeoutMs,
+      this.stop,
+    );
+    const text = await readText(response, controller, url, {
+      connectTimeoutMs: this.timeoutMs,
+      idleTimeoutMs: this.timeoutMs,
+      maxBytes,
+    });
+    if (!response.ok)
+      throw new HttpError(response.status, text, path, parseRetryAfter(response.headers.get('retry-after')));
+    try {
+      return text ? JSON.parse(text) : null;
+    } catch {
+      return text;
+    }
   }
 
   /** Registers the environment, waiting (with backoff) until the trainer has started. */
@@ -233,16 +271,21 @@ export class AtroposClient {
         retryAfterMs = e instanceof HttpError ? e.retryAfterMs : null;
       }
       if (reply?.status === 'success') {
-        if (!isCount(reply.env_id)) throw new AtroposProtocolError(`Atropos at ${this.base} registered the environment with env_id ${JSON.stringify(reply.env_id)}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`);
+        if (!isCount(reply.env_id))
+          throw new AtroposProtocolError(
+            `Atropos at ${this.base} registered the environment with env_id ${JSON.stringify(reply.env_id)}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`,
+          );
         const env = reply as unknown as RegisteredEnv;
         this.registration = { request, env };
         return env;
       }
       const wait = this.delay(attempt, retryAfterMs);
       if (Date.now() + wait > deadline) {
-        throw new Error(failure
-          ? `Atropos at ${this.base} did not register the environment within ${minutes(budget)} (last: ${failure}); start it with \`run-api\`, or fix the URL.`
-          : `Atropos at ${this.base} is waiting for its trainer: start the trainer (it calls /register and then polls /batch), then retry.`);
+        throw new Error(
+          failure
+            ? `Atropos at ${this.base} did not register the environment within ${minutes(budget)} (last: ${failure}); start it with \`run-api\`, or fix the URL.`
+            : `Atropos at ${this.base} is waiting for its trainer: start the trainer (it calls /register and then polls /batch), then retry.`,
+        );
       }
       if (failure) this.emit({ kind: 'unreachable', during: 'register-env', error: failure, delay_ms: wait });
       else this.emit({ kind: 'waiting-for-trainer', attempt, delay_ms: wait });
@@ -260,7 +303,9 @@ export class AtroposClient {
     const s = (reply ?? {}) as Record<string, unknown>;
     for (const field of ['queue_size', 'current_step']) {
       if (!isCount(s[field])) {
-        throw new AtroposProtocolError(`Atropos at ${this.base} answered ${path} with ${field} ${JSON.stringify(s[field]) ?? 'missing'}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`);
+        throw new AtroposProtocolError(
+          `Atropos at ${this.base} answered ${path} with ${field} ${JSON.stringify(s[field]) ?? 'missing'}; expected a whole number ≥ 0. Is this an Atropos trajectory API server?`,
+        );
       }
     }
     const status: EnvStatus = { current_step: s.current_step as number, queue_size: s.queue_size as number, source };
@@ -273,8 +318,13 @@ export class AtroposClient {
     const { env_id } = this.requireEnv();
     if (this.options.getWithBody) {
       const limits = { timeoutMs: this.timeoutMs, maxBytes: REPLY_LIMIT, signal: this.stop };
-      const { status, json, retryAfter } = await this.options.getWithBody(this.base + '/status-env', { env_id }, limits);
-      if (status >= 400) throw new HttpError(status, JSON.stringify(json), '/status-env', parseRetryAfter(retryAfter ?? null));
+      const { status, json, retryAfter } = await this.options.getWithBody(
+        this.base + '/status-env',
+        { env_id },
+        limits,
+      );
+      if (status >= 400)
+        throw new HttpError(status, JSON.stringify(json), '/status-env', parseRetryAfter(retryAfter ?? null));
       return this.checkedStatus(json, '/status-env', 'status-env');
     }
     try {
@@ -290,7 +340,11 @@ export class AtroposClient {
    * `capacityWaitMs`. A server that went away is polled with backoff; one that came back without our
    * registration is re-registered (once per streak of failures, then backoff alone).
    */
-  async waitForCapacity(limits: { batch_size: number; group_size: number; max_batches_offpolicy: number }): Promise<EnvStatus> {
+  async waitForCapacity(limits: {
+    batch_size: number;
+    group_size: number;
+    max_batches_offpolicy: number;
+  }): Promise<EnvStatus> {
     const limit = limits.max_batches_offpolicy * limits.batch_size;
     const budget = this.options.capacityWaitMs ?? 30 * 60_000;
     const started = Date.now();
@@ -309,7 +363,10 @@ export class AtroposClient {
         const message = (e as Error).message;
         const wait = this.delay(attempt++, e instanceof HttpError ? e.retryAfterMs : null);
         if (Date.now() - started + wait > budget) {
-          throw new Error(`Atropos at ${this.base} did not answer /status-env for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}; last: ${message}). Is the server still up?`, { cause: e });
+          throw new Error(
+            `Atropos at ${this.base} did not answer /status-env for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}; last: ${message}). Is the server still up?`,
+            { cause: e },
+          );
         }
         this.emit({ kind: 'unreachable', during: 'status-env', error: message, delay_ms: wait });
         // A restarted server has forgotten its envs: /status-env fails with 500 for our id.
@@ -323,7 +380,9 @@ export class AtroposClient {
       if (limits.max_batches_offpolicy <= 0 || s.queue_size * limits.group_size < limit) return s;
       const poll = this.options.pollMs ?? 1000;
       if (Date.now() - started + poll > budget) {
-        throw new Error(`Atropos at ${this.base}: the trainer's queue stayed full for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}): queue_size ${s.queue_size} × group_size ${limits.group_size} ≥ ${limit} (max_batches_offpolicy × batch_size). Is the trainer still taking batches from /batch?`);
+        throw new Error(
+          `Atropos at ${this.base}: the trainer's queue stayed full for ${minutes(Date.now() - started)} (the wait budget is ${minutes(budget)}): queue_size ${s.queue_size} × group_size ${limits.group_size} ≥ ${limit} (max_batches_offpolicy × batch_size). Is the trainer still taking batches from /batch?`,
+        );
       }
       this.emit({ kind: 'backpressure', queue_size: s.queue_size, limit });
       await this.wait(poll, 'waiting for room in the Atropos queue');
@@ -401,7 +460,10 @@ export class AtroposClient {
         }
         if (outcome === 'in-doubt') {
           this.inDoubt = batch.length;
-          retry = { error: 'the connection dropped after the groups were sent; checking whether they landed', retryAfterMs: null };
+          retry = {
+            error: 'the connection dropped after the groups were sent; checking whether they landed',
+            retryAfterMs: null,
+          };
         } else {
           this.inDoubt = 0;
           this.outbox.splice(0, batch.length);
@@ -430,7 +492,8 @@ export class AtroposClient {
       }
       this.wakeRoom();
     }
-    if (this.interrupted) this.setAsideInDoubt('delivery was interrupted while the post of these groups was in flight or unconfirmed');
+    if (this.interrupted)
+      this.setAsideInDoubt('delivery was interrupted while the post of these groups was in flight or unconfirmed');
     this.flushing = null;
     this.wakeRoom();
   }
@@ -441,7 +504,8 @@ export class AtroposClient {
     const batch = this.outbox.slice(0, this.inDoubt);
     const outcome = await this.confirm(batch).catch(() => null);
     if (this.closed) return; // close() already counted the batch as unconfirmed
-    if (outcome === 'lost') this.inDoubt = 0; // proven not sent: it stays in the outbox, counted as not delivered
+    if (outcome === 'lost')
+      this.inDoubt = 0; // proven not sent: it stays in the outbox, counted as not delivered
     else if (outcome === 'delivered') {
       this.inDoubt = 0;
       this.outbox.splice(0, batch.length);
@@ -464,12 +528,22 @@ export class AtroposClient {
       this.emit({ kind: 'delivered', groups: batch.length, pending: this.outbox.length });
     } else if (outcome === 'unconfirmed') {
       this.unconfirmed.push(...batch);
-      const detail = why ?? `the answer to a post was lost and ${this.base}/latest_example cannot tell whether it landed`;
-      this.emit({ kind: 'unconfirmed', groups: batch.length, detail: `${detail}; kept aside rather than risk a duplicate` });
+      const detail =
+        why ?? `the answer to a post was lost and ${this.base}/latest_example cannot tell whether it landed`;
+      this.emit({
+        kind: 'unconfirmed',
+        groups: batch.length,
+        detail: `${detail}; kept aside rather than risk a duplicate`,
+      });
     } else {
       // The server will never take these as they are: keep them aside instead of retrying forever.
       this.rejected.push(...batch);
-      this.emit({ kind: 'rejected', groups: batch.length, status: outcome.rejected.status, detail: outcome.rejected.detail.slice(0, 200) });
+      this.emit({
+        kind: 'rejected',
+        groups: batch.length,
+        status: outcome.rejected.status,
+        detail: outcome.rejected.detail.slice(0, 200),
+      });
     }
   }
 
@@ -499,7 +573,10 @@ export class AtroposClient {
       latest = await this.call('GET', '/latest_example', undefined, EXAMPLE_LIMIT);
     } catch (e) {
       if (e instanceof HttpError && e.status === 404) return 'unconfirmed'; // an older server without it
-      throw new Error(`checking whether the last post landed: ${e instanceof NetError ? e.message : describeFetchError(e)}`, { cause: e });
+      throw new Error(
+        `checking whether the last post landed: ${e instanceof NetError ? e.message : describeFetchError(e)}`,
+        { cause: e },
+      );
     }
     const id = deliveryIdOf(latest);
     if (id !== null && id === deliveryIdOf(batch.at(-1))) return 'delivered';

@@ -10,8 +10,18 @@ import { importJsonlRows, textOf, toJsonl } from './jsonl.ts';
 import { checkScoredGroup, normalizeScoredGroup } from './validate.ts';
 
 export const ATROPOS_FIELDS = [
-  'tokens', 'masks', 'scores', 'advantages', 'ref_logprobs', 'messages', 'inference_logprobs',
-  'generation_params', 'overrides', 'group_overrides', 'images', 'env_id',
+  'tokens',
+  'masks',
+  'scores',
+  'advantages',
+  'ref_logprobs',
+  'messages',
+  'inference_logprobs',
+  'generation_params',
+  'overrides',
+  'group_overrides',
+  'images',
+  'env_id',
 ] as const satisfies readonly (keyof ScoredGroup)[];
 
 export function scoredGroupFromTrajectories(
@@ -19,7 +29,10 @@ export function scoredGroupFromTrajectories(
   options: { scores?: number[]; advantages?: number[][] | null; env_id?: number | null } = {},
 ): ScoredGroup {
   const missing = group.find((t) => t.tokens.length === 0);
-  if (missing) throw new Error(`trajectory ${missing.id} has no token ids: a scored group needs the policy's tokens (run with a tokenizer)`);
+  if (missing)
+    throw new Error(
+      `trajectory ${missing.id} has no token ids: a scored group needs the policy's tokens (run with a tokenizer)`,
+    );
   return {
     tokens: group.map((t) => [...t.tokens]),
     masks: group.map((t) => t.tokens.map((id, i) => (t.assistant_mask[i] ? id : -100))),
@@ -43,5 +56,7 @@ export function scoredGroupsToJsonl(groups: Iterable<ScoredGroup>): string {
 
 /** Parses and validates ScoredDataGroup JSONL (absent optional fields become null). */
 export function parseScoredGroupsJsonl(data: string | Uint8Array | ArrayBuffer, file: string): ScoredGroup[] {
-  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkScoredGroup).map((r) => normalizeScoredGroup(r.value));
+  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkScoredGroup).map((r) =>
+    normalizeScoredGroup(r.value),
+  );
 }

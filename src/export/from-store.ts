@@ -24,17 +24,29 @@ export function exportFilter(filter: TrajectoryFilter = {}, options: HeldOutOpti
 }
 
 /** HF chat JSONL, as text chunks (write them to a file or a Blob). */
-export function exportChatJsonl(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): AsyncGenerator<string> {
+export function exportChatJsonl(
+  store: Store,
+  filter: TrajectoryFilter = {},
+  options: HeldOutOption = {},
+): AsyncGenerator<string> {
   return jsonlChunks(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 500 }), trajectoryToChatRow);
 }
 
 /** Full-trajectory JSONL (every field; what `importTrajectories` reads as 'trajectory-jsonl'). */
-export function exportTrajectoryJsonl(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): AsyncGenerator<string> {
+export function exportTrajectoryJsonl(
+  store: Store,
+  filter: TrajectoryFilter = {},
+  options: HeldOutOption = {},
+): AsyncGenerator<string> {
   return jsonlChunks(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 500 }));
 }
 
 /** Parquet with every field. */
-export function exportParquet(store: Store, filter: TrajectoryFilter = {}, options: HeldOutOption = {}): Promise<Uint8Array> {
+export function exportParquet(
+  store: Store,
+  filter: TrajectoryFilter = {},
+  options: HeldOutOption = {},
+): Promise<Uint8Array> {
   return trajectoriesToParquet(iterateTrajectories(store, exportFilter(filter, options), { pageSize: 1000 }));
 }
 

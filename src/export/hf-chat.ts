@@ -53,7 +53,10 @@ export interface RowModel {
 
 /** A trajectory whose row would not render as it was sampled, named with why: it is left out rather than exported wrong. */
 export class ChatRowRefused extends Error {
-  constructor(readonly trajectoryId: string, reason: string) {
+  constructor(
+    readonly trajectoryId: string,
+    reason: string,
+  ) {
     super(`trajectory ${trajectoryId} is not exported as chat JSONL: ${reason}`);
     this.name = 'ChatRowRefused';
   }
@@ -82,8 +85,10 @@ function ranCodec(t: Trajectory, ran: Map<number, string[]>): ToolCallCodec | nu
   if (ran.size === 0) return null;
   const turns = t.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
   const failed = new Set(t.steps.filter((s) => !s.tool_call).map((s) => s.turn));
-  const readable = (codec: ToolCallCodec, text: string) => codec.parse(text).calls.flatMap((c) => (isCallError(c) ? [] : [c]));
-  const reads = (codec: ToolCallCodec) => turns.every((text, k) => failed.has(k) || sameCalls(readable(codec, text), ran.get(k)));
+  const readable = (codec: ToolCallCodec, text: string) =>
+    codec.parse(text).calls.flatMap((c) => (isCallError(c) ? [] : [c]));
+  const reads = (codec: ToolCallCodec) =>
+    turns.every((text, k) => failed.has(k) || sameCalls(readable(codec, text), ran.get(k)));
   return TOOL_CALL_CODECS.find(reads) ?? null;
 }
 
@@ -131,17 +136,31 @@ export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | nu
   const ran = ranCalls(t);
   const tools = t.tools.map((fn) => ({ type: 'function' as const, function: fn }));
   const meta = {
-    id: t.id, score: t.judge_score, success: t.success, env: t.env, task_id: t.task_id, split: t.split,
-    difficulty: t.difficulty, run_id: t.run_id, model_id: t.model_id, group_id: t.group_id,
-    n_steps: t.steps.length, finish_reason: t.finish_reason, created_at: t.created_at,
+    id: t.id,
+    score: t.judge_score,
+    success: t.success,
+    env: t.env,
+    task_id: t.task_id,
+    split: t.split,
+    difficulty: t.difficulty,
+    run_id: t.run_id,
+    model_id: t.model_id,
+    group_id: t.group_id,
+    n_steps: t.steps.length,
+    finish_reason: t.finish_reason,
+    created_at: t.created_at,
   };
   const asText = new Set<number>();
-  const build = (codec: ToolCallCodec | null, reasoning: boolean) => toOpenAiMessages(t.messages, {
-    ...(codec ? { codec } : {}),
-    reasoning,
-    liftTurn: (turn, lifted) =>
-      codec !== null && !asText.has(turn) && sameCalls(lifted.calls, ran.get(turn)) && lifted.calls.every((c) => writtenAlikeInPython(c.arguments)),
-  });
+  const build = (codec: ToolCallCodec | null, reasoning: boolean) =>
+    toOpenAiMessages(t.messages, {
+      ...(codec ? { codec } : {}),
+      reasoning,
+      liftTurn: (turn, lifted) =>
+        codec !== null &&
+        !asText.has(turn) &&
+        sameCalls(lifted.calls, ran.get(turn)) &&
+        lifted.calls.every((c) => writtenAlikeInPython(c.arguments)),
+    });
   const model = opts.model ?? byteModelOf(t);
   if (!model) return { messages: build(ranCodec(t, ran), false), tools, ...meta };
   const { template, tokenizer } = model;
@@ -170,8 +189,12 @@ export function trajectoryToChatRow(t: Trajectory, opts: { model?: RowModel | nu
  * trajectory without token ids has nothing a row could be checked against, and is refused.
  */
 function sampledOf(t: Trajectory, tokenizer: Pick<TextTokenizer, 'decode'>): { text: string; turnEnds: number[] } {
-  if (t.tokens.length === 0) throw new ChatRowRefused(t.id, 'it has no token ids (the episode trained on nothing) to check its row against');
-  return { text: tokenizer.decode(t.tokens), turnEnds: t.turn_spans.map(([, end]) => tokenizer.decode(t.tokens.slice(0, end)).length) };
+  if (t.tokens.length === 0)
+    throw new ChatRowRefused(t.id, 'it has no token ids (the episode trained on nothing) to check its row against');
+  return {
+    text: tokenizer.decode(t.tokens),
+    turnEnds: t.turn_spans.map(([, end]) => tokenizer.decode(t.tokens.slice(0, end)).length),
+  };
 }
 
 /** Null when the row renders as sampled; else the first position where they part, and a line saying how. */
@@ -192,12 +215,32 @@ export function chatRowToTrajectory(row: ChatRow): Trajectory {
   const messages = fromOpenAiMessages(row.messages);
   const lastAssistant = [...messages].reverse().find((m) => m.role === 'assistant');
   return {
-    id: row.id, task_id: row.task_id, task_description: messages.find((m) => m.role === 'user')?.content ?? '',
-    model_id: row.model_id, steps: [], final_response: lastAssistant?.content ?? null, success: row.success,
-    judge_score: row.score, token_count: 0, wall_time_seconds: 0, env: row.env, split: row.split, difficulty: row.difficulty,
-    seed: 0, group_id: row.group_id, run_id: row.run_id, messages, tools: row.tools.map((t) => t.function),
-    tokens: [], assistant_mask: [], logprobs: [], turn_spans: [], finish_reason: row.finish_reason, votes: [],
-    sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 0 }, created_at: row.created_at,
+    id: row.id,
+    task_id: row.task_id,
+    task_description: messages.find((m) => m.role === 'user')?.content ?? '',
+    model_id: row.model_id,
+    steps: [],
+    final_response: lastAssistant?.content ?? null,
+    success: row.success,
+    judge_score: row.score,
+    token_count: 0,
+    wall_time_seconds: 0,
+    env: row.env,
+    split: row.split,
+    difficulty: row.difficulty,
+    seed: 0,
+    group_id: row.group_id,
+    run_id: row.run_id,
+    messages,
+    tools: row.tools.map((t) => t.function),
+    tokens: [],
+    assistant_mask: [],
+    logprobs: [],
+    turn_spans: [],
+    finish_reason: row.finish_reason,
+    votes: [],
+    sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 0 },
+    created_at: row.created_at,
   };
 }
 
@@ -217,11 +260,13 @@ function checkChatRow(v: unknown): string | null {
       if (p) return p;
     }
   }
-  if (r.score !== undefined && r.score !== null && !(typeof r.score === 'number' && r.score >= 0 && r.score <= 1)) return 'score must be a number in [0, 1] or null';
+  if (r.score !== undefined && r.score !== null && !(typeof r.score === 'number' && r.score >= 0 && r.score <= 1))
+    return 'score must be a number in [0, 1] or null';
   if (r.split !== undefined && !['train', 'validation', 'test'].includes(r.split as string)) {
     return `split must be "train", "validation" or "test" (got ${JSON.stringify(r.split)})`;
   }
-  for (const f of ['id', 'env', 'task_id']) if (r[f] !== undefined && typeof r[f] !== 'string') return `${f} must be a string`;
+  for (const f of ['id', 'env', 'task_id'])
+    if (r[f] !== undefined && typeof r[f] !== 'string') return `${f} must be a string`;
   return null;
 }
 
@@ -234,7 +279,8 @@ function withTextContent(m: unknown): unknown {
 function checkToolCalls(messages: Record<string, unknown>[]): string | null {
   for (const [i, m] of messages.entries()) {
     if (m.tool_calls === undefined) continue;
-    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls)) return `messages[${i}].tool_calls must be a list on an assistant message`;
+    if (m.role !== 'assistant' || !Array.isArray(m.tool_calls))
+      return `messages[${i}].tool_calls must be a list on an assistant message`;
     for (const [j, c] of (m.tool_calls as Record<string, unknown>[]).entries()) {
       const fn = c?.function as Record<string, unknown> | undefined;
       const args = typeof fn?.arguments === 'string' ? parseArguments(fn.arguments) : fn?.arguments;
@@ -260,7 +306,12 @@ function normaliseMessage(m: Record<string, unknown>): OpenAiMessage {
   if (!Array.isArray(m.tool_calls)) return { role: m.role as OpenAiMessage['role'], content };
   const tool_calls = (m.tool_calls as { function: { name: string; arguments: unknown } }[]).map((c) => ({
     type: 'function' as const,
-    function: { name: c.function.name, arguments: (typeof c.function.arguments === 'string' ? parseArguments(c.function.arguments) : c.function.arguments) as Record<string, unknown> },
+    function: {
+      name: c.function.name,
+      arguments: (typeof c.function.arguments === 'string'
+        ? parseArguments(c.function.arguments)
+        : c.function.arguments) as Record<string, unknown>,
+    },
   }));
   return { role: 'assistant', content, tool_calls };
 }
@@ -272,21 +323,24 @@ export function parseChatJsonl(data: string | Uint8Array | ArrayBuffer, file: st
 
 /** The same rows, each with its line in the file. */
 export function chatJsonlRows(data: string | Uint8Array | ArrayBuffer, file: string): JsonlRow<ChatRow>[] {
-  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkChatRow).map(({ line, value: r }, i) => ({ line, value: {
-    messages: (r.messages as Record<string, unknown>[]).map(normaliseMessage),
-    tools: (r.tools as HfTool[] | undefined) ?? [],
-    id: (r.id as string | undefined) ?? `${file}#${i + 1}`,
-    score: (r.score as number | null | undefined) ?? null,
-    success: (r.success as boolean | null | undefined) ?? null,
-    env: (r.env as string | undefined) ?? 'imported',
-    task_id: (r.task_id as string | undefined) ?? `${file}#${i + 1}`,
-    split: (r.split as Split | undefined) ?? 'train',
-    difficulty: (r.difficulty as number | undefined) ?? 0,
-    run_id: (r.run_id as string | null | undefined) ?? null,
-    model_id: (r.model_id as string | undefined) ?? 'unknown',
-    group_id: (r.group_id as string | undefined) ?? '',
-    n_steps: (r.n_steps as number | undefined) ?? 0,
-    finish_reason: (r.finish_reason as Trajectory['finish_reason'] | undefined) ?? 'answer',
-    created_at: (r.created_at as number | undefined) ?? 0,
-  } }));
+  return importJsonlRows<Record<string, unknown>>(textOf(data), file, checkChatRow).map(({ line, value: r }, i) => ({
+    line,
+    value: {
+      messages: (r.messages as Record<string, unknown>[]).map(normaliseMessage),
+      tools: (r.tools as HfTool[] | undefined) ?? [],
+      id: (r.id as string | undefined) ?? `${file}#${i + 1}`,
+      score: (r.score as number | null | undefined) ?? null,
+      success: (r.success as boolean | null | undefined) ?? null,
+      env: (r.env as string | undefined) ?? 'imported',
+      task_id: (r.task_id as string | undefined) ?? `${file}#${i + 1}`,
+      split: (r.split as Split | undefined) ?? 'train',
+      difficulty: (r.difficulty as number | undefined) ?? 0,
+      run_id: (r.run_id as string | null | undefined) ?? null,
+      model_id: (r.model_id as string | undefined) ?? 'unknown',
+      group_id: (r.group_id as string | undefined) ?? '',
+      n_steps: (r.n_steps as number | undefined) ?? 0,
+      finish_reason: (r.finish_reason as Trajectory['finish_reason'] | undefined) ?? 'answer',
+      created_at: (r.created_at as number | undefined) ?? 0,
+    },
+  }));
 }

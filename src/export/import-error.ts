@@ -14,7 +14,9 @@ export class ImportError extends Error {
       where.row !== undefined ? `row ${where.row}` : null,
       where.tensor !== undefined ? `tensor ${where.tensor}` : null,
       where.field !== undefined ? `field ${where.field}` : null,
-    ].filter(Boolean).join(', ');
+    ]
+      .filter(Boolean)
+      .join(', ');
     super(`${file}${place ? `: ${place}` : ''}: ${problem}. Nothing was imported.`, options);
     this.name = 'ImportError';
   }

@@ -23,7 +23,10 @@ export interface ImportFile {
   data: string | Uint8Array | ArrayBuffer;
 }
 
-export interface ImportResult { added: number; skipped: number }
+export interface ImportResult {
+  added: number;
+  skipped: number;
+}
 
 export type TrajectoryFormat = 'parquet' | 'chat-jsonl' | 'trajectory-jsonl';
 
@@ -44,21 +47,29 @@ export function detectTrajectoryFormat(file: ImportFile): TrajectoryFormat {
 }
 
 /** Reads and validates a trajectory file without touching the store. */
-export async function readTrajectoryFile(file: ImportFile, format = detectTrajectoryFormat(file)): Promise<Trajectory[]> {
+export async function readTrajectoryFile(
+  file: ImportFile,
+  format = detectTrajectoryFormat(file),
+): Promise<Trajectory[]> {
   // Each with its row: a Parquet record's number, a JSONL row's line in the file.
   let rows: { row: number; trajectory: Trajectory }[];
   if (format === 'parquet') {
-    if (typeof file.data === 'string') throw new ImportError(file.name, 'a Parquet file must be given as bytes, not text');
+    if (typeof file.data === 'string')
+      throw new ImportError(file.name, 'a Parquet file must be given as bytes, not text');
     rows = (await parquetToTrajectories(file.data, file.name)).map((trajectory, i) => ({ row: i + 1, trajectory }));
   } else if (format === 'trajectory-jsonl') {
-    rows = importJsonlRows<Trajectory>(textOf(file.data), file.name, checkTrajectory).map((r) => ({ row: r.line, trajectory: r.value }));
+    rows = importJsonlRows<Trajectory>(textOf(file.data), file.name, checkTrajectory).map((r) => ({
+      row: r.line,
+      trajectory: r.value,
+    }));
   } else {
     rows = chatJsonlRows(file.data, file.name).map((r) => ({ row: r.line, trajectory: chatRowToTrajectory(r.value) }));
   }
   const rowOf = new Map<string, number>();
   for (const { row, trajectory: t } of rows) {
     const earlier = rowOf.get(t.id);
-    if (earlier !== undefined) throw new ImportError(file.name, `id ${t.id} appears twice (rows ${earlier} and ${row})`, { row });
+    if (earlier !== undefined)
+      throw new ImportError(file.name, `id ${t.id} appears twice (rows ${earlier} and ${row})`, { row });
     rowOf.set(t.id, row);
   }
   return rows.map((r) => r.trajectory);
@@ -71,9 +82,17 @@ async function storedIds(store: Store, storeName: 'trajectories' | 'groups', ids
 }
 
 /** Imports trajectories (Parquet, full-trajectory JSONL or HF chat JSONL) in one transaction. */
-export async function importTrajectories(store: Store, file: ImportFile, format?: TrajectoryFormat): Promise<ImportResult> {
+export async function importTrajectories(
+  store: Store,
+  file: ImportFile,
+  format?: TrajectoryFormat,
+): Promise<ImportResult> {
   const trajectories = await readTrajectoryFile(file, format);
-  const existing = await storedIds(store, 'trajectories', trajectories.map((t) => t.id));
+  const existing = await storedIds(
+    store,
+    'trajectories',
+    trajectories.map((t) => t.id),
+  );
   const fresh = trajectories.filter((t) => !existing.has(t.id));
   await putTrajectories(store, fresh);
   return { added: fresh.length, skipped: existing.size };
@@ -83,13 +102,27 @@ export async function importTrajectories(store: Store, file: ImportFile, format?
  * Imports Atropos ScoredDataGroup JSONL as groups of `runId` (ids `<file>#<line>`), one transaction.
  * The groups carry no trajectories; they feed the trainer, SFT/DPO export and Atropos replay.
  */
-export async function importScoredGroups(store: Store, file: ImportFile, runId: string | null = null): Promise<ImportResult> {
+export async function importScoredGroups(
+  store: Store,
+  file: ImportFile,
+  runId: string | null = null,
+): Promise<ImportResult> {
   const groups = parseScoredGroupsJsonl(file.data, file.name);
   const records: GroupRecord[] = groups.map((scored, i) => ({
-    id: `${file.name}#${i + 1}`, run_id: runId, step: -1, env: 'imported', task_id: `${file.name}#${i + 1}`,
-    trajectory_ids: [], scored, created_at: Date.now(),
+    id: `${file.name}#${i + 1}`,
+    run_id: runId,
+    step: -1,
+    env: 'imported',
+    task_id: `${file.name}#${i + 1}`,
+    trajectory_ids: [],
+    scored,
+    created_at: Date.now(),
   }));
-  const existing = await storedIds(store, 'groups', records.map((r) => r.id));
+  const existing = await storedIds(
+    store,
+    'groups',
+    records.map((r) => r.id),
+  );
   const fresh = records.filter((r) => !existing.has(r.id));
   if (fresh.length) {
     await write(store, ['groups'], `${fresh.length} groups from ${file.name}`, async (tx) => {

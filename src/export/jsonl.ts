@@ -9,12 +9,19 @@ export function toJsonl(rows: Iterable<unknown>): string {
 }
 
 /** Streams JSONL text chunk by chunk (for large exports written to a file or a Blob). */
-export async function* jsonlChunks<T>(rows: Iterable<T> | AsyncIterable<T>, map: (row: T) => unknown = (r) => r, linesPerChunk = 500): AsyncGenerator<string> {
+export async function* jsonlChunks<T>(
+  rows: Iterable<T> | AsyncIterable<T>,
+  map: (row: T) => unknown = (r) => r,
+  linesPerChunk = 500,
+): AsyncGenerator<string> {
   let chunk = '';
   let n = 0;
   for await (const row of rows) {
     chunk += JSON.stringify(map(row)) + '\n';
-    if (++n % linesPerChunk === 0) { yield chunk; chunk = ''; }
+    if (++n % linesPerChunk === 0) {
+      yield chunk;
+      chunk = '';
+    }
   }
   if (chunk) yield chunk;
 }

@@ -17,7 +17,10 @@ export interface PairOptions {
 }
 
 /** `{"messages": [...], "score": s}` per line — Atropos's SFT format, also TRL's conversational LM format. */
-export interface SftRow { messages: ChatMessage[]; score: number }
+export interface SftRow {
+  messages: ChatMessage[];
+  score: number;
+}
 
 /** Atropos's `pos`/`neg`/`score` plus TRL's `prompt`/`chosen`/`rejected` (implicit-prompt split at the last shared message). */
 export interface DpoRow {
@@ -31,7 +34,8 @@ export interface DpoRow {
 }
 
 function samples(group: ScoredGroup): { messages: ChatMessage[]; score: number }[] {
-  if (!group.messages) throw new Error('this scored group has no messages: SFT/DPO export needs them (Atropos --save-messages)');
+  if (!group.messages)
+    throw new Error('this scored group has no messages: SFT/DPO export needs them (Atropos --save-messages)');
   return group.scores.map((score, i) => ({ messages: group.messages![i], score })).sort((a, b) => b.score - a.score);
 }
 
@@ -63,8 +67,13 @@ export function dpoRowsFromGroup(group: ScoredGroup, options: PairOptions = {}):
     const [neg] = rejectable.splice(k, 1);
     const p = sharedPrefix(pos.messages, neg.messages);
     rows.push({
-      pos: pos.messages, neg: neg.messages, score: pos.score, neg_score: neg.score,
-      prompt: pos.messages.slice(0, p), chosen: pos.messages.slice(p), rejected: neg.messages.slice(p),
+      pos: pos.messages,
+      neg: neg.messages,
+      score: pos.score,
+      neg_score: neg.score,
+      prompt: pos.messages.slice(0, p),
+      chosen: pos.messages.slice(p),
+      rejected: neg.messages.slice(p),
     });
   }
   return rows;

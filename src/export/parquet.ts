@@ -14,9 +14,19 @@ import { checkTrajectory } from './validate.ts';
 export const PARQUET_SCHEMA_ID = 'spindle.trajectory/1';
 
 type Kind = 'STRING' | 'BOOLEAN' | 'DOUBLE' | 'INT32' | 'INT64';
-interface Column { name: string; kind: Kind; get(t: Trajectory): unknown; json?: true }
+interface Column {
+  name: string;
+  kind: Kind;
+  get(t: Trajectory): unknown;
+  json?: true;
+}
 
-const json = (name: keyof Trajectory): Column => ({ name, kind: 'STRING', json: true, get: (t) => JSON.stringify(t[name]) });
+const json = (name: keyof Trajectory): Column => ({
+  name,
+  kind: 'STRING',
+  json: true,
+  get: (t) => JSON.stringify(t[name]),
+});
 
 /** The columns, in file order. */
 export const PARQUET_COLUMNS: Column[] = [
@@ -38,20 +48,38 @@ export const PARQUET_COLUMNS: Column[] = [
   { name: 'wall_time_seconds', kind: 'DOUBLE', get: (t) => t.wall_time_seconds },
   { name: 'finish_reason', kind: 'STRING', get: (t) => t.finish_reason },
   { name: 'created_at', kind: 'INT64', get: (t) => BigInt(t.created_at) },
-  json('messages'), json('tools'), json('steps'), json('tokens'), json('assistant_mask'), json('logprobs'),
-  json('turn_spans'), json('votes'), json('sampling'),
+  json('messages'),
+  json('tools'),
+  json('steps'),
+  json('tokens'),
+  json('assistant_mask'),
+  json('logprobs'),
+  json('turn_spans'),
+  json('votes'),
+  json('sampling'),
 ];
 
 function columnData(batch: Trajectory[]): ColumnSource[] {
-  return PARQUET_COLUMNS.map((c) => ({ name: c.name, data: batch.map((t) => c.get(t)) as ColumnSource['data'], type: c.kind, nullable: true }));
+  return PARQUET_COLUMNS.map((c) => ({
+    name: c.name,
+    data: batch.map((t) => c.get(t)) as ColumnSource['data'],
+    type: c.kind,
+    nullable: true,
+  }));
 }
 
 /** Writes trajectories (an array or a stream) to Parquet bytes, `rowGroupSize` rows per row group. */
-export async function trajectoriesToParquet(source: Iterable<Trajectory> | AsyncIterable<Trajectory>, rowGroupSize = 1000): Promise<Uint8Array> {
+export async function trajectoriesToParquet(
+  source: Iterable<Trajectory> | AsyncIterable<Trajectory>,
+  rowGroupSize = 1000,
+): Promise<Uint8Array> {
   const writer = new ByteWriter();
   const schema = schemaFromColumnData({ columnData: columnData([]) });
   const pq = new ParquetWriter({
-    writer, schema, createdBy: 'spindle', kvMetadata: [{ key: 'spindle.schema', value: PARQUET_SCHEMA_ID }],
+    writer,
+    schema,
+    createdBy: 'spindle',
+    kvMetadata: [{ key: 'spindle.schema', value: PARQUET_SCHEMA_ID }],
   });
   let batch: Trajectory[] = [];
   const flush = () => {
@@ -80,16 +108,30 @@ export async function parquetToTrajectories(data: Uint8Array | ArrayBuffer, file
   try {
     metadata = parquetMetadata(buffer);
   } catch (e) {
-    throw new ImportError(file, `not a readable Parquet file, or truncated (${(e as Error).message})`, {}, { cause: e });
+    throw new ImportError(
+      file,
+      `not a readable Parquet file, or truncated (${(e as Error).message})`,
+      {},
+      { cause: e },
+    );
   }
   const present = new Set(metadata.schema.slice(1).map((s) => s.name));
   const missing = PARQUET_COLUMNS.filter((c) => !present.has(c.name)).map((c) => c.name);
-  if (missing.length) throw new ImportError(file, `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: not a Spindle trajectory file (schema ${PARQUET_SCHEMA_ID})`);
+  if (missing.length)
+    throw new ImportError(
+      file,
+      `missing column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}: not a Spindle trajectory file (schema ${PARQUET_SCHEMA_ID})`,
+    );
   let rows: Record<string, unknown>[];
   try {
     rows = await parquetReadObjects({ file: buffer, metadata, columns: PARQUET_COLUMNS.map((c) => c.name) });
   } catch (e) {
-    throw new ImportError(file, `the data pages cannot be decoded, the file may be truncated or corrupt (${(e as Error).message})`, {}, { cause: e });
+    throw new ImportError(
+      file,
+      `the data pages cannot be decoded, the file may be truncated or corrupt (${(e as Error).message})`,
+      {},
+      { cause: e },
+    );
   }
   return rows.map((row, i) => {
     const t: Record<string, unknown> = {};

@@ -39,14 +39,25 @@ export function parseSkill(markdown: string, file = 'skill.md'): SkillRecord {
   } catch (e) {
     throw new ImportError(file, `front matter is not valid YAML (${(e as Error).message})`);
   }
-  if (typeof front.name !== 'string' || !front.name.trim()) throw new ImportError(file, 'name must be a non-empty string', { field: 'name' });
-  if (typeof front.description !== 'string') throw new ImportError(file, 'description must be a string', { field: 'description' });
+  if (typeof front.name !== 'string' || !front.name.trim())
+    throw new ImportError(file, 'name must be a non-empty string', { field: 'name' });
+  if (typeof front.description !== 'string')
+    throw new ImportError(file, 'description must be a string', { field: 'description' });
   const usage = front.usage_count ?? 0;
-  if (!Number.isInteger(usage) || (usage as number) < 0) throw new ImportError(file, 'usage_count must be a whole number ≥ 0', { field: 'usage_count' });
+  if (!Number.isInteger(usage) || (usage as number) < 0)
+    throw new ImportError(file, 'usage_count must be a whole number ≥ 0', { field: 'usage_count' });
   const rate = front.success_rate ?? 0;
-  if (typeof rate !== 'number' || rate < 0 || rate > 1) throw new ImportError(file, 'success_rate must be a number in [0, 1]', { field: 'success_rate' });
+  if (typeof rate !== 'number' || rate < 0 || rate > 1)
+    throw new ImportError(file, 'success_rate must be a number in [0, 1]', { field: 'success_rate' });
   const created = front.created instanceof Date ? front.created.toISOString() : String(front.created ?? '');
-  return { name: front.name.trim(), description: front.description, usage_count: usage as number, success_rate: rate, created, markdown };
+  return {
+    name: front.name.trim(),
+    description: front.description,
+    usage_count: usage as number,
+    success_rate: rate,
+    created,
+    markdown,
+  };
 }
 
 /** The body of a skill document (everything after the front matter). */
@@ -57,8 +68,11 @@ export function skillBody(skill: SkillRecord): string {
 /** Renders the document with front matter matching the record's fields (body kept). */
 export function renderSkill(skill: SkillRecord, body = skillBody(skill)): string {
   const front = stringifyYaml({
-    name: skill.name, description: skill.description, usage_count: skill.usage_count,
-    success_rate: roundRate(skill.success_rate), created: skill.created,
+    name: skill.name,
+    description: skill.description,
+    usage_count: skill.usage_count,
+    success_rate: roundRate(skill.success_rate),
+    created: skill.created,
   }).trimEnd();
   return `---\n${front}\n---\n${body.startsWith('\n') ? body.slice(1) : body}`;
 }
@@ -67,7 +81,13 @@ export function renderSkill(skill: SkillRecord, body = skillBody(skill)): string
 const roundRate = (rate: number): number => Math.round(rate * 1000) / 1000;
 
 function slug(s: string): string {
-  return s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 48) || 'skill';
+  return (
+    s
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-|-$/g, '')
+      .slice(0, 48) || 'skill'
+  );
 }
 
 /** One worked example of a skill: an episode in the agent's own chat format. */
@@ -108,11 +128,17 @@ export function skillsFromTrajectories(trajectories: Iterable<Trajectory>, optio
   for (const [type, { attempts, wins }] of [...byType].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const rate = wins.length / attempts;
     if (wins.length === 0 || rate < minSuccessRate) continue;
-    const examples = [...wins].sort((a, b) => a.token_count - b.token_count || (a.id < b.id ? -1 : 1)).slice(0, maxExamples);
+    const examples = [...wins]
+      .sort((a, b) => a.token_count - b.token_count || (a.id < b.id ? -1 : 1))
+      .slice(0, maxExamples);
     const { env, difficulty } = examples[0];
     const record: SkillRecord = {
-      name: slug(type), description: `${describe(env)} (${env}, level ${difficulty})`, usage_count: wins.length, success_rate: roundRate(rate),
-      created: now.toISOString(), markdown: '',
+      name: slug(type),
+      description: `${describe(env)} (${env}, level ${difficulty})`,
+      usage_count: wins.length,
+      success_rate: roundRate(rate),
+      created: now.toISOString(),
+      markdown: '',
     };
     skills.push({ ...record, markdown: renderSkill(record, skillDocument(type, examples)) });
   }
@@ -122,16 +148,35 @@ export function skillsFromTrajectories(trajectories: Iterable<Trajectory>, optio
 /** The body: when to use, the procedure of the shortest success, and the examples block. */
 function skillDocument(type: string, examples: Trajectory[]): string {
   const shortest = examples[0];
-  const steps = shortest.steps.filter((s) => s.tool_call).map((s, i) => {
-    const call = s.tool_call!;
-    const why = s.thought ? ` (${s.thought.trim().replace(/\s+/g, ' ').slice(0, 160)})` : '';
-    return `${i + 1}. Call \`${call.tool_name}\` with \`${JSON.stringify(call.parameters)}\`${why}; it returns \`${call.result.slice(0, 120)}\`.`;
-  });
+  const steps = shortest.steps
+    .filter((s) => s.tool_call)
+    .map((s, i) => {
+      const call = s.tool_call!;
+      const why = s.thought ? ` (${s.thought.trim().replace(/\s+/g, ' ').slice(0, 160)})` : '';
+      return `${i + 1}. Call \`${call.tool_name}\` with \`${JSON.stringify(call.parameters)}\`${why}; it returns \`${call.result.slice(0, 120)}\`.`;
+    });
   const lines = examples.map((t) => JSON.stringify({ messages: t.messages, tools: t.tools } satisfies SkillExample));
   return [
-    `# ${type}`, '', '## When to use', '', `Tasks like: ${examples.slice(0, 3).map((t) => `"${t.task_description}"`).join(', ')}`, '',
-    '## Procedure', '', ...(steps.length ? steps : ['1. Answer directly; no tool is needed.']), `${steps.length + 1}. Give the final answer.`, '',
-    '## Examples', '', '```jsonl', ...lines, '```', '',
+    `# ${type}`,
+    '',
+    '## When to use',
+    '',
+    `Tasks like: ${examples
+      .slice(0, 3)
+      .map((t) => `"${t.task_description}"`)
+      .join(', ')}`,
+    '',
+    '## Procedure',
+    '',
+    ...(steps.length ? steps : ['1. Answer directly; no tool is needed.']),
+    `${steps.length + 1}. Give the final answer.`,
+    '',
+    '## Examples',
+    '',
+    '```jsonl',
+    ...lines,
+    '```',
+    '',
   ].join('\n');
 }
 
@@ -141,7 +186,9 @@ export function skillExamples(skill: SkillRecord): SkillExample[] {
   if (!block) return [];
   return importJsonlRows<SkillExample>(block[1], `skill ${skill.name}`, (v) => {
     const row = v as Partial<SkillExample> | null;
-    return row && Array.isArray(row.messages) && Array.isArray(row.tools) ? null : 'each example must have "messages" and "tools" arrays';
+    return row && Array.isArray(row.messages) && Array.isArray(row.tools)
+      ? null
+      : 'each example must have "messages" and "tools" arrays';
   }).map((r) => r.value);
 }
 
@@ -154,7 +201,10 @@ export interface InstructionRow extends SkillExample {
  * success rate of at least `minSuccessRate` become instruction rows in the agent's own format
  * (`{"messages", "tools", "source": "skill:<name>"}`, the HF chat export's layout).
  */
-export function skillsToInstructions(skills: SkillRecord[], options: { minUsage?: number; minSuccessRate?: number } = {}): InstructionRow[] {
+export function skillsToInstructions(
+  skills: SkillRecord[],
+  options: { minUsage?: number; minSuccessRate?: number } = {},
+): InstructionRow[] {
   const { minUsage = 5, minSuccessRate = 0 } = options;
   return skills
     .filter((s) => s.usage_count >= minUsage && s.success_rate >= minSuccessRate)
@@ -165,16 +215,27 @@ export function skillsToInstructions(skills: SkillRecord[], options: { minUsage?
  * Merges JSONL files into one dataset. Rows are deduplicated by their `messages` (or, without
  * messages, by the whole row); the first occurrence wins. Every file is validated before any output.
  */
-export function mergeJsonl(files: { name: string; data: string | Uint8Array | ArrayBuffer }[]): { jsonl: string; rows: number; duplicates: number } {
-  const parsed = files.map((f) => importJsonlRows<Record<string, unknown>>(textOf(f.data), f.name, (v) =>
-    typeof v === 'object' && v !== null && !Array.isArray(v) ? null : 'each line must be a JSON object'));
+export function mergeJsonl(files: { name: string; data: string | Uint8Array | ArrayBuffer }[]): {
+  jsonl: string;
+  rows: number;
+  duplicates: number;
+} {
+  const parsed = files.map((f) =>
+    importJsonlRows<Record<string, unknown>>(textOf(f.data), f.name, (v) =>
+      typeof v === 'object' && v !== null && !Array.isArray(v) ? null : 'each line must be a JSON object',
+    ),
+  );
   const seen = new Set<string>();
   let out = '';
-  let rows = 0, duplicates = 0;
+  let rows = 0,
+    duplicates = 0;
   for (const file of parsed) {
     for (const { value: row } of file) {
       const key = JSON.stringify(row.messages ?? row);
-      if (seen.has(key)) { duplicates++; continue; }
+      if (seen.has(key)) {
+        duplicates++;
+        continue;
+      }
       seen.add(key);
       out += JSON.stringify(row) + '\n';
       rows++;

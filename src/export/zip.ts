@@ -27,7 +27,10 @@ export function unzipSelected(bytes: Uint8Array, file: string, wanted: Record<st
         names.add(name);
         if (!Object.hasOwn(wanted, name)) return false;
         if (entry.originalSize > wanted[name]) {
-          throw new ImportError(file, `${entry.name} would inflate to ${entry.originalSize} bytes, over the ${wanted[name]}-byte limit for it`);
+          throw new ImportError(
+            file,
+            `${entry.name} would inflate to ${entry.originalSize} bytes, over the ${wanted[name]}-byte limit for it`,
+          );
         }
         return true;
       },

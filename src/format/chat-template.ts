@@ -38,7 +38,20 @@ export interface TemplateOptions {
 /** Stands in for an assistant's content to find where the template closes the turn. */
 const SENTINEL = '\u0000spindle-assistant-content\u0000';
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 /** The globals @huggingface/jinja gives a template, with `range` on the render's budget and English month names on every machine. */
 function jinjaGlobals(deadline: number): Record<string, unknown> {
@@ -46,14 +59,27 @@ function jinjaGlobals(deadline: number): Record<string, unknown> {
   const strftimeNow = (format: string) => {
     const d = new Date();
     const parts: Record<string, string> = {
-      '%Y': String(d.getFullYear()), '%m': pad2(d.getMonth() + 1), '%d': pad2(d.getDate()), '%b': MONTHS[d.getMonth()].slice(0, 3),
-      '%B': MONTHS[d.getMonth()], '%H': pad2(d.getHours()), '%M': pad2(d.getMinutes()), '%%': '%',
+      '%Y': String(d.getFullYear()),
+      '%m': pad2(d.getMonth() + 1),
+      '%d': pad2(d.getDate()),
+      '%b': MONTHS[d.getMonth()].slice(0, 3),
+      '%B': MONTHS[d.getMonth()],
+      '%H': pad2(d.getHours()),
+      '%M': pad2(d.getMinutes()),
+      '%%': '%',
     };
     return String(format).replace(/%[YmdbBHM%]/g, (token) => parts[token]);
   };
   return {
-    false: false, true: true, none: null, False: false, True: true, None: null,
-    raise_exception: (message: unknown) => { throw new Error(String(message)); },
+    false: false,
+    true: true,
+    none: null,
+    False: false,
+    True: true,
+    None: null,
+    raise_exception: (message: unknown) => {
+      throw new Error(String(message));
+    },
     range: budgetedRange(deadline),
     strftime_now: strftimeNow,
   };
@@ -81,9 +107,18 @@ export class ChatTemplate {
       opts.hasToken ?? (() => false),
       (err) => err instanceof RenderBudgetError,
     );
-    const probe = this.render([{ role: 'user', content: 'x' }, { role: 'assistant', content: SENTINEL }], { addGenerationPrompt: false });
+    const probe = this.render(
+      [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: SENTINEL },
+      ],
+      { addGenerationPrompt: false },
+    );
     const at = probe.lastIndexOf(SENTINEL);
-    if (at < 0) throw new Error(`chat_template${origin} drops the assistant message content; Spindle needs the sampled text to appear in the conversation.`);
+    if (at < 0)
+      throw new Error(
+        `chat_template${origin} drops the assistant message content; Spindle needs the sampled text to appear in the conversation.`,
+      );
     this.close = probe.slice(at + SENTINEL.length);
   }
 
@@ -98,7 +133,9 @@ export class ChatTemplate {
 
   /** Calls go to the template as `tool_calls` and results as bare `tool` messages (else the text goes as written). */
   get liftsCalls(): boolean {
-    return this.toolSupport.rendersCalls && this.toolSupport.callsAs === 'tool_calls' && !this.toolSupport.codec.fallback;
+    return (
+      this.toolSupport.rendersCalls && this.toolSupport.callsAs === 'tool_calls' && !this.toolSupport.codec.fallback
+    );
   }
 
   /**
@@ -106,33 +143,55 @@ export class ChatTemplate {
    * templates (`[{name, template}]`) uses the "tool_use" one when tools are wanted, else "default".
    * Without `hasToken`, the special tokens are those the config's `added_tokens_decoder` lists.
    */
-  static fromTokenizerConfig(config: Record<string, unknown>, opts: { tools?: boolean } & TemplateOptions = {}): ChatTemplate | null {
+  static fromTokenizerConfig(
+    config: Record<string, unknown>,
+    opts: { tools?: boolean } & TemplateOptions = {},
+  ): ChatTemplate | null {
     let source = config.chat_template;
     if (Array.isArray(source)) {
       const named = source as { name?: string; template?: string }[];
-      source = (opts.tools ? named.find((t) => t.name === 'tool_use') : undefined)?.template ?? named.find((t) => t.name === 'default')?.template;
+      source =
+        (opts.tools ? named.find((t) => t.name === 'tool_use') : undefined)?.template ??
+        named.find((t) => t.name === 'default')?.template;
     }
     if (source == null) return null;
-    if (typeof source !== 'string') throw new Error('tokenizer_config.json: chat_template must be a string or a list of {name, template}.');
-    const token = (v: unknown) => (typeof v === 'string' ? v : ((v as { content?: string } | null)?.content ?? undefined));
+    if (typeof source !== 'string')
+      throw new Error('tokenizer_config.json: chat_template must be a string or a list of {name, template}.');
+    const token = (v: unknown) =>
+      typeof v === 'string' ? v : ((v as { content?: string } | null)?.content ?? undefined);
     const listed = new Set(Object.values((config.added_tokens_decoder ?? {}) as Record<string, unknown>).map(token));
-    return new ChatTemplate(source, { bos_token: token(config.bos_token), eos_token: token(config.eos_token) }, { hasToken: opts.hasToken ?? ((t) => listed.has(t)), origin: opts.origin });
+    return new ChatTemplate(
+      source,
+      { bos_token: token(config.bos_token), eos_token: token(config.eos_token) },
+      { hasToken: opts.hasToken ?? ((t) => listed.has(t)), origin: opts.origin },
+    );
   }
 
   /** The whole conversation as the template renders it, within the render budget (see RENDER_BUDGET). */
   render(messages: ChatMessage[], opts: { tools?: ToolSchema[]; addGenerationPrompt?: boolean } = {}): string {
-    const tools = opts.tools?.length && this.supportsTools ? opts.tools.map((fn) => ({ type: 'function', function: fn })) : undefined;
+    const tools =
+      opts.tools?.length && this.supportsTools
+        ? opts.tools.map((fn) => ({ type: 'function', function: fn }))
+        : undefined;
     const inputChars = messages.reduce((n, m) => n + m.content.length, 0);
     if (inputChars > RENDER_BUDGET.inputChars) {
-      throw new Error(`chat_template: the conversation is ${inputChars} characters, above the ${RENDER_BUDGET.inputChars} a render accepts; no model context holds it`);
+      throw new Error(
+        `chat_template: the conversation is ${inputChars} characters, above the ${RENDER_BUDGET.inputChars} a render accepts; no model context holds it`,
+      );
     }
     const support = this.toolSupport;
-    const shaped = this.liftsCalls ? toOpenAiMessages(messages, { codec: support.codec, reasoning: support.readsReasoning }) : messages;
+    const shaped = this.liftsCalls
+      ? toOpenAiMessages(messages, { codec: support.codec, reasoning: support.readsReasoning })
+      : messages;
     return this.renderObjects(shaped as unknown as Record<string, unknown>[], tools, opts.addGenerationPrompt ?? false);
   }
 
   /** Template-ready messages and tools, rendered through our globals within the budget. */
-  private renderObjects(messages: Record<string, unknown>[], tools: object[] | undefined, addGenerationPrompt: boolean): string {
+  private renderObjects(
+    messages: Record<string, unknown>[],
+    tools: object[] | undefined,
+    addGenerationPrompt: boolean,
+  ): string {
     let text: string;
     try {
       // Template.render with our globals: its own `range` has no budget and cannot be replaced in it.
@@ -145,13 +204,17 @@ export class ChatTemplate {
         add_generation_prompt: addGenerationPrompt,
         bos_token: this.tokens.bos_token ?? '',
         eos_token: this.tokens.eos_token ?? '',
-      })) env.set(name, value);
+      }))
+        env.set(name, value);
       text = new BudgetedInterpreter(env, deadline).run(this.template.parsed).value as string;
     } catch (err) {
       const Failure = err instanceof RenderBudgetError ? RenderBudgetError : Error;
       throw new Failure(`chat_template failed to render: ${(err as Error).message}`, { cause: err });
     }
-    if (text.length > RENDER_BUDGET.outputChars) throw new RenderBudgetError(`chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`);
+    if (text.length > RENDER_BUDGET.outputChars)
+      throw new RenderBudgetError(
+        `chat_template rendered ${text.length} characters, above the ${RENDER_BUDGET.outputChars} allowed: the template blows its input up`,
+      );
     return text;
   }
 
@@ -161,7 +224,11 @@ export class ChatTemplate {
    * prompt, within the render budget.
    */
   applyChatTemplate(messages: OpenAiMessage[], tools: object[] = []): string {
-    return this.renderObjects(messages as unknown as Record<string, unknown>[], tools.length ? tools : undefined, false);
+    return this.renderObjects(
+      messages as unknown as Record<string, unknown>[],
+      tools.length ? tools : undefined,
+      false,
+    );
   }
 
   /** What the policy continues from. */
@@ -196,7 +263,12 @@ export class ChatTemplate {
    * follow it (Qwen3 drops an empty think block); that is fine, since the sampled tokens stand as
    * sampled. Any change to an earlier turn is refused: the conversation could not be extended turn by turn.
    */
-  continuation(before: ChatMessage[], added: ChatMessage[], tools: ToolSchema[] = [], opts: { addGenerationPrompt?: boolean } = {}): string {
+  continuation(
+    before: ChatMessage[],
+    added: ChatMessage[],
+    tools: ToolSchema[] = [],
+    opts: { addGenerationPrompt?: boolean } = {},
+  ): string {
     const head = this.render(before, { tools });
     const full = this.render([...before, ...added], { tools, addGenerationPrompt: opts.addGenerationPrompt ?? true });
     if (full.startsWith(head)) return full.slice(head.length);
@@ -205,7 +277,9 @@ export class ChatTemplate {
     const earlier = this.render(before.slice(0, -1), { tools });
     const closeAt = full.indexOf(this.close, same);
     if (!head.startsWith(earlier) || same < earlier.length || closeAt < 0 || this.close === '') {
-      throw new Error('chat_template renders earlier turns differently once later messages follow; Spindle cannot extend such a conversation turn by turn.');
+      throw new Error(
+        'chat_template renders earlier turns differently once later messages follow; Spindle cannot extend such a conversation turn by turn.',
+      );
     }
     return full.slice(closeAt + this.close.length);
   }

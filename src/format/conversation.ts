@@ -34,7 +34,12 @@ export interface ConversationFormat {
   prompt(messages: ChatMessage[], tools: ToolSchema[]): string;
   /** `stop`: the stop token's text when the policy sampled one (`<|im_end|>`, `<|eot_id|>`), else null. */
   turnClose(stop: string | null): string;
-  continuation(before: ChatMessage[], added: ChatMessage[], tools: ToolSchema[], opts: { addGenerationPrompt: boolean }): string;
+  continuation(
+    before: ChatMessage[],
+    added: ChatMessage[],
+    tools: ToolSchema[],
+    opts: { addGenerationPrompt: boolean },
+  ): string;
   /** A stored assistant message as this format writes it (a template's own call form): what SFT trains on. */
   assistantText(before: ChatMessage[], message: ChatMessage, tools: ToolSchema[]): string;
   /** Renders the conversation so far: a template that raises on it (Llama's on two calls in one turn) does so here, before any tool runs. */
@@ -47,12 +52,18 @@ const CHATML_FORMAT: ConversationFormat = {
   toolRefusal: null,
   prompt: (messages) => renderChatML(messages, { addGenerationPrompt: true }),
   turnClose: (stop) => assistantTurnClose(stop === IM_END),
-  continuation: (_before, added, _tools, { addGenerationPrompt }) => (addGenerationPrompt ? renderContinuation(added) : renderChatML(added)),
+  continuation: (_before, added, _tools, { addGenerationPrompt }) =>
+    addGenerationPrompt ? renderContinuation(added) : renderChatML(added),
   assistantText: (_before, message) => message.content,
   check: () => {},
 };
 
-function templateFormat(template: ChatTemplate, model: string, origin: string, chatMlTokens: boolean): ConversationFormat {
+function templateFormat(
+  template: ChatTemplate,
+  model: string,
+  origin: string,
+  chatMlTokens: boolean,
+): ConversationFormat {
   const support = template.toolSupport;
   return {
     rendersTools: template.supportsTools,
@@ -71,11 +82,18 @@ function templateFormat(template: ChatTemplate, model: string, origin: string, c
  * trained on conversations its own template cannot write: refused for tools, with the ways out.
  */
 function toolRefusal(model: string, offered: string, origin: string, chatMlTokens: boolean): string {
-  const where = origin === 'chat_template.jinja' ? 'delete its chat_template.jinja' : "remove chat_template from its tokenizer_config.json";
-  const chatMl = chatMlTokens ? `, or ${where} so Spindle uses its own ChatML format with Hermes tool calls (its tokenizer has ${IM_START})` : '';
-  return `The chat template of ${model} cannot render tool calls, and ${offered}: the template drops an assistant turn's tool_calls ` +
+  const where =
+    origin === 'chat_template.jinja'
+      ? 'delete its chat_template.jinja'
+      : 'remove chat_template from its tokenizer_config.json';
+  const chatMl = chatMlTokens
+    ? `, or ${where} so Spindle uses its own ChatML format with Hermes tool calls (its tokenizer has ${IM_START})`
+    : '';
+  return (
+    `The chat template of ${model} cannot render tool calls, and ${offered}: the template drops an assistant turn's tool_calls ` +
     'or the tool results, so an episode with tools could not be stored and trained as the model saw it. Choose an environment ' +
-    `without tools, or give the model a template that renders tools and tool_calls (save it as chat_template.jinja in its folder)${chatMl}.`;
+    `without tools, or give the model a template that renders tools and tool_calls (save it as chat_template.jinja in its folder)${chatMl}.`
+  );
 }
 
 /** Probing a template renders it several times: once per tokenizer is enough. */
@@ -110,10 +128,13 @@ export function chatFormatSummary(tokenizer: TextTokenizer | null): string {
   const config = tokenizerConfig(tokenizer);
   if (!config) return "Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
   const format = conversationFormat(tokenizer);
-  if (config.chat_template === SPINDLE_CHAT_TEMPLATE) return "Spindle's own chat template (ChatML, tool calls as Hermes <tool_call> blocks), rendered natively";
-  if (format === CHATML_FORMAT) return "no chat template (neither chat_template.jinja nor tokenizer_config.json has one): Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
+  if (config.chat_template === SPINDLE_CHAT_TEMPLATE)
+    return "Spindle's own chat template (ChatML, tool calls as Hermes <tool_call> blocks), rendered natively";
+  if (format === CHATML_FORMAT)
+    return "no chat template (neither chat_template.jinja nor tokenizer_config.json has one): Spindle's ChatML, tool calls as Hermes <tool_call> blocks";
   const from = (tokenizer as Partial<HfTokenizerShape>).chatTemplateFile ?? 'tokenizer_config.json';
-  if (format.toolRefusal) return `the model's own chat template (${from}); it drops tool calls, so environments with tools are refused`;
+  if (format.toolRefusal)
+    return `the model's own chat template (${from}); it drops tool calls, so environments with tools are refused`;
   const tools = format.rendersTools ? 'tools listed by the template' : "tools listed in Spindle's system prompt";
   return `the model's own chat template (${from}); tool calls: ${format.calls.summary}; ${tools}`;
 }
@@ -134,7 +155,11 @@ function turnStop(tokenizer: TextTokenizer, format: ConversationFormat): string 
  * samples), then the turn close and what follows it (mask 0). Each piece is encoded on its own, as the
  * episode encodes it.
  */
-export function trainingTokens(messages: ChatMessage[], tools: ToolSchema[], tokenizer: TextTokenizer): { tokens: number[]; mask: number[] } {
+export function trainingTokens(
+  messages: ChatMessage[],
+  tools: ToolSchema[],
+  tokenizer: TextTokenizer,
+): { tokens: number[]; mask: number[] } {
   const format = conversationFormat(tokenizer);
   // A template that drops calls would train the model on conversations with its calls silently removed.
   if (format.toolRefusal && (tools.length > 0 || messages.some((m) => m.role === 'tool'))) {
@@ -155,9 +180,12 @@ export function trainingTokens(messages: ChatMessage[], tools: ToolSchema[], tok
   for (const [k, at] of assistantAt.entries()) {
     push(format.assistantText(messages.slice(0, at), messages[at], tools) + (stop ?? ''), 1);
     const next = assistantAt[k + 1] ?? messages.length;
-    const after = at + 1 < messages.length
-      ? format.continuation(messages.slice(0, at + 1), messages.slice(at + 1, next), tools, { addGenerationPrompt: next < messages.length })
-      : '';
+    const after =
+      at + 1 < messages.length
+        ? format.continuation(messages.slice(0, at + 1), messages.slice(at + 1, next), tools, {
+            addGenerationPrompt: next < messages.length,
+          })
+        : '';
     push(format.turnClose(stop) + after, 0);
   }
   return { tokens, mask };
@@ -168,7 +196,11 @@ export function trainingTokens(messages: ChatMessage[], tools: ToolSchema[], tok
  * token of the model's other than the one the format closes turns with (Llama's `<|eom_id|>` after a call,
  * where the template ends every turn with `<|eot_id|>`) stands in for it, so the turn is not closed twice.
  */
-export function closeAfterSampled(tokenizer: TextTokenizer | null, format: ConversationFormat, sampled: number[]): string {
+export function closeAfterSampled(
+  tokenizer: TextTokenizer | null,
+  format: ConversationFormat,
+  sampled: number[],
+): string {
   const stop = sampledStop(tokenizer, sampled);
   const own = stop !== null && tokenizer ? turnStop(tokenizer, format) : null;
   return format.turnClose(own ?? stop);

@@ -27,7 +27,10 @@ export type JsonlEntry = (JsonlRow & { problem: null }) | { line: number; value:
 
 /** The error `readJsonl` throws by default: `line N: problem`. */
 export class JsonlError extends Error {
-  constructor(readonly line: number, readonly problem: string) {
+  constructor(
+    readonly line: number,
+    readonly problem: string,
+  ) {
     super(`line ${line}: ${problem}`);
     this.name = 'JsonlError';
   }
@@ -61,7 +64,11 @@ function entry(line: number, text: string, last: boolean, check: RowCheck): Json
 }
 
 /** Every row, in order; the first bad line throws the error `fail` makes of it (a JsonlError by default). */
-export function readJsonl<T>(text: string, check: RowCheck = anyRow, fail: (problem: JsonlProblem) => Error = (p) => new JsonlError(p.line, p.message)): JsonlRow<T>[] {
+export function readJsonl<T>(
+  text: string,
+  check: RowCheck = anyRow,
+  fail: (problem: JsonlProblem) => Error = (p) => new JsonlError(p.line, p.message),
+): JsonlRow<T>[] {
   const rows: JsonlRow<T>[] = [];
   for (const e of jsonlEntries(text, check)) {
     if (e.problem !== null) throw fail({ line: e.line, message: e.problem });
@@ -71,7 +78,10 @@ export function readJsonl<T>(text: string, check: RowCheck = anyRow, fail: (prob
 }
 
 /** Every good row and every bad line's problem, both in file order. */
-export function collectJsonl<T>(text: string, check: RowCheck = anyRow): { rows: JsonlRow<T>[]; problems: JsonlProblem[] } {
+export function collectJsonl<T>(
+  text: string,
+  check: RowCheck = anyRow,
+): { rows: JsonlRow<T>[]; problems: JsonlProblem[] } {
   const rows: JsonlRow<T>[] = [];
   const problems: JsonlProblem[] = [];
   for (const e of jsonlEntries(text, check)) {

@@ -13,7 +13,14 @@
  */
 import { parseLooseJson, scanJsonValue } from './loose-json.ts';
 import {
-  MAX_CALLS_PER_TURN, UNTERMINATED_THINK, callError, isCallError, tooManyCalls, toCalls, type ParsedAssistant, type ParsedCall,
+  MAX_CALLS_PER_TURN,
+  UNTERMINATED_THINK,
+  callError,
+  isCallError,
+  tooManyCalls,
+  toCalls,
+  type ParsedAssistant,
+  type ParsedCall,
 } from './parse.ts';
 
 export const PYTHON_TAG = '<|python_tag|>';
@@ -45,12 +52,21 @@ function readCalls(body: string): ReadCalls {
       // Cut off (or broken by a bare `<`): the rest of the message is one unreadable call.
       const raw = body.slice(pos).trim();
       const tried = parseLooseJson(raw);
-      calls.push(tried.ok ? toCalls(tried.value, raw, EXPECTED_SHAPE)[0] : callError(`invalid JSON in the tool call (it is cut off or not JSON): ${tried.error}; ${EXPECTED_SHAPE}`, raw));
+      calls.push(
+        tried.ok
+          ? toCalls(tried.value, raw, EXPECTED_SHAPE)[0]
+          : callError(
+              `invalid JSON in the tool call (it is cut off or not JSON): ${tried.error}; ${EXPECTED_SHAPE}`,
+              raw,
+            ),
+      );
       return { calls, rest: '', errors };
     }
     const raw = body.slice(pos, end);
     const tried = parseLooseJson(raw);
-    const read = tried.ok ? toCalls(tried.value, raw, EXPECTED_SHAPE) : [callError(`invalid JSON in the tool call: ${tried.error}; ${EXPECTED_SHAPE}`, raw)];
+    const read = tried.ok
+      ? toCalls(tried.value, raw, EXPECTED_SHAPE)
+      : [callError(`invalid JSON in the tool call: ${tried.error}; ${EXPECTED_SHAPE}`, raw)];
     for (const call of read.slice(0, MAX_CALLS_PER_TURN - calls.length)) calls.push(call);
     pos = end;
     // Between calls: whitespace and one separator; anything else ends the calls.
@@ -68,7 +84,11 @@ function splitThink(text: string): { thought: string | null; body: string; unter
   if (start < 0 || !text.startsWith(THINK_OPEN, start)) return { thought: null, body: text, unterminated: false };
   const close = text.indexOf(THINK_CLOSE, start);
   if (close < 0) return { thought: text.slice(start + THINK_OPEN.length).trim(), body: '', unterminated: true };
-  return { thought: text.slice(start + THINK_OPEN.length, close).trim(), body: text.slice(close + THINK_CLOSE.length), unterminated: false };
+  return {
+    thought: text.slice(start + THINK_OPEN.length, close).trim(),
+    body: text.slice(close + THINK_CLOSE.length),
+    unterminated: false,
+  };
 }
 
 export function parseLlamaAssistant(text: string): ParsedAssistant {
@@ -92,10 +112,13 @@ export function parseLlamaAssistant(text: string): ParsedAssistant {
  * nothing else, no tag, no thought), or null when the turn must reach the template as written: the
  * template renders a `tool_calls` turn as the bare JSON, so lifting anything more would change the text.
  */
-export function liftLlamaCalls(content: string): { content: string; calls: { name: string; arguments: Record<string, unknown> }[] } | null {
+export function liftLlamaCalls(
+  content: string,
+): { content: string; calls: { name: string; arguments: Record<string, unknown> }[] } | null {
   const body = content.trim();
   if (!NAMES_A_FUNCTION.test(body)) return null;
   const parsed = parseLlamaAssistant(body);
-  if (parsed.calls.length === 0 || parsed.thought !== null || parsed.answer !== '' || parsed.errors.length > 0) return null;
+  if (parsed.calls.length === 0 || parsed.thought !== null || parsed.answer !== '' || parsed.errors.length > 0)
+    return null;
   return { content: '', calls: parsed.calls.flatMap((c) => (isCallError(c) ? [] : [c])) };
 }

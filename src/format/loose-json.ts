@@ -13,8 +13,27 @@ class LooseJsonError extends Error {}
 
 const IDENTIFIER = /[A-Za-z_$][\w$-]*/y;
 const NUMBER = /-?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/y;
-const KEYWORDS: Record<string, unknown> = { true: true, false: false, null: null, True: true, False: false, None: null };
-const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', '0': '\0', '/': '/', '\\': '\\', '"': '"', "'": "'", '\n': '' };
+const KEYWORDS: Record<string, unknown> = {
+  true: true,
+  false: false,
+  null: null,
+  True: true,
+  False: false,
+  None: null,
+};
+const ESCAPES: Record<string, string> = {
+  n: '\n',
+  t: '\t',
+  r: '\r',
+  b: '\b',
+  f: '\f',
+  '0': '\0',
+  '/': '/',
+  '\\': '\\',
+  '"': '"',
+  "'": "'",
+  '\n': '',
+};
 /** Deeper nesting than this is not a tool call; refusing it keeps the parser off the host's stack limit. */
 const MAX_DEPTH = 64;
 
@@ -23,7 +42,10 @@ class Reader {
   constructor(readonly text: string) {}
 
   fail(what: string): never {
-    const at = this.pos >= this.text.length ? 'end of input' : `position ${this.pos} (${JSON.stringify(this.text.slice(this.pos, this.pos + 12))})`;
+    const at =
+      this.pos >= this.text.length
+        ? 'end of input'
+        : `position ${this.pos} (${JSON.stringify(this.text.slice(this.pos, this.pos + 12))})`;
     throw new LooseJsonError(`${what} at ${at}`);
   }
 
@@ -101,7 +123,12 @@ class Reader {
       if (this.text[this.pos] !== ':') this.fail(`expected ':' after "${key}"`);
       this.pos++;
       // defineProperty: a "__proto__" key must become data, not change the object's prototype.
-      Object.defineProperty(out, key, { value: this.value(depth + 1), enumerable: true, writable: true, configurable: true });
+      Object.defineProperty(out, key, {
+        value: this.value(depth + 1),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
       this.skipSpace();
       if (this.text[this.pos] === ',') this.pos++;
       else if (this.text[this.pos] !== '}') this.fail("expected ',' or '}'");

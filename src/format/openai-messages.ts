@@ -65,14 +65,18 @@ function assistantMessage(content: string, turn: number, opts: OpenAiFormOptions
   const lifted = liftable && (opts.liftTurn?.(turn, liftable) ?? true) ? liftable : null;
   const reasoning = thought ? { reasoning_content: thought.reasoning } : {};
   if (!lifted) return { role: 'assistant', content: thought ? body.replace(/^\n+/, '') : body, ...reasoning };
-  const own = lifted.reasoning !== undefined && codec.reasoningField ? { [codec.reasoningField]: lifted.reasoning } : {};
+  const own =
+    lifted.reasoning !== undefined && codec.reasoningField ? { [codec.reasoningField]: lifted.reasoning } : {};
   const message: OpenAiMessage = { role: 'assistant', content: lifted.content, ...reasoning, ...own };
   if (lifted.calls.length === 0) return message;
   return {
     ...message,
     tool_calls: lifted.calls.map((c) => ({
       type: 'function',
-      function: { name: c.name, arguments: codec.argumentsAs === 'text' ? (c.argumentsText ?? JSON.stringify(c.arguments)) : c.arguments },
+      function: {
+        name: c.name,
+        arguments: codec.argumentsAs === 'text' ? (c.argumentsText ?? JSON.stringify(c.arguments)) : c.arguments,
+      },
     })),
   };
 }
@@ -121,7 +125,10 @@ export function fromOpenAiMessages(messages: OpenAiMessage[]): ChatMessage[] {
     }
     flush();
     if (m.role === 'assistant' && m.tool_calls?.length) {
-      const blocks = m.tool_calls.map((c) => `<tool_call>${JSON.stringify({ name: c.function.name, arguments: argumentsObject(c.function.arguments) })}</tool_call>`);
+      const blocks = m.tool_calls.map(
+        (c) =>
+          `<tool_call>${JSON.stringify({ name: c.function.name, arguments: argumentsObject(c.function.arguments) })}</tool_call>`,
+      );
       out.push({ role: 'assistant', content: [m.content, ...blocks].filter((s) => s !== '').join('\n') });
     } else out.push({ role: m.role, content: m.content });
   }

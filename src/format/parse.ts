@@ -69,7 +69,8 @@ function toCall(value: unknown, raw: string, shape = EXPECTED_SHAPE): ParsedCall
   let args: unknown = value.arguments ?? value.parameters ?? value.args ?? fn?.arguments ?? {};
   if (typeof args === 'string') {
     const inner = args.trim() === '' ? { ok: true as const, value: {} } : parseLooseJson(args);
-    if (!inner.ok) return callError(`"arguments" of ${name} is a string that is not JSON (${inner.error}); ${shape}`, raw);
+    if (!inner.ok)
+      return callError(`"arguments" of ${name} is a string that is not JSON (${inner.error}); ${shape}`, raw);
     args = inner.value;
   }
   if (!isPlainObject(args)) return callError(`"arguments" of ${name} must be an object; ${shape}`, raw);
@@ -152,11 +153,17 @@ function readCallBlock(text: string, start: number, tags: TagFinder): CallBlock 
   tried ??= parseLooseJson(tagged);
   if (tried.ok) return { calls: toCalls(tried.value, tagged), end };
   const truncated = close === -1 ? ' (the call is cut off: no </tool_call> and the JSON is incomplete)' : '';
-  return { calls: [callError(`invalid JSON in <tool_call>${truncated}: ${tried.error}; ${EXPECTED_SHAPE}`, tagged)], end };
+  return {
+    calls: [callError(`invalid JSON in <tool_call>${truncated}: ${tried.error}; ${EXPECTED_SHAPE}`, tagged)],
+    end,
+  };
 }
 
 function joinParts(parts: string[]): string {
-  return parts.map((p) => p.trim()).filter((p) => p !== '').join('\n');
+  return parts
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .join('\n');
 }
 
 export function parseAssistant(text: string): ParsedAssistant {

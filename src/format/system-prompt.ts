@@ -15,8 +15,6 @@ import type { ChatMessage, SystemPromptStyle, ToolSchema } from '../contracts.ts
 
 export type { SystemPromptStyle } from '../contracts.ts';
 
-
-
 export interface SystemPromptOptions {
   style: SystemPromptStyle;
   /** Task-independent instructions placed before the tool block (e.g. "Answer with a number."). */
@@ -64,7 +62,8 @@ export function renderSystemPrompt(tools: ToolSchema[], opts: SystemPromptOption
   if (opts.instructions) parts.push(opts.instructions.trim());
   if (opts.style !== 'full') {
     if (tools.length > 0) {
-      const list = opts.style === 'compact' ? tools.map(compactSignature).join(' ') : `\n${tools.map(describedLine).join('\n')}\n`;
+      const list =
+        opts.style === 'compact' ? tools.map(compactSignature).join(' ') : `\n${tools.map(describedLine).join('\n')}\n`;
       parts.push(`<tools>${list}</tools>`);
       parts.push(COMPACT_CALL_LINE);
     } else {

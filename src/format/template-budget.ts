@@ -53,18 +53,24 @@ export function budgetedRange(deadline: number): (...args: number[]) => number[]
     if (step === 0) throw new Error('range() step must not be zero');
     const count = Math.max(0, Math.ceil((stop - start) / step));
     handedOut += count;
-    if (handedOut > RENDER_BUDGET.rangeItems) throw new RenderBudgetError(`the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`);
+    if (handedOut > RENDER_BUDGET.rangeItems)
+      throw new RenderBudgetError(
+        `the template's loops ran past ${RENDER_BUDGET.rangeItems} range() items in one render; a chat template needs a few per message`,
+      );
     if (Date.now() > deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
     return Array.from({ length: count }, (_, i) => start + i * step);
   };
 }
 
-const itemsOf = (v: Value): Value[] | null => (v.type === 'ArrayValue' || v.type === 'TupleValue' ? (v.value as Value[]) : null);
+const itemsOf = (v: Value): Value[] | null =>
+  v.type === 'ArrayValue' || v.type === 'TupleValue' ? (v.value as Value[]) : null;
 const entriesOf = (v: Value): Map<string, Value> | null =>
-  (v.type === 'ObjectValue' || v.type === 'KeywordArgumentsValue' || v.type === 'NamespaceValue' ? (v.value as Map<string, Value>) : null);
+  v.type === 'ObjectValue' || v.type === 'KeywordArgumentsValue' || v.type === 'NamespaceValue'
+    ? (v.value as Map<string, Value>)
+    : null;
 const stringOf = (v: Value | undefined): string | null => (v?.type === 'StringValue' ? (v.value as string) : null);
 const numberOf = (v: Value | undefined): number | null =>
-  (v?.type === 'IntegerValue' || v?.type === 'FloatValue' ? (v.value as number) : null);
+  v?.type === 'IntegerValue' || v?.type === 'FloatValue' ? (v.value as number) : null;
 
 /** How many times `part` occurs in `text`, without overlaps (as replace and split count). */
 function occurrences(text: string, part: string): number {
@@ -107,7 +113,12 @@ class Sizes {
     }
     const known = this.known.get(v);
     if (known && (known.stamp === null || known.stamp === this.generation)) return known;
-    const shape: Shape = { chars: 2, entries: 0, depth: 0, stamp: v.type === 'NamespaceValue' ? this.generation : null };
+    const shape: Shape = {
+      chars: 2,
+      entries: 0,
+      depth: 0,
+      stamp: v.type === 'NamespaceValue' ? this.generation : null,
+    };
     const add = (child: Value, keyChars: number) => {
       const s = this.shape(child);
       shape.chars += s.chars + keyChars + 2;
@@ -123,7 +134,18 @@ class Sizes {
 }
 
 /** The statements whose value a block writes to its output (text, `{{ … }}`), as opposed to those holding blocks. */
-const HOLDS_BLOCKS = new Set(['Program', 'If', 'For', 'Macro', 'CallStatement', 'FilterStatement', 'Set', 'Break', 'Continue', 'Comment']);
+const HOLDS_BLOCKS = new Set([
+  'Program',
+  'If',
+  'For',
+  'Macro',
+  'CallStatement',
+  'FilterStatement',
+  'Set',
+  'Break',
+  'Continue',
+  'Comment',
+]);
 const outputsOf = new WeakMap<object, WeakSet<object>>();
 
 function outputStatements(program: Node): WeakSet<object> {
@@ -177,7 +199,10 @@ export class BudgetedInterpreter extends Interpreter {
   private outputs = new WeakSet<object>();
   private readonly sizes = new Sizes();
 
-  constructor(env: Environment, private readonly deadline: number) {
+  constructor(
+    env: Environment,
+    private readonly deadline: number,
+  ) {
     super(env);
   }
 
@@ -188,9 +213,13 @@ export class BudgetedInterpreter extends Interpreter {
 
   override evaluate(statement: Statement, environment: Environment): Value {
     this.evaluations++;
-    if (this.evaluations > RENDER_BUDGET.evaluations) throw new RenderBudgetError(`the template evaluated more than ${RENDER_BUDGET.evaluations} expressions in one render; a chat template needs a few hundred per message`);
+    if (this.evaluations > RENDER_BUDGET.evaluations)
+      throw new RenderBudgetError(
+        `the template evaluated more than ${RENDER_BUDGET.evaluations} expressions in one render; a chat template needs a few hundred per message`,
+      );
     // Date.now() is cheap but not free: checked every 1024 evaluations.
-    if ((this.evaluations & 1023) === 0 && Date.now() > this.deadline) throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
+    if ((this.evaluations & 1023) === 0 && Date.now() > this.deadline)
+      throw new RenderBudgetError(`the render took more than ${RENDER_BUDGET.deadlineMs} ms`);
     const node = statement as unknown as Node | undefined;
     const sized = node ? sizedName(node) : null;
     const value = sized ? this.evaluateSized(node!, sized, environment) : super.evaluate(statement, environment);
@@ -204,13 +233,15 @@ export class BudgetedInterpreter extends Interpreter {
   private measure(value: Value) {
     const text = stringOf(value);
     if (text !== null) {
-      if (text.length > RENDER_BUDGET.valueChars) throw over(`the template built a string of ${text.length} characters`, RENDER_BUDGET.valueChars);
+      if (text.length > RENDER_BUDGET.valueChars)
+        throw over(`the template built a string of ${text.length} characters`, RENDER_BUDGET.valueChars);
       return;
     }
     const count = itemsOf(value)?.length ?? entriesOf(value)?.size;
     if (count === undefined) return;
     const kind = itemsOf(value) ? 'list' : 'mapping';
-    if (count > RENDER_BUDGET.listItems) throw over(`the template built a ${kind} of ${count} items`, RENDER_BUDGET.listItems);
+    if (count > RENDER_BUDGET.listItems)
+      throw over(`the template built a ${kind} of ${count} items`, RENDER_BUDGET.listItems);
     const { chars } = this.sizes.shape(value);
     if (chars > RENDER_BUDGET.valueChars) {
       throw over(`the template built a ${kind} that holds ${chars} characters as written`, RENDER_BUDGET.valueChars);
@@ -222,7 +253,9 @@ export class BudgetedInterpreter extends Interpreter {
     if (value.type === 'NullValue' || value.type === 'UndefinedValue') return;
     this.written += stringOf(value)?.length ?? this.sizes.shape(value).chars;
     if (this.written > RENDER_BUDGET.outputChars) {
-      throw new RenderBudgetError(`the template wrote more than ${RENDER_BUDGET.outputChars} characters, the most a render may write`);
+      throw new RenderBudgetError(
+        `the template wrote more than ${RENDER_BUDGET.outputChars} characters, the most a render may write`,
+      );
     }
   }
 
@@ -290,26 +323,34 @@ export class BudgetedInterpreter extends Interpreter {
     let chars = 0;
     let items = 0;
     if (name === 'tojson' || name === 'indent') {
-      const indent = numberOf(name === 'tojson' ? keywords.get('indent') : (positional[0] ?? keywords.get('width'))) ?? 0;
-      if (indent > RENDER_BUDGET.indent) throw over(`${name}() asks for an indent of ${indent} spaces`, RENDER_BUDGET.indent, 'a render allows');
+      const indent =
+        numberOf(name === 'tojson' ? keywords.get('indent') : (positional[0] ?? keywords.get('width'))) ?? 0;
+      if (indent > RENDER_BUDGET.indent)
+        throw over(`${name}() asks for an indent of ${indent} spaces`, RENDER_BUDGET.indent, 'a render allows');
       if (name === 'indent') {
         chars = text === null ? 0 : text.length + (occurrences(text, '\n') + 1) * Math.max(0, indent);
       } else {
         const separators = keywords.get('separators');
-        const separatorChars = (separators ? (itemsOf(separators) ?? []) : []).reduce((n, s) => n + (stringOf(s)?.length ?? 0), 0);
+        const separatorChars = (separators ? (itemsOf(separators) ?? []) : []).reduce(
+          (n, s) => n + (stringOf(s)?.length ?? 0),
+          0,
+        );
         const shape = this.sizes.shape(operand);
         chars = shape.chars + shape.entries * (separatorChars + (indent > 0 ? 1 + indent * shape.depth : 0));
       }
     } else if (name === 'join') {
       const separator = stringOf(positional[0] ?? keywords.get('separator')) ?? '';
       const count = text !== null ? text.length : (itemsOf(operand)?.length ?? 0);
-      chars = (text !== null ? text.length : this.sizes.shape(operand).chars) + Math.max(0, count - 1) * separator.length;
+      chars =
+        (text !== null ? text.length : this.sizes.shape(operand).chars) + Math.max(0, count - 1) * separator.length;
     } else if (name === 'replace' && text !== null) {
       const [before, after] = [stringOf(positional[0]), stringOf(positional[1])];
       const limit = numberOf(positional[2] ?? keywords.get('count'));
       if (before !== null && after !== null) {
         const found = occurrences(text, before);
-        chars = text.length + Math.min(found, limit !== null && limit >= 0 ? limit : found) * Math.max(0, after.length - before.length);
+        chars =
+          text.length +
+          Math.min(found, limit !== null && limit >= 0 ? limit : found) * Math.max(0, after.length - before.length);
       }
     } else if (name === 'split' && text !== null) {
       const separator = stringOf(positional[0]);
@@ -317,7 +358,9 @@ export class BudgetedInterpreter extends Interpreter {
       const found = separator !== null && separator !== '' ? occurrences(text, separator) + 1 : words(text);
       items = limit !== null && limit >= 0 ? Math.min(found, limit + 1) : found;
     }
-    if (chars > RENDER_BUDGET.valueChars) throw over(`${name}() would build about ${chars} characters`, RENDER_BUDGET.valueChars);
-    if (items > RENDER_BUDGET.listItems) throw over(`${name}() would build a list of about ${items} items`, RENDER_BUDGET.listItems);
+    if (chars > RENDER_BUDGET.valueChars)
+      throw over(`${name}() would build about ${chars} characters`, RENDER_BUDGET.valueChars);
+    if (items > RENDER_BUDGET.listItems)
+      throw over(`${name}() would build a list of about ${items} items`, RENDER_BUDGET.listItems);
   }
 }

@@ -27,7 +27,10 @@ export interface TemplateToolSupport {
 }
 
 /** Renders template-ready messages (OpenAI form) and tools, as ChatTemplate does. */
-export type RawRender = (messages: Record<string, unknown>[], opts: { tools?: object[]; addGenerationPrompt?: boolean }) => string;
+export type RawRender = (
+  messages: Record<string, unknown>[],
+  opts: { tools?: object[]; addGenerationPrompt?: boolean },
+) => string;
 
 const USER = 'Spindle probes this template.';
 const LISTED_TOOL = 'spindle_listed_tool';
@@ -37,12 +40,23 @@ const THOUGHT = 'spindle-probe-thought';
 const TEXT_CALL = 'spindle-probe-call-text';
 const LISTED_SCHEMA = {
   type: 'function',
-  function: { name: LISTED_TOOL, description: 'Lists nothing.', parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } },
+  function: {
+    name: LISTED_TOOL,
+    description: 'Lists nothing.',
+    parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
 };
 
-export function probeToolSupport(render: RawRender, hasToken: (token: string) => boolean, isFatal: (err: unknown) => boolean = () => false): TemplateToolSupport {
+export function probeToolSupport(
+  render: RawRender,
+  hasToken: (token: string) => boolean,
+  isFatal: (err: unknown) => boolean = () => false,
+): TemplateToolSupport {
   /** The render's text, or null when the template raises on it (with and without a system message first). */
-  const attempt = (messages: Record<string, unknown>[], opts: { tools?: object[]; addGenerationPrompt?: boolean } = {}): string | null => {
+  const attempt = (
+    messages: Record<string, unknown>[],
+    opts: { tools?: object[]; addGenerationPrompt?: boolean } = {},
+  ): string | null => {
     for (const tried of [messages, [{ role: 'system', content: 'Probe.' }, ...messages]]) {
       try {
         return render(tried, opts);
@@ -53,7 +67,11 @@ export function probeToolSupport(render: RawRender, hasToken: (token: string) =>
     return null;
   };
   const user = { role: 'user', content: USER };
-  const call = { role: 'assistant', content: '', tool_calls: [{ type: 'function', function: { name: PROBE_TOOL, arguments: { text: 'x' } } }] };
+  const call = {
+    role: 'assistant',
+    content: '',
+    tool_calls: [{ type: 'function', function: { name: PROBE_TOOL, arguments: { text: 'x' } } }],
+  };
   const rendered = attempt([user, call, { role: 'tool', content: RESULT }]);
   // Only what follows the user's text is the call: a template may quote call syntax in its tool instructions.
   const afterUser = rendered === null ? null : rendered.slice(rendered.lastIndexOf(USER) + USER.length);
@@ -68,7 +86,9 @@ export function probeToolSupport(render: RawRender, hasToken: (token: string) =>
   }
   // No tool_calls rendered: a template that lists tools and writes the assistant's text and the result as
   // given takes calls in the text, in the syntax its tool instructions name.
-  const texted = listsTools ? attempt([user, { role: 'assistant', content: TEXT_CALL }, { role: 'tool', content: RESULT }]) : null;
+  const texted = listsTools
+    ? attempt([user, { role: 'assistant', content: TEXT_CALL }, { role: 'tool', content: RESULT }])
+    : null;
   const afterText = texted === null ? '' : texted.slice(texted.lastIndexOf(USER) + USER.length);
   const rendersText = afterText.includes(TEXT_CALL) && afterText.includes(RESULT);
   const codec = chooseToolCallCodec(null, hasToken, rendersText ? listed : null);

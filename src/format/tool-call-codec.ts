@@ -75,7 +75,8 @@ export const LLAMA3_JSON_CALLS: ToolCallCodec = {
 
 export const PLAIN_CALLS: ToolCallCodec = {
   family: 'plain',
-  summary: "plain fallback: the template's own call format is not one Spindle reads, so tools are described in Spindle's system prompt and calls read as <tool_call> blocks",
+  summary:
+    "plain fallback: the template's own call format is not one Spindle reads, so tools are described in Spindle's system prompt and calls read as <tool_call> blocks",
   fallback: true,
   argumentsAs: 'object',
   reasoningField: null,
@@ -91,7 +92,14 @@ export const PLAIN_CALLS: ToolCallCodec = {
  * before Hermes (their renderings and instructions contain `<tool_call>`-like text too), Llama's JSON last.
  */
 export const TOOL_CALL_CODECS: readonly ToolCallCodec[] = [
-  HARMONY_CALLS, QWEN_XML_CALLS, HERMES_CALLS, MISTRAL_CALLS, FUNCTION_GEMMA_CALLS, PHI4_CALLS, DEEPSEEK_CALLS, LLAMA3_JSON_CALLS,
+  HARMONY_CALLS,
+  QWEN_XML_CALLS,
+  HERMES_CALLS,
+  MISTRAL_CALLS,
+  FUNCTION_GEMMA_CALLS,
+  PHI4_CALLS,
+  DEEPSEEK_CALLS,
+  LLAMA3_JSON_CALLS,
 ];
 
 const shown = (codec: ToolCallCodec, text: string) =>
@@ -104,7 +112,9 @@ const shown = (codec: ToolCallCodec, text: string) =>
  * Qwen's tokenizers have `<tool_call>`, Llama 3's `<|python_tag|>`, Mistral's `[TOOL_CALLS]`.
  */
 export function chooseToolCallCodec(
-  renderedCall: string | null, hasToken: (token: string) => boolean, instructions: string | null = null,
+  renderedCall: string | null,
+  hasToken: (token: string) => boolean,
+  instructions: string | null = null,
 ): ToolCallCodec {
   if (renderedCall !== null) {
     const codec = TOOL_CALL_CODECS.find((c) => shown(c, renderedCall));

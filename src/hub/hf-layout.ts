@@ -26,14 +26,22 @@ export function expectedTensors(config: ModelConfig): Map<string, number[]> {
     const p = `model.layers.${i}`;
     out.set(`${p}.input_layernorm.weight`, [C]);
     out.set(`${p}.post_attention_layernorm.weight`, [C]);
-    for (const [m, rows] of [['q', H * D], ['k', Hkv * D], ['v', Hkv * D]] as const) {
+    for (const [m, rows] of [
+      ['q', H * D],
+      ['k', Hkv * D],
+      ['v', Hkv * D],
+    ] as const) {
       out.set(`${p}.self_attn.${m}_proj.weight`, [rows, C]);
       if (config.attentionBias) out.set(`${p}.self_attn.${m}_proj.bias`, [rows]);
     }
     out.set(`${p}.self_attn.o_proj.weight`, [C, H * D]);
     if (config.outputBias) out.set(`${p}.self_attn.o_proj.bias`, [C]);
     if (config.qkNorm) for (const m of ['q', 'k']) out.set(`${p}.self_attn.${m}_norm.weight`, [D]);
-    for (const [m, shape] of [['gate', [I, C]], ['up', [I, C]], ['down', [C, I]]] as const) {
+    for (const [m, shape] of [
+      ['gate', [I, C]],
+      ['up', [I, C]],
+      ['down', [C, I]],
+    ] as const) {
       out.set(`${p}.mlp.${m}_proj.weight`, [...shape]);
       if (config.mlpBias) out.set(`${p}.mlp.${m}_proj.bias`, [shape[0]]);
     }
@@ -57,10 +65,16 @@ function ignorable(name: string, config: ModelConfig): boolean {
  * layers fails here, naming the first missing tensor, before anything is allocated; and every tensor
  * in the file must be one the config implies.
  */
-export function checkWeights(weights: { get(name: string): { shape: number[] } | undefined; keys(): Iterable<string> }, config: ModelConfig, where: string): void {
+export function checkWeights(
+  weights: { get(name: string): { shape: number[] } | undefined; keys(): Iterable<string> },
+  config: ModelConfig,
+  where: string,
+): void {
   const D = config.headDim;
   if (config.maxPositions * D > MAX_ROPE_VALUES) {
-    throw new Error(`config.json in ${where}: max_position_embeddings ${config.maxPositions} × head_dim ${D} needs a RoPE table over ${MAX_ROPE_VALUES} values; lower max_position_embeddings.`);
+    throw new Error(
+      `config.json in ${where}: max_position_embeddings ${config.maxPositions} × head_dim ${D} needs a RoPE table over ${MAX_ROPE_VALUES} values; lower max_position_embeddings.`,
+    );
   }
   const expected = expectedTensors(config);
   const declared = describe(config);
@@ -71,14 +85,24 @@ export function checkWeights(weights: { get(name: string): { shape: number[] } |
   }
   for (const [name, shape] of expected) {
     const t = weights.get(name);
-    if (!t) throw new Error(`model weights in ${where}: tensor "${name}" is missing (expected shape [${shape.join(', ')}]); config.json declares ${declared}.`);
+    if (!t)
+      throw new Error(
+        `model weights in ${where}: tensor "${name}" is missing (expected shape [${shape.join(', ')}]); config.json declares ${declared}.`,
+      );
     if (t.shape.length !== shape.length || t.shape.some((d, k) => d !== shape[k])) {
-      throw new Error(`model weights in ${where}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]; config.json declares ${declared}.`);
+      throw new Error(
+        `model weights in ${where}: tensor "${name}" has shape [${t.shape.join(', ')}], expected [${shape.join(', ')}]; config.json declares ${declared}.`,
+      );
     }
   }
 }
 
 function describe(c: ModelConfig): string {
-  const extras = [c.attentionBias && 'q/k/v bias', c.outputBias && 'o_proj bias', c.mlpBias && 'MLP bias', c.qkNorm && 'q/k norms'].filter(Boolean);
+  const extras = [
+    c.attentionBias && 'q/k/v bias',
+    c.outputBias && 'o_proj bias',
+    c.mlpBias && 'MLP bias',
+    c.qkNorm && 'q/k norms',
+  ].filter(Boolean);
   return `a ${c.family} model with ${c.numLayers} layers, hidden size ${c.hiddenSize}${extras.length ? `, ${extras.join(', ')}` : ''}`;
 }

@@ -29,7 +29,11 @@ import { TransformerModel, type HostTensors } from '../model/transformer.ts';
  * config is small, weights are not), so a server that hangs, drips or sends gigabytes fails with a
  * message naming the URL instead of holding the page or the CLI.
  */
-export function urlSource(base: string, fetchImpl: typeof fetch = fetch, limits: TransferLimits = DEFAULT_LIMITS): FileSource {
+export function urlSource(
+  base: string,
+  fetchImpl: typeof fetch = fetch,
+  limits: TransferLimits = DEFAULT_LIMITS,
+): FileSource {
   const root = base.endsWith('/') ? base : `${base}/`;
   return {
     description: root,
@@ -88,7 +92,10 @@ export type ModelSource = string | File[] | Record<string, Blob> | FileSource;
 
 /** A hub id (`hf:<id>[@rev]`) or huggingface.co URL goes through the hub's cache and progress; other URLs and folders are read as they are. */
 function toFileSource(source: ModelSource, hub: HubOptions = {}): FileSource {
-  if (typeof source !== 'string') return Array.isArray(source) || !('read' in source) ? blobSource(source as File[] | Record<string, Blob>) : (source as FileSource);
+  if (typeof source !== 'string')
+    return Array.isArray(source) || !('read' in source)
+      ? blobSource(source as File[] | Record<string, Blob>)
+      : (source as FileSource);
   const ref = parseHubRef(source, hub.endpoint);
   if (ref) return hubSource(ref, hub);
   const inBrowser = typeof window !== 'undefined' || typeof importScripts === 'function';
@@ -146,19 +153,31 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   const hub = typeof source === 'string' ? parseHubRef(source, opts.hub?.endpoint) : null;
   const where = files.description;
   const configBytes = await files.read('config.json');
-  if (!configBytes) throw new Error(`config.json is missing in ${where}; an HF model folder needs config.json, model.safetensors and tokenizer.json.`);
+  if (!configBytes)
+    throw new Error(
+      `config.json is missing in ${where}; an HF model folder needs config.json, model.safetensors and tokenizer.json.`,
+    );
   const hfConfig = parseJson<HfConfigJson>(configBytes, `config.json in ${where}`);
   const config = fromHfConfig(hfConfig);
   const tokenizer = await loadTokenizer(files, hfConfig, hub ? hub.id : typeof source === 'string' ? source : where);
   if (tokenizer.vocabSize > config.vocabSize) {
-    throw new Error(`tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`);
+    throw new Error(
+      `tokenizer in ${where} has ${tokenizer.vocabSize} tokens but config.json vocab_size is ${config.vocabSize}.`,
+    );
   }
   const fileHalf = checkpointHalfFormat(hfConfig);
-  const halfFor = (q: 'none' | 'int8') => (q === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null);
+  const halfFor = (q: 'none' | 'int8') =>
+    q === 'none' && opts.precision !== 'float32' && fileHalf && hasFusedKernel(HALF_MATMUL_KERNEL) ? fileHalf : null;
   // The step as Spindle trains it: blocks recomputed (model/memory.ts's default), the base in int8 when asked.
   const estimateFor = (q: 'none' | 'int8') => {
     const half = halfFor(q);
-    return estimateMemory(config, { fileBytesPerParam: fileHalf ? 2 : 4, halfLinears: half !== null, decodeCopies: half === null && hasFusedKernel(DECODE_STEP_KERNEL), sequence: IMPORT_CHECK_TOKENS, quantization: q });
+    return estimateMemory(config, {
+      fileBytesPerParam: fileHalf ? 2 : 4,
+      halfLinears: half !== null,
+      decodeCopies: half === null && hasFusedKernel(DECODE_STEP_KERNEL),
+      sequence: IMPORT_CHECK_TOKENS,
+      quantization: q,
+    });
   };
   let quantization: 'none' | 'int8' = opts.quantization === 'int8' ? 'int8' : 'none';
   if (opts.memoryLimitBytes !== undefined) {
@@ -166,7 +185,12 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
     const fitsInt8 = quantization === 'none' && neededBytes(estimateFor('int8')) <= limit;
     // 'auto': a base too large in float32 is held in int8 when that fits (a 0.5B model on wasm's heap).
     if (opts.quantization === 'auto' && fitsInt8 && neededBytes(estimateFor('none')) > limit) quantization = 'int8';
-    assertFits(estimateFor(quantization), limit, `The model in ${where}`, fitsInt8 ? 'With its base in int8 (model.quantization: int8) it would fit. ' : '');
+    assertFits(
+      estimateFor(quantization),
+      limit,
+      `The model in ${where}`,
+      fitsInt8 ? 'With its base in int8 (model.quantization: int8) it would fit. ' : '',
+    );
   }
   const halfLinears = halfFor(quantization);
   const weights = await loadWeights(files);
@@ -174,7 +198,14 @@ export async function loadHfModel(source: ModelSource, opts: LoadOptions = {}): 
   checkWeights(weights, config, where);
   assertFiniteTensors(weights, `model weights in ${where}`);
   const model = TransformerModel.fromWeights(config, weights, `model weights in ${where}`, halfLinears, quantization);
-  return { model, tokenizer, config, hfConfig, hub, linearPrecision: quantization === 'int8' ? 'int8' : (halfLinears ?? 'float32') };
+  return {
+    model,
+    tokenizer,
+    config,
+    hfConfig,
+    hub,
+    linearPrecision: quantization === 'int8' ? 'int8' : (halfLinears ?? 'float32'),
+  };
 }
 
 /**
@@ -191,26 +222,37 @@ async function loadTokenizer(files: FileSource, hfConfig: HfConfigJson, name: st
     const tokenizerConfig = configBytes ? parseJson<Record<string, unknown>>(configBytes, 'tokenizer_config.json') : {};
     const jinja = await files.read(CHAT_TEMPLATE_FILE);
     const { config, file } = withChatTemplate(tokenizerConfig, jinja && new TextDecoder().decode(jinja));
-    return HfTokenizer.fromJson(parseJson<object>(json, 'tokenizer.json'), { ...config, name_or_path: name }, { eosTokenId: hfConfig.eos_token_id, chatTemplateFile: file });
+    return HfTokenizer.fromJson(
+      parseJson<object>(json, 'tokenizer.json'),
+      { ...config, name_or_path: name },
+      { eosTokenId: hfConfig.eos_token_id, chatTemplateFile: file },
+    );
   }
-  throw new Error(`tokenizer.json is missing in ${files.description} (and config.json does not name "spindle_tokenizer": "byte").`);
+  throw new Error(
+    `tokenizer.json is missing in ${files.description} (and config.json does not name "spindle_tokenizer": "byte").`,
+  );
 }
 
 async function loadWeights(files: FileSource): Promise<HostTensors> {
   const single = await files.read('model.safetensors');
   if (single) return readSafetensors(single, 'model.safetensors').tensors;
   const indexBytes = await files.read('model.safetensors.index.json');
-  if (!indexBytes) throw new Error(`Neither model.safetensors nor model.safetensors.index.json is in ${files.description}.`);
+  if (!indexBytes)
+    throw new Error(`Neither model.safetensors nor model.safetensors.index.json is in ${files.description}.`);
   const index = parseJson<{ weight_map?: Record<string, string> }>(indexBytes, 'model.safetensors.index.json');
   if (!index.weight_map) throw new Error('model.safetensors.index.json has no "weight_map" field.');
   const weights: HostTensors = new Map();
   for (const shard of new Set(Object.values(index.weight_map))) {
     const bytes = await files.read(shard);
-    if (!bytes) throw new Error(`Shard "${shard}" listed in model.safetensors.index.json is missing in ${files.description}.`);
+    if (!bytes)
+      throw new Error(`Shard "${shard}" listed in model.safetensors.index.json is missing in ${files.description}.`);
     for (const [name, t] of readSafetensors(bytes, shard).tensors) weights.set(name, t);
   }
   for (const [name, shard] of Object.entries(index.weight_map)) {
-    if (!weights.has(name)) throw new Error(`Tensor "${name}" is listed in model.safetensors.index.json for "${shard}" but that shard does not contain it.`);
+    if (!weights.has(name))
+      throw new Error(
+        `Tensor "${name}" is listed in model.safetensors.index.json for "${shard}" but that shard does not contain it.`,
+      );
   }
   return weights;
 }
@@ -222,7 +264,10 @@ async function loadWeights(files: FileSource): Promise<HostTensors> {
  */
 export async function saveModel(model: TransformerModel, tokenizer: TextTokenizer): Promise<Map<string, Uint8Array>> {
   const files = new Map<string, Uint8Array>();
-  files.set('config.json', new TextEncoder().encode(JSON.stringify(hfConfigFor(model.config, tokenizer), null, 2) + '\n'));
+  files.set(
+    'config.json',
+    new TextEncoder().encode(JSON.stringify(hfConfigFor(model.config, tokenizer), null, 2) + '\n'),
+  );
   files.set('model.safetensors', writeSafetensors(await model.getWeights(), { format: 'pt' }));
   for (const [name, bytes] of tokenizerFiles(tokenizer)) files.set(name, bytes);
   return files;

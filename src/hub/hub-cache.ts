@@ -78,11 +78,14 @@ export const records = {
     await c.deletePartial(key);
     await dropRecord(c, `@partial/${key}`);
   },
-  missing: async (c: DownloadCache, key: string) => (await readRecord<{ missing: boolean }>(c, `@missing/${key}`))?.missing === true,
+  missing: async (c: DownloadCache, key: string) =>
+    (await readRecord<{ missing: boolean }>(c, `@missing/${key}`))?.missing === true,
   putMissing: (c: DownloadCache, key: string) => c.put(`@missing/${key}`, json({ missing: true })),
   /** The commit a revision resolved to; `{ commit: null }`: the server names no commit (files keyed by the revision). */
-  ref: (c: DownloadCache, id: string, revision: string) => readRecord<{ commit: string | null }>(c, `@refs/${id}/${revision}`),
-  putRef: (c: DownloadCache, id: string, revision: string, commit: string | null) => c.put(`@refs/${id}/${revision}`, json({ commit })),
+  ref: (c: DownloadCache, id: string, revision: string) =>
+    readRecord<{ commit: string | null }>(c, `@refs/${id}/${revision}`),
+  putRef: (c: DownloadCache, id: string, revision: string, commit: string | null) =>
+    c.put(`@refs/${id}/${revision}`, json({ commit })),
 };
 
 /**
@@ -126,7 +129,9 @@ export function declaredLength(file: string, prefix: Uint8Array): { need: number
   if (prefix.length < 8) return { need: 8 };
   const headerLength = new DataView(prefix.buffer, prefix.byteOffset, 8).getBigUint64(0, true);
   if (headerLength > BigInt(MAX_HEADER_BYTES)) {
-    throw new Error(`its header length ${headerLength} is over ${MAX_HEADER_BYTES} bytes; it is not a safetensors file`);
+    throw new Error(
+      `its header length ${headerLength} is over ${MAX_HEADER_BYTES} bytes; it is not a safetensors file`,
+    );
   }
   const dataStart = 8 + Number(headerLength);
   if (prefix.length < dataStart) return { need: dataStart };
@@ -144,7 +149,8 @@ export function declaredLength(file: string, prefix: Uint8Array): { need: number
     if (name === '__metadata__') continue;
     const last = (entry as { data_offsets?: unknown } | null)?.data_offsets;
     const stop = Array.isArray(last) ? last[1] : undefined;
-    if (!Number.isSafeInteger(stop) || (stop as number) < 0) throw new Error(`its header gives tensor "${name}" no usable data_offsets`);
+    if (!Number.isSafeInteger(stop) || (stop as number) < 0)
+      throw new Error(`its header gives tensor "${name}" no usable data_offsets`);
     end = Math.max(end, stop as number);
   }
   return { length: dataStart + end };
@@ -171,7 +177,8 @@ function checkKey(key: string): string {
  * interrupted download never rewrites what it already has) and renamed into place when complete.
  */
 export function diskCache(dir: string): DownloadCache {
-  const fs = async () => (await import(/* @vite-ignore */ ['node:fs', 'promises'].join('/'))) as typeof import('node:fs/promises');
+  const fs = async () =>
+    (await import(/* @vite-ignore */ ['node:fs', 'promises'].join('/'))) as typeof import('node:fs/promises');
   const path = (key: string) => `${dir}/${checkKey(key)}`;
   const read = async (p: string) => {
     try {
@@ -205,7 +212,10 @@ export function diskCache(dir: string): DownloadCache {
       const f = await fs();
       const p = path(key);
       const { size: onDisk } = await f.stat(`${p}.part`);
-      if (onDisk !== size) throw new Error(`${p}.part holds ${onDisk} bytes where ${size} were written; the disk lost some. Run again to download the file anew.`);
+      if (onDisk !== size)
+        throw new Error(
+          `${p}.part holds ${onDisk} bytes where ${size} were written; the disk lost some. Run again to download the file anew.`,
+        );
       await f.rename(`${p}.part`, p);
     },
     delete: async (key) => (await fs()).rm(path(key), { force: true }),
@@ -218,7 +228,8 @@ export function diskCache(dir: string): DownloadCache {
  * kept as numbered pieces (`…?part=0`, `…?part=1`, …), each one checkpoint's new bytes.
  */
 export function browserCache(name = 'spindle-models'): DownloadCache {
-  const url = (key: string, piece?: number) => `https://spindle.cache/${checkKey(key)}${piece === undefined ? '' : `?part=${piece}`}`;
+  const url = (key: string, piece?: number) =>
+    `https://spindle.cache/${checkKey(key)}${piece === undefined ? '' : `?part=${piece}`}`;
   const open = () => caches.open(name);
   const bytesOf = async (r: Response) => new Uint8Array(await r.arrayBuffer());
   const pieces = async (key: string): Promise<Uint8Array[]> => {

@@ -29,9 +29,27 @@
  * X-Linked-Etag, X-Linked-Size): redirects are followed by hand where the platform shows them (Node),
  * and by fetch where it hides them (browsers; there the size and ETag of the final answer are used).
  */
-import { contentProblem, declaredLength, records, sha256Hex, type DownloadCache, type PartialRecord } from './hub-cache.ts';
 import {
-  boundedChunks, concatBytes, describePolicy, fetchWithTimeout, formatBytes, GiB, MiB, NetError, parseRetryAfter, retryableStatus, retryDelay, sleep,
+  contentProblem,
+  declaredLength,
+  records,
+  sha256Hex,
+  type DownloadCache,
+  type PartialRecord,
+} from './hub-cache.ts';
+import {
+  boundedChunks,
+  concatBytes,
+  describePolicy,
+  fetchWithTimeout,
+  formatBytes,
+  GiB,
+  MiB,
+  NetError,
+  parseRetryAfter,
+  retryableStatus,
+  retryDelay,
+  sleep,
   type RetryPolicy,
 } from '../net.ts';
 
@@ -119,11 +137,23 @@ async function request(o: TransferOptions, url: string, headers: Record<string, 
   const hub: HubHeaders = { commit: null, sha256: null, linkedSize: null };
   let current = url;
   for (let hop = 0; hop <= 5; hop++) {
-    const served = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'manual' }, o.limits.connectTimeoutMs, o.signal);
+    const served = await fetchWithTimeout(
+      o.fetchImpl,
+      current,
+      { headers, redirect: 'manual' },
+      o.limits.connectTimeoutMs,
+      o.signal,
+    );
     gather(hub, served.response.headers);
     if (served.response.type === 'opaqueredirect') {
       // A browser hides the redirect's headers and target: let fetch follow it.
-      const followed = await fetchWithTimeout(o.fetchImpl, current, { headers, redirect: 'follow' }, o.limits.connectTimeoutMs, o.signal);
+      const followed = await fetchWithTimeout(
+        o.fetchImpl,
+        current,
+        { headers, redirect: 'follow' },
+        o.limits.connectTimeoutMs,
+        o.signal,
+      );
       gather(hub, followed.response.headers);
       return { ...followed, hub };
     }
@@ -167,7 +197,10 @@ class FileTransfer {
   private resetPending = false;
   private readonly maxBytes: number;
 
-  constructor(private readonly req: TransferRequest, private readonly o: TransferOptions) {
+  constructor(
+    private readonly req: TransferRequest,
+    private readonly o: TransferOptions,
+  ) {
     this.url = req.url;
     this.key = req.key;
     this.commit = req.commit;
@@ -204,7 +237,8 @@ class FileTransfer {
         return await this.attempt();
       } catch (err) {
         if (err instanceof Restart) {
-          if (++restarts > 3) throw await this.fail(`the server's answers do not fit together (${err.message}), even from zero`, false);
+          if (++restarts > 3)
+            throw await this.fail(`the server's answers do not fit together (${err.message}), even from zero`, false);
           this.forget();
           continue;
         }
@@ -234,7 +268,13 @@ class FileTransfer {
     if (!this.cache || !this.key) return;
     const record = await records.partial(this.cache, this.key);
     const part = record ? await this.cache.getPartial(this.key) : null;
-    if (record && part && part.length > 0 && (record.size === null || part.length < record.size) && this.canStart(part)) {
+    if (
+      record &&
+      part &&
+      part.length > 0 &&
+      (record.size === null || part.length < record.size) &&
+      this.canStart(part)
+    ) {
       this.record = record;
       this.length = part.length;
       if (!this.streams) this.held = [part];
@@ -282,7 +322,13 @@ class FileTransfer {
     }
     if (status === 401 || status === 403) {
       cancel();
-      throw new NetError('http', this.url, `GET ${this.url}: HTTP ${status}; the model is gated or private. Download it with a token and load the folder instead`, false, status);
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: HTTP ${status}; the model is gated or private. Download it with a token and load the folder instead`,
+        false,
+        status,
+      );
     }
     if (status === 416) {
       cancel();
@@ -291,11 +337,23 @@ class FileTransfer {
     if (!response.ok) {
       cancel();
       const retryable = retryableStatus(status);
-      throw new NetError('http', this.url, `GET ${this.url}: HTTP ${status} ${response.statusText}`.trim(), retryable, status, parseRetryAfter(response.headers.get('retry-after')));
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: HTTP ${status} ${response.statusText}`.trim(),
+        retryable,
+        status,
+        parseRetryAfter(response.headers.get('retry-after')),
+      );
     }
     if (this.commit && hub.commit && hub.commit !== this.commit) {
       cancel();
-      throw new NetError('http', this.url, `GET ${this.url}: the hub served commit ${hub.commit}, not ${this.commit} that this model is pinned to`, false);
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: the hub served commit ${hub.commit}, not ${this.commit} that this model is pinned to`,
+        false,
+      );
     }
     if (!this.key && this.req.resolve) {
       const resolved = this.req.resolve(hub.commit);
@@ -315,11 +373,21 @@ class FileTransfer {
     const announced = encoded ? null : count(response.headers.get('content-length'));
     if (status === 200 && total !== null && announced !== null && announced !== total) {
       cancel();
-      throw new NetError('http', this.url, `GET ${this.url}: the server sends ${formatBytes(announced)} for a file the hub says is ${formatBytes(total)}`, true);
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: the server sends ${formatBytes(announced)} for a file the hub says is ${formatBytes(total)}`,
+        true,
+      );
     }
     if (total !== null && total > this.maxBytes) {
       cancel();
-      throw new NetError('too-big', this.url, `GET ${this.url}: the server announces ${formatBytes(total)} for ${this.req.file}, over the ${formatBytes(this.maxBytes)} accepted for such a file; is this the right repository?`, false);
+      throw new NetError(
+        'too-big',
+        this.url,
+        `GET ${this.url}: the server announces ${formatBytes(total)} for ${this.req.file}, over the ${formatBytes(this.maxBytes)} accepted for such a file; is this the right repository?`,
+        false,
+      );
     }
     if (this.length === 0) {
       // Without a strong ETag nothing can prove that later bytes continue these: they are not kept for a resume.
@@ -328,7 +396,12 @@ class FileTransfer {
     }
     await this.receive(response, controller, total);
     if (total !== null && this.length !== total) {
-      throw new NetError('network', this.url, `GET ${this.url}: got ${formatBytes(this.length)} of ${formatBytes(total)}; the download was cut off`, true);
+      throw new NetError(
+        'network',
+        this.url,
+        `GET ${this.url}: got ${formatBytes(this.length)} of ${formatBytes(total)}; the download was cut off`,
+        true,
+      );
     }
     return this.finish(hub.sha256 ?? this.record?.sha256 ?? null, etag);
   }
@@ -342,12 +415,17 @@ class FileTransfer {
       !range && `no usable Content-Range ("${response.headers.get('content-range') ?? ''}")`,
       range && start !== this.length && `it starts at byte ${start}, not at the ${this.length} kept`,
       range && total !== null && end !== total - 1 && `it ends at byte ${end} of ${total}`,
-      this.record?.size != null && total !== null && total !== this.record.size && `the file is now ${total} bytes, not ${this.record.size}`,
+      this.record?.size != null &&
+        total !== null &&
+        total !== this.record.size &&
+        `the file is now ${total} bytes, not ${this.record.size}`,
       this.record && etag && etag !== this.record.etag && `its ETag ${etag} is not the kept ${this.record.etag}`,
     ].filter(Boolean);
     if (problems.length || this.length === 0) {
       void response.body?.cancel().catch(() => {});
-      throw new Restart(`a 206 that does not continue the kept bytes: ${problems.join('; ') || 'nothing was asked for'}`);
+      throw new Restart(
+        `a 206 that does not continue the kept bytes: ${problems.join('; ') || 'nothing was asked for'}`,
+      );
     }
     this.resumed = true;
     return total as number;
@@ -385,7 +463,9 @@ class FileTransfer {
     if (declared === null) return;
     if (declared > this.maxBytes) {
       const limit = formatBytes(this.maxBytes);
-      throw refuse(`the header of ${this.req.file} declares ${formatBytes(declared)}, over the ${limit} accepted for such a file`);
+      throw refuse(
+        `the header of ${this.req.file} declares ${formatBytes(declared)}, over the ${limit} accepted for such a file`,
+      );
     }
     if (this.length > declared) {
       throw refuse(`the server sent more than the ${formatBytes(declared)} the header of ${this.req.file} declares`);
@@ -431,12 +511,22 @@ class FileTransfer {
     if (expectedSha && sha256 && sha256 !== expectedSha) {
       if (this.resumed) throw new Restart('the resumed file does not have the SHA-256 the hub gives');
       await this.removePartial();
-      throw new NetError('http', this.url, `GET ${this.url}: ${this.req.file} has SHA-256 ${sha256}, but the hub gives ${expectedSha}; it was not kept`, false);
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: ${this.req.file} has SHA-256 ${sha256}, but the hub gives ${expectedSha}; it was not kept`,
+        false,
+      );
     }
     const problem = contentProblem(this.req.file, bytes);
     if (problem) {
       await this.removePartial();
-      throw new NetError('http', this.url, `GET ${this.url}: ${this.req.file} cannot be the file: ${problem}; it was not kept`, false);
+      throw new NetError(
+        'http',
+        this.url,
+        `GET ${this.url}: ${this.req.file} cannot be the file: ${problem}; it was not kept`,
+        false,
+      );
     }
     if (this.cache && this.key) {
       const key = this.key;
@@ -446,7 +536,12 @@ class FileTransfer {
         await this.cache.put(key, bytes);
         await this.cache.deletePartial(key);
       }
-      await records.putEntry(this.cache, key, { size: bytes.length, sha256: expectedSha ?? sha256, etag, url: this.url });
+      await records.putEntry(this.cache, key, {
+        size: bytes.length,
+        sha256: expectedSha ?? sha256,
+        etag,
+        url: this.url,
+      });
       await records.dropPartial(this.cache, key);
     }
     return bytes;
@@ -466,9 +561,11 @@ class FileTransfer {
   private async fail(reason: string, transient: boolean): Promise<Error> {
     const kept = transient && this.record && this.cache && this.key && this.length > 0 ? this.length : 0;
     if (!kept) await this.removePartial();
-    const next = !transient ? '' : kept
-      ? ` ${formatBytes(kept)} are kept; run the same command again to resume from there.`
-      : ' Run the same command again to try again.';
+    const next = !transient
+      ? ''
+      : kept
+        ? ` ${formatBytes(kept)} are kept; run the same command again to resume from there.`
+        : ' Run the same command again to try again.';
     return new Error(`Downloading ${this.req.file} failed: ${reason}.${next}`);
   }
 }

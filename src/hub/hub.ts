@@ -16,7 +16,14 @@
  */
 import type { FileSource } from './hf-layout.ts';
 import { contentProblem, records, sha256Hex, type DownloadCache } from './hub-cache.ts';
-import { DEFAULT_LIMITS, DEFAULT_RETRY, transfer, type DownloadProgress, type TransferLimits, type TransferOptions } from './hub-transfer.ts';
+import {
+  DEFAULT_LIMITS,
+  DEFAULT_RETRY,
+  transfer,
+  type DownloadProgress,
+  type TransferLimits,
+  type TransferOptions,
+} from './hub-transfer.ts';
 import type { RetryPolicy } from '../net.ts';
 
 export { browserCache, diskCache, type DownloadCache } from './hub-cache.ts';
@@ -37,7 +44,8 @@ const escapes = (path: string) => path.split('/').some((s) => s === '' || s === 
 export function parseHubRef(text: string, endpoint = HUB_ENDPOINT): HubRef | null {
   if (text.startsWith('hf:')) {
     const [id, revision = 'main'] = text.slice(3).split('@');
-    if (!ID.test(id) || escapes(id) || !/^[\w./-]+$/.test(revision) || escapes(revision)) throw new Error(`"${text}" is not a hub model id; expected hf:<owner>/<name> or hf:<owner>/<name>@<revision>.`);
+    if (!ID.test(id) || escapes(id) || !/^[\w./-]+$/.test(revision) || escapes(revision))
+      throw new Error(`"${text}" is not a hub model id; expected hf:<owner>/<name> or hf:<owner>/<name>@<revision>.`);
     return { id, revision };
   }
   const base = endpoint.replace(/\/$/, '');
@@ -91,7 +99,9 @@ export interface HubOptions {
 function checkFileName(name: string): void {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (name.startsWith('/') || name.includes('\\') || escapes(name) || /[\u0000-\u001f]/.test(name)) {
-    throw new Error(`Refusing to download "${name}" from the hub: a file name may not leave the model's folder (no "..", no absolute path).`);
+    throw new Error(
+      `Refusing to download "${name}" from the hub: a file name may not leave the model's folder (no "..", no absolute path).`,
+    );
   }
 }
 
@@ -133,13 +143,18 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
     const bytes = record ? await cache.get(key) : null;
     if (!record || !bytes) return null;
     const sha = bytes.length === record.size && record.sha256 ? await sha256Hex(bytes) : null;
-    const problem = bytes.length !== record.size
-      ? `it has ${bytes.length} bytes, not the ${record.size} downloaded`
-      : sha && sha !== record.sha256 ? `its SHA-256 is ${sha}, not ${record.sha256}` : contentProblem(name, bytes);
+    const problem =
+      bytes.length !== record.size
+        ? `it has ${bytes.length} bytes, not the ${record.size} downloaded`
+        : sha && sha !== record.sha256
+          ? `its SHA-256 is ${sha}, not ${record.sha256}`
+          : contentProblem(name, bytes);
     if (problem) {
       await records.dropEntry(cache, key);
       const where = cache.locate?.(key) ?? key;
-      throw new Error(`The cached ${name} of ${ref.id}@${p.commit ?? ref.revision} (${where}) is damaged: ${problem}. It was removed from the cache; load ${hubRefText(ref)} again (the same command) to download it anew.`);
+      throw new Error(
+        `The cached ${name} of ${ref.id}@${p.commit ?? ref.revision} (${where}) is damaged: ${problem}. It was removed from the cache; load ${hubRefText(ref)} again (the same command) to download it anew.`,
+      );
     }
     return bytes;
   };
@@ -156,21 +171,30 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
         return hit;
       }
       const key = keyOf(p, name);
-      const bytes = await transfer({ url: urlOf(p.commit ?? ref.revision, name), file: name, key, commit: p.commit }, transferOptions);
+      const bytes = await transfer(
+        { url: urlOf(p.commit ?? ref.revision, name), file: name, key, commit: p.commit },
+        transferOptions,
+      );
       // Remembered like any cached file: a commit never changes, and a revision the server names no commit for is taken as it was first seen.
       if (bytes === null && cache) await records.putMissing(cache, key);
       return bytes;
     }
     // Not resolved yet: this request's X-Repo-Commit pins the revision, for this file and every later one.
     let saveRef: Promise<void> | null = null;
-    const first = transfer({
-      url: urlOf(ref.revision, name), file: name, key: null, commit: null,
-      resolve: (commit) => {
-        pin = { commit: commit && COMMIT.test(commit) ? commit : null };
-        if (cache) saveRef = records.putRef(cache, ref.id, ref.revision, pin.commit);
-        return { key: keyOf(pin, name), url: urlOf(pin.commit ?? ref.revision, name), commit: pin.commit };
+    const first = transfer(
+      {
+        url: urlOf(ref.revision, name),
+        file: name,
+        key: null,
+        commit: null,
+        resolve: (commit) => {
+          pin = { commit: commit && COMMIT.test(commit) ? commit : null };
+          if (cache) saveRef = records.putRef(cache, ref.id, ref.revision, pin.commit);
+          return { key: keyOf(pin, name), url: urlOf(pin.commit ?? ref.revision, name), commit: pin.commit };
+        },
       },
-    }, transferOptions);
+      transferOptions,
+    );
     resolving = first;
     try {
       return await first;

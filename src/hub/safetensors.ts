@@ -36,7 +36,13 @@ export const MAX_HEADER_BYTES = 100_000_000;
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
-interface Entry { dtype: string; shape: number[]; begin: number; end: number; count: number }
+interface Entry {
+  dtype: string;
+  shape: number[];
+  begin: number;
+  end: number;
+  count: number;
+}
 
 /**
  * Reads a safetensors file. Every malformed header (wrong types, shapes, offsets past the data, sizes
@@ -47,7 +53,8 @@ export function readSafetensors(input: ArrayBuffer | Uint8Array, source = 'safet
   const bytes = input instanceof Uint8Array ? input : new Uint8Array(input);
   const { entries, metadata, dataStart } = parseLayout(bytes, source);
   const tensors: HostTensors = new Map();
-  for (const [name, e] of entries) tensors.set(name, { shape: e.shape, data: decode(bytes, dataStart + e.begin, e.count, e.dtype) });
+  for (const [name, e] of entries)
+    tensors.set(name, { shape: e.shape, data: decode(bytes, dataStart + e.begin, e.count, e.dtype) });
   return { tensors, metadata };
 }
 
@@ -59,13 +66,18 @@ export function checkSafetensorsLayout(bytes: Uint8Array, source = 'safetensors'
   parseLayout(bytes, source);
 }
 
-function parseLayout(bytes: Uint8Array, source: string): { entries: [string, Entry][]; metadata: Record<string, string>; dataStart: number } {
+function parseLayout(
+  bytes: Uint8Array,
+  source: string,
+): { entries: [string, Entry][]; metadata: Record<string, string>; dataStart: number } {
   const fail = (problem: string, tensor?: string) => new SafetensorsError(source, problem, tensor);
   if (bytes.length < 8) throw fail(`file is ${bytes.length} bytes, too short for a safetensors header`);
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const headerLength = view.getBigUint64(0, true);
   if (headerLength > BigInt(Math.min(bytes.length - 8, MAX_HEADER_BYTES))) {
-    throw fail(`header length ${headerLength} runs past the end of the file (${bytes.length} bytes) or over ${MAX_HEADER_BYTES} bytes; is this a safetensors file?`);
+    throw fail(
+      `header length ${headerLength} runs past the end of the file (${bytes.length} bytes) or over ${MAX_HEADER_BYTES} bytes; is this a safetensors file?`,
+    );
   }
   const dataStart = 8 + Number(headerLength);
   let header: unknown;
@@ -77,7 +89,8 @@ function parseLayout(bytes: Uint8Array, source: string): { entries: [string, Ent
   if (!isRecord(header)) throw fail('header must be a JSON object of tensor entries');
   const dataLength = bytes.length - dataStart;
   const metadata = header.__metadata__ ?? {};
-  if (!isRecord(metadata) || !Object.values(metadata).every((v) => typeof v === 'string')) throw fail('"__metadata__" must be an object of strings');
+  if (!isRecord(metadata) || !Object.values(metadata).every((v) => typeof v === 'string'))
+    throw fail('"__metadata__" must be an object of strings');
 
   const entries: [string, Entry][] = [];
   for (const [name, raw] of Object.entries(header)) {
@@ -85,26 +98,41 @@ function parseLayout(bytes: Uint8Array, source: string): { entries: [string, Ent
     if (!isRecord(raw)) throw fail('entry must be an object with dtype, shape and data_offsets', name);
     const { dtype, shape, data_offsets: offsets } = raw;
     const width = typeof dtype === 'string' && Object.hasOwn(BYTES, dtype) ? BYTES[dtype] : 0;
-    if (!width) throw fail(`has dtype ${typeof dtype === 'string' ? dtype : JSON.stringify(dtype)}; supported: ${Object.keys(BYTES).join(', ')}`, name);
-    if (!Array.isArray(shape) || !shape.every(isCount)) throw fail(`has shape ${JSON.stringify(shape)}; expected a list of non-negative integers`, name);
-    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount)) throw fail(`has data_offsets ${JSON.stringify(offsets)}; expected [begin, end] byte offsets`, name);
+    if (!width)
+      throw fail(
+        `has dtype ${typeof dtype === 'string' ? dtype : JSON.stringify(dtype)}; supported: ${Object.keys(BYTES).join(', ')}`,
+        name,
+      );
+    if (!Array.isArray(shape) || !shape.every(isCount))
+      throw fail(`has shape ${JSON.stringify(shape)}; expected a list of non-negative integers`, name);
+    if (!Array.isArray(offsets) || offsets.length !== 2 || !offsets.every(isCount))
+      throw fail(`has data_offsets ${JSON.stringify(offsets)}; expected [begin, end] byte offsets`, name);
     const [begin, end] = offsets as [number, number];
     // Multiply with a running bound, so a shape like [1e9, 1e9] cannot overflow into a small number.
     let count = 1;
     for (const d of shape as number[]) count = Math.min(count * d, Number.MAX_SAFE_INTEGER);
     if (!(begin <= end && end <= dataLength && end - begin === count * width)) {
-      throw fail(`offsets [${begin}, ${end}] do not fit shape [${shape.join(', ')}] × ${width} bytes within ${dataLength} data bytes`, name);
+      throw fail(
+        `offsets [${begin}, ${end}] do not fit shape [${shape.join(', ')}] × ${width} bytes within ${dataLength} data bytes`,
+        name,
+      );
     }
     entries.push([name, { dtype: dtype as string, shape: (shape as number[]).slice(), begin, end, count }]);
   }
   // In offset order, each tensor starts where the previous one ended and the last ends at the file's end.
   let covered = 0;
   for (const [name, e] of [...entries].sort((a, b) => a[1].begin - b[1].begin || a[1].end - b[1].end)) {
-    if (e.begin !== covered) throw fail(`starts at data byte ${e.begin} but the tensors before it end at ${covered}; tensors must follow each other without gaps or overlap`, name);
+    if (e.begin !== covered)
+      throw fail(
+        `starts at data byte ${e.begin} but the tensors before it end at ${covered}; tensors must follow each other without gaps or overlap`,
+        name,
+      );
     covered = e.end;
   }
   if (covered !== dataLength) {
-    throw fail(`holds ${dataLength - covered} bytes after its last tensor (the header describes ${dataStart + covered} bytes, the file has ${bytes.length}); the file is damaged or two downloads were spliced`);
+    throw fail(
+      `holds ${dataLength - covered} bytes after its last tensor (the header describes ${dataStart + covered} bytes, the file has ${bytes.length}); the file is damaged or two downloads were spliced`,
+    );
   }
   return { entries, metadata: metadata as Record<string, string>, dataStart };
 }
@@ -116,7 +144,12 @@ function parseLayout(bytes: Uint8Array, source: string): { entries: [string, Ent
 export function assertFiniteTensors(tensors: HostTensors, source: string): void {
   for (const [name, t] of tensors) {
     const i = t.data.findIndex((v) => !Number.isFinite(v));
-    if (i !== -1) throw new SafetensorsError(source, `holds ${t.data[i]} at index ${i}; weights must be finite numbers (was the model saved after a diverged update?)`, name);
+    if (i !== -1)
+      throw new SafetensorsError(
+        source,
+        `holds ${t.data[i]} at index ${i}; weights must be finite numbers (was the model saved after a diverged update?)`,
+        name,
+      );
   }
 }
 
@@ -134,7 +167,10 @@ export function writeSafetensors(tensors: HostTensors, metadata: Record<string, 
   let offset = 0;
   for (const [name, t] of tensors) {
     const count = t.shape.reduce((a, b) => a * b, 1);
-    if (count !== t.data.length) throw new Error(`writeSafetensors: tensor "${name}" has ${t.data.length} values but shape [${t.shape.join(', ')}].`);
+    if (count !== t.data.length)
+      throw new Error(
+        `writeSafetensors: tensor "${name}" has ${t.data.length} values but shape [${t.shape.join(', ')}].`,
+      );
     header[name] = { dtype: 'F32', shape: t.shape, data_offsets: [offset, offset + count * 4] };
     offset += count * 4;
   }

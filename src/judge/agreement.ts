@@ -7,7 +7,7 @@
 export function ranks(values: number[]): number[] {
   const order = values.map((v, i) => [v, i] as const).sort((a, b) => a[0] - b[0]);
   const out = new Array<number>(values.length);
-  for (let i = 0; i < order.length; ) {
+  for (let i = 0; i < order.length;) {
     let j = i;
     while (j + 1 < order.length && order[j + 1][0] === order[i][0]) j++;
     const avg = (i + j) / 2 + 1;
@@ -51,7 +51,9 @@ export function meanAbsoluteError(predicted: number[], gold: number[]): number |
  * values} (v_i − v_j)², n the number of pairable values. Null when there is no disagreement to expect.
  */
 export function krippendorffAlphaInterval(ratings: (number | null)[][]): number | null {
-  const units = ratings.map((u) => u.filter((v): v is number => v !== null && Number.isFinite(v))).filter((u) => u.length >= 2);
+  const units = ratings
+    .map((u) => u.filter((v): v is number => v !== null && Number.isFinite(v)))
+    .filter((u) => u.length >= 2);
   const all = units.flat();
   const n = all.length;
   if (n < 2) return null;

@@ -6,7 +6,13 @@
  */
 import type { CalibrationItem, JudgeVote, Task, Trajectory } from '../contracts.ts';
 import { krippendorffAlphaInterval, meanAbsoluteError, spearman } from './agreement.ts';
-import { applyCalibration, fitCalibrationMap, type CalibrationFile, type CalibrationMap, type CalibrationMethod } from './calibration-map.ts';
+import {
+  applyCalibration,
+  fitCalibrationMap,
+  type CalibrationFile,
+  type CalibrationMap,
+  type CalibrationMethod,
+} from './calibration-map.ts';
 import { trimmedMean } from './ensemble.ts';
 import type { GroupJudge } from './group-judge.ts';
 import { castVote, errorMessage, isUnitScore, noScore, toVote, type Judge } from './types.ts';
@@ -28,7 +34,13 @@ export interface CalibrationReport {
   alpha_before: number | null;
   alpha_after: number | null;
   /** The trimmed-mean ensemble against gold. */
-  ensemble: { n: number; spearman_before: number | null; spearman_after: number | null; mae_before: number | null; mae_after: number | null };
+  ensemble: {
+    n: number;
+    spearman_before: number | null;
+    spearman_after: number | null;
+    mae_before: number | null;
+    mae_after: number | null;
+  };
   file: CalibrationFile;
 }
 
@@ -40,11 +52,23 @@ export interface LabelledVotes {
 
 /** The task a trajectory was run on, rebuilt from its own fields, for judges that read only the prompt. */
 function taskFromTrajectory(t: Trajectory): Task {
-  return { id: t.task_id, env: t.env, split: t.split, difficulty: t.difficulty, seed: t.seed, prompt: t.task_description, data: {} };
+  return {
+    id: t.task_id,
+    env: t.env,
+    split: t.split,
+    difficulty: t.difficulty,
+    seed: t.seed,
+    prompt: t.task_description,
+    data: {},
+  };
 }
 
 /** Fits maps and measures agreement from votes already collected. Pure; tested on hand-computed values. */
-export function calibrateFromVotes(judgeIds: string[], rows: LabelledVotes[], method: CalibrationMethod = 'isotonic'): CalibrationReport {
+export function calibrateFromVotes(
+  judgeIds: string[],
+  rows: LabelledVotes[],
+  method: CalibrationMethod = 'isotonic',
+): CalibrationReport {
   const maps: Record<string, CalibrationMap> = {};
   const judges: JudgeAgreement[] = judgeIds.map((id) => {
     const pairs = rows.flatMap((r) => (isUnitScore(r.votes[id]) ? [{ raw: r.votes[id] as number, gold: r.gold }] : []));
@@ -57,15 +81,23 @@ export function calibrateFromVotes(judgeIds: string[], rows: LabelledVotes[], me
       n: pairs.length,
       spearman: spearman(raw, gold),
       mae_before: meanAbsoluteError(raw, gold),
-      mae_after: meanAbsoluteError(raw.map((r) => applyCalibration(map, r)), gold),
+      mae_after: meanAbsoluteError(
+        raw.map((r) => applyCalibration(map, r)),
+        gold,
+      ),
     };
   });
   const rawMatrix = rows.map((r) => judgeIds.map((id) => (isUnitScore(r.votes[id]) ? (r.votes[id] as number) : null)));
-  const calMatrix = rawMatrix.map((row) => row.map((v, k) => (v === null ? null : applyCalibration(maps[judgeIds[k]], v))));
-  const ens = (matrix: (number | null)[][]) => matrix.map((row) => trimmedMean(row.filter((v): v is number => v !== null)));
+  const calMatrix = rawMatrix.map((row) =>
+    row.map((v, k) => (v === null ? null : applyCalibration(maps[judgeIds[k]], v))),
+  );
+  const ens = (matrix: (number | null)[][]) =>
+    matrix.map((row) => trimmedMean(row.filter((v): v is number => v !== null)));
   const before = ens(rawMatrix);
   const after = ens(calMatrix);
-  const scored = rows.map((r, i) => ({ gold: r.gold, before: before[i], after: after[i] })).filter((s) => s.before !== null && s.after !== null);
+  const scored = rows
+    .map((r, i) => ({ gold: r.gold, before: before[i], after: after[i] }))
+    .filter((s) => s.before !== null && s.after !== null);
   const golds = scored.map((s) => s.gold);
   return {
     method,
@@ -75,10 +107,22 @@ export function calibrateFromVotes(judgeIds: string[], rows: LabelledVotes[], me
     alpha_after: krippendorffAlphaInterval(calMatrix),
     ensemble: {
       n: scored.length,
-      spearman_before: spearman(scored.map((s) => s.before as number), golds),
-      spearman_after: spearman(scored.map((s) => s.after as number), golds),
-      mae_before: meanAbsoluteError(scored.map((s) => s.before as number), golds),
-      mae_after: meanAbsoluteError(scored.map((s) => s.after as number), golds),
+      spearman_before: spearman(
+        scored.map((s) => s.before as number),
+        golds,
+      ),
+      spearman_after: spearman(
+        scored.map((s) => s.after as number),
+        golds,
+      ),
+      mae_before: meanAbsoluteError(
+        scored.map((s) => s.before as number),
+        golds,
+      ),
+      mae_after: meanAbsoluteError(
+        scored.map((s) => s.after as number),
+        golds,
+      ),
     },
     file: { version: 1, method, maps },
   };
@@ -106,7 +150,11 @@ const CALIBRATION_GROUP_SIZE = 8;
  * A group judge's vote on every item: the items of one task (same `task_id`), in file order and at most
  * CALIBRATION_GROUP_SIZE at a time, are judged together as a group, as in a run. Never throws.
  */
-async function groupJudgeVotes(judge: GroupJudge, items: CalibrationItem[], getTask: (t: Trajectory) => Task): Promise<JudgeVote[]> {
+async function groupJudgeVotes(
+  judge: GroupJudge,
+  items: CalibrationItem[],
+  getTask: (t: Trajectory) => Task,
+): Promise<JudgeVote[]> {
   const byTask = new Map<string, number[]>();
   items.forEach((item, i) => byTask.set(item.trajectory.task_id, [...(byTask.get(item.trajectory.task_id) ?? []), i]));
   const votes: JudgeVote[] = new Array(items.length);
@@ -121,7 +169,9 @@ async function groupJudgeVotes(judge: GroupJudge, items: CalibrationItem[], getT
         got = [];
         chunk.forEach((i) => (votes[i] = toVote(judge.id, noScore(`group judge threw: ${errorMessage(err)}`), 0)));
       }
-      chunk.forEach((i, k) => (votes[i] ??= got[k] ?? toVote(judge.id, noScore(`the group judge gave no vote for this item`), 0)));
+      chunk.forEach(
+        (i, k) => (votes[i] ??= got[k] ?? toVote(judge.id, noScore(`the group judge gave no vote for this item`), 0)),
+      );
     }
   }
   return votes;
@@ -131,17 +181,32 @@ async function groupJudgeVotes(judge: GroupJudge, items: CalibrationItem[], getT
  * Runs every judge on every labelled item (judges concurrently, items in order), then `calibrateFromVotes`.
  * Group judges score the items grouped by task first (`groupJudgeVotes`); their votes are calibrated like any other.
  */
-export async function calibrate(judges: CalibratableJudge[], items: CalibrationItem[], options: CalibrateOptions = {}): Promise<{ report: CalibrationReport; votes: JudgeVote[][] }> {
+export async function calibrate(
+  judges: CalibratableJudge[],
+  items: CalibrationItem[],
+  options: CalibrateOptions = {},
+): Promise<{ report: CalibrationReport; votes: JudgeVote[][] }> {
   const getTask = options.getTask ?? taskFromTrajectory;
   const allVotes: JudgeVote[][] = [];
   const rows: LabelledVotes[] = [];
   const grouped = new Map<GroupJudge, JudgeVote[]>();
   for (const j of judges) if (isGroupJudge(j)) grouped.set(j, await groupJudgeVotes(j, items, getTask));
   for (const [i, item] of items.entries()) {
-    const votes = await Promise.all(judges.map((j) => (isGroupJudge(j) ? grouped.get(j)![i] : castVote(j, item.trajectory, getTask(item.trajectory)))));
+    const votes = await Promise.all(
+      judges.map((j) =>
+        isGroupJudge(j) ? grouped.get(j)![i] : castVote(j, item.trajectory, getTask(item.trajectory)),
+      ),
+    );
     allVotes.push(votes);
     rows.push({ gold: item.gold, votes: Object.fromEntries(votes.map((v) => [v.judge_id, v.score])) });
     options.onItem?.(i + 1, items.length);
   }
-  return { report: calibrateFromVotes(judges.map((j) => j.id), rows, options.method), votes: allVotes };
+  return {
+    report: calibrateFromVotes(
+      judges.map((j) => j.id),
+      rows,
+      options.method,
+    ),
+    votes: allVotes,
+  };
 }

@@ -126,10 +126,15 @@ export function parseCalibration(json: string): CalibrationFile {
   try {
     data = JSON.parse(json) as Partial<CalibrationFile>;
   } catch (e) {
-    throw new Error(`Calibration file: not valid JSON (${(e as Error).message}); it is the JSON \`spindle calibrate\` or the Judges screen saves.`, { cause: e });
+    throw new Error(
+      `Calibration file: not valid JSON (${(e as Error).message}); it is the JSON \`spindle calibrate\` or the Judges screen saves.`,
+      { cause: e },
+    );
   }
-  if (typeof data !== 'object' || data === null) throw new Error('Calibration file: expected an object {"version": 1, "method": …, "maps": {…}}.');
-  if (data.version !== 1) throw new Error(`Calibration file: unsupported version ${String(data.version)} (expected 1).`);
+  if (typeof data !== 'object' || data === null)
+    throw new Error('Calibration file: expected an object {"version": 1, "method": …, "maps": {…}}.');
+  if (data.version !== 1)
+    throw new Error(`Calibration file: unsupported version ${String(data.version)} (expected 1).`);
   const problem = calibrationMapsProblem(data.maps);
   if (problem) throw new Error(`Calibration file: "maps" ${problem}.`);
   return { version: 1, method: data.method === 'affine' ? 'affine' : 'isotonic', maps: data.maps! };

@@ -10,12 +10,15 @@ import { collectJsonl, type JsonlProblem } from '../format/jsonl.ts';
 import { isUnitScore } from './types.ts';
 
 function itemProblem(value: unknown): string | null {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'each line must be an object {"trajectory": …, "gold": …}';
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    return 'each line must be an object {"trajectory": …, "gold": …}';
   const v = value as Record<string, unknown>;
   if (!isUnitScore(v.gold)) return `"gold" must be a number in [0, 1], got ${JSON.stringify(v.gold)}`;
   const t = v.trajectory as Record<string, unknown> | undefined;
-  if (typeof t !== 'object' || t === null) return '"trajectory" is missing (export trajectories from the Trajectories tab to get the shape)';
-  if (!Array.isArray(t.messages) || !Array.isArray(t.steps)) return '"trajectory" needs "messages" and "steps" arrays (a Spindle trajectory)';
+  if (typeof t !== 'object' || t === null)
+    return '"trajectory" is missing (export trajectories from the Trajectories tab to get the shape)';
+  if (!Array.isArray(t.messages) || !Array.isArray(t.steps))
+    return '"trajectory" needs "messages" and "steps" arrays (a Spindle trajectory)';
   return null;
 }
 

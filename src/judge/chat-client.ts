@@ -11,7 +11,14 @@
  */
 import { judgeCacheKey, MemoryJudgeCache, type JudgeCache } from './cache.ts';
 import { ConcurrencyLimiter } from './limiter.ts';
-import { backoffDelay, DEFAULT_BACKOFF, isRetryableStatus, parseRetryAfter, sleep, type BackoffOptions } from './retry.ts';
+import {
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  isRetryableStatus,
+  parseRetryAfter,
+  sleep,
+  type BackoffOptions,
+} from './retry.ts';
 import { errorMessage, type JudgeCost } from './types.ts';
 import { MiB, NetError, readText } from '../net.ts';
 
@@ -60,7 +67,12 @@ export interface ChatUsage {
 
 /** A chat's outcome: the reply text and what it cost, or why there is none after every retry. */
 export type ChatOutcome =
-  | { ok: true; content: string; cost: JudgeCost; /** The retries it took, as text for a rationale ('' when none). */ retried: string }
+  | {
+      ok: true;
+      content: string;
+      cost: JudgeCost;
+      /** The retries it took, as text for a rationale ('' when none). */ retried: string;
+    }
   | { ok: false; reason: string };
 
 /** One attempt's outcome: a reply, or a failure that may be retried after `retryAfterMs`. */
@@ -88,11 +100,21 @@ export class ChatClient {
   private readonly fetchFn: typeof fetch;
   private readonly sleepFn: (ms: number) => Promise<void>;
   private readonly random: () => number;
-  private readonly totals: ChatUsage = { requests: 0, retries: 0, cache_hits: 0, prompt_tokens: 0, completion_tokens: 0, usd: 0 };
+  private readonly totals: ChatUsage = {
+    requests: 0,
+    retries: 0,
+    cache_hits: 0,
+    prompt_tokens: 0,
+    completion_tokens: 0,
+    usd: 0,
+  };
 
   /** `kind` names the judge in error messages ("RemoteJudge", "RubricJudge", …). */
   constructor(options: ChatClientOptions, kind = 'RemoteJudge') {
-    if (!/^https?:\/\//.test(options.baseUrl)) throw new Error(`${kind} "${options.id}": baseUrl must start with http:// or https://, got "${options.baseUrl}".`);
+    if (!/^https?:\/\//.test(options.baseUrl))
+      throw new Error(
+        `${kind} "${options.id}": baseUrl must start with http:// or https://, got "${options.baseUrl}".`,
+      );
     if (!options.model) throw new Error(`${kind} "${options.id}": model is required (e.g. "gpt-4o-mini").`);
     this.id = options.id;
     this.model = options.model;
@@ -149,22 +171,38 @@ export class ChatClient {
       this.totals.requests++;
       const outcome = await this.attempt(system, prompt);
       if (outcome.kind === 'done') {
-        const usd = (outcome.promptTokens * this.pricing.prompt_usd_per_1k + outcome.completionTokens * this.pricing.completion_usd_per_1k) / 1000;
+        const usd =
+          (outcome.promptTokens * this.pricing.prompt_usd_per_1k +
+            outcome.completionTokens * this.pricing.completion_usd_per_1k) /
+          1000;
         this.totals.prompt_tokens += outcome.promptTokens;
         this.totals.completion_tokens += outcome.completionTokens;
         this.totals.usd += usd;
-        const retried = reasons.length ? ` (after ${reasons.length} retr${reasons.length === 1 ? 'y' : 'ies'}: ${reasons.join('; ')})` : '';
-        return { ok: true, content: outcome.content, cost: { prompt_tokens: outcome.promptTokens, completion_tokens: outcome.completionTokens, usd }, retried: this.redact(retried) };
+        const retried = reasons.length
+          ? ` (after ${reasons.length} retr${reasons.length === 1 ? 'y' : 'ies'}: ${reasons.join('; ')})`
+          : '';
+        return {
+          ok: true,
+          content: outcome.content,
+          cost: { prompt_tokens: outcome.promptTokens, completion_tokens: outcome.completionTokens, usd },
+          retried: this.redact(retried),
+        };
       }
       reasons.push(outcome.reason);
       if (outcome.kind === 'fail' || attempt >= this.settings.maxRetries) {
         const tries = attempt + 1;
-        return { ok: false, reason: this.redact(`remote judge ${this.model} gave no score after ${tries} attempt${tries === 1 ? '' : 's'}: ${reasons.join('; ')}`) };
+        return {
+          ok: false,
+          reason: this.redact(
+            `remote judge ${this.model} gave no score after ${tries} attempt${tries === 1 ? '' : 's'}: ${reasons.join('; ')}`,
+          ),
+        };
       }
       this.totals.retries++;
-      const wait = outcome.retryAfterMs !== null
-        ? Math.min(outcome.retryAfterMs, this.backoff.maxRetryAfterMs)
-        : backoffDelay(attempt, this.backoff, this.random);
+      const wait =
+        outcome.retryAfterMs !== null
+          ? Math.min(outcome.retryAfterMs, this.backoff.maxRetryAfterMs)
+          : backoffDelay(attempt, this.backoff, this.random);
       await this.sleepFn(wait);
     }
   }
@@ -191,17 +229,26 @@ export class ChatClient {
       });
       // A reply is a few kilobytes; a server that sends more is refused, not held in memory (the timer above bounds the time).
       const text = await readText(response, controller, `${this.baseUrl}/chat/completions`, {
-        connectTimeoutMs: this.settings.timeoutMs, idleTimeoutMs: this.settings.timeoutMs, minWindowBytes: 1, maxBytes: MAX_REPLY_BYTES,
+        connectTimeoutMs: this.settings.timeoutMs,
+        idleTimeoutMs: this.settings.timeoutMs,
+        minWindowBytes: 1,
+        maxBytes: MAX_REPLY_BYTES,
       });
       if (!response.ok) {
         const reason = `HTTP ${response.status}${text ? `: ${snippet(text)}` : ''}`;
-        if (isRetryableStatus(response.status)) return { kind: 'retry', reason, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
+        if (isRetryableStatus(response.status))
+          return { kind: 'retry', reason, retryAfterMs: parseRetryAfter(response.headers.get('retry-after')) };
         return { kind: 'fail', reason };
       }
       return readCompletion(text, system.length + prompt.length);
     } catch (err) {
-      if (err instanceof NetError && err.kind === 'too-big') return { kind: 'fail', reason: `the reply is larger than ${MAX_REPLY_BYTES / MiB} MiB; a chat completion is a few kilobytes` };
-      if (controller.signal.aborted) return { kind: 'retry', reason: `timed out after ${this.settings.timeoutMs} ms`, retryAfterMs: null };
+      if (err instanceof NetError && err.kind === 'too-big')
+        return {
+          kind: 'fail',
+          reason: `the reply is larger than ${MAX_REPLY_BYTES / MiB} MiB; a chat completion is a few kilobytes`,
+        };
+      if (controller.signal.aborted)
+        return { kind: 'retry', reason: `timed out after ${this.settings.timeoutMs} ms`, retryAfterMs: null };
       return { kind: 'retry', reason: `network error: ${errorMessage(err)}`, retryAfterMs: null };
     } finally {
       clearTimeout(timer);
@@ -223,7 +270,8 @@ function readCompletion(text: string, promptChars: number): Attempt {
   const usage = body.usage ?? {};
   // Servers that omit usage still cost something: estimate ~4 characters per token.
   const promptTokens = typeof usage.prompt_tokens === 'number' ? usage.prompt_tokens : Math.ceil(promptChars / 4);
-  const completionTokens = typeof usage.completion_tokens === 'number' ? usage.completion_tokens : Math.ceil(content.length / 4);
+  const completionTokens =
+    typeof usage.completion_tokens === 'number' ? usage.completion_tokens : Math.ceil(content.length / 4);
   return { kind: 'done', content, promptTokens, completionTokens };
 }
 
@@ -243,9 +291,21 @@ export interface EndpointConfig {
   max_retries: number;
 }
 
-export function endpointOptions(c: EndpointConfig, apiKey: string | null, extra: { cache?: JudgeCache; pricing?: Pricing } = {}): ChatClientOptions {
+export function endpointOptions(
+  c: EndpointConfig,
+  apiKey: string | null,
+  extra: { cache?: JudgeCache; pricing?: Pricing } = {},
+): ChatClientOptions {
   return {
-    id: c.id, baseUrl: c.base_url, model: c.model, apiKey, temperature: c.temperature, timeoutMs: c.timeout_ms,
-    maxConcurrency: c.max_concurrency, maxRetries: c.max_retries, cache: extra.cache, pricing: extra.pricing,
+    id: c.id,
+    baseUrl: c.base_url,
+    model: c.model,
+    apiKey,
+    temperature: c.temperature,
+    timeoutMs: c.timeout_ms,
+    maxConcurrency: c.max_concurrency,
+    maxRetries: c.max_retries,
+    cache: extra.cache,
+    pricing: extra.pricing,
   };
 }

@@ -42,7 +42,10 @@ export function combineVotes(votes: readonly JudgeVote[], minVotes = 1): { score
   const judged = votes.filter((v) => !v.judge_id.startsWith('env:'));
   const usable = judged.flatMap((v) => (v.score === null ? [] : [v.score]));
   if (usable.length < minVotes) {
-    return { score: null, note: `${usable.length} usable vote${usable.length === 1 ? '' : 's'} of ${judged.length}; ${minVotes} needed` };
+    return {
+      score: null,
+      note: `${usable.length} usable vote${usable.length === 1 ? '' : 's'} of ${judged.length}; ${minVotes} needed`,
+    };
   }
   const trimmed = usable.length > 2 ? 'highest and lowest dropped' : 'no trimming (two votes or fewer)';
   return { score: trimmedMean(usable), note: `${usable.length} usable votes, ${trimmed}` };
@@ -57,10 +60,12 @@ export class TrajectoryJudge {
   constructor(options: EnsembleOptions) {
     const ids = options.judges.map((j) => j.id);
     const dup = ids.find((id, i) => ids.indexOf(id) !== i);
-    if (dup !== undefined) throw new Error(`Judge ids must be unique; "${dup}" appears twice. Give each judge its own id.`);
+    if (dup !== undefined)
+      throw new Error(`Judge ids must be unique; "${dup}" appears twice. Give each judge its own id.`);
     this.judges = options.judges;
     this.minVotes = options.minVotes ?? 1;
-    if (!Number.isInteger(this.minVotes) || this.minVotes < 1) throw new Error(`minVotes must be a positive integer, got ${options.minVotes}.`);
+    if (!Number.isInteger(this.minVotes) || this.minVotes < 1)
+      throw new Error(`minVotes must be a positive integer, got ${options.minVotes}.`);
     this.calibration = { ...options.calibration };
     this.now = options.now;
   }
@@ -76,5 +81,4 @@ export class TrajectoryJudge {
     const j = await this.judge(trajectory, task);
     return { ...trajectory, votes: j.votes, judge_score: j.score };
   }
-
 }

@@ -40,7 +40,8 @@ function checkToolCallJson(trajectory: Trajectory): FormatCheckResult {
     }
   });
   for (const step of trajectory.steps) {
-    if (step.tool_call && step.tool_call.tool_name === '') problems.push(`step ${step.step_id}: tool call could not be parsed`);
+    if (step.tool_call && step.tool_call.tool_name === '')
+      problems.push(`step ${step.step_id}: tool call could not be parsed`);
   }
   return { check: 'tool_call_json', passed: problems.length === 0, detail: problems.slice(0, 3).join('; ') };
 }
@@ -66,6 +67,9 @@ const RUNNERS: Record<FormatCheckName, (t: Trajectory) => FormatCheckResult> = {
   think_closed: checkThinkClosed,
 };
 
-export function runFormatChecks(trajectory: Trajectory, checks: readonly FormatCheckName[] = FORMAT_CHECKS): FormatCheckResult[] {
+export function runFormatChecks(
+  trajectory: Trajectory,
+  checks: readonly FormatCheckName[] = FORMAT_CHECKS,
+): FormatCheckResult[] {
   return checks.map((c) => RUNNERS[c](trajectory));
 }

@@ -29,7 +29,9 @@ export interface JudgeDeps {
 function endpointKey(c: EndpointConfig & { api_key_env: string | null }, deps: JudgeDeps): string | null {
   const apiKey = c.api_key_env ? (deps.getSecret?.(c.api_key_env) ?? null) : null;
   if (c.api_key_env && !apiKey) {
-    throw new Error(`Judge "${c.id}": no API key found under "${c.api_key_env}". Set it (browser: Settings → API keys; CLI: export ${c.api_key_env}=…) or set api_key_env: null for a server without keys.`);
+    throw new Error(
+      `Judge "${c.id}": no API key found under "${c.api_key_env}". Set it (browser: Settings → API keys; CLI: export ${c.api_key_env}=…) or set api_key_env: null for a server without keys.`,
+    );
   }
   return apiKey;
 }
@@ -43,13 +45,24 @@ export async function createJudges(configs: JudgeConfig[], deps: JudgeDeps = {})
         judges.push(new RuleJudge({ id: c.id, evaluator: deps.evaluator ?? null }));
         break;
       case 'remote':
-        judges.push(new RemoteJudge(endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] })));
+        judges.push(
+          new RemoteJudge(
+            endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] }),
+          ),
+        );
         break;
       case 'rubric':
-        judges.push(new RubricJudge({ ...endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] }), criteria: c.criteria, scale: c.scale }));
+        judges.push(
+          new RubricJudge({
+            ...endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] }),
+            criteria: c.criteria,
+            scale: c.scale,
+          }),
+        );
         break;
       case 'model':
-        if (!deps.loadModelJudge) throw new Error(`Judge "${c.id}" is a model judge; pass loadModelJudge (e.g. OnnxJudge from ${c.path}).`);
+        if (!deps.loadModelJudge)
+          throw new Error(`Judge "${c.id}" is a model judge; pass loadModelJudge (e.g. OnnxJudge from ${c.path}).`);
         judges.push(await deps.loadModelJudge(c.id, c.path));
         break;
       case 'self':
@@ -65,7 +78,14 @@ export async function createJudges(configs: JudgeConfig[], deps: JudgeDeps = {})
 
 /** The group judges of `configs` (`type: 'group'`), in order. */
 export function createGroupJudges(configs: JudgeConfig[], deps: JudgeDeps = {}): GroupJudge[] {
-  return configs.flatMap((c) => (c.type === 'group'
-    ? [new RemoteGroupJudge({ ...endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] }), rubric: c.rubric || undefined })]
-    : []));
+  return configs.flatMap((c) =>
+    c.type === 'group'
+      ? [
+          new RemoteGroupJudge({
+            ...endpointOptions(c, endpointKey(c, deps), { cache: deps.cache, pricing: deps.pricing?.[c.id] }),
+            rubric: c.rubric || undefined,
+          }),
+        ]
+      : [],
+  );
 }

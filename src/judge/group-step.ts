@@ -38,17 +38,33 @@ async function groupVotes(judge: GroupJudge, task: Task, group: readonly Traject
     return group.map(() => toVote(judge.id, noScore(`group judge threw: ${errorMessage(err)}`), 0));
   }
   if (!Array.isArray(votes)) votes = [];
-  return group.map((_, i) => votes[i] ?? toVote(judge.id, noScore(`the group judge returned ${votes.length} votes for ${group.length} trajectories; none for trajectory ${i + 1}`), 0));
+  return group.map(
+    (_, i) =>
+      votes[i] ??
+      toVote(
+        judge.id,
+        noScore(
+          `the group judge returned ${votes.length} votes for ${group.length} trajectories; none for trajectory ${i + 1}`,
+        ),
+        0,
+      ),
+  );
 }
 
 /** Finishes one group: group judges' votes added, every score recomputed and gated. Returns new trajectories, in order. */
-export async function judgeGroupStep(task: Task, group: readonly Trajectory[], options: GroupStepOptions): Promise<Trajectory[]> {
+export async function judgeGroupStep(
+  task: Task,
+  group: readonly Trajectory[],
+  options: GroupStepOptions,
+): Promise<Trajectory[]> {
   if (group.length === 0) return [];
   const perJudge = await Promise.all(options.groupJudges.map((j) => groupVotes(j, task, group)));
   const votes = group.map((t, i) => {
     const added = perJudge.map((vs) => vs[i]);
     const ids = new Set(added.map((v) => v.judge_id));
-    return [...t.votes.filter((v) => !ids.has(v.judge_id)), ...added].map((v) => calibrateVote(v, options.calibration ?? {}));
+    return [...t.votes.filter((v) => !ids.has(v.judge_id)), ...added].map((v) =>
+      calibrateVote(v, options.calibration ?? {}),
+    );
   });
   const scores = groupScoresFromVotes(votes, { minVotes: options.minVotes, gate: options.gate });
   return group.map((t, i) => ({ ...t, votes: votes[i], judge_score: scores[i] }));
@@ -77,6 +93,11 @@ export function createGroupStep(judge: RunConfig['judge'], deps: JudgeDeps = {})
       return [failedGroupJudge(c.id, `could not be set up: ${errorMessage(err)}`)];
     }
   });
-  const options: GroupStepOptions = { groupJudges, minVotes: judge.min_votes, gate: judge.verifier_gate ?? true, calibration: judge.calibration ?? {} };
+  const options: GroupStepOptions = {
+    groupJudges,
+    minVotes: judge.min_votes,
+    gate: judge.verifier_gate ?? true,
+    calibration: judge.calibration ?? {},
+  };
   return { judge: (task, group) => judgeGroupStep(task, group, options) };
 }

@@ -4,7 +4,8 @@ export class ConcurrencyLimiter {
   private readonly waiting: (() => void)[] = [];
 
   constructor(readonly limit: number) {
-    if (!Number.isInteger(limit) || limit < 1) throw new Error(`Concurrency limit must be a positive integer, got ${limit}.`);
+    if (!Number.isInteger(limit) || limit < 1)
+      throw new Error(`Concurrency limit must be a positive integer, got ${limit}.`);
   }
 
   get running(): number {

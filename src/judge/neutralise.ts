@@ -29,7 +29,12 @@ function neutraliseValue(value: unknown): unknown {
   if (typeof value === 'string') return neutraliseVerdictMarkers(value);
   if (Array.isArray(value)) return value.map(neutraliseValue);
   if (value !== null && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [neutraliseVerdictMarkers(k), neutraliseValue(v)]));
+    return Object.fromEntries(
+      Object.entries(value as Record<string, unknown>).map(([k, v]) => [
+        neutraliseVerdictMarkers(k),
+        neutraliseValue(v),
+      ]),
+    );
   }
   return value;
 }

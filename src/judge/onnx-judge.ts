@@ -92,13 +92,19 @@ export class OnnxJudge implements Judge {
     configureOrt(options.ort);
     const config = { ...DEFAULT_JUDGE_MODEL_CONFIG, ...assets.config };
     const tokenizer = new Tokenizer(assets.tokenizer, assets.tokenizerConfig ?? {});
-    const session = await ort.InferenceSession.create(assets.model, { executionProviders: ['wasm'], graphOptimizationLevel: 'all' });
+    const session = await ort.InferenceSession.create(assets.model, {
+      executionProviders: ['wasm'],
+      graphOptimizationLevel: 'all',
+    });
     for (const name of ['input_ids', 'attention_mask']) {
       if (!session.inputNames.includes(name)) {
-        throw new Error(`Judge model has no "${name}" input (inputs: ${session.inputNames.join(', ')}); export it as a sequence-classification model.`);
+        throw new Error(
+          `Judge model has no "${name}" input (inputs: ${session.inputNames.join(', ')}); export it as a sequence-classification model.`,
+        );
       }
     }
-    if (!session.outputNames.includes('logits')) throw new Error(`Judge model has no "logits" output (outputs: ${session.outputNames.join(', ')}).`);
+    if (!session.outputNames.includes('logits'))
+      throw new Error(`Judge model has no "logits" output (outputs: ${session.outputNames.join(', ')}).`);
     return new OnnxJudge(options.id ?? 'model', session, tokenizer, config);
   }
 
@@ -129,10 +135,12 @@ export class OnnxJudge implements Judge {
     const width = Math.max(1, ...encoded.map((e) => e.length));
     const ids = new BigInt64Array(texts.length * width).fill(BigInt(this.config.pad_id)); // [B, T]
     const mask = new BigInt64Array(texts.length * width); // [B, T]
-    encoded.forEach((row, b) => row.forEach((id, t) => {
-      ids[b * width + t] = BigInt(id);
-      mask[b * width + t] = 1n;
-    }));
+    encoded.forEach((row, b) =>
+      row.forEach((id, t) => {
+        ids[b * width + t] = BigInt(id);
+        mask[b * width + t] = 1n;
+      }),
+    );
     const feeds = {
       input_ids: new ort.Tensor('int64', ids, [texts.length, width]),
       attention_mask: new ort.Tensor('int64', mask, [texts.length, width]),
@@ -184,15 +192,25 @@ export async function judgeAssetsFromFiles(files: {
 }
 
 /** File names inside a judge model folder (the shipped `models/judge/` and any URL laid out the same way). */
-export const JUDGE_MODEL_FILES = { model: 'model.onnx', tokenizer: 'tokenizer.json', config: 'judge_config.json' } as const;
+export const JUDGE_MODEL_FILES = {
+  model: 'model.onnx',
+  tokenizer: 'tokenizer.json',
+  config: 'judge_config.json',
+} as const;
 
 /** Assets from a folder URL holding `model.onnx`, `tokenizer.json` and optionally `judge_config.json`. */
-export async function judgeAssetsFromUrl(baseUrl: string, fetchFn: typeof fetch = (i, init) => globalThis.fetch(i, init)): Promise<JudgeModelAssets> {
+export async function judgeAssetsFromUrl(
+  baseUrl: string,
+  fetchFn: typeof fetch = (i, init) => globalThis.fetch(i, init),
+): Promise<JudgeModelAssets> {
   const base = baseUrl.endsWith('/') ? baseUrl : `${baseUrl}/`;
   const get = async (name: string, required: boolean): Promise<Response | null> => {
     const r = await fetchFn(new URL(name, base).href);
     if (r.ok) return r;
-    if (required) throw new Error(`Judge model: GET ${new URL(name, base).href} failed with HTTP ${r.status}; the folder needs ${JUDGE_MODEL_FILES.model} and ${JUDGE_MODEL_FILES.tokenizer}.`);
+    if (required)
+      throw new Error(
+        `Judge model: GET ${new URL(name, base).href} failed with HTTP ${r.status}; the folder needs ${JUDGE_MODEL_FILES.model} and ${JUDGE_MODEL_FILES.tokenizer}.`,
+      );
     return null;
   };
   const [model, tokenizer, config] = await Promise.all([

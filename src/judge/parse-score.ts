@@ -42,7 +42,10 @@ function jsonObjectCandidates(text: string): string[] {
     if (open.length === 0) break;
     from = open[0] + 1;
   }
-  return [...spans].sort((a, b) => a[0] - b[0]).slice(0, MAX_CANDIDATES).map(([s, e]) => text.slice(s, e));
+  return [...spans]
+    .sort((a, b) => a[0] - b[0])
+    .slice(0, MAX_CANDIDATES)
+    .map(([s, e]) => text.slice(s, e));
 }
 
 function toNumber(value: unknown): number | null {
@@ -66,7 +69,12 @@ function parseNumberText(text: string): number | null {
   return m ? scaled(m[1], m[2], m[3], m[4]) : null;
 }
 
-function scaled(value: string, slash: string | undefined, denominator: string | undefined, percent: string | undefined): number | null {
+function scaled(
+  value: string,
+  slash: string | undefined,
+  denominator: string | undefined,
+  percent: string | undefined,
+): number | null {
   const n = Number(value);
   if (!Number.isFinite(n)) return null;
   if (slash) return Number(denominator) > 0 ? n / Number(denominator) : null;
@@ -76,7 +84,8 @@ function scaled(value: string, slash: string | undefined, denominator: string | 
 
 function readDimensions(obj: Record<string, unknown>): Record<string, number> {
   const dims: Record<string, number> = {};
-  const source = typeof obj.dimensions === 'object' && obj.dimensions !== null ? (obj.dimensions as Record<string, unknown>) : obj;
+  const source =
+    typeof obj.dimensions === 'object' && obj.dimensions !== null ? (obj.dimensions as Record<string, unknown>) : obj;
   for (const d of RUBRIC_DIMENSIONS) {
     const v = toNumber(source[d.key]);
     if (v !== null && v >= 0 && v <= 10) dims[d.key] = v;
@@ -92,12 +101,17 @@ function fromObject(obj: Record<string, unknown>): JudgeResult {
   if (key === undefined) {
     if (Object.keys(dimensions).length === RUBRIC_DIMENSIONS.length) {
       const mean = Object.values(dimensions).reduce((a, b) => a + b, 0) / RUBRIC_DIMENSIONS.length / 10;
-      return { score: mean, rationale: `no overall score given; mean of the five dimensions. ${why}`.trim(), dimensions };
+      return {
+        score: mean,
+        rationale: `no overall score given; mean of the five dimensions. ${why}`.trim(),
+        dimensions,
+      };
     }
     return noScore('the JSON reply has no "overall" score', hasDims ? { dimensions } : {});
   }
   const value = toNumber(obj[key]);
-  if (value === null) return noScore(`"${key}" is not a number: ${JSON.stringify(obj[key])}`, hasDims ? { dimensions } : {});
+  if (value === null)
+    return noScore(`"${key}" is not a number: ${JSON.stringify(obj[key])}`, hasDims ? { dimensions } : {});
   if (!isUnitScore(value)) return noScore(`"${key}" = ${value} is outside [0, 1]`, hasDims ? { dimensions } : {});
   return { score: value, rationale: why || 'no rationale given', ...(hasDims ? { dimensions } : {}) };
 }

@@ -61,7 +61,12 @@ export class RemoteJudge implements Judge {
  * One judgement through a chat client: from the cache when this prompt was scored before (free), else a
  * chat whose reply `parse` reads. Only a scored result is cached: a failure is retried next time.
  */
-export async function scoreWithClient(client: ChatClient, system: string, prompt: string, parse: (reply: string) => JudgeResult): Promise<JudgeResult> {
+export async function scoreWithClient(
+  client: ChatClient,
+  system: string,
+  prompt: string,
+  parse: (reply: string) => JudgeResult,
+): Promise<JudgeResult> {
   const key = await client.cacheKey(prompt);
   const hit = client.cache ? await client.cache.get(key) : undefined;
   if (hit) {
@@ -71,10 +76,18 @@ export async function scoreWithClient(client: ChatClient, system: string, prompt
   const outcome = await client.chat(system, prompt);
   if (!outcome.ok) return noScore(outcome.reason);
   const parsed = parse(outcome.content);
-  const result: JudgeResult = { ...parsed, rationale: client.redact(parsed.rationale) + outcome.retried, cost: outcome.cost };
+  const result: JudgeResult = {
+    ...parsed,
+    rationale: client.redact(parsed.rationale) + outcome.retried,
+    cost: outcome.cost,
+  };
   if (result.score !== null && client.cache) {
     const { cost, ...rest } = result;
-    await client.cache.set(key, { result: rest, prompt_tokens: cost?.prompt_tokens ?? 0, completion_tokens: cost?.completion_tokens ?? 0 });
+    await client.cache.set(key, {
+      result: rest,
+      prompt_tokens: cost?.prompt_tokens ?? 0,
+      completion_tokens: cost?.completion_tokens ?? 0,
+    });
   }
   return result;
 }

@@ -58,9 +58,10 @@ function safeJson(value: unknown): string {
 export function renderTrajectory(judged: Trajectory, options: RenderOptions = {}): string {
   const trajectory = neutraliseTrajectory(judged);
   const o = { ...DEFAULTS, ...options };
-  const answer = trajectory.final_response === null || trajectory.final_response.trim() === ''
-    ? 'Final answer: (none — the agent gave no final answer)'
-    : `Final answer: ${truncateMiddle(trajectory.final_response.trim(), o.maxAnswerChars)}`;
+  const answer =
+    trajectory.final_response === null || trajectory.final_response.trim() === ''
+      ? 'Final answer: (none — the agent gave no final answer)'
+      : `Final answer: ${truncateMiddle(trajectory.final_response.trim(), o.maxAnswerChars)}`;
   const ending = `Finished because: ${trajectory.finish_reason}`;
   const steps = trajectory.steps.map((s, i) => renderStep(s, i, o.maxFieldChars));
   if (steps.length === 0) steps.push('(no tool steps)');
@@ -83,11 +84,15 @@ export function renderTrajectory(judged: Trajectory, options: RenderOptions = {}
 
 /** The rubric's dimensions, in order, with their JSON keys, are RUBRIC_DIMENSIONS (rubric-dimensions.ts). */
 
-export const RUBRIC_SYSTEM_PROMPT = 'You are an expert judge of AI agent task executions. You grade strictly and reply with JSON only.';
+export const RUBRIC_SYSTEM_PROMPT =
+  'You are an expert judge of AI agent task executions. You grade strictly and reply with JSON only.';
 
 /** The rubric prompt, in English, asking for a JSON reply that `parseRubricScore` reads. */
 export function buildRubricPrompt(trajectory: Trajectory, taskPrompt?: string, options: RenderOptions = {}): string {
-  const task = truncateMiddle(neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()), options.maxAnswerChars ?? DEFAULTS.maxAnswerChars);
+  const task = truncateMiddle(
+    neutraliseVerdictMarkers((taskPrompt ?? trajectory.task_description).trim()),
+    options.maxAnswerChars ?? DEFAULTS.maxAnswerChars,
+  );
   const dims = RUBRIC_DIMENSIONS.map((d, i) => `${i + 1}. ${d.label} (${d.key}): ${d.question}`).join('\n');
   const keys = RUBRIC_DIMENSIONS.map((d) => `"${d.key}": <0-10>`).join(', ');
   return [

@@ -4,9 +4,17 @@
  * verdict of its own (neutralise.ts).
  */
 export const RUBRIC_DIMENSIONS = [
-  { key: 'task_completion', label: 'Task completion', question: 'does the final response fully answer what the user asked?' },
+  {
+    key: 'task_completion',
+    label: 'Task completion',
+    question: 'does the final response fully answer what the user asked?',
+  },
   { key: 'reasoning_quality', label: 'Reasoning quality', question: 'is the thinking sound and efficient?' },
   { key: 'tool_use', label: 'Tool use', question: 'were the tools and their arguments well chosen?' },
-  { key: 'error_handling', label: 'Error handling', question: 'when something failed, did the agent handle it correctly?' },
+  {
+    key: 'error_handling',
+    label: 'Error handling',
+    question: 'when something failed, did the agent handle it correctly?',
+  },
   { key: 'efficiency', label: 'Efficiency', question: 'did it avoid unnecessary steps?' },
 ] as const;

@@ -7,7 +7,16 @@
  */
 import type { Task, Trajectory } from '../contracts.ts';
 import { FORMAT_CHECKS, runFormatChecks, type FormatCheckName } from './format-checks.ts';
-import { errorMessage, isUnitScore, noScore, toEvaluateFn, type EvaluateFn, type Evaluator, type Judge, type JudgeResult } from './types.ts';
+import {
+  errorMessage,
+  isUnitScore,
+  noScore,
+  toEvaluateFn,
+  type EvaluateFn,
+  type Evaluator,
+  type Judge,
+  type JudgeResult,
+} from './types.ts';
 
 export interface RuleJudgeOptions {
   id?: string;
@@ -31,7 +40,8 @@ export class RuleJudge implements Judge {
     const w = options.formatWeight ?? 0.2;
     if (!(w >= 0 && w <= 1)) throw new Error(`RuleJudge formatWeight must be in [0, 1], got ${w}.`);
     this.formatWeight = this.checks.length === 0 ? 0 : this.evaluate ? w : 1;
-    if (!this.evaluate && this.checks.length === 0) throw new Error('RuleJudge needs an evaluator or at least one format check.');
+    if (!this.evaluate && this.checks.length === 0)
+      throw new Error('RuleJudge needs an evaluator or at least one format check.');
   }
 
   async score(trajectory: Trajectory, task: Task): Promise<JudgeResult> {
@@ -39,7 +49,10 @@ export class RuleJudge implements Judge {
     const passed = formats.filter((f) => f.passed).length;
     const formatShare = formats.length === 0 ? 1 : passed / formats.length;
     const failed = formats.filter((f) => !f.passed).map((f) => `${f.check} (${f.detail})`);
-    const formatText = formats.length === 0 ? '' : `format ${passed}/${formats.length}${failed.length ? `; failed: ${failed.join(', ')}` : ''}`;
+    const formatText =
+      formats.length === 0
+        ? ''
+        : `format ${passed}/${formats.length}${failed.length ? `; failed: ${failed.join(', ')}` : ''}`;
 
     let verdict: number | null = null;
     if (this.evaluate) {
@@ -49,7 +62,8 @@ export class RuleJudge implements Judge {
       } catch (err) {
         return noScore(`environment evaluate() threw: ${errorMessage(err)}`);
       }
-      if (raw === null) return noScore(`the environment could not evaluate this trajectory${formatText ? `; ${formatText}` : ''}`);
+      if (raw === null)
+        return noScore(`the environment could not evaluate this trajectory${formatText ? `; ${formatText}` : ''}`);
       if (!isUnitScore(raw)) return noScore(`environment evaluate() returned ${String(raw)}, not a number in [0, 1]`);
       verdict = raw;
     }

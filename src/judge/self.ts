@@ -17,7 +17,10 @@ import { conversationFormat } from '../format/conversation.ts';
 export interface JudgingPolicy {
   readonly id: string;
   readonly tokenizer: TextTokenizer | null;
-  generate(context: { messages: ChatMessage[]; tools: ToolSchema[]; tokens: number[] }, options: { seed: number; sampling: SamplingParams }): Promise<{ text: string }>;
+  generate(
+    context: { messages: ChatMessage[]; tools: ToolSchema[]; tokens: number[] },
+    options: { seed: number; sampling: SamplingParams },
+  ): Promise<{ text: string }>;
 }
 import { parseRubricScore } from './parse-score.ts';
 import { buildRubricPrompt, RUBRIC_SYSTEM_PROMPT, type RenderOptions } from './render.ts';
@@ -59,7 +62,10 @@ export class SelfJudge implements Judge {
     try {
       // A template that raises on the judge's conversation (one without a system role) is a failed vote, said so.
       const tokens = tokenizer ? tokenizer.encode(format.prompt(messages, [])) : [];
-      const turn = await this.policy.generate({ messages, tools: [], tokens }, { seed: this.seed, sampling: this.sampling });
+      const turn = await this.policy.generate(
+        { messages, tools: [], tokens },
+        { seed: this.seed, sampling: this.sampling },
+      );
       text = turn.text;
     } catch (err) {
       return noScore(`policy ${this.policy.id} failed to generate a judgement: ${errorMessage(err)}`);

@@ -64,7 +64,12 @@ export function toVote(judgeId: string, result: JudgeResult, latencyMs: number):
 }
 
 /** Runs one judge and always returns a vote: a throw becomes a null vote with the error as rationale. */
-export async function castVote(judge: Judge, trajectory: Trajectory, task: Task, now: () => number = defaultNow): Promise<JudgeVote> {
+export async function castVote(
+  judge: Judge,
+  trajectory: Trajectory,
+  task: Task,
+  now: () => number = defaultNow,
+): Promise<JudgeVote> {
   const start = now();
   let result: JudgeResult;
   try {

@@ -60,8 +60,15 @@ function readLastVerdict(reply: string): VerdictRead {
   } catch (err) {
     return { ok: false, reason: `the last VERDICT's JSON does not parse (${(err as Error).message})` };
   }
-  const reasoning = text.slice(0, last.index).replace(/<\/?think>/g, '').trim();
-  return { ok: true, value, reasoning: reasoning.length > MAX_RATIONALE ? `…${reasoning.slice(-MAX_RATIONALE)}` : reasoning };
+  const reasoning = text
+    .slice(0, last.index)
+    .replace(/<\/?think>/g, '')
+    .trim();
+  return {
+    ok: true,
+    value,
+    reasoning: reasoning.length > MAX_RATIONALE ? `…${reasoning.slice(-MAX_RATIONALE)}` : reasoning,
+  };
 }
 
 /** 4, "4", "4/5" (with `scaleTo` 5 → 4; with another denominator, rescaled) → a number; else null. */
@@ -83,7 +90,11 @@ export interface RubricCriterion {
   weight: number;
 }
 
-const normName = (s: string) => s.trim().toLowerCase().replace(/[\s_-]+/g, ' ');
+const normName = (s: string) =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[\s_-]+/g, ' ');
 
 /**
  * A rubric verdict `{"<criterion name>": <points 0..scale>, …}` → the weighted score in [0, 1] and each
@@ -95,20 +106,29 @@ export function parseRubricVerdict(reply: string, criteria: readonly RubricCrite
   const read = readLastVerdict(reply);
   if (!read.ok) return noScore(read.reason);
   const v = read.value;
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) return noScore('the last VERDICT is not a JSON object of criterion → points');
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    return noScore('the last VERDICT is not a JSON object of criterion → points');
   const entries = Object.entries(v as Record<string, unknown>);
   const dimensions: Record<string, number> = {};
   const used = new Set<string>();
   let weighted = 0;
   let weights = 0;
   for (const [i, c] of criteria.entries()) {
-    const hit = entries.find(([k]) => normName(k) === normName(c.name))
-      ?? entries.find(([k]) => new RegExp(`^\\s*c?${i + 1}\\s*$`, 'i').test(k));
-    if (!hit) return noScore(`the last VERDICT gives no points for criterion "${c.name}"`, Object.keys(dimensions).length ? { dimensions } : {});
+    const hit =
+      entries.find(([k]) => normName(k) === normName(c.name)) ??
+      entries.find(([k]) => new RegExp(`^\\s*c?${i + 1}\\s*$`, 'i').test(k));
+    if (!hit)
+      return noScore(
+        `the last VERDICT gives no points for criterion "${c.name}"`,
+        Object.keys(dimensions).length ? { dimensions } : {},
+      );
     used.add(hit[0]);
     const points = readNumber(hit[1], scale);
     if (points === null || points < 0 || points > scale) {
-      return noScore(`the points for criterion "${c.name}" are ${JSON.stringify(hit[1])}, not a number from 0 to ${scale}`, Object.keys(dimensions).length ? { dimensions } : {});
+      return noScore(
+        `the points for criterion "${c.name}" are ${JSON.stringify(hit[1])}, not a number from 0 to ${scale}`,
+        Object.keys(dimensions).length ? { dimensions } : {},
+      );
     }
     dimensions[c.name] = Math.round((points / scale) * 1000) / 100;
     weighted += c.weight * (points / scale);
@@ -116,7 +136,8 @@ export function parseRubricVerdict(reply: string, criteria: readonly RubricCrite
   }
   const extra = entries.filter(([k]) => !used.has(k)).map(([k]) => k);
   const score = weights > 0 ? weighted / weights : null;
-  if (score === null || !isUnitScore(score)) return noScore('the rubric has no criterion with a positive weight', { dimensions });
+  if (score === null || !isUnitScore(score))
+    return noScore('the rubric has no criterion with a positive weight', { dimensions });
   const note = extra.length ? ` (ignored unknown entries: ${extra.join(', ')})` : '';
   return { score, rationale: (read.reasoning || 'no reasoning given') + note, dimensions };
 }
@@ -135,7 +156,10 @@ export function parseGroupVerdict(reply: string, n: number): JudgeResult[] {
   const slots: (unknown | undefined)[] = new Array(n).fill(undefined);
   const ignored: string[] = [];
   if (Array.isArray(v)) {
-    if (v.length !== n) return all(`the last VERDICT lists ${v.length} scores for ${n} trajectories; give one per trajectory, keyed by its number`);
+    if (v.length !== n)
+      return all(
+        `the last VERDICT lists ${v.length} scores for ${n} trajectories; give one per trajectory, keyed by its number`,
+      );
     v.forEach((x, i) => (slots[i] = x));
   } else if (typeof v === 'object' && v !== null) {
     for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
@@ -151,10 +175,22 @@ export function parseGroupVerdict(reply: string, n: number): JudgeResult[] {
   const reasoning = read.reasoning || 'no reasoning given';
   return slots.map((raw, i) => {
     if (raw === undefined) return noScore(`the group verdict gives no score for trajectory ${i + 1}${note}`);
-    const explained = typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
+    const explained =
+      typeof raw === 'object' && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : null;
     const value = readNumber(explained ? explained.score : raw, 1);
-    if (value === null || !isUnitScore(value)) return noScore(`the group verdict's score for trajectory ${i + 1} is ${JSON.stringify(explained ? explained.score : raw)}, not a number in [0, 1]${note}`);
-    const why = explained && typeof explained.explanation === 'string' ? explained.explanation : explained && typeof explained.reason === 'string' ? explained.reason : '';
-    return { score: value, rationale: `${why ? `${why} — ` : ''}trajectory ${i + 1} of ${n} in one group call. ${reasoning}${note}`.trim() };
+    if (value === null || !isUnitScore(value))
+      return noScore(
+        `the group verdict's score for trajectory ${i + 1} is ${JSON.stringify(explained ? explained.score : raw)}, not a number in [0, 1]${note}`,
+      );
+    const why =
+      explained && typeof explained.explanation === 'string'
+        ? explained.explanation
+        : explained && typeof explained.reason === 'string'
+          ? explained.reason
+          : '';
+    return {
+      score: value,
+      rationale: `${why ? `${why} — ` : ''}trajectory ${i + 1} of ${n} in one group call. ${reasoning}${note}`.trim(),
+    };
   });
 }

@@ -48,7 +48,8 @@ function isVerifierVote(vote: Pick<JudgeVote, 'judge_id'>): boolean {
 /** The environment's verdict as a vote, shown beside the judges' (never averaged with them). */
 export function envVote(envName: string, score: number, latencyMs: number): JudgeVote {
   return {
-    judge_id: `${ENV_VOTE_PREFIX}${envName}`, score,
+    judge_id: `${ENV_VOTE_PREFIX}${envName}`,
+    score,
     rationale: `the environment's verifier (evaluate): ${isSuccess(score) ? 'success' : 'not a success'}; it gates the judges' score`,
     latency_ms: Math.max(0, Math.round(latencyMs)),
   };
@@ -79,9 +80,12 @@ export function gateByVerifier(envScore: number | null, judgeScore: number | nul
  */
 export function capFailures(members: readonly { env: number | null; score: number | null }[]): (number | null)[] {
   const out = members.map((m) => m.score);
-  const verified = (m: { env: number | null; score: number | null }) => m.score !== null && m.env !== null && isUnitScore(m.env);
+  const verified = (m: { env: number | null; score: number | null }) =>
+    m.score !== null && m.env !== null && isUnitScore(m.env);
   if (!members.some((m) => verified(m) && isSuccess(m.env as number))) return out;
-  const failures = members.flatMap((m, i) => (verified(m) && !isSuccess(m.env as number) ? [i] : [])).sort((a, b) => (out[b] as number) - (out[a] as number));
+  const failures = members
+    .flatMap((m, i) => (verified(m) && !isSuccess(m.env as number) ? [i] : []))
+    .sort((a, b) => (out[b] as number) - (out[a] as number));
   if (failures.length === 0) return out;
   const scored = out.filter((s): s is number => s !== null);
   const failureSet = new Set(failures);
@@ -115,7 +119,10 @@ export function scoreFromVotes(votes: readonly JudgeVote[], options: VerdictOpti
 }
 
 /** A whole group's scores from each member's votes: `scoreFromVotes`, then rule 5 when the gate is on. */
-export function groupScoresFromVotes(group: readonly (readonly JudgeVote[])[], options: VerdictOptions): (number | null)[] {
+export function groupScoresFromVotes(
+  group: readonly (readonly JudgeVote[])[],
+  options: VerdictOptions,
+): (number | null)[] {
   const scores = group.map((votes) => scoreFromVotes(votes, options));
   if (!options.gate) return scores;
   return capFailures(group.map((votes, i) => ({ env: verifierScore(votes), score: scores[i] })));
@@ -140,5 +147,8 @@ export function applyGroupRule<T extends { votes: JudgeVote[]; judge_score: numb
 export function verifierDisagrees(votes: readonly JudgeVote[]): boolean {
   const env = verifierScore(votes);
   if (env === null) return false;
-  return votes.some((v) => !isVerifierVote(v) && v.score !== null && Math.abs((gateByVerifier(env, v.score) as number) - v.score) > 1e-9);
+  return votes.some(
+    (v) =>
+      !isVerifierVote(v) && v.score !== null && Math.abs((gateByVerifier(env, v.score) as number) - v.score) > 1e-9,
+  );
 }

@@ -17,7 +17,13 @@ import { registerWasmCausalAttention } from './wasm-attention-train.ts';
 import { registerWasmFusedKernels } from './wasm-fused.ts';
 import { registerWasmTokenStats } from './wasm-token-stats.ts';
 import { registerWasmMatMulKernels } from './wasm-matmul.ts';
-import { heapKernelsOf, relaxedSimdAvailable, setKernelThreads, simdKernelsSupported, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
+import {
+  heapKernelsOf,
+  relaxedSimdAvailable,
+  setKernelThreads,
+  simdKernelsSupported,
+  type TfjsWasmBackend,
+} from './wasm-simd/heap-kernels.ts';
 import { coreCount } from './wasm-simd/kernel-threads.ts';
 import { withSharedHeap } from './wasm-simd/shared-heap.ts';
 
@@ -93,22 +99,50 @@ export function chooseBackend(probe: BackendProbe, forced?: string | null): Back
       throw new Error(`Backend "${forced}" is not available: ${missing}. Available instead: ${others.join(', ')}.`);
     }
     const detail = forced === 'wasm' ? ` (${wasmDetail})` : forced === 'webgpu' ? ` (${describe(probe.adapter)})` : '';
-    return { ...base, backend: forced, threads: forced === 'wasm' && wasmThreads, forced: true, reason: `forced by the user${detail}` };
+    return {
+      ...base,
+      backend: forced,
+      threads: forced === 'wasm' && wasmThreads,
+      forced: true,
+      reason: `forced by the user${detail}`,
+    };
   }
 
   if (probe.isNode) {
-    return { ...base, backend: 'wasm', threads: false, forced: false, reason: `Node: wasm is the fast path (${wasmDetail})` };
+    return {
+      ...base,
+      backend: 'wasm',
+      threads: false,
+      forced: false,
+      reason: `Node: wasm is the fast path (${wasmDetail})`,
+    };
   }
   if (isRealGpu(probe.adapter)) {
-    return { ...base, backend: 'webgpu', threads: false, forced: false, reason: `real GPU adapter (${describe(probe.adapter)})` };
+    return {
+      ...base,
+      backend: 'webgpu',
+      threads: false,
+      forced: false,
+      reason: `real GPU adapter (${describe(probe.adapter)})`,
+    };
   }
   const why = availability(probe).webgpu ?? `the WebGPU adapter is a software fallback (${describe(probe.adapter)})`;
-  return { ...base, backend: 'wasm', threads: wasmThreads, forced: false, reason: `${why}; using wasm (${wasmDetail})` };
+  return {
+    ...base,
+    backend: 'wasm',
+    threads: wasmThreads,
+    forced: false,
+    reason: `${why}; using wasm (${wasmDetail})`,
+  };
 }
 
 function describe(adapter: AdapterInfo | null): string {
   if (!adapter) return 'no adapter';
-  return [adapter.vendor || 'unknown vendor', adapter.architecture || 'unknown architecture', adapter.isFallbackAdapter ? 'fallback' : '']
+  return [
+    adapter.vendor || 'unknown vendor',
+    adapter.architecture || 'unknown architecture',
+    adapter.isFallbackAdapter ? 'fallback' : '',
+  ]
     .filter(Boolean)
     .join(', ');
 }
@@ -138,7 +172,9 @@ export async function probeEnvironment(): Promise<BackendProbe> {
         adapter = {
           vendor: info?.vendor ?? '',
           architecture: info?.architecture ?? '',
-          isFallbackAdapter: Boolean((info as unknown as { isFallbackAdapter?: boolean })?.isFallbackAdapter ?? legacyFallback),
+          isFallbackAdapter: Boolean(
+            (info as unknown as { isFallbackAdapter?: boolean })?.isFallbackAdapter ?? legacyFallback,
+          ),
         };
       }
     } catch {
@@ -171,7 +207,8 @@ function kernelThreadsFromEnvironment(): number | undefined {
   const value = typeof process !== 'undefined' ? process.env?.SPINDLE_KERNEL_THREADS : undefined;
   if (value === undefined || value === '') return undefined;
   const count = Number(value);
-  if (!Number.isInteger(count) || count < 1) throw new Error(`SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "${value}"`);
+  if (!Number.isInteger(count) || count < 1)
+    throw new Error(`SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "${value}"`);
   return count;
 }
 
@@ -185,7 +222,14 @@ export async function initBackend(options: InitOptions = {}): Promise<BackendCho
     try {
       const { threadsCount, kernelThreads } = await activate(backend, choice, options, probe);
       if (backend === choice.backend) return { ...choice, threadsCount, kernelThreads };
-      return { ...choice, backend, threads: false, threadsCount, kernelThreads, reason: `${choice.reason}; ${choice.backend} failed to start (${failure}), using ${backend}` };
+      return {
+        ...choice,
+        backend,
+        threads: false,
+        threadsCount,
+        kernelThreads,
+        reason: `${choice.reason}; ${choice.backend} failed to start (${failure}), using ${backend}`,
+      };
     } catch (err) {
       failure = err instanceof Error ? err.message : String(err);
       if (choice.forced) throw new Error(`Backend "${backend}" failed to start: ${failure}`, { cause: err });
@@ -207,7 +251,12 @@ async function enableRelaxedSimdInNode(): Promise<void> {
 }
 
 /** Starts one backend and proves it computes (a backend can register and still fail on first use). */
-async function activate(backend: BackendName, choice: BackendChoice, options: InitOptions, probe: BackendProbe): Promise<{ threadsCount?: number; kernelThreads?: number }> {
+async function activate(
+  backend: BackendName,
+  choice: BackendChoice,
+  options: InitOptions,
+  probe: BackendProbe,
+): Promise<{ threadsCount?: number; kernelThreads?: number }> {
   let threadsCount: (() => number) | undefined;
   if (backend === 'webgpu') {
     await import('@tensorflow/tfjs-backend-webgpu');
@@ -230,7 +279,10 @@ async function activate(backend: BackendName, choice: BackendChoice, options: In
     }
   }
   // In Node the heap is made shared as tfjs-wasm starts, so that kernel threads can work on it (shared-heap.ts).
-  const ok = backend === 'wasm' && probe.isNode ? await withSharedHeap(() => tf.setBackend(backend)) : await tf.setBackend(backend);
+  const ok =
+    backend === 'wasm' && probe.isNode
+      ? await withSharedHeap(() => tf.setBackend(backend))
+      : await tf.setBackend(backend);
   if (!ok) throw new Error(`tf.setBackend('${backend}') returned false`);
   await tf.ready();
   if (backend === 'wasm') readHeapByElement(tf.backend());

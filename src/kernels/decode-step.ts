@@ -61,6 +61,15 @@ const projectionParts = new Map<string, ProjectionParts>();
 
 export function partsOf(module: string): ProjectionParts {
   let parts = projectionParts.get(module);
-  if (!parts) projectionParts.set(module, (parts = { weight: `${module}.weight`, bias: `${module}.bias`, loraA: `${module}.loraA`, loraB: `${module}.loraB` }));
+  if (!parts)
+    projectionParts.set(
+      module,
+      (parts = {
+        weight: `${module}.weight`,
+        bias: `${module}.bias`,
+        loraA: `${module}.loraA`,
+        loraB: `${module}.loraB`,
+      }),
+    );
   return parts;
 }

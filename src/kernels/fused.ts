@@ -88,7 +88,8 @@ export function hasFusedKernel(name: string): boolean {
   return tf.getKernel(name, tf.getBackend()) !== undefined;
 }
 
-const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) => tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
+const run = (name: string, inputs: tf.NamedTensorMap, attrs: tf.NamedAttrMap = {}) =>
+  tf.engine().runKernel(name, inputs, attrs) as tf.Tensor;
 
 tf.registerGradient({
   kernelName: RMS_NORM_KERNEL,
@@ -98,7 +99,10 @@ tf.registerGradient({
     return {
       x: () => run(RMS_NORM_DX_KERNEL, { dy: g, x, weight }, attrs),
       // dw = Σ_rows dy·x·r: one kernel where the backend has it
-      weight: () => (hasFusedKernel(RMS_NORM_DW_KERNEL) ? run(RMS_NORM_DW_KERNEL, { dy: g, x }, attrs) : tf.sum(tf.mul(g, tf.mul(x, run(RMS_NORM_FACTOR_KERNEL, { x }, attrs))), [...Array(x.rank - 1).keys()])),
+      weight: () =>
+        hasFusedKernel(RMS_NORM_DW_KERNEL)
+          ? run(RMS_NORM_DW_KERNEL, { dy: g, x }, attrs)
+          : tf.sum(tf.mul(g, tf.mul(x, run(RMS_NORM_FACTOR_KERNEL, { x }, attrs))), [...Array(x.rank - 1).keys()]),
     };
   },
 });

@@ -77,7 +77,11 @@ export function fromHalfBits(bits: Uint16Array, format: HalfFormat): Float32Arra
 export function packHalf(bits: Uint16Array, K: number, N: number): tf.Tensor2D {
   if (N % 2 !== 0) throw new Error(`packHalf: N = ${N} must be even (two halves per word)`);
   if (bits.length !== K * N) throw new Error(`packHalf: ${bits.length} values for [${K}, ${N}]`);
-  return tf.tensor2d(new Int32Array(bits.buffer.slice(bits.byteOffset, bits.byteOffset + bits.byteLength)), [K, N / 2], 'int32');
+  return tf.tensor2d(
+    new Int32Array(bits.buffer.slice(bits.byteOffset, bits.byteOffset + bits.byteLength)),
+    [K, N / 2],
+    'int32',
+  );
 }
 
 /** packHalf's tensor back to its [K, N] half values. */

@@ -16,7 +16,14 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL } from './fused.ts';
-import { attendInBunches, bunches, registerOnWasm, wasmAttentionFits, type Bunch, type Shape } from './wasm-attention.ts';
+import {
+  attendInBunches,
+  bunches,
+  registerOnWasm,
+  wasmAttentionFits,
+  type Bunch,
+  type Shape,
+} from './wasm-attention.ts';
 import { heapKernelsOf, type HeapKernels, type TfjsWasmBackend } from './wasm-simd/heap-kernels.ts';
 
 type Info = tf.TensorInfo;
@@ -25,8 +32,20 @@ type Info = tf.TensorInfo;
 function layout(q: Info, k: Info, bias: Info, T: number): { shape: Shape; list: Bunch[]; scoreFloats: number } {
   const [B, G, R, D] = q.shape;
   const Tk = k.shape[2];
-  if (Tk !== T || R % T !== 0 || !wasmAttentionFits(Tk, D)) throw new Error(`wasm causal attention: ${R} query rows at ${T} positions over ${Tk} keys of ${D} floats; it takes a whole sequence (keys = positions), in whole vectors of 4`);
-  const shape: Shape = { groups: B * G, G, repeats: R / T, T, Tk, D, perBatchMask: bias.shape.length === 5, maskRowBytes: Tk * 4 };
+  if (Tk !== T || R % T !== 0 || !wasmAttentionFits(Tk, D))
+    throw new Error(
+      `wasm causal attention: ${R} query rows at ${T} positions over ${Tk} keys of ${D} floats; it takes a whole sequence (keys = positions), in whole vectors of 4`,
+    );
+  const shape: Shape = {
+    groups: B * G,
+    G,
+    repeats: R / T,
+    T,
+    Tk,
+    D,
+    perBatchMask: bias.shape.length === 5,
+    maskRowBytes: Tk * 4,
+  };
   const list = bunches(T, Tk, shape.groups * shape.repeats, true);
   const last = list[list.length - 1];
   return { shape, list, scoreFloats: last.at / 4 + shape.groups * shape.repeats * last.rows * last.keys };
@@ -62,7 +81,13 @@ interface GradientOperands {
 }
 
 /** The backward pass's phases (see the header); dk and dv start at zero. */
-function gradientInBunches(kernels: HeapKernels, at: GradientOperands, shape: Shape, scale: number, list: Bunch[]): void {
+function gradientInBunches(
+  kernels: HeapKernels,
+  at: GradientOperands,
+  shape: Shape,
+  scale: number,
+  list: Bunch[],
+): void {
   const { groups, repeats, T, Tk, D } = shape;
   const R = repeats * T;
   const repeatBytes = (b: Bunch) => b.rows * b.keys * 4;
@@ -76,44 +101,143 @@ function gradientInBunches(kernels: HeapKernels, at: GradientOperands, shape: Sh
   const dkPart = (i: number) => dvPart(pairs.length) + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
   // dP = dO · V[:keys]ᵀ
   kernels.together(() => {
-    for (const p of pairs) kernels.products({ a: rowsOf(at.dy, p), b: at.v, c: scoresOf(at.dScores, p), m: p.b.rows, k: D, n: p.b.keys, transposeA: false, transposeB: true }, groups, [rowStride, keyStride, scoreStride(p.b)]);
+    for (const p of pairs)
+      kernels.products(
+        {
+          a: rowsOf(at.dy, p),
+          b: at.v,
+          c: scoresOf(at.dScores, p),
+          m: p.b.rows,
+          k: D,
+          n: p.b.keys,
+          transposeA: false,
+          transposeB: true,
+        },
+        groups,
+        [rowStride, keyStride, scoreStride(p.b)],
+      );
   });
   // dS = P∘(dP − Σ dP∘P)·scale, in place
   kernels.together(() => {
-    for (const b of list) kernels.softmaxGrad(at.dScores + b.at, at.probabilities + b.at, at.dScores + b.at, groups * repeats * b.rows, b.keys, scale);
+    for (const b of list)
+      kernels.softmaxGrad(
+        at.dScores + b.at,
+        at.probabilities + b.at,
+        at.dScores + b.at,
+        groups * repeats * b.rows,
+        b.keys,
+        scale,
+      );
   });
   // dQ = dS·K[:keys]; the parts Pᵀ·dO of dV and dSᵀ·Q of dK
   kernels.together(() => {
     pairs.forEach((p, i) => {
       const { rows, keys } = p.b;
-      kernels.products({ a: scoresOf(at.dScores, p), b: at.k, c: rowsOf(at.dq, p), m: rows, k: keys, n: D, transposeA: false, transposeB: false }, groups, [scoreStride(p.b), keyStride, rowStride]);
-      kernels.products({ a: scoresOf(at.probabilities, p), b: rowsOf(at.dy, p), c: dvPart(i), m: keys, k: rows, n: D, transposeA: true, transposeB: false }, groups, [scoreStride(p.b), rowStride, keys * D * 4]);
-      kernels.products({ a: scoresOf(at.dScores, p), b: rowsOf(at.q, p), c: dkPart(i), m: keys, k: rows, n: D, transposeA: true, transposeB: false }, groups, [scoreStride(p.b), rowStride, keys * D * 4]);
+      kernels.products(
+        {
+          a: scoresOf(at.dScores, p),
+          b: at.k,
+          c: rowsOf(at.dq, p),
+          m: rows,
+          k: keys,
+          n: D,
+          transposeA: false,
+          transposeB: false,
+        },
+        groups,
+        [scoreStride(p.b), keyStride, rowStride],
+      );
+      kernels.products(
+        {
+          a: scoresOf(at.probabilities, p),
+          b: rowsOf(at.dy, p),
+          c: dvPart(i),
+          m: keys,
+          k: rows,
+          n: D,
+          transposeA: true,
+          transposeB: false,
+        },
+        groups,
+        [scoreStride(p.b), rowStride, keys * D * 4],
+      );
+      kernels.products(
+        {
+          a: scoresOf(at.dScores, p),
+          b: rowsOf(at.q, p),
+          c: dkPart(i),
+          m: keys,
+          k: rows,
+          n: D,
+          transposeA: true,
+          transposeB: false,
+        },
+        groups,
+        [scoreStride(p.b), rowStride, keys * D * 4],
+      );
     });
   });
   // dV, dK: each group's parts summed in order
   kernels.together(() => {
-    kernels.sumInto(at.dv, keyStride, groups, pairs.map(({ b }, i) => ({ from: dvPart(i), stride: b.keys * D * 4, floats: b.keys * D })));
-    kernels.sumInto(at.dk, keyStride, groups, pairs.map(({ b }, i) => ({ from: dkPart(i), stride: b.keys * D * 4, floats: b.keys * D })));
+    kernels.sumInto(
+      at.dv,
+      keyStride,
+      groups,
+      pairs.map(({ b }, i) => ({ from: dvPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
+    );
+    kernels.sumInto(
+      at.dk,
+      keyStride,
+      groups,
+      pairs.map(({ b }, i) => ({ from: dkPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
+    );
   });
 }
 
 /** [dq, dk, dv] from dy (the output's gradient), the inputs and the forward pass's probabilities. */
-function backward(backend: TfjsWasmBackend, dy: Info, q: Info, k: Info, v: Info, bias: Info, probabilities: Info, scale: number, T: number): Info[] {
+function backward(
+  backend: TfjsWasmBackend,
+  dy: Info,
+  q: Info,
+  k: Info,
+  v: Info,
+  bias: Info,
+  probabilities: Info,
+  scale: number,
+  T: number,
+): Info[] {
   const { shape, list, scoreFloats } = layout(q, k, bias, T);
   const kernels = heapKernelsOf(backend.wasm);
-  const outputs = [backend.makeOutput(q.shape, 'float32'), backend.makeOutput(k.shape, 'float32'), backend.makeOutput(v.shape, 'float32')];
+  const outputs = [
+    backend.makeOutput(q.shape, 'float32'),
+    backend.makeOutput(k.shape, 'float32'),
+    backend.makeOutput(v.shape, 'float32'),
+  ];
   const partFloats = 2 * list.reduce((sum, b) => sum + shape.repeats * shape.groups * b.keys * shape.D, 0);
   let scratch = 0;
   try {
     scratch = backend.wasm._malloc((scoreFloats + partFloats) * 4) >>> 0;
-    if (!scratch) throw new Error(`wasm causal attention: the heap could not allocate ${(scoreFloats + partFloats) * 4} bytes for its gradient`);
+    if (!scratch)
+      throw new Error(
+        `wasm causal attention: the heap could not allocate ${(scoreFloats + partFloats) * 4} bytes for its gradient`,
+      );
     const [dq, dk, dv] = outputs.map((t) => address(backend, t));
     const floats = kernels.floats();
     floats.fill(0, dk / 4, dk / 4 + tf.util.sizeFromShape(k.shape));
     floats.fill(0, dv / 4, dv / 4 + tf.util.sizeFromShape(v.shape));
     const at = (t: Info) => address(backend, t);
-    const operands = { dy: at(dy), q: at(q), k: at(k), v: at(v), probabilities: at(probabilities), dq, dk, dv, dScores: scratch, parts: scratch + scoreFloats * 4 };
+    const operands = {
+      dy: at(dy),
+      q: at(q),
+      k: at(k),
+      v: at(v),
+      probabilities: at(probabilities),
+      dq,
+      dk,
+      dv,
+      dScores: scratch,
+      parts: scratch + scoreFloats * 4,
+    };
     kernels.inPhases(kernels.threads(), () => gradientInBunches(kernels, operands, shape, scale, list));
     return outputs;
   } catch (error) {
@@ -127,6 +251,10 @@ function backward(backend: TfjsWasmBackend, dy: Info, q: Info, k: Info, v: Info,
 /** Registers the causal attention and its gradient on tfjs-wasm; needs wasm SIMD. */
 export function registerWasmCausalAttention(): void {
   if (tf.getKernel(CAUSAL_ATTENTION_KERNEL, 'wasm')) return;
-  registerOnWasm(CAUSAL_ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) => forward(backend, q, k, v, bias, scale, positions));
-  registerOnWasm(CAUSAL_ATTENTION_DX_KERNEL, (backend, { dy, q, k, v, bias, probabilities }, { scale, positions }) => backward(backend, dy, q, k, v, bias, probabilities, scale, positions));
+  registerOnWasm(CAUSAL_ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) =>
+    forward(backend, q, k, v, bias, scale, positions),
+  );
+  registerOnWasm(CAUSAL_ATTENTION_DX_KERNEL, (backend, { dy, q, k, v, bias, probabilities }, { scale, positions }) =>
+    backward(backend, dy, q, k, v, bias, probabilities, scale, positions),
+  );
 }

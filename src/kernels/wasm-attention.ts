@@ -89,27 +89,76 @@ export function attendInBunches(kernels: HeapKernels, at: Operands, shape: Shape
   for (const b of list) {
     for (let r = 0; r < repeats; r++) {
       const q = at.q + (r * T + b.t0) * D * 4;
-      kernels.products({ a: q, b: at.k, c: at.scores + b.at + r * repeatBytes(b), m: b.rows, k: D, n: b.keys, transposeA: false, transposeB: true }, groups, [R * D * 4, Tk * D * 4, repeats * repeatBytes(b)]);
+      kernels.products(
+        {
+          a: q,
+          b: at.k,
+          c: at.scores + b.at + r * repeatBytes(b),
+          m: b.rows,
+          k: D,
+          n: b.keys,
+          transposeA: false,
+          transposeB: true,
+        },
+        groups,
+        [R * D * 4, Tk * D * 4, repeats * repeatBytes(b)],
+      );
     }
   }
   for (const b of list) {
     // Score row i of this bunch is position t0 + (i mod rows), of batch row ⌊i / (G·repeats·rows)⌋ where each has a mask.
-    const mask = { period: b.rows, rowBytes: maskRowBytes, groupRows: perBatchMask ? G * repeats * b.rows : 1, groupBytes: perBatchMask ? T * maskRowBytes : 0 };
-    kernels.maskedSoftmax(at.scores + b.at, at.bias + b.t0 * maskRowBytes, groups * repeats * b.rows, b.keys, mask, scale);
+    const mask = {
+      period: b.rows,
+      rowBytes: maskRowBytes,
+      groupRows: perBatchMask ? G * repeats * b.rows : 1,
+      groupBytes: perBatchMask ? T * maskRowBytes : 0,
+    };
+    kernels.maskedSoftmax(
+      at.scores + b.at,
+      at.bias + b.t0 * maskRowBytes,
+      groups * repeats * b.rows,
+      b.keys,
+      mask,
+      scale,
+    );
   }
   for (const b of list) {
     for (let r = 0; r < repeats; r++) {
       const out = at.out + (r * T + b.t0) * D * 4;
-      kernels.products({ a: at.scores + b.at + r * repeatBytes(b), b: at.v, c: out, m: b.rows, k: b.keys, n: D, transposeA: false, transposeB: false }, groups, [repeats * repeatBytes(b), Tk * D * 4, R * D * 4]);
+      kernels.products(
+        {
+          a: at.scores + b.at + r * repeatBytes(b),
+          b: at.v,
+          c: out,
+          m: b.rows,
+          k: b.keys,
+          n: D,
+          transposeA: false,
+          transposeB: false,
+        },
+        groups,
+        [repeats * repeatBytes(b), Tk * D * 4, R * D * 4],
+      );
     }
   }
 }
 
 /** q [B, G, R, D], k, v [B, G, Tk, D], bias? [T, Tk] | [B, 1, 1, T, Tk] (R = repeats·T, row r at position r mod T). */
-function attention(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: Info | undefined, scale: number, T: number): Info {
+function attention(
+  backend: TfjsWasmBackend,
+  q: Info,
+  k: Info,
+  v: Info,
+  bias: Info | undefined,
+  scale: number,
+  T: number,
+): Info {
   const [B, G, R, D] = q.shape;
   const Tk = k.shape[2];
-  if (!wasmAttentionFits(Tk, D) || R % T !== 0 || T > Tk) throw new Error(`wasm attention: ${Tk} keys of ${D} floats for ${R} rows at ${T} positions; keys and heads must be whole vectors of 4`);
+  if (!wasmAttentionFits(Tk, D) || R % T !== 0 || T > Tk)
+    throw new Error(
+      `wasm attention: ${Tk} keys of ${D} floats for ${R} rows at ${T} positions; keys and heads must be whole vectors of 4`,
+    );
   const kernels = heapKernelsOf(backend.wasm);
   const groups = B * G;
   // Without a mask every query sees every key: all R rows of a group are one bunch, each reading one row of zeros.
@@ -125,7 +174,8 @@ function attention(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: In
   try {
     scores = backend.wasm._malloc(scoreBytes) >>> 0;
     zeros = bias ? 0 : backend.wasm._malloc(Tk * 4) >>> 0;
-    if (!scores || (!bias && !zeros)) throw new Error(`wasm attention: the heap could not allocate ${scoreBytes} bytes of scores`);
+    if (!scores || (!bias && !zeros))
+      throw new Error(`wasm attention: the heap could not allocate ${scoreBytes} bytes of scores`);
     if (zeros) kernels.floats().fill(0, zeros / 4, zeros / 4 + Tk);
     const at = (t: Info) => backend.getMemoryOffset(t.dataId);
     const operands = { q: at(q), k: at(k), v: at(v), out: at(out), bias: bias ? at(bias) : zeros, scores };
@@ -149,9 +199,17 @@ function attention(backend: TfjsWasmBackend, q: Info, k: Info, v: Info, bias: In
 function maskedSoftmax(backend: TfjsWasmBackend, scores: Info, bias: Info, scale: number): Info {
   const [B, G, R, Tk] = scores.shape;
   const T = bias.shape[bias.shape.length - 2];
-  if (Tk % 4 !== 0 || R % T !== 0) throw new Error(`wasm masked softmax: ${R} rows of ${Tk} keys at ${T} positions; keys must be whole vectors of 4 and rows whole positions`);
+  if (Tk % 4 !== 0 || R % T !== 0)
+    throw new Error(
+      `wasm masked softmax: ${R} rows of ${Tk} keys at ${T} positions; keys must be whole vectors of 4 and rows whole positions`,
+    );
   const perBatchMask = bias.shape.length === 5;
-  const mask: SoftmaxMask = { period: T, rowBytes: Tk * 4, groupRows: perBatchMask ? G * R : B * G * R, groupBytes: perBatchMask ? T * Tk * 4 : 0 };
+  const mask: SoftmaxMask = {
+    period: T,
+    rowBytes: Tk * 4,
+    groupRows: perBatchMask ? G * R : B * G * R,
+    groupBytes: perBatchMask ? T * Tk * 4 : 0,
+  };
   const out = backend.makeOutput(scores.shape, 'float32');
   const at = (t: Info) => backend.getMemoryOffset(t.dataId);
   heapKernelsOf(backend.wasm).maskedSoftmax(at(out), at(bias), B * G * R, Tk, mask, scale, at(scores));
@@ -174,18 +232,26 @@ export interface AttentionAttrs {
 }
 
 /** Registers `kernelName` on tfjs-wasm as `run` over its named inputs, the backend and its attributes. */
-export function registerOnWasm(kernelName: string, run: (backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: AttentionAttrs) => Info | Info[]): void {
+export function registerOnWasm(
+  kernelName: string,
+  run: (backend: TfjsWasmBackend, inputs: Record<string, Info>, attrs: AttentionAttrs) => Info | Info[],
+): void {
   tf.registerKernel({
     kernelName,
     backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => run(backend as unknown as TfjsWasmBackend, inputs as Record<string, Info>, attrs as unknown as AttentionAttrs),
+    kernelFunc: ({ inputs, backend, attrs }) =>
+      run(backend as unknown as TfjsWasmBackend, inputs as Record<string, Info>, attrs as unknown as AttentionAttrs),
   });
 }
 
 /** Registers ATTENTION_KERNEL and the masked softmax with its gradient on tfjs-wasm; needs wasm SIMD. */
 export function registerWasmAttention(): void {
   if (tf.getKernel(ATTENTION_KERNEL, 'wasm')) return;
-  registerOnWasm(MASKED_SOFTMAX_KERNEL, (backend, { scores, bias }, { scale }) => maskedSoftmax(backend, scores, bias, scale));
+  registerOnWasm(MASKED_SOFTMAX_KERNEL, (backend, { scores, bias }, { scale }) =>
+    maskedSoftmax(backend, scores, bias, scale),
+  );
   registerOnWasm(MASKED_SOFTMAX_DX_KERNEL, (backend, { dy, y }, { scale }) => maskedSoftmaxDx(backend, dy, y, scale));
-  registerOnWasm(ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) => attention(backend, q, k, v, bias, scale, positions));
+  registerOnWasm(ATTENTION_KERNEL, (backend, { q, k, v, bias }, { scale, positions }) =>
+    attention(backend, q, k, v, bias, scale, positions),
+  );
 }

@@ -70,7 +70,22 @@ interface Step {
 /** Projections of one input that share its phases (q, k and v; gate and up) at most: slots of LoRA scratch. */
 const GROUPED_PROJECTIONS = 3;
 
-type Scratch = { x: number; h: number; q: number; k: number; v: number; heads: number; out: number; gate: number; up: number; loraMid: number; loraOut: number; bias: number; cos: number; sin: number };
+type Scratch = {
+  x: number;
+  h: number;
+  q: number;
+  k: number;
+  v: number;
+  heads: number;
+  out: number;
+  gate: number;
+  up: number;
+  loraMid: number;
+  loraOut: number;
+  bias: number;
+  cos: number;
+  sin: number;
+};
 
 /** Floats per row of each of Step's scratch arrays, for a step with `keys` keys. */
 function scratchPerRow(attrs: DecodeStepAttrs, keys: number, C: number, I: number): Scratch {
@@ -83,7 +98,8 @@ function scratchPerRow(attrs: DecodeStepAttrs, keys: number, C: number, I: numbe
 }
 
 /** The widest projection output per row: of the residual stream, the MLP, or the query heads. */
-const widestProjection = (attrs: DecodeStepAttrs, C: number, I: number) => Math.max(C, I, attrs.numHeads * attrs.headDim);
+const widestProjection = (attrs: DecodeStepAttrs, C: number, I: number) =>
+  Math.max(C, I, attrs.numHeads * attrs.headDim);
 
 const address = (step: Step, t: Info) => step.backend.getMemoryOffset(t.dataId);
 
@@ -108,14 +124,35 @@ function linears(step: Step, layer: number, modules: readonly string[], src: num
     parts.forEach(({ w, lora }, i) => {
       const [k, n] = w.shape;
       kernels.productPacked({ a: src, b: address(step, w), c: dsts[i], m: rows, k, n }, step.packed.of(w));
-      if (lora) kernels.product({ a: src, b: address(step, lora.A), c: mid(i), m: rows, k, n: lora.A.shape[1], transposeA: false, transposeB: false });
+      if (lora)
+        kernels.product({
+          a: src,
+          b: address(step, lora.A),
+          c: mid(i),
+          m: rows,
+          k,
+          n: lora.A.shape[1],
+          transposeA: false,
+          transposeB: false,
+        });
     });
   });
   kernels.together(() => {
     parts.forEach(({ w, bias, lora }, i) => {
       const n = w.shape[1];
-      if (bias) for (let row = 0; row < rows; row++) kernels.addScaled(dsts[i] + row * n * 4, address(step, bias), n, 1);
-      if (lora) kernels.product({ a: mid(i), b: address(step, lora.B), c: out(i), m: rows, k: lora.B.shape[0], n, transposeA: false, transposeB: false });
+      if (bias)
+        for (let row = 0; row < rows; row++) kernels.addScaled(dsts[i] + row * n * 4, address(step, bias), n, 1);
+      if (lora)
+        kernels.product({
+          a: mid(i),
+          b: address(step, lora.B),
+          c: out(i),
+          m: rows,
+          k: lora.B.shape[0],
+          n,
+          transposeA: false,
+          transposeB: false,
+        });
     });
   });
   kernels.together(() => {
@@ -140,7 +177,8 @@ function stepInputs(step: Step): void {
   const ids = step.backend.typedArrayFromHeap(inputs.ids);
   for (let b = 0; b < rows; b++) {
     const id = ids[b];
-    if (!(Number.isInteger(id) && id >= 0 && id < V)) throw new Error(`token id ${id} is outside the model's vocabulary of ${V}`);
+    if (!(Number.isInteger(id) && id >= 0 && id < V))
+      throw new Error(`token id ${id} is outside the model's vocabulary of ${V}`);
     copyRow(step, heap, inputs.embed, id, C, at.x + b * C * 4);
     copyRow(step, heap, inputs.ropeCos, attrs.positions[b], D, at.cos + b * D * 4);
     copyRow(step, heap, inputs.ropeSin, attrs.positions[b], D, at.sin + b * D * 4);
@@ -152,7 +190,10 @@ function attentionMask(step: Step): void {
   const { attrs, rows, at } = step;
   const Hkv = attrs.numKvHeads;
   const stride = paddedKeys(attrs.past + 1);
-  const bias = step.kernels.floats().subarray(at.bias / 4, at.bias / 4 + rows * Hkv * stride).fill(0);
+  const bias = step.kernels
+    .floats()
+    .subarray(at.bias / 4, at.bias / 4 + rows * Hkv * stride)
+    .fill(0);
   if (!attrs.keyValid) return;
   for (let group = 0; group < rows * Hkv; group++) {
     const valid = attrs.keyValid[Math.floor(group / Hkv)];
@@ -195,7 +236,8 @@ function extendedCache(step: Step, cache: Info): Info {
   const grown = out.shape[2];
   const heap = step.kernels.floats();
   const [from, to] = [address(step, cache) / 4, address(step, out) / 4];
-  for (let head = 0; head < rows * Hkv; head++) heap.copyWithin(to + head * grown * D, from + head * capacity * D, from + (head * capacity + past) * D);
+  for (let head = 0; head < rows * Hkv; head++)
+    heap.copyWithin(to + head * grown * D, from + head * capacity * D, from + (head * capacity + past) * D);
   return out;
 }
 
@@ -221,7 +263,11 @@ function attend(step: Step, keys: Info, values: Info): void {
   step.kernels.attendGroups(
     { q: at.q, k: address(step, keys), v: address(step, values), bias: at.bias, out: at.heads },
     { q: headsBytes, k: cacheBytes, v: cacheBytes, bias: stride * 4, out: headsBytes },
-    rows * Hkv, rep, Tk, D, 1 / Math.sqrt(D),
+    rows * Hkv,
+    rep,
+    Tk,
+    D,
+    1 / Math.sqrt(D),
   );
 }
 
@@ -251,7 +297,15 @@ function decodeLayer(step: Step, i: number): void {
 
 /** RoPE on `n` heads per row, in place (the kernel loads both halves of a head before it stores either). */
 function rotate(step: Step, heads: number, n: number): void {
-  step.kernels.rope(heads, step.at.cos, step.at.sin, heads, { rows: step.rows * n, D: step.attrs.headDim, T: 1, H: n }, true, false);
+  step.kernels.rope(
+    heads,
+    step.at.cos,
+    step.at.sin,
+    heads,
+    { rows: step.rows * n, D: step.attrs.headDim, T: 1, H: n },
+    true,
+    false,
+  );
 }
 
 /** Every layer and the head: the step's logits. Kernels only (heap-kernels.ts's inPhases records it). */
@@ -259,7 +313,10 @@ function compute(step: Step): void {
   const { inputs, kernels, rows, C, at } = step;
   for (let i = 0; i < step.attrs.numLayers; i++) decodeLayer(step, i);
   kernels.rmsNorm(at.x, address(step, inputs.norm), at.h, rows, C, step.attrs.eps);
-  kernels.productPacked({ a: at.h, b: address(step, inputs.head), c: address(step, step.logits!), m: rows, k: C, n: inputs.head.shape[1] }, step.packed.of(inputs.head));
+  kernels.productPacked(
+    { a: at.h, b: address(step, inputs.head), c: address(step, step.logits!), m: rows, k: C, n: inputs.head.shape[1] },
+    step.packed.of(inputs.head),
+  );
 }
 
 /** The step's outputs; any made before a failure are freed. */
@@ -268,10 +325,29 @@ function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attr
   const rows = inputs.ids.shape[0];
   const [C, I] = [inputs.embed.shape[1], inputs[decodeInput(0, partsOf('gate_proj').weight)].shape[1]];
   const perRow = scratchPerRow(attrs, attrs.past + 1, C, I);
-  const arena = new Arena(backend, Object.values(perRow).reduce((sum, n) => sum + Math.ceil((rows * n) / 4) * 16, 0));
-  const step: Step = { backend, kernels, packed: packedWeightsOf(backend, kernels), inputs, attrs, rows, C, I, widest: widestProjection(attrs, C, I), at: {} as Scratch, keys: [], values: [], logits: null };
+  const arena = new Arena(
+    backend,
+    Object.values(perRow).reduce((sum, n) => sum + Math.ceil((rows * n) / 4) * 16, 0),
+  );
+  const step: Step = {
+    backend,
+    kernels,
+    packed: packedWeightsOf(backend, kernels),
+    inputs,
+    attrs,
+    rows,
+    C,
+    I,
+    widest: widestProjection(attrs, C, I),
+    at: {} as Scratch,
+    keys: [],
+    values: [],
+    logits: null,
+  };
   try {
-    step.at = Object.fromEntries(Object.entries(perRow).map(([name, floats]) => [name, arena.take(rows * floats)])) as Scratch;
+    step.at = Object.fromEntries(
+      Object.entries(perRow).map(([name, floats]) => [name, arena.take(rows * floats)]),
+    ) as Scratch;
     for (let i = 0; i < attrs.numLayers; i++) {
       step.keys.push(extendedCache(step, inputs[decodeInput(i, 'cacheK')]));
       step.values.push(extendedCache(step, inputs[decodeInput(i, 'cacheV')]));
@@ -279,7 +355,8 @@ function decodeStep(backend: TfjsWasmBackend, inputs: Record<string, Info>, attr
     step.logits = backend.makeOutput([rows, 1, inputs.head.shape[1]], 'float32');
     stepInputs(step);
     attentionMask(step);
-    if (rows < PHASED_ROWS) compute(step); // each kernel split on its own, if it is big enough
+    if (rows < PHASED_ROWS)
+      compute(step); // each kernel split on its own, if it is big enough
     else kernels.inPhases(kernels.threads(), () => compute(step));
     return [step.logits, ...step.keys, ...step.values];
   } catch (err) {
@@ -296,6 +373,11 @@ export function registerWasmDecodeStep(): void {
   tf.registerKernel({
     kernelName: DECODE_STEP_KERNEL,
     backendName: 'wasm',
-    kernelFunc: ({ inputs, backend, attrs }) => decodeStep(backend as unknown as TfjsWasmBackend, inputs as Record<string, Info>, attrs as unknown as DecodeStepAttrs),
+    kernelFunc: ({ inputs, backend, attrs }) =>
+      decodeStep(
+        backend as unknown as TfjsWasmBackend,
+        inputs as Record<string, Info>,
+        attrs as unknown as DecodeStepAttrs,
+      ),
   });
 }

@@ -75,7 +75,10 @@ function registerRowGather(): void {
       if (count === 0 || rowBytes === 0) return out;
       // Addresses after makeOutput: allocating may grow the heap, which replaces its views.
       const heap = backend.wasm.HEAPU8;
-      const picks = backend.wasm.HEAP32.subarray(backend.getMemoryOffset(indices.dataId) / 4, backend.getMemoryOffset(indices.dataId) / 4 + count);
+      const picks = backend.wasm.HEAP32.subarray(
+        backend.getMemoryOffset(indices.dataId) / 4,
+        backend.getMemoryOffset(indices.dataId) / 4 + count,
+      );
       const from = backend.getMemoryOffset(x.dataId);
       const to = backend.getMemoryOffset(out.dataId);
       for (let i = 0; i < count; i++) {

@@ -33,7 +33,8 @@ interface ProductAttrs {
   transposeB?: boolean;
 }
 
-const run = (name: string, a: tf.Tensor, b: tf.Tensor, attrs: ProductAttrs = {}) => tf.engine().runKernel(name, { a, b }, attrs as tf.NamedAttrMap) as tf.Tensor;
+const run = (name: string, a: tf.Tensor, b: tf.Tensor, attrs: ProductAttrs = {}) =>
+  tf.engine().runKernel(name, { a, b }, attrs as tf.NamedAttrMap) as tf.Tensor;
 
 /**
  * The gradients of y = A'·B' for either kernel, by the flags (dy = g):
@@ -50,7 +51,10 @@ function productGradient(kernelName: string): tf.GradConfig {
       const { transposeA, transposeB } = attrs as ProductAttrs;
       if (transposeA) return { a: () => run(kernelName, b, g, { transposeB: true }), b: () => run(kernelName, a, g) };
       if (transposeB) return { a: () => run(kernelName, g, b), b: () => run(kernelName, g, a, { transposeA: true }) };
-      return { a: () => run(kernelName, g, b, { transposeB: true }), b: () => run(kernelName, a, g, { transposeA: true }) };
+      return {
+        a: () => run(kernelName, g, b, { transposeB: true }),
+        b: () => run(kernelName, a, g, { transposeA: true }),
+      };
     },
   };
 }
@@ -71,16 +75,24 @@ function matMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, transpose
   if (transposeA) {
     const [m, n] = [last(a), last(b)];
     const k = size(a.shape) / m;
-    if (transposeB || size(b.shape) / n !== k) throw new Error(`SpindleMatMul: aᵀ·b needs a [..., m] and b [..., n] over the same rows; got [${a.shape}] and [${b.shape}]`);
+    if (transposeB || size(b.shape) / n !== k)
+      throw new Error(
+        `SpindleMatMul: aᵀ·b needs a [..., m] and b [..., n] over the same rows; got [${a.shape}] and [${b.shape}]`,
+      );
     return { m, k, n, shape: [m, n] };
   }
   const k = last(a);
   const [bk, n] = transposeB ? [b.shape[1], b.shape[0]] : [b.shape[0], b.shape[1]];
-  if (b.shape.length !== 2 || bk !== k) throw new Error(`SpindleMatMul: [${a.shape}] · ${transposeB ? 'ᵀ' : ''}[${b.shape}]: inner sizes differ`);
+  if (b.shape.length !== 2 || bk !== k)
+    throw new Error(`SpindleMatMul: [${a.shape}] · ${transposeB ? 'ᵀ' : ''}[${b.shape}]: inner sizes differ`);
   return { m: size(a.shape) / k, k, n, shape: [...a.shape.slice(0, -1), n] };
 }
 
-function batchMatMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, transposeB }: ProductAttrs): ProductShape & { batch: number } {
+function batchMatMulShape(
+  a: tf.TensorInfo,
+  b: tf.TensorInfo,
+  { transposeA, transposeB }: ProductAttrs,
+): ProductShape & { batch: number } {
   const lead = a.shape.slice(0, -2);
   const [ar, ac] = a.shape.slice(-2);
   const [br, bc] = b.shape.slice(-2);
@@ -88,13 +100,22 @@ function batchMatMulShape(a: tf.TensorInfo, b: tf.TensorInfo, { transposeA, tran
   const [bk, n] = transposeB ? [bc, br] : [br, bc];
   const sameLead = b.shape.length === a.shape.length && lead.every((d, i) => d === b.shape[i]);
   if (a.shape.length < 3 || !sameLead || k !== bk) {
-    throw new Error(`SpindleBatchMatMul: [${a.shape}]${transposeA ? 'ᵀ' : ''} · [${b.shape}]${transposeB ? 'ᵀ' : ''}: leading or inner sizes differ`);
+    throw new Error(
+      `SpindleBatchMatMul: [${a.shape}]${transposeA ? 'ᵀ' : ''} · [${b.shape}]${transposeB ? 'ᵀ' : ''}: leading or inner sizes differ`,
+    );
   }
   return { batch: tf.util.sizeFromShape(lead), m, k, n, shape: [...lead, m, n] };
 }
 
 /** Runs `count` products of the given sizes on the heap gemm (split between threads where there are several); zeros when k is 0. */
-function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, p: ProductShape, attrs: ProductAttrs, count = 1): tf.TensorInfo {
+function heapProducts(
+  backend: WasmBackend,
+  a: tf.TensorInfo,
+  b: tf.TensorInfo,
+  p: ProductShape,
+  attrs: ProductAttrs,
+  count = 1,
+): tf.TensorInfo {
   const out = backend.makeOutput(p.shape, 'float32');
   if (p.m * p.n === 0) return out;
   if (p.k === 0) {
@@ -102,17 +123,36 @@ function heapProducts(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, 
     return out;
   }
   const [aAt, bAt, cAt] = [a, b, out].map((t) => backend.getMemoryOffset(t.dataId));
-  const product = { a: aAt, b: bAt, c: cAt, m: p.m, k: p.k, n: p.n, transposeA: Boolean(attrs.transposeA), transposeB: Boolean(attrs.transposeB) };
+  const product = {
+    a: aAt,
+    b: bAt,
+    c: cAt,
+    m: p.m,
+    k: p.k,
+    n: p.n,
+    transposeA: Boolean(attrs.transposeA),
+    transposeB: Boolean(attrs.transposeB),
+  };
   heapKernelsOf(backend.wasm).products(product, count, [p.m * p.k * 4, p.k * p.n * 4, p.m * p.n * 4]);
   return out;
 }
 
 /** A 2-D product on XNNPACK (tfjs's BatchMatMul without transposes), transposing operands explicitly first. */
-function xnnpackProduct(backend: WasmBackend, a: tf.TensorInfo, b: tf.TensorInfo, p: ProductShape, attrs: ProductAttrs): tf.TensorInfo {
+function xnnpackProduct(
+  backend: WasmBackend,
+  a: tf.TensorInfo,
+  b: tf.TensorInfo,
+  p: ProductShape,
+  attrs: ProductAttrs,
+): tf.TensorInfo {
   const kernel = (name: string) => tf.getKernel(name, 'wasm')!.kernelFunc;
   const temporaries: tf.TensorInfo[] = [];
   const transposed = (t: tf.TensorInfo, rows: number, cols: number) => {
-    const out = kernel('Transpose')({ inputs: { x: { ...t, shape: [rows, cols] } }, backend: backend as never, attrs: { perm: [1, 0] } }) as tf.TensorInfo;
+    const out = kernel('Transpose')({
+      inputs: { x: { ...t, shape: [rows, cols] } },
+      backend: backend as never,
+      attrs: { perm: [1, 0] },
+    }) as tf.TensorInfo;
     temporaries.push(out);
     return out;
   };
@@ -142,7 +182,9 @@ export function registerWasmMatMulKernels(): void {
       const { a, b } = inputs as { a: tf.TensorInfo; b: tf.TensorInfo };
       const wasm = backend as unknown as WasmBackend;
       const p = matMulShape(a, b, attrs as ProductAttrs);
-      return p.k > 0 && prefersXnnpack(wasm) ? xnnpackProduct(wasm, a, b, p, attrs as ProductAttrs) : heapProducts(wasm, a, b, p, attrs as ProductAttrs);
+      return p.k > 0 && prefersXnnpack(wasm)
+        ? xnnpackProduct(wasm, a, b, p, attrs as ProductAttrs)
+        : heapProducts(wasm, a, b, p, attrs as ProductAttrs);
     },
   });
   tf.registerKernel({
@@ -157,6 +199,11 @@ export function registerWasmMatMulKernels(): void {
 }
 
 /** Runs `kernel` (MATMUL_KERNEL or BATCH_MATMUL_KERNEL) with the transpose flags. */
-export function product(kernel: typeof MATMUL_KERNEL | typeof BATCH_MATMUL_KERNEL, a: tf.Tensor, b: tf.Tensor, attrs: ProductAttrs = {}): tf.Tensor {
+export function product(
+  kernel: typeof MATMUL_KERNEL | typeof BATCH_MATMUL_KERNEL,
+  a: tf.Tensor,
+  b: tf.Tensor,
+  attrs: ProductAttrs = {},
+): tf.Tensor {
   return run(kernel, a, b, attrs);
 }

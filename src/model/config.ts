@@ -45,13 +45,44 @@ export type PresetName = 'nano' | 'micro' | 'mini';
 /** Parameter counts are for the byte tokenizer's 266-token vocabulary with tied embeddings. */
 export const PRESETS: Record<PresetName, Omit<ModelConfig, 'vocabSize'>> = {
   //          C     I    layers H  Hkv  D    → params
-  nano: { hiddenSize: 128, intermediateSize: 384, numLayers: 5, numHeads: 4, numKvHeads: 2, headDim: 32, ...common(1024) }, //  ≈1.0M
-  micro: { hiddenSize: 256, intermediateSize: 768, numLayers: 6, numHeads: 8, numKvHeads: 4, headDim: 32, ...common(1024) }, // ≈4.8M
-  mini: { hiddenSize: 384, intermediateSize: 1024, numLayers: 12, numHeads: 6, numKvHeads: 2, headDim: 64, ...common(2048) }, // ≈19M
+  nano: {
+    hiddenSize: 128,
+    intermediateSize: 384,
+    numLayers: 5,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 32,
+    ...common(1024),
+  }, //  ≈1.0M
+  micro: {
+    hiddenSize: 256,
+    intermediateSize: 768,
+    numLayers: 6,
+    numHeads: 8,
+    numKvHeads: 4,
+    headDim: 32,
+    ...common(1024),
+  }, // ≈4.8M
+  mini: {
+    hiddenSize: 384,
+    intermediateSize: 1024,
+    numLayers: 12,
+    numHeads: 6,
+    numKvHeads: 2,
+    headDim: 64,
+    ...common(2048),
+  }, // ≈19M
 };
 
 function common(maxPositions: number) {
-  return { maxPositions, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama' as const };
+  return {
+    maxPositions,
+    ropeTheta: 10000,
+    rmsNormEps: 1e-5,
+    tieWordEmbeddings: true,
+    attentionBias: false,
+    family: 'llama' as const,
+  };
 }
 
 export function presetConfig(name: PresetName, vocabSize: number, over: Partial<ModelConfig> = {}): ModelConfig {
@@ -61,12 +92,24 @@ export function presetConfig(name: PresetName, vocabSize: number, over: Partial<
 }
 
 export function validateConfig(c: ModelConfig): ModelConfig {
-  const positive = ['vocabSize', 'hiddenSize', 'intermediateSize', 'numLayers', 'numHeads', 'numKvHeads', 'headDim', 'maxPositions'] as const;
+  const positive = [
+    'vocabSize',
+    'hiddenSize',
+    'intermediateSize',
+    'numLayers',
+    'numHeads',
+    'numKvHeads',
+    'headDim',
+    'maxPositions',
+  ] as const;
   for (const key of positive) {
-    if (!Number.isInteger(c[key]) || c[key] <= 0) throw new Error(`Model config field "${key}" must be a positive integer, got ${c[key]}.`);
+    if (!Number.isInteger(c[key]) || c[key] <= 0)
+      throw new Error(`Model config field "${key}" must be a positive integer, got ${c[key]}.`);
   }
   if (c.numHeads % c.numKvHeads !== 0) {
-    throw new Error(`Model config: numHeads (${c.numHeads}) must be a multiple of numKvHeads (${c.numKvHeads}) for grouped-query attention.`);
+    throw new Error(
+      `Model config: numHeads (${c.numHeads}) must be a multiple of numKvHeads (${c.numKvHeads}) for grouped-query attention.`,
+    );
   }
   if (c.headDim % 2 !== 0) throw new Error(`Model config: headDim (${c.headDim}) must be even for rotary embeddings.`);
   return c;
@@ -129,23 +172,31 @@ export function fromHfConfig(json: HfConfigJson): ModelConfig {
   const family = type as ModelFamily;
   const need = (field: keyof HfConfigJson): number => {
     const v = json[field];
-    if (typeof v !== 'number') throw new Error(`config.json: field "${String(field)}" is missing or not a number (got ${JSON.stringify(v)}).`);
+    if (typeof v !== 'number')
+      throw new Error(`config.json: field "${String(field)}" is missing or not a number (got ${JSON.stringify(v)}).`);
     return v;
   };
   if (json.hidden_act && json.hidden_act !== 'silu') {
     throw new Error(`config.json: hidden_act "${json.hidden_act}" is not supported; expected "silu" (SwiGLU).`);
   }
-  if (json.use_sliding_window === true) throw new Error('config.json: use_sliding_window=true is not supported; expected false (full attention).');
+  if (json.use_sliding_window === true)
+    throw new Error('config.json: use_sliding_window=true is not supported; expected false (full attention).');
   const layerTypes = json.layer_types;
   if (Array.isArray(layerTypes) && layerTypes.some((t) => t !== 'full_attention')) {
-    throw new Error(`config.json: layer_types ${JSON.stringify([...new Set(layerTypes)])} is not supported; expected only "full_attention".`);
+    throw new Error(
+      `config.json: layer_types ${JSON.stringify([...new Set(layerTypes)])} is not supported; expected only "full_attention".`,
+    );
   }
-  if (json.pretraining_tp != null && json.pretraining_tp !== 1) throw new Error(`config.json: pretraining_tp ${JSON.stringify(json.pretraining_tp)} is not supported; expected 1.`);
+  if (json.pretraining_tp != null && json.pretraining_tp !== 1)
+    throw new Error(`config.json: pretraining_tp ${JSON.stringify(json.pretraining_tp)} is not supported; expected 1.`);
   // Qwen2 always biases q/k/v and never o_proj or the MLP; Llama and Qwen3 follow attention_bias for all four
   // attention projections, and Llama's mlp_bias biases the MLP.
   const attentionBias = family === 'qwen2' ? true : Boolean(json.attention_bias);
   const mlpBias = family === 'llama' ? Boolean(json.mlp_bias) : false;
-  if (family !== 'llama' && json.mlp_bias) throw new Error(`config.json: mlp_bias=true is not supported for ${family} (transformers ignores it there); expected false.`);
+  if (family !== 'llama' && json.mlp_bias)
+    throw new Error(
+      `config.json: mlp_bias=true is not supported for ${family} (transformers ignores it there); expected false.`,
+    );
   const hiddenSize = need('hidden_size');
   const numHeads = need('num_attention_heads');
   const rope = readRope(json);
@@ -172,13 +223,19 @@ export function fromHfConfig(json: HfConfigJson): ModelConfig {
 
 export function toHfConfig(c: ModelConfig, extra: Partial<HfConfigJson> = {}): HfConfigJson {
   if (c.family === 'qwen2' && (c.outputBias || c.mlpBias || !c.attentionBias)) {
-    throw new Error('toHfConfig: a qwen2 model has q/k/v biases and no o_proj or MLP bias; use family "llama" for other bias layouts.');
+    throw new Error(
+      'toHfConfig: a qwen2 model has q/k/v biases and no o_proj or MLP bias; use family "llama" for other bias layouts.',
+    );
   }
-  if (c.family !== 'llama' && c.mlpBias) throw new Error(`toHfConfig: mlp_bias exists only in family "llama", not "${c.family}".`);
+  if (c.family !== 'llama' && c.mlpBias)
+    throw new Error(`toHfConfig: mlp_bias exists only in family "llama", not "${c.family}".`);
   if (c.family !== 'qwen2' && c.attentionBias !== Boolean(c.outputBias)) {
-    throw new Error(`toHfConfig: ${c.family}'s attention_bias biases q/k/v and o_proj together; attentionBias and outputBias must agree.`);
+    throw new Error(
+      `toHfConfig: ${c.family}'s attention_bias biases q/k/v and o_proj together; attentionBias and outputBias must agree.`,
+    );
   }
-  if (Boolean(c.qkNorm) !== (c.family === 'qwen3')) throw new Error('toHfConfig: q/k norms are exactly what family "qwen3" has.');
+  if (Boolean(c.qkNorm) !== (c.family === 'qwen3'))
+    throw new Error('toHfConfig: q/k norms are exactly what family "qwen3" has.');
   const architecture = { llama: 'LlamaForCausalLM', qwen2: 'Qwen2ForCausalLM', qwen3: 'Qwen3ForCausalLM' }[c.family];
   return {
     architectures: [architecture],

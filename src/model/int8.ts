@@ -29,8 +29,13 @@ export interface Int8Weight {
 }
 
 /** Host-side quantization of a row-major [in, out] weight: int8 codes (packed four to an int32) and a scale per output column. */
-export function quantizeInt8Host(values: Float32Array, inDim: number, outDim: number): { words: Int32Array; scales: Float32Array } {
-  if (values.length !== inDim * outDim) throw new Error(`quantizeInt8: ${values.length} values for [${inDim}, ${outDim}]`);
+export function quantizeInt8Host(
+  values: Float32Array,
+  inDim: number,
+  outDim: number,
+): { words: Int32Array; scales: Float32Array } {
+  if (values.length !== inDim * outDim)
+    throw new Error(`quantizeInt8: ${values.length} values for [${inDim}, ${outDim}]`);
   const scales = new Float32Array(outDim);
   for (let i = 0; i < inDim; i++) {
     for (let o = 0; o < outDim; o++) scales[o] = Math.max(scales[o], Math.abs(values[i * outDim + o]));
@@ -49,7 +54,13 @@ export function quantizeInt8Host(values: Float32Array, inDim: number, outDim: nu
 }
 
 /** The float32 [in, out] values an int8 weight stands for (row-major), on the host. */
-export function dequantizeInt8Host(words: Int32Array, scales: Float32Array, inDim: number, outDim: number, transpose = false): Float32Array {
+export function dequantizeInt8Host(
+  words: Int32Array,
+  scales: Float32Array,
+  inDim: number,
+  outDim: number,
+  transpose = false,
+): Float32Array {
   const out = new Float32Array(inDim * outDim);
   const codes = new Int8Array(words.buffer, words.byteOffset, words.length * 4);
   const stride = wordsPerRow(outDim) * 4;
@@ -70,16 +81,27 @@ function wordsPerRow(outDim: number): number {
 /** An int8 weight on the current backend from a row-major float32 [in, out] array. */
 export function int8Weight(values: Float32Array, inDim: number, outDim: number): Int8Weight {
   const { words, scales } = quantizeInt8Host(values, inDim, outDim);
-  return { packed: tf.tensor2d(words, [inDim, wordsPerRow(outDim)], 'int32'), scales: tf.tensor1d(scales), shape: [inDim, outDim] };
+  return {
+    packed: tf.tensor2d(words, [inDim, wordsPerRow(outDim)], 'int32'),
+    scales: tf.tensor1d(scales),
+    shape: [inDim, outDim],
+  };
 }
 
 /** Its float32 values, row-major [in, out] (getWeights, exports). */
 export async function int8Values(w: Int8Weight): Promise<Float32Array> {
-  return dequantizeInt8Host((await w.packed.data()) as Int32Array, (await w.scales.data()) as Float32Array, w.shape[0], w.shape[1]);
+  return dequantizeInt8Host(
+    (await w.packed.data()) as Int32Array,
+    (await w.scales.data()) as Float32Array,
+    w.shape[0],
+    w.shape[1],
+  );
 }
 
 function widen(w: Int8Weight, transpose: boolean): tf.Tensor2D {
-  return tf.engine().runKernel(INT8_WIDEN_KERNEL, { q: w.packed, scales: w.scales }, { outDim: w.shape[1], transpose }) as tf.Tensor2D;
+  return tf
+    .engine()
+    .runKernel(INT8_WIDEN_KERNEL, { q: w.packed, scales: w.scales }, { outDim: w.shape[1], transpose }) as tf.Tensor2D;
 }
 
 /**
@@ -87,7 +109,8 @@ function widen(w: Int8Weight, transpose: boolean): tf.Tensor2D {
  * the forward pass and again (transposed) for the input gradient; W is frozen, so it gets no gradient.
  */
 export function int8MatMul(x: tf.Tensor, w: Int8Weight): tf.Tensor {
-  if (x.shape[x.rank - 1] !== w.shape[0]) throw new Error(`int8MatMul: [${x.shape}] · [${w.shape}]: inner sizes differ`);
+  if (x.shape[x.rank - 1] !== w.shape[0])
+    throw new Error(`int8MatMul: [${x.shape}] · [${w.shape}]: inner sizes differ`);
   const op = tf.customGrad(((input: tf.Tensor) => ({
     value: mm(input, widen(w, false)), // [..., out]; customGrad's forward runs in a tidy, which frees the widening
     gradFunc: (dy: tf.Tensor) => tf.tidy(() => mm(dy, widen(w, true))), // [..., in]
@@ -96,7 +119,14 @@ export function int8MatMul(x: tf.Tensor, w: Int8Weight): tf.Tensor {
 }
 
 /** The widening loop: codes (int8 view of the words), scales → out, row-major [in, out] or [out, in]. */
-function widenLoop(codes: Int8Array, scales: Float32Array, out: Float32Array, inDim: number, outDim: number, transpose: boolean): void {
+function widenLoop(
+  codes: Int8Array,
+  scales: Float32Array,
+  out: Float32Array,
+  inDim: number,
+  outDim: number,
+  transpose: boolean,
+): void {
   const stride = wordsPerRow(outDim) * 4;
   for (let i = 0; i < inDim; i++) {
     const row = i * stride;
@@ -126,7 +156,14 @@ function registerInt8Kernels(): void {
       const output = heap.makeOutput(transpose ? [outDim, inDim] : [inDim, outDim], 'float32');
       // Views after the output's allocation, which can grow the heap and detach older ones.
       const words = heap.typedArrayFromHeap(q) as unknown as Int32Array;
-      widenLoop(new Int8Array(words.buffer, words.byteOffset, words.length * 4), heap.typedArrayFromHeap(scales), heap.typedArrayFromHeap(output), inDim, outDim, transpose);
+      widenLoop(
+        new Int8Array(words.buffer, words.byteOffset, words.length * 4),
+        heap.typedArrayFromHeap(scales),
+        heap.typedArrayFromHeap(output),
+        inDim,
+        outDim,
+        transpose,
+      );
       return output;
     },
   });
@@ -134,12 +171,22 @@ function registerInt8Kernels(): void {
     kernelName: INT8_WIDEN_KERNEL,
     backendName: 'cpu',
     kernelFunc: ({ inputs, backend, attrs }) => {
-      const cpu = backend as unknown as { data: { get(id: object): { values: unknown } }; makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): tf.TensorInfo };
+      const cpu = backend as unknown as {
+        data: { get(id: object): { values: unknown } };
+        makeTensorInfo(shape: number[], dtype: 'float32', values: Float32Array): tf.TensorInfo;
+      };
       const { q, scales } = inputs as { q: tf.TensorInfo; scales: tf.TensorInfo };
       const [inDim, outDim, transpose] = outputShape(q, attrs);
       const words = cpu.data.get(q.dataId).values as Int32Array;
       const out = new Float32Array(inDim * outDim);
-      widenLoop(new Int8Array(words.buffer, words.byteOffset, words.length * 4), cpu.data.get(scales.dataId).values as Float32Array, out, inDim, outDim, transpose);
+      widenLoop(
+        new Int8Array(words.buffer, words.byteOffset, words.length * 4),
+        cpu.data.get(scales.dataId).values as Float32Array,
+        out,
+        inDim,
+        outDim,
+        transpose,
+      );
       return cpu.makeTensorInfo(transpose ? [outDim, inDim] : [inDim, outDim], 'float32', out);
     },
   });

@@ -37,16 +37,26 @@ export interface TokenStats {
  * tokens [B, T] (right-padded; padding only affects positions after it) → per-token log-probs [B, T-1]
  * and entropies [B, T-1]. Differentiable with respect to `model.trainableVariables()`.
  */
-export function tokenStats(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): TokenStats {
+export function tokenStats(
+  model: TransformerModel,
+  tokens: tf.Tensor2D | number[][],
+  options: LogprobOptions = {},
+): TokenStats {
   const ids = Array.isArray(tokens) ? tf.tensor2d(tokens, undefined, 'int32') : tokens;
   const [B, T] = ids.shape;
-  const { logits } = model.forward(ids, { useLora: options.useLora, dropoutSeed: options.dropoutSeed, prefix: options.prefix }); // [B, T, V]
+  const { logits } = model.forward(ids, {
+    useLora: options.useLora,
+    dropoutSeed: options.dropoutSeed,
+    prefix: options.prefix,
+  }); // [B, T, V]
   const targets = ids.slice([0, 1], [B, T - 1]).toInt() as tf.Tensor2D;
   const temperature = scoringTemperature(options.temperature);
   if (!hasFusedKernel(TOKEN_STATS_KERNEL)) return statsOfLogits(logits, targets, temperature);
   const active = options.active ?? tf.onesLike(targets).toFloat();
   const stats = tf.engine().runKernel(TOKEN_STATS_KERNEL, { logits, targets, active }, { temperature }) as tf.Tensor3D; // [3, B, T-1]
-  const [logprobs, entropy] = [0, 1].map((plane) => stats.slice([plane, 0, 0], [1, B, T - 1]).reshape([B, T - 1]) as tf.Tensor2D);
+  const [logprobs, entropy] = [0, 1].map(
+    (plane) => stats.slice([plane, 0, 0], [1, B, T - 1]).reshape([B, T - 1]) as tf.Tensor2D,
+  );
   return { logprobs, entropy };
 }
 
@@ -82,13 +92,21 @@ function statsOfLogits(logits: tf.Tensor3D, targets: tf.Tensor2D, temperature: n
         const [dLogprob, dEntropy] = tf.tidy(() => tf.unstack(dy).map((d) => d.expandDims(-1))); // [B, T-1, 1] each
         const lg = logSoftmaxOf(savedZ, temperature);
         const p = tf.exp(lg);
-        const entropyTerm = tf.tidy(() => tf.mul(tf.mul(p, tf.add(lg, tf.neg(tf.sum(tf.mul(p, lg), -1, true)))), dEntropy)); // dH · p (l + H)
+        const entropyTerm = tf.tidy(() =>
+          tf.mul(tf.mul(p, tf.add(lg, tf.neg(tf.sum(tf.mul(p, lg), -1, true)))), dEntropy),
+        ); // dH · p (l + H)
         lg.dispose();
-        const logprobTerm = tf.tidy(() => tf.mul(tf.sub(tf.oneHot(savedTargets as tf.Tensor2D, V).toFloat(), p), dLogprob)); // dlogp · (onehot − p)
+        const logprobTerm = tf.tidy(() =>
+          tf.mul(tf.sub(tf.oneHot(savedTargets as tf.Tensor2D, V).toFloat(), p), dLogprob),
+        ); // dlogp · (onehot − p)
         p.dispose();
         const ds = tf.tidy(() => {
           const d = tf.sub(logprobTerm, entropyTerm);
-          return tf.pad(temperature === 1 ? d : tf.div(d, temperature), [[0, 0], [0, 1], [0, 0]]); // [B, T, V]
+          return tf.pad(temperature === 1 ? d : tf.div(d, temperature), [
+            [0, 0],
+            [0, 1],
+            [0, 0],
+          ]); // [B, T, V]
         });
         tf.dispose([logprobTerm, entropyTerm, dLogprob, dEntropy]);
         return ds;
@@ -100,14 +118,23 @@ function statsOfLogits(logits: tf.Tensor3D, targets: tf.Tensor2D, temperature: n
 }
 
 /** tokens [B, T] → log-probs of tokens[:, 1:] — [B, T-1]. Use inside tf.variableGrads. */
-function tokenLogprobs(model: TransformerModel, tokens: tf.Tensor2D | number[][], options: LogprobOptions = {}): tf.Tensor2D {
+function tokenLogprobs(
+  model: TransformerModel,
+  tokens: tf.Tensor2D | number[][],
+  options: LogprobOptions = {},
+): tf.Tensor2D {
   const { logprobs, entropy } = tokenStats(model, tokens, options);
   entropy.dispose();
   return logprobs;
 }
 
 /** Mean next-token cross-entropy over positions where mask is 1 (mask [B, T-1], default all). */
-export function crossEntropyLoss(model: TransformerModel, tokens: tf.Tensor2D | number[][], mask?: tf.Tensor2D, options: LogprobOptions = {}): tf.Scalar {
+export function crossEntropyLoss(
+  model: TransformerModel,
+  tokens: tf.Tensor2D | number[][],
+  mask?: tf.Tensor2D,
+  options: LogprobOptions = {},
+): tf.Scalar {
   const logprobs = tokenLogprobs(model, tokens, options); // [B, T-1]
   if (!mask) return tf.neg(tf.mean(logprobs)) as tf.Scalar;
   return tf.neg(tf.div(tf.sum(tf.mul(logprobs, mask)), tf.maximum(tf.sum(mask), 1))) as tf.Scalar;

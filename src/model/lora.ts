@@ -30,7 +30,8 @@ export function parseLayerRange(spec: string | null | undefined, numLayers: numb
   if (spec == null || spec.trim() === '') return out;
   for (const part of spec.split(',')) {
     const m = /^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$/.exec(part);
-    if (!m) throw new Error(`freeze_layers: "${spec}" is not a layer range; write it like "0-8" or "0-3,6" (inclusive).`);
+    if (!m)
+      throw new Error(`freeze_layers: "${spec}" is not a layer range; write it like "0-8" or "0-3,6" (inclusive).`);
     const from = Number(m[1]);
     const to = m[2] === undefined ? from : Number(m[2]);
     if (to < from || to >= numLayers) {
@@ -53,8 +54,10 @@ function checkTargets(targets: string[]): TargetModule[] {
 /** Freezes the base model and adds fresh adapters on the target modules of the non-frozen layers. */
 export function attachLora(model: TransformerModel, config: LoraConfig): void {
   if (model.lora) throw new Error('The model already has LoRA adapters: merge or detach them first.');
-  if (!Number.isInteger(config.r) || config.r <= 0) throw new Error(`LoRA r must be a positive integer, got ${config.r}.`);
-  if (!(config.dropout >= 0 && config.dropout < 1)) throw new Error(`LoRA dropout must be in [0, 1), got ${config.dropout}.`);
+  if (!Number.isInteger(config.r) || config.r <= 0)
+    throw new Error(`LoRA r must be a positive integer, got ${config.r}.`);
+  if (!(config.dropout >= 0 && config.dropout < 1))
+    throw new Error(`LoRA dropout must be in [0, 1), got ${config.dropout}.`);
   const targets = checkTargets(config.targetModules);
   model.frozenLayers = parseLayerRange(config.freezeLayers, model.config.numLayers);
   const layers = model.layers.map((_, i) => i).filter((i) => !model.frozenLayers.has(i));
@@ -63,9 +66,16 @@ export function attachLora(model: TransformerModel, config: LoraConfig): void {
     for (const m of targets) {
       const linear = model.layers[i][m];
       const [inDim, outDim] = linear.weight ? (linear.weight.shape as number[]) : (linear.half ?? linear.int8)!.shape;
-      const a = uniformArray(createRng(deriveSeed(seed, i, TARGET_MODULES.indexOf(m))), inDim * config.r, 1 / Math.sqrt(inDim));
+      const a = uniformArray(
+        createRng(deriveSeed(seed, i, TARGET_MODULES.indexOf(m))),
+        inDim * config.r,
+        1 / Math.sqrt(inDim),
+      );
       // tidy frees the initial tensors; the variables keep the data (dispose() then frees everything).
-      linear.lora = tf.tidy(() => ({ A: tf.variable(tf.tensor2d(a, [inDim, config.r])), B: tf.variable(tf.zeros([config.r, outDim])) }));
+      linear.lora = tf.tidy(() => ({
+        A: tf.variable(tf.tensor2d(a, [inDim, config.r])),
+        B: tf.variable(tf.zeros([config.r, outDim])),
+      }));
     }
   }
   model.lora = { r: config.r, alpha: config.alpha, dropout: config.dropout, targetModules: targets, layers };
@@ -92,9 +102,15 @@ export async function exportLora(model: TransformerModel): Promise<HostTensors> 
     for (const m of TARGET_MODULES) {
       const l = layer[m];
       if (!l.lora) continue;
-      for (const [which, v] of [['lora_A', l.lora.A], ['lora_B', l.lora.B]] as const) {
+      for (const [which, v] of [
+        ['lora_A', l.lora.A],
+        ['lora_B', l.lora.B],
+      ] as const) {
         const t = tf.tidy(() => v.transpose());
-        out.set(`${PEFT_PREFIX}${l.name}.${which}.weight`, { shape: t.shape.slice(), data: new Float32Array(await t.data()) });
+        out.set(`${PEFT_PREFIX}${l.name}.${which}.weight`, {
+          shape: t.shape.slice(),
+          data: new Float32Array(await t.data()),
+        });
         t.dispose();
       }
     }
@@ -110,13 +126,19 @@ export function importLora(model: TransformerModel, tensors: HostTensors): void 
     for (const m of TARGET_MODULES) {
       const l = layer[m];
       if (!l.lora) continue;
-      for (const [which, v] of [['lora_A', l.lora.A], ['lora_B', l.lora.B]] as const) {
+      for (const [which, v] of [
+        ['lora_A', l.lora.A],
+        ['lora_B', l.lora.B],
+      ] as const) {
         const key = `${PEFT_PREFIX}${l.name}.${which}.weight`;
         const expected = [v.shape[1], v.shape[0]];
         const entry = tensors.get(key);
-        if (!entry) throw new Error(`LoRA adapter: tensor "${key}" is missing (expected shape [${expected.join(', ')}]).`);
+        if (!entry)
+          throw new Error(`LoRA adapter: tensor "${key}" is missing (expected shape [${expected.join(', ')}]).`);
         if (entry.shape.length !== 2 || entry.shape[0] !== expected[0] || entry.shape[1] !== expected[1]) {
-          throw new Error(`LoRA adapter: tensor "${key}" has shape [${entry.shape.join(', ')}], expected [${expected.join(', ')}].`);
+          throw new Error(
+            `LoRA adapter: tensor "${key}" has shape [${entry.shape.join(', ')}], expected [${expected.join(', ')}].`,
+          );
         }
         tf.tidy(() => v.assign(tf.tensor2d(entry.data, entry.shape as [number, number]).transpose()));
         used.add(key);
@@ -125,7 +147,9 @@ export function importLora(model: TransformerModel, tensors: HostTensors): void 
   }
   const extra = [...tensors.keys()].filter((k) => !used.has(k));
   if (extra.length > 0) {
-    throw new Error(`LoRA adapter: ${extra.length} tensor(s) match no adapter of this model, e.g. "${extra[0]}" (check r, target_modules and frozen layers).`);
+    throw new Error(
+      `LoRA adapter: ${extra.length} tensor(s) match no adapter of this model, e.g. "${extra[0]}" (check r, target_modules and frozen layers).`,
+    );
   }
 }
 

@@ -126,7 +126,16 @@ export function estimateMemory(config: ModelConfig, opts: EstimateOptions = {}):
   const recompute = opts.recompute ?? true;
   // Loading: the file, its float32 decode on the host and the tensors (an int8 load quantizes a tensor at a time, hub/hf.ts).
   const loadPeakBytes = fileBytes + (int8 ? parameters * 4 + weightBytes : 2 * weightBytes);
-  return { parameters, weightBytes, loadPeakBytes, trainPeakBytes: recompute ? recomputed : plain, trainPeakPlainBytes: plain, decodeCopyBytes, trainTokens: tokens, recompute };
+  return {
+    parameters,
+    weightBytes,
+    loadPeakBytes,
+    trainPeakBytes: recompute ? recomputed : plain,
+    trainPeakPlainBytes: plain,
+    decodeCopyBytes,
+    trainTokens: tokens,
+    recompute,
+  };
 }
 
 /** Whether a training step of `batch` × `sequence` tokens needs recomputation to fit (the 'auto' setting): its plain estimate exceeds AUTO_RECOMPUTE_ABOVE_BYTES. */

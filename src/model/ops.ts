@@ -9,7 +9,19 @@
  */
 import * as tf from '@tensorflow/tfjs';
 import { wasmAttentionFits } from '../kernels/wasm-attention.ts';
-import { ATTENTION_KERNEL, CAUSAL_ATTENTION_DX_KERNEL, CAUSAL_ATTENTION_KERNEL, HALF_MATMUL_KERNEL, hasFusedKernel, MASKED_SOFTMAX_KERNEL, RMS_NORM_KERNEL, ROPE_KERNEL, SOFTMAX_KERNEL, SUM_SQUARES_KERNEL, SWIGLU_KERNEL } from '../kernels/fused.ts';
+import {
+  ATTENTION_KERNEL,
+  CAUSAL_ATTENTION_DX_KERNEL,
+  CAUSAL_ATTENTION_KERNEL,
+  HALF_MATMUL_KERNEL,
+  hasFusedKernel,
+  MASKED_SOFTMAX_KERNEL,
+  RMS_NORM_KERNEL,
+  ROPE_KERNEL,
+  SOFTMAX_KERNEL,
+  SUM_SQUARES_KERNEL,
+  SWIGLU_KERNEL,
+} from '../kernels/fused.ts';
 import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../kernels/wasm-matmul.ts';
 
 /**
@@ -19,7 +31,8 @@ import { BATCH_MATMUL_KERNEL, MATMUL_KERNEL, product } from '../kernels/wasm-mat
  */
 export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   const [k, n] = b.shape as [number, number];
-  if (b.rank !== 2 || a.shape[a.rank - 1] !== k) throw new Error(`mm multiplies [..., k] by [k, n]; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
+  if (b.rank !== 2 || a.shape[a.rank - 1] !== k)
+    throw new Error(`mm multiplies [..., k] by [k, n]; got shapes [${a.shape}] and [${b.shape}] (bmm takes batches).`);
   if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b);
   if (a.rank === 2) return tf.matMul(a, b);
   return tf.matMul(a.reshape([-1, k]), b).reshape([...a.shape.slice(0, -1), n]);
@@ -32,7 +45,8 @@ export function mm(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
  */
 export function mmT(a: tf.Tensor, b: tf.Tensor): tf.Tensor {
   const [n, k] = b.shape as [number, number];
-  if (b.rank !== 2 || a.shape[a.rank - 1] !== k) throw new Error(`mmT multiplies [..., k] by [n, k]ᵀ; got shapes [${a.shape}] and [${b.shape}]`);
+  if (b.rank !== 2 || a.shape[a.rank - 1] !== k)
+    throw new Error(`mmT multiplies [..., k] by [n, k]ᵀ; got shapes [${a.shape}] and [${b.shape}]`);
   if (hasFusedKernel(MATMUL_KERNEL)) return product(MATMUL_KERNEL, a, b, { transposeB: true });
   return tf.matMul(a.reshape([-1, k]), b, false, true).reshape([...a.shape.slice(0, -1), n]);
 }
@@ -51,7 +65,14 @@ function mmTA(a: tf.Tensor, b: tf.Tensor): tf.Tensor2D {
  * its gradient reads x, x·A and the weights. The forward's arithmetic, order included, is the unfused one's
  * (the decoding kernel's too), so log-probabilities do not move.
  */
-export function loraLinear(x: tf.Tensor, w: tf.Tensor2D, bias: tf.Tensor | null, a: tf.Tensor2D, b: tf.Tensor2D, scale: number): tf.Tensor {
+export function loraLinear(
+  x: tf.Tensor,
+  w: tf.Tensor2D,
+  bias: tf.Tensor | null,
+  a: tf.Tensor2D,
+  b: tf.Tensor2D,
+  scale: number,
+): tf.Tensor {
   const op = tf.customGrad(((input: tf.Tensor, loraA: tf.Tensor2D, loraB: tf.Tensor2D, save: tf.GradSaveFunc) => {
     const xa = mm(input, loraA); // [..., r]
     save([input, xa]);
@@ -68,10 +89,15 @@ export function loraLinear(x: tf.Tensor, w: tf.Tensor2D, bias: tf.Tensor | null,
 }
 
 /** x [..., k] · W for a half-precision weight W [k, n] (transformer.ts's HalfWeight) on a backend with the kernel. */
-export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: string; shape: [number, number] }): tf.Tensor {
+export function halfMatMul(
+  x: tf.Tensor,
+  w: { packed: tf.Tensor2D; format: string; shape: [number, number] },
+): tf.Tensor {
   const [k, n] = w.shape;
   if (x.shape[x.rank - 1] !== k) throw new Error(`halfMatMul: [${x.shape}] · [${k}, ${n}]: inner sizes differ`);
-  return tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: x, w: w.packed }, { format: w.format, transposeW: false }) as tf.Tensor;
+  return tf
+    .engine()
+    .runKernel(HALF_MATMUL_KERNEL, { a: x, w: w.packed }, { format: w.format, transposeW: false }) as tf.Tensor;
 }
 
 /**
@@ -80,7 +106,9 @@ export function halfMatMul(x: tf.Tensor, w: { packed: tf.Tensor2D; format: strin
  * transposed tensor every decoding step).
  */
 export function bmm(a: tf.Tensor, b: tf.Tensor, transposeB = false): tf.Tensor {
-  return hasFusedKernel(BATCH_MATMUL_KERNEL) ? product(BATCH_MATMUL_KERNEL, a, b, { transposeB }) : tf.matMul(a, b, false, transposeB);
+  return hasFusedKernel(BATCH_MATMUL_KERNEL)
+    ? product(BATCH_MATMUL_KERNEL, a, b, { transposeB })
+    : tf.matMul(a, b, false, transposeB);
 }
 
 /** Row lookup: ids [N] in table [V, C] → [N, C]. One-hot matmul when the table trains, gather otherwise. */
@@ -92,7 +120,8 @@ export function embed(table: tf.Tensor2D, ids: tf.Tensor1D, differentiable: bool
 
 /** RMSNorm: x / sqrt(mean(x²) + eps) · weight, over the last axis. */
 export function rmsNorm(x: tf.Tensor, weight: tf.Tensor1D, eps: number): tf.Tensor {
-  if (hasFusedKernel(RMS_NORM_KERNEL)) return tf.engine().runKernel(RMS_NORM_KERNEL, { x, weight }, { eps }) as tf.Tensor;
+  if (hasFusedKernel(RMS_NORM_KERNEL))
+    return tf.engine().runKernel(RMS_NORM_KERNEL, { x, weight }, { eps }) as tf.Tensor;
   const meanSquare = tf.mean(tf.square(x), -1, true); // [..., 1]
   return tf.mul(tf.mul(x, tf.rsqrt(tf.add(meanSquare, eps))), weight); // [..., C]
 }
@@ -106,7 +135,14 @@ const FUSED_ATTENTION_MAX_KEYS = 2048;
  * null otherwise, and the caller runs the products and softmax.
  * q [B, G, R, D] with row r of a group at position r mod `positions`; k, v [B, G, Tk, D].
  */
-export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, positions: number): tf.Tensor | null {
+export function fusedAttention(
+  q: tf.Tensor,
+  k: tf.Tensor,
+  v: tf.Tensor,
+  bias: tf.Tensor | null,
+  scale: number,
+  positions: number,
+): tf.Tensor | null {
   if (k.shape[2]! > FUSED_ATTENTION_MAX_KEYS || !hasFusedKernel(ATTENTION_KERNEL)) return null;
   if (tf.getBackend() === 'wasm' && !wasmAttentionFits(k.shape[2]!, q.shape[3]!)) return null;
   const inputs: tf.NamedTensorMap = bias ? { q, k, v, bias } : { q, k, v };
@@ -119,16 +155,38 @@ export function fusedAttention(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: t
  * backend has them (wasm, keys and heads in whole vectors of 4: kernels/wasm-attention-train.ts); null otherwise,
  * and the caller runs the products and softmax. q [B, G, R, D] with row r of a group at position r mod T.
  */
-export function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, bias: tf.Tensor, scale: number, positions: number): tf.Tensor4D | null {
-  if (!hasFusedKernel(CAUSAL_ATTENTION_KERNEL) || k.shape[2] !== positions || !wasmAttentionFits(positions, q.shape[3])) return null;
+export function causalAttention(
+  q: tf.Tensor4D,
+  k: tf.Tensor4D,
+  v: tf.Tensor4D,
+  bias: tf.Tensor,
+  scale: number,
+  positions: number,
+): tf.Tensor4D | null {
+  if (!hasFusedKernel(CAUSAL_ATTENTION_KERNEL) || k.shape[2] !== positions || !wasmAttentionFits(positions, q.shape[3]))
+    return null;
   const attrs = { scale, positions };
-  const op = tf.customGrad(((qIn: tf.Tensor, kIn: tf.Tensor, vIn: tf.Tensor, mask: tf.Tensor, save: tf.GradSaveFunc) => {
-    const [out, probabilities] = tf.engine().runKernel(CAUSAL_ATTENTION_KERNEL, { q: qIn, k: kIn, v: vIn, bias: mask }, attrs) as tf.Tensor[];
+  const op = tf.customGrad(((
+    qIn: tf.Tensor,
+    kIn: tf.Tensor,
+    vIn: tf.Tensor,
+    mask: tf.Tensor,
+    save: tf.GradSaveFunc,
+  ) => {
+    const [out, probabilities] = tf
+      .engine()
+      .runKernel(CAUSAL_ATTENTION_KERNEL, { q: qIn, k: kIn, v: vIn, bias: mask }, attrs) as tf.Tensor[];
     save([qIn, kIn, vIn, mask, probabilities]);
     return {
       value: out,
       gradFunc: (dy: tf.Tensor, [sq, sk, sv, sMask, sP]: tf.Tensor[]) => {
-        const grads = tf.engine().runKernel(CAUSAL_ATTENTION_DX_KERNEL, { dy, q: sq, k: sk, v: sv, bias: sMask, probabilities: sP }, attrs) as tf.Tensor[];
+        const grads = tf
+          .engine()
+          .runKernel(
+            CAUSAL_ATTENTION_DX_KERNEL,
+            { dy, q: sq, k: sk, v: sv, bias: sMask, probabilities: sP },
+            attrs,
+          ) as tf.Tensor[];
         return [...grads, tf.zerosLike(sMask)]; // a mask is a constant: nothing trains through it
       },
     };
@@ -143,7 +201,10 @@ export function causalAttention(q: tf.Tensor4D, k: tf.Tensor4D, v: tf.Tensor4D, 
  * silently wrong).
  */
 export function sumOfSquares(tensors: tf.Tensor[]): tf.Scalar {
-  if (hasFusedKernel(SUM_SQUARES_KERNEL)) return tf.engine().runKernel(SUM_SQUARES_KERNEL, Object.fromEntries(tensors.map((t, i) => [`x${i}`, t]))) as tf.Scalar;
+  if (hasFusedKernel(SUM_SQUARES_KERNEL))
+    return tf
+      .engine()
+      .runKernel(SUM_SQUARES_KERNEL, Object.fromEntries(tensors.map((t, i) => [`x${i}`, t]))) as tf.Scalar;
   return tensors.map((t) => tf.sum(tf.square(t))).reduce((a, b) => tf.add(a, b)) as tf.Scalar;
 }
 
@@ -154,15 +215,20 @@ export function sumOfSquares(tensors: tf.Tensor[]): tf.Scalar {
  * softmax.
  */
 export function maskedSoftmax(scores: tf.Tensor4D, bias: tf.Tensor, scale: number): tf.Tensor4D {
-  if (hasFusedKernel(MASKED_SOFTMAX_KERNEL) && scores.shape[3] % 4 === 0) return tf.engine().runKernel(MASKED_SOFTMAX_KERNEL, { scores, bias }, { scale }) as tf.Tensor4D;
+  if (hasFusedKernel(MASKED_SOFTMAX_KERNEL) && scores.shape[3] % 4 === 0)
+    return tf.engine().runKernel(MASKED_SOFTMAX_KERNEL, { scores, bias }, { scale }) as tf.Tensor4D;
   const [B, G, R, Tk] = scores.shape;
   const T = bias.shape[bias.shape.length - 2];
-  return softmax(tf.add(tf.mul(scores, scale).reshape([B, G, R / T, T, Tk]), bias).reshape([B, G, R, Tk])) as tf.Tensor4D;
+  return softmax(
+    tf.add(tf.mul(scores, scale).reshape([B, G, R / T, T, Tk]), bias).reshape([B, G, R, Tk]),
+  ) as tf.Tensor4D;
 }
 
 /** Softmax over the last axis (attention's probabilities), with a fused gradient where the backend has one. */
 export function softmax(x: tf.Tensor): tf.Tensor {
-  return hasFusedKernel(SOFTMAX_KERNEL) ? (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: x }, {}) as tf.Tensor) : tf.softmax(x);
+  return hasFusedKernel(SOFTMAX_KERNEL)
+    ? (tf.engine().runKernel(SOFTMAX_KERNEL, { logits: x }, {}) as tf.Tensor)
+    : tf.softmax(x);
 }
 
 /**
@@ -178,9 +244,14 @@ export function swiglu(gate: tf.Tensor, up: tf.Tensor): tf.Tensor {
 }
 
 /** Rotary tables as in HF Llama: cos/sin of pos · invFreq[i] (rope.ts), the D/2 frequencies repeated twice. [P, D] each. */
-export function ropeTables(maxPositions: number, headDim: number, invFreq: Float64Array): { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D } {
+export function ropeTables(
+  maxPositions: number,
+  headDim: number,
+  invFreq: Float64Array,
+): { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D } {
   const half = headDim / 2;
-  if (invFreq.length !== half) throw new Error(`ropeTables: ${invFreq.length} inverse frequencies for head_dim ${headDim}; expected ${half}.`);
+  if (invFreq.length !== half)
+    throw new Error(`ropeTables: ${invFreq.length} inverse frequencies for head_dim ${headDim}; expected ${half}.`);
   const cos = new Float32Array(maxPositions * headDim);
   const sin = new Float32Array(maxPositions * headDim);
   for (let p = 0; p < maxPositions; p++) {

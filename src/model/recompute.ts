@@ -32,7 +32,16 @@ function nestedGradients(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf
   const engine = tf.engine() as unknown as EngineTapeState;
   const outer = engine.state.activeTape;
   try {
-    const { value, grads } = (engine as unknown as { gradients: (f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor, allowNoGradients: boolean) => { value: tf.Tensor; grads: (tf.Tensor | undefined)[] } }).gradients(f, xs, dy, true);
+    const { value, grads } = (
+      engine as unknown as {
+        gradients: (
+          f: () => tf.Tensor,
+          xs: tf.Tensor[],
+          dy: tf.Tensor,
+          allowNoGradients: boolean,
+        ) => { value: tf.Tensor; grads: (tf.Tensor | undefined)[] };
+      }
+    ).gradients(f, xs, dy, true);
     value.dispose();
     // An input the block does not reach (none in practice) gets a zero gradient rather than none.
     return grads.map((g, k) => g ?? tf.zerosLike(xs[k]));
@@ -50,7 +59,10 @@ function nestedGradients(f: () => tf.Tensor, xs: tf.Tensor[], dy: tf.Tensor): tf
  * each tensor's gradient is summed in the order the plain backward pass sums it.
  */
 export function recomputed(
-  fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) => tf.Tensor, inputs: tf.Tensor[], aux: (tf.Tensor | null)[], params: tf.Variable[],
+  fn: (inputs: tf.Tensor[], aux: (tf.Tensor | null)[]) => tf.Tensor,
+  inputs: tf.Tensor[],
+  aux: (tf.Tensor | null)[],
+  params: tf.Variable[],
 ): tf.Tensor {
   const present = aux.filter((t): t is tf.Tensor => t !== null);
   const unpack = (saved: tf.Tensor[]) => {
@@ -75,7 +87,10 @@ export function recomputed(
 
 /** `block(x, aux)`, one transformer block, with its activations recomputed in the backward pass (see `recomputed`). */
 export function recomputedBlock(
-  block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D, x: tf.Tensor3D, aux: (tf.Tensor | null)[], params: tf.Variable[],
+  block: (x: tf.Tensor3D, aux: (tf.Tensor | null)[]) => tf.Tensor3D,
+  x: tf.Tensor3D,
+  aux: (tf.Tensor | null)[],
+  params: tf.Variable[],
 ): tf.Tensor3D {
   return recomputed(([input], saved) => block(input as tf.Tensor3D, saved), [x], aux, params) as tf.Tensor3D;
 }

@@ -22,41 +22,73 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const KNOWN: Record<string, string[]> = {
   default: ['rope_type', 'type', 'rope_theta'],
   linear: ['rope_type', 'type', 'rope_theta', 'factor'],
-  llama3: ['rope_type', 'type', 'rope_theta', 'factor', 'low_freq_factor', 'high_freq_factor', 'original_max_position_embeddings'],
+  llama3: [
+    'rope_type',
+    'type',
+    'rope_theta',
+    'factor',
+    'low_freq_factor',
+    'high_freq_factor',
+    'original_max_position_embeddings',
+  ],
 };
 
 export function readRope(json: Record<string, unknown>): RopeSettings {
   const params = json.rope_parameters;
   const scaling = json.rope_scaling;
-  if (params != null && !isRecord(params)) throw new Error(`config.json: rope_parameters ${JSON.stringify(params)} must be an object like {"rope_type": "default", "rope_theta": 10000}.`);
-  if (scaling != null && !isRecord(scaling)) throw new Error(`config.json: rope_scaling ${JSON.stringify(scaling)} must be null or an object with "rope_type".`);
+  if (params != null && !isRecord(params))
+    throw new Error(
+      `config.json: rope_parameters ${JSON.stringify(params)} must be an object like {"rope_type": "default", "rope_theta": 10000}.`,
+    );
+  if (scaling != null && !isRecord(scaling))
+    throw new Error(`config.json: rope_scaling ${JSON.stringify(scaling)} must be null or an object with "rope_type".`);
   if (isRecord(params) && Object.values(params).every(isRecord)) {
-    throw new Error(`config.json: per-layer-type rope_parameters (${Object.keys(params).join(', ')}) are not supported; expected one {"rope_type", "rope_theta", …} object.`);
+    throw new Error(
+      `config.json: per-layer-type rope_parameters (${Object.keys(params).join(', ')}) are not supported; expected one {"rope_type", "rope_theta", …} object.`,
+    );
   }
   // transformers 5 writes everything into rope_parameters; an older file may still carry rope_scaling beside it.
   const merged: Record<string, unknown> = { ...(scaling ?? {}), ...(params ?? {}) };
   const theta = merged.rope_theta ?? json.rope_theta ?? 10000;
-  if (typeof theta !== 'number' || !(theta > 0)) throw new Error(`config.json: rope_theta ${JSON.stringify(theta)} must be a positive number.`);
+  if (typeof theta !== 'number' || !(theta > 0))
+    throw new Error(`config.json: rope_theta ${JSON.stringify(theta)} must be a positive number.`);
   const ropeType = merged.rope_type ?? merged.type ?? 'default';
   const field = params != null ? 'rope_parameters' : 'rope_scaling';
   if (typeof ropeType !== 'string' || !Object.hasOwn(KNOWN, ropeType)) {
-    throw new Error(`config.json: ${field} rope_type ${JSON.stringify(ropeType)} is not supported; expected one of ${Object.keys(KNOWN).join(', ')}.`);
+    throw new Error(
+      `config.json: ${field} rope_type ${JSON.stringify(ropeType)} is not supported; expected one of ${Object.keys(KNOWN).join(', ')}.`,
+    );
   }
   const unknown = Object.keys(merged).filter((k) => !KNOWN[ropeType].includes(k) && merged[k] != null);
-  if (unknown.length > 0) throw new Error(`config.json: ${field} field(s) ${unknown.join(', ')} are not supported for rope_type "${ropeType}".`);
+  if (unknown.length > 0)
+    throw new Error(
+      `config.json: ${field} field(s) ${unknown.join(', ')} are not supported for rope_type "${ropeType}".`,
+    );
   const num = (name: string): number => {
     const v = merged[name];
-    if (typeof v !== 'number' || !(v > 0)) throw new Error(`config.json: ${field} "${name}" must be a positive number for rope_type "${ropeType}" (got ${JSON.stringify(v)}).`);
+    if (typeof v !== 'number' || !(v > 0))
+      throw new Error(
+        `config.json: ${field} "${name}" must be a positive number for rope_type "${ropeType}" (got ${JSON.stringify(v)}).`,
+      );
     return v;
   };
   if (ropeType === 'default') return { theta, scaling: null };
   if (ropeType === 'linear') return { theta, scaling: { type: 'linear', factor: num('factor') } };
   const lowFreqFactor = num('low_freq_factor');
   const highFreqFactor = num('high_freq_factor');
-  if (highFreqFactor <= lowFreqFactor) throw new Error(`config.json: ${field} high_freq_factor (${highFreqFactor}) must be above low_freq_factor (${lowFreqFactor}).`);
+  if (highFreqFactor <= lowFreqFactor)
+    throw new Error(
+      `config.json: ${field} high_freq_factor (${highFreqFactor}) must be above low_freq_factor (${lowFreqFactor}).`,
+    );
   return {
     theta,
-    scaling: { type: 'llama3', factor: num('factor'), lowFreqFactor, highFreqFactor, originalMaxPositions: num('original_max_position_embeddings') },
+    scaling: {
+      type: 'llama3',
+      factor: num('factor'),
+      lowFreqFactor,
+      highFreqFactor,
+      originalMaxPositions: num('original_max_position_embeddings'),
+    },
   };
 }
 
@@ -65,13 +97,20 @@ export function ropeScalingJson(scaling: RopeScaling | undefined): Record<string
   if (!scaling) return null;
   if (scaling.type === 'linear') return { rope_type: 'linear', factor: scaling.factor };
   return {
-    rope_type: 'llama3', factor: scaling.factor, low_freq_factor: scaling.lowFreqFactor,
-    high_freq_factor: scaling.highFreqFactor, original_max_position_embeddings: scaling.originalMaxPositions,
+    rope_type: 'llama3',
+    factor: scaling.factor,
+    low_freq_factor: scaling.lowFreqFactor,
+    high_freq_factor: scaling.highFreqFactor,
+    original_max_position_embeddings: scaling.originalMaxPositions,
   };
 }
 
 /** The D/2 inverse frequencies θ^(-2i/D), scaled as HF's rope init functions do. Float64, like the reference. */
-export function ropeInverseFrequencies(headDim: number, theta: number, scaling: RopeScaling | null = null): Float64Array {
+export function ropeInverseFrequencies(
+  headDim: number,
+  theta: number,
+  scaling: RopeScaling | null = null,
+): Float64Array {
   const half = headDim / 2;
   const inv = new Float64Array(half);
   for (let i = 0; i < half; i++) inv[i] = 1 / Math.pow(theta, (2 * i) / headDim);

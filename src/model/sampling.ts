@@ -64,7 +64,11 @@ let weightScratch = new Float64Array(0);
  * reused (a row is sampled per token per episode, and at a 151,936-token vocabulary every pass counts),
  * into scratch kept between calls: allocating two arrays per row was most of a batch-16 step's sampling.
  */
-export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOptions, 'temperature' | 'topK' | 'topP'>, rng: Rng): { token: number; logprob: number } {
+export function sampleToken(
+  logits: ArrayLike<number>,
+  options: Pick<SamplingOptions, 'temperature' | 'topK' | 'topP'>,
+  rng: Rng,
+): { token: number; logprob: number } {
   const V = logits.length;
   if (scaledScratch.length < V) [scaledScratch, weightScratch] = [new Float64Array(V), new Float64Array(V)];
   const [scaled, weight] = [scaledScratch, weightScratch];
@@ -85,7 +89,8 @@ export function sampleToken(logits: ArrayLike<number>, options: Pick<SamplingOpt
   if (greedy) return logprobOf(best);
   const topK = options.topK ?? 0;
   const topP = options.topP ?? 1;
-  if ((topK > 0 && topK < V) || topP < 1) return drawFrom(filtered(scaled, V, logZ, topK, topP), weight, rng, logprobOf);
+  if ((topK > 0 && topK < V) || topP < 1)
+    return drawFrom(filtered(scaled, V, logZ, topK, topP), weight, rng, logprobOf);
   // No filter: every token is a candidate, in index order.
   let u = rng.next() * total;
   for (let i = 0; i < V; i++) {
@@ -124,7 +129,11 @@ function drawFrom<T>(candidates: number[], weight: Float64Array, rng: Rng, pick:
 const PAD_ALIGN = 8;
 
 /** Samples continuations of each prompt. Leaves no tensors behind. */
-export async function generate(model: TransformerModel, prompts: number[][], options: SamplingOptions): Promise<GenerateResult> {
+export async function generate(
+  model: TransformerModel,
+  prompts: number[][],
+  options: SamplingOptions,
+): Promise<GenerateResult> {
   const B = prompts.length;
   const V = model.config.vocabSize;
   if (B === 0) return { tokens: [], logprobs: [], finishReasons: [] };
@@ -138,7 +147,8 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
   const pad = options.padId ?? 0;
   const stops = new Set(options.stopTokens ?? []);
   const useCache = options.useCache ?? true;
-  if (options.rowSeeds && options.rowSeeds.length !== B) throw new Error(`generate: ${options.rowSeeds.length} rowSeeds for ${B} prompts.`);
+  if (options.rowSeeds && options.rowSeeds.length !== B)
+    throw new Error(`generate: ${options.rowSeeds.length} rowSeeds for ${B} prompts.`);
   const rngs = prompts.map((_, b) => createRng(options.rowSeeds ? options.rowSeeds[b] : deriveSeed(options.seed, b)));
 
   // Left-padded rows, their key validity and positions; grown by one column per step.
@@ -167,7 +177,10 @@ export async function generate(model: TransformerModel, prompts: number[][], opt
       const batchRows = prefillShared ? distinct : active;
       const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]) };
       if (cache) cache.reserve = L + maxNew; // the most positions this call writes: the cache grows once
-      const out = step === 0 && cache ? prefill(model, inputs, options.prefillScoreFloats ?? defaultPrefillScoreFloats(), options.useLora) : forwardStep(model, inputs, cache, options.useLora);
+      const out =
+        step === 0 && cache
+          ? prefill(model, inputs, options.prefillScoreFloats ?? defaultPrefillScoreFloats(), options.useLora)
+          : forwardStep(model, inputs, cache, options.useLora);
       disposeCache(cache);
       cache = out.cache;
       if (prefillShared && cache) cache = keepRows(cache, sourceOf);
@@ -217,10 +230,24 @@ interface StepInputs {
 }
 
 /** One forward pass: the last position's logits [rows, V] and the extended cache. */
-function forwardStep(model: TransformerModel, inputs: StepInputs, cache: KVCache | null, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache | null } {
+function forwardStep(
+  model: TransformerModel,
+  inputs: StepInputs,
+  cache: KVCache | null,
+  useLora?: boolean,
+): { logits: tf.Tensor2D; cache: KVCache | null } {
   return tf.tidy(() => {
-    const r = model.forward(inputs.ids, { cache, positions: inputs.positions, keyValid: inputs.keyValid, lastOnly: true, useLora });
-    return { logits: r.logits.reshape([inputs.ids.length, model.config.vocabSize]), cache: r.cache } as unknown as tf.TensorContainerObject;
+    const r = model.forward(inputs.ids, {
+      cache,
+      positions: inputs.positions,
+      keyValid: inputs.keyValid,
+      lastOnly: true,
+      useLora,
+    });
+    return {
+      logits: r.logits.reshape([inputs.ids.length, model.config.vocabSize]),
+      cache: r.cache,
+    } as unknown as tf.TensorContainerObject;
   }) as unknown as { logits: tf.Tensor2D; cache: KVCache | null };
 }
 
@@ -237,17 +264,40 @@ function defaultPrefillScoreFloats(): number {
 }
 
 /** The prompts' forward pass, in bunches of rows holding at most `scoreFloats` attention scores; caches joined by row. */
-function prefill(model: TransformerModel, inputs: StepInputs, scoreFloats: number, useLora?: boolean): { logits: tf.Tensor2D; cache: KVCache } {
+function prefill(
+  model: TransformerModel,
+  inputs: StepInputs,
+  scoreFloats: number,
+  useLora?: boolean,
+): { logits: tf.Tensor2D; cache: KVCache } {
   const perChunk = rowsWithinScoreBudget(model.config.numHeads, inputs.ids[0].length, scoreFloats);
-  if (inputs.ids.length <= perChunk) return forwardStep(model, inputs, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache };
+  if (inputs.ids.length <= perChunk)
+    return forwardStep(model, inputs, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache };
   const parts: { logits: tf.Tensor2D; cache: KVCache }[] = [];
   for (let start = 0; start < inputs.ids.length; start += perChunk) {
     const rows = (xs: unknown[][]) => xs.slice(start, start + perChunk);
-    const chunk = { ids: rows(inputs.ids), positions: rows(inputs.positions), keyValid: rows(inputs.keyValid) } as StepInputs;
+    const chunk = {
+      ids: rows(inputs.ids),
+      positions: rows(inputs.positions),
+      keyValid: rows(inputs.keyValid),
+    } as StepInputs;
     parts.push(forwardStep(model, chunk, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache });
   }
-  const joinLayers = (pick: (c: KVCache) => tf.Tensor4D[]) => pick(parts[0].cache).map((_, i) => tf.concat(parts.map((p) => pick(p.cache)[i]), 0) as tf.Tensor4D);
-  const joined = { logits: tf.concat(parts.map((p) => p.logits), 0) as tf.Tensor2D, cache: { k: joinLayers((c) => c.k), v: joinLayers((c) => c.v), length: parts[0].cache.length } };
+  const joinLayers = (pick: (c: KVCache) => tf.Tensor4D[]) =>
+    pick(parts[0].cache).map(
+      (_, i) =>
+        tf.concat(
+          parts.map((p) => pick(p.cache)[i]),
+          0,
+        ) as tf.Tensor4D,
+    );
+  const joined = {
+    logits: tf.concat(
+      parts.map((p) => p.logits),
+      0,
+    ) as tf.Tensor2D,
+    cache: { k: joinLayers((c) => c.k), v: joinLayers((c) => c.v), length: parts[0].cache.length },
+  };
   for (const p of parts) {
     p.logits.dispose();
     disposeCache(p.cache);

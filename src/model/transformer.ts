@@ -16,9 +16,30 @@
 import * as tf from '@tensorflow/tfjs';
 import { type ModelConfig, validateConfig } from './config.ts';
 import { ATTENTION_MASKED, decodeInput, partsOf, type DecodeStepAttrs } from '../kernels/decode-step.ts';
-import { DECODE_STEP_KERNEL, HALF_MATMUL_KERNEL, HALF_WIDEN_KERNEL, hasFusedKernel, INT8_WIDEN_KERNEL } from '../kernels/fused.ts';
+import {
+  DECODE_STEP_KERNEL,
+  HALF_MATMUL_KERNEL,
+  HALF_WIDEN_KERNEL,
+  hasFusedKernel,
+  INT8_WIDEN_KERNEL,
+} from '../kernels/fused.ts';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../kernels/half.ts';
-import { applyRope, bmm, causalAttention, embed, fusedAttention, halfMatMul, loraLinear, maskedSoftmax, mm, mmT, rmsNorm, ropeTables, softmax, swiglu } from './ops.ts';
+import {
+  applyRope,
+  bmm,
+  causalAttention,
+  embed,
+  fusedAttention,
+  halfMatMul,
+  loraLinear,
+  maskedSoftmax,
+  mm,
+  mmT,
+  rmsNorm,
+  ropeTables,
+  softmax,
+  swiglu,
+} from './ops.ts';
 import { recomputeNeeded } from './memory.ts';
 import { recomputed, recomputedBlock } from './recompute.ts';
 import { int8MatMul, int8Values, int8Weight, type Int8Weight } from './int8.ts';
@@ -182,7 +203,11 @@ export class TransformerModel {
   recompute: RecomputeSetting = 'auto';
   private readonly rope: { cos: tf.Tensor2D; sin: tf.Tensor2D; rotate: tf.Tensor2D };
 
-  private constructor(config: ModelConfig, init: (name: string, shape: number[]) => Float32Array, format: LinearFormat = null) {
+  private constructor(
+    config: ModelConfig,
+    init: (name: string, shape: number[]) => Float32Array,
+    format: LinearFormat = null,
+  ) {
     const halfFormat = format && format !== 'int8' ? format.half : null;
     this.config = validateConfig(config);
     const { hiddenSize: C, intermediateSize: I, numHeads: H, numKvHeads: Hkv, headDim: D, vocabSize: V } = config;
@@ -192,7 +217,13 @@ export class TransformerModel {
     const linear = (name: string, inDim: number, outDim: number, bias: boolean): Linear => ({
       name,
       weight: format ? null : variable(`${name}.weight`, [inDim, outDim]),
-      half: halfFormat ? { packed: packHalf(new Uint16Array(inDim * outDim), inDim, outDim), format: halfFormat, shape: [inDim, outDim] } : null,
+      half: halfFormat
+        ? {
+            packed: packHalf(new Uint16Array(inDim * outDim), inDim, outDim),
+            format: halfFormat,
+            shape: [inDim, outDim],
+          }
+        : null,
       // int8 linears are quantized from their initial values (zeros for a load), so an int8 model never holds its projections in float32.
       int8: format === 'int8' ? int8Weight(init(`${name}.weight`, [inDim, outDim]), inDim, outDim) : null,
       bias: bias ? variable(`${name}.bias`, [outDim]) : null,
@@ -218,7 +249,11 @@ export class TransformerModel {
     }
     this.norm = variable('model.norm.weight', [C]);
     this.lmHead = config.tieWordEmbeddings ? null : variable('lm_head.weight', [C, V]);
-    this.rope = ropeTables(config.maxPositions, D, ropeInverseFrequencies(D, config.ropeTheta, config.ropeScaling ?? null));
+    this.rope = ropeTables(
+      config.maxPositions,
+      D,
+      ropeInverseFrequencies(D, config.ropeTheta, config.ropeScaling ?? null),
+    );
   }
 
   /**
@@ -230,13 +265,17 @@ export class TransformerModel {
   static create(config: ModelConfig, seed = 0, quantization: 'none' | 'int8' = 'none'): TransformerModel {
     if (quantization === 'int8') assertInt8Backend();
     const residualStd = 0.02 / Math.sqrt(2 * config.numLayers);
-    return new TransformerModel(config, (name, shape) => {
-      const size = shape.reduce((a, b) => a * b, 1);
-      if (name.endsWith('norm.weight')) return new Float32Array(size).fill(1);
-      if (name.endsWith('.bias')) return new Float32Array(size);
-      const std = /(o_proj|down_proj)\.weight$/.test(name) ? residualStd : 0.02;
-      return normalArray(createRng(deriveSeed(seed, name)), size, std);
-    }, quantization === 'int8' ? 'int8' : null);
+    return new TransformerModel(
+      config,
+      (name, shape) => {
+        const size = shape.reduce((a, b) => a * b, 1);
+        if (name.endsWith('norm.weight')) return new Float32Array(size).fill(1);
+        if (name.endsWith('.bias')) return new Float32Array(size);
+        const std = /(o_proj|down_proj)\.weight$/.test(name) ? residualStd : 0.02;
+        return normalArray(createRng(deriveSeed(seed, name)), size, std);
+      },
+      quantization === 'int8' ? 'int8' : null,
+    );
   }
 
   /**
@@ -246,13 +285,25 @@ export class TransformerModel {
    * backend with the half matmul kernel (WebGPU). With `quantization: 'int8'`, they are quantized a
    * tensor at a time as they are set (int8.ts), frozen, for LoRA (wasm, WebGPU, cpu).
    */
-  static fromWeights(config: ModelConfig, weights: HostTensors, source = 'weights', halfLinears: HalfFormat | null = null, quantization: 'none' | 'int8' = 'none'): TransformerModel {
+  static fromWeights(
+    config: ModelConfig,
+    weights: HostTensors,
+    source = 'weights',
+    halfLinears: HalfFormat | null = null,
+    quantization: 'none' | 'int8' = 'none',
+  ): TransformerModel {
     if (halfLinears && !hasFusedKernel(HALF_MATMUL_KERNEL)) {
-      throw new Error(`Half-precision weights run on WebGPU only; the ${tf.getBackend()} backend has no half matmul. Load the model in float32.`);
+      throw new Error(
+        `Half-precision weights run on WebGPU only; the ${tf.getBackend()} backend has no half matmul. Load the model in float32.`,
+      );
     }
     if (quantization === 'int8') assertInt8Backend();
     const format: LinearFormat = quantization === 'int8' ? 'int8' : halfLinears ? { half: halfLinears } : null;
-    const model = new TransformerModel(config, (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)), format);
+    const model = new TransformerModel(
+      config,
+      (_name, shape) => new Float32Array(shape.reduce((a, b) => a * b, 1)),
+      format,
+    );
     try {
       model.setWeights(weights, source);
     } catch (err) {
@@ -265,14 +316,31 @@ export class TransformerModel {
   // ── Attention ────────────────────────────────────────────────────────────────────────────────
 
   private linear(l: Linear, x: tf.Tensor, ctx: Context, seedOffset: number): tf.Tensor {
-    if (l.lora && ctx.useLora && this.lora && l.weight && ctx.differentiable && !(this.lora.dropout > 0 && ctx.dropoutSeed !== null)) {
-      return loraLinear(x, l.weight as tf.Tensor2D, l.bias, l.lora.A as tf.Tensor2D, l.lora.B as tf.Tensor2D, this.lora.alpha / this.lora.r); // one op, fewer activations kept (ops.ts)
+    if (
+      l.lora &&
+      ctx.useLora &&
+      this.lora &&
+      l.weight &&
+      ctx.differentiable &&
+      !(this.lora.dropout > 0 && ctx.dropoutSeed !== null)
+    ) {
+      return loraLinear(
+        x,
+        l.weight as tf.Tensor2D,
+        l.bias,
+        l.lora.A as tf.Tensor2D,
+        l.lora.B as tf.Tensor2D,
+        this.lora.alpha / this.lora.r,
+      ); // one op, fewer activations kept (ops.ts)
     }
     let y = l.int8 ? int8MatMul(x, l.int8) : l.half ? halfMatMul(x, l.half) : mm(x, l.weight!); // [..., out]
     if (l.bias) y = tf.add(y, l.bias);
     if (l.lora && ctx.useLora && this.lora) {
       const { r, alpha, dropout } = this.lora;
-      const xin = dropout > 0 && ctx.dropoutSeed !== null ? tf.dropout(x, dropout, undefined, deriveSeed(ctx.dropoutSeed, seedOffset)) : x;
+      const xin =
+        dropout > 0 && ctx.dropoutSeed !== null
+          ? tf.dropout(x, dropout, undefined, deriveSeed(ctx.dropoutSeed, seedOffset))
+          : x;
       const delta = mm(mm(xin, l.lora.A), l.lora.B); // [..., r] → [..., out]
       y = tf.add(y, tf.mul(delta, alpha / r));
     }
@@ -287,19 +355,37 @@ export class TransformerModel {
     return (T === 1 ? x.reshape([B, n, 1, D]) : x.reshape([B, T, n, D]).transpose([0, 2, 1, 3])) as tf.Tensor4D;
   }
 
-  private attention(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
+  private attention(
+    i: number,
+    x: tf.Tensor3D,
+    ctx: Context,
+    cache: KVCache | null,
+    newCache: KVCache | null,
+  ): tf.Tensor3D {
     const { numHeads: H, numKvHeads: Hkv, headDim: D } = this.config;
     const layer = this.layers[i];
     const [B, T] = x.shape;
     const rep = H / Hkv;
     const eps = this.config.rmsNormEps;
     // Qwen3 normalises each head of q and k (over D) before the rotation.
-    const headNorm = (t: tf.Tensor4D, w: tf.Variable | null) => (w ? (rmsNorm(t, w as tf.Tensor1D, eps) as tf.Tensor4D) : t);
-    const q = applyRope(headNorm(this.splitHeads(this.linear(layer.q_proj, x, ctx, i * 8 + 0), H), layer.qNorm), ctx.cos, ctx.sin, this.rope.rotate); // [B, H, T, D]
-    let k = applyRope(headNorm(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), layer.kNorm), ctx.cos, ctx.sin, this.rope.rotate); // [B, Hkv, T, D]
+    const headNorm = (t: tf.Tensor4D, w: tf.Variable | null) =>
+      w ? (rmsNorm(t, w as tf.Tensor1D, eps) as tf.Tensor4D) : t;
+    const q = applyRope(
+      headNorm(this.splitHeads(this.linear(layer.q_proj, x, ctx, i * 8 + 0), H), layer.qNorm),
+      ctx.cos,
+      ctx.sin,
+      this.rope.rotate,
+    ); // [B, H, T, D]
+    let k = applyRope(
+      headNorm(this.splitHeads(this.linear(layer.k_proj, x, ctx, i * 8 + 1), Hkv), layer.kNorm),
+      ctx.cos,
+      ctx.sin,
+      this.rope.rotate,
+    ); // [B, Hkv, T, D]
     let v = this.splitHeads(this.linear(layer.v_proj, x, ctx, i * 8 + 2), Hkv); // [B, Hkv, T, D]
     if (cache && cache.length > 0) {
-      const past = (t: tf.Tensor4D) => (t.shape[2] === cache.length ? t : t.slice([0, 0, 0, 0], [-1, -1, cache.length, -1])); // [B, Hkv, Tpast, D]
+      const past = (t: tf.Tensor4D) =>
+        t.shape[2] === cache.length ? t : t.slice([0, 0, 0, 0], [-1, -1, cache.length, -1]); // [B, Hkv, Tpast, D]
       k = tf.concat([past(cache.k[i]), k], 2); // [B, Hkv, Tk, D]
       v = tf.concat([past(cache.v[i]), v], 2); // [B, Hkv, Tk, D]
     }
@@ -308,7 +394,12 @@ export class TransformerModel {
       newCache.v.push(v);
     }
     const qGrouped = q.reshape([B, Hkv, rep * T, D]) as tf.Tensor4D; // query heads sharing a kv head, stacked on time
-    const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx)).reshape([B, H, T, D]); // [B, H, T, D]
+    const heads = (this.fusedAttention(qGrouped, k, v, ctx, T) ?? this.attentionProducts(qGrouped, k, v, ctx)).reshape([
+      B,
+      H,
+      T,
+      D,
+    ]); // [B, H, T, D]
     const merged = (T === 1 ? heads : heads.transpose([0, 2, 1, 3])).reshape([B, T, H * D]); // [B, T, H·D]
     return this.linear(layer.o_proj, merged, ctx, i * 8 + 3) as tf.Tensor3D; // [B, T, C]
   }
@@ -327,7 +418,9 @@ export class TransformerModel {
     const D = q.shape[3] as number;
     const scores = bmm(q, k, true) as tf.Tensor4D; // [B, Hkv, rep·T, Tk]
     // bias [B|1, 1, 1, T, Tk] or [T, Tk]; none when every query sees every key (one position, no padding).
-    const probabilities = ctx.bias ? maskedSoftmax(scores, ctx.bias, 1 / Math.sqrt(D)) : softmax(tf.mul(scores, 1 / Math.sqrt(D)));
+    const probabilities = ctx.bias
+      ? maskedSoftmax(scores, ctx.bias, 1 / Math.sqrt(D))
+      : softmax(tf.mul(scores, 1 / Math.sqrt(D)));
     return bmm(probabilities, v); // [B, Hkv, rep·T, D]
   }
 
@@ -343,7 +436,10 @@ export class TransformerModel {
   private block(i: number, x: tf.Tensor3D, ctx: Context, cache: KVCache | null, newCache: KVCache | null): tf.Tensor3D {
     const eps = this.config.rmsNormEps;
     const layer = this.layers[i];
-    const h = tf.add(x, this.attention(i, rmsNorm(x, layer.inputNorm as tf.Tensor1D, eps) as tf.Tensor3D, ctx, cache, newCache)); // [B, T, C]
+    const h = tf.add(
+      x,
+      this.attention(i, rmsNorm(x, layer.inputNorm as tf.Tensor1D, eps) as tf.Tensor3D, ctx, cache, newCache),
+    ); // [B, T, C]
     return tf.add(h, this.mlp(i, rmsNorm(h, layer.postNorm as tf.Tensor1D, eps) as tf.Tensor3D, ctx)) as tf.Tensor3D; // [B, T, C]
   }
 
@@ -358,7 +454,8 @@ export class TransformerModel {
     if (past + T > this.config.maxPositions && !options.positions) {
       throw new Error(`Sequence of ${past + T} tokens exceeds the model's maxPositions (${this.config.maxPositions}).`);
     }
-    if (T === 1 && options.cache && this.decodesInOneKernel(options)) return this.decodeStep(tokens, options.cache, options);
+    if (T === 1 && options.cache && this.decodesInOneKernel(options))
+      return this.decodeStep(tokens, options.cache, options);
     const { x: hidden, cache } = this.blocks(tokens, options);
     return { logits: this.logitsOf(hidden, options), cache };
   }
@@ -373,7 +470,11 @@ export class TransformerModel {
     // (ops.ts mmT: no transposed copy, gradients flow) and drops the copy first: on wasm the heap it
     // frees is what a large model's backward pass needs.
     if (!options.lastOnly) this.dropTiedHead();
-    const head = this.lmHead ? mm(h, this.lmHead) : options.lastOnly ? mm(h, this.tiedHeadForGeneration()) : mmT(h, this.embedTokens);
+    const head = this.lmHead
+      ? mm(h, this.lmHead)
+      : options.lastOnly
+        ? mm(h, this.tiedHeadForGeneration())
+        : mmT(h, this.embedTokens);
     return head as tf.Tensor3D; // [B, T', V]
   }
 
@@ -406,14 +507,17 @@ export class TransformerModel {
     for (let i = 0; i < this.layers.length; i++) {
       if (recomputed) {
         // Only the block's input is kept; the block runs again in the backward pass (recompute.ts).
-        const block = (input: tf.Tensor3D, [cos, sin, bias]: (tf.Tensor | null)[]) => this.block(i, input, { ...ctx, cos: cos!, sin: sin!, bias }, null, null);
+        const block = (input: tf.Tensor3D, [cos, sin, bias]: (tf.Tensor | null)[]) =>
+          this.block(i, input, { ...ctx, cos: cos!, sin: sin!, bias }, null, null);
         x = recomputedBlock(block, x, [ctx.cos, ctx.sin, ctx.bias], recomputed[i]);
         continue;
       }
       // Generation needs no gradient, so a layer's intermediates (attention scores are B·H·T·Tk floats)
       // are freed before the next layer runs; only its output and its cache entries survive the tidy.
       const run = () => this.block(i, x, ctx, options.cache ?? null, newCache);
-      x = options.lastOnly ? tf.tidy(() => [run(), ...(newCache ? [newCache.k[i], newCache.v[i]] : [])])[0] as tf.Tensor3D : run();
+      x = options.lastOnly
+        ? (tf.tidy(() => [run(), ...(newCache ? [newCache.k[i], newCache.v[i]] : [])])[0] as tf.Tensor3D)
+        : run();
     }
     return { x, cache: newCache };
   }
@@ -428,7 +532,9 @@ export class TransformerModel {
     const [B, S] = tokens.shape;
     const [Np, P] = prefix.ids.shape;
     if (prefix.rowPrefix.length !== B || prefix.lengths.length !== Np || options.cache) {
-      throw new Error(`forward: a shared prefix needs one prefix index per row (${B}) and one length per prefix (${Np}), and no cache`);
+      throw new Error(
+        `forward: a shared prefix needs one prefix index per row (${B}) and one length per prefix (${Np}), and no cache`,
+      );
     }
     const inner = { ...options, prefix: undefined };
     const select = new Float32Array(B * Np);
@@ -437,8 +543,12 @@ export class TransformerModel {
     const last = this.config.maxPositions - 1;
     const lengthOf = (b: number) => prefix.lengths[prefix.rowPrefix[b]];
     // A padded row's tail may run past the window; its positions are clamped (its outputs are masked anyway).
-    const positions = Array.from({ length: B }, (_, b) => Array.from({ length: S }, (_, t) => Math.min(lengthOf(b) + t, last)));
-    const keyValid = Array.from({ length: B }, (_, b) => Array.from({ length: P + S }, (_, j) => j >= P || j < lengthOf(b)));
+    const positions = Array.from({ length: B }, (_, b) =>
+      Array.from({ length: S }, (_, t) => Math.min(lengthOf(b) + t, last)),
+    );
+    const keyValid = Array.from({ length: B }, (_, b) =>
+      Array.from({ length: P + S }, (_, j) => j >= P || j < lengthOf(b)),
+    );
     const rows = { ...inner, positions, keyValid };
     // P + S bounds every row's length: the step 'auto' asks about is at most that long.
     const recomputed = this.recomputedParams(inner, B, P + S);
@@ -447,7 +557,11 @@ export class TransformerModel {
       return { logits: this.logitsOf(hidden, rows), cache: null };
     }
     const own = this.blocks(prefix.ids, { ...inner, cache: this.emptyCache() }).cache!; // per layer [Np, Hkv, P, D]
-    const cache: KVCache = { k: own.k.map((t) => spreadRows(pick, t)), v: own.v.map((t) => spreadRows(pick, t)), length: P };
+    const cache: KVCache = {
+      k: own.k.map((t) => spreadRows(pick, t)),
+      v: own.v.map((t) => spreadRows(pick, t)),
+      length: P,
+    };
     return this.forward(tokens, { ...rows, cache });
   }
 
@@ -459,7 +573,12 @@ export class TransformerModel {
    * and the rows' hidden states, Np·P + B·S positions (at most the B·T of the rows unshared).
    */
   private recomputedAfterPrefix(
-    tokens: tf.Tensor2D, prefixIds: tf.Tensor2D, pick: tf.Tensor2D, inner: ForwardOptions, rows: ForwardOptions, params: tf.Variable[][],
+    tokens: tf.Tensor2D,
+    prefixIds: tf.Tensor2D,
+    pick: tf.Tensor2D,
+    inner: ForwardOptions,
+    rows: ForwardOptions,
+    params: tf.Variable[][],
   ): tf.Tensor3D {
     const [B, S] = tokens.shape;
     const [Np, P] = prefixIds.shape;
@@ -474,7 +593,13 @@ export class TransformerModel {
       const lastLayer = i === L - 1;
       const joint = ([p, r]: tf.Tensor[], [pCos, pSin, pBias, rCos, rSin, rBias, rowsOf]: (tf.Tensor | null)[]) => {
         const own: KVCache = { k: [], v: [], length: P };
-        const pOut = this.block(i, p as tf.Tensor3D, { ...prefixCtx, cos: pCos!, sin: pSin!, bias: pBias }, this.emptyCache(), own);
+        const pOut = this.block(
+          i,
+          p as tf.Tensor3D,
+          { ...prefixCtx, cos: pCos!, sin: pSin!, bias: pBias },
+          this.emptyCache(),
+          own,
+        );
         const cache: KVCache = { k: [], v: [], length: P };
         cache.k[i] = spreadRows(rowsOf as tf.Tensor2D, own.k[0]);
         cache.v[i] = spreadRows(rowsOf as tf.Tensor2D, own.v[0]);
@@ -516,7 +641,12 @@ export class TransformerModel {
    */
   recomputes(B: number, T: number): boolean {
     if (this.recompute !== 'auto') return this.recompute === 'on';
-    return recomputeNeeded(this.config, { sequence: T, batch: B, quantization: this.quantized ? 'int8' : 'none', decodeCopies: hasFusedKernel(DECODE_STEP_KERNEL) });
+    return recomputeNeeded(this.config, {
+      sequence: T,
+      batch: B,
+      quantization: this.quantized ? 'int8' : 'none',
+      decodeCopies: hasFusedKernel(DECODE_STEP_KERNEL),
+    });
   }
 
   /** An empty cache to start generation with. */
@@ -542,7 +672,8 @@ export class TransformerModel {
    */
   private checkPositions(positions: number[]): void {
     const bad = positions.find((p) => !(Number.isInteger(p) && p >= 0 && p < this.config.maxPositions));
-    if (bad !== undefined) throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
+    if (bad !== undefined)
+      throw new Error(`position ${bad} is outside the model's ${this.config.maxPositions} positions (maxPositions)`);
   }
 
   // ── One decoding step as one kernel (kernels/decode-step.ts) ─────────────────────────────────────────
@@ -552,7 +683,14 @@ export class TransformerModel {
     const linearsFloat = this.layers.every((layer) => TARGET_MODULES.every((m) => layer[m].weight));
     const { hiddenSize, intermediateSize, headDim } = this.config;
     const wholeVectors = [hiddenSize, intermediateSize, headDim / 2].every((n) => n % 4 === 0); // the step's kernels run on vectors of four
-    return Boolean(options.lastOnly) && (options.cache?.length ?? 0) > 0 && options.dropoutSeed === undefined && linearsFloat && wholeVectors && hasFusedKernel(DECODE_STEP_KERNEL);
+    return (
+      Boolean(options.lastOnly) &&
+      (options.cache?.length ?? 0) > 0 &&
+      options.dropoutSeed === undefined &&
+      linearsFloat &&
+      wholeVectors &&
+      hasFusedKernel(DECODE_STEP_KERNEL)
+    );
   }
 
   private decodeStep(tokens: tf.Tensor2D, cache: KVCache, options: ForwardOptions): ForwardResult {
@@ -563,7 +701,14 @@ export class TransformerModel {
     const keyValid = options.keyValid && !options.keyValid.every((row) => row.every(Boolean)) ? options.keyValid : null;
     if (keyValid) checkKeyValid(keyValid, B, past + 1);
     const useLora = (options.useLora ?? this.loraEnabled) && this.lora !== null;
-    const inputs: tf.NamedTensorMap = { ids: tokens, embed: this.embedTokens, ropeCos: this.rope.cos, ropeSin: this.rope.sin, norm: this.norm, head: this.lmHead ?? this.tiedHeadForGeneration() };
+    const inputs: tf.NamedTensorMap = {
+      ids: tokens,
+      embed: this.embedTokens,
+      ropeCos: this.rope.cos,
+      ropeSin: this.rope.sin,
+      norm: this.norm,
+      head: this.lmHead ?? this.tiedHeadForGeneration(),
+    };
     this.layers.forEach((layer, i) => {
       const add = (part: string, t: tf.Tensor | null | undefined) => {
         if (t) inputs[decodeInput(i, part)] = t;
@@ -583,10 +728,31 @@ export class TransformerModel {
       }
     });
     const { numLayers, numHeads, numKvHeads, headDim, rmsNormEps: eps } = this.config;
-    const attrs: DecodeStepAttrs = { numLayers, numHeads, numKvHeads, headDim, eps, past, reserve: cache.reserve ?? 0, loraScale: this.lora ? this.lora.alpha / this.lora.r : 0, loraRank: this.lora?.r ?? 0, positions, keyValid };
-    const [logits, ...keysThenValues] = tf.engine().runKernel(DECODE_STEP_KERNEL, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
+    const attrs: DecodeStepAttrs = {
+      numLayers,
+      numHeads,
+      numKvHeads,
+      headDim,
+      eps,
+      past,
+      reserve: cache.reserve ?? 0,
+      loraScale: this.lora ? this.lora.alpha / this.lora.r : 0,
+      loraRank: this.lora?.r ?? 0,
+      positions,
+      keyValid,
+    };
+    const [logits, ...keysThenValues] = tf
+      .engine()
+      .runKernel(DECODE_STEP_KERNEL, inputs, attrs as unknown as tf.NamedAttrMap) as tf.Tensor[];
     const L = this.layers.length;
-    return { logits: logits as tf.Tensor3D, cache: { k: keysThenValues.slice(0, L) as tf.Tensor4D[], v: keysThenValues.slice(L) as tf.Tensor4D[], length: past + 1 } };
+    return {
+      logits: logits as tf.Tensor3D,
+      cache: {
+        k: keysThenValues.slice(0, L) as tf.Tensor4D[],
+        v: keysThenValues.slice(L) as tf.Tensor4D[],
+        length: past + 1,
+      },
+    };
   }
 
   /** The tied embedding transposed, kept until the embedding's data changes (an assign gives it a new dataId). */
@@ -620,12 +786,20 @@ export class TransformerModel {
     this.layers.forEach((layer, i) => {
       const p = `model.layers.${i}`;
       out.push({ name: `${p}.input_layernorm.weight`, variable: layer.inputNorm, transposed: false, layer: i });
-      if (layer.qNorm) out.push({ name: `${p}.self_attn.q_norm.weight`, variable: layer.qNorm, transposed: false, layer: i });
-      if (layer.kNorm) out.push({ name: `${p}.self_attn.k_norm.weight`, variable: layer.kNorm, transposed: false, layer: i });
+      if (layer.qNorm)
+        out.push({ name: `${p}.self_attn.q_norm.weight`, variable: layer.qNorm, transposed: false, layer: i });
+      if (layer.kNorm)
+        out.push({ name: `${p}.self_attn.k_norm.weight`, variable: layer.kNorm, transposed: false, layer: i });
       for (const m of TARGET_MODULES) {
         const l = layer[m];
         const name = `${l.name}.weight`;
-        out.push(l.int8 ? { name, variable: null, int8: l.int8, transposed: true, layer: i } : l.half ? { name, variable: null, half: l.half, transposed: true, layer: i } : { name, variable: l.weight!, transposed: true, layer: i });
+        out.push(
+          l.int8
+            ? { name, variable: null, int8: l.int8, transposed: true, layer: i }
+            : l.half
+              ? { name, variable: null, half: l.half, transposed: true, layer: i }
+              : { name, variable: l.weight!, transposed: true, layer: i },
+        );
         if (l.bias) out.push({ name: `${l.name}.bias`, variable: l.bias, transposed: false, layer: i });
       }
       out.push({ name: `${p}.post_attention_layernorm.weight`, variable: layer.postNorm, transposed: false, layer: i });
@@ -645,13 +819,18 @@ export class TransformerModel {
   quantizeLinears(): void {
     assertInt8Backend();
     if (!this.quantized && tf.getBackend() === 'webgpu') {
-      throw new Error('On WebGPU an int8 base is quantized as it loads (loadHfModel with quantization: int8), not after: reading the float32 weights back synchronously breaks later reads there.');
+      throw new Error(
+        'On WebGPU an int8 base is quantized as it loads (loadHfModel with quantization: int8), not after: reading the float32 weights back synchronously breaks later reads there.',
+      );
     }
     for (const layer of this.layers) {
       for (const m of TARGET_MODULES) {
         const l = layer[m];
         if (l.int8) continue;
-        if (!l.weight) throw new Error(`${l.name} is held in half precision; int8 applies to a float32 base (load it with quantization int8).`);
+        if (!l.weight)
+          throw new Error(
+            `${l.name} is held in half precision; int8 applies to a float32 base (load it with quantization int8).`,
+          );
         const [inDim, outDim] = l.weight.shape as [number, number];
         l.int8 = int8Weight(l.weight.dataSync() as Float32Array, inDim, outDim);
         l.weight.dispose();
@@ -672,7 +851,9 @@ export class TransformerModel {
         const l = this.layers[i][m];
         if (!l.half) continue;
         const { packed, format } = l.half;
-        l.weight = tf.tidy(() => tf.variable(tf.engine().runKernel(HALF_WIDEN_KERNEL, { w: packed }, { format }) as tf.Tensor));
+        l.weight = tf.tidy(() =>
+          tf.variable(tf.engine().runKernel(HALF_WIDEN_KERNEL, { w: packed }, { format }) as tf.Tensor),
+        );
         packed.dispose();
         l.half = null;
       }
@@ -690,13 +871,23 @@ export class TransformerModel {
   trainableVariables(): tf.Variable[] {
     if (this.lora) {
       return this.layers.flatMap((layer, i) =>
-        this.frozenLayers.has(i) ? [] : TARGET_MODULES.flatMap((m) => (layer[m].lora ? [layer[m].lora!.A, layer[m].lora!.B] : [])),
+        this.frozenLayers.has(i)
+          ? []
+          : TARGET_MODULES.flatMap((m) => (layer[m].lora ? [layer[m].lora!.A, layer[m].lora!.B] : [])),
       );
     }
-    const trained = this.namedParameters().filter((p) => (p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer)));
+    const trained = this.namedParameters().filter((p) =>
+      p.layer === null ? this.trainEmbeddings || p.name === 'model.norm.weight' : !this.frozenLayers.has(p.layer),
+    );
     const fixed = trained.find((p) => !p.variable);
-    if (fixed?.int8) throw new Error(`Full fine-tuning needs float32 weights, and ${fixed.name} is held in int8 (model.quantization: int8): train with LoRA (lora.r > 0) or load the base with quantization none.`);
-    if (fixed) throw new Error(`Full fine-tuning needs float32 weights, and ${fixed.name} is held in half precision: widen it first (freezeLayers does, for full fine-tuning) or train with LoRA.`);
+    if (fixed?.int8)
+      throw new Error(
+        `Full fine-tuning needs float32 weights, and ${fixed.name} is held in int8 (model.quantization: int8): train with LoRA (lora.r > 0) or load the base with quantization none.`,
+      );
+    if (fixed)
+      throw new Error(
+        `Full fine-tuning needs float32 weights, and ${fixed.name} is held in half precision: widen it first (freezeLayers does, for full fine-tuning) or train with LoRA.`,
+      );
     return trained.map((p) => p.variable!);
   }
 
@@ -714,7 +905,10 @@ export class TransformerModel {
       }
       if (!p.variable) {
         const [inDim, outDim] = p.half.shape;
-        out.set(p.name, { shape: [outDim, inDim], data: transposeHost(fromHalfBits(await unpackHalf(p.half.packed), p.half.format), inDim, outDim) });
+        out.set(p.name, {
+          shape: [outDim, inDim],
+          data: transposeHost(fromHalfBits(await unpackHalf(p.half.packed), p.half.format), inDim, outDim),
+        });
         continue;
       }
       const variable = p.variable;
@@ -733,7 +927,9 @@ export class TransformerModel {
       const entry = weights.get(p.name);
       if (!entry) throw new Error(`${source}: tensor "${p.name}" is missing (expected shape [${hfShape.join(', ')}]).`);
       if (entry.shape.length !== hfShape.length || entry.shape.some((d, k) => d !== hfShape[k])) {
-        throw new Error(`${source}: tensor "${p.name}" has shape [${entry.shape.join(', ')}], expected [${hfShape.join(', ')}].`);
+        throw new Error(
+          `${source}: tensor "${p.name}" has shape [${entry.shape.join(', ')}], expected [${hfShape.join(', ')}].`,
+        );
       }
       const variable = p.variable;
       if (p.int8) {
@@ -787,14 +983,17 @@ function shapeOf(p: NamedParameter): number[] {
 /** int8 bases widen where SpindleInt8Widen is registered: wasm, cpu (int8.ts), WebGPU (kernels/webgpu/int8-widen.ts). */
 function assertInt8Backend(): void {
   if (!hasFusedKernel(INT8_WIDEN_KERNEL)) {
-    throw new Error(`model.quantization int8 runs on the wasm, WebGPU and cpu backends; the ${tf.getBackend()} backend has no int8 kernel: use quantization none there.`);
+    throw new Error(
+      `model.quantization int8 runs on the wasm, WebGPU and cpu backends; the ${tf.getBackend()} backend has no int8 kernel: use quantization none there.`,
+    );
   }
 }
 
 /** Every variable of a layer: norms, float projections and biases, adapters. */
 function layerVariables(layer: LayerWeights): tf.Variable[] {
   const out: (tf.Variable | null)[] = [layer.inputNorm, layer.qNorm, layer.kNorm, layer.postNorm];
-  for (const m of TARGET_MODULES) out.push(layer[m].weight, layer[m].bias, layer[m].lora?.A ?? null, layer[m].lora?.B ?? null);
+  for (const m of TARGET_MODULES)
+    out.push(layer[m].weight, layer[m].bias, layer[m].lora?.A ?? null, layer[m].lora?.B ?? null);
   return out.filter((v): v is tf.Variable => v !== null);
 }
 

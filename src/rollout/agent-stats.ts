@@ -34,7 +34,10 @@ export function agentStats(episodes: readonly ScoredEpisode[]): AgentStats {
   });
   return {
     episodes: episodes.length,
-    calls_per_episode: share(episodes.reduce((n, e) => n + calls(e).length, 0), episodes.length),
+    calls_per_episode: share(
+      episodes.reduce((n, e) => n + calls(e).length, 0),
+      episodes.length,
+    ),
     multi_call_success_share: share(successes.filter((e) => calls(e).length >= 2).length, successes.length),
     failed_call_episodes: failedOnce.length,
     retry_rate: share(retried.length, failedOnce.length),

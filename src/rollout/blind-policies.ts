@@ -79,7 +79,11 @@ interface RecipeGroup {
 
 const numbersIn = (text: string): string[] => text.match(/-?\d+/g) ?? [];
 const quotedIn = (text: string): string => /'([^']*)'/.exec(text)?.[1] ?? /"([^"]*)"/.exec(text)?.[1] ?? '';
-const linesOf = (text: string): string[] => text.split('\n').map((l) => l.trim()).filter(Boolean);
+const linesOf = (text: string): string[] =>
+  text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 const wordsOf = (text: string): string[] => text.split(/\s+/).filter(Boolean);
 
 /** Calls that read the sandbox without knowing what the question asks about, per tool. */
@@ -87,7 +91,15 @@ const PROBES: Record<string, string[]> = {
   calc: ['1 + 1'],
   js: ['1'],
   sh: ['ls', 'wc -l *', 'cat *', 'cat */*', 'grep -r . .', 'find .'],
-  git: ['log -1', 'log --oneline -n 1', 'log --oneline', 'branch', 'status', 'rev-parse --abbrev-ref HEAD', 'diff --name-only'],
+  git: [
+    'log -1',
+    'log --oneline -n 1',
+    'log --oneline',
+    'branch',
+    'status',
+    'rev-parse --abbrev-ref HEAD',
+    'diff --name-only',
+  ],
 };
 /** git probes run through sh too (sh routes `git …` to the git tool when the environment has one). */
 const GIT_THROUGH_SH = ['git log -1', 'git log --oneline -n 1', 'git branch', 'git status'];
@@ -112,7 +124,11 @@ interface Formula {
 
 const term = (n: number): string => (n < 0 ? `(${n})` : String(n));
 /** A formula over the first two numbers, written `x op y` with x and y chosen from them by `order`. */
-const pairFormula = (name: string, op: '+' | '-' | '*' | '/', order: (a: number, b: number) => [number, number]): Formula => ({
+const pairFormula = (
+  name: string,
+  op: '+' | '-' | '*' | '/',
+  order: (a: number, b: number) => [number, number],
+): Formula => ({
   name,
   apply: (ns) => {
     if (ns.length < 2) return null;
@@ -134,8 +150,16 @@ const BASE_FORMULAS: readonly Formula[] = [
   pairFormula('a / b', '/', asGiven),
   pairFormula('a × b', '*', asGiven),
   pairFormula('a + b', '+', asGiven),
-  { name: 'sum', apply: (ns) => (ns.length >= 2 ? { expression: ns.map(term).join(' + '), value: ns.reduce((a, b) => a + b, 0) } : null) },
-  { name: 'product', apply: (ns) => (ns.length >= 2 ? { expression: ns.map(term).join(' * '), value: ns.reduce((a, b) => a * b, 1) } : null) },
+  {
+    name: 'sum',
+    apply: (ns) =>
+      ns.length >= 2 ? { expression: ns.map(term).join(' + '), value: ns.reduce((a, b) => a + b, 0) } : null,
+  },
+  {
+    name: 'product',
+    apply: (ns) =>
+      ns.length >= 2 ? { expression: ns.map(term).join(' * '), value: ns.reduce((a, b) => a * b, 1) } : null,
+  },
 ];
 
 /**
@@ -190,16 +214,32 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
   // Probing: every probe of the environment's tools in a row, then a guess or an echo; and each probe alone, then an echo.
   const all = tools.flatMap((tool) => (PROBES[tool] ?? []).map((source) => call(tool, source)));
   if (all.length) {
-    groups.push({ probe: { name: 'every probing call', calls: () => all }, readings: [{ name: 'the most common answer', answer: () => common }, ...ECHOES], readOnly: all });
+    groups.push({
+      probe: { name: 'every probing call', calls: () => all },
+      readings: [{ name: 'the most common answer', answer: () => common }, ...ECHOES],
+      readOnly: all,
+    });
   }
-  const throughSh = tools.includes('sh') && tools.includes('git') ? GIT_THROUGH_SH.map((source) => call('sh', source)) : [];
-  for (const c of [...all, ...throughSh]) groups.push({ probe: { name: `${c.name} \`${Object.values(c.arguments)[0]}\``, calls: () => [c] }, readings: ECHOES, readOnly: [c] });
+  const throughSh =
+    tools.includes('sh') && tools.includes('git') ? GIT_THROUGH_SH.map((source) => call('sh', source)) : [];
+  for (const c of [...all, ...throughSh])
+    groups.push({
+      probe: { name: `${c.name} \`${Object.values(c.arguments)[0]}\``, calls: () => [c] },
+      readings: ECHOES,
+      readOnly: [c],
+    });
 
   // Formulas through a tool: the expression checked by calc (or run by js), answered as the expression or the tool's output.
   for (const tool of ['calc', 'js'].filter((t) => tools.includes(t))) {
     for (const f of FORMULAS) {
       groups.push({
-        probe: { name: `${f.name} by ${tool}`, calls: (s) => { const r = formulaFor(f, s.question); return r === null ? [] : [call(tool, r.expression)]; } },
+        probe: {
+          name: `${f.name} by ${tool}`,
+          calls: (s) => {
+            const r = formulaFor(f, s.question);
+            return r === null ? [] : [call(tool, r.expression)];
+          },
+        },
         readings: [
           { name: 'answer the expression', answer: (s) => formulaFor(f, s.question)?.expression ?? '' },
           { name: 'echo the output', answer: (s) => (formulaFor(f, s.question) === null ? '' : s.lastOutput) },
@@ -210,33 +250,64 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
   // An environment's own tools (a module's): each called with every argument "1", then an echo or the common answer.
   // Not read-only: a call may change the episode's state (a try used up), so each runs its own episodes.
   for (const schema of env.ownTools) {
-    const blindCall: Call = { name: schema.name, arguments: Object.fromEntries(Object.keys(schema.parameters.properties).map((k) => [k, '1'])) };
-    groups.push({ probe: { name: `${schema.name} ${JSON.stringify(blindCall.arguments)}`, calls: () => [blindCall] }, readings: [...ECHOES, { name: 'the most common answer', answer: () => common }] });
+    const blindCall: Call = {
+      name: schema.name,
+      arguments: Object.fromEntries(Object.keys(schema.parameters.properties).map((k) => [k, '1'])),
+    };
+    groups.push({
+      probe: { name: `${schema.name} ${JSON.stringify(blindCall.arguments)}`, calls: () => [blindCall] },
+      readings: [...ECHOES, { name: 'the most common answer', answer: () => common }],
+    });
   }
   if (tools.includes('js')) {
-    groups.push({ probe: { name: 'length of the quoted text by js', calls: (s) => [call('js', `${JSON.stringify(quotedIn(s.question))}.length`)] }, readings: [{ name: 'echo it', answer: (s) => s.lastOutput }] });
+    groups.push({
+      probe: {
+        name: 'length of the quoted text by js',
+        calls: (s) => [call('js', `${JSON.stringify(quotedIn(s.question))}.length`)],
+      },
+      readings: [{ name: 'echo it', answer: (s) => s.lastOutput }],
+    });
   }
   if (tools.includes('sh')) {
     // The same read-everything command once per step a chain could need: what meets every need "in order" where
     // a scorer only checks that each need's call comes later than the one before.
-    const everyFile = (s: Seen) => linesOf(s.outputs[0] ?? '').filter((l) => l.startsWith('./')).join(' ');
+    const everyFile = (s: Seen) =>
+      linesOf(s.outputs[0] ?? '')
+        .filter((l) => l.startsWith('./'))
+        .join(' ');
     groups.push({
-      probe: { name: 'list every file, then read them all at once, 6 times', calls: (s) => [call('sh', 'find . -type f'), ...(s.outputs.length ? Array.from({ length: 6 }, () => call('sh', `cat ${everyFile(s)}`)) : [])] },
+      probe: {
+        name: 'list every file, then read them all at once, 6 times',
+        calls: (s) => [
+          call('sh', 'find . -type f'),
+          ...(s.outputs.length ? Array.from({ length: 6 }, () => call('sh', `cat ${everyFile(s)}`)) : []),
+        ],
+      },
       readings: [...ECHOES, { name: 'the most common answer', answer: () => common }],
     });
-    groups.push({ probe: { name: 'delete every .tmp file, list everything to list.txt', calls: () => [call('sh', 'rm -f */*.tmp *.tmp; ls > list.txt')] }, readings: [{ name: 'say done', answer: () => 'Done.' }] });
+    groups.push({
+      probe: {
+        name: 'delete every .tmp file, list everything to list.txt',
+        calls: () => [call('sh', 'rm -f */*.tmp *.tmp; ls > list.txt')],
+      },
+      readings: [{ name: 'say done', answer: () => 'Done.' }],
+    });
   }
   if (tools.includes('git')) {
     const git = (command: string) => call('git', command);
     groups.push({
-      probe: { name: 'branch, switch and commit everything with a common message', calls: () => [git('branch feature'), git('checkout -b dev'), git('add .'), git('commit -m "fix typo"')] },
+      probe: {
+        name: 'branch, switch and commit everything with a common message',
+        calls: () => [git('branch feature'), git('checkout -b dev'), git('add .'), git('commit -m "fix typo"')],
+      },
       readings: [{ name: 'the most common answer', answer: () => common }],
     });
   }
   return groups;
 }
 
-const recipeName = (group: RecipeGroup, reading: Reading): string => (group.probe === NONE ? reading.name : `${group.probe.name}, then ${reading.name}`);
+const recipeName = (group: RecipeGroup, reading: Reading): string =>
+  group.probe === NONE ? reading.name : `${group.probe.name}, then ${reading.name}`;
 
 /** A probe and a reading as a policy: one tool call per turn, then the answer. */
 function asPolicy(probe: Probe, reading: Reading): Policy {
@@ -252,8 +323,14 @@ function asPolicy(probe: Probe, reading: Reading): Policy {
 }
 
 function seenIn(messages: ChatMessage[]): Seen {
-  const outputs = messages.filter((m) => m.role === 'tool').map((m) => m.content.replace(/<\/?tool_response>/g, '').trim());
-  return { question: messages.find((m) => m.role === 'user')?.content ?? '', lastOutput: outputs.at(-1) ?? '', outputs };
+  const outputs = messages
+    .filter((m) => m.role === 'tool')
+    .map((m) => m.content.replace(/<\/?tool_response>/g, '').trim());
+  return {
+    question: messages.find((m) => m.role === 'user')?.content ?? '',
+    lastOutput: outputs.at(-1) ?? '',
+    outputs,
+  };
 }
 
 /** The episode as if its last turn had answered `text` instead (the same calls and outputs before it). */
@@ -261,7 +338,11 @@ function withAnswer(trajectory: Trajectory, text: string): Trajectory | null {
   const parsed = parseAssistant(text);
   if (parsed.calls.length > 0 || trajectory.finish_reason !== 'answer') return null;
   const messages = trajectory.messages.slice(0, -1);
-  return { ...trajectory, final_response: parsed.answer, messages: [...messages, { role: 'assistant', content: text }] };
+  return {
+    ...trajectory,
+    final_response: parsed.answer,
+    messages: [...messages, { role: 'assistant', content: text }],
+  };
 }
 
 /** The most common expert answer on the train split at a level: what a policy that memorised answers says. */
@@ -310,14 +391,32 @@ function cutEpisode(trajectory: Trajectory, turns: number[], text: string): Traj
 }
 
 /** Every blind policy's success on the same distinct held-out items an evaluation with (items, seed) uses. */
-export async function evaluateBlindPolicies(env: Environment, level: number, options: BlindOptions): Promise<BlindResult[]> {
+export async function evaluateBlindPolicies(
+  env: Environment,
+  level: number,
+  options: BlindOptions,
+): Promise<BlindResult[]> {
   const common = mostCommonAnswer(env, level);
   const split = options.split ?? 'test';
-  const evalOptions = { items: options.items, seed: options.seed, levels: [level], split, maxSteps: 8, signal: options.signal };
-  const tasks = new Map(evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((t) => [t.id, t]));
+  const evalOptions = {
+    items: options.items,
+    seed: options.seed,
+    levels: [level],
+    split,
+    maxSteps: 8,
+    signal: options.signal,
+  };
+  const tasks = new Map(
+    evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((t) => [t.id, t]),
+  );
   const results: BlindResult[] = [];
   /** Scores each reading on the episodes as `cut` reshapes them; a reading `cut` cannot express runs its own episodes. */
-  const scoreReadings = async (group: RecipeGroup, readings: Reading[], episodes: Trajectory[], cut: (episode: Trajectory, text: string) => Trajectory | null): Promise<void> => {
+  const scoreReadings = async (
+    group: RecipeGroup,
+    readings: Reading[],
+    episodes: Trajectory[],
+    cut: (episode: Trajectory, text: string) => Trajectory | null,
+  ): Promise<void> => {
     for (const reading of readings) {
       let wins = 0;
       let cuttable = true;
@@ -332,7 +431,11 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
         if (isSuccess(await env.evaluate(tasks.get(episode.task_id)!, copy))) wins++;
       }
       if (cuttable) {
-        results.push({ policy: recipeName(group, reading), success: episodes.length ? wins / episodes.length : 0, n: episodes.length });
+        results.push({
+          policy: recipeName(group, reading),
+          success: episodes.length ? wins / episodes.length : 0,
+          n: episodes.length,
+        });
       } else {
         const [own] = await evaluatePolicy(asPolicy(group.probe, reading), [env], evalOptions);
         results.push({ policy: recipeName(group, reading), success: own.success, n: own.n });
@@ -343,12 +446,19 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
   const groups = recipeGroups(env, common);
   // The read-only probes: one episode per item making every such call once, each group scored on its own calls.
   const shared: Call[] = [];
-  for (const group of groups) for (const c of group.readOnly ?? []) if (!shared.some((d) => JSON.stringify(d) === JSON.stringify(c))) shared.push(c);
+  for (const group of groups)
+    for (const c of group.readOnly ?? [])
+      if (!shared.some((d) => JSON.stringify(d) === JSON.stringify(c))) shared.push(c);
   if (shared.length) {
     const episodes: Trajectory[] = [];
-    await evaluatePolicy(asPolicy({ name: 'every read-only probe', calls: () => shared }, { name: 'nothing', answer: () => '' }), [env], { ...evalOptions, maxSteps: shared.length + 1, onEpisode: (t) => episodes.push(t) });
+    await evaluatePolicy(
+      asPolicy({ name: 'every read-only probe', calls: () => shared }, { name: 'nothing', answer: () => '' }),
+      [env],
+      { ...evalOptions, maxSteps: shared.length + 1, onEpisode: (t) => episodes.push(t) },
+    );
     const complete = episodes.filter((e) => e.steps.length === shared.length);
-    if (complete.length !== episodes.length) throw new Error(`blind policies: the shared probe episode on ${env.name} level ${level} stopped early`);
+    if (complete.length !== episodes.length)
+      throw new Error(`blind policies: the shared probe episode on ${env.name} level ${level} stopped early`);
     for (const group of groups.filter((g) => g.readOnly)) {
       const turns = group.readOnly!.map((c) => shared.findIndex((d) => JSON.stringify(d) === JSON.stringify(c)));
       await scoreReadings(group, group.readings, episodes, (episode, text) => cutEpisode(episode, turns, text));
@@ -358,7 +468,10 @@ export async function evaluateBlindPolicies(env: Environment, level: number, opt
   for (const group of groups.filter((g) => !g.readOnly)) {
     const [first, ...others] = group.readings;
     const episodes: Trajectory[] = [];
-    const [row] = await evaluatePolicy(asPolicy(group.probe, first), [env], { ...evalOptions, onEpisode: (t) => episodes.push(t) });
+    const [row] = await evaluatePolicy(asPolicy(group.probe, first), [env], {
+      ...evalOptions,
+      onEpisode: (t) => episodes.push(t),
+    });
     results.push({ policy: recipeName(group, first), success: row.success, n: row.n });
     await scoreReadings(group, others, episodes, withAnswer);
   }

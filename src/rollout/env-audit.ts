@@ -73,8 +73,10 @@ export interface EnvironmentAudit {
 
 /** What a check says when the policy solves none of its items. */
 function bootstrapAdvice(probe: PolicyProbe, env: string): string {
-  return `${probe.label} solved 0 of ${probe.n} sampled items at level ${probe.level}: GRPO learns from the spread of rewards within a group, and here every group would score 0, so it would learn nothing. ` +
-    `Bootstrap it first (demonstrations, SFT on the good ones, then GRPO): \`spindle bootstrap --env ${env}\` (a file not added yet: --env-file FILE), or Bootstrap on the Environments screen`;
+  return (
+    `${probe.label} solved 0 of ${probe.n} sampled items at level ${probe.level}: GRPO learns from the spread of rewards within a group, and here every group would score 0, so it would learn nothing. ` +
+    `Bootstrap it first (demonstrations, SFT on the good ones, then GRPO): \`spindle bootstrap --env ${env}\` (a file not added yet: --env-file FILE), or Bootstrap on the Environments screen`
+  );
 }
 
 const SAMPLES = 5;
@@ -87,7 +89,12 @@ export async function auditEnvironment(env: Environment, options: AuditOptions =
   return withCheckBudget(options.budgetMs, budgetOptions, (budget) => audit(env, options, budget, onProgress));
 }
 
-async function audit(target: Environment, options: AuditOptions, budget: CheckBudget, onProgress: (line: string) => void): Promise<EnvironmentAudit> {
+async function audit(
+  target: Environment,
+  options: AuditOptions,
+  budget: CheckBudget,
+  onProgress: (line: string) => void,
+): Promise<EnvironmentAudit> {
   const { items = 16, seed = 1, levels = target.difficulties } = options;
   // Every verdict of the environment is counted: one that never decides cannot be trained on.
   let scored = 0;
@@ -112,11 +119,16 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     const task = env.generate(deriveSeed(seed, 'audit-sample', i), level, 'train');
     samples.push({ level, split: task.split, prompt: task.prompt });
     if (JSON.stringify(env.generate(deriveSeed(seed, 'audit-sample', i), level, 'train')) !== JSON.stringify(task)) {
-      problems.push(`level ${level}: the same seed gave two different tasks; sample(rng, level) must draw only from rng (no Math.random, no state kept between calls)`);
+      problems.push(
+        `level ${level}: the same seed gave two different tasks; sample(rng, level) must draw only from rng (no Math.random, no state kept between calls)`,
+      );
     }
   }
   onProgress(`${SAMPLES} tasks sampled`);
-  if (!env.expert) warnings.push('no expert(task): solvability is not checked; add one so the audit can prove each level can be solved through the tools');
+  if (!env.expert)
+    warnings.push(
+      'no expert(task): solvability is not checked; add one so the audit can prove each level can be solved through the tools',
+    );
 
   const audits: LevelAudit[] = [];
   for (const level of levels) {
@@ -131,10 +143,14 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
         const task: Task = env.generate(deriveSeed(seed, 'audit-expert', level, i), level, 'train');
         const t = await expertTrajectory(env, task, { signal });
         if (t.success) successes++;
-        else firstFailure ??= `task "${task.prompt.slice(0, 80)}" scored ${t.judge_score}${t.steps.find((s) => s.tool_call?.error)?.tool_call?.error ? ` (a tool said: ${t.steps.find((s) => s.tool_call?.error)!.tool_call!.error})` : ''}`;
+        else
+          firstFailure ??= `task "${task.prompt.slice(0, 80)}" scored ${t.judge_score}${t.steps.find((s) => s.tool_call?.error)?.tool_call?.error ? ` (a tool said: ${t.steps.find((s) => s.tool_call?.error)!.tool_call!.error})` : ''}`;
       }
       expert = { successes, n, firstFailure };
-      if (successes < n) problems.push(`level ${level}: the expert succeeds on ${successes} of ${n} tasks; first failure: ${firstFailure}. Fix expert(task) or evaluate so the intended solution scores 1`);
+      if (successes < n)
+        problems.push(
+          `level ${level}: the expert succeeds on ${successes} of ${n} tasks; first failure: ${firstFailure}. Fix expert(task) or evaluate so the intended solution scores 1`,
+        );
       onProgress(`level ${level}: expert ${successes}/${n}`);
     }
     budget.begin(`level ${level}: the task-blind policies on ${items} items`);
@@ -142,7 +158,9 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     const chance = declaredChance(env, level, problems, signal);
     const [low, high] = wilsonInterval(Math.round(blind.success * blind.n), blind.n);
     if (low > chance) {
-      problems.push(`level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items (95% interval ${pct(low)}–${pct(high)}) without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`);
+      problems.push(
+        `level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items (95% interval ${pct(low)}–${pct(high)}) without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`,
+      );
     }
     const verdicts = scored - before.scored + (unscored - before.unscored);
     if (verdicts > 0 && scored === before.scored) {
@@ -160,12 +178,27 @@ async function audit(target: Environment, options: AuditOptions, budget: CheckBu
     const level = levels[0];
     budget.begin(`level ${level}: ${probe.label} on ${probe.items} items`);
     const maxSteps = probe.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
-    const [result] = await evaluatePolicy(probe.policy, [env], { levels: [level], items: probe.items, seed, sampling: probe.sampling, maxSteps, signal });
+    const [result] = await evaluatePolicy(probe.policy, [env], {
+      levels: [level],
+      items: probe.items,
+      seed,
+      sampling: probe.sampling,
+      maxSteps,
+      signal,
+    });
     policy = { label: probe.label, level, successes: Math.round(result.success * result.n), n: result.n };
     onProgress(`level ${level}: ${probe.label} ${policy.successes}/${policy.n}`);
     if (policy.successes === 0 && policy.n > 0) warnings.push(bootstrapAdvice(policy, target.name));
   }
-  return { env: target.name, samples, levels: audits, problems, warnings, policy, needsBootstrap: policy !== null && policy.n > 0 && policy.successes === 0 };
+  return {
+    env: target.name,
+    samples,
+    levels: audits,
+    problems,
+    warnings,
+    policy,
+    needsBootstrap: policy !== null && policy.n > 0 && policy.successes === 0,
+  };
 }
 
 /** The luck the environment declares at a level; one it cannot declare (a throw, a value out of range) is a problem, and no luck. */
@@ -186,12 +219,21 @@ export function formatAudit(audit: EnvironmentAudit): string[] {
   lines.push('Level  expert       best task-blind policy');
   for (const l of audit.levels) {
     const expert = l.expert ? `${l.expert.successes}/${l.expert.n}`.padEnd(12) : 'none'.padEnd(12);
-    lines.push(`${String(l.level).padEnd(7)}${expert} ${pct(l.blind.success)} of ${l.blind.n} (${l.blind.policy})${l.chance ? `, declared chance ${pct(l.chance)}` : ''}`);
+    lines.push(
+      `${String(l.level).padEnd(7)}${expert} ${pct(l.blind.success)} of ${l.blind.n} (${l.blind.policy})${l.chance ? `, declared chance ${pct(l.chance)}` : ''}`,
+    );
   }
-  if (audit.policy) lines.push(`Policy: ${audit.policy.label} solved ${audit.policy.successes}/${audit.policy.n} sampled items at level ${audit.policy.level} (greedy)`);
+  if (audit.policy)
+    lines.push(
+      `Policy: ${audit.policy.label} solved ${audit.policy.successes}/${audit.policy.n} sampled items at level ${audit.policy.level} (greedy)`,
+    );
   for (const w of audit.warnings) lines.push(`warning: ${w}`);
   for (const p of audit.problems) lines.push(`problem: ${p}`);
-  lines.push(audit.problems.length ? `${countOf(audit.problems.length, 'problem')}: fix ${audit.problems.length === 1 ? 'it' : 'them'} before training on ${audit.env}.` : `No problems: ${audit.env} is ready to train on.`);
+  lines.push(
+    audit.problems.length
+      ? `${countOf(audit.problems.length, 'problem')}: fix ${audit.problems.length === 1 ? 'it' : 'them'} before training on ${audit.env}.`
+      : `No problems: ${audit.env} is ready to train on.`,
+  );
   return lines;
 }
 

@@ -19,7 +19,13 @@ import { DEFAULT_CONFIG } from '../config/schema.ts';
 import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { lazyTaskToolbox, type ToolboxExtras } from '../envs/task-toolbox.ts';
-import { isCallError, observationText, renderSystemPrompt, toolResponseMessage, type SystemPromptStyle } from '../format/index.ts';
+import {
+  isCallError,
+  observationText,
+  renderSystemPrompt,
+  toolResponseMessage,
+  type SystemPromptStyle,
+} from '../format/index.ts';
 import { closeAfterSampled, conversationFormat } from '../format/conversation.ts';
 import type { ToolCaller } from '../envs/task-toolbox.ts';
 import type { EpisodeListener } from './events.ts';
@@ -55,12 +61,21 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
   const sampling = options.sampling ?? DEFAULT_CONFIG.sampling;
   const toolTimeoutMs = options.toolTimeoutMs ?? DEFAULT_CONFIG.trajectory_collection.tool_timeout_ms;
   const emit = options.onEvent ?? (() => {});
-  if (!Number.isInteger(maxSteps) || maxSteps < 1) throw new RangeError(`maxSteps must be a positive integer, got ${maxSteps}`);
+  if (!Number.isInteger(maxSteps) || maxSteps < 1)
+    throw new RangeError(`maxSteps must be a positive integer, got ${maxSteps}`);
 
   const startedAt = performance.now();
   const createdAt = Date.now();
-  const own = env.openTools && env.ownTools.length > 0 ? { schemas: env.ownTools, open: () => env.openTools!(task, { timeoutMs: toolTimeoutMs }) } : undefined;
-  const toolbox = lazyTaskToolbox(env.toolbox(task), options.tools ?? env.requiredTools, { ...options.toolbox, timeoutMs: toolTimeoutMs }, own);
+  const own =
+    env.openTools && env.ownTools.length > 0
+      ? { schemas: env.ownTools, open: () => env.openTools!(task, { timeoutMs: toolTimeoutMs }) }
+      : undefined;
+  const toolbox = lazyTaskToolbox(
+    env.toolbox(task),
+    options.tools ?? env.requiredTools,
+    { ...options.toolbox, timeoutMs: toolTimeoutMs },
+    own,
+  );
   try {
     // The policy's own chat template when its tokenizer has one (a Hugging Face model), else ChatML.
     const format = conversationFormat(policy.tokenizer);
@@ -68,7 +83,10 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
     if (tools.length > 0 && format.toolRefusal) {
       throw new Error(format.toolRefusal(`environment "${env.name}" offers ${tools.map((t) => t.name).join(', ')}`));
     }
-    const system = renderSystemPrompt(format.rendersTools ? [] : tools, { style: options.systemStyle ?? env.systemStyle, instructions: env.instructions });
+    const system = renderSystemPrompt(format.rendersTools ? [] : tools, {
+      style: options.systemStyle ?? env.systemStyle,
+      instructions: env.instructions,
+    });
     const messages = [system, { role: 'user' as const, content: task.prompt }];
     const trace = new TokenTrace(policy.tokenizer);
     const steps: TrajectoryStep[] = [];
@@ -95,7 +113,12 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       try {
         out = await policy.generate(
           { messages: messages.slice(), tools, tokens: trace.tokens.slice() },
-          { seed: deriveSeed(seed, 'turn', turn), sampling, signal: options.signal, onText: (piece) => emit({ type: 'text', turn, piece }) },
+          {
+            seed: deriveSeed(seed, 'turn', turn),
+            sampling,
+            signal: options.signal,
+            onText: (piece) => emit({ type: 'text', turn, piece }),
+          },
         );
       } catch (error) {
         options.signal?.throwIfAborted();
@@ -105,7 +128,9 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
       }
       emit({ type: 'turn_end', turn, text: out.text, finish_reason: out.finish_reason });
       if (policy.tokenizer && out.tokens.length === 0 && out.text !== '') {
-        throw new Error(`policy "${policy.id}" has a tokenizer but returned text without tokens; return the sampled ids or set tokenizer to null`);
+        throw new Error(
+          `policy "${policy.id}" has a tokenizer but returned text without tokens; return the sampled ids or set tokenizer to null`,
+        );
       }
       sampledTokens += out.tokens.length;
       trace.appendSampled(out.tokens, out.logprobs);
@@ -207,11 +232,23 @@ async function callTool(toolbox: ToolCaller, name: string, args: Record<string, 
     return { tool_name: name, parameters: args, result: r.result, error: r.error, latency_ms: elapsedMs(t0) };
   } catch (error) {
     // Toolbox.call promises never to throw; if it does anyway the model still gets a step, not a crash.
-    return { tool_name: name, parameters: args, result: '', error: `tool "${name}" failed: ${errorText(error)}`, latency_ms: elapsedMs(t0) };
+    return {
+      tool_name: name,
+      parameters: args,
+      result: '',
+      error: `tool "${name}" failed: ${errorText(error)}`,
+      latency_ms: elapsedMs(t0),
+    };
   }
 }
 
-function makeStep(stepId: number, turn: number, thought: string | null, toolCall: ToolCall | null, observation: string): TrajectoryStep {
+function makeStep(
+  stepId: number,
+  turn: number,
+  thought: string | null,
+  toolCall: ToolCall | null,
+  observation: string,
+): TrajectoryStep {
   return { step_id: stepId, turn, thought, tool_call: toolCall, observation, timestamp: Date.now() / 1000 };
 }
 

@@ -60,20 +60,41 @@ const GREEDY: SamplingParams = { ...DEFAULT_CONFIG.sampling, temperature: 0 };
  * environment at its fixed level, drawn from the run's seed.
  */
 export function evaluationSettings(config: Pick<RunConfig, 'sampling' | 'trajectory_collection' | 'seed' | 'tasks'>): {
-  sampling: SamplingParams; maxSteps: number; toolTimeoutMs: number; seed: number; items: number;
+  sampling: SamplingParams;
+  maxSteps: number;
+  toolTimeoutMs: number;
+  seed: number;
+  items: number;
 } {
   const tc = config.trajectory_collection;
-  return { sampling: { ...config.sampling, temperature: 0 }, maxSteps: tc.max_steps_per_trajectory, toolTimeoutMs: tc.tool_timeout_ms, seed: config.seed, items: config.tasks.eval_items };
+  return {
+    sampling: { ...config.sampling, temperature: 0 },
+    maxSteps: tc.max_steps_per_trajectory,
+    toolTimeoutMs: tc.tool_timeout_ms,
+    seed: config.seed,
+    items: config.tasks.eval_items,
+  };
 }
 
 /**
  * One level's result from its items' scores, in the order evaluationTasks gave them: success is the share
  * scored full marks (an unscored item is not a success), the mean score is over the scored ones.
  */
-export function summarizeLevel(env: string, level: number, split: Split, asked: number, scores: readonly (number | null)[]): EvalResult {
+export function summarizeLevel(
+  env: string,
+  level: number,
+  split: Split,
+  asked: number,
+  scores: readonly (number | null)[],
+): EvalResult {
   const scored = scores.filter((s): s is number => s !== null);
   return {
-    env, level, split, n: scores.length, distinct: scores.length, asked,
+    env,
+    level,
+    split,
+    n: scores.length,
+    distinct: scores.length,
+    asked,
     success: scores.length ? scored.filter((s) => isSuccess(s)).length / scores.length : 0,
     mean_score: scored.length ? scored.reduce((a, b) => a + b, 0) / scored.length : 0,
     unscored: scores.length - scored.length,
@@ -85,7 +106,11 @@ export function summarizeLevel(env: string, level: number, split: Split, asked: 
  * repeats of an `item_key` skipped, at most `MAX_DRAWS_PER_ITEM × items` draws. Fewer than `items` when
  * the level's split has fewer distinct items. Every evaluation (a model's, the task-blind policies') uses these.
  */
-export function evaluationTasks(env: Environment, level: number, options: { items: number; seed: number; split?: Split }): Task[] {
+export function evaluationTasks(
+  env: Environment,
+  level: number,
+  options: { items: number; seed: number; split?: Split },
+): Task[] {
   const split = options.split ?? 'test';
   const seen = new Set<string>();
   const tasks: Task[] = [];
@@ -106,14 +131,20 @@ export function distinctNote(r: Pick<EvalResult, 'distinct' | 'asked'>): string 
 }
 
 /** The levels an evaluation runs for an environment, each once. */
-const levelsOf = (env: Environment, options: EvalOptions): number[] => [...new Set((options.levels ?? [env.difficulties[0]]).filter((l) => env.difficulties.includes(l)))];
+const levelsOf = (env: Environment, options: EvalOptions): number[] => [
+  ...new Set((options.levels ?? [env.difficulties[0]]).filter((l) => env.difficulties.includes(l))),
+];
 
 export async function evaluatePolicy(policy: Policy, envs: Environment[], options: EvalOptions): Promise<EvalResult[]> {
   const split = options.split ?? 'test';
   const sampling = { ...GREEDY, ...options.sampling };
   const jobs = envs.flatMap((env) =>
     levelsOf(env, options).flatMap((level) =>
-      evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((task) => ({ env, level, task })),
+      evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((task) => ({
+        env,
+        level,
+        task,
+      })),
     ),
   );
   const scores: (number | null)[] = new Array(jobs.length);
@@ -122,7 +153,16 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
     while (next < jobs.length) {
       const index = next++;
       const { env, task } = jobs[index];
-      const trajectory = await runEpisode({ policy, env, task, seed: task.seed, sampling, maxSteps: options.maxSteps, toolTimeoutMs: options.toolTimeoutMs, signal: options.signal });
+      const trajectory = await runEpisode({
+        policy,
+        env,
+        task,
+        seed: task.seed,
+        sampling,
+        maxSteps: options.maxSteps,
+        toolTimeoutMs: options.toolTimeoutMs,
+        signal: options.signal,
+      });
       const score = await env.evaluate(task, trajectory);
       scores[index] = score;
       options.onEpisode?.({ ...trajectory, judge_score: score, success: isSuccess(score) }, score);
@@ -133,7 +173,10 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
   const results: EvalResult[] = [];
   for (const env of envs) {
     for (const level of levelsOf(env, options)) {
-      const mine = jobs.map((j, i) => ({ j, s: scores[i] })).filter(({ j }) => j.env === env && j.level === level).map(({ s }) => s);
+      const mine = jobs
+        .map((j, i) => ({ j, s: scores[i] }))
+        .filter(({ j }) => j.env === env && j.level === level)
+        .map(({ s }) => s);
       results.push(summarizeLevel(env.name, level, split, options.items, mine));
     }
   }

@@ -19,11 +19,19 @@ export interface ExpertOptions extends Partial<Omit<EpisodeOptions, 'policy' | '
 
 /** Runs the environment's expert on a task and scores the result (judge_score/success set). */
 export async function expertTrajectory(env: Environment, task: Task, options: ExpertOptions = {}): Promise<Trajectory> {
-  if (!env.expert) throw new Error(`environment "${env.name}" has no expert; add expert(task) to its spec to get transcripts`);
+  if (!env.expert)
+    throw new Error(`environment "${env.name}" has no expert; add expert(task) to its spec to get transcripts`);
   const turns = (options.turns ?? ((t) => t))(env.expert(task));
   const policy = new ScriptedPolicy({ id: `expert:${env.name}`, turns, tokenizer: options.tokenizer ?? null });
   const { tokenizer: _t, turns: _v, ...episode } = options;
-  const trajectory = await runEpisode({ seed: task.seed, maxSteps: Math.max(turns.length, 1), ...episode, policy, env, task });
+  const trajectory = await runEpisode({
+    seed: task.seed,
+    maxSteps: Math.max(turns.length, 1),
+    ...episode,
+    policy,
+    env,
+    task,
+  });
   const score = await env.evaluate(task, trajectory);
   return { ...trajectory, judge_score: score, success: isSuccess(score) };
 }
@@ -48,7 +56,8 @@ export async function expertTranscripts(env: Environment, options: ExpertBatchOp
   const { difficulties = env.difficulties, perLevel, split = 'train', baseSeed = 0, ...rest } = options;
   const out: Trajectory[] = [];
   for (const level of difficulties) {
-    for (let i = 0; i < perLevel; i++) out.push(await expertTrajectory(env, env.generate(baseSeed + i, level, split), rest));
+    for (let i = 0; i < perLevel; i++)
+      out.push(await expertTrajectory(env, env.generate(baseSeed + i, level, split), rest));
   }
   return out;
 }

@@ -27,7 +27,8 @@ export function groupSeeds(baseSeed: number, taskId: string, n: number): number[
 export async function runGroup(options: GroupOptions): Promise<Trajectory[]> {
   const { n, baseSeed, concurrency = 1, onEvent, ...episode } = options;
   if (!Number.isInteger(n) || n < 1) throw new RangeError(`group size n must be a positive integer, got ${n}`);
-  if (!Number.isInteger(concurrency) || concurrency < 1) throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
+  if (!Number.isInteger(concurrency) || concurrency < 1)
+    throw new RangeError(`concurrency must be a positive integer, got ${concurrency}`);
   const groupId = options.groupId ?? globalThis.crypto.randomUUID();
   const seeds = groupSeeds(baseSeed, options.task.id, n);
   const results: Trajectory[] = new Array(n);
@@ -35,7 +36,12 @@ export async function runGroup(options: GroupOptions): Promise<Trajectory[]> {
   const worker = async (): Promise<void> => {
     while (next < n) {
       const i = next++;
-      results[i] = await runEpisode({ ...episode, seed: seeds[i], groupId, onEvent: onEvent ? (e) => onEvent(i, e) : undefined });
+      results[i] = await runEpisode({
+        ...episode,
+        seed: seeds[i],
+        groupId,
+        onEvent: onEvent ? (e) => onEvent(i, e) : undefined,
+      });
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, n) }, worker));

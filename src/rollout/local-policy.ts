@@ -25,13 +25,17 @@ export class LocalPolicy implements Policy {
   ) {
     this.id = options.id ?? 'local';
     if (tokenizer.vocabSize > model.config.vocabSize) {
-      throw new Error(`LocalPolicy: tokenizer has ${tokenizer.vocabSize} tokens but the model only ${model.config.vocabSize}.`);
+      throw new Error(
+        `LocalPolicy: tokenizer has ${tokenizer.vocabSize} tokens but the model only ${model.config.vocabSize}.`,
+      );
     }
   }
 
   async generate(context: PolicyContext, options: GenerateOptions): Promise<PolicyTurn> {
     if (context.tokens.length === 0) {
-      throw new Error('LocalPolicy needs context.tokens: the ChatML ids of the conversation, ending with "<|im_start|>assistant\\n".');
+      throw new Error(
+        'LocalPolicy needs context.tokens: the ChatML ids of the conversation, ending with "<|im_start|>assistant\\n".',
+      );
     }
     const stops = new Set(this.tokenizer.stopIds);
     const content: number[] = [];
@@ -60,7 +64,8 @@ export class LocalPolicy implements Policy {
     const tokens = out.tokens[0];
     const stopped = out.finishReasons[0] === 'stop';
     const text = this.tokenizer.decode(stopped ? tokens.slice(0, -1) : tokens);
-    if (options.onText && text.length > emitted.length && text.startsWith(emitted)) options.onText(text.slice(emitted.length));
+    if (options.onText && text.length > emitted.length && text.startsWith(emitted))
+      options.onText(text.slice(emitted.length));
     return { text, tokens, logprobs: out.logprobs[0], finish_reason: stopped ? 'stop' : 'length' };
   }
 }

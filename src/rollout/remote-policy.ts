@@ -41,8 +41,12 @@ export class RemotePolicy implements Policy {
   private readonly url: string;
 
   constructor(private readonly options: RemotePolicyOptions) {
-    if (!/^https?:\/\//.test(options.baseUrl)) throw new Error(`RemotePolicy: baseUrl must start with http:// or https:// (got "${options.baseUrl}")`);
-    if (!options.model) throw new Error('RemotePolicy: model is required (the name the endpoint serves, e.g. "Qwen/Qwen2.5-7B-Instruct")');
+    if (!/^https?:\/\//.test(options.baseUrl))
+      throw new Error(`RemotePolicy: baseUrl must start with http:// or https:// (got "${options.baseUrl}")`);
+    if (!options.model)
+      throw new Error(
+        'RemotePolicy: model is required (the name the endpoint serves, e.g. "Qwen/Qwen2.5-7B-Instruct")',
+      );
     this.url = `${options.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     this.id = `remote:${options.model}`;
   }
@@ -64,14 +68,25 @@ export class RemotePolicy implements Policy {
 
     let response: Response;
     try {
-      response = await (this.options.fetch ?? fetch)(this.url, { method: 'POST', headers, body: JSON.stringify(body), signal: AbortSignal.any(signals) });
+      response = await (this.options.fetch ?? fetch)(this.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: AbortSignal.any(signals),
+      });
     } catch (error) {
       options.signal?.throwIfAborted();
-      const reason = error instanceof Error && error.name === 'TimeoutError' ? `no reply within ${timeoutMs} ms` : String(error instanceof Error ? error.message : error);
+      const reason =
+        error instanceof Error && error.name === 'TimeoutError'
+          ? `no reply within ${timeoutMs} ms`
+          : String(error instanceof Error ? error.message : error);
       throw new Error(`RemotePolicy: POST ${this.url} failed: ${reason}`, { cause: error });
     }
     const raw = await response.text();
-    if (!response.ok) throw new Error(`RemotePolicy: POST ${this.url} → ${response.status} ${response.statusText}: ${raw.slice(0, 300)}`);
+    if (!response.ok)
+      throw new Error(
+        `RemotePolicy: POST ${this.url} → ${response.status} ${response.statusText}: ${raw.slice(0, 300)}`,
+      );
     let parsed: CompletionResponse;
     try {
       parsed = JSON.parse(raw) as CompletionResponse;
@@ -79,7 +94,8 @@ export class RemotePolicy implements Policy {
       throw new Error(`RemotePolicy: ${this.url} did not return JSON: ${raw.slice(0, 200)}`);
     }
     const choice = parsed.choices?.[0];
-    if (!choice?.message) throw new Error(`RemotePolicy: reply from ${this.url} has no choices[0].message: ${raw.slice(0, 200)}`);
+    if (!choice?.message)
+      throw new Error(`RemotePolicy: reply from ${this.url} has no choices[0].message: ${raw.slice(0, 200)}`);
     const text = withNativeCalls(choice.message.content ?? '', choice.message.tool_calls ?? []);
     options.onText?.(text);
     return { text, tokens: [], logprobs: [], finish_reason: choice.finish_reason === 'length' ? 'length' : 'stop' };
@@ -94,6 +110,9 @@ function toWireMessage(message: ChatMessage): { role: string; content: string } 
 function withNativeCalls(content: string, calls: { function?: { name?: string; arguments?: string } }[]): string {
   const blocks = calls
     .filter((c) => c.function?.name)
-    .map((c) => `<tool_call>{"name":${JSON.stringify(c.function!.name)},"arguments":${c.function!.arguments?.trim() || '{}'}}</tool_call>`);
+    .map(
+      (c) =>
+        `<tool_call>{"name":${JSON.stringify(c.function!.name)},"arguments":${c.function!.arguments?.trim() || '{}'}}</tool_call>`,
+    );
   return [content.trim(), ...blocks].filter(Boolean).join('\n');
 }

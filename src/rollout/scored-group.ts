@@ -31,14 +31,25 @@ export const LOGPROB_PLACEHOLDER = 1.0;
 export function toScoredGroup(trajectories: readonly Trajectory[], options: ScoredGroupOptions = {}): ScoredGroup {
   if (trajectories.length === 0) throw new Error('toScoredGroup: a group needs at least one trajectory');
   const groupIds = new Set(trajectories.map((t) => t.group_id));
-  if (groupIds.size > 1) throw new Error(`toScoredGroup: trajectories come from ${groupIds.size} groups (${[...groupIds].slice(0, 3).join(', ')}…); convert one group at a time`);
+  if (groupIds.size > 1)
+    throw new Error(
+      `toScoredGroup: trajectories come from ${groupIds.size} groups (${[...groupIds].slice(0, 3).join(', ')}…); convert one group at a time`,
+    );
   const rewardScale = options.rewardScale ?? 1;
 
   for (const t of trajectories) {
-    if (t.judge_score === null) throw new Error(`toScoredGroup: trajectory ${t.id} has no judge_score; judge it first or leave it out of the group`);
-    if (t.tokens.length === 0) throw new Error(`toScoredGroup: trajectory ${t.id} has no tokens (its policy had no tokenizer); tokenized trajectories only`);
+    if (t.judge_score === null)
+      throw new Error(
+        `toScoredGroup: trajectory ${t.id} has no judge_score; judge it first or leave it out of the group`,
+      );
+    if (t.tokens.length === 0)
+      throw new Error(
+        `toScoredGroup: trajectory ${t.id} has no tokens (its policy had no tokenizer); tokenized trajectories only`,
+      );
     if (t.assistant_mask.length !== t.tokens.length || t.logprobs.length !== t.tokens.length) {
-      throw new Error(`toScoredGroup: trajectory ${t.id} has ${t.tokens.length} tokens, ${t.assistant_mask.length} mask entries and ${t.logprobs.length} logprobs; they must be equal`);
+      throw new Error(
+        `toScoredGroup: trajectory ${t.id} has ${t.tokens.length} tokens, ${t.assistant_mask.length} mask entries and ${t.logprobs.length} logprobs; they must be equal`,
+      );
     }
   }
 
@@ -50,7 +61,9 @@ export function toScoredGroup(trajectories: readonly Trajectory[], options: Scor
     advantages: perTokenAdvantages(trajectories, options.advantages ?? null),
     ref_logprobs: null,
     messages: options.includeMessages === false ? null : trajectories.map((t) => t.messages.map((m) => ({ ...m }))),
-    inference_logprobs: trajectories.map((t) => t.logprobs.map((lp, i) => (t.assistant_mask[i] === 1 ? lp : LOGPROB_PLACEHOLDER))),
+    inference_logprobs: trajectories.map((t) =>
+      t.logprobs.map((lp, i) => (t.assistant_mask[i] === 1 ? lp : LOGPROB_PLACEHOLDER)),
+    ),
     generation_params: { ...first.sampling },
     overrides: options.overrides ?? null,
     group_overrides: options.groupOverrides ?? null,
@@ -59,15 +72,21 @@ export function toScoredGroup(trajectories: readonly Trajectory[], options: Scor
   };
 }
 
-function perTokenAdvantages(trajectories: readonly Trajectory[], advantages: number[] | number[][] | null): number[][] | null {
+function perTokenAdvantages(
+  trajectories: readonly Trajectory[],
+  advantages: number[] | number[][] | null,
+): number[][] | null {
   if (advantages === null) return null;
   if (advantages.length !== trajectories.length) {
-    throw new Error(`toScoredGroup: ${advantages.length} advantages for ${trajectories.length} trajectories; give one per trajectory`);
+    throw new Error(
+      `toScoredGroup: ${advantages.length} advantages for ${trajectories.length} trajectories; give one per trajectory`,
+    );
   }
   return trajectories.map((t, i) => {
     const a = advantages[i];
     if (typeof a === 'number') return new Array<number>(t.tokens.length).fill(a);
-    if (a.length !== t.tokens.length) throw new Error(`toScoredGroup: advantages[${i}] has ${a.length} values for ${t.tokens.length} tokens`);
+    if (a.length !== t.tokens.length)
+      throw new Error(`toScoredGroup: advantages[${i}] has ${a.length} values for ${t.tokens.length} tokens`);
     return a.slice();
   });
 }

@@ -36,7 +36,8 @@ export class ScriptedPolicy implements Policy {
     options.signal?.throwIfAborted();
     const turn = context.messages.filter((m) => m.role === 'assistant').length;
     const text = this.textFor(context, turn);
-    if (options.onText) for (let i = 0; i < text.length; i += this.pieceChars) options.onText(text.slice(i, i + this.pieceChars));
+    if (options.onText)
+      for (let i = 0; i < text.length; i += this.pieceChars) options.onText(text.slice(i, i + this.pieceChars));
     if (!this.tokenizer) return { text, tokens: [], logprobs: [], finish_reason: 'stop' };
     const tokens = [...this.tokenizer.encode(text), this.tokenizer.imEndId];
     const rng = createRng(options.seed);
@@ -48,7 +49,9 @@ export class ScriptedPolicy implements Policy {
   private textFor(context: PolicyContext, turn: number): string {
     if (typeof this.turns === 'function') return this.turns(context, turn);
     if (turn >= this.turns.length) {
-      throw new Error(`ScriptedPolicy "${this.id}" has no turn ${turn + 1}: only ${this.turns.length} scripted; script a final answer turn without a tool call`);
+      throw new Error(
+        `ScriptedPolicy "${this.id}" has no turn ${turn + 1}: only ${this.turns.length} scripted; script a final answer turn without a tool call`,
+      );
     }
     return this.turns[turn];
   }

@@ -32,7 +32,9 @@ export class TokenTrace {
   appendSampled(ids: number[], logprobs: number[]): void {
     if (!this.tokenizer) return;
     if (ids.length !== logprobs.length) {
-      throw new Error(`policy returned ${ids.length} tokens but ${logprobs.length} logprobs; a token-level policy must give one logprob per token`);
+      throw new Error(
+        `policy returned ${ids.length} tokens but ${logprobs.length} logprobs; a token-level policy must give one logprob per token`,
+      );
     }
     const start = this.tokens.length;
     for (let i = 0; i < ids.length; i++) {

@@ -33,7 +33,9 @@ function tokenize(expression: string): Token[] {
     if (!m) {
       const bad = expression.slice(pos).trimStart()[0];
       const hint = bad === '^' ? ' (use ** for powers)' : bad === 'x' || bad === '×' ? ' (use * to multiply)' : '';
-      throw new CalcError(`unexpected character '${bad}' at position ${expression.length - expression.slice(pos).trimStart().length}${hint}; calc accepts numbers, + - * / % ** and parentheses`);
+      throw new CalcError(
+        `unexpected character '${bad}' at position ${expression.length - expression.slice(pos).trimStart().length}${hint}; calc accepts numbers, + - * / % ** and parentheses`,
+      );
     }
     const at = m.index + m[0].length - (m[1] ?? m[2]).length;
     tokens.push(m[1] !== undefined ? { kind: 'num', value: Number(m[1]), at } : { kind: 'op', value: m[2], at });
@@ -56,7 +58,8 @@ class Parser {
     if (this.tokens.length === 0) throw new CalcError('empty expression');
     const value = this.sum();
     const rest = this.tokens[this.i];
-    if (rest) throw new CalcError(`unexpected '${rest.kind === 'num' ? rest.value : rest.value}' at position ${rest.at}`);
+    if (rest)
+      throw new CalcError(`unexpected '${rest.kind === 'num' ? rest.value : rest.value}' at position ${rest.at}`);
     return value;
   }
 

@@ -25,7 +25,11 @@ const AUTHOR_EMAIL = 'agent@spindle.local';
 const MAX_DIFF_LINES = 400;
 
 const ok = (stdout = ''): ShOutput => ({ stdout, stderr: '', code: 0 });
-const fail = (stderr: string, code = 1): ShOutput => ({ stdout: '', stderr: stderr.endsWith('\n') ? stderr : stderr + '\n', code });
+const fail = (stderr: string, code = 1): ShOutput => ({
+  stdout: '',
+  stderr: stderr.endsWith('\n') ? stderr : stderr + '\n',
+  code,
+});
 
 export type StatusRow = [string, number, number, number];
 
@@ -52,7 +56,9 @@ function lineDiff(before: string, after: string): string[] {
   const b = after.split('\n');
   if (a.length > MAX_DIFF_LINES || b.length > MAX_DIFF_LINES) return ['(file too large to diff)'];
   const lcs: number[][] = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i][j] = a[i] === b[j] ? lcs[i + 1][j + 1] + 1 : Math.max(lcs[i + 1][j], lcs[i][j + 1]);
   const out: string[] = [];
   let i = 0;
   let j = 0;
@@ -152,14 +158,22 @@ export class GitTool {
     init: async () => {
       const existed = this.isRepo();
       await this.init();
-      return ok(existed ? 'Reinitialized existing Git repository in /.git/\n' : 'Initialized empty Git repository in /.git/\n');
+      return ok(
+        existed ? 'Reinitialized existing Git repository in /.git/\n' : 'Initialized empty Git repository in /.git/\n',
+      );
     },
 
     status: async () => {
       const branch = await this.currentBranch();
       const rows = (await this.matrix()).map((r) => [statusCode(r), r[0]] as const).filter(([code]) => code !== '');
       const head = `On branch ${branch ?? '(detached HEAD)'}\n`;
-      if (rows.length === 0) return ok(head + ((await this.hasCommits()) ? 'nothing to commit, working tree clean\n' : 'No commits yet\nnothing to commit\n'));
+      if (rows.length === 0)
+        return ok(
+          head +
+            ((await this.hasCommits())
+              ? 'nothing to commit, working tree clean\n'
+              : 'No commits yet\nnothing to commit\n'),
+        );
       return ok(head + rows.map(([code, file]) => `${code} ${file}`).join('\n') + '\n');
     },
 
@@ -223,13 +237,17 @@ export class GitTool {
       const staged = (await this.matrix()).filter((r) => /^[AMD]/.test(statusCode(r)));
       if (staged.length === 0) {
         const codes = (await this.matrix()).map(statusCode);
-        if (codes.some((c) => c.length === 2 && c[1] !== ' ' && c !== '??')) return fail('no changes added to commit (use "git add" and/or "git commit -a")');
-        if (codes.includes('??')) return fail('nothing added to commit but untracked files present (use "git add" to track)');
+        if (codes.some((c) => c.length === 2 && c[1] !== ' ' && c !== '??'))
+          return fail('no changes added to commit (use "git add" and/or "git commit -a")');
+        if (codes.includes('??'))
+          return fail('nothing added to commit but untracked files present (use "git add" to track)');
         return fail('nothing to commit, working tree clean');
       }
       const oid = await this.commit(message);
       const branch = (await this.currentBranch()) ?? 'HEAD';
-      return ok(`[${branch} ${oid.slice(0, 7)}] ${message.split('\n')[0]}\n ${staged.length} file${staged.length === 1 ? '' : 's'} changed\n`);
+      return ok(
+        `[${branch} ${oid.slice(0, 7)}] ${message.split('\n')[0]}\n ${staged.length} file${staged.length === 1 ? '' : 's'} changed\n`,
+      );
     },
 
     log: async (args, cwd) => {
@@ -248,12 +266,16 @@ export class GitTool {
         } else if (!args[i].startsWith('-')) operands.push(args[i]);
       }
       if (!(await this.hasCommits())) {
-        return fail(`fatal: your current branch '${(await this.currentBranch()) ?? 'main'}' does not have any commits yet`, 128);
+        return fail(
+          `fatal: your current branch '${(await this.currentBranch()) ?? 'main'}' does not have any commits yet`,
+          128,
+        );
       }
       const refs = [...(await this.branches()), ...(await git.listTags({ fs: this.fs, dir: DIR })), 'HEAD'];
       const ref = operands.find((o) => refs.includes(o));
       paths.push(...operands.filter((o) => o !== ref));
-      if (paths.length > 1) return fail('fatal: log takes at most one path here (git log [-n N] [<branch>] [-- <path>])');
+      if (paths.length > 1)
+        return fail('fatal: log takes at most one path here (git log [-n N] [<branch>] [-- <path>])');
       const filepath = paths.length ? this.repoPath(paths[0], cwd) : undefined;
       let all: Awaited<ReturnType<typeof git.log>>;
       try {
@@ -263,12 +285,17 @@ export class GitTool {
         return fail(`fatal: ambiguous argument '${paths[0]}': unknown revision or path not in the working tree.`, 128);
       }
       const entries = all.slice(0, Number.isFinite(limit) ? limit : undefined);
-      if (oneline) return ok(entries.map((e) => `${e.oid.slice(0, 7)} ${e.commit.message.split('\n')[0]}`).join('\n') + '\n');
+      if (oneline)
+        return ok(entries.map((e) => `${e.oid.slice(0, 7)} ${e.commit.message.split('\n')[0]}`).join('\n') + '\n');
       return ok(
         entries
           .map((e) => {
             const date = new Date(e.commit.author.timestamp * 1000).toUTCString();
-            const body = e.commit.message.trim().split('\n').map((l) => `    ${l}`).join('\n');
+            const body = e.commit.message
+              .trim()
+              .split('\n')
+              .map((l) => `    ${l}`)
+              .join('\n');
             return `commit ${e.oid}\nAuthor: ${e.commit.author.name} <${e.commit.author.email}>\nDate:   ${date}\n\n${body}\n`;
           })
           .join('\n'),
@@ -284,7 +311,8 @@ export class GitTool {
         return ok(names.map((n) => `Deleted branch ${n}.`).join('\n') + '\n');
       }
       if (names.length > 0) {
-        if (!(await this.hasCommits())) return fail(`fatal: not a valid object name: 'main' (commit something first)`, 128);
+        if (!(await this.hasCommits()))
+          return fail(`fatal: not a valid object name: 'main' (commit something first)`, 128);
         await git.branch({ fs: this.fs, dir: DIR, ref: names[0] });
         return ok();
       }
@@ -300,7 +328,14 @@ export class GitTool {
       const theirs = args.find((a) => !a.startsWith('-'));
       if (!theirs) return fail('usage: git merge <branch>');
       const ours = (await this.currentBranch()) ?? 'HEAD';
-      const result = await git.merge({ ...this.base, ours, theirs, author: this.author(), abortOnConflict: true, message: `Merge branch '${theirs}'` });
+      const result = await git.merge({
+        ...this.base,
+        ours,
+        theirs,
+        author: this.author(),
+        abortOnConflict: true,
+        message: `Merge branch '${theirs}'`,
+      });
       await git.checkout({ ...this.base, ref: ours, force: true });
       if (result.alreadyMerged) return ok('Already up to date.\n');
       if (result.fastForward) return ok(`Fast-forward to ${theirs} (${(result.oid ?? '').slice(0, 7)})\n`);
@@ -398,7 +433,9 @@ export class GitTool {
         await git.checkout({ ...this.base, filepaths: [rel], force: true });
         return ok(`Updated 1 path from the index\n`);
       }
-      return fail(`error: pathspec '${target}' did not match any branch or file known to git (branches: ${branches.join(', ') || 'none'})`);
+      return fail(
+        `error: pathspec '${target}' did not match any branch or file known to git (branches: ${branches.join(', ') || 'none'})`,
+      );
     }
     await git.checkout({ ...this.base, ref: target });
     return ok(`Switched to branch '${target}'\n`);

@@ -28,7 +28,10 @@ export class GuestClock {
   private spent = 0;
   private readonly wallEnd: number;
 
-  constructor(private readonly budgetMs: number, private readonly now: () => number = () => performance.now()) {
+  constructor(
+    private readonly budgetMs: number,
+    private readonly now: () => number = () => performance.now(),
+  ) {
     this.last = now();
     this.wallEnd = this.last + budgetMs * WALL_FACTOR;
   }

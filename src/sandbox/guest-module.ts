@@ -35,7 +35,12 @@ export interface GuestModuleOptions {
 export class GuestModuleError extends Error {
   /** What the guest said (`Error: no room named attic`), without the call's name or the line. */
   readonly detail: string;
-  constructor(message: string, readonly line: number | null, readonly timedOut = false, detail?: string) {
+  constructor(
+    message: string,
+    readonly line: number | null,
+    readonly timedOut = false,
+    detail?: string,
+  ) {
     super(message);
     this.detail = detail ?? message;
     this.name = 'GuestModuleError';
@@ -50,7 +55,13 @@ export type GuestArg = unknown;
 /** A synchronous host function handed to the guest for one call (an rng's `next`). */
 export type HostFn = (...args: unknown[]) => unknown;
 
-const DEFAULTS = { fileName: 'module.js', timeoutMs: 2000, memoryBytes: 16 * 1024 * 1024, maxResultChars: 1_000_000, prelude: '' };
+const DEFAULTS = {
+  fileName: 'module.js',
+  timeoutMs: 2000,
+  memoryBytes: 16 * 1024 * 1024,
+  maxResultChars: 1_000_000,
+  prelude: '',
+};
 const MAX_LOG_CHARS = 4000;
 const JSON_PRELUDE = '({ parse: JSON.parse, stringify: JSON.stringify })';
 
@@ -87,7 +98,11 @@ export class GuestModule {
     // Loading runs under the module's own deadline (the constructor's clock is only a placeholder).
     module.clock = new GuestClock(o.timeoutMs);
     try {
-      module.exports = module.settle(ctx.evalCode(source, o.fileName, { type: 'module' }), 'loading the module', o.timeoutMs);
+      module.exports = module.settle(
+        ctx.evalCode(source, o.fileName, { type: 'module' }),
+        'loading the module',
+        o.timeoutMs,
+      );
     } catch (e) {
       module.dispose();
       throw e;
@@ -99,7 +114,9 @@ export class GuestModule {
   describe(path: string[] = []): unknown {
     return this.withTarget(path, 'describe', this.options.timeoutMs, (target) => {
       // The JSON.stringify read before the module ran, with a replacer that marks functions.
-      const replacer = this.ctx.unwrapResult(this.ctx.evalCode('(k, x) => (typeof x === "function" ? "[function]" : x)'));
+      const replacer = this.ctx.unwrapResult(
+        this.ctx.evalCode('(k, x) => (typeof x === "function" ? "[function]" : x)'),
+      );
       try {
         const text = this.ctx.callFunction(this.json.stringify, this.ctx.undefined, target, replacer);
         if (text.error) throw this.guestError(text.error, `describing ${path.join('.') || 'the exports'}`);
@@ -190,10 +207,16 @@ export class GuestModule {
       const fn = this.ctx.getProp(holder, path[path.length - 1]);
       const owned: QuickJSHandle[] = [fn];
       try {
-        if (this.ctx.typeof(fn) !== 'function') throw new GuestModuleError(`${name} is not a function in the module's exports`, null);
+        if (this.ctx.typeof(fn) !== 'function')
+          throw new GuestModuleError(`${name} is not a function in the module's exports`, null);
         const guestArgs = args.map((a) => {
           if (a === STATE) return this.state ?? this.ctx.undefined;
-          const h = typeof a === 'function' ? this.hostFunction(a as HostFn) : isHostObject(a) ? this.hostObject(a) : this.toGuest(a);
+          const h =
+            typeof a === 'function'
+              ? this.hostFunction(a as HostFn)
+              : isHostObject(a)
+                ? this.hostObject(a)
+                : this.toGuest(a);
           owned.push(h);
           return h;
         });
@@ -252,7 +275,8 @@ export class GuestModule {
         const state = this.ctx.getPromiseState(result.value);
         if (state.type === 'fulfilled') return this.inTime(state.value, what, timeoutMs);
         if (state.type === 'rejected') throw this.guestError(state.error, what, timeoutMs);
-        if (this.clock.expired()) throw new GuestModuleError(`${what}: timeout after ${timeoutMs} ms of running time`, null, true);
+        if (this.clock.expired())
+          throw new GuestModuleError(`${what}: timeout after ${timeoutMs} ms of running time`, null, true);
         const jobs = this.runtime.executePendingJobs(256);
         if (jobs.error) throw this.guestError(jobs.error, what, timeoutMs);
         if (jobs.value === 0 && this.ctx.getPromiseState(result.value).type === 'pending') {
@@ -275,19 +299,33 @@ export class GuestModule {
     const timedOut = this.clock.expired();
     let dumped: { text: string; stack: string };
     try {
-      dumped = this.ctx.typeof(handle) === 'object' ? this.errorParts(handle) : { text: String(this.ctx.dump(handle)), stack: '' };
+      dumped =
+        this.ctx.typeof(handle) === 'object'
+          ? this.errorParts(handle)
+          : { text: String(this.ctx.dump(handle)), stack: '' };
     } finally {
       handle.dispose();
     }
     const { text } = dumped;
     const match = new RegExp(`${escapeRegExp(this.options.fileName)}:(\\d+)`).exec(dumped.stack);
     const line = match ? Number(match[1]) : null;
-    if (timedOut) return new GuestModuleError(`${what}: timeout after ${timeoutMs} ms of running time`, line, true, `timeout after ${timeoutMs} ms`);
+    if (timedOut)
+      return new GuestModuleError(
+        `${what}: timeout after ${timeoutMs} ms of running time`,
+        line,
+        true,
+        `timeout after ${timeoutMs} ms`,
+      );
     if (/out of memory/i.test(text) || text === 'null') {
       const detail = `out of memory (the ${this.options.memoryBytes >> 20} MiB heap limit)`;
       return new GuestModuleError(`${what}: ${detail}`, line, false, detail);
     }
-    return new GuestModuleError(`${what}: ${text}${line !== null ? ` (${this.options.fileName}:${line})` : ''}`, line, false, text);
+    return new GuestModuleError(
+      `${what}: ${text}${line !== null ? ` (${this.options.fileName}:${line})` : ''}`,
+      line,
+      false,
+      text,
+    );
   }
 
   /** An error's `Name: message` and stack, read as plain strings only (no getters run on the host's behalf). */
@@ -303,9 +341,13 @@ export class GuestModule {
     const name = read('name');
     const message = read('message');
     const lineNumber = this.ctx.getProp(handle, 'lineNumber');
-    const lineText = this.ctx.typeof(lineNumber) === 'number' ? ` ${this.options.fileName}:${this.ctx.getNumber(lineNumber)}` : '';
+    const lineText =
+      this.ctx.typeof(lineNumber) === 'number' ? ` ${this.options.fileName}:${this.ctx.getNumber(lineNumber)}` : '';
     lineNumber.dispose();
-    return { text: message ? `${name || 'Error'}: ${message}` : name || 'an exception', stack: read('stack') + lineText };
+    return {
+      text: message ? `${name || 'Error'}: ${message}` : name || 'an exception',
+      stack: read('stack') + lineText,
+    };
   }
 
   private toGuest(value: unknown): QuickJSHandle {
@@ -325,9 +367,14 @@ export class GuestModule {
     const text = this.ctx.callFunction(this.json.stringify, this.ctx.undefined, handle);
     if (text.error) throw this.guestError(text.error, 'reading the result as JSON');
     try {
-      if (this.ctx.typeof(text.value) !== 'string') throw new GuestModuleError('the result is not JSON (a function or a symbol?)', null);
+      if (this.ctx.typeof(text.value) !== 'string')
+        throw new GuestModuleError('the result is not JSON (a function or a symbol?)', null);
       const json = this.ctx.getString(text.value);
-      if (json.length > this.options.maxResultChars) throw new GuestModuleError(`the result is ${json.length} characters of JSON, above the ${this.options.maxResultChars} cap`, null);
+      if (json.length > this.options.maxResultChars)
+        throw new GuestModuleError(
+          `the result is ${json.length} characters of JSON, above the ${this.options.maxResultChars} cap`,
+          null,
+        );
       return JSON.parse(json);
     } finally {
       text.value.dispose();

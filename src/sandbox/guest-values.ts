@@ -160,7 +160,12 @@ export class GuestValues {
   stringHead(h: QuickJSHandle, max: number): { head: string; length: number } {
     const length = this.ctx.getNumber(this.keep(this.ctx.getProp(h, 'length')));
     if (length <= max) return { head: this.ctx.getString(h), length };
-    const cut = this.ctx.callFunction(this.builtins[SLICE], h, this.keep(this.ctx.newNumber(0)), this.keep(this.ctx.newNumber(max)));
+    const cut = this.ctx.callFunction(
+      this.builtins[SLICE],
+      h,
+      this.keep(this.ctx.newNumber(0)),
+      this.keep(this.ctx.newNumber(max)),
+    );
     if (cut.error) {
       cut.error.dispose();
       return { head: '', length };
@@ -172,7 +177,9 @@ export class GuestValues {
 
   /** Length of what `format` would give, without reading a long string across (for output that is only counted). */
   formattedLength(h: QuickJSHandle, maxChars: number): number {
-    return this.isString(h) ? this.ctx.getNumber(this.keep(this.ctx.getProp(h, 'length'))) : (this.format(h, maxChars) ?? '[unprintable]').length;
+    return this.isString(h)
+      ? this.ctx.getNumber(this.keep(this.ctx.getProp(h, 'length')))
+      : (this.format(h, maxChars) ?? '[unprintable]').length;
   }
 
   /**

@@ -1,5 +1,13 @@
 /** The sandbox: the QuickJS runner and the whitelisted tools an episode can use. */
-export { runJs, loadQuickJS, MAX_STACK_BYTES, DEFAULT_RUN_OPTIONS, type RunJsOptions, type RunJsResult, type HostFunction } from './quickjs.ts';
+export {
+  runJs,
+  loadQuickJS,
+  MAX_STACK_BYTES,
+  DEFAULT_RUN_OPTIONS,
+  type RunJsOptions,
+  type RunJsResult,
+  type HostFunction,
+} from './quickjs.ts';
 export { runJsIsolated, watchdogMs, type IsolatedRunOptions } from './js-thread.ts';
 export { evaluateArithmetic, formatNumber, CalcError } from './calc.ts';
 export { VirtualFs, FsError, resolvePath } from './vfs.ts';

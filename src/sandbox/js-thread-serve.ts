@@ -17,7 +17,9 @@ export function serveJsSandbox(port: SandboxPort): void {
   let queue: Promise<unknown> = Promise.resolve();
   port.onMessage((message) => {
     queue = queue.then(async () => {
-      const result = await runJs(message.code, message.options).catch((e: unknown) => failedRun(`sandbox failure: ${e instanceof Error ? e.message : String(e)}`));
+      const result = await runJs(message.code, message.options).catch((e: unknown) =>
+        failedRun(`sandbox failure: ${e instanceof Error ? e.message : String(e)}`),
+      );
       port.post({ kind: 'result', id: message.id, result });
       // A module that grew was dropped after the call: the next one is loaded now, while this thread is idle.
       await loadQuickJS().catch(() => {});

@@ -47,7 +47,11 @@ class SandboxThread {
     let onReady: () => void = () => {};
     let onStartCrash: (e: Error) => void = () => {};
     let sandbox: SandboxThread | null = null;
-    const browser = () => new Worker(new URL('../../workers/js-sandbox.worker.ts', import.meta.url), { type: 'module', name: 'js-sandbox' });
+    const browser = () =>
+      new Worker(new URL('../../workers/js-sandbox.worker.ts', import.meta.url), {
+        type: 'module',
+        name: 'js-sandbox',
+      });
     const thread = await spawnThread<ToSandbox, FromSandbox>(browser, 'js-sandbox.node.ts', {
       message: (m) => (m.kind === 'ready' ? onReady() : sandbox?.answer(m.id, m.result)),
       crash: (e) => (sandbox ? sandbox.crashed(e) : onStartCrash(e)),
@@ -55,7 +59,10 @@ class SandboxThread {
     thread.hold(true);
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`it did not start within ${START_LIMIT_MS} ms`)), START_LIMIT_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`it did not start within ${START_LIMIT_MS} ms`)),
+          START_LIMIT_MS,
+        );
         onReady = () => (clearTimeout(timer), resolve());
         onStartCrash = (e) => (clearTimeout(timer), reject(e));
       });
@@ -113,7 +120,9 @@ class SandboxThread {
   private crashed(e: Error): void {
     const waiting = this.waiting;
     this.end(e.message);
-    waiting?.done(failedRun(`sandbox failure: the js sandbox thread failed (${e.message}); the next call starts a new one`));
+    waiting?.done(
+      failedRun(`sandbox failure: the js sandbox thread failed (${e.message}); the next call starts a new one`),
+    );
   }
 
   /** Terminates the thread; a call still waiting is the caller's to answer. */
@@ -141,7 +150,9 @@ async function runOnThread(code: string, options: IsolatedRunOptions, timeoutMs:
   try {
     thread = await sandboxThread();
   } catch (e) {
-    return failedRun(`sandbox failure: the js sandbox thread could not start (${e instanceof Error ? e.message : String(e)})`);
+    return failedRun(
+      `sandbox failure: the js sandbox thread could not start (${e instanceof Error ? e.message : String(e)})`,
+    );
   }
   return thread.run(code, options, timeoutMs);
 }

@@ -114,8 +114,14 @@ function wasmCapFor(memoryBytes: number): number {
  */
 export function loadQuickJS(maxBytes = wasmCapFor(DEFAULT_RUN_OPTIONS.memoryBytes)): Promise<QuickJSWASMModule> {
   if (!cached || cached.maxBytes < maxBytes) {
-    const memory = new WebAssembly.Memory({ initial: WASM_BASELINE_BYTES / WASM_PAGE, maximum: Math.max(maxBytes, WASM_BASELINE_BYTES) / WASM_PAGE });
-    const entry: CachedModule = { module: newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory })), maxBytes };
+    const memory = new WebAssembly.Memory({
+      initial: WASM_BASELINE_BYTES / WASM_PAGE,
+      maximum: Math.max(maxBytes, WASM_BASELINE_BYTES) / WASM_PAGE,
+    });
+    const entry: CachedModule = {
+      module: newQuickJSWASMModuleFromVariant(newVariant(releaseSyncVariant, { wasmMemory: memory })),
+      maxBytes,
+    };
     // A failed load is not cached: the next call tries again.
     entry.module.catch(() => {
       if (cached === entry) cached = null;
@@ -135,10 +141,14 @@ function dropModule(module: Promise<QuickJSWASMModule>): void {
 }
 
 /** The options with their defaults; throws a RangeError naming an option out of range. */
-export function resolveRunOptions(opts: RunJsOptions): Required<Omit<RunJsOptions, 'globals'>> & { globals: Record<string, HostFunction> } {
+export function resolveRunOptions(
+  opts: RunJsOptions,
+): Required<Omit<RunJsOptions, 'globals'>> & { globals: Record<string, HostFunction> } {
   const o = { ...DEFAULT_RUN_OPTIONS, globals: {}, ...opts };
   if (o.stackBytes > MAX_STACK_BYTES || o.stackBytes <= 0) {
-    throw new RangeError(`runJs: stackBytes ${o.stackBytes} is out of range; use 1..${MAX_STACK_BYTES} (a larger guest stack can overflow the host's native stack in a browser worker)`);
+    throw new RangeError(
+      `runJs: stackBytes ${o.stackBytes} is out of range; use 1..${MAX_STACK_BYTES} (a larger guest stack can overflow the host's native stack in a browser worker)`,
+    );
   }
   for (const key of ['timeoutMs', 'memoryBytes', 'maxOutputBytes', 'maxValueChars'] as const) {
     if (!(o[key] > 0)) throw new RangeError(`runJs: ${key} must be a positive number, got ${o[key]}`);
@@ -166,7 +176,8 @@ export async function runJs(code: string, opts: RunJsOptions = {}): Promise<RunJ
     dropModule(modulePromise);
     const message = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
     // A RangeError is the host's own stack overflowing inside the wasm; anything else a wasm abort.
-    if (e instanceof RangeError) return failedRun(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
+    if (e instanceof RangeError)
+      return failedRun(`host stack exhausted (${message}); the QuickJS module will be reloaded`);
     return failedRun(`sandbox failure: ${message}`);
   } finally {
     // Wasm memory never shrinks: a module that grew is replaced, so the host gets the memory back.
@@ -290,7 +301,8 @@ function runInFreshContext(
     for (const [name, fn] of Object.entries(o.globals)) {
       const guestFn = keep(
         ctx.newFunction(name, (...args) => {
-          if (pastDeadline()) return { error: ctx.newError(`${name}: refused, the ${o.timeoutMs} ms deadline has passed`) };
+          if (pastDeadline())
+            return { error: ctx.newError(`${name}: refused, the ${o.timeoutMs} ms deadline has passed`) };
           try {
             return toGuest(ctx, parseJson, fn(...args.map((a) => ctx.dump(a))));
           } catch (e) {
@@ -329,12 +341,15 @@ function runInFreshContext(
       errorHandle.dispose();
       // QuickJS throws a bare null when it cannot even allocate its out-of-memory error; a script can
       // throw null too, so a null counts as out-of-memory only when the script could not have thrown it.
-      const memoryExceeded = (isNull && !/\bthrow\b|\breject\b/.test(code)) || /^InternalError: out of memory/.test(described ?? '');
+      const memoryExceeded =
+        (isNull && !/\bthrow\b|\breject\b/.test(code)) || /^InternalError: out of memory/.test(described ?? '');
       let error: string;
       if (timedOut) error = timeoutMessage(o.timeoutMs);
-      else if (memoryExceeded) error = `out of memory: the script exceeded the ${formatBytes(o.memoryBytes)} heap limit`;
+      else if (memoryExceeded)
+        error = `out of memory: the script exceeded the ${formatBytes(o.memoryBytes)} heap limit`;
       else if (isNull) error = 'uncaught exception: null (the script threw null)';
-      else error = described ?? 'uncaught exception: a value that could not be described (formatting it did not finish)';
+      else
+        error = described ?? 'uncaught exception: a value that could not be described (formatting it did not finish)';
       return { ok: false, value: null, stdout: out.text(), error, timedOut, memoryExceeded };
     }
     const value = formatHandle(outcome.value) ?? '[unprintable value]';
@@ -414,5 +429,7 @@ function evaluate(ctx: QuickJSContext, code: string, stop: () => boolean): Outco
 }
 
 function formatBytes(n: number): string {
-  return n >= 1024 * 1024 ? `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) ? 1 : 0)} MiB` : `${Math.round(n / 1024)} KiB`;
+  return n >= 1024 * 1024
+    ? `${(n / (1024 * 1024)).toFixed(n % (1024 * 1024) ? 1 : 0)} MiB`
+    : `${Math.round(n / 1024)} KiB`;
 }

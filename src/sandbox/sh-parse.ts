@@ -71,7 +71,10 @@ function tokenize(line: string): Token[] {
             i++;
             break;
           }
-          if (d === '\\' && (line[i + 1] === '"' || line[i + 1] === '\\' || line[i + 1] === '$' || line[i + 1] === '`')) {
+          if (
+            d === '\\' &&
+            (line[i + 1] === '"' || line[i + 1] === '\\' || line[i + 1] === '$' || line[i + 1] === '`')
+          ) {
             text += line[i + 1];
             i += 2;
           } else {

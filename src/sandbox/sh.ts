@@ -34,11 +34,16 @@ type Io = { stdin: string; state: ShellState };
 type Builtin = (args: string[], io: Io) => ShOutput | Promise<ShOutput>;
 
 const ok = (stdout = ''): ShOutput => ({ stdout, stderr: '', code: 0 });
-const fail = (stderr: string, code = 1): ShOutput => ({ stdout: '', stderr: stderr.endsWith('\n') ? stderr : stderr + '\n', code });
+const fail = (stderr: string, code = 1): ShOutput => ({
+  stdout: '',
+  stderr: stderr.endsWith('\n') ? stderr : stderr + '\n',
+  code,
+});
 const MAX_GREP_LINE = 10_000;
 
 const pastDeadline = (state: ShellState): boolean => state.deadline !== undefined && Date.now() > state.deadline;
-const timedOut = (cmd: string, done: string): ShOutput => fail(`timeout: ${cmd} stopped after ${done} (the tool call's deadline passed)`, 124);
+const timedOut = (cmd: string, done: string): ShOutput =>
+  fail(`timeout: ${cmd} stopped after ${done} (the tool call's deadline passed)`, 124);
 
 /** Split leading `-abc` flags from operands; `--` ends flags. Numeric flags like `-5` are kept as flags. */
 function splitFlags(args: string[]): { flags: Set<string>; rest: string[] } {
@@ -70,7 +75,16 @@ function shorten(path: string): string {
 /** `cat: notes.txt: No such file or directory`, naming the path as the user wrote it when known. */
 function fsMessage(cmd: string, e: unknown, shownPath?: string): string {
   if (e instanceof FsError) {
-    const what = { ENOENT: 'No such file or directory', EEXIST: 'File exists', ENOTDIR: 'Not a directory', ENOTEMPTY: 'Directory not empty', EISDIR: 'Is a directory', EINVAL: 'Invalid argument', ENOSPC: 'No space left on device', ENAMETOOLONG: 'File name too long' }[e.code];
+    const what = {
+      ENOENT: 'No such file or directory',
+      EEXIST: 'File exists',
+      ENOTDIR: 'Not a directory',
+      ENOTEMPTY: 'Directory not empty',
+      EISDIR: 'Is a directory',
+      EINVAL: 'Invalid argument',
+      ENOSPC: 'No space left on device',
+      ENAMETOOLONG: 'File name too long',
+    }[e.code];
     return `${cmd}: ${shorten(shownPath ?? e.path)}: ${what}`;
   }
   return `${cmd}: ${e instanceof Error ? e.message : String(e)}`;
@@ -111,7 +125,10 @@ function grepPattern(pattern: string, flags: Set<string>): RE2JS {
     return RE2JS.compile(source, flags.has('i') ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (e) {
     const why = e instanceof Error ? e.message : String(e);
-    throw new Error(`invalid pattern '${pattern}': ${why} (backreferences and lookaround are not supported; use -F for a literal string)`, { cause: e });
+    throw new Error(
+      `invalid pattern '${pattern}': ${why} (backreferences and lookaround are not supported; use -F for a literal string)`,
+      { cause: e },
+    );
   }
 }
 
@@ -155,7 +172,11 @@ const builtins: Record<string, Builtin> = {
   },
 
   cat: (args, io) => {
-    const { texts, stderr } = readInputs('cat', args.filter((a) => a !== '-'), io);
+    const { texts, stderr } = readInputs(
+      'cat',
+      args.filter((a) => a !== '-'),
+      io,
+    );
     return { stdout: texts.map((t) => t.text).join(''), stderr, code: stderr ? 1 : 0 };
   },
 
@@ -177,7 +198,9 @@ const builtins: Record<string, Builtin> = {
     const [format, ...values] = args;
     let i = 0;
     const text = format
-      .replace(/%([sd%])/g, (_m, k: string) => (k === '%' ? '%' : k === 'd' ? String(parseInt(values[i++] ?? '0', 10) || 0) : (values[i++] ?? '')))
+      .replace(/%([sd%])/g, (_m, k: string) =>
+        k === '%' ? '%' : k === 'd' ? String(parseInt(values[i++] ?? '0', 10) || 0) : (values[i++] ?? ''),
+      )
       .replace(/\\n/g, '\n')
       .replace(/\\t/g, '\t');
     return ok(text);
@@ -356,7 +379,11 @@ const builtins: Record<string, Builtin> = {
     const { flags, rest } = splitFlags(args);
     const { texts, stderr } = readInputs('sort', rest, io);
     const all = texts.flatMap((t) => lines(t.text));
-    all.sort(flags.has('n') ? (a, b) => parseFloat(a) - parseFloat(b) || (a < b ? -1 : a > b ? 1 : 0) : (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+    all.sort(
+      flags.has('n')
+        ? (a, b) => parseFloat(a) - parseFloat(b) || (a < b ? -1 : a > b ? 1 : 0)
+        : (a, b) => (a < b ? -1 : a > b ? 1 : 0),
+    );
     if (flags.has('r')) all.reverse();
     return { stdout: joinLines(flags.has('u') ? [...new Set(all)] : all), stderr, code: stderr ? 2 : 0 };
   },
@@ -373,13 +400,18 @@ const builtins: Record<string, Builtin> = {
         counts.push(1);
       }
     }
-    return { stdout: joinLines(flags.has('c') ? out.map((l, i) => `${String(counts[i]).padStart(7)} ${l}`) : out), stderr, code: stderr ? 1 : 0 };
+    return {
+      stdout: joinLines(flags.has('c') ? out.map((l, i) => `${String(counts[i]).padStart(7)} ${l}`) : out),
+      stderr,
+      code: stderr ? 1 : 0,
+    };
   },
 
   true: () => ok(),
   false: () => ({ stdout: '', stderr: '', code: 1 }),
 
-  git: (args, io) => (io.state.git ? io.state.git(args) : fail('sh: git: command not found (this episode has no git tool)', 127)),
+  git: (args, io) =>
+    io.state.git ? io.state.git(args) : fail('sh: git: command not found (this episode has no git tool)', 127),
 };
 
 function relativeTo(path: string, cwd: string): string {
@@ -405,7 +437,8 @@ function moveOrCopy(cmd: 'mv' | 'cp', args: string[], io: Io): ShOutput {
   const fs = io.state.fs;
   const dest = resolvePath(rest[rest.length - 1], io.state.cwd);
   const sources = rest.slice(0, -1);
-  if (sources.length > 1 && !fs.isDir(dest)) return fail(`${cmd}: target '${rest[rest.length - 1]}' is not a directory`);
+  if (sources.length > 1 && !fs.isDir(dest))
+    return fail(`${cmd}: target '${rest[rest.length - 1]}' is not a directory`);
   let stderr = '';
   for (const s of sources) {
     const src = resolvePath(s, io.state.cwd);
@@ -480,7 +513,12 @@ export async function runShell(line: string, state: ShellState): Promise<ShOutpu
     if ((connector === '&&' && code !== 0) || (connector === '||' && code === 0)) continue;
     let input = '';
     for (const cmd of list.pipelines[i]) {
-      if (pastDeadline(state)) return { stdout, stderr: stderr + timedOut('sh', `${i} of its ${list.pipelines.length} pipelines`).stderr, code: 124 };
+      if (pastDeadline(state))
+        return {
+          stdout,
+          stderr: stderr + timedOut('sh', `${i} of its ${list.pipelines.length} pipelines`).stderr,
+          code: 124,
+        };
       const r = await runSimple(cmd, input, state);
       input = r.stdout;
       stderr += r.stderr;

@@ -19,7 +19,8 @@ export const TOOL_SCHEMAS: Record<ToolName, ToolSchema> = {
   },
   js: {
     name: 'js',
-    description: 'Run JavaScript in a fresh sandbox (no network, no files). Returns console output and the value of the last expression.',
+    description:
+      'Run JavaScript in a fresh sandbox (no network, no files). Returns console output and the value of the last expression.',
     parameters: {
       type: 'object',
       properties: { code: { type: 'string', description: 'JavaScript source; the last expression is the result' } },
@@ -38,7 +39,8 @@ export const TOOL_SCHEMAS: Record<ToolName, ToolSchema> = {
   },
   git: {
     name: 'git',
-    description: 'Run a git command in the repository at /: init status add rm commit -m log branch checkout switch merge diff reset tag.',
+    description:
+      'Run a git command in the repository at /: init status add rm commit -m log branch checkout switch merge diff reset tag.',
     parameters: {
       type: 'object',
       properties: { command: { type: 'string', description: 'e.g. commit -m "Add readme"' } },

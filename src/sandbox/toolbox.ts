@@ -84,16 +84,23 @@ function expectedArgs(schema: ToolSchema): string {
 }
 
 /** Check required string arguments; numbers are accepted and turned into strings. */
-function validateArgs(schema: ToolSchema, args: Record<string, unknown>): { values: Record<string, string> } | { error: string } {
-  if (typeof args !== 'object' || args === null || Array.isArray(args)) return { error: `arguments must be an object; ${expectedArgs(schema)}` };
+function validateArgs(
+  schema: ToolSchema,
+  args: Record<string, unknown>,
+): { values: Record<string, string> } | { error: string } {
+  if (typeof args !== 'object' || args === null || Array.isArray(args))
+    return { error: `arguments must be an object; ${expectedArgs(schema)}` };
   const values: Record<string, string> = {};
   for (const key of schema.parameters.required ?? []) {
     const v = args[key];
     if (v === undefined) {
       const given = Object.keys(args);
-      return { error: `missing argument "${key}"; ${expectedArgs(schema)}${given.length ? `, got {${given.map((g) => `"${g}"`).join(', ')}}` : ''}` };
+      return {
+        error: `missing argument "${key}"; ${expectedArgs(schema)}${given.length ? `, got {${given.map((g) => `"${g}"`).join(', ')}}` : ''}`,
+      };
     }
-    if (typeof v !== 'string' && typeof v !== 'number') return { error: `argument "${key}" must be a string; ${expectedArgs(schema)}` };
+    if (typeof v !== 'string' && typeof v !== 'number')
+      return { error: `argument "${key}" must be a string; ${expectedArgs(schema)}` };
     values[key] = String(v);
   }
   return { values };
@@ -108,7 +115,9 @@ function shellResult(r: ShOutput): ToolResult {
 export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
   const unknown = opts.tools.filter((t) => !isToolName(t));
   if (unknown.length > 0) {
-    throw new Error(`createToolbox: unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`);
+    throw new Error(
+      `createToolbox: unknown tool(s) ${unknown.map((t) => `"${t}"`).join(', ')}; the whitelist is ${TOOL_NAMES.join(', ')}`,
+    );
   }
   const enabled = new Set(opts.tools as ToolName[]);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
@@ -142,7 +151,10 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       const r = await runJsIsolated(code, { ...opts.js, timeoutMs });
       const stdout = r.stdout.replace(/\s+$/, '');
       if (!r.ok) return { result: stdout, error: r.error };
-      return { result: [stdout, r.value === 'undefined' ? '' : (r.value ?? '')].filter(Boolean).join('\n'), error: null };
+      return {
+        result: [stdout, r.value === 'undefined' ? '' : (r.value ?? '')].filter(Boolean).join('\n'),
+        error: null,
+      };
     },
     sh: async ({ command }) => {
       shell.deadline = Date.now() + timeoutMs;
@@ -152,8 +164,16 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       let argv: string[];
       try {
         const list = parseCommandLine(command);
-        if (list.pipelines.length !== 1 || list.pipelines[0].length !== 1 || list.pipelines[0][0].output || list.pipelines[0][0].input) {
-          return { result: '', error: 'git: give one git command (no pipes, redirections or &&); use the sh tool for those' };
+        if (
+          list.pipelines.length !== 1 ||
+          list.pipelines[0].length !== 1 ||
+          list.pipelines[0][0].output ||
+          list.pipelines[0][0].input
+        ) {
+          return {
+            result: '',
+            error: 'git: give one git command (no pipes, redirections or &&); use the sh tool for those',
+          };
         }
         argv = list.pipelines[0][0].argv.map((w) => w.text);
       } catch (e) {
@@ -169,7 +189,9 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
   const runOne = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
     if (disposed) return { result: '', error: 'the toolbox of this episode was disposed' };
     if (!isToolName(name) || !enabled.has(name)) {
-      const available = TOOL_NAMES.filter((t) => enabled.has(t)).map((t) => expectedArgs(TOOL_SCHEMAS[t]).replace(' expects ', ' ')).join(', ');
+      const available = TOOL_NAMES.filter((t) => enabled.has(t))
+        .map((t) => expectedArgs(TOOL_SCHEMAS[t]).replace(' expects ', ' '))
+        .join(', ');
       return { result: '', error: `unknown tool "${name}"; available tools: ${available || 'none'}` };
     }
     const checked = validateArgs(TOOL_SCHEMAS[name], args);
@@ -182,7 +204,10 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
     // Never before the js guest's own wall-clock backstop (WALL_FACTOR × the deadline).
     const limitMs = Math.max(HANG_BACKSTOP_MS, 2 * WALL_FACTOR * timeoutMs);
     const limit = new Promise<ToolResult>((resolve) => {
-      timer = setTimeout(() => resolve({ result: '', error: `timeout: ${name} did not finish within ${limitMs} ms of wall time` }), limitMs);
+      timer = setTimeout(
+        () => resolve({ result: '', error: `timeout: ${name} did not finish within ${limitMs} ms of wall time` }),
+        limitMs,
+      );
     });
     try {
       const r = await Promise.race([runOne(name, args), limit]);
@@ -215,7 +240,12 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
         const code = statusCode(row);
         if (code) status[row[0]] = code;
       }
-      return { branch: await gitTool.currentBranch(), branches: await gitTool.branches(), log: await gitTool.log(), status };
+      return {
+        branch: await gitTool.currentBranch(),
+        branches: await gitTool.branches(),
+        log: await gitTool.log(),
+        status,
+      };
     },
     dispose: () => {
       disposed = true;

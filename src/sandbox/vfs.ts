@@ -8,7 +8,8 @@
  * Nothing here touches a real disk, storage or the network. Size limits keep a runaway episode bounded.
  */
 
-export type FsErrorCode = 'ENOENT' | 'EEXIST' | 'ENOTDIR' | 'ENOTEMPTY' | 'EISDIR' | 'EINVAL' | 'ENOSPC' | 'ENAMETOOLONG';
+export type FsErrorCode =
+  'ENOENT' | 'EEXIST' | 'ENOTDIR' | 'ENOTEMPTY' | 'EISDIR' | 'EINVAL' | 'ENOSPC' | 'ENAMETOOLONG';
 
 export class FsError extends Error {
   constructor(
@@ -67,7 +68,12 @@ export interface VfsLimits {
   maxNameChars: number;
 }
 
-const DEFAULT_LIMITS: VfsLimits = { maxTotalBytes: 32 * 1024 * 1024, maxNodes: 20_000, maxPathChars: 4096, maxNameChars: 255 };
+const DEFAULT_LIMITS: VfsLimits = {
+  maxTotalBytes: 32 * 1024 * 1024,
+  maxNodes: 20_000,
+  maxPathChars: 4096,
+  maxNameChars: 255,
+};
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
@@ -122,13 +128,24 @@ export class VirtualFs {
 
   /** Paths are bounded so that every walk over the tree (find, rm -r, cp -r, git) is too. */
   private checkLength(path: string): void {
-    if (path.length > this.limits.maxPathChars) throw new FsError('ENAMETOOLONG', path.slice(0, 64) + '…', `path longer than ${this.limits.maxPathChars} characters`);
-    if (baseName(path).length > this.limits.maxNameChars) throw new FsError('ENAMETOOLONG', path.slice(0, 64) + '…', `name longer than ${this.limits.maxNameChars} characters`);
+    if (path.length > this.limits.maxPathChars)
+      throw new FsError(
+        'ENAMETOOLONG',
+        path.slice(0, 64) + '…',
+        `path longer than ${this.limits.maxPathChars} characters`,
+      );
+    if (baseName(path).length > this.limits.maxNameChars)
+      throw new FsError(
+        'ENAMETOOLONG',
+        path.slice(0, 64) + '…',
+        `name longer than ${this.limits.maxNameChars} characters`,
+      );
   }
 
   private attach(path: string, node: Node): void {
     this.checkLength(path);
-    if (this.nodes.size >= this.limits.maxNodes) throw new FsError('ENOSPC', path, `too many files (limit ${this.limits.maxNodes})`);
+    if (this.nodes.size >= this.limits.maxNodes)
+      throw new FsError('ENOSPC', path, `too many files (limit ${this.limits.maxNodes})`);
     const parent = this.dirNode(parentOf(path));
     parent.children.add(baseName(path));
     parent.mtimeMs = this.now();

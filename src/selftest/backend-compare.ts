@@ -14,10 +14,24 @@ import { generate } from '../model/sampling.ts';
 import { TransformerModel } from '../model/transformer.ts';
 
 const CONFIG: ModelConfig = {
-  vocabSize: 40, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4,
-  maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: 40,
+  hiddenSize: 16,
+  intermediateSize: 24,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 4,
+  maxPositions: 32,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
-const TOKENS = [[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 2, 9]];
+const TOKENS = [
+  [1, 5, 9, 2, 7, 3],
+  [6, 6, 1, 0, 2, 9],
+];
 
 interface BackendRun {
   backend: string;
@@ -42,7 +56,10 @@ export interface SelftestResult {
 // Reads are async: tfjs-webgpu's synchronous read path breaks later async reads in Chromium.
 async function gradients(model: TransformerModel, vars: tf.Variable[]): Promise<{ loss: number; grads: number[][] }> {
   const { value, grads } = tf.variableGrads(() => crossEntropyLoss(model, TOKENS), vars);
-  const out = { loss: (await value.data())[0], grads: await Promise.all(vars.map(async (v) => Array.from(await grads[v.name].data()))) };
+  const out = {
+    loss: (await value.data())[0],
+    grads: await Promise.all(vars.map(async (v) => Array.from(await grads[v.name].data()))),
+  };
   value.dispose();
   tf.dispose(grads);
   return out;
@@ -64,13 +81,28 @@ async function runOn(backend: 'cpu' | ComparedBackend, init: Omit<InitOptions, '
   stage = `${backend}: LoRA backward`;
   attachLora(model, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'v_proj', 'down_proj'], seed: 3 });
   const rng = createRng(8);
-  for (const v of model.trainableVariables()) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => rng.normal() * 0.3), v.shape));
+  for (const v of model.trainableVariables())
+    v.assign(
+      tf.tensor(
+        Float32Array.from({ length: v.size }, () => rng.normal() * 0.3),
+        v.shape,
+      ),
+    );
   const lora = await gradients(model, model.trainableVariables());
   stage = `${backend}: generate`;
   const gen = await generate(model, [[1, 2, 3], [4]], { maxNewTokens: 6, temperature: 0, seed: 1 });
   model.dispose();
   const threads = choice.threadsCount ? ` (${choice.threadsCount} thread${choice.threadsCount > 1 ? 's' : ''})` : '';
-  return { backend: backend + threads, logits, loss: full.loss, grads: full.grads, loraLoss: lora.loss, loraGrads: lora.grads, tokens: gen.tokens, ms: performance.now() - start };
+  return {
+    backend: backend + threads,
+    logits,
+    loss: full.loss,
+    grads: full.grads,
+    loraLoss: lora.loss,
+    loraGrads: lora.grads,
+    tokens: gen.tokens,
+    ms: performance.now() - start,
+  };
 }
 
 function maxDiff(a: number[], b: number[]): number {
@@ -89,7 +121,10 @@ export function comparisonProblems(result: SelftestResult): string[] {
   if (result.status !== 'done') return [`status ${result.status}: ${result.reason ?? ''}`];
   const problems = Object.entries(COMPARISON_TOLERANCE)
     .filter(([what, limit]) => !(result.maxDiff![what as keyof typeof COMPARISON_TOLERANCE] < limit))
-    .map(([what, limit]) => `${what} differs by ${result.maxDiff![what as keyof typeof COMPARISON_TOLERANCE]} (limit ${limit})`);
+    .map(
+      ([what, limit]) =>
+        `${what} differs by ${result.maxDiff![what as keyof typeof COMPARISON_TOLERANCE]} (limit ${limit})`,
+    );
   if (!result.tokensEqual) problems.push('greedy tokens differ');
   return problems;
 }
@@ -98,16 +133,28 @@ export function comparisonProblems(result: SelftestResult): string[] {
  * Runs the model on cpu and on `backend` (WebGPU when an adapter exists; wasm, given its binaries'
  * `wasmPaths` in a browser) and compares every output.
  */
-export async function compareWithCpu(backend: ComparedBackend, init: Omit<InitOptions, 'forced'> = {}): Promise<SelftestResult> {
+export async function compareWithCpu(
+  backend: ComparedBackend,
+  init: Omit<InitOptions, 'forced'> = {},
+): Promise<SelftestResult> {
   const probe = await probeEnvironment();
-  if (backend === 'webgpu' && !probe.adapter) return { status: 'unavailable', reason: probe.hasWebGPU ? 'WebGPU returned no adapter' : 'navigator.gpu is missing' };
+  if (backend === 'webgpu' && !probe.adapter)
+    return {
+      status: 'unavailable',
+      reason: probe.hasWebGPU ? 'WebGPU returned no adapter' : 'navigator.gpu is missing',
+    };
   const adapterName = probe.adapter ? `${probe.adapter.vendor} ${probe.adapter.architecture}` : undefined;
   const cpu = await runOn('cpu', {});
   let other: BackendRun;
   try {
     other = await runOn(backend, init);
   } catch (err) {
-    return { status: 'error', adapter: adapterName, reason: `${backend} run failed at ${stage}: ${(err as Error).message}`, runs: [cpu] };
+    return {
+      status: 'error',
+      adapter: adapterName,
+      reason: `${backend} run failed at ${stage}: ${(err as Error).message}`,
+      runs: [cpu],
+    };
   }
   const flat = (g: number[][]) => g.flat();
   return {
@@ -124,4 +171,3 @@ export async function compareWithCpu(backend: ComparedBackend, init: Omit<InitOp
     runs: [cpu, other],
   };
 }
-

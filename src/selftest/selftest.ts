@@ -32,14 +32,23 @@ if (threads) {
 
 const backend: ComparedBackend = new URLSearchParams(location.search).get('backend') === 'wasm' ? 'wasm' : 'webgpu';
 window.__selftest = { status: 'running' };
-if (!threads) void compareWithCpu(backend, { wasmPaths: tfjsWasmPaths })
-  .catch((err: unknown): SelftestResult => ({ status: 'error', reason: err instanceof Error ? `${err.message}\n${err.stack}` : String(err) }))
-  .then((result) => {
-    window.__selftest = result;
-    const { runs, ...summary } = result;
-    // The verdict first, by the tolerances the tests hold the backends to.
-    const problems = comparisonProblems(result);
-    const verdict = problems.length ? problems : `${backend} agrees with cpu`;
-    const el = document.getElementById('result');
-    if (el) el.textContent = JSON.stringify({ verdict, ...summary, ms: runs?.map((r) => `${r.backend}: ${r.ms.toFixed(0)} ms`) }, null, 2);
-  });
+if (!threads)
+  void compareWithCpu(backend, { wasmPaths: tfjsWasmPaths })
+    .catch((err: unknown): SelftestResult => ({
+      status: 'error',
+      reason: err instanceof Error ? `${err.message}\n${err.stack}` : String(err),
+    }))
+    .then((result) => {
+      window.__selftest = result;
+      const { runs, ...summary } = result;
+      // The verdict first, by the tolerances the tests hold the backends to.
+      const problems = comparisonProblems(result);
+      const verdict = problems.length ? problems : `${backend} agrees with cpu`;
+      const el = document.getElementById('result');
+      if (el)
+        el.textContent = JSON.stringify(
+          { verdict, ...summary, ms: runs?.map((r) => `${r.backend}: ${r.ms.toFixed(0)} ms`) },
+          null,
+          2,
+        );
+    });

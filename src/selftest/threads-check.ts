@@ -11,7 +11,13 @@ import * as tf from '@tensorflow/tfjs';
 import { presetConfig } from '../model/config.ts';
 import { attachLora } from '../model/lora.ts';
 import { TransformerModel } from '../model/transformer.ts';
-import { heapKernelsOf, kernelThreadSetting, setKernelThreads, type HeapKernels, type TfjsWasmBackend } from '../kernels/wasm-simd/heap-kernels.ts';
+import {
+  heapKernelsOf,
+  kernelThreadSetting,
+  setKernelThreads,
+  type HeapKernels,
+  type TfjsWasmBackend,
+} from '../kernels/wasm-simd/heap-kernels.ts';
 import { createRng } from '../rng.ts';
 
 export interface ThreadsCheck {
@@ -27,19 +33,36 @@ export interface ThreadsCheck {
 const bitsOf = (t: tf.Tensor) => new Uint32Array(new Float32Array(t.dataSync()).buffer);
 
 /** The logits of a 64-row prefill and of the decoding step after it, as raw bits, and how many recorded programs that step ran. */
-function prefillAndStep(model: TransformerModel, kernels: HeapKernels): { prefill: Uint32Array; step: Uint32Array; programs: number } {
+function prefillAndStep(
+  model: TransformerModel,
+  kernels: HeapKernels,
+): { prefill: Uint32Array; step: Uint32Array; programs: number } {
   const rng = createRng(10);
-  const rows = Array.from({ length: 64 }, () => Array.from({ length: 8 }, () => Math.floor(rng.next() * model.config.vocabSize)));
+  const rows = Array.from({ length: 64 }, () =>
+    Array.from({ length: 8 }, () => Math.floor(rng.next() * model.config.vocabSize)),
+  );
   const prefix = model.forward(rows, { cache: model.emptyCache(), lastOnly: true });
   const programsBefore = kernels.phasedRuns;
-  const next = model.forward(rows.map((r) => [r[0]]), { cache: prefix.cache, lastOnly: true });
-  const result = { prefill: bitsOf(prefix.logits), step: bitsOf(next.logits), programs: kernels.phasedRuns - programsBefore };
+  const next = model.forward(
+    rows.map((r) => [r[0]]),
+    { cache: prefix.cache, lastOnly: true },
+  );
+  const result = {
+    prefill: bitsOf(prefix.logits),
+    step: bitsOf(next.logits),
+    programs: kernels.phasedRuns - programsBefore,
+  };
   tf.dispose([prefix.logits, next.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...next.cache!.k, ...next.cache!.v]);
   return result;
 }
 
 /** Every output of one pass, by name, as raw bits, and how many recorded programs the decoding steps ran. */
-function pass(model: TransformerModel, adapted: TransformerModel, ids: number[][], kernels: HeapKernels): { out: Map<string, Uint32Array>; decodePrograms: number } {
+function pass(
+  model: TransformerModel,
+  adapted: TransformerModel,
+  ids: number[][],
+  kernels: HeapKernels,
+): { out: Map<string, Uint32Array>; decodePrograms: number } {
   const out = new Map<string, Uint32Array>();
   const vars = model.trainableVariables();
   const { value, grads } = tf.variableGrads(() => tf.mean(tf.square(model.forward(ids).logits)) as tf.Scalar, vars);
@@ -57,11 +80,33 @@ function pass(model: TransformerModel, adapted: TransformerModel, ids: number[][
 /** A small model with LoRA adapters on every projection, their B not zero (a fresh B is, and adds nothing). */
 function adaptedModel(): TransformerModel {
   const model = TransformerModel.create(presetConfig('nano', 266), 6);
-  attachLora(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freezeLayers: null, seed: 2 });
+  attachLora(model, {
+    r: 4,
+    alpha: 8,
+    dropout: 0,
+    targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    freezeLayers: null,
+    seed: 2,
+  });
   const rng = createRng(12);
   for (const layer of model.layers) {
-    for (const l of [layer.q_proj, layer.k_proj, layer.v_proj, layer.o_proj, layer.gate_proj, layer.up_proj, layer.down_proj]) {
-      tf.tidy(() => l.lora!.B.assign(tf.tensor(Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05), l.lora!.B.shape)));
+    for (const l of [
+      layer.q_proj,
+      layer.k_proj,
+      layer.v_proj,
+      layer.o_proj,
+      layer.gate_proj,
+      layer.up_proj,
+      layer.down_proj,
+    ]) {
+      tf.tidy(() =>
+        l.lora!.B.assign(
+          tf.tensor(
+            Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05),
+            l.lora!.B.shape,
+          ),
+        ),
+      );
     }
   }
   return model;
@@ -80,7 +125,9 @@ export async function compareThreadCounts(threads: number): Promise<ThreadsCheck
     setKernelThreads(threads);
     const used = await kernels.threadsReady();
     const many = pass(model, adapted, ids, kernels);
-    const differing = [...one].filter(([name, bits]) => !bits.every((b, i) => b === many.out.get(name)![i])).map(([name]) => name);
+    const differing = [...one]
+      .filter(([name, bits]) => !bits.every((b, i) => b === many.out.get(name)![i]))
+      .map(([name]) => name);
     return { threads: used, compared: [...one.keys()], differing, splitSteps: many.decodePrograms };
   } finally {
     setKernelThreads(setting);

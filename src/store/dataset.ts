@@ -75,12 +75,17 @@ export function matches(t: TrajectoryRecord, f: TrajectoryFilter): boolean {
 type IndexName = 'run_created' | 'env_created' | 'created_at';
 
 function plan(f: TrajectoryFilter): { index: IndexName; range: IDBKeyRange | null } {
-  if (f.run_id !== undefined) return { index: 'run_created', range: IDBKeyRange.bound([f.run_id, -Infinity], [f.run_id, Infinity]) };
-  if (f.envs?.length === 1) return { index: 'env_created', range: IDBKeyRange.bound([f.envs[0], -Infinity], [f.envs[0], Infinity]) };
+  if (f.run_id !== undefined)
+    return { index: 'run_created', range: IDBKeyRange.bound([f.run_id, -Infinity], [f.run_id, Infinity]) };
+  if (f.envs?.length === 1)
+    return { index: 'env_created', range: IDBKeyRange.bound([f.envs[0], -Infinity], [f.envs[0], Infinity]) };
   return { index: 'created_at', range: null };
 }
 
-interface CursorToken { k: IDBValidKey; p: string }
+interface CursorToken {
+  k: IDBValidKey;
+  p: string;
+}
 
 function encodeToken(t: CursorToken): string {
   return JSON.stringify(t);
@@ -97,7 +102,11 @@ function decodeToken(s: string): CursorToken {
 }
 
 /** One page of matching trajectories, and the token for the next. One short readonly transaction. */
-export async function queryTrajectories(store: Store, filter: TrajectoryFilter = {}, options: PageOptions = {}): Promise<Page> {
+export async function queryTrajectories(
+  store: Store,
+  filter: TrajectoryFilter = {},
+  options: PageOptions = {},
+): Promise<Page> {
   const pageSize = options.pageSize ?? 100;
   if (!(pageSize >= 1)) throw new Error(`dataset: pageSize must be ≥ 1 (got ${pageSize})`);
   const { index, range } = plan(filter);
@@ -114,7 +123,10 @@ export async function queryTrajectories(store: Store, filter: TrajectoryFilter =
   let last: CursorToken | null = null;
   for (; cursor; cursor = await cursor.continue()) {
     if (!matches(cursor.value, filter)) continue;
-    if (skip > 0) { skip--; continue; }
+    if (skip > 0) {
+      skip--;
+      continue;
+    }
     items.push(fromRecord(cursor.value));
     last = { k: cursor.key as IDBValidKey, p: cursor.primaryKey };
     if (items.length === pageSize) break;
@@ -123,7 +135,10 @@ export async function queryTrajectories(store: Store, filter: TrajectoryFilter =
   let more = false;
   if (cursor && items.length === pageSize) {
     for (cursor = await cursor.continue(); cursor; cursor = await cursor.continue()) {
-      if (matches(cursor.value, filter)) { more = true; break; }
+      if (matches(cursor.value, filter)) {
+        more = true;
+        break;
+      }
     }
   }
   return { items, next: more && last ? encodeToken(last) : null };
@@ -131,7 +146,9 @@ export async function queryTrajectories(store: Store, filter: TrajectoryFilter =
 
 /** Every matching trajectory, streamed page by page (`pageSize` records in memory at a time). */
 export async function* iterateTrajectories(
-  store: Store, filter: TrajectoryFilter = {}, options: { pageSize?: number; newestFirst?: boolean } = {},
+  store: Store,
+  filter: TrajectoryFilter = {},
+  options: { pageSize?: number; newestFirst?: boolean } = {},
 ): AsyncGenerator<Trajectory> {
   let cursor: string | null = null;
   do {
@@ -143,17 +160,30 @@ export async function* iterateTrajectories(
 
 /** Count, average score and steps, success rate and per-env counts of the matching trajectories. */
 export async function trajectoryStats(store: Store, filter: TrajectoryFilter = {}): Promise<DatasetStats> {
-  let count = 0, scored = 0, scoreSum = 0, stepSum = 0, judged = 0, successes = 0;
+  let count = 0,
+    scored = 0,
+    scoreSum = 0,
+    stepSum = 0,
+    judged = 0,
+    successes = 0;
   const by_env: Record<string, number> = {};
   for await (const t of iterateTrajectories(store, filter, { pageSize: 500 })) {
     count++;
     stepSum += t.steps.length;
-    if (t.judge_score !== null) { scored++; scoreSum += t.judge_score; }
-    if (t.success !== null) { judged++; if (t.success) successes++; }
+    if (t.judge_score !== null) {
+      scored++;
+      scoreSum += t.judge_score;
+    }
+    if (t.success !== null) {
+      judged++;
+      if (t.success) successes++;
+    }
     by_env[t.env] = (by_env[t.env] ?? 0) + 1;
   }
   return {
-    count, scored, by_env,
+    count,
+    scored,
+    by_env,
     avg_score: scored ? scoreSum / scored : null,
     avg_steps: count ? stepSum / count : null,
     success_rate: judged ? successes / judged : null,
@@ -162,7 +192,10 @@ export async function trajectoryStats(store: Store, filter: TrajectoryFilter = {
 
 /** Number of matching trajectories; uses the index count alone when the filter needs no record. */
 export async function countTrajectories(store: Store, filter: TrajectoryFilter = {}): Promise<number> {
-  const onlyIndexed = Object.entries(filter).filter(([, v]) => v !== undefined).map(([k]) => k).every((k) => k === 'run_id' || (k === 'envs' && filter.envs?.length === 1));
+  const onlyIndexed = Object.entries(filter)
+    .filter(([, v]) => v !== undefined)
+    .map(([k]) => k)
+    .every((k) => k === 'run_id' || (k === 'envs' && filter.envs?.length === 1));
   if (onlyIndexed) {
     const { index, range } = plan(filter);
     return store.db.countFromIndex('trajectories', index, range ?? undefined);
@@ -176,7 +209,10 @@ export async function countTrajectories(store: Store, filter: TrajectoryFilter =
  */
 export class TrajectoryCommons {
   constructor(private readonly store: Store) {}
-  load(filter: TrajectoryFilter = {}, options: { pageSize?: number; newestFirst?: boolean } = {}): AsyncGenerator<Trajectory> {
+  load(
+    filter: TrajectoryFilter = {},
+    options: { pageSize?: number; newestFirst?: boolean } = {},
+  ): AsyncGenerator<Trajectory> {
     return iterateTrajectories(this.store, filter, options);
   }
   page(filter: TrajectoryFilter = {}, options: PageOptions = {}): Promise<Page> {

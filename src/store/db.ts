@@ -34,7 +34,11 @@ export interface OpenOptions {
 
 export async function openStore(options: OpenOptions = {}): Promise<Store> {
   const factory = options.factory ?? globalThis.indexedDB;
-  if (!factory) throw new StoreError('io', 'IndexedDB is not available here (private browsing in some browsers disables it): Spindle cannot store runs.');
+  if (!factory)
+    throw new StoreError(
+      'io',
+      'IndexedDB is not available here (private browsing in some browsers disables it): Spindle cannot store runs.',
+    );
   const version = options.version ?? DB_VERSION;
   const db = await openDatabase(factory, options.name ?? DB_NAME, version, options.onBlocked);
   db.addEventListener('versionchange', () => {
@@ -45,11 +49,18 @@ export async function openStore(options: OpenOptions = {}): Promise<Store> {
   return {
     db,
     afterWrite: () => afterWrite(),
-    async close() { db.close(); },
+    async close() {
+      db.close();
+    },
   };
 }
 
-function openDatabase(factory: IDBFactory, name: string, version: number, onBlocked?: (e: StoreError) => void): Promise<SpindleDB> {
+function openDatabase(
+  factory: IDBFactory,
+  name: string,
+  version: number,
+  onBlocked?: (e: StoreError) => void,
+): Promise<SpindleDB> {
   return new Promise((resolve, reject) => {
     let request: IDBOpenDBRequest;
     try {
@@ -61,14 +72,27 @@ function openDatabase(factory: IDBFactory, name: string, version: number, onBloc
     let gaveUp = false;
     request.onupgradeneeded = (event) => {
       // The caller already got the "blocked" error: do not upgrade behind its back once the other tab closes.
-      if (gaveUp) { request.transaction?.abort(); return; }
+      if (gaveUp) {
+        request.transaction?.abort();
+        return;
+      }
       const db = wrap(request.result) as unknown as SpindleDB;
       const tx = wrap(request.transaction!) as unknown as UpgradeTx;
       tx.done.catch(() => {}); // a failed upgrade is reported through the open request below
       upgrade(db, event.oldVersion, event.newVersion ?? version, tx).catch((e) => {
         // Aborting the upgrade leaves the database at its old version with its old data.
-        try { request.transaction?.abort(); } catch { /* already finished */ }
-        reject(new StoreError('io', `Upgrading the Spindle database to v${version} failed and was rolled back: ${(e as Error).message}`, { cause: e }));
+        try {
+          request.transaction?.abort();
+        } catch {
+          /* already finished */
+        }
+        reject(
+          new StoreError(
+            'io',
+            `Upgrading the Spindle database to v${version} failed and was rolled back: ${(e as Error).message}`,
+            { cause: e },
+          ),
+        );
       });
     };
     request.onblocked = (event) => {
@@ -81,14 +105,24 @@ function openDatabase(factory: IDBFactory, name: string, version: number, onBloc
     };
     request.onsuccess = () => {
       const raw = request.result;
-      if (gaveUp) { raw.close(); return; } // the caller was told it failed; do not leak the connection
+      if (gaveUp) {
+        raw.close();
+        return;
+      } // the caller was told it failed; do not leak the connection
       resolve(wrap(raw) as unknown as SpindleDB);
     };
     request.onerror = () => {
       const e = request.error;
       if (gaveUp) return;
       if (e?.name === 'VersionError') reject(versionError(e, version));
-      else if (e?.name === 'AbortError') reject(new StoreError('io', `Upgrading the Spindle database to v${version} was aborted; the stored data is unchanged.`, { cause: e }));
+      else if (e?.name === 'AbortError')
+        reject(
+          new StoreError(
+            'io',
+            `Upgrading the Spindle database to v${version} was aborted; the stored data is unchanged.`,
+            { cause: e },
+          ),
+        );
       else reject(writeError(e, 'the database'));
     };
   });
@@ -102,7 +136,10 @@ type Tx<N extends StoreNames<SpindleSchema>> = IDBPTransaction<SpindleSchema, N[
  * StoreErrors naming `what`; quota errors say that nothing was written.
  */
 export async function write<N extends StoreNames<SpindleSchema>, T>(
-  store: Store, stores: N[], what: string, body: (tx: Tx<N>) => Promise<T>,
+  store: Store,
+  stores: N[],
+  what: string,
+  body: (tx: Tx<N>) => Promise<T>,
 ): Promise<T> {
   let tx: Tx<N>;
   try {
@@ -117,7 +154,11 @@ export async function write<N extends StoreNames<SpindleSchema>, T>(
   } catch (e) {
     // A quota failure may surface as the request's error or, later, as the transaction's (at commit).
     const cause = tx.error ?? e;
-    try { tx.abort(); } catch { /* already aborted or committed */ }
+    try {
+      tx.abort();
+    } catch {
+      /* already aborted or committed */
+    }
     await tx.done.catch(() => {});
     throw writeError(cause, what);
   }

@@ -8,7 +8,11 @@
 export type StoreErrorCode = 'quota' | 'blocked' | 'version' | 'locked' | 'io';
 
 export class StoreError extends Error {
-  constructor(readonly code: StoreErrorCode, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'StoreError';
   }
@@ -37,7 +41,11 @@ export function writeError(e: unknown, what: string): StoreError {
     );
   }
   const detail = e instanceof Error ? e.message : String(e);
-  return new StoreError('io', `Could not save ${what}: ${detail || errorName(e) || 'unknown storage error'}. Nothing from this save was written.`, { cause: e });
+  return new StoreError(
+    'io',
+    `Could not save ${what}: ${detail || errorName(e) || 'unknown storage error'}. Nothing from this save was written.`,
+    { cause: e },
+  );
 }
 
 export function blockedError(oldVersion: number, newVersion: number | null): StoreError {

@@ -12,15 +12,28 @@ function evaluationId(runId: string, step: number, benchmark: string): string {
   return `eval:${runId}:${step}:${benchmark}`;
 }
 
-export async function putEvaluation(store: Store, e: Omit<EvaluationRecord, 'id' | 'created_at'> & { created_at?: number }): Promise<EvaluationRecord> {
-  const record: EvaluationRecord = { ...e, id: evaluationId(e.run_id, e.step, e.benchmark), created_at: e.created_at ?? Date.now() };
-  await write(store, ['evaluations'], `evaluation ${record.benchmark} at step ${record.step}`, async (tx) => { await tx.objectStore('evaluations').put(record); });
+export async function putEvaluation(
+  store: Store,
+  e: Omit<EvaluationRecord, 'id' | 'created_at'> & { created_at?: number },
+): Promise<EvaluationRecord> {
+  const record: EvaluationRecord = {
+    ...e,
+    id: evaluationId(e.run_id, e.step, e.benchmark),
+    created_at: e.created_at ?? Date.now(),
+  };
+  await write(store, ['evaluations'], `evaluation ${record.benchmark} at step ${record.step}`, async (tx) => {
+    await tx.objectStore('evaluations').put(record);
+  });
   return record;
 }
 
 /** A run's evaluations by step, one per (step, benchmark): where an older store holds one twice (under other keys), the later. */
 export async function listEvaluations(store: Store, runId: string): Promise<EvaluationRecord[]> {
-  const records = await store.db.getAllFromIndex('evaluations', 'run_step', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
+  const records = await store.db.getAllFromIndex(
+    'evaluations',
+    'run_step',
+    IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]),
+  );
   const latest = new Map<string, EvaluationRecord>();
   for (const r of records) {
     const key = evaluationId(r.run_id, r.step, r.benchmark);

@@ -70,7 +70,9 @@ async function openSnapshot(path: string, afterWrite: () => void, extra: Partial
   if (existsSync(path)) {
     const data = decodeSnapshot(readFileSync(path), path);
     if (data.db_version > DB_VERSION) {
-      throw new Error(`${path} was written by a newer Spindle (database v${data.db_version}; this one knows v${DB_VERSION}). Update Spindle.`);
+      throw new Error(
+        `${path} was written by a newer Spindle (database v${data.db_version}; this one knows v${DB_VERSION}). Update Spindle.`,
+      );
     }
     // Load at the snapshot's own version, then let the normal open run the upgrade steps.
     const old = await openStore({ factory, version: data.db_version });

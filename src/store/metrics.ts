@@ -13,21 +13,35 @@ export async function appendMetrics(store: Store, record: MetricsRecord): Promis
     const run = await tx.objectStore('runs').get(record.run_id);
     if (run && record.step >= run.last_step) {
       await tx.objectStore('runs').put({
-        ...run, last_step: record.step, updated: Date.now(), metrics_summary: { ...run.metrics_summary, ...record.metrics },
+        ...run,
+        last_step: record.step,
+        updated: Date.now(),
+        metrics_summary: { ...run.metrics_summary, ...record.metrics },
       });
     }
   });
 }
 
-export async function listMetrics(store: Store, runId: string, fromStep = -Infinity, toStep = Infinity): Promise<MetricsRecord[]> {
+export async function listMetrics(
+  store: Store,
+  runId: string,
+  fromStep = -Infinity,
+  toStep = Infinity,
+): Promise<MetricsRecord[]> {
   return store.db.getAll('metrics', IDBKeyRange.bound([runId, fromStep], [runId, toStep]));
 }
 
 export async function addMarker(store: Store, marker: RunMarker): Promise<number> {
-  return write(store, ['markers'], `a ${marker.kind} marker of run ${marker.run_id}`, async (tx) => tx.objectStore('markers').add(marker as MarkerRecord));
+  return write(store, ['markers'], `a ${marker.kind} marker of run ${marker.run_id}`, async (tx) =>
+    tx.objectStore('markers').add(marker as MarkerRecord),
+  );
 }
 
 export async function listMarkers(store: Store, runId: string): Promise<RunMarker[]> {
-  const records = await store.db.getAllFromIndex('markers', 'run_step', IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]));
+  const records = await store.db.getAllFromIndex(
+    'markers',
+    'run_step',
+    IDBKeyRange.bound([runId, -Infinity], [runId, Infinity]),
+  );
   return records.map(({ id: _id, ...marker }) => marker as RunMarker);
 }

@@ -34,7 +34,10 @@ export async function requestPersistence(): Promise<boolean> {
 export function formatBytes(n: number): string {
   const units = ['B', 'KB', 'MB', 'GB', 'TB'];
   let i = 0;
-  while (n >= 1024 && i < units.length - 1) { n /= 1024; i++; }
+  while (n >= 1024 && i < units.length - 1) {
+    n /= 1024;
+    i++;
+  }
   return `${n.toFixed(i === 0 ? 0 : 1)} ${units[i]}`;
 }
 

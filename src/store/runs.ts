@@ -16,17 +16,28 @@ export function newId(prefix: string): string {
  * interrupted and offered for resuming, not left 'created' for good.
  */
 export async function createRun(
-  store: Store, config: RunConfig, options: { id?: string; now?: number; environments?: EnvironmentSource[]; status?: 'created' | 'running' } = {},
+  store: Store,
+  config: RunConfig,
+  options: { id?: string; now?: number; environments?: EnvironmentSource[]; status?: 'created' | 'running' } = {},
 ): Promise<RunRecord> {
   const now = options.now ?? Date.now();
   const status = options.status ?? 'created';
   const run: RunRecord = {
-    id: options.id ?? newId('run'), name: config.name, config, status,
-    created: now, updated: now, metrics_summary: {}, last_step: -1, error: null,
+    id: options.id ?? newId('run'),
+    name: config.name,
+    config,
+    status,
+    created: now,
+    updated: now,
+    metrics_summary: {},
+    last_step: -1,
+    error: null,
     ...(status === 'running' ? { owner: currentProcess() } : {}),
     ...(options.environments?.length ? { environments: options.environments } : {}),
   };
-  await write(store, ['runs'], `run ${run.id}`, async (tx) => { await tx.objectStore('runs').add(run); });
+  await write(store, ['runs'], `run ${run.id}`, async (tx) => {
+    await tx.objectStore('runs').add(run);
+  });
   return run;
 }
 
@@ -41,7 +52,12 @@ export async function listRuns(store: Store): Promise<RunRecord[]> {
   return Promise.all(runs.map((run) => reconcile(store, run)));
 }
 
-export async function setRunStatus(store: Store, id: string, status: RunStatus, error: string | null = null): Promise<RunRecord> {
+export async function setRunStatus(
+  store: Store,
+  id: string,
+  status: RunStatus,
+  error: string | null = null,
+): Promise<RunRecord> {
   return write(store, ['runs'], `the status of run ${id}`, async (tx) => {
     const runs = tx.objectStore('runs');
     const run = await runs.get(id);
@@ -73,7 +89,12 @@ function processAlive(pid: number): boolean {
 /** A run still marked running whose process is gone was interrupted: record that, so it is not shown running forever. */
 async function reconcile(store: Store, run: RunRecord): Promise<RunRecord> {
   if (run.status !== 'running' || !run.owner || processAlive(run.owner.pid)) return run;
-  return setRunStatus(store, run.id, 'interrupted', `the process running it (pid ${run.owner.pid}) exited without finishing it (killed or crashed); resume it from its last checkpoint`);
+  return setRunStatus(
+    store,
+    run.id,
+    'interrupted',
+    `the process running it (pid ${run.owner.pid}) exited without finishing it (killed or crashed); resume it from its last checkpoint`,
+  );
 }
 
 /** Deletes a run and everything it produced (trajectories, groups, metrics, checkpoints, …) in one transaction. */
@@ -83,15 +104,22 @@ export async function deleteRun(store: Store, id: string): Promise<void> {
     await tx.objectStore('metrics').delete(IDBKeyRange.bound([id, -Infinity], [id, Infinity]));
     await tx.objectStore('checkpoint_heads').delete(id);
     const byRun = [
-      tx.objectStore('trajectories').index('run_id'), tx.objectStore('groups').index('run_id'),
-      tx.objectStore('replay').index('run_id'), tx.objectStore('checkpoints').index('run_id'),
+      tx.objectStore('trajectories').index('run_id'),
+      tx.objectStore('groups').index('run_id'),
+      tx.objectStore('replay').index('run_id'),
+      tx.objectStore('checkpoints').index('run_id'),
       tx.objectStore('evaluations').index('run_id'),
     ];
     for (const index of byRun) {
-      for (let c = await index.openKeyCursor(id); c; c = await c.continue()) await index.objectStore.delete(c.primaryKey);
+      for (let c = await index.openKeyCursor(id); c; c = await c.continue())
+        await index.objectStore.delete(c.primaryKey);
     }
     const markers = tx.objectStore('markers').index('run_step');
-    for (let c = await markers.openKeyCursor(IDBKeyRange.bound([id, -Infinity], [id, Infinity])); c; c = await c.continue()) {
+    for (
+      let c = await markers.openKeyCursor(IDBKeyRange.bound([id, -Infinity], [id, Infinity]));
+      c;
+      c = await c.continue()
+    ) {
       await markers.objectStore.delete(c.primaryKey);
     }
   });

@@ -12,8 +12,18 @@
  */
 import type { DBSchema, IDBPDatabase, IDBPTransaction, StoreNames } from 'idb';
 import type {
-  CheckpointHead, CheckpointRecord, EnvironmentRecord, EvaluationRecord, GroupRecord, MarkerRecord, MetricsRecord, ReplayRecord,
-  RunRecord, SettingRecord, SkillRecord, TrajectoryRecord,
+  CheckpointHead,
+  CheckpointRecord,
+  EnvironmentRecord,
+  EvaluationRecord,
+  GroupRecord,
+  MarkerRecord,
+  MetricsRecord,
+  ReplayRecord,
+  RunRecord,
+  SettingRecord,
+  SkillRecord,
+  TrajectoryRecord,
 } from './records.ts';
 
 export const DB_NAME = 'spindle';
@@ -58,7 +68,8 @@ const MIGRATIONS: UpgradeStep[] = [
   (db) => {
     db.createObjectStore('runs', { keyPath: 'id' }).createIndex('created', 'created');
     const trajectories = db.createObjectStore('trajectories', { keyPath: 'id' });
-    for (const field of ['run_id', 'env', 'task_id', 'judge_score', 'created_at'] as const) trajectories.createIndex(field, field);
+    for (const field of ['run_id', 'env', 'task_id', 'judge_score', 'created_at'] as const)
+      trajectories.createIndex(field, field);
     const groups = db.createObjectStore('groups', { keyPath: 'id' });
     groups.createIndex('run_id', 'run_id');
     groups.createIndex('run_step', ['run_id', 'step']);
@@ -115,8 +126,18 @@ export async function upgrade(db: SpindleDB, oldVersion: number, newVersion: num
 
 /** Every object store, for whole-database operations (snapshots, deleting a run). */
 export const ALL_STORES = [
-  'runs', 'trajectories', 'groups', 'metrics', 'markers', 'replay', 'checkpoints', 'checkpoint_heads',
-  'evaluations', 'skills', 'environments', 'settings',
+  'runs',
+  'trajectories',
+  'groups',
+  'metrics',
+  'markers',
+  'replay',
+  'checkpoints',
+  'checkpoint_heads',
+  'evaluations',
+  'skills',
+  'environments',
+  'settings',
 ] as const satisfies readonly StoreNames<SpindleSchema>[];
 
 /** The stores that exist at a given version (a snapshot of an older database lists only these). */

@@ -7,9 +7,13 @@ export async function getSetting<T>(store: Store, key: string, fallback: T): Pro
 }
 
 export async function setSetting(store: Store, key: string, value: unknown): Promise<void> {
-  await write(store, ['settings'], `setting ${key}`, async (tx) => { await tx.objectStore('settings').put({ key, value }); });
+  await write(store, ['settings'], `setting ${key}`, async (tx) => {
+    await tx.objectStore('settings').put({ key, value });
+  });
 }
 
 export async function deleteSetting(store: Store, key: string): Promise<void> {
-  await write(store, ['settings'], `the deletion of setting ${key}`, async (tx) => { await tx.objectStore('settings').delete(key); });
+  await write(store, ['settings'], `the deletion of setting ${key}`, async (tx) => {
+    await tx.objectStore('settings').delete(key);
+  });
 }

@@ -3,7 +3,9 @@ import { write, type Store } from './db.ts';
 import type { SkillRecord } from './records.ts';
 
 export async function putSkill(store: Store, skill: SkillRecord): Promise<void> {
-  await write(store, ['skills'], `skill ${skill.name}`, async (tx) => { await tx.objectStore('skills').put(skill); });
+  await write(store, ['skills'], `skill ${skill.name}`, async (tx) => {
+    await tx.objectStore('skills').put(skill);
+  });
 }
 
 export async function getSkill(store: Store, name: string): Promise<SkillRecord | undefined> {
@@ -16,14 +18,21 @@ export async function listSkills(store: Store): Promise<SkillRecord[]> {
 }
 
 export async function deleteSkill(store: Store, name: string): Promise<void> {
-  await write(store, ['skills'], `the deletion of skill ${name}`, async (tx) => { await tx.objectStore('skills').delete(name); });
+  await write(store, ['skills'], `the deletion of skill ${name}`, async (tx) => {
+    await tx.objectStore('skills').delete(name);
+  });
 }
 
 /**
  * Counts one use of a skill and folds its outcome into `success_rate`, in one transaction.
  * `render` rewrites the Markdown so its front matter matches (src/export/skills.ts `renderSkill`).
  */
-export async function recordSkillUse(store: Store, name: string, success: boolean, render?: (s: SkillRecord) => string): Promise<SkillRecord> {
+export async function recordSkillUse(
+  store: Store,
+  name: string,
+  success: boolean,
+  render?: (s: SkillRecord) => string,
+): Promise<SkillRecord> {
   return write(store, ['skills'], `the use count of skill ${name}`, async (tx) => {
     const skill = await tx.objectStore('skills').get(name);
     if (!skill) throw new Error(`no skill named ${name}`);

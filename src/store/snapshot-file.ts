@@ -74,11 +74,12 @@ export function saveFailureMessage(path: string, error: unknown, bytes: number):
   const kept = existsSync(path)
     ? `Nothing was overwritten: ${path} still holds its last complete save; what was written since is not on disk.`
     : 'No snapshot was written.';
-  const fix = code === 'ENOSPC' || code === 'EDQUOT'
-    ? `The disk is full: free disk space (the store needs about ${formatBytes(bytes)} free) and run the command again.`
-    : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
-      ? `The folder ${dirname(path)} is not writable: check its permissions, or use another store folder.`
-      : 'Check the disk, then run the command again.';
+  const fix =
+    code === 'ENOSPC' || code === 'EDQUOT'
+      ? `The disk is full: free disk space (the store needs about ${formatBytes(bytes)} free) and run the command again.`
+      : code === 'EACCES' || code === 'EPERM' || code === 'EROFS'
+        ? `The folder ${dirname(path)} is not writable: check its permissions, or use another store folder.`
+        : 'Check the disk, then run the command again.';
   return `${saveFailureLead(path)}: ${detail}. ${kept} ${fix}`;
 }
 

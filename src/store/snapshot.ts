@@ -14,9 +14,25 @@ import type { SpindleDB, SpindleSchema } from './schema.ts';
 import { storesAtVersion } from './schema.ts';
 
 const MAGIC = 'SPNDLDB1';
-type ChunkType = 'ArrayBuffer' | 'Uint8Array' | 'Int8Array' | 'Uint16Array' | 'Int16Array' | 'Uint32Array' | 'Int32Array' | 'Float32Array' | 'Float64Array';
+type ChunkType =
+  | 'ArrayBuffer'
+  | 'Uint8Array'
+  | 'Int8Array'
+  | 'Uint16Array'
+  | 'Int16Array'
+  | 'Uint32Array'
+  | 'Int32Array'
+  | 'Float32Array'
+  | 'Float64Array';
 const VIEWS: Record<Exclude<ChunkType, 'ArrayBuffer'>, new (b: ArrayBuffer) => ArrayBufferView> = {
-  Uint8Array, Int8Array, Uint16Array, Int16Array, Uint32Array, Int32Array, Float32Array, Float64Array,
+  Uint8Array,
+  Int8Array,
+  Uint16Array,
+  Int16Array,
+  Uint32Array,
+  Int32Array,
+  Float32Array,
+  Float64Array,
 };
 
 export interface SnapshotData {
@@ -42,7 +58,10 @@ export function encodeSnapshot(data: SnapshotData): Uint8Array {
     if (value instanceof ArrayBuffer || ArrayBuffer.isView(value)) {
       const type = (value instanceof ArrayBuffer ? 'ArrayBuffer' : value.constructor.name) as ChunkType;
       if (type !== 'ArrayBuffer' && !(type in VIEWS)) throw new Error(`snapshot: cannot store a ${type}`);
-      const bytes = value instanceof ArrayBuffer ? new Uint8Array(value) : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
+      const bytes =
+        value instanceof ArrayBuffer
+          ? new Uint8Array(value)
+          : new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
       table.push([offset, bytes.byteLength, type]);
       chunks.push(bytes);
       offset += Math.ceil(bytes.byteLength / 8) * 8;
@@ -64,8 +83,12 @@ export function encodeSnapshot(data: SnapshotData): Uint8Array {
 export function decodeSnapshot(input: Uint8Array, fileName = 'snapshot'): SnapshotData {
   // A Node Buffer's slice() is a view into a shared pool; a plain Uint8Array's slice() copies.
   const bytes = new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
-  const fail = (problem: string) => new Error(`${fileName}: not a readable Spindle database snapshot (${problem}). Restore it from a backup or move it away to start empty.`);
-  if (bytes.byteLength < 12 || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC) throw fail('wrong magic bytes');
+  const fail = (problem: string) =>
+    new Error(
+      `${fileName}: not a readable Spindle database snapshot (${problem}). Restore it from a backup or move it away to start empty.`,
+    );
+  if (bytes.byteLength < 12 || new TextDecoder().decode(bytes.subarray(0, 8)) !== MAGIC)
+    throw fail('wrong magic bytes');
   const n = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(8, true);
   if (12 + n > bytes.byteLength) throw fail(`header says ${n} bytes of JSON but the file has ${bytes.byteLength - 12}`);
   const text = new TextDecoder().decode(bytes.subarray(12, 12 + n));
@@ -76,10 +99,12 @@ export function decodeSnapshot(input: Uint8Array, fileName = 'snapshot'): Snapsh
     table = (JSON.parse(text.slice(0, split)) as { chunks: [number, number, ChunkType][] }).chunks;
     const base = 12 + n;
     body = JSON.parse(text.slice(split + 1), (_key, value: unknown) => {
-      if (value && typeof value === 'object' && '__num__' in value) return Number((value as { __num__: string }).__num__);
+      if (value && typeof value === 'object' && '__num__' in value)
+        return Number((value as { __num__: string }).__num__);
       if (value && typeof value === 'object' && '__bin__' in value) {
         const [o, len, type] = table[(value as { __bin__: number }).__bin__];
-        if (base + o + len > bytes.byteLength) throw new Error(`binary chunk at ${o} (${len} bytes) runs past the end of the file`);
+        if (base + o + len > bytes.byteLength)
+          throw new Error(`binary chunk at ${o} (${len} bytes) runs past the end of the file`);
         const copy = bytes.slice(base + o, base + o + len).buffer;
         return type === 'ArrayBuffer' ? copy : new VIEWS[type](copy);
       }
@@ -89,7 +114,8 @@ export function decodeSnapshot(input: Uint8Array, fileName = 'snapshot'): Snapsh
     throw fail((e as Error).message);
   }
   const data = body as SnapshotData;
-  if (typeof data?.db_version !== 'number' || typeof data.stores !== 'object') throw fail('missing db_version or stores');
+  if (typeof data?.db_version !== 'number' || typeof data.stores !== 'object')
+    throw fail('missing db_version or stores');
   return data;
 }
 

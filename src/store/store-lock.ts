@@ -63,7 +63,11 @@ function ownCommand(): string {
 function parseOwner(text: string): LockOwner | null {
   try {
     const owner = JSON.parse(text) as Partial<LockOwner>;
-    const ok = Number.isInteger(owner.pid) && typeof owner.hostname === 'string' && typeof owner.started_at === 'number' && typeof owner.command === 'string';
+    const ok =
+      Number.isInteger(owner.pid) &&
+      typeof owner.hostname === 'string' &&
+      typeof owner.started_at === 'number' &&
+      typeof owner.command === 'string';
     return ok ? (owner as LockOwner) : null;
   } catch {
     return null;
@@ -90,17 +94,26 @@ function isStale(owner: LockOwner, path: string): boolean {
 
 function lockedError(dir: string, path: string, owner: LockOwner | null): StoreError {
   if (!owner) {
-    return new StoreError('locked', `The store ${dir} is locked by ${path}, which is empty or unreadable: another Spindle process is taking the lock ` +
-      `right now, or one was killed while taking it. If no Spindle process uses this store, delete ${path}.`);
+    return new StoreError(
+      'locked',
+      `The store ${dir} is locked by ${path}, which is empty or unreadable: another Spindle process is taking the lock ` +
+        `right now, or one was killed while taking it. If no Spindle process uses this store, delete ${path}.`,
+    );
   }
   if (owner.pid === process.pid && owner.hostname === hostname()) {
-    return new StoreError('locked', `The store ${dir} is already open for writing in this process (pid ${owner.pid}); close it before opening it again.`);
+    return new StoreError(
+      'locked',
+      `The store ${dir} is already open for writing in this process (pid ${owner.pid}); close it before opening it again.`,
+    );
   }
   const host = owner.hostname === hostname() ? '' : ` on host ${owner.hostname}`;
   const since = new Date(owner.started_at).toISOString().replace(/\.\d+Z$/, 'Z');
   const remote = host ? ` If that host no longer runs it, delete ${path}.` : '';
-  return new StoreError('locked', `The store ${dir} is in use by process ${owner.pid}${host} (${owner.command}, running since ${since}); ` +
-    `wait for it to finish or use another --store.${remote}`);
+  return new StoreError(
+    'locked',
+    `The store ${dir} is in use by process ${owner.pid}${host} (${owner.command}, running since ${since}); ` +
+      `wait for it to finish or use another --store.${remote}`,
+  );
 }
 
 /**
@@ -149,7 +162,8 @@ export function lockStoreFolder(dir: string): () => void {
     }
     try {
       const bytes = new TextEncoder().encode(JSON.stringify(me) + '\n');
-      if (writeSync(fd, bytes) !== bytes.byteLength) throw Object.assign(new Error('no space left on device (the lock file was written short)'), { code: 'ENOSPC' });
+      if (writeSync(fd, bytes) !== bytes.byteLength)
+        throw Object.assign(new Error('no space left on device (the lock file was written short)'), { code: 'ENOSPC' });
     } catch (e) {
       closeSync(fd);
       rmSync(path, { force: true });
@@ -162,8 +176,11 @@ export function lockStoreFolder(dir: string): () => void {
 
 function lockFileError(path: string, e: unknown): StoreError {
   const code = (e as NodeJS.ErrnoException).code;
-  const fix = code === 'ENOSPC' || code === 'EDQUOT' ? ' The disk is full: free disk space and run the command again.' : '';
-  return new StoreError('io', `Could not create the store's lock file ${path}: ${(e as Error).message}.${fix}`, { cause: e });
+  const fix =
+    code === 'ENOSPC' || code === 'EDQUOT' ? ' The disk is full: free disk space and run the command again.' : '';
+  return new StoreError('io', `Could not create the store's lock file ${path}: ${(e as Error).message}.${fix}`, {
+    cause: e,
+  });
 }
 
 function hold(path: string): () => void {

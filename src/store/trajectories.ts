@@ -17,7 +17,16 @@ export function fromRecord(r: TrajectoryRecord): Trajectory {
 }
 
 function emptyGroup(t: Trajectory): GroupRecord {
-  return { id: t.group_id, run_id: t.run_id, step: -1, env: t.env, task_id: t.task_id, trajectory_ids: [], scored: null, created_at: t.created_at };
+  return {
+    id: t.group_id,
+    run_id: t.run_id,
+    step: -1,
+    env: t.env,
+    task_id: t.task_id,
+    trajectory_ids: [],
+    scored: null,
+    created_at: t.created_at,
+  };
 }
 
 /**
@@ -63,20 +72,36 @@ export async function deleteTrajectories(store: Store, ids: string[]): Promise<v
       if (!t) continue;
       await tx.objectStore('trajectories').delete(id);
       const group = t.group_id ? await tx.objectStore('groups').get(t.group_id) : undefined;
-      if (group) await tx.objectStore('groups').put({ ...group, trajectory_ids: group.trajectory_ids.filter((x) => x !== id) });
+      if (group)
+        await tx.objectStore('groups').put({ ...group, trajectory_ids: group.trajectory_ids.filter((x) => x !== id) });
     }
   });
 }
 
 /** Records the scored group (Atropos fields) for `groupId`, and the step that trained on it. */
 export async function putScoredGroup(
-  store: Store, group: { group_id: string; run_id: string | null; step: number; env: string; task_id: string; scored: ScoredGroup; trajectory_ids?: string[] },
+  store: Store,
+  group: {
+    group_id: string;
+    run_id: string | null;
+    step: number;
+    env: string;
+    task_id: string;
+    scored: ScoredGroup;
+    trajectory_ids?: string[];
+  },
 ): Promise<void> {
   await write(store, ['groups'], `group ${group.group_id}`, async (tx) => {
     const old = await tx.objectStore('groups').get(group.group_id);
     const record: GroupRecord = {
-      id: group.group_id, run_id: group.run_id, step: group.step, env: group.env, task_id: group.task_id,
-      trajectory_ids: group.trajectory_ids ?? old?.trajectory_ids ?? [], scored: group.scored, created_at: old?.created_at ?? Date.now(),
+      id: group.group_id,
+      run_id: group.run_id,
+      step: group.step,
+      env: group.env,
+      task_id: group.task_id,
+      trajectory_ids: group.trajectory_ids ?? old?.trajectory_ids ?? [],
+      scored: group.scored,
+      created_at: old?.created_at ?? Date.now(),
     };
     await tx.objectStore('groups').put(record);
   });
@@ -87,7 +112,11 @@ export async function putScoredGroup(
  * did not use gets zeros) in its scored group, Atropos's `advantages` field. A group with no scored group
  * (an unjudged member) is left as it is.
  */
-export async function setGroupAdvantages(store: Store, groupId: string, advantages: Record<string, number[]>): Promise<void> {
+export async function setGroupAdvantages(
+  store: Store,
+  groupId: string,
+  advantages: Record<string, number[]>,
+): Promise<void> {
   await write(store, ['groups'], `the advantages of group ${groupId}`, async (tx) => {
     const record = await tx.objectStore('groups').get(groupId);
     if (!record?.scored) return;
@@ -101,6 +130,11 @@ export async function getGroup(store: Store, id: string): Promise<GroupRecord | 
 }
 
 /** Groups of a run with `fromStep ≤ step ≤ toStep`, by step (untrained groups have step -1). */
-export async function listGroups(store: Store, runId: string, fromStep = -1, toStep = Infinity): Promise<GroupRecord[]> {
+export async function listGroups(
+  store: Store,
+  runId: string,
+  fromStep = -1,
+  toStep = Infinity,
+): Promise<GroupRecord[]> {
   return store.db.getAllFromIndex('groups', 'run_step', IDBKeyRange.bound([runId, fromStep], [runId, toStep]));
 }

@@ -19,7 +19,15 @@ function byteToChar(): string[] {
 export function byteTokenizerJson(): object {
   const vocab: Record<string, number> = {};
   byteToChar().forEach((c, b) => (vocab[c] = b));
-  const added = SPECIAL_TOKENS.map((content, i) => ({ id: 256 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+  const added = SPECIAL_TOKENS.map((content, i) => ({
+    id: 256 + i,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  }));
   const byteLevel = { type: 'ByteLevel', add_prefix_space: false, trim_offsets: false, use_regex: false };
   return {
     version: '1.0',
@@ -30,7 +38,18 @@ export function byteTokenizerJson(): object {
     pre_tokenizer: byteLevel,
     post_processor: null,
     decoder: byteLevel,
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: null, end_of_word_suffix: null, fuse_unk: false, byte_fallback: false, ignore_merges: false, vocab, merges: [] },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: null,
+      end_of_word_suffix: null,
+      fuse_unk: false,
+      byte_fallback: false,
+      ignore_merges: false,
+      vocab,
+      merges: [],
+    },
   };
 }
 

@@ -35,7 +35,10 @@ export class ByteTokenizer implements TextTokenizer {
   private readonly encoder = new TextEncoder();
   // Longest first, so no special token is cut by a shorter one that prefixes it.
   private readonly specialPattern = new RegExp(
-    [...SPECIAL_TOKENS].sort((a, b) => b.length - a.length).map((s) => s.replace(/[|]/g, '\\|')).join('|'),
+    [...SPECIAL_TOKENS]
+      .sort((a, b) => b.length - a.length)
+      .map((s) => s.replace(/[|]/g, '\\|'))
+      .join('|'),
     'g',
   );
 

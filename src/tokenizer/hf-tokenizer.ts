@@ -24,7 +24,10 @@ export interface HfTokenizerIds {
  * none). The file wins over the config's own template, as in transformers; a named list keeps its other
  * templates. The template travels inside the config so every copy of the tokenizer (a rollout worker's) has it.
  */
-export function withChatTemplate(config: Record<string, unknown>, jinja: string | null): { config: Record<string, unknown>; file: ChatTemplateFile | null } {
+export function withChatTemplate(
+  config: Record<string, unknown>,
+  jinja: string | null,
+): { config: Record<string, unknown>; file: ChatTemplateFile | null } {
   if (jinja === null) return { config, file: config.chat_template == null ? null : 'tokenizer_config.json' };
   const own = config.chat_template;
   const chatTemplate = Array.isArray(own)
@@ -57,7 +60,9 @@ export class HfTokenizer implements TextTokenizer {
     const configEos = Array.isArray(ids.eosTokenId) ? ids.eosTokenId[0] : (ids.eosTokenId ?? undefined);
     const eos = idOf(configJson.eos_token) ?? configEos ?? idOf('<|endoftext|>') ?? idOf('</s>');
     if (eos === undefined) {
-      throw new Error('tokenizer: no end-of-sequence token found (tokenizer_config.json "eos_token", config.json "eos_token_id", <|endoftext|> or </s>).');
+      throw new Error(
+        'tokenizer: no end-of-sequence token found (tokenizer_config.json "eos_token", config.json "eos_token_id", <|endoftext|> or </s>).',
+      );
     }
     this.eosId = eos;
     this.imEndId = idOf('<|im_end|>') ?? eos;
@@ -65,8 +70,17 @@ export class HfTokenizer implements TextTokenizer {
     const configStops = Array.isArray(ids.eosTokenId) ? ids.eosTokenId : [];
     // Llama 3's turn ends; gpt-oss ends a tool-call turn with <|call|> (its eos, <|return|>, ends the others).
     const turnEnds = ['<|eot_id|>', '<|eom_id|>', '<|call|>'].map(idOf);
-    this.stopIds = [...new Set([this.imEndId, eos, ...configStops, ...turnEnds].filter((id): id is number => id !== undefined && id >= 0))];
-    this.chatTemplateFile = ids.chatTemplateFile !== undefined ? ids.chatTemplateFile : configJson.chat_template == null ? null : 'tokenizer_config.json';
+    this.stopIds = [
+      ...new Set(
+        [this.imEndId, eos, ...configStops, ...turnEnds].filter((id): id is number => id !== undefined && id >= 0),
+      ),
+    ];
+    this.chatTemplateFile =
+      ids.chatTemplateFile !== undefined
+        ? ids.chatTemplateFile
+        : configJson.chat_template == null
+          ? null
+          : 'tokenizer_config.json';
   }
 
   /** The model it was loaded for: `name_or_path`, which the loader sets to where the files came from (as transformers does). */
@@ -75,7 +89,11 @@ export class HfTokenizer implements TextTokenizer {
   }
 
   /** `tokenizerJson` is the parsed tokenizer.json; `tokenizerConfig` the parsed tokenizer_config.json (optional). */
-  static fromJson(tokenizerJson: object, tokenizerConfig: Record<string, unknown> = {}, ids: HfTokenizerIds = {}): HfTokenizer {
+  static fromJson(
+    tokenizerJson: object,
+    tokenizerConfig: Record<string, unknown> = {},
+    ids: HfTokenizerIds = {},
+  ): HfTokenizer {
     let tokenizer: Tokenizer;
     try {
       tokenizer = new Tokenizer(tokenizerJson, tokenizerConfig);

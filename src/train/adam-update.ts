@@ -16,11 +16,14 @@ export interface AdamResult {
 
 export function adamUpdate(p: tf.Tensor, grad: tf.Tensor, m0: tf.Tensor, v0: tf.Tensor, h: AdamHyper): AdamResult {
   if (hasFusedKernel(ADAM_STEP_KERNEL)) {
-    const [next, m, v] = tf.engine().runKernel(ADAM_STEP_KERNEL, { p, g: grad, m: m0, v: v0 }, h as unknown as tf.NamedAttrMap) as tf.Tensor[];
+    const [next, m, v] = tf
+      .engine()
+      .runKernel(ADAM_STEP_KERNEL, { p, g: grad, m: m0, v: v0 }, h as unknown as tf.NamedAttrMap) as tf.Tensor[];
     return { p: next, m, v };
   }
   if (hasFusedKernel(ADAM_KERNEL)) {
-    const part = (which: 'p' | 'm' | 'v') => tf.engine().runKernel(ADAM_KERNEL, { p, g: grad, m: m0, v: v0 }, { ...h, part: which }) as tf.Tensor;
+    const part = (which: 'p' | 'm' | 'v') =>
+      tf.engine().runKernel(ADAM_KERNEL, { p, g: grad, m: m0, v: v0 }, { ...h, part: which }) as tf.Tensor;
     return { p: part('p'), m: part('m'), v: part('v') };
   }
   let g = h.gradScale === 1 ? grad : tf.mul(grad, h.gradScale);

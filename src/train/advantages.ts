@@ -77,10 +77,13 @@ export function groupStats(scores: readonly number[]): GroupStats {
 }
 
 function checkScores(scores: readonly number[]): void {
-  if (scores.length === 0) throw new Error('advantages: empty group; a GRPO group needs at least one scored trajectory');
+  if (scores.length === 0)
+    throw new Error('advantages: empty group; a GRPO group needs at least one scored trajectory');
   for (const s of scores) {
     if (!Number.isFinite(s)) {
-      throw new Error(`advantages: score ${s} is not a finite number; drop unscored (null) trajectories before computing advantages`);
+      throw new Error(
+        `advantages: score ${s} is not a finite number; drop unscored (null) trajectories before computing advantages`,
+      );
     }
   }
 }
@@ -102,7 +105,12 @@ export function groupAdvantages(rawScores: readonly number[], opts: AdvantageOpt
  * online batch's mean, never negative. `std` is the online batch's spread (z-score mode only); when
  * the online batch has no spread the replayed item is compared without division, as in mean mode.
  */
-export function replayAdvantage(score: number, online: { mean: number; std: number }, opts: AdvantageOptions, groupSize?: number): number {
+export function replayAdvantage(
+  score: number,
+  online: { mean: number; std: number },
+  opts: AdvantageOptions,
+  groupSize?: number,
+): number {
   const gap = Math.max(0, score * opts.rewardScale - online.mean);
   if (opts.mode === 'mean' || online.std < ZERO_STD_TOL) return gap;
   // A nearly flat online batch (std 0.02, say) would turn a replayed success into an advantage of 40
@@ -129,11 +137,20 @@ export function discountedReturns(rewards: readonly number[], gamma: number): nu
  * the last turn's reward. `turnRewards` (optional, one per turn, in advantage units) are per-turn
  * process rewards; without them this is the advantage discounted by each turn's distance to the end.
  */
-export function turnCredits(nTurns: number, advantage: number, opts: { gamma: number; turnRewards?: readonly number[] }): number[] {
+export function turnCredits(
+  nTurns: number,
+  advantage: number,
+  opts: { gamma: number; turnRewards?: readonly number[] },
+): number[] {
   if (opts.turnRewards && opts.turnRewards.length !== nTurns) {
-    throw new Error(`advantages: ${opts.turnRewards.length} turn rewards for ${nTurns} turns; give one per assistant turn`);
+    throw new Error(
+      `advantages: ${opts.turnRewards.length} turn rewards for ${nTurns} turns; give one per assistant turn`,
+    );
   }
-  return discountedReturns(Array.from({ length: nTurns }, (_, t) => (opts.turnRewards?.[t] ?? 0) + (t === nTurns - 1 ? advantage : 0)), opts.gamma);
+  return discountedReturns(
+    Array.from({ length: nTurns }, (_, t) => (opts.turnRewards?.[t] ?? 0) + (t === nTurns - 1 ? advantage : 0)),
+    opts.gamma,
+  );
 }
 
 export type TokenTrajectory = Pick<Trajectory, 'tokens' | 'assistant_mask' | 'turn_spans'>;
@@ -151,7 +168,9 @@ export function creditTurns(trajectory: Pick<Trajectory, 'turn_spans'>): number 
 export function tokenAdvantages(trajectory: TokenTrajectory, credits: readonly number[]): Float32Array {
   const { tokens, assistant_mask: mask, turn_spans: spans } = trajectory;
   if (mask.length !== tokens.length) {
-    throw new Error(`advantages: assistant_mask has ${mask.length} entries for ${tokens.length} tokens; they must align`);
+    throw new Error(
+      `advantages: assistant_mask has ${mask.length} entries for ${tokens.length} tokens; they must align`,
+    );
   }
   if (credits.length !== creditTurns(trajectory)) {
     throw new Error(`advantages: ${credits.length} turn credits for a trajectory of ${creditTurns(trajectory)} turns`);
@@ -163,7 +182,9 @@ export function tokenAdvantages(trajectory: TokenTrajectory, credits: readonly n
   }
   spans.forEach(([start, end], t) => {
     if (start < 0 || end > tokens.length || start > end) {
-      throw new Error(`advantages: turn span [${start}, ${end}) lies outside the ${tokens.length} tokens of the trajectory`);
+      throw new Error(
+        `advantages: turn span [${start}, ${end}) lies outside the ${tokens.length} tokens of the trajectory`,
+      );
     }
     for (let i = start; i < end; i++) if (mask[i]) out[i] = credits[t];
   });

@@ -91,7 +91,10 @@ export function chunk<T>(items: readonly T[], parts: number): T[][] {
  * memory budgets of update.ts). The loss is normalised by the whole update's token count, so the split
  * changes the time an update takes, not its gradient.
  */
-export function splitForMemory<T extends { tokens: readonly number[] }>(batches: T[][], rowsFor: (length: number) => number): T[][] {
+export function splitForMemory<T extends { tokens: readonly number[] }>(
+  batches: T[][],
+  rowsFor: (length: number) => number,
+): T[][] {
   return batches.flatMap((batch) => {
     const rows = Math.max(1, rowsFor(Math.max(...batch.map((s) => s.tokens.length))));
     return batch.length <= rows ? [batch] : chunk(batch, Math.ceil(batch.length / rows));

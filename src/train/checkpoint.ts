@@ -64,17 +64,25 @@ export async function snapshotWeights(model: TransformerModel): Promise<WeightSn
 
 export function restoreWeights(model: TransformerModel, snap: WeightSnapshot): void {
   if (snap.kind === 'lora') {
-    if (!model.lora) throw new Error('checkpoint: it holds LoRA adapters but the model has none; attach LoRA with the checkpoint config first');
+    if (!model.lora)
+      throw new Error(
+        'checkpoint: it holds LoRA adapters but the model has none; attach LoRA with the checkpoint config first',
+      );
     importLora(model, new Map(snap.tensors));
   } else {
-    if (model.lora) throw new Error('checkpoint: it holds full weights but the model has LoRA adapters; detach them (or set lora.r = 0)');
+    if (model.lora)
+      throw new Error(
+        'checkpoint: it holds full weights but the model has LoRA adapters; detach them (or set lora.r = 0)',
+      );
     model.setWeights(new Map(snap.tensors), 'checkpoint');
   }
 }
 
 export function checkCheckpoint(ckpt: TrainerCheckpoint): TrainerCheckpoint {
   if (ckpt.version !== CHECKPOINT_VERSION) {
-    throw new Error(`checkpoint: version ${String(ckpt.version)} is not supported (this build reads version ${CHECKPOINT_VERSION})`);
+    throw new Error(
+      `checkpoint: version ${String(ckpt.version)} is not supported (this build reads version ${CHECKPOINT_VERSION})`,
+    );
   }
   return ckpt;
 }

@@ -15,7 +15,10 @@
  */
 import type { RunConfig } from '../config/schema.ts';
 
-export type CurriculumConfig = Pick<RunConfig['curriculum'], 'start_level' | 'window' | 'advance_threshold' | 'max_level'>;
+export type CurriculumConfig = Pick<
+  RunConfig['curriculum'],
+  'start_level' | 'window' | 'advance_threshold' | 'max_level'
+>;
 
 export interface EnvCurriculum {
   level: number;
@@ -39,7 +42,8 @@ export function createCurriculum(envs: readonly string[], cfg: CurriculumConfig)
   if (!(cfg.start_level >= 1 && cfg.start_level <= cfg.max_level)) {
     throw new Error(`curriculum: start_level ${cfg.start_level} must lie in [1, max_level=${cfg.max_level}]`);
   }
-  if (!(Number.isInteger(cfg.window) && cfg.window >= 1)) throw new Error(`curriculum: window ${cfg.window} must be a positive integer`);
+  if (!(Number.isInteger(cfg.window) && cfg.window >= 1))
+    throw new Error(`curriculum: window ${cfg.window} must be a positive integer`);
   return { envs: Object.fromEntries(envs.map((e) => [e, { level: cfg.start_level, recent: [] }])) };
 }
 

@@ -9,7 +9,15 @@
  */
 import type { Metrics, Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
-import { groupAdvantages, mean, replayAdvantage, sampleStd, tokenAdvantages, type AdvantageOptions, type GroupAdvantages } from './advantages.ts';
+import {
+  groupAdvantages,
+  mean,
+  replayAdvantage,
+  sampleStd,
+  tokenAdvantages,
+  type AdvantageOptions,
+  type GroupAdvantages,
+} from './advantages.ts';
 import { trajectoryCredits } from './turn-credit.ts';
 import { agentStats } from '../rollout/agent-stats.ts';
 import type { TrainSample } from './batch.ts';
@@ -40,7 +48,10 @@ export interface BuiltBatch {
  * (turn-credit.ts) they leave the ranking alone and credit the turn that earned them.
  */
 function rankedScore(t: Trajectory, cfg: RunConfig, withBonus = true): number {
-  const bonus = withBonus && cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score' ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0) : 0;
+  const bonus =
+    withBonus && cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score'
+      ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0)
+      : 0;
   return (t.judge_score as number) + bonus;
 }
 
@@ -54,18 +65,28 @@ function advantageOptions(cfg: RunConfig): AdvantageOptions {
  * never count as 0), the rest are ranked (`rankedScore`) and given their group advantages. Every screen
  * that shows an advantage or a turn's credit starts from this (pipeline/app/episode-turns.ts).
  */
-export function scoreGroup(group: readonly Trajectory[], cfg: RunConfig): { scored: Trajectory[]; ranked: number[]; advantages: GroupAdvantages } {
+export function scoreGroup(
+  group: readonly Trajectory[],
+  cfg: RunConfig,
+): { scored: Trajectory[]; ranked: number[]; advantages: GroupAdvantages } {
   const scored = group.filter((t) => t.judge_score !== null);
   // The verifier gate (judge/verifier-gate.ts) put every failure below the group's mean when a sample
   // succeeded; process bonuses on a failure could lift it back above, so there they go to successes only.
   const gated = cfg.judge.verifier_gate && scored.some((t) => t.success === true);
   const ranked = scored.map((t) => rankedScore(t, cfg, !(gated && t.success === false)));
-  const advantages = scored.length ? groupAdvantages(ranked, advantageOptions(cfg)) : { mean: 0, std: 0, zeroStd: true, advantages: [] };
+  const advantages = scored.length
+    ? groupAdvantages(ranked, advantageOptions(cfg))
+    : { mean: 0, std: 0, zeroStd: true, advantages: [] };
   return { scored, ranked, advantages };
 }
 
 function toSample(t: Trajectory, advantage: number, std: number, cfg: RunConfig): TrainSample {
-  return { tokens: t.tokens, mask: t.assistant_mask, oldLogp: t.logprobs, advantages: tokenAdvantages(t, trajectoryCredits(t, advantage, std, cfg)) };
+  return {
+    tokens: t.tokens,
+    mask: t.assistant_mask,
+    oldLogp: t.logprobs,
+    advantages: tokenAdvantages(t, trajectoryCredits(t, advantage, std, cfg)),
+  };
 }
 
 function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: number, nGroups: number): Metrics {
@@ -96,7 +117,13 @@ function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: numb
   return m;
 }
 
-export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer; replayCount: number; rng: Rng; config: RunConfig }): BuiltBatch {
+export function buildGrpoBatch(p: {
+  groups: Trajectory[][];
+  replay: ReplayBuffer;
+  replayCount: number;
+  rng: Rng;
+  config: RunConfig;
+}): BuiltBatch {
   const cfg = p.config;
   const opts = advantageOptions(cfg);
   const samples: TrainSample[] = [];
@@ -123,7 +150,10 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
     if (adv.zeroStd) {
       zeroStd++;
       if (cfg.grpo.zero_std_groups === 'replace') replaceCount += g.length;
-      groupAdvantages.push({ group_id: g[0].group_id, advantages: Object.fromEntries(g.map((t) => [t.id, t.tokens.map(() => 0)])) });
+      groupAdvantages.push({
+        group_id: g[0].group_id,
+        advantages: Object.fromEntries(g.map((t) => [t.id, t.tokens.map(() => 0)])),
+      });
       continue;
     }
     const used: Record<string, number[]> = {};
@@ -152,7 +182,9 @@ export function buildGrpoBatch(p: { groups: Trajectory[][]; replay: ReplayBuffer
   }
 
   if (temps.size > 1) {
-    throw new Error(`grpo: trajectories sampled at different temperatures (${[...temps].join(', ')}) in one step; keep sampling.temperature fixed during a run`);
+    throw new Error(
+      `grpo: trajectories sampled at different temperatures (${[...temps].join(', ')}) in one step; keep sampling.temperature fixed during a run`,
+    );
   }
   const metrics = rolloutMetrics(scored, groupStds, zeroStd, nGroups);
   metrics['replay/samples'] = p.replayCount + replaceCount;

@@ -70,8 +70,10 @@ export interface GrpoLossResult {
 const LOG_RATIO_LIMIT = 20;
 
 export function grpoLoss(x: GrpoInputs, cfg: GrpoLossConfig): GrpoLossResult {
-  if (!(x.tokenCount > 0)) throw new Error('grpo loss: tokenCount must be > 0; a batch without assistant tokens has nothing to train on');
-  if (cfg.klBeta > 0 && !x.refLogp) throw new Error('grpo loss: kl_beta > 0 needs reference log-probs (a forward pass with LoRA disabled)');
+  if (!(x.tokenCount > 0))
+    throw new Error('grpo loss: tokenCount must be > 0; a batch without assistant tokens has nothing to train on');
+  if (cfg.klBeta > 0 && !x.refLogp)
+    throw new Error('grpo loss: kl_beta > 0 needs reference log-probs (a forward pass with LoRA disabled)');
   const range = clipRange(cfg.clipEpsilon, cfg.clipEpsilonHigh);
   const { mask, advantages: adv } = x;
 
@@ -98,8 +100,12 @@ export function grpoLoss(x: GrpoInputs, cfg: GrpoLossConfig): GrpoLossResult {
     const region = tf.maximum(low, high);
     const masked = (t: tf.Tensor) => tf.sum(tf.mul(t, mask));
     const named: Record<keyof GrpoSums, tf.Tensor> = {
-      clip_low: masked(low), clip_high: masked(high), clip_region: masked(region), kl: klSum,
-      entropy: x.entropy ? masked(x.entropy) : tf.scalar(0), tokens: tf.sum(mask),
+      clip_low: masked(low),
+      clip_high: masked(high),
+      clip_region: masked(region),
+      kl: klSum,
+      entropy: x.entropy ? masked(x.entropy) : tf.scalar(0),
+      tokens: tf.sum(mask),
     };
     return tf.stack(GRPO_SUM_NAMES.map((name) => named[name])) as tf.Tensor1D; // [6]
   });

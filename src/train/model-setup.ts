@@ -19,7 +19,14 @@ import type { TransformerModel } from '../model/transformer.ts';
 import { checkCheckpoint, type PreparedModel, type TrainerCheckpoint } from './checkpoint.ts';
 
 function attachFromConfig(model: TransformerModel, lora: RunConfig['lora'], seed: number, freeze: string | null): void {
-  attachLora(model, { r: lora.r, alpha: lora.alpha, dropout: lora.dropout, targetModules: lora.target_modules, freezeLayers: freeze, seed });
+  attachLora(model, {
+    r: lora.r,
+    alpha: lora.alpha,
+    dropout: lora.dropout,
+    targetModules: lora.target_modules,
+    freezeLayers: freeze,
+    seed,
+  });
 }
 
 /**
@@ -29,7 +36,10 @@ function attachFromConfig(model: TransformerModel, lora: RunConfig['lora'], seed
 function applyMemorySettings(model: TransformerModel, config: RunConfig): void {
   model.recompute = config.training.gradient_checkpointing;
   if (config.model.quantization !== 'int8') return;
-  if (!model.lora) throw new Error('model.quantization: int8 holds the frozen base in 8 bits for LoRA; full fine-tuning (lora.r 0) trains the base, so set lora.r > 0 or quantization none');
+  if (!model.lora)
+    throw new Error(
+      'model.quantization: int8 holds the frozen base in 8 bits for LoRA; full fine-tuning (lora.r 0) trains the base, so set lora.r > 0 or quantization none',
+    );
   model.quantizeLinears();
 }
 
@@ -48,7 +58,8 @@ export function prepareModel(model: TransformerModel, config: RunConfig, transfe
   const freeze = config.lora.freeze_layers;
   const learningRate = transfer ? transferLearningRate(config) : config.training.learning_rate;
   if (transfer && 'adapterAttached' in transfer) {
-    if (!model.lora) throw new Error('transfer: the source adapter is not attached to the model; attach it in the model loader');
+    if (!model.lora)
+      throw new Error('transfer: the source adapter is not attached to the model; attach it in the model loader');
     model.frozenLayers = parseLayerRange(freeze, model.config.numLayers);
   } else if (transfer) {
     const src = checkCheckpoint(transfer.checkpoint);
@@ -66,7 +77,8 @@ export function prepareModel(model: TransformerModel, config: RunConfig, transfe
   } else if (config.lora.r > 0) {
     if (!model.lora) attachFromConfig(model, config.lora, config.seed, freeze);
   } else {
-    if (model.lora) throw new Error('lora.r is 0 (full fine-tuning) but the model has LoRA adapters; detach them or set lora.r > 0');
+    if (model.lora)
+      throw new Error('lora.r is 0 (full fine-tuning) but the model has LoRA adapters; detach them or set lora.r > 0');
     freezeLayers(model, freeze);
   }
   applyMemorySettings(model, config);
@@ -74,7 +86,11 @@ export function prepareModel(model: TransformerModel, config: RunConfig, transfe
 }
 
 function describe(model: TransformerModel, learningRate: number): PreparedModel {
-  return { learningRate, frozenLayers: [...model.frozenLayers].sort((a, b) => a - b), lora: model.lora ? structuredClone(model.lora) : null };
+  return {
+    learningRate,
+    frozenLayers: [...model.frozenLayers].sort((a, b) => a - b),
+    lora: model.lora ? structuredClone(model.lora) : null,
+  };
 }
 
 /** Rebuilds the adapter layout and frozen layers a checkpoint was taken with (weights are loaded after). */

@@ -64,8 +64,10 @@ export class Optimizer {
     readonly variables: tf.Variable[],
     readonly cfg: OptimizerConfig,
   ) {
-    if (variables.length === 0) throw new Error('optimizer: no trainable variables (is every layer frozen, or LoRA missing?)');
-    if (!(cfg.learningRate > 0)) throw new Error(`optimizer: learning rate ${cfg.learningRate} must be > 0 (training.learning_rate)`);
+    if (variables.length === 0)
+      throw new Error('optimizer: no trainable variables (is every layer frozen, or LoRA missing?)');
+    if (!(cfg.learningRate > 0))
+      throw new Error(`optimizer: learning rate ${cfg.learningRate} must be > 0 (training.learning_rate)`);
     this.beta1 = cfg.beta1 ?? 0.9;
     this.beta2 = cfg.beta2 ?? 0.999;
     this.epsilon = cfg.epsilon ?? 1e-8;
@@ -86,7 +88,8 @@ export class Optimizer {
 
   /** Adds gradients (same order as `variables`); they are copied, the caller may dispose its own. */
   accumulate(grads: tf.Tensor[]): void {
-    if (grads.length !== this.variables.length) throw new Error(`optimizer: ${grads.length} gradients for ${this.variables.length} variables`);
+    if (grads.length !== this.variables.length)
+      throw new Error(`optimizer: ${grads.length} gradients for ${this.variables.length} variables`);
     const prev = this.pending;
     this.pending = tf.tidy(() => grads.map((g, i) => (prev ? tf.add(prev[i], g) : tf.clone(g))));
     if (prev) tf.dispose(prev);
@@ -110,7 +113,17 @@ export class Optimizer {
     const { beta1: b1, beta2: b2, epsilon: eps } = this;
     const bc1 = 1 - b1 ** this.t;
     const bc2 = 1 - b2 ** this.t;
-    const hyper: AdamHyper = { kind: this.cfg.kind, lr, b1, b2, eps, bc1, bc2, wd: this.cfg.weightDecay, gradScale: scale };
+    const hyper: AdamHyper = {
+      kind: this.cfg.kind,
+      lr,
+      b1,
+      b2,
+      eps,
+      bc1,
+      bc2,
+      wd: this.cfg.weightDecay,
+      gradScale: scale,
+    };
     tf.tidy(() => {
       this.variables.forEach((p, i) => {
         const next = adamUpdate(p, grads[i], this.m[i], this.v[i], hyper);
@@ -146,10 +159,13 @@ export class Optimizer {
   importState(state: OptimizerState): void {
     const n = this.variables.length;
     if (state.m.length !== n || state.v.length !== n) {
-      throw new Error(`optimizer: checkpoint holds state for ${state.m.length} variables, this model trains ${n}; the LoRA/freeze settings must match the checkpoint`);
+      throw new Error(
+        `optimizer: checkpoint holds state for ${state.m.length} variables, this model trains ${n}; the LoRA/freeze settings must match the checkpoint`,
+      );
     }
     state.m.forEach((a, i) => {
-      if (a.length !== this.variables[i].size) throw new Error(`optimizer: state ${i} has ${a.length} values, variable has ${this.variables[i].size}`);
+      if (a.length !== this.variables[i].size)
+        throw new Error(`optimizer: state ${i} has ${a.length} values, variable has ${this.variables[i].size}`);
     });
     tf.tidy(() => {
       this.m.forEach((x, i) => x.assign(tf.tensor(state.m[i], x.shape)));

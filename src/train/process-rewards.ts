@@ -10,7 +10,10 @@
 import type { TrajectoryStep } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 
-export type ProcessRewardWeights = Pick<RunConfig['process_rewards'], 'tool_success_bonus' | 'thought_bonus' | 'thought_min_chars'>;
+export type ProcessRewardWeights = Pick<
+  RunConfig['process_rewards'],
+  'tool_success_bonus' | 'thought_bonus' | 'thought_min_chars'
+>;
 
 /** The bonus one step earns (no terminal score). */
 export function stepBonus(step: TrajectoryStep, w: ProcessRewardWeights): number {

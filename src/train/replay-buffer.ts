@@ -73,7 +73,8 @@ export class ReplayBuffer {
 
   /** Adds with an explicit priority (> 0), evicting the lowest priority when full. */
   add(trajectory: Trajectory, priority: number): boolean {
-    if (!(priority > 0 && Number.isFinite(priority))) throw new Error(`replay: priority ${priority} must be a positive finite number`);
+    if (!(priority > 0 && Number.isFinite(priority)))
+      throw new Error(`replay: priority ${priority} must be a positive finite number`);
     if (this.capacity === 0 || this.items.some((i) => i.trajectory.id === trajectory.id)) return false;
     const item: ReplayItem = { trajectory, priority, seq: this.nextSeq++ };
     if (this.items.length < this.capacity) {
@@ -117,7 +118,12 @@ export class ReplayBuffer {
 
   /** Plain-data snapshot (items are shallow copies; trajectories are shared, never mutated here). */
   state(): ReplayState {
-    return { capacity: this.capacity, admitThreshold: this.admitThreshold, items: this.items.map((i) => ({ ...i })), nextSeq: this.nextSeq };
+    return {
+      capacity: this.capacity,
+      admitThreshold: this.admitThreshold,
+      items: this.items.map((i) => ({ ...i })),
+      nextSeq: this.nextSeq,
+    };
   }
 }
 
@@ -134,8 +140,14 @@ export interface BatchPlan {
  * at the default batch (4 groups of 8, ratio 0.7) that is 3 groups = 24 online + 10 replayed, 70.6/29.4.
  * While the buffer holds too few, whole fresh groups fill the gap, up to `batchSize` groups.
  */
-export function planBatch(p: { batchSize: number; groupSize: number; onlineRatio: number; replayAvailable: number }): BatchPlan {
-  if (!(p.onlineRatio > 0 && p.onlineRatio <= 1)) throw new Error(`replay: online_ratio ${p.onlineRatio} must lie in (0, 1]`);
+export function planBatch(p: {
+  batchSize: number;
+  groupSize: number;
+  onlineRatio: number;
+  replayAvailable: number;
+}): BatchPlan {
+  if (!(p.onlineRatio > 0 && p.onlineRatio <= 1))
+    throw new Error(`replay: online_ratio ${p.onlineRatio} must lie in (0, 1]`);
   const online = Math.max(1, Math.round(p.batchSize * p.onlineRatio));
   const wanted = Math.round((online * p.groupSize * (1 - p.onlineRatio)) / p.onlineRatio);
   const replayCount = Math.min(wanted, p.replayAvailable);

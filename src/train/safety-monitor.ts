@@ -18,7 +18,10 @@
 import type { RunConfig } from '../config/schema.ts';
 import type { RunMarker } from '../contracts.ts';
 
-export type SafetyConfig = Pick<RunConfig['safety'], 'enabled' | 'check_every' | 'threshold' | 'eval_items' | 'rollback' | 'capability_ratio'>;
+export type SafetyConfig = Pick<
+  RunConfig['safety'],
+  'enabled' | 'check_every' | 'threshold' | 'eval_items' | 'rollback' | 'capability_ratio'
+>;
 
 /** Scores of the held-out baseline sets, by benchmark name (e.g. `arith_tool/test`). */
 export type BenchmarkScores = Record<string, number>;
@@ -55,15 +58,23 @@ export function noiseMargin(p: number, n: number): number {
 }
 
 /** Per benchmark: `current < baseline × (1 − threshold)` and `baseline − current > noiseMargin`. */
-export function detectRegressions(baselines: BenchmarkScores, current: BenchmarkScores, threshold: number, items: number): Regression[] {
+export function detectRegressions(
+  baselines: BenchmarkScores,
+  current: BenchmarkScores,
+  threshold: number,
+  items: number,
+): Regression[] {
   const out: Regression[] = [];
   for (const [benchmark, baseline] of Object.entries(baselines)) {
     const cur = current[benchmark];
     if (typeof cur !== 'number' || !Number.isFinite(cur)) {
-      throw new Error(`safety: the evaluator returned no score for benchmark "${benchmark}"; it must score every baseline benchmark each time`);
+      throw new Error(
+        `safety: the evaluator returned no score for benchmark "${benchmark}"; it must score every baseline benchmark each time`,
+      );
     }
     const pooled = (baseline + cur) / 2;
-    if (cur < baseline * (1 - threshold) && baseline - cur > noiseMargin(pooled, items)) out.push({ benchmark, baseline, current: cur, drop: baseline - cur });
+    if (cur < baseline * (1 - threshold) && baseline - cur > noiseMargin(pooled, items))
+      out.push({ benchmark, baseline, current: cur, drop: baseline - cur });
   }
   return out;
 }

@@ -33,23 +33,36 @@ function shareableLength(s: TrainSample): number {
  * Packs `samples` with their shared prefixes run once, or plainly (packBatch) when no two rows share
  * one or a row has nothing to share.
  */
-export function packSharingPrefixes(samples: readonly TrainSample[], padId: number, maxPositions: number): TrainingBatch {
+export function packSharingPrefixes(
+  samples: readonly TrainSample[],
+  padId: number,
+  maxPositions: number,
+): TrainingBatch {
   const cut = samples.map((s) => trainedPart(s, maxPositions));
   const lengths = cut.map(shareableLength);
   const keys = cut.map((s, b) => s.tokens.slice(0, lengths[b]).join(','));
   const firstRowOf = new Map<string, number>(); // each distinct prefix by the first row that has it, in order
   keys.forEach((k, b) => firstRowOf.has(k) || firstRowOf.set(k, b));
-  if (lengths.some((n) => n === 0) || firstRowOf.size === cut.length) return { ...packBatch(cut, padId, maxPositions), prefix: null };
+  if (lengths.some((n) => n === 0) || firstRowOf.size === cut.length)
+    return { ...packBatch(cut, padId, maxPositions), prefix: null };
   const firstRows = [...firstRowOf.values()];
   const index = new Map([...firstRowOf.keys()].map((k, i) => [k, i]));
   const rowPrefix = keys.map((k) => index.get(k)!);
   const prefixLengths = firstRows.map((b) => lengths[b]);
   const P = Math.max(...prefixLengths);
-  const ids = firstRows.map((b) => [...cut[b].tokens.slice(0, lengths[b]), ...new Array<number>(P - lengths[b]).fill(padId)]);
+  const ids = firstRows.map((b) => [
+    ...cut[b].tokens.slice(0, lengths[b]),
+    ...new Array<number>(P - lengths[b]).fill(padId),
+  ]);
   const rest = cut.map((s, b) => {
     const from = lengths[b];
     const tail = (a: ArrayLike<number> | undefined) => (a ? Array.from(a).slice(from) : undefined);
-    return { tokens: s.tokens.slice(from), mask: tail(s.mask)!, oldLogp: tail(s.oldLogp), advantages: tail(s.advantages) };
+    return {
+      tokens: s.tokens.slice(from),
+      mask: tail(s.mask)!,
+      oldLogp: tail(s.oldLogp),
+      advantages: tail(s.advantages),
+    };
   });
   return { ...packBatch(rest, padId, maxPositions), prefix: { ids, lengths: prefixLengths, rowPrefix } };
 }

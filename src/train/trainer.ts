@@ -23,7 +23,15 @@ import type { Metrics, MetricsRecord, RunMarker, Trajectory } from '../contracts
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
 import type { TransformerModel } from '../model/transformer.ts';
 import type { TrainSample } from './batch.ts';
-import { CHECKPOINT_VERSION, checkCheckpoint, restoreWeights, snapshotWeights, type PreparedModel, type TrainerCheckpoint, type WeightSnapshot } from './checkpoint.ts';
+import {
+  CHECKPOINT_VERSION,
+  checkCheckpoint,
+  restoreWeights,
+  snapshotWeights,
+  type PreparedModel,
+  type TrainerCheckpoint,
+  type WeightSnapshot,
+} from './checkpoint.ts';
 import { createCurriculum, levelOf, recordScores, type CurriculumState } from './curriculum.ts';
 import { buildGrpoBatch, type BuiltBatch } from './grpo-batch.ts';
 import { prepareModel, prepareResumed, type TransferStart } from './model-setup.ts';
@@ -89,9 +97,13 @@ export class Trainer {
     this.now = deps.now ?? Date.now;
     const resume = deps.resumeFrom ? checkCheckpoint(deps.resumeFrom) : null;
     this.runId = resume?.run_id ?? deps.runId ?? cfg.name;
-    this.setup = resume ? prepareResumed(this.model, cfg, resume.setup) : prepareModel(this.model, cfg, deps.transferFrom);
+    this.setup = resume
+      ? prepareResumed(this.model, cfg, resume.setup)
+      : prepareModel(this.model, cfg, deps.transferFrom);
     if (cfg.grpo.kl_beta > 0 && !this.setup.lora) {
-      throw new Error('grpo.kl_beta > 0 needs LoRA: the reference policy is the model with its adapters off; set lora.r > 0 or kl_beta: 0');
+      throw new Error(
+        'grpo.kl_beta > 0 needs LoRA: the reference policy is the model with its adapters off; set lora.r > 0 or kl_beta: 0',
+      );
     }
     this.optimizer = new Optimizer(this.model.trainableVariables(), {
       kind: cfg.training.optimizer,
@@ -104,7 +116,10 @@ export class Trainer {
     this.curriculum = createCurriculum(cfg.tasks.environments, cfg.curriculum);
     this.rng = createRng(deriveSeed(cfg.seed, 0x7e91a7));
     this.onlineRatio = cfg.replay.online_ratio;
-    this.safety = cfg.safety.enabled && deps.evaluateBaselines ? new SafetyMonitor(cfg.safety, deps.evaluateBaselines, resume?.safety) : null;
+    this.safety =
+      cfg.safety.enabled && deps.evaluateBaselines
+        ? new SafetyMonitor(cfg.safety, deps.evaluateBaselines, resume?.safety)
+        : null;
     if (resume) this.restore(resume);
   }
 
@@ -123,7 +138,9 @@ export class Trainer {
   /** Difficulty per environment from the curriculum, or null when it is off. */
   levels(): Record<string, number> | null {
     if (!this.config.curriculum.enabled) return null;
-    return Object.fromEntries(this.config.tasks.environments.map((e) => [e, levelOf(this.curriculum, e, this.config.curriculum)]));
+    return Object.fromEntries(
+      this.config.tasks.environments.map((e) => [e, levelOf(this.curriculum, e, this.config.curriculum)]),
+    );
   }
 
   /** One GRPO step; returns its metrics (also sent to `onMetrics`). */
@@ -143,7 +160,13 @@ export class Trainer {
     const updateStart = performance.now();
     // Where an update's time goes: waiting for rollouts (generation, tools, judges) and the optimizer passes.
     metrics['perf/rollout_seconds'] = (updateStart - collectStart) / 1000;
-    const batch = buildGrpoBatch({ groups, replay: this.replay, replayCount: plan.replayCount, rng: this.rng, config: cfg });
+    const batch = buildGrpoBatch({
+      groups,
+      replay: this.replay,
+      replayCount: plan.replayCount,
+      rng: this.rng,
+      config: cfg,
+    });
     Object.assign(metrics, batch.metrics);
 
     // Each pass is one optimizer step on the same samples; the metrics are the last pass's (its clip
@@ -153,10 +176,26 @@ export class Trainer {
         this.model,
         this.optimizer,
         batch.samples,
-        { accumSteps: cfg.training.grad_accum_steps, padId: this.deps.padId ?? 0, temperature: batch.temperature, dropoutSeed: pass === 0 ? deriveSeed(cfg.seed, this.stepNo) : deriveSeed(cfg.seed, this.stepNo, pass), held: this.deps.held },
-        { clipEpsilon: cfg.grpo.clip_epsilon, clipEpsilonHigh: cfg.grpo.clip_epsilon_high, klBeta: cfg.grpo.kl_beta, useReference: cfg.grpo.kl_beta > 0 },
+        {
+          accumSteps: cfg.training.grad_accum_steps,
+          padId: this.deps.padId ?? 0,
+          temperature: batch.temperature,
+          dropoutSeed: pass === 0 ? deriveSeed(cfg.seed, this.stepNo) : deriveSeed(cfg.seed, this.stepNo, pass),
+          held: this.deps.held,
+        },
+        {
+          clipEpsilon: cfg.grpo.clip_epsilon,
+          clipEpsilonHigh: cfg.grpo.clip_epsilon_high,
+          klBeta: cfg.grpo.kl_beta,
+          useReference: cfg.grpo.kl_beta > 0,
+        },
       );
-      Object.assign(metrics, r.metrics, { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/tokens': r.tokens });
+      Object.assign(metrics, r.metrics, {
+        'train/loss': r.loss,
+        'train/grad_norm': r.step.gradNorm,
+        'train/lr': r.step.lr,
+        'train/tokens': r.tokens,
+      });
     }
     metrics['perf/update_seconds'] = (performance.now() - updateStart) / 1000;
     await this.deps.onGroupAdvantages?.(this.stepNo, batch.groupAdvantages);
@@ -182,7 +221,11 @@ export class Trainer {
    * each update takes `batch_size × grad_accum_steps` examples in `grad_accum_steps` micro-batches.
    * Returns the loss of every update.
    */
-  async sftTrain(examples: TrainSample[], epochs = this.config.training.epochs, signal?: AbortSignal): Promise<number[]> {
+  async sftTrain(
+    examples: TrainSample[],
+    epochs = this.config.training.epochs,
+    signal?: AbortSignal,
+  ): Promise<number[]> {
     if (examples.length === 0) throw new Error('sft: no examples');
     const cfg = this.config.training;
     const perUpdate = cfg.batch_size * cfg.grad_accum_steps;
@@ -203,7 +246,13 @@ export class Trainer {
           run_id: this.runId,
           step: this.sftStepNo,
           time: this.now(),
-          metrics: { 'train/loss': r.loss, 'train/grad_norm': r.step.gradNorm, 'train/lr': r.step.lr, 'train/epoch': epoch + i / order.length, 'train/tokens': r.tokens },
+          metrics: {
+            'train/loss': r.loss,
+            'train/grad_norm': r.step.gradNorm,
+            'train/lr': r.step.lr,
+            'train/epoch': epoch + i / order.length,
+            'train/tokens': r.tokens,
+          },
         });
       }
     }
@@ -256,7 +305,15 @@ export class Trainer {
       const r = recordScores(this.curriculum, env, scores, this.config.curriculum);
       this.curriculum = r.state;
       for (const c of r.changes) {
-        this.deps.onMarker?.({ kind: 'curriculum', run_id: this.runId, step: this.stepNo, env, from: c.from, to: c.to, time: this.now() });
+        this.deps.onMarker?.({
+          kind: 'curriculum',
+          run_id: this.runId,
+          step: this.stepNo,
+          env,
+          from: c.from,
+          to: c.to,
+          time: this.now(),
+        });
       }
     }
   }
@@ -265,7 +322,8 @@ export class Trainer {
     const report: SafetyReport = await this.safety!.check(step);
     const metrics: Metrics = {};
     for (const [name, score] of Object.entries(report.scores)) metrics[`safety/${name}/validation_success`] = score;
-    if (report.isBest) this.best = { step, weights: await snapshotWeights(this.model), optimizer: await this.optimizer.exportState() };
+    if (report.isBest)
+      this.best = { step, weights: await snapshotWeights(this.model), optimizer: await this.optimizer.exportState() };
     for (const m of SafetyMonitor.markers(report, this.runId, this.now())) this.deps.onMarker?.(m);
     if (report.regressions.length > 0) {
       metrics['safety/regressions'] = report.regressions.length;

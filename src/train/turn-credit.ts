@@ -32,7 +32,12 @@ export function perTurnProcess(cfg: CreditConfig): boolean {
  * The credit of each turn of `t`, given its trajectory-level `advantage` and the spread (`std`, of the
  * scaled scores) it was normalised by; `std` only matters for per-turn process rewards under z-score.
  */
-export function trajectoryCredits(t: Pick<Trajectory, 'steps' | 'turn_spans'>, advantage: number, std: number, cfg: CreditConfig): number[] {
+export function trajectoryCredits(
+  t: Pick<Trajectory, 'steps' | 'turn_spans'>,
+  advantage: number,
+  std: number,
+  cfg: CreditConfig,
+): number[] {
   const n = creditTurns(t);
   if (!perTurnProcess(cfg)) return turnCredits(n, advantage, { gamma: cfg.grpo.gamma });
   const unit = cfg.training.reward_scale / (cfg.grpo.advantage === 'zscore' ? std + STD_EPS : 1);

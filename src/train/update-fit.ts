@@ -30,7 +30,8 @@ export function updateFitFor(model: TransformerModel): UpdateFit | null {
     limitBytes: WASM_HEAP_BYTES,
     peakBytes(rows, length) {
       const shape = { sequence: length, batch: rows, quantization, decodeCopies: true };
-      const recompute = model.recompute === 'on' || (model.recompute === 'auto' && recomputeNeeded(model.config, shape));
+      const recompute =
+        model.recompute === 'on' || (model.recompute === 'auto' && recomputeNeeded(model.config, shape));
       return estimateMemory(model.config, { ...shape, recompute }).trainPeakBytes;
     },
   };
@@ -38,7 +39,12 @@ export function updateFitFor(model: TransformerModel): UpdateFit | null {
 
 /** Thrown before an update that cannot fit: nothing was computed, nothing is lost. */
 export class UpdateTooLarge extends Error {
-  constructor(readonly length: number, readonly fitsLength: number, needBytes: number, limitBytes: number) {
+  constructor(
+    readonly length: number,
+    readonly fitsLength: number,
+    needBytes: number,
+    limitBytes: number,
+  ) {
     super(
       `This update would need about ${formatBytes(needBytes)} for one sequence of ${length} tokens, above the ${formatBytes(limitBytes)} ` +
         `the wasm backend can hold; at most ${fitsLength} tokens per sequence fit. Shorten episodes (sampling.max_new_tokens, ` +
@@ -61,7 +67,8 @@ export function fitMicroBatches<T extends { tokens: readonly number[] }>(batches
     if (fit.peakBytes(batch.length, length) <= fit.limitBytes) return [batch];
     for (const s of batch) {
       const need = fit.peakBytes(1, s.tokens.length);
-      if (need > fit.limitBytes) throw new UpdateTooLarge(s.tokens.length, longestFitting(fit, s.tokens.length), need, fit.limitBytes);
+      if (need > fit.limitBytes)
+        throw new UpdateTooLarge(s.tokens.length, longestFitting(fit, s.tokens.length), need, fit.limitBytes);
     }
     return batch.map((s) => [s]);
   });

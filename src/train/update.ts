@@ -52,7 +52,10 @@ const MIN_ROWS_PER_MICRO_BATCH = 8;
 
 /** Rows of `length` tokens one micro-batch holds: within the score budget, and within the activation budget down to MIN_ROWS_PER_MICRO_BATCH. */
 function rowsPerMicroBatch(model: TransformerModel, length: number): number {
-  const byActivations = Math.max(MIN_ROWS_PER_MICRO_BATCH, rowsWithinActivationBudget(model.config, length, MICRO_BATCH_ACTIVATION_BYTES));
+  const byActivations = Math.max(
+    MIN_ROWS_PER_MICRO_BATCH,
+    rowsWithinActivationBudget(model.config, length, MICRO_BATCH_ACTIVATION_BYTES),
+  );
   return Math.min(rowsWithinScoreBudget(model.config.numHeads, length, MICRO_BATCH_SCORE_FLOATS), byActivations);
 }
 
@@ -66,11 +69,20 @@ function gradsInOrder(grads: tf.NamedTensorMap, vars: tf.Variable[]): tf.Tensor[
   });
 }
 
-async function runUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions, loss: LossKind): Promise<UpdateResult> {
+async function runUpdate(
+  model: TransformerModel,
+  opt: Optimizer,
+  samples: TrainSample[],
+  o: UpdateOptions,
+  loss: LossKind,
+): Promise<UpdateResult> {
   // Before any pass: rows cut to what a pass needs, then micro-batches split within the memory budgets and
   // until the estimate says each fits (update-fit.ts), or refused.
   const needed = samples.map((s) => trainedPart(s, model.config.maxPositions));
-  const fitted = fitMicroBatches(splitForMemory(chunk(needed, o.accumSteps), (length) => rowsPerMicroBatch(model, length)), updateFitFor(model));
+  const fitted = fitMicroBatches(
+    splitForMemory(chunk(needed, o.accumSteps), (length) => rowsPerMicroBatch(model, length)),
+    updateFitFor(model),
+  );
   // Shared prompts run once (shared-prefix.ts), with gradient checkpointing too: the same packing either way.
   const chunks = fitted.map((c) => packSharingPrefixes(c, o.padId, model.config.maxPositions));
   const tokenCount = chunks.reduce((n, c) => n + c.tokenCount, 0);
@@ -83,13 +95,20 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
     const W = c.T - 1;
     const mask = tf.tensor2d(c.mask, [c.B, W]); // [B, T-1]
     const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32'); // [B, T]
-    const prefix = c.prefix ? { ids: tf.tensor2d(c.prefix.ids, undefined, 'int32'), lengths: c.prefix.lengths, rowPrefix: c.prefix.rowPrefix } : undefined;
+    const prefix = c.prefix
+      ? { ids: tf.tensor2d(c.prefix.ids, undefined, 'int32'), lengths: c.prefix.lengths, rowPrefix: c.prefix.rowPrefix }
+      : undefined;
     // GRPO's per-token inputs beside the forward pass: sampling log-probs, advantages, reference log-probs.
     let grpo: { oldLogp: tf.Tensor2D; advantages: tf.Tensor2D; refLogp?: tf.Tensor2D } | null = null;
     let sumsT: tf.Tensor | null = null;
     try {
       const f = (): tf.Scalar => {
-        const stats = tokenStats(model, ids, { temperature, dropoutSeed: deriveSeed(o.dropoutSeed, ci), active: mask, prefix });
+        const stats = tokenStats(model, ids, {
+          temperature,
+          dropoutSeed: deriveSeed(o.dropoutSeed, ci),
+          active: mask,
+          prefix,
+        });
         if (loss.kind === 'sft') return sftLoss(stats.logprobs, mask, tokenCount);
         const r = grpoLoss({ logp: stats.logprobs, entropy: stats.entropy, ...grpo!, mask, tokenCount }, loss.cfg);
         sumsT = tf.keep(r.sums);
@@ -97,7 +116,10 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
       };
       if (loss.kind === 'grpo') {
         grpo = { oldLogp: tf.tensor2d(c.oldLogp, [c.B, W]), advantages: tf.tensor2d(c.advantages, [c.B, W]) };
-        if (loss.useReference) grpo.refLogp = tf.tidy(() => tokenStats(model, ids, { temperature, useLora: false, active: mask, prefix }).logprobs);
+        if (loss.useReference)
+          grpo.refLogp = tf.tidy(
+            () => tokenStats(model, ids, { temperature, useLora: false, active: mask, prefix }).logprobs,
+          );
       }
       const { value, grads } = tf.variableGrads(f, opt.variables);
       lossSum += (await value.data())[0];
@@ -110,7 +132,8 @@ async function runUpdate(model: TransformerModel, opt: Optimizer, samples: Train
     }
   }
   const step = await opt.step();
-  const metrics = loss.kind === 'grpo' && sums ? finishMetrics(sums, { hasRef: loss.useReference, hasEntropy: true }) : {};
+  const metrics =
+    loss.kind === 'grpo' && sums ? finishMetrics(sums, { hasRef: loss.useReference, hasEntropy: true }) : {};
   return { loss: lossSum, step, metrics, tokens: tokenCount };
 }
 
@@ -124,6 +147,11 @@ export function grpoUpdate(
   return runUpdate(model, opt, samples, o, { kind: 'grpo', cfg, useReference: cfg.useReference });
 }
 
-export function sftUpdate(model: TransformerModel, opt: Optimizer, samples: TrainSample[], o: UpdateOptions): Promise<UpdateResult> {
+export function sftUpdate(
+  model: TransformerModel,
+  opt: Optimizer,
+  samples: TrainSample[],
+  o: UpdateOptions,
+): Promise<UpdateResult> {
   return runUpdate(model, opt, samples, o, { kind: 'sft' });
 }

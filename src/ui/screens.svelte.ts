@@ -39,7 +39,9 @@ export function createScreens(sources: AppSources = createAppSources()) {
   const loaded = new Set<ScreenId>();
   // Environments saved on the Environments screen since a picker was filled: list them, keeping the choices made.
   const refreshPlaygroundEnvironments = async () => {
-    screens.playground.environments = await sources.playground.environments().catch(() => screens.playground.environments);
+    screens.playground.environments = await sources.playground
+      .environments()
+      .catch(() => screens.playground.environments);
   };
   const refreshTrainEnvironments = async () => {
     screens.train.knownEnvironments = await sources.train.environments().catch(() => screens.train.knownEnvironments);

@@ -36,7 +36,9 @@ describe('the chat format on the command line', () => {
     const dir = await modelFolder('qwen2.5');
     const r = await cli(tempDir(), ...evalArgs, '--model', dir);
     expect(r.code, r.err).toBe(0);
-    expect(r.err).toContain(`model ${dir}: chat format: the model's own chat template (chat_template.jinja); tool calls: Hermes`);
+    expect(r.err).toContain(
+      `model ${dir}: chat format: the model's own chat template (chat_template.jinja); tool calls: Hermes`,
+    );
   }, 60_000);
 
   it('refuses a template that drops tool calls for a tool environment, naming the model', async () => {
@@ -44,6 +46,10 @@ describe('the chat format on the command line', () => {
     const r = await cli(tempDir(), ...evalArgs, '--model', dir);
     expect(r.code).not.toBe(0);
     expect(r.err).toContain('it drops tool calls, so environments with tools are refused');
-    expect(r.err).toMatch(new RegExp(`The chat template of the model ${dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} cannot render tool calls, and environment "arith_tool" offers calc: .* or delete its chat_template\\.jinja so Spindle uses its own ChatML`));
+    expect(r.err).toMatch(
+      new RegExp(
+        `The chat template of the model ${dir.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} cannot render tool calls, and environment "arith_tool" offers calc: .* or delete its chat_template\\.jinja so Spindle uses its own ChatML`,
+      ),
+    );
   }, 60_000);
 });

@@ -21,7 +21,18 @@ describe('one config format for the app and the CLI', () => {
     text = setConfigValue(text, 'reward_scale', '2.5', known);
     writeFileSync(join(dir, 'app.yaml'), text);
     expect(await cli(dir, 'config', 'check', '--config', 'app.yaml')).toMatchObject({ code: 0, out: 'app.yaml: ok' });
-    const r = await cli(dir, 'collect', '--config', 'app.yaml', '--policy', 'expert', '--groups', '2', '--name', 'from-app');
+    const r = await cli(
+      dir,
+      'collect',
+      '--config',
+      'app.yaml',
+      '--policy',
+      'expert',
+      '--groups',
+      '2',
+      '--name',
+      'from-app',
+    );
     expect(r.code).toBe(0);
     const store = await openFileStore(join(dir, '.spindle'));
     const [run] = await listRuns(store);
@@ -29,7 +40,7 @@ describe('one config format for the app and the CLI', () => {
     expect(run.config).toEqual({ ...app, name: 'from-app', training: { ...app.training, reward_scale: 2.5 } });
   });
 
-  it('configs written by the CLI (config init / set, transfer init) load in the app\'s parser and round-trip', async () => {
+  it("configs written by the CLI (config init / set, transfer init) load in the app's parser and round-trip", async () => {
     const dir = tempDir();
     await cli(dir, 'config', 'init', '--preset', 'demo');
     await cli(dir, 'config', 'set', 'reward_scale', '2.5');
@@ -42,9 +53,27 @@ describe('one config format for the app and the CLI', () => {
     expect(parsed.config).toEqual(expected);
     expect(parseRunConfigYaml(stringifyRunConfig(parsed.config!)).config).toEqual(expected);
 
-    const init = await cli(dir, 'transfer', 'init', '--source-env', 'shell_exec', '--target-env', 'git_repo', '--freeze-layers', '0-2', '--source', 'adapter.zip', '--output', 'transfer.yaml');
+    const init = await cli(
+      dir,
+      'transfer',
+      'init',
+      '--source-env',
+      'shell_exec',
+      '--target-env',
+      'git_repo',
+      '--freeze-layers',
+      '0-2',
+      '--source',
+      'adapter.zip',
+      '--output',
+      'transfer.yaml',
+    );
     expect(init.code).toBe(0);
     const transfer = parseRunConfigYaml(readFileSync(join(dir, 'transfer.yaml'), 'utf8'), known).config!;
-    expect(transfer).toMatchObject({ tasks: { environments: ['git_repo'] }, lora: { freeze_layers: '0-2' }, transfer: { source_checkpoint: 'adapter.zip', learning_rate_scale: 0.3 } });
+    expect(transfer).toMatchObject({
+      tasks: { environments: ['git_repo'] },
+      lora: { freeze_layers: '0-2' },
+      transfer: { source_checkpoint: 'adapter.zip', learning_rate_scale: 0.3 },
+    });
   });
 });

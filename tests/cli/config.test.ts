@@ -32,7 +32,8 @@ describe('spindle config', () => {
     const dir = tempDir();
     writeFileSync(join(dir, 'spindle.yaml'), 'training:\n  group_size: 99999999999999999999999\n');
     expect(await cli(dir, 'config', 'check')).toMatchObject({
-      code: 1, err: 'spindle: 1 problem:\nspindle.yaml:2: "training.group_size" is 1e+23; allowed: a whole number ≥ 2 and ≤ 256.',
+      code: 1,
+      err: 'spindle: 1 problem:\nspindle.yaml:2: "training.group_size" is 1e+23; allowed: a whole number ≥ 2 and ≤ 256.',
     });
   });
 

@@ -12,19 +12,22 @@ import { cli, tempDir, tinyConfig, writeConfig } from './helpers.ts';
 const SHIPPED = join(import.meta.dirname, '../../models/spindle-base');
 
 describe('spindle eval --run', () => {
-  it('gives the run\'s last held-out result, item by item', async () => {
+  it("gives the run's last held-out result, item by item", async () => {
     const dir = tempDir();
-    writeConfig(dir, tinyConfig((c) => {
-      c.model.base_model = SHIPPED;
-      c.tasks.environments = ['arith_tool', 'letter_count'];
-      c.tasks.difficulty_range = [1, 3];
-      c.tasks.levels = { arith_tool: 3, letter_count: 3 };
-      c.curriculum.enabled = false;
-      c.tasks.eval_items = 6;
-      c.sampling.max_new_tokens = 96;
-      c.trajectory_collection.max_steps_per_trajectory = 2;
-      c.training.eval_at_start = false;
-    }));
+    writeConfig(
+      dir,
+      tinyConfig((c) => {
+        c.model.base_model = SHIPPED;
+        c.tasks.environments = ['arith_tool', 'letter_count'];
+        c.tasks.difficulty_range = [1, 3];
+        c.tasks.levels = { arith_tool: 3, letter_count: 3 };
+        c.curriculum.enabled = false;
+        c.tasks.eval_items = 6;
+        c.sampling.max_new_tokens = 96;
+        c.trajectory_collection.max_steps_per_trajectory = 2;
+        c.training.eval_at_start = false;
+      }),
+    );
     const trained = await cli(dir, 'train', '--config', 'run.yaml');
     expect(trained.code).toBe(0);
     const store = await openFileStore(join(dir, '.spindle'));
@@ -33,7 +36,10 @@ describe('spindle eval --run', () => {
     const inRun = new Map<string, (number | null)[]>();
     for (const env of ['arith_tool', 'letter_count']) {
       const ids = Array.from({ length: 6 }, (_, i) => `${run.id}/eval/1/test/${env}/${i}`);
-      inRun.set(env, (await getTrajectories(store, ids)).map((t) => t!.judge_score));
+      inRun.set(
+        env,
+        (await getTrajectories(store, ids)).map((t) => t!.judge_score),
+      );
     }
     await store.close();
 
@@ -41,11 +47,14 @@ describe('spindle eval --run', () => {
     expect(evaluated.code).toBe(0);
     expect(evaluated.out).toMatch(new RegExp(`eval: run ${run.id} \\(\\S+\\) at step 1, as the run evaluates itself`));
     const report = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')) as {
-      results: { env: string; success: number; n: number }[]; items_scored: { env: string; score: number | null }[];
+      results: { env: string; success: number; n: number }[];
+      items_scored: { env: string; score: number | null }[];
     };
     for (const env of ['arith_tool', 'letter_count']) {
       expect(report.items_scored.filter((i) => i.env === env).map((i) => i.score)).toEqual(inRun.get(env));
-      expect(report.results.find((r) => r.env === env)!.success).toBe(evals.find((e) => e.benchmark === env)!.results.success);
+      expect(report.results.find((r) => r.env === env)!.success).toBe(
+        evals.find((e) => e.benchmark === env)!.results.success,
+      );
     }
     // Not a vacuous agreement: the shipped model solves some of these and fails others.
     const all = [...inRun.values()].flat();

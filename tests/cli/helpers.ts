@@ -15,7 +15,11 @@ export function tempDir(): string {
   return mkdtempSync(join(tmpdir(), 'spindle-cli-'));
 }
 
-export interface CliResult { code: number; out: string; err: string }
+export interface CliResult {
+  code: number;
+  out: string;
+  err: string;
+}
 
 /** Runs the CLI in-process, capturing its output. `signal` stands in for Ctrl-C. */
 export async function cli(cwd: string, ...argv: string[]): Promise<CliResult> {

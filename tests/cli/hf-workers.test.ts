@@ -18,8 +18,19 @@ import { familyTokenizer } from '../format/family-templates.ts';
 import { cli, tempDir, tinyConfig, writeConfig } from './helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 264, hiddenSize: 16, intermediateSize: 24, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8,
-  maxPositions: 1024, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: 264,
+  hiddenSize: 16,
+  intermediateSize: 24,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 8,
+  maxPositions: 1024,
+  ropeTheta: 1e6,
+  rmsNormEps: 1e-6,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
 
 /** Runs `spindle train` on the folder's run.yaml and reads back the training episodes it stored. */
@@ -34,8 +45,8 @@ async function trainAndRead(dir: string): Promise<Trajectory[]> {
   return stored;
 }
 
-describe('rollout workers and the run model\'s tokenizer', () => {
-  it('store tokens of the model\'s BPE tokenizer, merges included', async () => {
+describe("rollout workers and the run model's tokenizer", () => {
+  it("store tokens of the model's BPE tokenizer, merges included", async () => {
     await initBackend({ forced: 'wasm' });
     const dir = tempDir();
     const modelDir = join(dir, 'bpe-model');
@@ -43,7 +54,14 @@ describe('rollout workers and the run model\'s tokenizer', () => {
     const tokenizer = HfTokenizer.fromJson(tinyTokenizerJson(), { eos_token: '<|im_end|>' });
     await saveModelToDir(model, tokenizer, modelDir);
     model.dispose();
-    writeConfig(dir, tinyConfig((c) => { c.model.base_model = modelDir; c.training.eval_at_start = false; c.training.eval_interval = 100; }));
+    writeConfig(
+      dir,
+      tinyConfig((c) => {
+        c.model.base_model = modelDir;
+        c.training.eval_at_start = false;
+        c.training.eval_interval = 100;
+      }),
+    );
     const stored = await trainAndRead(dir);
     expect(stored.length).toBeGreaterThan(0);
     for (const t of stored) {
@@ -63,16 +81,22 @@ describe('rollout workers and the run model\'s tokenizer', () => {
     const model = TransformerModel.create({ ...tiny, vocabSize: tokenizer.vocabSize }, 4);
     await saveModelToDir(model, tokenizer, modelDir);
     model.dispose();
-    writeConfig(dir, tinyConfig((c) => {
-      c.model.base_model = modelDir;
-      c.training.max_steps = 2;
-      c.trajectory_collection.n_workers = 2;
-      c.training.eval_at_start = false;
-      c.training.eval_interval = 100;
-    }));
+    writeConfig(
+      dir,
+      tinyConfig((c) => {
+        c.model.base_model = modelDir;
+        c.training.max_steps = 2;
+        c.trajectory_collection.n_workers = 2;
+        c.training.eval_at_start = false;
+        c.training.eval_interval = 100;
+      }),
+    );
     const stored = await trainAndRead(dir);
     expect(stored.length).toBeGreaterThanOrEqual(4);
-    const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
+    const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, {
+      tools: true,
+      hasToken: (t) => tokenizer.tokenToId(t) !== undefined,
+    })!;
     for (const t of stored) {
       // What the workers tokenised and the engine sampled is the template's text for the stored messages, tools included.
       expect(tokenizer.decode(t.tokens)).toBe(template.render(t.messages, { tools: t.tools }));

@@ -20,7 +20,7 @@ afterAll(() => {
   else process.env.SPINDLE_SMALL = before;
 });
 
-describe('the README\'s commands, in order, in a fresh clone', () => {
+describe("the README's commands, in order, in a fresh clone", () => {
   const outputs = new Map<string, string>();
   it.each(README_COMMANDS.map((argv) => [argv.join(' '), argv]))('%s', async (line, argv) => {
     const r = await cli(dir, ...argv);
@@ -37,8 +37,18 @@ describe('the README\'s commands, in order, in a fresh clone', () => {
     const sft = [...outputs].find(([line]) => line.startsWith('sft '))![1];
     // SFT trained on the successes alone.
     const successes = exported.filter((t) => t.success === true).length;
-    expect(sft).toContain(`sft: left out ${exported.length - successes} rows that did not succeed (--min-score 0 keeps every row)\nsft: ${successes} examples from 1 file(s)`);
-    for (const file of ['sft-out/adapter.zip', 'transfer.yaml', 'instructions.jsonl', 'adapter.zip', 'merged/config.json', 'merged/generation_config.json', 'merged/model.safetensors']) {
+    expect(sft).toContain(
+      `sft: left out ${exported.length - successes} rows that did not succeed (--min-score 0 keeps every row)\nsft: ${successes} examples from 1 file(s)`,
+    );
+    for (const file of [
+      'sft-out/adapter.zip',
+      'transfer.yaml',
+      'instructions.jsonl',
+      'adapter.zip',
+      'merged/config.json',
+      'merged/generation_config.json',
+      'merged/model.safetensors',
+    ]) {
       expect(existsSync(join(dir, file)), file).toBe(true);
     }
     expect(readdirSync(join(dir, 'skills')).filter((f) => f.endsWith('.md')).length).toBeGreaterThan(0);

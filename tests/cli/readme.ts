@@ -7,7 +7,12 @@ const REPO = join(import.meta.dirname, '../..');
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
 
 /** Each shown command as argv, in the README's order (comments and `npx spindle` dropped; these lines use no quotes). */
-export const README_COMMANDS: string[][] = [...README.matchAll(/^npx spindle (.+)$/gm)].map((m) => m[1].replace(/\s+#.*$/, '').trim().split(/\s+/));
+export const README_COMMANDS: string[][] = [...README.matchAll(/^npx spindle (.+)$/gm)].map((m) =>
+  m[1]
+    .replace(/\s+#.*$/, '')
+    .trim()
+    .split(/\s+/),
+);
 
 /**
  * An empty folder with the clone's example files, where the README's relative paths (`examples/…`) resolve;

@@ -13,28 +13,35 @@ const SHIPPED = join(import.meta.dirname, '../../models/spindle-base');
 
 async function trainOnce(workers: number): Promise<{ tokens: string[]; weights: string }> {
   const dir = tempDir();
-  writeConfig(dir, tinyConfig((c) => {
-    c.model.base_model = SHIPPED;
-    c.tasks.environments = ['arith_tool', 'file_chain'];
-    c.tasks.difficulty_range = [1, 1];
-    c.sampling.max_new_tokens = 64;
-    c.trajectory_collection.max_steps_per_trajectory = 3;
-    c.trajectory_collection.n_workers = workers;
-    c.trajectory_collection.reproducible = true;
-    c.training.batch_size = 2;
-    c.training.group_size = 4;
-    c.training.max_steps = 2;
-    c.training.eval_at_start = false;
-    c.training.eval_interval = 100;
-  }));
+  writeConfig(
+    dir,
+    tinyConfig((c) => {
+      c.model.base_model = SHIPPED;
+      c.tasks.environments = ['arith_tool', 'file_chain'];
+      c.tasks.difficulty_range = [1, 1];
+      c.sampling.max_new_tokens = 64;
+      c.trajectory_collection.max_steps_per_trajectory = 3;
+      c.trajectory_collection.n_workers = workers;
+      c.trajectory_collection.reproducible = true;
+      c.training.batch_size = 2;
+      c.training.group_size = 4;
+      c.training.max_steps = 2;
+      c.training.eval_at_start = false;
+      c.training.eval_interval = 100;
+    }),
+  );
   expect((await cli(dir, 'train', '--config', 'run.yaml')).code).toBe(0);
   const store = await openFileStore(join(dir, '.spindle'));
   const [run] = await listRuns(store);
   const tokens: string[] = [];
-  for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' })) tokens.push(`${t.id.slice(run.id.length)} ${t.tokens.join(',')}`);
+  for await (const t of new TrajectoryCommons(store).load({ run_id: run.id, split: 'train' }))
+    tokens.push(`${t.id.slice(run.id.length)} ${t.tokens.join(',')}`);
   const checkpoint = await loadLatestCheckpoint(store, run.id);
   await store.close();
-  return { tokens: tokens.sort(), weights: createHash('sha256').update(new Uint8Array(checkpoint!.adapter)).digest('hex') };
+  return {
+    tokens: tokens.sort(),
+    weights: createHash('sha256').update(new Uint8Array(checkpoint!.adapter)).digest('hex'),
+  };
 }
 
 describe('runs reproduce', () => {

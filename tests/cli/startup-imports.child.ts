@@ -9,7 +9,11 @@ import { COMMANDS } from '../../src/cli/commands/index.ts';
 const cwd = mkdtempSync(join(tmpdir(), 'spindle-startup-'));
 const quiet = () => {};
 const invocations = [
-  [], ['--help'], ['train', '--bogus'], ['no-such-command'], ['export'],
+  [],
+  ['--help'],
+  ['train', '--bogus'],
+  ['no-such-command'],
+  ['export'],
   ...COMMANDS.map((c) => [...c.name.split(' '), '--help']),
   // A command that runs: its loads show the log catches the heavy modules.
   ['envs'],

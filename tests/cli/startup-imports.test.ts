@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const HEAVY = /\/node_modules\/(@tensorflow\/[^/]+|onnxruntime-[^/]+|quickjs-emscripten-core|@jitl\/[^/]+|fake-indexeddb|idb|hyparquet[^/]*|isomorphic-git)\//;
+const HEAVY =
+  /\/node_modules\/(@tensorflow\/[^/]+|onnxruntime-[^/]+|quickjs-emscripten-core|@jitl\/[^/]+|fake-indexeddb|idb|hyparquet[^/]*|isomorphic-git)\//;
 
 /** The heavy packages each invocation resolved, by `spindle ARGS` (the CLI's own loading under "start-up"). */
 function heavyByInvocation(log: string): Map<string, string[]> {
@@ -26,9 +27,21 @@ function heavyByInvocation(log: string): Map<string, string[]> {
 describe('CLI start-up', () => {
   it('loads no heavy module for the command list, any --help or an unknown option; a command that runs does', () => {
     const log = join(mkdtempSync(join(tmpdir(), 'spindle-imports-')), 'imports.log');
-    const child = spawnSync(process.execPath, ['--import', join(import.meta.dirname, 'record-imports.mjs'), '--import', 'tsx', join(import.meta.dirname, 'startup-imports.child.ts')], {
-      cwd: join(import.meta.dirname, '../..'), env: { ...process.env, IMPORT_LOG: log }, encoding: 'utf8',
-    });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        join(import.meta.dirname, 'record-imports.mjs'),
+        '--import',
+        'tsx',
+        join(import.meta.dirname, 'startup-imports.child.ts'),
+      ],
+      {
+        cwd: join(import.meta.dirname, '../..'),
+        env: { ...process.env, IMPORT_LOG: log },
+        encoding: 'utf8',
+      },
+    );
     expect(child.stderr).toBe('');
     expect(child.status).toBe(0);
     const text = readFileSync(log, 'utf8');

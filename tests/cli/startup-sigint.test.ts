@@ -15,7 +15,10 @@ describe('Ctrl-C during start-up', () => {
   it('stops with 130 and a message, not a death by signal', async () => {
     // SPINDLE_REPORT_STARTUP makes spindle.mjs say when its handler exists; the signal goes at that line,
     // while tsx and the core (a second or more) are still loading.
-    const child = spawn(process.execPath, [BIN, '--help'], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, SPINDLE_REPORT_STARTUP: '1' } });
+    const child = spawn(process.execPath, [BIN, '--help'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, SPINDLE_REPORT_STARTUP: '1' },
+    });
     let stderr = '';
     let stdout = '';
     let signalled = false;
@@ -27,7 +30,9 @@ describe('Ctrl-C during start-up', () => {
         child.kill('SIGINT');
       }
     });
-    const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    const exited = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     expect(signalled).toBe(true);
     expect(exited).toEqual({ code: 130, signal: null });
     expect(stderr).toContain('spindle: interrupted during start-up; nothing was run');

@@ -17,7 +17,10 @@ import { cli, tempDir } from './helpers.ts';
 const fake = vi.hoisted(() => ({ io: null as SnapshotIo | null }));
 vi.mock('../../src/store/snapshot-file.ts', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../src/store/snapshot-file.ts')>();
-  return { ...real, diskIo: { write: (...args: Parameters<SnapshotIo['write']>) => (fake.io ?? real.diskIo).write(...args) } };
+  return {
+    ...real,
+    diskIo: { write: (...args: Parameters<SnapshotIo['write']>) => (fake.io ?? real.diskIo).write(...args) },
+  };
 });
 
 const cleanups: (() => void)[] = [];
@@ -34,14 +37,38 @@ describe('a full disk under a command', () => {
     cleanups.push(() => rmSync(work, { recursive: true, force: true }));
     const store = join(disk?.dir ?? work, 'store');
 
-    const first = await cli(work, 'collect', '--policy', 'expert', '--groups', '1', '--name', 'first', '--store', store);
+    const first = await cli(
+      work,
+      'collect',
+      '--policy',
+      'expert',
+      '--groups',
+      '1',
+      '--name',
+      'first',
+      '--store',
+      store,
+    );
     expect(first.code, first.err).toBe(0);
     if (!disk) fake.io = fillingDisk(SMALL_DISK_BYTES - readFileSync(join(store, SNAPSHOT_FILE)).byteLength);
 
     // About 9 KB a group: eight do not fit beside the first run in 64 KiB.
-    const second = await cli(work, 'collect', '--policy', 'expert', '--groups', '8', '--name', 'second', '--store', store);
+    const second = await cli(
+      work,
+      'collect',
+      '--policy',
+      'expert',
+      '--groups',
+      '8',
+      '--name',
+      'second',
+      '--store',
+      store,
+    );
     expect(second.code).toBe(1);
-    expect(second.err).toMatch(/^spindle: Could not save the Spindle store .*spindle\.db: .*no space left on device.*still holds its last complete save.*free disk space[^;]*$/m);
+    expect(second.err).toMatch(
+      /^spindle: Could not save the Spindle store .*spindle\.db: .*no space left on device.*still holds its last complete save.*free disk space[^;]*$/m,
+    );
     expect(second.out).not.toMatch(/trajectories in/);
 
     expect(readdirSync(store)).toEqual([SNAPSHOT_FILE]); // no torn temporary file, no lock left

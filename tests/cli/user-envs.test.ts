@@ -15,7 +15,10 @@ beforeAll(async () => {
   model = await nanoModelDir();
   dir = tempDir();
   copyFileSync(EXAMPLE, join(dir, 'hunt.js'));
-  writeFileSync(join(dir, 'qa.csv'), 'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n');
+  writeFileSync(
+    join(dir, 'qa.csv'),
+    'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n',
+  );
 }, 60_000);
 
 describe('spindle envs add / audit / list / remove', () => {
@@ -33,20 +36,33 @@ describe('spindle envs add / audit / list / remove', () => {
   }, 60_000);
 
   it('refuses a module whose audit finds a shortcut, naming it, unless --force', async () => {
-    writeFileSync(join(dir, 'lenient.js'), (await import('node:fs')).readFileSync(EXAMPLE, 'utf8')
-      .replace("name: 'treasure_hunt'", "name: 'lenient'").replace('if (state.opened && named) return 1;', 'if (answer.trim() === "yes" || (state.opened && named)) return 1;'));
+    writeFileSync(
+      join(dir, 'lenient.js'),
+      (await import('node:fs'))
+        .readFileSync(EXAMPLE, 'utf8')
+        .replace("name: 'treasure_hunt'", "name: 'lenient'")
+        .replace(
+          'if (state.opened && named) return 1;',
+          'if (answer.trim() === "yes" || (state.opened && named)) return 1;',
+        ),
+    );
     const refused = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--levels', '1');
     expect(refused.code).toBe(2); // --levels is no option: a usage error first
     const bad = await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4');
     expect(bad.code).toBe(1);
-    expect(bad.out).toMatch(/problem: level 1: always "yes" scores 100% of 4 items \(95% interval \d+%–100%\) without reading the task/);
+    expect(bad.out).toMatch(
+      /problem: level 1: always "yes" scores 100% of 4 items \(95% interval \d+%–100%\) without reading the task/,
+    );
     expect(bad.err).toMatch(/lenient was not added: the audit found 4 problems/);
     expect((await cli(dir, 'envs', 'add', 'lenient.js', '--items', '4', '--force')).code).toBe(0);
     expect((await cli(dir, 'envs', 'remove', 'lenient')).code).toBe(0);
   }, 60_000);
 
   it('names the line of a broken module and the row of a broken task file', async () => {
-    writeFileSync(join(dir, 'broken.js'), 'export default {\n  name: "broken",\n  sample(rng, level) { return { prompt: "x" ; },\n};\n');
+    writeFileSync(
+      join(dir, 'broken.js'),
+      'export default {\n  name: "broken",\n  sample(rng, level) { return { prompt: "x" ; },\n};\n',
+    );
     const broken = await cli(dir, 'envs', 'audit', 'broken.js');
     expect(broken.code).toBe(1);
     expect(broken.err).toMatch(/broken\.js: .*broken\.js:3/);
@@ -59,18 +75,23 @@ describe('spindle envs add / audit / list / remove', () => {
 
 describe('the check has one budget and a size cap', () => {
   it('envs add of a module whose tool loops stops at --budget, naming the step, after reporting each', async () => {
-    writeFileSync(join(dir, 'spin.js'), `export default {
+    writeFileSync(
+      join(dir, 'spin.js'),
+      `export default {
   name: 'spin', description: 'd', tags: [], levels: [1],
   tools: { spin: { description: 'spins', parameters: {}, run() { for (;;) {} } } },
   sample(rng) { const n = rng.int(1, 1000); return { prompt: 'Say ' + n, data: { n }, key: String(n) }; },
   evaluate(task, t) { return String(t.final_response) === String(task.data.n) ? 1 : 0; },
   expert(task) { return [{ tool: 'spin', args: {} }, String(task.data.n)]; },
-};`);
+};`,
+    );
     // The steps before the expert take a second or two (more on a loaded machine); the expert's 8 calls of
     // spin each run to the tool call's deadline, so the budget runs out there.
     const r = await cli(dir, 'envs', 'add', 'spin.js', '--budget', '10');
     expect(r.code).not.toBe(0);
-    expect(r.err).toMatch(/audit: loading spin\.js…\naudit: building spin…\naudit: sampling 5 tasks…\naudit: 5 tasks sampled\naudit: level 1: the expert on 8 tasks…/);
+    expect(r.err).toMatch(
+      /audit: loading spin\.js…\naudit: building spin…\naudit: sampling 5 tasks…\naudit: 5 tasks sampled\naudit: level 1: the expert on 8 tasks…/,
+    );
     expect(r.err).toMatch(/the check ran out of its 10 s budget during "level 1: the expert on 8 tasks"/);
     expect((await cli(dir, 'envs')).out).not.toMatch(/^spin /m);
   }, 60_000);
@@ -91,8 +112,14 @@ describe('an environment from a URL', () => {
     const example = readFileSync(EXAMPLE, 'utf8');
     const server = createServer((req, res) => {
       if (req.url === '/envs/hunt.js') res.end(example);
-      else if (req.url === '/tasks/qa.csv') res.end(`question,answer\n${Array.from({ length: 40 }, (_, i) => `"What is ${i} + ${i + 7}?",${2 * i + 7}`).join('\n')}\n`);
-      else { res.statusCode = 404; res.end('no'); }
+      else if (req.url === '/tasks/qa.csv')
+        res.end(
+          `question,answer\n${Array.from({ length: 40 }, (_, i) => `"What is ${i} + ${i + 7}?",${2 * i + 7}`).join('\n')}\n`,
+        );
+      else {
+        res.statusCode = 404;
+        res.end('no');
+      }
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
@@ -114,9 +141,31 @@ describe('--env-file and tasks.task_file', () => {
   it('collect, train and eval use a module and a task file, and the run keeps their sources', async () => {
     const work = tempDir();
     copyFileSync(EXAMPLE, join(work, 'hunt.js'));
-    writeFileSync(join(work, 'qa.csv'), 'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n"What is 6+1?",7\n');
-    writeConfig(work, tinyConfig((c) => { c.tasks.environments = []; c.tasks.task_file = 'qa.csv'; c.tasks.verifier = { type: 'number' } as never; c.tasks.difficulty_range = [1, 1]; }));
-    const collected = await cli(work, 'collect', '--config', 'run.yaml', '--env-file', 'hunt.js', '--policy', 'expert', '--groups', '2');
+    writeFileSync(
+      join(work, 'qa.csv'),
+      'question,answer\n"What is 2+2?",4\n"What is 3+5?",8\n"What is 7+6?",13\n"What is 9+9?",18\n"What is 1+4?",5\n"What is 6+1?",7\n',
+    );
+    writeConfig(
+      work,
+      tinyConfig((c) => {
+        c.tasks.environments = [];
+        c.tasks.task_file = 'qa.csv';
+        c.tasks.verifier = { type: 'number' } as never;
+        c.tasks.difficulty_range = [1, 1];
+      }),
+    );
+    const collected = await cli(
+      work,
+      'collect',
+      '--config',
+      'run.yaml',
+      '--env-file',
+      'hunt.js',
+      '--policy',
+      'expert',
+      '--groups',
+      '2',
+    );
     expect(collected.code).toBe(0);
     expect(collected.out).toMatch(/2 trajectories in 2 groups[\s\S]*success 100\.0%/);
     const trained = await cli(work, 'train', '--config', 'run.yaml', '--env-file', 'hunt.js', '--model', model);
@@ -127,7 +176,10 @@ describe('--env-file and tasks.task_file', () => {
     const runs = await listRuns(store);
     const trainRun = await getRun(store, runs[0].id);
     expect(trainRun!.config.tasks.environments).toEqual(['qa', 'treasure_hunt']);
-    expect(trainRun!.environments!.map((s) => [s.kind, s.name, s.file])).toEqual([['tasks', 'qa', 'qa.csv'], ['module', 'treasure_hunt', 'hunt.js']]);
+    expect(trainRun!.environments!.map((s) => [s.kind, s.name, s.file])).toEqual([
+      ['tasks', 'qa', 'qa.csv'],
+      ['module', 'treasure_hunt', 'hunt.js'],
+    ]);
     await store.close();
     // The adapter names them in its card and ships their sources.
     expect((await cli(work, 'export', 'adapter', '--run', trainRun!.id, '--output', 'a.zip')).code).toBe(0);
@@ -135,7 +187,18 @@ describe('--env-file and tasks.task_file', () => {
     expect(strFromU8(files['spindle_environments/treasure_hunt.js'])).toBe(readFileSync(EXAMPLE, 'utf8'));
     expect(strFromU8(files['spindle_environments/qa.jsonl']).trim().split('\n')).toHaveLength(6);
     expect(strFromU8(files['README.md'])).toMatch(/\| treasure_hunt \| module \| hunt\.js \| [0-9a-f]{16} \|/);
-    const evaluated = await cli(work, 'eval', '--env-file', 'hunt.js', '--items', '2', '--model', model, '--max-new-tokens', '8');
+    const evaluated = await cli(
+      work,
+      'eval',
+      '--env-file',
+      'hunt.js',
+      '--items',
+      '2',
+      '--model',
+      model,
+      '--max-new-tokens',
+      '8',
+    );
     expect(evaluated.code).toBe(0);
     expect(evaluated.out).toMatch(/treasure_hunt/);
   }, 180_000);

@@ -27,10 +27,18 @@ describe('numeric bounds', () => {
   it('refuses a group size of 99999999999999999999999 at its line, naming the range', () => {
     const { config, errors } = parseRunConfigYaml('training:\n  group_size: 99999999999999999999999\n');
     expect(config).toBeNull();
-    expect(errors).toEqual([{ path: 'training.group_size', line: 2, message: '"training.group_size" is 1e+23; allowed: a whole number ≥ 2 and ≤ 256.' }]);
+    expect(errors).toEqual([
+      {
+        path: 'training.group_size',
+        line: 2,
+        message: '"training.group_size" is 1e+23; allowed: a whole number ≥ 2 and ≤ 256.',
+      },
+    ]);
   });
 
-  const numeric = leaves(DEFAULT_CONFIG).filter(([path, v]) => typeof v === 'number' || FIELD_RULES[path]?.kind === 'int' || FIELD_RULES[path]?.kind === 'number');
+  const numeric = leaves(DEFAULT_CONFIG).filter(
+    ([path, v]) => typeof v === 'number' || FIELD_RULES[path]?.kind === 'int' || FIELD_RULES[path]?.kind === 'number',
+  );
 
   it.each(numeric)('%s has both bounds, holds its default, and refuses 1e23 by them', (path, fallback) => {
     const rule = FIELD_RULES[path];
@@ -39,12 +47,16 @@ describe('numeric bounds', () => {
     expect(Number.isFinite(rule.min) && Number.isFinite(rule.max) && rule.min < rule.max).toBe(true);
     if (typeof fallback === 'number') expect(fallback >= rule.min && fallback <= rule.max).toBe(true);
     const problem = validateRunConfig(setting(path, 1e23)).errors.find((e) => e.path === path);
-    expect(problem?.message).toBe(`"${path}" is 1e+23; allowed: ${rule.kind === 'int' ? 'a whole number ' : ''}${'exclusiveMin' in rule && rule.exclusiveMin ? '>' : '≥'} ${rule.min} and ≤ ${rule.max}.`);
+    expect(problem?.message).toBe(
+      `"${path}" is 1e+23; allowed: ${rule.kind === 'int' ? 'a whole number ' : ''}${'exclusiveMin' in rule && rule.exclusiveMin ? '>' : '≥'} ${rule.min} and ≤ ${rule.max}.`,
+    );
   });
 
-  it('bounds the judges\' numbers too', () => {
+  it("bounds the judges' numbers too", () => {
     const judge = { type: 'remote', id: 'r', base_url: 'http://127.0.0.1:9/v1', model: 'm' };
-    const errors = validateRunConfig({ judge: { judges: [{ ...judge, max_concurrency: 1e9, timeout_ms: 2.5, temperature: 7, max_retries: -1 }] } }).errors;
+    const errors = validateRunConfig({
+      judge: { judges: [{ ...judge, max_concurrency: 1e9, timeout_ms: 2.5, temperature: 7, max_retries: -1 }] },
+    }).errors;
     expect(errors.map((e) => e.message)).toEqual([
       `"judge.judges.0.temperature" is 7; allowed: ≥ 0 and ≤ ${JUDGE_NUMBER_RULES.temperature.max}.`,
       '"judge.judges.0.timeout_ms" must be a whole number (≥ 1 and ≤ 600000), got 2.5.',
@@ -67,12 +79,16 @@ describe('messages stay short', () => {
     const invalid = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`env_${i}`, 9]));
     const { errors } = validateRunConfig({ tasks: { levels: invalid } });
     expect(errors).toHaveLength(1);
-    expect(errors[0].message).toMatch(/^"tasks.levels" must map environment names to whole-number levels 1–5 \(e\.g\. \{arith_tool: 3\}\), got \{"env_0":9,.*… \(\d+ characters\)\.$/);
+    expect(errors[0].message).toMatch(
+      /^"tasks.levels" must map environment names to whole-number levels 1–5 \(e\.g\. \{arith_tool: 3\}\), got \{"env_0":9,.*… \(\d+ characters\)\.$/,
+    );
     expect(errors[0].message.length).toBeLessThan(400);
 
     const strangers = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`env_${i}`, 1]));
     const many = validateRunConfig({ tasks: { levels: strangers } }).errors;
-    expect(many.slice(0, 5).map((e) => e.path)).toEqual(['env_0', 'env_1', 'env_2', 'env_3', 'env_4'].map((e) => `tasks.levels.${e}`));
+    expect(many.slice(0, 5).map((e) => e.path)).toEqual(
+      ['env_0', 'env_1', 'env_2', 'env_3', 'env_4'].map((e) => `tasks.levels.${e}`),
+    );
     expect(many[5].message).toBe('"tasks.levels" names 99995 more environments that are not in "tasks.environments".');
     expect(JSON.stringify(many).length).toBeLessThan(2000);
 
@@ -89,7 +105,10 @@ describe('messages stay short', () => {
   });
 
   it('a config with thousands of problems reports the first ones and counts the rest', () => {
-    const { errors } = validateRunConfig({ tasks: { environments: Array.from({ length: 5000 }, (_, i) => `nope_${i}`) } }, { knownEnvironments: ['arith_tool'] });
+    const { errors } = validateRunConfig(
+      { tasks: { environments: Array.from({ length: 5000 }, (_, i) => `nope_${i}`) } },
+      { knownEnvironments: ['arith_tool'] },
+    );
     expect(errors).toHaveLength(MAX_ERRORS);
     expect(errors.at(-1)!.message).toBe(`… and ${5000 - MAX_ERRORS + 1} more problems.`);
   });
@@ -102,7 +121,14 @@ describe('messages stay short', () => {
 
   it('says a config nested deeper than the YAML parser goes is nested too deeply, once, at its line', () => {
     const { errors } = parseRunConfigYaml(`name: deep\ntasks:\n  levels: ${'['.repeat(5000)}${']'.repeat(5000)}\n`);
-    expect(errors).toEqual([{ path: '', line: 3, message: 'the config nests lists or mappings too deeply for the YAML parser; a run config nests a few levels at most' }]);
+    expect(errors).toEqual([
+      {
+        path: '',
+        line: 3,
+        message:
+          'the config nests lists or mappings too deeply for the YAML parser; a run config nests a few levels at most',
+      },
+    ]);
   });
 });
 

@@ -25,7 +25,12 @@ describe('run config YAML', () => {
   it('reads a config of only the core sections and fills the rest from defaults', () => {
     const { config, errors } = parseRunConfigYaml(SEED_STYLE);
     expect(errors).toEqual([]);
-    expect(config!.training).toMatchObject({ max_steps: 1000, batch_size: 8, learning_rate: 1e-5, group_size: DEFAULT_CONFIG.training.group_size });
+    expect(config!.training).toMatchObject({
+      max_steps: 1000,
+      batch_size: 8,
+      learning_rate: 1e-5,
+      group_size: DEFAULT_CONFIG.training.group_size,
+    });
     expect(config!.tasks.difficulty_range).toEqual([2, 4]);
     expect(config!.replay.online_ratio).toBe(0.7);
   });
@@ -35,7 +40,9 @@ describe('run config YAML', () => {
   });
 
   it('names the field, the value, what is allowed and the line', () => {
-    const { config, errors } = parseRunConfigYaml('training:\n  learning_rate: 5\n  optimizer: sgd\nmodel:\n  backend: tpu\n');
+    const { config, errors } = parseRunConfigYaml(
+      'training:\n  learning_rate: 5\n  optimizer: sgd\nmodel:\n  backend: tpu\n',
+    );
     expect(config).toBeNull();
     expect(errors).toEqual([
       { path: 'training.learning_rate', line: 2, message: '"training.learning_rate" is 5; allowed: > 0 and ≤ 1.' },
@@ -45,14 +52,20 @@ describe('run config YAML', () => {
   });
 
   it('reads a fixed level per environment and refuses one outside the range or for an unlisted environment', () => {
-    const ok = parseRunConfigYaml('tasks:\n  environments: [arith_tool, letter_count]\n  difficulty_range: [1, 3]\n  levels: {arith_tool: 3}\n');
+    const ok = parseRunConfigYaml(
+      'tasks:\n  environments: [arith_tool, letter_count]\n  difficulty_range: [1, 3]\n  levels: {arith_tool: 3}\n',
+    );
     expect(ok.errors).toEqual([]);
     expect(ok.config!.tasks.levels).toEqual({ arith_tool: 3 });
-    const bad = parseRunConfigYaml('tasks:\n  environments: [arith_tool]\n  difficulty_range: [1, 2]\n  levels: {arith_tool: 3, shell_exec: 1}\n');
+    const bad = parseRunConfigYaml(
+      'tasks:\n  environments: [arith_tool]\n  difficulty_range: [1, 2]\n  levels: {arith_tool: 3, shell_exec: 1}\n',
+    );
     expect(bad.errors.map((e) => e.path)).toEqual(['tasks.levels.arith_tool', 'tasks.levels.shell_exec']);
     expect(bad.errors[0].message).toContain('outside "tasks.difficulty_range" [1, 2]');
     expect(bad.errors[1].message).toContain('not in "tasks.environments"');
-    expect(parseRunConfigYaml('tasks:\n  levels: {arith_tool: 2.5}\n').errors[0].message).toContain('whole-number levels 1–5');
+    expect(parseRunConfigYaml('tasks:\n  levels: {arith_tool: 2.5}\n').errors[0].message).toContain(
+      'whole-number levels 1–5',
+    );
   });
 
   it('suggests the intended name for a typo', () => {
@@ -69,13 +82,17 @@ describe('run config YAML', () => {
   });
 
   it('checks judges and refuses an inline API key', () => {
-    const { errors } = parseRunConfigYaml('judge:\n  judges:\n    - type: remote\n      id: gpt\n      base_url: http://x\n      model: m\n      api_key: sk-123\n    - type: oracle\n');
+    const { errors } = parseRunConfigYaml(
+      'judge:\n  judges:\n    - type: remote\n      id: gpt\n      base_url: http://x\n      model: m\n      api_key: sk-123\n    - type: oracle\n',
+    );
     expect(errors.map((e) => e.path)).toEqual(['judge.judges.0.api_key', 'judge.judges.1.type']);
     expect(errors[0].message).toContain('api_key_env');
   });
 
   it('checks environments against the registry when given', () => {
-    const { errors } = parseRunConfigYaml('tasks:\n  environments: [arith_tool, nope]\n', { knownEnvironments: ['arith_tool'] });
+    const { errors } = parseRunConfigYaml('tasks:\n  environments: [arith_tool, nope]\n', {
+      knownEnvironments: ['arith_tool'],
+    });
     expect(errors).toHaveLength(1);
     expect(errors[0]).toMatchObject({ path: 'tasks.environments.1', line: 2 });
   });
@@ -98,7 +115,9 @@ describe('config set', () => {
   });
 
   it('refuses a bad value with the validator message', () => {
-    expect(() => setConfigValue('', 'training.optimizer', 'sgd')).toThrow('"training.optimizer" is "sgd"; allowed: adam, adamw.');
+    expect(() => setConfigValue('', 'training.optimizer', 'sgd')).toThrow(
+      '"training.optimizer" is "sgd"; allowed: adam, adamw.',
+    );
     expect(() => resolveConfigKey('learning_rat')).toThrow('Did you mean');
     expect(() => resolveConfigKey('enabled')).toThrow(/ambiguous/);
   });

@@ -31,7 +31,9 @@ function leaves(value: unknown, prefix = ''): string[] {
 
 // Code that only edits or validates the config does not count as reading it.
 const EDITORS = /^src\/config\/|^src\/ui\/screens\/train\/(ConfigForm|Field)\.svelte$/;
-const sources = files('src').filter((f) => !EDITORS.test(f)).map((f) => readFileSync(join(ROOT, f), 'utf8'));
+const sources = files('src')
+  .filter((f) => !EDITORS.test(f))
+  .map((f) => readFileSync(join(ROOT, f), 'utf8'));
 
 const CONFIG = 'config|cfg';
 
@@ -41,11 +43,16 @@ const CONFIG = 'config|cfg';
  * typed `RunConfig['parent']`, or typed by a type declared over it (`type W = Pick<RunConfig['parent'], …>`).
  */
 function sectionNames(text: string, parent: string | null): string[] {
-  if (parent === null) return [CONFIG, ...[...text.matchAll(/\b(\w+)\??\s*:\s*(?:Readonly<)?RunConfig\b(?!\[)/g)].map((m) => m[1])];
+  if (parent === null)
+    return [CONFIG, ...[...text.matchAll(/\b(\w+)\??\s*:\s*(?:Readonly<)?RunConfig\b(?!\[)/g)].map((m) => m[1])];
   const section = `RunConfig\\[['"]${parent}['"]\\]`;
   const types = [...text.matchAll(new RegExp(`(?:type|interface)\\s+(\\w+)[^;{]*?${section}`, 'g'))].map((m) => m[1]);
-  const typed = [section, ...types].flatMap((t) => [...text.matchAll(new RegExp(`\\b(\\w+)\\??\\s*:\\s*(?:Readonly<)?(?:Pick<)?${t}`, 'g'))].map((m) => m[1]));
-  const assigned = [...text.matchAll(new RegExp(`(?:const|let)\\s+(\\w+)\\s*=\\s*[\\w.?!]*\\.${parent}\\b(?!\\s*[.[(])`, 'g'))].map((m) => m[1]);
+  const typed = [section, ...types].flatMap((t) =>
+    [...text.matchAll(new RegExp(`\\b(\\w+)\\??\\s*:\\s*(?:Readonly<)?(?:Pick<)?${t}`, 'g'))].map((m) => m[1]),
+  );
+  const assigned = [
+    ...text.matchAll(new RegExp(`(?:const|let)\\s+(\\w+)\\s*=\\s*[\\w.?!]*\\.${parent}\\b(?!\\s*[.[(])`, 'g')),
+  ].map((m) => m[1]);
   const renamed = [...text.matchAll(new RegExp(`[{,]\\s*${parent}\\s*:\\s*(\\w+)\\s*[,}]`, 'g'))].map((m) => m[1]);
   return [parent, ...typed, ...assigned, ...renamed];
 }
@@ -54,7 +61,9 @@ function sectionNames(text: string, parent: string | null): string[] {
 function readsField(text: string, parent: string | null, leaf: string): boolean {
   const names = sectionNames(text, parent).join('|');
   const property = new RegExp(`\\b(?:${names})\\??\\.${leaf}\\b|\\b(?:${names})\\[['"]${leaf}['"]\\]`);
-  const destructured = new RegExp(`\\{[^{}]*\\b${leaf}\\b[^{}]*\\}\\s*=\\s*(?:[\\w.?!]*\\.)?(?:${names})\\b(?!\\s*[.[(])`);
+  const destructured = new RegExp(
+    `\\{[^{}]*\\b${leaf}\\b[^{}]*\\}\\s*=\\s*(?:[\\w.?!]*\\.)?(?:${names})\\b(?!\\s*[.[(])`,
+  );
   return property.test(text) || destructured.test(text);
 }
 
@@ -66,16 +75,29 @@ describe('every setting does something', () => {
     const parts = path.split('.');
     const leaf = parts.at(-1)!;
     const parent = parts.length > 1 ? parts.at(-2)! : null;
-    expect(sources.some((text) => readsField(text, parent, leaf)), `nothing reads ${path}`).toBe(true);
+    expect(
+      sources.some((text) => readsField(text, parent, leaf)),
+      `nothing reads ${path}`,
+    ).toBe(true);
   });
 
   it('looks for the path, not the name: a field of one section is not read by the same name in another', () => {
     expect(readsField('const n = config.training.epochs;', 'training', 'epochs')).toBe(true);
     expect(readsField('const { epochs, batch_size } = cfg.training;', 'training', 'epochs')).toBe(true);
-    expect(readsField('const tc = this.config.trajectory_collection;\nrun(tc.tools);', 'trajectory_collection', 'tools')).toBe(true);
-    expect(readsField('const { trajectory_collection: tc } = config;\nrun(tc.tools);', 'trajectory_collection', 'tools')).toBe(true);
-    expect(readsField('function f(w: RunConfig[\'safety\']) { return w.threshold; }', 'safety', 'threshold')).toBe(true);
-    expect(readsField('type W = Pick<RunConfig[\'process_rewards\'], \'thought_bonus\'>;\nconst f = (w: W) => w.thought_bonus;', 'process_rewards', 'thought_bonus')).toBe(true);
+    expect(
+      readsField('const tc = this.config.trajectory_collection;\nrun(tc.tools);', 'trajectory_collection', 'tools'),
+    ).toBe(true);
+    expect(
+      readsField('const { trajectory_collection: tc } = config;\nrun(tc.tools);', 'trajectory_collection', 'tools'),
+    ).toBe(true);
+    expect(readsField("function f(w: RunConfig['safety']) { return w.threshold; }", 'safety', 'threshold')).toBe(true);
+    expect(
+      readsField(
+        "type W = Pick<RunConfig['process_rewards'], 'thought_bonus'>;\nconst f = (w: W) => w.thought_bonus;",
+        'process_rewards',
+        'thought_bonus',
+      ),
+    ).toBe(true);
     expect(readsField('const s = config.seed;', null, 'seed')).toBe(true);
     // The same leaf name elsewhere does not count.
     expect(readsField('const e = options.epochs; const { epochs } = job;', 'training', 'epochs')).toBe(false);
@@ -85,10 +107,20 @@ describe('every setting does something', () => {
 
   it('config fields refuse what is not implemented, saying so', async () => {
     const { validateRunConfig } = await import('../../src/config/validate.ts');
-    expect(validateRunConfig({ model: { quantization: 'q4_k_m' } }).errors[0].message).toMatch(/allowed: none, int8 \(.*4-bit formats such as q4_k_m are not implemented/);
-    expect(validateRunConfig({ model: { quantization: 'int8' }, training: { gradient_checkpointing: 'on' } }).errors).toEqual([]);
-    expect(validateRunConfig({ training: { gradient_checkpointing: true } }).errors[0].message).toMatch(/gradient_checkpointing.*allowed: auto, on, off/);
-    expect(validateRunConfig({ model: { preset: 'nano' } }).errors[0].message).toMatch(/"model.preset" was removed: it did nothing/);
-    expect(validateRunConfig({ trajectory_collection: { tools: ['python_exec'] } }).errors[0].message).toMatch(/"python_exec"; allowed: js, calc, sh, git/);
+    expect(validateRunConfig({ model: { quantization: 'q4_k_m' } }).errors[0].message).toMatch(
+      /allowed: none, int8 \(.*4-bit formats such as q4_k_m are not implemented/,
+    );
+    expect(
+      validateRunConfig({ model: { quantization: 'int8' }, training: { gradient_checkpointing: 'on' } }).errors,
+    ).toEqual([]);
+    expect(validateRunConfig({ training: { gradient_checkpointing: true } }).errors[0].message).toMatch(
+      /gradient_checkpointing.*allowed: auto, on, off/,
+    );
+    expect(validateRunConfig({ model: { preset: 'nano' } }).errors[0].message).toMatch(
+      /"model.preset" was removed: it did nothing/,
+    );
+    expect(validateRunConfig({ trajectory_collection: { tools: ['python_exec'] } }).errors[0].message).toMatch(
+      /"python_exec"; allowed: js, calc, sh, git/,
+    );
   });
 });

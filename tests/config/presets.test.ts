@@ -4,12 +4,15 @@ import { PRESETS, applyPresetToYaml, presetConfig, presetSettings } from '../../
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { parseRunConfigYaml, stringifyRunConfig } from '../../src/config/yaml.ts';
 
-const at = (config: unknown, path: string) => path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], config);
+const at = (config: unknown, path: string) =>
+  path.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], config);
 
 describe('presets', () => {
   for (const name of Object.keys(PRESETS)) {
     it(`${name}: on the defaults it gives the preset's config; on an edited config it sets only what it names`, () => {
-      expect(parseRunConfigYaml(applyPresetToYaml(stringifyRunConfig(DEFAULT_CONFIG), name)).config).toEqual(presetConfig(name));
+      expect(parseRunConfigYaml(applyPresetToYaml(stringifyRunConfig(DEFAULT_CONFIG), name)).config).toEqual(
+        presetConfig(name),
+      );
       const edited = structuredClone(DEFAULT_CONFIG);
       edited.judge.judges = [...edited.judge.judges, { type: 'model', id: 'onnx-judge', path: 'models/judge' }];
       edited.sampling.top_p = 0.9;
@@ -24,7 +27,9 @@ describe('presets', () => {
         const copy = structuredClone(c) as Record<string, unknown>;
         for (const [path] of named) {
           const keys = path.split('.');
-          delete (keys.slice(0, -1).reduce<Record<string, unknown>>((o, k) => o[k] as Record<string, unknown>, copy))[keys.at(-1)!];
+          delete keys.slice(0, -1).reduce<Record<string, unknown>>((o, k) => o[k] as Record<string, unknown>, copy)[
+            keys.at(-1)!
+          ];
         }
         return copy;
       };
@@ -33,7 +38,13 @@ describe('presets', () => {
   }
 
   it('names each leaf setting once, lists as values', () => {
-    expect(presetSettings('watch-it-learn')).toEqual(expect.arrayContaining([['tasks.difficulty_range', [3, 3]], ['curriculum.enabled', false], ['training.group_size', 8]]));
+    expect(presetSettings('watch-it-learn')).toEqual(
+      expect.arrayContaining([
+        ['tasks.difficulty_range', [3, 3]],
+        ['curriculum.enabled', false],
+        ['training.group_size', 8],
+      ]),
+    );
     expect(() => presetSettings('nope')).toThrow(/Unknown preset "nope"/);
     expect(() => applyPresetToYaml('training: [', 'demo')).toThrow(/not valid YAML/);
   });

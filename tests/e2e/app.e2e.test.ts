@@ -3,8 +3,12 @@ import { openApp, type App } from './harness.ts';
 
 describe('the built app in Chromium', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp(); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('is cross-origin isolated and names its backend in the status strip', async () => {
     const { page } = app;

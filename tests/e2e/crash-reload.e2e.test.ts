@@ -85,7 +85,13 @@ interface Moment {
   slow?: string;
 }
 
-const m = (phase: Phase, at: Moment['at'], match: string, delayMs?: number, slow?: string): Moment => ({ phase, at, match, delayMs, slow });
+const m = (phase: Phase, at: Moment['at'], match: string, delayMs?: number, slow?: string): Moment => ({
+  phase,
+  at,
+  match,
+  delayMs,
+  slow,
+});
 
 /**
  * In run order. Each page's engine freezes at the first of the moments still to come that it meets, so
@@ -216,11 +222,25 @@ const HOOK = String.raw`(plans) => {
 /** Each page collects what the hook says (an init script, so it is there again after every reload). */
 const COLLECT = `globalThis.__crashLog = []; new BroadcastChannel('spindle-crash-e2e').onmessage = (e) => globalThis.__crashLog.push(e.data);`;
 
-interface LogEntry { kind: 'op' | 'commit' | 'sent' | 'fetch' | 'frozen'; label: string; index?: number }
+interface LogEntry {
+  kind: 'op' | 'commit' | 'sent' | 'fetch' | 'frozen';
+  label: string;
+  index?: number;
+}
 
 async function writeTinyModel(): Promise<void> {
   await initBackend({ forced: 'wasm' });
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 13);
+  const model = TransformerModel.create(
+    presetConfig('nano', 266, {
+      numLayers: 1,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      numHeads: 2,
+      numKvHeads: 1,
+      headDim: 16,
+    }),
+    13,
+  );
   mkdirSync(MODEL_DIR, { recursive: true });
   for (const [name, bytes] of await saveModel(model, new ByteTokenizer())) writeFileSync(`${MODEL_DIR}/${name}`, bytes);
   model.dispose();
@@ -233,7 +253,14 @@ interface Stored {
   checkpoints: { id: string; run_id: string; step: number }[];
   heads: { run_id: string; latest: string; previous: string | null }[];
   trajectories: { id: string; run_id: string; group_id: string; split: string }[];
-  groups: { id: string; run_id: string; step: number; scored: boolean; advantages: boolean; trajectory_ids: string[] }[];
+  groups: {
+    id: string;
+    run_id: string;
+    step: number;
+    scored: boolean;
+    advantages: boolean;
+    trajectory_ids: string[];
+  }[];
   evaluations: { run_id: string; step: number; benchmark: string }[];
   markers: unknown[];
 }
@@ -281,8 +308,12 @@ describe('a training run in the browser reloaded at many moments', () => {
     /** The page's engine worker, with the hook planned for the moments from `next` on. */
     const arm = async (next: number): Promise<void> => {
       let engine: Worker | undefined;
-      await expect.poll(() => (engine = page.workers().find((w) => /engine\.worker/.test(w.url()))), { timeout: 20_000 }).toBeTruthy();
-      await engine!.evaluate(`(${HOOK})(${JSON.stringify(MOMENTS.slice(next).map((x, k) => ({ ...x, index: next + k })))})`);
+      await expect
+        .poll(() => (engine = page.workers().find((w) => /engine\.worker/.test(w.url()))), { timeout: 20_000 })
+        .toBeTruthy();
+      await engine!.evaluate(
+        `(${HOOK})(${JSON.stringify(MOMENTS.slice(next).map((x, k) => ({ ...x, index: next + k })))})`,
+      );
     };
 
     const landed: Phase[] = [];
@@ -311,11 +342,17 @@ describe('a training run in the browser reloaded at many moments', () => {
         const headStep = head ? stored.checkpoints.find((c) => c.id === head.latest)!.step : null;
         expect(headStep ?? -1, `reload ${reloads}`).toBeGreaterThanOrEqual(committedHead ?? -1);
         if (headStep === null) expect(text, `reload ${reloads}`).toContain('no update had finished');
-        else expect(Number(/continues after update (\d+)/.exec(text)?.[1]), `reload ${reloads}: ${text}`).toBe(headStep);
+        else
+          expect(Number(/continues after update (\d+)/.exec(text)?.[1]), `reload ${reloads}: ${text}`).toBe(headStep);
         await offer.locator('[data-testid="resume-interrupted"]').click();
       }
       // Wait for a moment (the hook froze the engine), or the run to finish without one.
-      await expect.poll(async () => (await log()).some((e) => e.kind === 'frozen') || (await status.textContent()) === 'finished', { timeout: 60_000, interval: 20 }).toBe(true);
+      await expect
+        .poll(
+          async () => (await log()).some((e) => e.kind === 'frozen') || (await status.textContent()) === 'finished',
+          { timeout: 60_000, interval: 20 },
+        )
+        .toBe(true);
       const entries = await log();
       const commits = entries.filter((e) => e.kind === 'commit').map((e) => e.label);
       for (const c of commits) {
@@ -361,32 +398,50 @@ describe('a training run in the browser reloaded at many moments', () => {
     const trained = range(STEPS).flatMap((s) => range(GROUP_SIZE).map((k) => `${s}/0/${k}`));
     const evaluated = EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool/0`);
     expect(ids.sort()).toEqual([...trained, ...evaluated].sort());
-    expect(stored.groups.map((g) => local(g.id)).sort()).toEqual([...range(STEPS).map((s) => `${s}/0`), ...EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool`)].sort());
+    expect(stored.groups.map((g) => local(g.id)).sort()).toEqual(
+      [...range(STEPS).map((s) => `${s}/0`), ...EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool`)].sort(),
+    );
     for (const g of stored.groups) {
       const id = local(g.id);
       if (id.startsWith('eval/')) {
         expect([g.step, g.trajectory_ids.map(local)], id).toEqual([-1, [`${id}/0`]]);
       } else {
         // Trained once, at its own step, with the advantages that update used and both members once each.
-        expect([g.step, g.scored, g.advantages, g.trajectory_ids.map(local)], id).toEqual([Number(id.split('/')[0]), true, true, range(GROUP_SIZE).map((k) => `${id}/${k}`)]);
+        expect([g.step, g.scored, g.advantages, g.trajectory_ids.map(local)], id).toEqual([
+          Number(id.split('/')[0]),
+          true,
+          true,
+          range(GROUP_SIZE).map((k) => `${id}/${k}`),
+        ]);
       }
     }
-    expect(stored.evaluations.map((e) => `${e.step} ${e.benchmark}`).sort()).toEqual(EVAL_STEPS.map((s) => `${s} arith_tool`));
+    expect(stored.evaluations.map((e) => `${e.step} ${e.benchmark}`).sort()).toEqual(
+      EVAL_STEPS.map((s) => `${s} arith_tool`),
+    );
     const markers = stored.markers.map((x) => JSON.stringify({ ...(x as object), id: 0, time: 0 }));
     expect(new Set(markers).size).toBe(markers.length);
 
     // The screen: the run's trajectories are listed once each; the completed run is not offered again.
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 })
+    await expect
+      .poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 })
       .toMatch(new RegExp(`^${trained.length + evaluated.length} trajectories`));
     await page.locator('[data-testid="tab-train"]').click();
     await page.locator('[data-testid="start-run"]').waitFor();
     expect(await offer.count()).toBe(0);
 
-    const byPhase = Object.fromEntries((['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write', 'completion'] as const).map((p) => [p, landed.filter((l) => l === p).length]));
-    console.log(`crash-reload: ${landed.length} reloads landed ${JSON.stringify(byPhase)}, ${missed.length} moments passed (${missed.map((x) => x.match).join(', ')}); ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    const byPhase = Object.fromEntries(
+      (['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write', 'completion'] as const).map((p) => [
+        p,
+        landed.filter((l) => l === p).length,
+      ]),
+    );
+    console.log(
+      `crash-reload: ${landed.length} reloads landed ${JSON.stringify(byPhase)}, ${missed.length} moments passed (${missed.map((x) => x.match).join(', ')}); ${((performance.now() - started) / 1000).toFixed(1)} s`,
+    );
     expect(landed.length).toBeGreaterThanOrEqual(20);
-    for (const phase of ['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write'] as const) expect(byPhase[phase], phase).toBeGreaterThanOrEqual(3);
+    for (const phase of ['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write'] as const)
+      expect(byPhase[phase], phase).toBeGreaterThanOrEqual(3);
     // A frozen engine worker dies with its page; the pages say nothing went wrong.
     expect(app.errors).toEqual([]);
   }, 240_000);

@@ -43,13 +43,17 @@ beforeAll(async () => {
   // 'load' fires on full page loads only (tab switches change the hash, which is no reload).
   app.page.on('load', () => loads++);
 });
-afterAll(async () => { await app?.close(); });
+afterAll(async () => {
+  await app?.close();
+});
 
 it('runs an update with the in-browser judge on the dev server without reloading the page', async () => {
   const { page } = app;
   await page.locator('[data-testid="yaml-view"]').waitFor({ timeout: 120_000 });
   // A mark on the window: a reload would drop it.
-  await page.evaluate(() => { (window as unknown as { __loadedOnce: boolean }).__loadedOnce = true; });
+  await page.evaluate(() => {
+    (window as unknown as { __loadedOnce: boolean }).__loadedOnce = true;
+  });
   for (const tab of ['playground', 'trajectories', 'judges', 'models', 'learn', 'train']) {
     await page.locator(`[data-testid="tab-${tab}"]`).click();
   }
@@ -57,13 +61,24 @@ it('runs an update with the in-browser judge on the dev server without reloading
   await page.locator('[data-testid="yaml-editor"]').fill(YAML);
   await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
   await page.locator('[data-testid="start-run"]').click();
-  await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 200_000 }).toMatch(/finished|error|stopped/);
+  await expect
+    .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 200_000 })
+    .toMatch(/finished|error|stopped/);
   expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('finished');
 
   const judges = await page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((res, rej) => { const r = indexedDB.open('spindle'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
-    const all = await new Promise<unknown[]>((res) => { const r = db.transaction('trajectories').objectStore('trajectories').getAll(); r.onsuccess = () => res(r.result as unknown[]); });
-    return all.filter((t) => (t as { split: string }).split === 'train').map((t) => (t as { votes: { judge_id: string }[] }).votes.map((v) => v.judge_id));
+    const db = await new Promise<IDBDatabase>((res, rej) => {
+      const r = indexedDB.open('spindle');
+      r.onsuccess = () => res(r.result);
+      r.onerror = () => rej(r.error);
+    });
+    const all = await new Promise<unknown[]>((res) => {
+      const r = db.transaction('trajectories').objectStore('trajectories').getAll();
+      r.onsuccess = () => res(r.result as unknown[]);
+    });
+    return all
+      .filter((t) => (t as { split: string }).split === 'train')
+      .map((t) => (t as { votes: { judge_id: string }[] }).votes.map((v) => v.judge_id));
   });
   expect(judges.length).toBe(2);
   for (const ids of judges) expect(ids).toContain('onnx-judge');

@@ -12,8 +12,14 @@ import { chromium, type BrowserContext, type Page } from 'playwright-core';
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const CHROMIUM_ARGS = [
-  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-  '--disable-component-update', '--disable-sync', '--enable-unsafe-webgpu',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--enable-unsafe-webgpu',
 ];
 
 export interface App {
@@ -27,7 +33,10 @@ export interface App {
 
 export async function openApp(path = '/'): Promise<App> {
   if (!existsSync('dist/index.html')) throw new Error('dist/ is missing: run `npm run build` (npm run test:e2e does).');
-  const server: PreviewServer = await preview({ preview: { port: 0, host: '127.0.0.1', strictPort: false }, logLevel: 'error' });
+  const server: PreviewServer = await preview({
+    preview: { port: 0, host: '127.0.0.1', strictPort: false },
+    logLevel: 'error',
+  });
   return openBrowser(server.httpServer, path, async () => {});
 }
 
@@ -41,8 +50,15 @@ export async function openDevApp(path = '/'): Promise<DevApp> {
   const cacheDir = mkdtempSync(join(tmpdir(), 'spindle-vite-cache-'));
   const serverLog: string[] = [];
   const logger = createLogger('info');
-  for (const level of ['info', 'warn', 'error'] as const) logger[level] = (message) => { serverLog.push(`${level}: ${message}`); };
-  const server = await createServer({ cacheDir, customLogger: logger, server: { port: 0, host: '127.0.0.1', strictPort: false, hmr: true } });
+  for (const level of ['info', 'warn', 'error'] as const)
+    logger[level] = (message) => {
+      serverLog.push(`${level}: ${message}`);
+    };
+  const server = await createServer({
+    cacheDir,
+    customLogger: logger,
+    server: { port: 0, host: '127.0.0.1', strictPort: false, hmr: true },
+  });
   await server.listen();
   const app = await openBrowser(server.httpServer!, path, async () => {
     await server.close();
@@ -51,22 +67,35 @@ export async function openDevApp(path = '/'): Promise<DevApp> {
   return { ...app, serverLog };
 }
 
-async function openBrowser(httpServer: { address(): unknown; close(cb: () => void): unknown }, path: string, closeServer: () => Promise<void>): Promise<App> {
+async function openBrowser(
+  httpServer: { address(): unknown; close(cb: () => void): unknown },
+  path: string,
+  closeServer: () => Promise<void>,
+): Promise<App> {
   const address = httpServer.address() as { port: number } | string | null;
   if (!address || typeof address === 'string') throw new Error('the server has no port');
   const url = `http://127.0.0.1:${address.port}`;
   const profile = mkdtempSync(join(tmpdir(), 'spindle-e2e-'));
   const context = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, acceptDownloads: true, viewport: { width: 1280, height: 800 },
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    acceptDownloads: true,
+    viewport: { width: 1280, height: 800 },
   });
   const page = context.pages()[0] ?? (await context.newPage());
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
   // A cold dev server optimizes the dependencies before it answers the first page.
   await page.goto(url + path, { timeout: 120_000 });
   return {
-    url, context, page, errors,
+    url,
+    context,
+    page,
+    errors,
     async close() {
       await context.close();
       await closeServer();

@@ -22,7 +22,9 @@ describe('ONNX judge in Chromium', () => {
     await server.listen();
     profile = mkdtempSync(join(tmpdir(), 'spindle-judge-e2e-'));
     context = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
     });
   });
   afterAll(async () => {

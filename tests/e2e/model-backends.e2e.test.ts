@@ -13,21 +13,33 @@ import { comparisonProblems, type SelftestResult } from '../../src/selftest/back
 
 describe('the model on each backend vs cpu (selftest.html)', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/selftest.html'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/selftest.html');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   async function selftest(query: string, cores?: number): Promise<SelftestResult> {
     const page = await app.context.newPage();
-    if (cores) await page.addInitScript((n) => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => n }), cores);
+    if (cores)
+      await page.addInitScript(
+        (n) => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => n }),
+        cores,
+      );
     await page.goto(`${app.url}/selftest.html${query}`);
-    await page.waitForFunction(() => window.__selftest && window.__selftest.status !== 'running', undefined, { timeout: 200_000 });
+    await page.waitForFunction(() => window.__selftest && window.__selftest.status !== 'running', undefined, {
+      timeout: 200_000,
+    });
     const result = (await page.evaluate(() => window.__selftest)) as SelftestResult;
     await page.close();
     return result;
   }
 
   it('WebGPU agrees within tolerance, or reports clearly that it is unavailable', async () => {
-    await app.page.waitForFunction(() => window.__selftest && window.__selftest.status !== 'running', undefined, { timeout: 200_000 });
+    await app.page.waitForFunction(() => window.__selftest && window.__selftest.status !== 'running', undefined, {
+      timeout: 200_000,
+    });
     const result = (await app.page.evaluate(() => window.__selftest)) as SelftestResult;
     if (result.status === 'unavailable') {
       console.warn(`WebGPU unavailable in this Chromium: ${result.reason}; webgpu parity not checked.`);
@@ -39,7 +51,10 @@ describe('the model on each backend vs cpu (selftest.html)', () => {
     expect(app.errors.filter((e) => !/favicon|404/.test(e))).toEqual([]);
   });
 
-  for (const [threads, cores] of [[1, undefined], [2, 4]] as const) {
+  for (const [threads, cores] of [
+    [1, undefined],
+    [2, 4],
+  ] as const) {
     it(`wasm with ${threads} thread${threads > 1 ? 's' : ''} agrees within tolerance`, async () => {
       const result = await selftest('?backend=wasm', cores);
       expect(result.reason ?? '', 'self-test error').toBe('');

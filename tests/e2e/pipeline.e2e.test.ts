@@ -47,7 +47,17 @@ tasks:
 
 async function writeTinyModel(): Promise<void> {
   await initBackend({ forced: 'wasm' });
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 11);
+  const model = TransformerModel.create(
+    presetConfig('nano', 266, {
+      numLayers: 1,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      numHeads: 2,
+      numKvHeads: 1,
+      headDim: 16,
+    }),
+    11,
+  );
   mkdirSync(MODEL_DIR, { recursive: true });
   for (const [name, bytes] of await saveModel(model, new ByteTokenizer())) writeFileSync(`${MODEL_DIR}/${name}`, bytes);
   model.dispose();
@@ -75,10 +85,21 @@ describe('a training run in web workers', () => {
     await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
     await page.locator('[data-testid="start-run"]').click();
 
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 }).toBe('running');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 })
+      .toBe('running');
     expect(await page.locator('[data-testid="run-backend"]').textContent()).toBe('wasm');
     // The engine and its two nested rollout workers are real web workers of this page.
-    await expect.poll(() => page.workers().map((w) => w.url()).filter((u) => /rollout\.worker/.test(u)).length, { timeout: 30_000 }).toBe(2);
+    await expect
+      .poll(
+        () =>
+          page
+            .workers()
+            .map((w) => w.url())
+            .filter((u) => /rollout\.worker/.test(u)).length,
+        { timeout: 30_000 },
+      )
+      .toBe(2);
     expect(page.workers().some((w) => /engine\.worker/.test(w.url()))).toBe(true);
     // A progress event (after the first update) and the update's metrics reach the screen.
     await expect.poll(() => doneUpdates(app), { timeout: 120_000 }).toBeGreaterThanOrEqual(1);
@@ -93,7 +114,12 @@ describe('a training run in web workers', () => {
     await page.reload();
 
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(async () => Number(/^(\d+)/.exec((await page.locator('[data-testid="trajectory-count"]').textContent()) ?? '')?.[1] ?? 0), { timeout: 20_000 })
+    await expect
+      .poll(
+        async () =>
+          Number(/^(\d+)/.exec((await page.locator('[data-testid="trajectory-count"]').textContent()) ?? '')?.[1] ?? 0),
+        { timeout: 20_000 },
+      )
       .toBeGreaterThanOrEqual(2 * doneBefore);
 
     await page.locator('[data-testid="tab-train"]').click();
@@ -107,15 +133,22 @@ describe('a training run in web workers', () => {
     expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('name: e2e-run');
     const seen: number[] = [];
     await offer.locator('[data-testid="resume-interrupted"]').click();
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 }).toBe('running');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 })
+      .toBe('running');
     // While the run trains, the Trajectories list shows stored rows, not loading placeholders.
     await page.locator('[data-testid="tab-trajectories"]').click();
     await page.locator('[data-testid="trajectory-row"]').first().waitFor({ timeout: 30_000 });
     await page.locator('[data-testid="tab-train"]').click();
-    await expect.poll(async () => {
-      seen.push(await doneUpdates(app));
-      return page.locator('[data-testid="run-status"]').textContent();
-    }, { timeout: 150_000 }).toBe('finished');
+    await expect
+      .poll(
+        async () => {
+          seen.push(await doneUpdates(app));
+          return page.locator('[data-testid="run-status"]').textContent();
+        },
+        { timeout: 150_000 },
+      )
+      .toBe('finished');
     expect(await progressNote(app)).toMatch(/^12\/12 updates/);
     // The update counter went on from the checkpoint, never back to the start.
     expect(Math.min(...seen)).toBeGreaterThanOrEqual(resumeAt);
@@ -128,7 +161,9 @@ describe('a training run in web workers', () => {
     // 12 updates × 1 group × 2 samples, each stored exactly once, plus the held-out episodes of the
     // evaluations before the first update and at updates 10 and 12 (1 item each), stored under split test.
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^27 trajectories/);
+    await expect
+      .poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 })
+      .toMatch(/^27 trajectories/);
     expect(app.errors).toEqual([]);
   });
 
@@ -143,7 +178,9 @@ describe('a training run in web workers', () => {
     const panel = page.locator('[data-testid="episode-panel"][data-phase="done"]');
     await panel.waitFor({ timeout: 60_000 });
     // Sampled by the model of the run just trained, in the engine; no failure notice.
-    expect(Number(/(\d+) tokens/.exec((await panel.locator('.meta').textContent()) ?? '')?.[1] ?? 0)).toBeGreaterThan(0);
+    expect(Number(/(\d+) tokens/.exec((await panel.locator('.meta').textContent()) ?? '')?.[1] ?? 0)).toBeGreaterThan(
+      0,
+    );
     expect(await panel.locator('[role="alert"]').count()).toBe(0);
     expect(app.errors).toEqual([]);
   });

@@ -23,8 +23,19 @@ import { openApp, type App } from './harness.ts';
 const MODEL_DIR = 'dist/e2e-qwen-style';
 const tokenizer = familyTokenizer('qwen2.5', { name: 'test/qwen-style' });
 const shape: ModelConfig = {
-  vocabSize: tokenizer.vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 2, numKvHeads: 1, headDim: 16,
-  maxPositions: 2048, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: tokenizer.vocabSize,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 16,
+  maxPositions: 2048,
+  ropeTheta: 1e6,
+  rmsNormEps: 1e-6,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
 
 const RUN_YAML = `name: qwen-style-run
@@ -74,16 +85,33 @@ describe('a real-shaped model (BPE tokenizer, its own tool template) through the
     await page.locator('[data-testid="yaml-editor"]').fill(RUN_YAML);
     await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
     await page.locator('[data-testid="start-run"]').click();
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 180_000 }).toBe('finished');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 180_000 })
+      .toBe('finished');
 
     // Every stored episode, read back from the page's IndexedDB: its tokens are the template's text for its messages.
     await page.locator('[data-testid="tab-models"]').click();
-    const [jsonl] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), page.locator('[data-testid="export-dataset-jsonl"]').click()]);
-    const ids = readFileSync((await jsonl.path())!, 'utf8').trim().split('\n').map((line) => (JSON.parse(line) as { id: string }).id);
+    const [jsonl] = await Promise.all([
+      page.waitForEvent('download', { timeout: 60_000 }),
+      page.locator('[data-testid="export-dataset-jsonl"]').click(),
+    ]);
+    const ids = readFileSync((await jsonl.path())!, 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { id: string }).id);
     expect(ids.length).toBeGreaterThanOrEqual(4);
-    const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
+    const template = ChatTemplate.fromTokenizerConfig(tokenizer.configJson, {
+      tools: true,
+      hasToken: (t) => tokenizer.tokenToId(t) !== undefined,
+    })!;
     for (const id of ids) {
-      const t = (await page.evaluate((tid) => (globalThis as unknown as { __spindleStore: { getTrajectory(id: string): Promise<unknown> } }).__spindleStore.getTrajectory(tid), id)) as Trajectory;
+      const t = (await page.evaluate(
+        (tid) =>
+          (
+            globalThis as unknown as { __spindleStore: { getTrajectory(id: string): Promise<unknown> } }
+          ).__spindleStore.getTrajectory(tid),
+        id,
+      )) as Trajectory;
       expect(t.tokens.length).toBeGreaterThan(0);
       expect(tokenizer.decode(t.tokens)).toBe(template.render(t.messages, { tools: t.tools }));
       expect(tokenizer.decode(t.tokens)).toContain('"name": "calc"');
@@ -91,17 +119,33 @@ describe('a real-shaped model (BPE tokenizer, its own tool template) through the
 
     // The last checkpoint as a PEFT adapter, and merged into the model with its own tokenizer and template.
     const row = page.locator('[data-testid="checkpoints"] tbody tr').first();
-    const [adapter] = await Promise.all([page.waitForEvent('download', { timeout: 60_000 }), row.locator('[data-testid="export-adapter"]').click()]);
+    const [adapter] = await Promise.all([
+      page.waitForEvent('download', { timeout: 60_000 }),
+      row.locator('[data-testid="export-adapter"]').click(),
+    ]);
     const peft = unzipSync(new Uint8Array(readFileSync((await adapter.path())!)));
-    const adapterConfig = JSON.parse(new TextDecoder().decode(peft['adapter_config.json'])) as { peft_type: string; r: number; target_modules: string[] };
+    const adapterConfig = JSON.parse(new TextDecoder().decode(peft['adapter_config.json'])) as {
+      peft_type: string;
+      r: number;
+      target_modules: string[];
+    };
     expect(adapterConfig).toMatchObject({ peft_type: 'LORA', r: 2 });
     expect([...adapterConfig.target_modules].sort()).toEqual(['q_proj', 'v_proj']);
-    expect([...readSafetensors(peft['adapter_model.safetensors']).tensors.keys()].some((k) => k.endsWith('q_proj.lora_B.weight'))).toBe(true);
+    expect(
+      [...readSafetensors(peft['adapter_model.safetensors']).tensors.keys()].some((k) =>
+        k.endsWith('q_proj.lora_B.weight'),
+      ),
+    ).toBe(true);
 
-    const [merged] = await Promise.all([page.waitForEvent('download', { timeout: 120_000 }), row.getByRole('button', { name: 'Merged' }).click()]);
+    const [merged] = await Promise.all([
+      page.waitForEvent('download', { timeout: 120_000 }),
+      row.getByRole('button', { name: 'Merged' }).click(),
+    ]);
     const folder = unzipSync(new Uint8Array(readFileSync((await merged.path())!)));
     expect(JSON.parse(new TextDecoder().decode(folder['tokenizer.json']))).toEqual(tokenizer.json);
-    expect(JSON.parse(new TextDecoder().decode(folder['tokenizer_config.json']))).toMatchObject({ chat_template: tokenizer.configJson.chat_template });
+    expect(JSON.parse(new TextDecoder().decode(folder['tokenizer_config.json']))).toMatchObject({
+      chat_template: tokenizer.configJson.chat_template,
+    });
     const base = readSafetensors(new Uint8Array(readFileSync(`${MODEL_DIR}/model.safetensors`))).tensors;
     const weights = readSafetensors(folder['model.safetensors']).tensors;
     expect([...weights.keys()].sort()).toEqual([...base.keys()].sort());
@@ -121,11 +165,15 @@ describe('a real-shaped model (BPE tokenizer, its own tool template) through the
     expect(out * inner).toBe(q.length);
     const mergedQ = weights.get('model.layers.0.self_attn.q_proj.weight')!.data;
     expect(Math.max(...Array.from(mergedQ, (w, i) => Math.abs(w - expected[i])))).toBeLessThan(1e-5);
-    expect(weights.get('model.layers.0.mlp.up_proj.weight')!.data).toEqual(base.get('model.layers.0.mlp.up_proj.weight')!.data);
+    expect(weights.get('model.layers.0.mlp.up_proj.weight')!.data).toEqual(
+      base.get('model.layers.0.mlp.up_proj.weight')!.data,
+    );
 
     // The engine's model plays an episode in the Playground, in its own format.
     await page.locator('[data-testid="tab-playground"]').click();
-    await page.locator('[data-testid="policy-select"] option[value="local"]:not([disabled])').waitFor({ state: 'attached', timeout: 30_000 });
+    await page
+      .locator('[data-testid="policy-select"] option[value="local"]:not([disabled])')
+      .waitFor({ state: 'attached', timeout: 30_000 });
     await page.locator('[data-testid="policy-select"]').selectOption('local');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 120_000 });

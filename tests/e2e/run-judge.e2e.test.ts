@@ -43,12 +43,25 @@ let app: App;
 
 beforeAll(async () => {
   await initBackend({ forced: 'wasm' });
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 11);
+  const model = TransformerModel.create(
+    presetConfig('nano', 266, {
+      numLayers: 1,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      numHeads: 2,
+      numKvHeads: 1,
+      headDim: 16,
+    }),
+    11,
+  );
   mkdirSync(DIR, { recursive: true });
   for (const [name, bytes] of await saveModel(model, new ByteTokenizer())) writeFileSync(`${DIR}/${name}`, bytes);
   app = await openApp('/?backend=wasm#train');
 });
-afterAll(async () => { await app?.close(); rmSync(DIR, { recursive: true, force: true }); });
+afterAll(async () => {
+  await app?.close();
+  rmSync(DIR, { recursive: true, force: true });
+});
 
 it('puts the switched-on judge in the config, and an onnx-judge vote on every trajectory of the run and in the Playground', async () => {
   const { page } = app;
@@ -65,10 +78,19 @@ it('puts the switched-on judge in the config, and an onnx-judge vote on every tr
   expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('id: onnx-judge');
 
   await page.locator('[data-testid="start-run"]').click();
-  await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 120_000 }).toMatch(/finished|error|stopped/);
+  await expect
+    .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 120_000 })
+    .toMatch(/finished|error|stopped/);
   const votes = await page.evaluate(async () => {
-    const db = await new Promise<IDBDatabase>((res, rej) => { const r = indexedDB.open('spindle'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
-    const all = await new Promise<unknown[]>((res) => { const r = db.transaction('trajectories').objectStore('trajectories').getAll(); r.onsuccess = () => res(r.result as unknown[]); });
+    const db = await new Promise<IDBDatabase>((res, rej) => {
+      const r = indexedDB.open('spindle');
+      r.onsuccess = () => res(r.result);
+      r.onerror = () => rej(r.error);
+    });
+    const all = await new Promise<unknown[]>((res) => {
+      const r = db.transaction('trajectories').objectStore('trajectories').getAll();
+      r.onsuccess = () => res(r.result as unknown[]);
+    });
     // Held-out evaluation episodes are scored by the environment alone; the configured judges vote on training ones.
     return all.filter((t) => (t as { split: string }).split === 'train').map((t) => (t as { votes: unknown[] }).votes);
   });
@@ -84,11 +106,18 @@ it('puts the switched-on judge in the config, and an onnx-judge vote on every tr
   }
 
   await page.locator('[data-testid="tab-playground"]').click();
-  await page.locator('[data-testid="policy-select"] option[value="expert"]').waitFor({ state: 'attached', timeout: 60_000 });
+  await page
+    .locator('[data-testid="policy-select"] option[value="expert"]')
+    .waitFor({ state: 'attached', timeout: 60_000 });
   await page.locator('[data-testid="policy-select"]').selectOption('expert');
   await page.locator('[data-testid="run-episode"]').click();
   await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 90_000 });
-  await expect.poll(() => page.locator('[data-testid="judge-vote"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-judge'))), { timeout: 60_000 })
+  await expect
+    .poll(
+      () =>
+        page.locator('[data-testid="judge-vote"]').evaluateAll((els) => els.map((e) => e.getAttribute('data-judge'))),
+      { timeout: 60_000 },
+    )
     .toEqual(['rule', 'onnx-judge', 'env:arith_tool']);
   expect(app.errors).toEqual([]);
 });

@@ -8,12 +8,18 @@ import { openApp, type App } from './harness.ts';
 
 describe('the js sandbox thread in the browser', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/#playground'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/#playground');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
-  it('runs the expert\'s js call in its own worker and shows its result', async () => {
+  it("runs the expert's js call in its own worker and shows its result", async () => {
     const { page } = app;
-    await expect.poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 }).toBe('local');
+    await expect
+      .poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 })
+      .toBe('local');
     await page.locator('[data-testid="env-select"]').selectOption('func_trace');
     await page.locator('[data-testid="policy-select"]').selectOption('expert');
     await page.locator('[data-testid="run-episode"]').click();

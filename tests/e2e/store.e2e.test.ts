@@ -9,8 +9,12 @@ type Hooked = { __spindleStore: SpindleStoreHook };
 
 describe('the store in real Chromium IndexedDB', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp(); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp();
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('writes, survives a page reload, and reads back', async () => {
     const { page } = app;
@@ -27,8 +31,14 @@ describe('the store in real Chromium IndexedDB', () => {
     await page.waitForFunction(() => '__spindleStore' in globalThis);
     const back = await page.evaluate(async (id) => {
       const s = (globalThis as unknown as Hooked).__spindleStore;
-      return { version: await s.version(), t: await s.getTrajectory(id), setting: await s.getSetting('e2e'), stats: await s.stats(),
-        ckpt: await s.latestCheckpoint('run-e2e'), estimate: await s.estimate() };
+      return {
+        version: await s.version(),
+        t: await s.getTrajectory(id),
+        setting: await s.getSetting('e2e'),
+        stats: await s.stats(),
+        ckpt: await s.latestCheckpoint('run-e2e'),
+        estimate: await s.estimate(),
+      };
     }, t.id);
     expect(back.version).toBe(DB_VERSION);
     expect(back.t).toEqual(t);
@@ -44,8 +54,12 @@ describe('the store in real Chromium IndexedDB', () => {
 describe('the store in real Chromium with a small origin quota', () => {
   let app: App;
   // A page of the origin that runs nothing: Chromium applies a quota override to an origin whose storage it has not opened yet.
-  beforeAll(async () => { app = await openApp('/nothing-here.txt'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/nothing-here.txt');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('a write past the quota is refused by name and loses nothing stored', async () => {
     const { page } = app;
@@ -55,16 +69,33 @@ describe('the store in real Chromium with a small origin quota', () => {
     await page.waitForFunction(() => '__spindleStore' in globalThis);
     const kept = makeTrajectory({ id: 'e2e-kept', group_id: 'e2e-q' });
     // Incompressible: Chromium compresses what it stores and charges the quota for what is left.
-    const big = makeTrajectory({ id: 'e2e-big', group_id: 'e2e-q', final_response: randomBytes(3 * 1024 * 1024).toString('base64') });
-    const after = await page.evaluate(async ([small, large]) => {
-      const s = (globalThis as unknown as Hooked).__spindleStore;
-      await s.putTrajectory(small);
-      await s.saveCheckpoint('run-q', 1, [1, 2]);
-      const error = await s.putTrajectory(large).then(() => null, (e: Error & { code?: string }) => ({ name: e.name, code: e.code, message: e.message }));
-      return { error, large: await s.getTrajectory(large.id), small: await s.getTrajectory(small.id), ckpt: await s.latestCheckpoint('run-q') };
-    }, [kept, big] as const);
+    const big = makeTrajectory({
+      id: 'e2e-big',
+      group_id: 'e2e-q',
+      final_response: randomBytes(3 * 1024 * 1024).toString('base64'),
+    });
+    const after = await page.evaluate(
+      async ([small, large]) => {
+        const s = (globalThis as unknown as Hooked).__spindleStore;
+        await s.putTrajectory(small);
+        await s.saveCheckpoint('run-q', 1, [1, 2]);
+        const error = await s.putTrajectory(large).then(
+          () => null,
+          (e: Error & { code?: string }) => ({ name: e.name, code: e.code, message: e.message }),
+        );
+        return {
+          error,
+          large: await s.getTrajectory(large.id),
+          small: await s.getTrajectory(small.id),
+          ckpt: await s.latestCheckpoint('run-q'),
+        };
+      },
+      [kept, big] as const,
+    );
     expect(after.error).toMatchObject({ name: 'StoreError', code: 'quota' });
-    expect(after.error!.message).toMatch(/^Browser storage is full: could not save trajectory e2e-big\. Nothing from this save was written .*everything stored before is intact/);
+    expect(after.error!.message).toMatch(
+      /^Browser storage is full: could not save trajectory e2e-big\. Nothing from this save was written .*everything stored before is intact/,
+    );
     expect(after.large).toBeUndefined();
     expect(after.small).toEqual(kept);
     expect(after.ckpt).toEqual({ step: 1, values: [1, 2] });

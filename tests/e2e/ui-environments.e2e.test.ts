@@ -11,13 +11,19 @@ const EXAMPLE = readFileSync(new URL('../../examples/envs/treasure-hunt.js', imp
 
 describe('environments screen', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/#playground'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/#playground');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('checks, saves, breaks and fixes the example, then plays it in the Playground', async () => {
     const { page } = app;
     // The Playground filled its picker before the environment existed: a later visit must list it.
-    await expect.poll(() => page.locator('[data-testid="env-select"] option').count(), { timeout: 60_000 }).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('[data-testid="env-select"] option').count(), { timeout: 60_000 })
+      .toBeGreaterThan(0);
     await page.locator('[data-testid="tab-environments"]').click();
     const editor = page.locator('[data-testid="env-editor"]');
     const report = page.locator('[data-testid="env-check"]');
@@ -30,10 +36,14 @@ describe('environments screen', () => {
     expect(await page.locator('[data-testid="env-level"]').count()).toBe(4);
     expect(await report.locator('[data-testid="env-check-summary"]').textContent()).toContain('No problems');
     // The module ran in a host thread of its own, not in the engine's (src/envs/module-host.ts).
-    expect(await page.locator('[data-testid="env-progress"]').textContent()).toContain('loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own');
+    expect(await page.locator('[data-testid="env-progress"]').textContent()).toContain(
+      'loaded treasure_hunt: levels 1, 2, 3, 4; tools read_note, unlock; runs in a thread of its own',
+    );
     await page.locator('[data-testid="env-save"]').click();
     await page.locator('[data-testid="env-entry"][data-name="treasure_hunt"]').waitFor();
-    expect(await page.locator('[data-testid="env-entry"][data-name="treasure_hunt"] .badge').textContent()).toBe('checked');
+    expect(await page.locator('[data-testid="env-entry"][data-name="treasure_hunt"] .badge').textContent()).toBe(
+      'checked',
+    );
 
     // A syntax error on line 50: the check names the line, highlights it and says why beside it.
     const lines = EXAMPLE.split('\n');
@@ -53,10 +63,16 @@ describe('environments screen', () => {
     await page.screenshot({ path: 'docs/screenshots/environments.png', fullPage: true });
 
     await page.locator('[data-testid="tab-playground"]').click();
-    await expect.poll(() => page.locator('[data-testid="env-select"] option[value="treasure_hunt"]').count(), { timeout: 20_000 }).toBe(1);
+    await expect
+      .poll(() => page.locator('[data-testid="env-select"] option[value="treasure_hunt"]').count(), { timeout: 20_000 })
+      .toBe(1);
     await page.locator('[data-testid="env-select"]').selectOption('treasure_hunt');
-    await expect.poll(() => page.locator('[role="radiogroup"] .task').first().textContent(), { timeout: 20_000 }).toMatch(/Start at note n/);
-    await expect.poll(() => page.locator('[data-testid="policy-select"] option[value="expert"]').count(), { timeout: 60_000 }).toBe(1);
+    await expect
+      .poll(() => page.locator('[role="radiogroup"] .task').first().textContent(), { timeout: 20_000 })
+      .toMatch(/Start at note n/);
+    await expect
+      .poll(() => page.locator('[data-testid="policy-select"] option[value="expert"]').count(), { timeout: 60_000 })
+      .toBe(1);
     await page.locator('[data-testid="policy-select"]').selectOption('expert');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 45_000 });

@@ -4,8 +4,12 @@ import { openApp, type App } from './harness.ts';
 
 describe('judges screen', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/#judges'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/#judges');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('saves a remote judge with a key, says where the key lives, and reports an unreachable URL', async () => {
     const { page } = app;
@@ -28,7 +32,11 @@ describe('judges screen', () => {
 
   it('lists the bad lines of a corrupt calibration file and does not run on it', async () => {
     const { page } = app;
-    await page.locator('[data-testid="calibration-file"]').setInputFiles({ name: 'labels.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from('{"gold": 2}\nnot json\n') });
+    await page.locator('[data-testid="calibration-file"]').setInputFiles({
+      name: 'labels.jsonl',
+      mimeType: 'application/jsonl',
+      buffer: Buffer.from('{"gold": 2}\nnot json\n'),
+    });
     const errors = page.locator('[data-testid="calibration-file-errors"]');
     await errors.waitFor();
     expect(await errors.textContent()).toContain('line 1');

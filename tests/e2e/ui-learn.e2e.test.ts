@@ -14,7 +14,14 @@ import { openApp, type App } from './harness.ts';
 const task = { ...demoTask('arith_tool', 2, 17), split: 'train' as const };
 
 function group(runId: string, id: string, scores: number[]): Trajectory[] {
-  return scores.map((s, i) => ({ ...demoChainTrajectory(i, task), id: `${id}-${i}`, group_id: id, run_id: runId, judge_score: s, success: s >= 1 }));
+  return scores.map((s, i) => ({
+    ...demoChainTrajectory(i, task),
+    id: `${id}-${i}`,
+    group_id: id,
+    run_id: runId,
+    judge_score: s,
+    success: s >= 1,
+  }));
 }
 
 /** Two runs: "chain lesson" (update 2: a group with spread and one where every sample scored 0; update 0: one group) and a newer "other run". */
@@ -26,15 +33,32 @@ function seed() {
   ];
   const other = [{ step: 0, members: group('run-other', 'g-other', [1, 0, 1, 0]) }];
   const run = (id: string, name: string, updated: number, last: number) => ({
-    id, name, config: { ...DEFAULT_CONFIG, name }, status: 'completed', created: updated, updated, metrics_summary: {}, last_step: last, error: null,
+    id,
+    name,
+    config: { ...DEFAULT_CONFIG, name },
+    status: 'completed',
+    created: updated,
+    updated,
+    metrics_summary: {},
+    last_step: last,
+    error: null,
   });
-  const groups = [...lesson.map((g) => ({ ...g, run: 'run-lesson' })), ...other.map((g) => ({ ...g, run: 'run-other' }))];
+  const groups = [
+    ...lesson.map((g) => ({ ...g, run: 'run-lesson' })),
+    ...other.map((g) => ({ ...g, run: 'run-other' })),
+  ];
   return {
     runs: [run('run-lesson', 'chain lesson', 1000, 2), run('run-other', 'other run', 2000, 0)],
     trajectories: groups.flatMap((g) => g.members.map((t) => ({ ...t, n_steps: t.steps.length }))),
     groups: groups.map((g) => ({
-      id: g.members[0].group_id, run_id: g.run, step: g.step, env: 'arith_tool', task_id: task.id, trajectory_ids: g.members.map((t) => t.id),
-      scored: toScoredGroup(g.members), created_at: 1000,
+      id: g.members[0].group_id,
+      run_id: g.run,
+      step: g.step,
+      env: 'arith_tool',
+      task_id: task.id,
+      trajectory_ids: g.members.map((t) => t.id),
+      scored: toScoredGroup(g.members),
+      created_at: 1000,
     })),
   };
 }
@@ -44,8 +68,12 @@ const decimals = (text: string) => (text.trim().split('.')[1] ?? '').length;
 
 describe('learn screen', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/#learn'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/#learn');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('walks the example to the advantages, which sum to zero', async () => {
     const { page } = app;
@@ -61,25 +89,41 @@ describe('learn screen', () => {
   it('explores a stored run: picks run, update and group, recomputes as γ and the group size move, shows a flat group teaching nothing', async () => {
     const { page } = app;
     // The page opened the store at its current version (the lesson asked it for runs); seed it, then reload.
-    await page.waitForFunction(async (version) => (await indexedDB.databases()).some((d) => d.name === 'spindle' && d.version === version), DB_VERSION);
+    await page.waitForFunction(
+      async (version) => (await indexedDB.databases()).some((d) => d.name === 'spindle' && d.version === version),
+      DB_VERSION,
+    );
     await page.evaluate(async (data) => {
-      const db = await new Promise<IDBDatabase>((res, rej) => { const r = indexedDB.open('spindle'); r.onsuccess = () => res(r.result); r.onerror = () => rej(r.error); });
+      const db = await new Promise<IDBDatabase>((res, rej) => {
+        const r = indexedDB.open('spindle');
+        r.onsuccess = () => res(r.result);
+        r.onerror = () => rej(r.error);
+      });
       const tx = db.transaction(['runs', 'trajectories', 'groups'], 'readwrite');
       for (const r of data.runs) tx.objectStore('runs').put(r);
       for (const t of data.trajectories) tx.objectStore('trajectories').put(t);
       for (const g of data.groups) tx.objectStore('groups').put(g);
-      await new Promise<void>((res, rej) => { tx.oncomplete = () => res(); tx.onerror = () => rej(tx.error); });
+      await new Promise<void>((res, rej) => {
+        tx.oncomplete = () => res();
+        tx.onerror = () => rej(tx.error);
+      });
       db.close();
     }, seed());
     await page.reload();
     const source = page.locator('[data-testid="lesson-source"]');
     // The most recently active run opens first; the picker lists runs by name.
     await expect.poll(() => source.textContent()).toContain('other run');
-    expect(await page.locator('[data-testid="lesson-run"] option').allTextContents()).toEqual(['other run', 'chain lesson']);
+    expect(await page.locator('[data-testid="lesson-run"] option').allTextContents()).toEqual([
+      'other run',
+      'chain lesson',
+    ]);
     await page.locator('[data-testid="lesson-run"]').selectOption({ label: 'chain lesson' });
     await expect.poll(() => source.textContent()).toContain('chain lesson, update 2');
     expect(await page.locator('[data-testid="lesson-update"] option').allTextContents()).toEqual(['2', '0']);
-    expect(await page.locator('[data-testid="lesson-group"] option').allTextContents()).toEqual([expect.not.stringContaining('no spread'), expect.stringMatching(/^2 · no spread: /)]);
+    expect(await page.locator('[data-testid="lesson-group"] option').allTextContents()).toEqual([
+      expect.not.stringContaining('no spread'),
+      expect.stringMatching(/^2 · no spread: /),
+    ]);
 
     // Advantages: each row's formula, worked from the numbers shown, gives the advantage shown.
     await page.getByRole('button', { name: 'Advantages' }).click();
@@ -113,10 +157,14 @@ describe('learn screen', () => {
     // The update's zero-spread group, reached from the spread step: every advantage and credit 0.
     await page.getByRole('button', { name: 'Mean and spread' }).click();
     await page.locator('[data-testid="lesson-show-flat"]').click();
-    await expect.poll(() => page.locator('[data-testid="lesson-flat"]').textContent()).toContain('This group teaches nothing');
+    await expect
+      .poll(() => page.locator('[data-testid="lesson-flat"]').textContent())
+      .toContain('This group teaches nothing');
     expect(await page.locator('[data-testid="lesson-std"] strong').textContent()).toBe('0');
     await page.getByRole('button', { name: 'Advantages' }).click();
-    expect((await page.locator('[data-testid="lesson-advantages"] tbody tr td:last-child').allTextContents()).map(number)).toEqual([0, 0, 0, 0]);
+    expect(
+      (await page.locator('[data-testid="lesson-advantages"] tbody tr td:last-child').allTextContents()).map(number),
+    ).toEqual([0, 0, 0, 0]);
     await page.getByRole('button', { name: 'Credit per turn' }).click();
     expect((await credits()).map(number).every((c) => c === 0)).toBe(true);
     await expect.poll(() => page.locator('[data-testid="credit-flat"]').count()).toBe(1);

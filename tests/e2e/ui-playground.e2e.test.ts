@@ -8,13 +8,19 @@ import { openApp, type App } from './harness.ts';
 
 describe('playground and trajectories screens', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/#playground'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/#playground');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('runs an episode live and shows the tool call, the answer and the judges', async () => {
     const { page } = app;
     // A first visit picks the local model; the scripted expert is the one that reliably calls a tool.
-    await expect.poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 }).toBe('local');
+    await expect
+      .poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 })
+      .toBe('local');
     await page.locator('[data-testid="policy-select"]').selectOption('expert');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 60_000 });
@@ -28,7 +34,9 @@ describe('playground and trajectories screens', () => {
   it('lists the stored episode, opens its steps, and keeps it across a reload', async () => {
     const { page } = app;
     await page.locator('[data-testid="tab-trajectories"]').click();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^1 trajectories/);
+    await expect
+      .poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 })
+      .toMatch(/^1 trajectories/);
     await page.locator('[data-testid="trajectory-row"]').first().click();
     await page.locator('[data-testid="trajectory-detail"] [data-testid="tool-call"]').first().waitFor();
     await page.locator('[data-testid="show-tokens"]').click();
@@ -36,7 +44,9 @@ describe('playground and trajectories screens', () => {
     await page.screenshot({ path: 'docs/screenshots/trajectories.png' });
 
     await page.reload();
-    await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 }).toMatch(/^1 trajectories/);
+    await expect
+      .poll(() => page.locator('[data-testid="trajectory-count"]').textContent(), { timeout: 20_000 })
+      .toMatch(/^1 trajectories/);
     await page.locator('[data-testid="trajectory-search"]').fill('no such text anywhere');
     await expect.poll(() => page.locator('[data-testid="trajectory-count"]').textContent()).toMatch(/^0 trajectories/);
     expect(app.errors).toEqual([]);

@@ -9,8 +9,12 @@ import { openApp, type App } from './harness.ts';
 
 describe('train screen', () => {
   let app: App;
-  beforeAll(async () => { app = await openApp('/?demo#train'); });
-  afterAll(async () => { await app?.close(); });
+  beforeAll(async () => {
+    app = await openApp('/?demo#train');
+  });
+  afterAll(async () => {
+    await app?.close();
+  });
 
   it('shows a YAML error at its line and keeps the text', async () => {
     const { page } = app;
@@ -19,7 +23,9 @@ describe('train screen', () => {
     const original = await editor.inputValue();
     const broken = original.replace(/learning_rate: .*/, 'learning_rate: fast');
     await editor.fill(broken);
-    await expect.poll(() => page.locator('[data-testid="yaml-editor-errors"]').textContent()).toContain('learning_rate');
+    await expect
+      .poll(() => page.locator('[data-testid="yaml-editor-errors"]').textContent())
+      .toContain('learning_rate');
     expect(await page.locator('[data-testid="yaml-editor-errors"] button').first().textContent()).toMatch(/^line \d+$/);
     expect(await page.locator('[data-testid="start-run"]').isDisabled()).toBe(true);
     expect(await editor.inputValue()).toBe(broken);
@@ -30,7 +36,9 @@ describe('train screen', () => {
   it('starts a run and the charts, progress and tokens/s update', async () => {
     const { page } = app;
     await page.locator('[data-testid="start-run"]').click();
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 20_000 }).toBe('finished');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 20_000 })
+      .toBe('finished');
     expect(await page.locator('[data-testid="run-backend"]').textContent()).toBe('wasm');
     expect(Number(await page.locator('[data-testid="tokens-per-second"]').textContent())).toBeGreaterThan(0);
     // Every chart drew its lines (the placeholder is gone) and kept its fixed height.
@@ -49,7 +57,9 @@ describe('train screen', () => {
     await editor.fill((await editor.inputValue()).replace(/base_model: .*/, 'base_model: no-such-model'));
     await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
     await page.locator('[data-testid="start-run"]').click();
-    await expect.poll(() => page.locator('[role="alert"]').first().textContent(), { timeout: 60_000 }).toContain('"no-such-model" cannot be loaded in the browser');
+    await expect
+      .poll(() => page.locator('[role="alert"]').first().textContent(), { timeout: 60_000 })
+      .toContain('"no-such-model" cannot be loaded in the browser');
     expect(await page.locator('[data-testid="run-status"]').textContent()).toBe('error');
     expect(await page.locator('[data-testid="yaml-editor"]').inputValue()).toContain('no-such-model');
     await page.close();

@@ -51,12 +51,23 @@ tasks:
 async function writeTinyModel(): Promise<void> {
   await initBackend({ forced: 'wasm' });
   const tokenizer = new ByteTokenizer();
-  const model = TransformerModel.create(presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 }), 13);
+  const model = TransformerModel.create(
+    presetConfig('nano', 266, {
+      numLayers: 1,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      numHeads: 2,
+      numKvHeads: 1,
+      headDim: 16,
+    }),
+    13,
+  );
   const weights = await model.getWeights();
   const embed = weights.get('model.embed_tokens.weight')!;
   const width = embed.shape[1];
   embed.data.forEach((x, i) => (embed.data[i] = 0.1 * (Math.floor(i / width) === tokenizer.imEndId ? 2.5 : 1) + x));
-  for (const [name, tensor] of weights) if (/o_proj|down_proj/.test(name)) tensor.data.forEach((x, i) => (tensor.data[i] = 0.1 * x));
+  for (const [name, tensor] of weights)
+    if (/o_proj|down_proj/.test(name)) tensor.data.forEach((x, i) => (tensor.data[i] = 0.1 * x));
   model.setWeights(weights);
   mkdirSync(MODEL_DIR, { recursive: true });
   for (const [name, bytes] of await saveModel(model, tokenizer)) writeFileSync(`${MODEL_DIR}/${name}`, bytes);
@@ -76,23 +87,33 @@ async function startRun(page: Page, yaml: string): Promise<void> {
 /** Starts RUN_YAML on `page` and waits for it to finish; returns what the run said went wrong and its stored metrics per update. */
 async function runToTheEnd(page: Page, timeout: number): Promise<{ notices: string[]; metrics: Metrics[] }> {
   await startRun(page, RUN_YAML);
-  await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout }).toMatch(/^(finished|error|stopped)$/);
+  await expect
+    .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout })
+    .toMatch(/^(finished|error|stopped)$/);
   const notices = await page.locator('[role="alert"]').allTextContents();
   expect(await page.locator('[data-testid="run-status"]').textContent(), notices.join('\n')).toBe('finished');
   // The latest run's metrics records, straight from the store.
-  const metrics = await page.evaluate(() => new Promise<Record<string, number>[]>((resolve, reject) => {
-    const open = indexedDB.open('spindle');
-    open.onerror = () => reject(open.error);
-    open.onsuccess = () => {
-      const all = open.result.transaction('metrics').objectStore('metrics').getAll();
-      all.onsuccess = () => {
-        const records = all.result as { run_id: string; step: number; metrics: Record<string, number> }[];
-        const latest = records.reduce((a, b) => (b.run_id > a ? b.run_id : a), '');
-        open.result.close();
-        resolve(records.filter((r) => r.run_id === latest).sort((a, b) => a.step - b.step).map((r) => r.metrics));
-      };
-    };
-  }));
+  const metrics = await page.evaluate(
+    () =>
+      new Promise<Record<string, number>[]>((resolve, reject) => {
+        const open = indexedDB.open('spindle');
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const all = open.result.transaction('metrics').objectStore('metrics').getAll();
+          all.onsuccess = () => {
+            const records = all.result as { run_id: string; step: number; metrics: Record<string, number> }[];
+            const latest = records.reduce((a, b) => (b.run_id > a ? b.run_id : a), '');
+            open.result.close();
+            resolve(
+              records
+                .filter((r) => r.run_id === latest)
+                .sort((a, b) => a.step - b.step)
+                .map((r) => r.metrics),
+            );
+          };
+        };
+      }),
+  );
   return { notices, metrics };
 }
 
@@ -114,7 +135,9 @@ describe('a GRPO run on WebGPU', () => {
     const backend = page.locator('[data-testid="backend"] strong');
     await backend.waitFor({ timeout: 60_000 });
     if ((await backend.getAttribute('data-backend')) !== 'webgpu') {
-      console.warn(`WebGPU unavailable in this Chromium (the engine chose ${await backend.textContent()}); the WebGPU run is not checked.`);
+      console.warn(
+        `WebGPU unavailable in this Chromium (the engine chose ${await backend.textContent()}); the WebGPU run is not checked.`,
+      );
       return;
     }
     webgpu = true;
@@ -138,26 +161,40 @@ describe('a GRPO run on WebGPU', () => {
     for (const [step, m] of gpu.metrics.entries()) {
       const w = wasm.metrics[step];
       expect(Object.keys(m).sort()).toEqual(Object.keys(w).sort());
-      for (const key of ['reward', 'rollout/success', 'completions/mean_length']) expect(m[key], `${key} at update ${step + 1}`).toBeCloseTo(w[key], 4);
-      for (const key of ['train/loss', 'train/grad_norm', 'entropy']) expect(Math.abs(m[key] - w[key]), `${key} at update ${step + 1}`).toBeLessThan(1e-3 + 1e-3 * Math.abs(w[key]));
+      for (const key of ['reward', 'rollout/success', 'completions/mean_length'])
+        expect(m[key], `${key} at update ${step + 1}`).toBeCloseTo(w[key], 4);
+      for (const key of ['train/loss', 'train/grad_norm', 'entropy'])
+        expect(Math.abs(m[key] - w[key]), `${key} at update ${step + 1}`).toBeLessThan(1e-3 + 1e-3 * Math.abs(w[key]));
     }
     expect(app.errors).toEqual([]);
   });
 
-  it('stops mid-rollout at once, though the update\'s rollouts would take minutes on SwiftShader', async () => {
+  it("stops mid-rollout at once, though the update's rollouts would take minutes on SwiftShader", async () => {
     if (!webgpu) return;
     const { page } = app;
     // 16 episodes of up to 128 tokens, sampled one at a time at a few tokens a second: minutes of rollouts.
-    const long = RUN_YAML.replace('max_steps: 2', 'max_steps: 20').replace('group_size: 4', 'group_size: 8').replace('batch_size: 1', 'batch_size: 2')
+    const long = RUN_YAML.replace('max_steps: 2', 'max_steps: 20')
+      .replace('group_size: 4', 'group_size: 8')
+      .replace('batch_size: 1', 'batch_size: 2')
       .replace('max_new_tokens: 12', 'max_new_tokens: 128\n  temperature: 3');
     await startRun(page, long);
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 30_000 }).toBe('running');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 30_000 })
+      .toBe('running');
     // The first episode has finished: the others are being sampled on the GPU now.
-    await expect.poll(async () => Number(await page.locator('[data-testid="episodes-finished"]').textContent()), { timeout: 120_000 }).toBeGreaterThanOrEqual(1);
-    expect(await page.locator('[data-testid="run-progress"] .note').textContent()).toContain('waiting for the first update');
+    await expect
+      .poll(async () => Number(await page.locator('[data-testid="episodes-finished"]').textContent()), {
+        timeout: 120_000,
+      })
+      .toBeGreaterThanOrEqual(1);
+    expect(await page.locator('[data-testid="run-progress"] .note').textContent()).toContain(
+      'waiting for the first update',
+    );
     const clicked = performance.now();
     await page.locator('[data-testid="stop-run"]').click();
-    await expect.poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000, interval: 100 }).toBe('stopped');
+    await expect
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000, interval: 100 })
+      .toBe('stopped');
     console.info(`WebGPU (SwiftShader): stopped ${((performance.now() - clicked) / 1000).toFixed(1)} s after Stop`);
     // Stopped inside the rollouts, not after them: no update finished and most of the 16 episodes never did.
     expect(await page.locator('[data-testid="run-progress"] .note').textContent()).not.toMatch(/updates · ETA/);

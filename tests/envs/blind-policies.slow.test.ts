@@ -24,6 +24,8 @@ describe.each(cases)('%s level %i', (name, level) => {
     const results = await evaluateBlindPolicies(env, level, { items, seed: 11 });
     expect(results.length).toBeGreaterThan(40);
     const over = results.filter((r) => wilsonInterval(Math.round(r.success * r.n), r.n)[0] > chance || r.success > 0.1);
-    expect(over.map((r) => `${r.policy}: ${(100 * r.success).toFixed(1)}% (chance ${(100 * chance).toFixed(1)}%)`)).toEqual([]);
+    expect(
+      over.map((r) => `${r.policy}: ${(100 * r.success).toFixed(1)}% (chance ${(100 * chance).toFixed(1)}%)`),
+    ).toEqual([]);
   });
 });

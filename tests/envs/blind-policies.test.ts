@@ -24,19 +24,28 @@ describe('the blind family finds the shortcuts a reviewer found', () => {
       difficulties: [1],
       sample: (rng) => {
         const [a, b] = [rng.int(1, 10), rng.int(11, 40)];
-        return { prompt: `Make ${b - a} from ${a}, ${b} using + - * /. Answer with the expression.`, data: { a, b, target: b - a } };
+        return {
+          prompt: `Make ${b - a} from ${a}, ${b} using + - * /. Answer with the expression.`,
+          data: { a, b, target: b - a },
+        };
       },
       evaluate: (task, trajectory) => {
         const { a, b, target } = task.data as { a: number; b: number; target: number };
         const solves = (e: string) => {
           try {
             const parsed = evaluateExact(e);
-            return [...parsed.numbers].sort((x, y) => x - y).join() === [a, b].join() && equalsInteger(parsed.value, target);
+            return (
+              [...parsed.numbers].sort((x, y) => x - y).join() === [a, b].join() && equalsInteger(parsed.value, target)
+            );
           } catch {
             return false;
           }
         };
-        const worked = toolDidTheWork(trajectory, { tools: ['calc'], mentions: solves, result: (v) => v.trim() === String(target) });
+        const worked = toolDidTheWork(trajectory, {
+          tools: ['calc'],
+          mentions: solves,
+          result: (v) => v.trim() === String(target),
+        });
         return worked && solves(finalAnswer(trajectory)) ? 1 : 0;
       },
     });
@@ -58,8 +67,17 @@ describe('the blind family finds the shortcuts a reviewer found', () => {
         const message = rng.pick(messages);
         return { prompt: 'What is the message of the last commit?', data: { message }, key: message };
       },
-      toolbox: (task) => ({ files: { 'a.txt': 'x\n' }, gitRepo: true, calls: [{ tool: 'sh', args: { command: 'echo y >> a.txt' } }, { tool: 'git', args: { command: 'add a.txt' } }, { tool: 'git', args: { command: `commit -m "${String(task.data.message)}"` } }] }),
-      evaluate: (task, trajectory) => scoreQuestion(trajectory, { type: 'text', value: String(task.data.message) }, ['sh', 'git']),
+      toolbox: (task) => ({
+        files: { 'a.txt': 'x\n' },
+        gitRepo: true,
+        calls: [
+          { tool: 'sh', args: { command: 'echo y >> a.txt' } },
+          { tool: 'git', args: { command: 'add a.txt' } },
+          { tool: 'git', args: { command: `commit -m "${String(task.data.message)}"` } },
+        ],
+      }),
+      evaluate: (task, trajectory) =>
+        scoreQuestion(trajectory, { type: 'text', value: String(task.data.message) }, ['sh', 'git']),
     });
     const results = await evaluateBlindPolicies(env, 1, { items: 20, seed: 11 });
     const hit = results.filter((r) => r.success === 1).map((r) => r.policy);

@@ -19,7 +19,13 @@ const ask = (question: string) => callTurn(null, [{ name: 'ask', arguments: { qu
 const book = (b: Booking) => callTurn(null, [{ name: 'book', arguments: { ...b } }]);
 
 async function play(task: Task, turns: string[]) {
-  const trajectory = await runEpisode({ policy: new ScriptedPolicy({ turns }), env, task, seed: 1, maxSteps: turns.length });
+  const trajectory = await runEpisode({
+    policy: new ScriptedPolicy({ turns }),
+    env,
+    task,
+    seed: 1,
+    maxSteps: turns.length,
+  });
   return { trajectory, score: await env.evaluate(task, trajectory) };
 }
 
@@ -71,7 +77,12 @@ describe('clarify_task', () => {
 
   it('answers only a question that names one detail', async () => {
     const task = itemAt(2, false);
-    const { trajectory } = await play(task, [ask('What is missing?'), ask('Which day and time?'), ask(task.prompt), 'x']);
+    const { trajectory } = await play(task, [
+      ask('What is missing?'),
+      ask('Which day and time?'),
+      ask(task.prompt),
+      'x',
+    ]);
     expect(trajectory.steps.map((s) => s.tool_call!.error)).toEqual([
       expect.stringMatching(/does not know what you are asking/),
       expect.stringMatching(/one detail at a time/),
@@ -88,7 +99,12 @@ describe('clarify_task', () => {
     expect((await play(task, [...questions, book(facts), 'Booked.'])).score).toBe(1);
     expect((await play(task, [book(facts), ...questions, 'Booked.'])).score).toBe(0.5);
     const wrongDay = facts.day === 'Monday' ? 'Tuesday' : 'Monday';
-    const { trajectory, score } = await play(task, [book({ ...facts, day: wrongDay }), ...questions, book(facts), 'Booked.']);
+    const { trajectory, score } = await play(task, [
+      book({ ...facts, day: wrongDay }),
+      ...questions,
+      book(facts),
+      'Booked.',
+    ]);
     expect(trajectory.steps.at(-1)!.tool_call!.error).toMatch(/already booked.*final/);
     expect(score).toBe(0);
   });

@@ -15,6 +15,7 @@ describe('exact expressions', () => {
   });
 
   it('rejects bad input with ExpressionError', () => {
-    for (const bad of ['1 +', '2 ** 3', '1 / 0', 'abc', '(1 + 2', '']) expect(() => evaluateExact(bad), bad).toThrow(ExpressionError);
+    for (const bad of ['1 +', '2 ** 3', '1 / 0', 'abc', '(1 + 2', ''])
+      expect(() => evaluateExact(bad), bad).toThrow(ExpressionError);
   });
 });

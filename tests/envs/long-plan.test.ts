@@ -18,7 +18,13 @@ const sh = (command: string) => callTurn(null, [{ name: 'sh', arguments: { comma
 const calc = (expression: string) => callTurn(null, [{ name: 'calc', arguments: { expression } }]);
 
 async function play(task: Task, turns: string[]) {
-  const trajectory = await runEpisode({ policy: new ScriptedPolicy({ turns }), env, task, seed: 1, maxSteps: turns.length });
+  const trajectory = await runEpisode({
+    policy: new ScriptedPolicy({ turns }),
+    env,
+    task,
+    seed: 1,
+    maxSteps: turns.length,
+  });
   return { trajectory, score: await env.evaluate(task, trajectory) };
 }
 
@@ -51,7 +57,10 @@ describe('long_plan', () => {
       const turns = route.flatMap((stop) => [calc(stop.written), dump]);
       expect((await play(task, [...turns, word])).score, `level ${level}`).toBe(0.5);
       // The same calls reading one locker at a time succeed: only reading ahead is refused.
-      expect((await play(task, [...route.flatMap((stop) => [calc(stop.written), sh(`cat lockers/${stop.n}.txt`)]), word])).score).toBe(1);
+      expect(
+        (await play(task, [...route.flatMap((stop) => [calc(stop.written), sh(`cat lockers/${stop.n}.txt`)]), word]))
+          .score,
+      ).toBe(1);
     }
   });
 
@@ -60,7 +69,10 @@ describe('long_plan', () => {
     const { route, word } = data(task);
     expect((await play(task, [...route.map((stop) => sh(`cat lockers/${stop.n}.txt`)), word])).score).toBe(0.5);
     // One calc skipped is enough to fail.
-    const turns = route.flatMap((stop, i) => [...(i === 2 ? [] : [calc(stop.written)]), sh(`cat lockers/${stop.n}.txt`)]);
+    const turns = route.flatMap((stop, i) => [
+      ...(i === 2 ? [] : [calc(stop.written)]),
+      sh(`cat lockers/${stop.n}.txt`),
+    ]);
     expect((await play(task, [...turns, word])).score).toBe(0.5);
   });
 
@@ -69,10 +81,14 @@ describe('long_plan', () => {
     const turns = env.expert!(task);
     const { trajectory } = await play(task, [...turns.slice(0, 2), 'x']);
     // The word after "next:" is the intermediate step, not the answer.
-    expect((await play(task, [...turns.slice(0, 2), trajectory.steps[1].observation.split(/\s+/).at(-1)!])).score).toBe(0);
+    expect((await play(task, [...turns.slice(0, 2), trajectory.steps[1].observation.split(/\s+/).at(-1)!])).score).toBe(
+      0,
+    );
     expect((await play(task, [...turns.slice(0, -3), turns.at(-1)!])).score).toBe(0.5);
     const { files, word } = data(task);
-    const deadEnds = Object.values(files).flatMap((f) => (f.startsWith('word: ') && !f.includes(word) ? [f.slice(6).trim()] : []));
+    const deadEnds = Object.values(files).flatMap((f) =>
+      f.startsWith('word: ') && !f.includes(word) ? [f.slice(6).trim()] : [],
+    );
     expect(deadEnds.length).toBeGreaterThan(0);
     expect((await play(task, [...turns.slice(0, -1), deadEnds[0]])).score).toBe(0.5);
   });

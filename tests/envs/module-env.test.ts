@@ -50,7 +50,8 @@ describe('environment modules', () => {
     const env = await load(TREASURE);
     const task = env.generate(3, 1, 'train');
     const first = await env.openTools!(task, { timeoutMs: 1000 });
-    for (let i = 2; i >= 0; i--) expect((await first.call('unlock', { code: 'x' })).error).toBe(`wrong code; ${i} tries left`);
+    for (let i = 2; i >= 0; i--)
+      expect((await first.call('unlock', { code: 'x' })).error).toBe(`wrong code; ${i} tries left`);
     expect((await first.call('unlock', { code: task.data.code })).error).toBe('the box is locked for good');
     first.dispose();
     const second = await env.openTools!(task, { timeoutMs: 1000 });
@@ -65,13 +66,18 @@ describe('environment modules', () => {
     expect(syntax).toBeInstanceOf(EnvironmentModuleError);
     expect(syntax.line).toBe(2);
     const missing = await loadEnvironmentModule('export default { name: "Bad Name", tags: "x" }').catch((e) => e);
-    expect(missing.problems.join('\n')).toMatch(/"name" must be a snake_case[\s\S]*"description" is missing[\s\S]*"tags"[\s\S]*"sample" is missing[\s\S]*"evaluate" is missing/);
-    const shadow = await loadEnvironmentModule('export default { tools: { sh: { description: "d", run() {} } } }').catch((e) => e);
+    expect(missing.problems.join('\n')).toMatch(
+      /"name" must be a snake_case[\s\S]*"description" is missing[\s\S]*"tags"[\s\S]*"sample" is missing[\s\S]*"evaluate" is missing/,
+    );
+    const shadow = await loadEnvironmentModule(
+      'export default { tools: { sh: { description: "d", run() {} } } }',
+    ).catch((e) => e);
     expect(shadow.message).toMatch(/would hide the sandbox's own sh tool/);
   });
 
   it('stops a sample that loops within its deadline and reports a throw at its line', async () => {
-    const base = (body: string) => `export default {\n name: "loop_env", description: "d", tags: [],\n sample(rng, level) {\n ${body}\n },\n evaluate() { return 0; } }`;
+    const base = (body: string) =>
+      `export default {\n name: "loop_env", description: "d", tags: [],\n sample(rng, level) {\n ${body}\n },\n evaluate() { return 0; } }`;
     const looping = await loadEnvironmentModule(base('for (;;) {}'), { timeoutMs: 100 });
     opened.push(looping);
     expect(() => looping.env.generate(1, 1, 'train')).toThrow(/sample: timeout after 100 ms/);
@@ -79,10 +85,16 @@ describe('environment modules', () => {
     opened.push(throwing);
     expect(() => throwing.env.generate(1, 2, 'train')).toThrow(/no items at level 2 \(env\.js:4\)/);
     // One built-in past the deadline (QuickJS cannot interrupt it): a timeout when it ends, not a task.
-    const longBuiltin = await loadEnvironmentModule(base('return { prompt: String(7n ** 250000n).slice(0, 9), data: {} };'), { timeoutMs: 50 });
+    const longBuiltin = await loadEnvironmentModule(
+      base('return { prompt: String(7n ** 250000n).slice(0, 9), data: {} };'),
+      { timeoutMs: 50 },
+    );
     opened.push(longBuiltin);
     expect(() => longBuiltin.env.generate(1, 1, 'train')).toThrow(/sample: timeout after 50 ms/);
-    const hungry = await loadEnvironmentModule(base('const a = []; for (;;) a.push("x".repeat(1000));'), { memoryBytes: 4 << 20, timeoutMs: 5000 });
+    const hungry = await loadEnvironmentModule(base('const a = []; for (;;) a.push("x".repeat(1000));'), {
+      memoryBytes: 4 << 20,
+      timeoutMs: 5000,
+    });
     opened.push(hungry);
     expect(() => hungry.env.generate(1, 1, 'train')).toThrow(/out of memory/);
   });
@@ -96,14 +108,19 @@ describe('auditing a user environment', () => {
     expect(audit.samples).toHaveLength(5);
     expect(audit.levels.map((l) => l.expert?.successes)).toEqual([6, 6]);
     expect(audit.problems).toEqual([]);
-    const lenient = TREASURE.replace('if (state.opened && named) return 1;', 'if (answer.trim() === "1" || (state.opened && named)) return 1;').replace("name: 'treasure_hunt'", "name: 'lenient_hunt'");
+    const lenient = TREASURE.replace(
+      'if (state.opened && named) return 1;',
+      'if (answer.trim() === "1" || (state.opened && named)) return 1;',
+    ).replace("name: 'treasure_hunt'", "name: 'lenient_hunt'");
     const bad = await auditEnvironment(await load(lenient), { items: 6, levels: [1] });
-    expect(bad.problems.join('\n')).toMatch(/level 1: always "1" scores 100% of 6 items \(95% interval 61%–100%\) without reading the task: this environment pays for ignoring it/);
+    expect(bad.problems.join('\n')).toMatch(
+      /level 1: always "1" scores 100% of 6 items \(95% interval 61%–100%\) without reading the task: this environment pays for ignoring it/,
+    );
     expect(formatAudit(bad).at(-1)).toMatch(/^1 problem: fix it before/);
   });
 });
 
-describe('the README\'s module', () => {
+describe("the README's module", () => {
   it('loads, and its expert opens the vault through its own tools', async () => {
     const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
     const source = /```js\n(\/\/ vault\.js[\s\S]*?)```/.exec(readme)![1];

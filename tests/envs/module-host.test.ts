@@ -21,7 +21,13 @@ async function load(thread?: 'host' | 'here') {
 }
 afterAll(() => opened.forEach((m) => m.close()));
 
-const spins = (n: number): Trajectory => ({ steps: Array.from({ length: n }, (_, i) => ({ turn: i, tool_call: { tool_name: 'spin', parameters: {}, result: '', error: null } })) }) as unknown as Trajectory;
+const spins = (n: number): Trajectory =>
+  ({
+    steps: Array.from({ length: n }, (_, i) => ({
+      turn: i,
+      tool_call: { tool_name: 'spin', parameters: {}, result: '', error: null },
+    })),
+  }) as unknown as Trajectory;
 
 describe('environment modules in a host thread', () => {
   it('run off a Node main thread by default, drawing the tasks this thread would draw', async () => {
@@ -29,7 +35,8 @@ describe('environment modules in a host thread', () => {
     const here = await load('here');
     expect(hosted.hosted).toBe(true);
     expect(here.hosted).toBe(false);
-    for (const seed of [1, 2, 3]) expect(hosted.env.generate(seed, 2, 'train')).toEqual(here.env.generate(seed, 2, 'train'));
+    for (const seed of [1, 2, 3])
+      expect(hosted.env.generate(seed, 2, 'train')).toEqual(here.env.generate(seed, 2, 'train'));
     const task = hosted.env.generate(5, 2, 'train');
     expect(hosted.env.expert!(task)).toEqual(here.env.expert!(task));
     expect(hosted.env.chance(2)).toBe(0.02);

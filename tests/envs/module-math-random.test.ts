@@ -19,19 +19,30 @@ const MODULE = `export default {
   evaluate(task, trajectory) { return 0; },
 };`;
 
-const NAMED = /Math\.random is not available in an environment module: the same seed must give the same task everywhere.*Draw in sample\(rng, level\) from its rng argument \(rng\.next\(\), rng\.int\(lo, hi\), rng\.pick\(items\), rng\.shuffle\(items\), rng\.chance\(p\)\)/;
+const NAMED =
+  /Math\.random is not available in an environment module: the same seed must give the same task everywhere.*Draw in sample\(rng, level\) from its rng argument \(rng\.next\(\), rng\.int\(lo, hi\), rng\.pick\(items\), rng\.shuffle\(items\), rng\.chance\(p\)\)/;
 
 describe('Math.random in an environment module', () => {
   it('sample using it fails by name at its line, pointing at the rng argument', async () => {
     const m = await loadEnvironmentModule(MODULE, { fileName: 'dice.js', thread: 'here' });
     opened.push(m);
-    const error = (() => { try { m.env.generate(1, 1, 'train'); return null; } catch (e) { return e as Error; } })();
+    const error = (() => {
+      try {
+        m.env.generate(1, 1, 'train');
+        return null;
+      } catch (e) {
+        return e as Error;
+      }
+    })();
     expect(error?.message).toMatch(NAMED);
     expect(error?.message).toMatch(/\(dice\.js:5\)$/);
   });
 
   it('a tool using it answers the model with the same message', async () => {
-    const m = await loadEnvironmentModule(MODULE.replace('Math.floor(Math.random() * 100)', 'rng.int(1, 99)'), { fileName: 'dice.js', thread: 'here' });
+    const m = await loadEnvironmentModule(MODULE.replace('Math.floor(Math.random() * 100)', 'rng.int(1, 99)'), {
+      fileName: 'dice.js',
+      thread: 'here',
+    });
     opened.push(m);
     const task = m.env.generate(1, 1, 'train');
     const session = await m.env.openTools!(task, { timeoutMs: 2000 });
@@ -42,7 +53,10 @@ describe('Math.random in an environment module', () => {
   });
 
   it('a module drawing from rng alone is unaffected', async () => {
-    const m = await loadEnvironmentModule(MODULE.replace('Math.floor(Math.random() * 100)', 'rng.int(1, 99)'), { fileName: 'dice.js', thread: 'here' });
+    const m = await loadEnvironmentModule(MODULE.replace('Math.floor(Math.random() * 100)', 'rng.int(1, 99)'), {
+      fileName: 'dice.js',
+      thread: 'here',
+    });
     opened.push(m);
     expect(m.env.generate(4, 1, 'train')).toEqual(m.env.generate(4, 1, 'train'));
   });

@@ -15,7 +15,13 @@ import { ScriptedPolicy } from '../../src/rollout/scripted-policy.ts';
 const MULTI_STEP = ['file_chain', 'order_total', 'func_trace'] as const;
 
 async function play(env: Environment, task: Task, turns: string[]) {
-  const trajectory = await runEpisode({ policy: new ScriptedPolicy({ turns }), env, task, seed: 1, maxSteps: turns.length });
+  const trajectory = await runEpisode({
+    policy: new ScriptedPolicy({ turns }),
+    env,
+    task,
+    seed: 1,
+    maxSteps: turns.length,
+  });
   return { trajectory, score: await env.evaluate(task, trajectory) };
 }
 
@@ -75,7 +81,10 @@ describe.each(MULTI_STEP)('%s', (name) => {
       const readAll = callTurn(null, [{ name: 'sh', arguments: { command: `cat ${files.join(' ')}` } }]);
       const last = turns.at(-2)!.includes('"sh"') ? [] : [turns.at(-2)!];
       // A listing, the same dump once per call the expert makes (and more), then the expert's last call and answer.
-      const repeated = [callTurn(null, [{ name: 'sh', arguments: { command: 'ls -R' } }]), ...Array.from({ length: turns.length + 2 }, () => readAll)];
+      const repeated = [
+        callTurn(null, [{ name: 'sh', arguments: { command: 'ls -R' } }]),
+        ...Array.from({ length: turns.length + 2 }, () => readAll),
+      ];
       expect((await play(env, task, [...repeated, ...last, turns.at(-1)!])).score, `level ${level}`).toBe(0.5);
       // The same calls one file at a time in the expert's order still succeed: the rule refuses only reading ahead.
       expect((await play(env, task, turns)).score).toBe(1);
@@ -119,7 +128,11 @@ it('order_total: a fixed rule (drop the plural s) finds no price of a recovery i
     const sh = (command: string) => callTurn(null, [{ name: 'sh', arguments: { command } }]);
     const singular = lines.map((l) => `prices/${l.written.replace(/s$/, '')}.txt`).join(' ');
     const finish = turns.at(-2)!.includes('"calc"') ? turns.slice(-2) : turns.slice(-1);
-    const { trajectory, score } = await play(env, task, [...pages.map((p) => sh(`cat ${p}`)), sh(`cat ${singular}`), ...finish]);
+    const { trajectory, score } = await play(env, task, [
+      ...pages.map((p) => sh(`cat ${p}`)),
+      sh(`cat ${singular}`),
+      ...finish,
+    ]);
     expect(trajectory.steps[pages.length].tool_call!.error).toMatch(/No such file or directory/);
     expect(score).toBeLessThan(1);
   }

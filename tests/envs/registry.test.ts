@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineEnvironment, EnvironmentSpecError, validateEnvironmentSpec } from '../../src/envs/define.ts';
-import { describeEnvironments, getEnvironment, hasEnvironment, listEnvironments, listTags, registerEnvironment, unregisterEnvironment } from '../../src/envs/registry.ts';
+import {
+  describeEnvironments,
+  getEnvironment,
+  hasEnvironment,
+  listEnvironments,
+  listTags,
+  registerEnvironment,
+  unregisterEnvironment,
+} from '../../src/envs/registry.ts';
 import type { EnvironmentSpec } from '../../src/envs/types.ts';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { expertTrajectory } from '../../src/rollout/expert.ts';
@@ -15,7 +23,11 @@ const capsSpec: EnvironmentSpec = {
   requiredTools: [],
   sample: (rng, difficulty) => {
     const word = Array.from({ length: 4 + difficulty * 2 }, () => (rng.chance(0.5) ? 'A' : 'b')).join('');
-    return { prompt: `How many capitals in ${word}?`, data: { word, answer: word.replace(/[^A-Z]/g, '').length }, key: word };
+    return {
+      prompt: `How many capitals in ${word}?`,
+      data: { word, answer: word.replace(/[^A-Z]/g, '').length },
+      key: word,
+    };
   },
   evaluate: (task, t) => (Number(t.final_response) === task.data.answer ? 1 : 0),
   expert: (task) => [String(task.data.answer)],
@@ -27,16 +39,32 @@ afterEach(() => {
 
 describe('registry', () => {
   it('lists and filters environments by tag (spindle envs --tag shell)', () => {
-    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual(['file_chain', 'git_repo', 'long_plan', 'order_total', 'repo_fix', 'shell_exec']);
+    expect(listEnvironments({ tag: 'shell' }).map((e) => e.name)).toEqual([
+      'file_chain',
+      'git_repo',
+      'long_plan',
+      'order_total',
+      'repo_fix',
+      'shell_exec',
+    ]);
     expect(listEnvironments({ tag: 'math' }).map((e) => e.name)).toEqual(['arith_tool', 'countdown']);
     expect(listEnvironments({ tag: 'no-such-tag' })).toEqual([]);
     expect(listTags()).toContain('git');
     const info = describeEnvironments({ tag: 'git' });
     expect(info).toEqual([
-      { name: 'git_repo', description: expect.any(String), tags: ['git', 'shell', 'tool-use'], difficulties: [1, 2, 3, 4, 5], requiredTools: ['sh', 'git'] },
       {
-        name: 'repo_fix', description: expect.any(String), tags: ['code', 'git', 'shell', 'files', 'multi-step', 'multi-tool', 'tool-use', 'curriculum-4'],
-        difficulties: [1, 2, 3, 4, 5], requiredTools: ['sh', 'js', 'git'],
+        name: 'git_repo',
+        description: expect.any(String),
+        tags: ['git', 'shell', 'tool-use'],
+        difficulties: [1, 2, 3, 4, 5],
+        requiredTools: ['sh', 'git'],
+      },
+      {
+        name: 'repo_fix',
+        description: expect.any(String),
+        tags: ['code', 'git', 'shell', 'files', 'multi-step', 'multi-tool', 'tool-use', 'curriculum-4'],
+        difficulties: [1, 2, 3, 4, 5],
+        requiredTools: ['sh', 'js', 'git'],
       },
     ]);
     expect(structuredClone(info)).toEqual(info);
@@ -44,7 +72,9 @@ describe('registry', () => {
 
   it('gets by name, and an unknown name lists the known ones', () => {
     expect(getEnvironment('countdown').name).toBe('countdown');
-    expect(() => getEnvironment('bash_exec_env')).toThrow(/Unknown environment "bash_exec_env". Known environments: arith_tool, clarify_task, countdown, file_chain, func_trace, git_repo/);
+    expect(() => getEnvironment('bash_exec_env')).toThrow(
+      /Unknown environment "bash_exec_env". Known environments: arith_tool, clarify_task, countdown, file_chain, func_trace, git_repo/,
+    );
   });
 
   it('registers a user-defined environment at run time and runs its expert', async () => {
@@ -63,25 +93,39 @@ describe('registry', () => {
   it('refuses duplicates unless replacing, and never replaces a built-in', () => {
     registerEnvironment(capsSpec);
     expect(() => registerEnvironment(capsSpec)).toThrow(/already registered; pass \{ replace: true \}/);
-    expect(registerEnvironment({ ...capsSpec, description: 'v2 of the task' }, { replace: true }).description).toBe('v2 of the task');
+    expect(registerEnvironment({ ...capsSpec, description: 'v2 of the task' }, { replace: true }).description).toBe(
+      'v2 of the task',
+    );
     expect(() => registerEnvironment({ ...capsSpec, name: 'arith_tool' })).toThrow(/built-in/);
     expect(() => unregisterEnvironment('arith_tool')).toThrow(/built-in/);
   });
 
   it('says everything that is missing or wrong in a spec', () => {
-    const problems = validateEnvironmentSpec({ name: 'Bad Name', tags: 'shell', requiredTools: ['bash'], difficulties: [0, 6], testFraction: 1 });
+    const problems = validateEnvironmentSpec({
+      name: 'Bad Name',
+      tags: 'shell',
+      requiredTools: ['bash'],
+      difficulties: [0, 6],
+      testFraction: 1,
+    });
     expect(problems.join('\n')).toMatch(/"name" must be a snake_case string/);
     expect(problems.join('\n')).toMatch(/"description" is missing/);
     expect(problems.join('\n')).toMatch(/"tags" must be an array/);
     expect(problems.join('\n')).toMatch(/unknown tools "bash"; known tools: js, calc, sh, git/);
     expect(problems.join('\n')).toMatch(/"difficulties" must be a non-empty array of levels from 1 to 5/);
-    expect(problems.join('\n')).toMatch(/"testFraction" must be a number above 0 and at most 0.8, leaving room for validation and train/);
+    expect(problems.join('\n')).toMatch(
+      /"testFraction" must be a number above 0 and at most 0.8, leaving room for validation and train/,
+    );
     expect(problems.join('\n')).toMatch(/"sample" is missing/);
     expect(problems.join('\n')).toMatch(/"evaluate" is missing/);
     expect(validateEnvironmentSpec(capsSpec)).toEqual([]);
     expect(validateEnvironmentSpec(null)).toHaveLength(1);
-    expect(() => registerEnvironment({ ...capsSpec, evaluate: undefined } as unknown as EnvironmentSpec)).toThrow(EnvironmentSpecError);
-    expect(() => registerEnvironment({ ...capsSpec, evaluate: undefined } as unknown as EnvironmentSpec)).toThrow(/Environment "caps_count" is invalid:\n {2}- "evaluate" is missing/);
+    expect(() => registerEnvironment({ ...capsSpec, evaluate: undefined } as unknown as EnvironmentSpec)).toThrow(
+      EnvironmentSpecError,
+    );
+    expect(() => registerEnvironment({ ...capsSpec, evaluate: undefined } as unknown as EnvironmentSpec)).toThrow(
+      /Environment "caps_count" is invalid:\n {2}- "evaluate" is missing/,
+    );
   });
 });
 

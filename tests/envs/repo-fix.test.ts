@@ -20,7 +20,13 @@ const git = (command: string) => callTurn(null, [{ name: 'git', arguments: { com
 const js = (code: string) => callTurn(null, [{ name: 'js', arguments: { code } }]);
 
 async function play(task: Task, turns: string[]) {
-  const trajectory = await runEpisode({ policy: new ScriptedPolicy({ turns }), env, task, seed: 1, maxSteps: turns.length });
+  const trajectory = await runEpisode({
+    policy: new ScriptedPolicy({ turns }),
+    env,
+    task,
+    seed: 1,
+    maxSteps: turns.length,
+  });
   return { trajectory, score: await env.evaluate(task, trajectory) };
 }
 
@@ -34,7 +40,10 @@ function itemAt(level: number, recovery: boolean): Task {
 const data = (task: Task) => task.data as RepoFixData;
 
 /** The expert's work on a one-function item (no helper), with each part replaceable. */
-function work(task: Task, parts: { reads?: string[]; fix?: string; check?: string | null; commit?: string[] } = {}): string[] {
+function work(
+  task: Task,
+  parts: { reads?: string[]; fix?: string; check?: string | null; commit?: string[] } = {},
+): string[] {
   const { test, functions, branch, message } = data(task);
   const [f] = functions;
   const calls = f.cases.map(([x]) => `${f.name}(${x})`).join(', ');
@@ -67,25 +76,49 @@ describe('repo_fix', () => {
       const [f] = functions;
       expect((await play(task, work(task))).score, `level ${level}: the work`).toBe(1);
       // The test rewritten to expect what the buggy function gives, checked and committed.
-      const buggyValues = f.cases.map(([x]) => `${f.name}(${x}) == ${new Function(`${f.buggy}; return ${f.name}(${x})`)()}`);
-      const editTest = [sh(`cat ${test}`), sh(`cat ${f.path}`), sh(`printf 'tests ${f.name} in ${f.path}\\n${buggyValues.join('\\n')}\\n' > ${test}`), git(`add ${test}`), git(`commit -m "${message}"`), 'Done.'];
+      const buggyValues = f.cases.map(
+        ([x]) => `${f.name}(${x}) == ${new Function(`${f.buggy}; return ${f.name}(${x})`)()}`,
+      );
+      const editTest = [
+        sh(`cat ${test}`),
+        sh(`cat ${f.path}`),
+        sh(`printf 'tests ${f.name} in ${f.path}\\n${buggyValues.join('\\n')}\\n' > ${test}`),
+        git(`add ${test}`),
+        git(`commit -m "${message}"`),
+        'Done.',
+      ];
       expect((await play(task, editTest)).score).toBeLessThan(1);
       // A function that only fits the test's two cases.
       const [[x1, y1], [, y2]] = f.cases;
       const fitted = `function ${f.name}(x){return x==${x1}?${y1}:${y2}}`;
-      expect((await play(task, work(task, { fix: fitted, check: `${fitted}\n[${f.cases.map(([x]) => `${f.name}(${x})`).join(', ')}]` }))).score).toBeLessThan(1);
+      expect(
+        (
+          await play(
+            task,
+            work(task, { fix: fitted, check: `${fitted}\n[${f.cases.map(([x]) => `${f.name}(${x})`).join(', ')}]` }),
+          )
+        ).score,
+      ).toBeLessThan(1);
       // No js check; a check of the buggy code; no commit; the message or the branch wrong.
       expect((await play(task, work(task, { check: null }))).score).toBe(0.5);
-      expect((await play(task, work(task, { check: `${f.buggy}\n[${f.cases.map(([x]) => `${f.name}(${x})`).join(', ')}]` }))).score).toBe(0.5);
+      expect(
+        (await play(task, work(task, { check: `${f.buggy}\n[${f.cases.map(([x]) => `${f.name}(${x})`).join(', ')}]` })))
+          .score,
+      ).toBe(0.5);
       expect((await play(task, work(task, { commit: [] }))).score).toBe(0.5);
-      expect((await play(task, work(task, { commit: [git(`add ${f.path}`), git('commit -m "fix typo"')] }))).score).toBe(0.5);
+      expect(
+        (await play(task, work(task, { commit: [git(`add ${f.path}`), git('commit -m "fix typo"')] }))).score,
+      ).toBe(0.5);
       if (level === 2) {
         const onMain = work(task).filter((t) => !t.includes('checkout -b'));
         expect((await play(task, onMain)).score).toBe(0.5);
       }
       // The fix committed together with another test file deleted: the fix only may change.
       const decoyTest = Object.keys(files).find((p) => p.startsWith('tests/') && p !== test)!;
-      expect((await play(task, work(task, { commit: [sh(`rm ${decoyTest}`), git('add .'), git(`commit -m "${message}"`)] }))).score).toBe(0.5);
+      expect(
+        (await play(task, work(task, { commit: [sh(`rm ${decoyTest}`), git('add .'), git(`commit -m "${message}"`)] })))
+          .score,
+      ).toBe(0.5);
       // Every file read in one call, repeated: it never followed the test to the source.
       const dump = sh(`cat ${Object.keys(files).sort().join(' ')}`);
       expect((await play(task, work(task, { reads: [dump, dump, dump] }))).score).toBe(0.5);

@@ -50,7 +50,8 @@ describe('arith_tool', () => {
   });
 
   it('higher levels use more operands', () => {
-    const operands = (level: number) => (String(env.generate(1, level, 'train').data.expression).match(/\d+/g) ?? []).length;
+    const operands = (level: number) =>
+      (String(env.generate(1, level, 'train').data.expression).match(/\d+/g) ?? []).length;
     expect(operands(5)).toBeGreaterThan(operands(1));
   });
 
@@ -62,9 +63,13 @@ describe('arith_tool', () => {
 
 describe('countdown', () => {
   const env = getEnvironment('countdown');
-  const task: Task = { ...env.generate(0, 3, 'train'), data: { numbers: [2, 3, 5, 7], target: 29, solution: '3 * 7 + 2 * 5 - 2' } };
+  const task: Task = {
+    ...env.generate(0, 3, 'train'),
+    data: { numbers: [2, 3, 5, 7], target: 29, solution: '3 * 7 + 2 * 5 - 2' },
+  };
 
-  const checked = (expression: string) => `<tool_call>{"name":"calc","arguments":{"expression":"${expression}"}}</tool_call>`;
+  const checked = (expression: string) =>
+    `<tool_call>{"name":"calc","arguments":{"expression":"${expression}"}}</tool_call>`;
 
   it('accepts any exact expression over the given numbers, half without a calc check', async () => {
     expect(await score('countdown', task, [checked('5 * 7 - 3 * 2'), '5 * 7 - 3 * 2'])).toBe(1);
@@ -90,7 +95,8 @@ describe('js_debug', () => {
       ...env.generate(0, 1, 'train'),
       data: { fn: 'isEven', fixed: 'function isEven(n) {\n  return n % 2 === 0;\n}', tests: [[0], [1], [2], [7]] },
     };
-    const tried = '<tool_call>{"name":"js","arguments":{"code":"function isEven(n) { return n % 2 === 0; } isEven(4)"}}</tool_call>';
+    const tried =
+      '<tool_call>{"name":"js","arguments":{"code":"function isEven(n) { return n % 2 === 0; } isEven(4)"}}</tool_call>';
     expect(await score('js_debug', task, [tried, '```js\nfunction isEven(n) { return n % 2 === 0; }\n```'])).toBe(1);
     expect(await score('js_debug', task, ['```js\nfunction isEven(n) { return n % 2 === 0; }\n```'])).toBe(0.5); // not tried
     expect(await score('js_debug', task, [tried, '```js\nfunction isEven(n) { return n === 0; }\n```'])).toBe(0.75);
@@ -103,7 +109,9 @@ describe('js_debug', () => {
 describe('state-checked tasks replay the trajectory', () => {
   it('shell_exec: a file created in a different place does not count', async () => {
     const env = getEnvironment('shell_exec');
-    const task = Array.from({ length: 60 }, (_, s) => env.generate(s, 1, 'train')).find((t) => t.data.kind === 'create_file')!;
+    const task = Array.from({ length: 60 }, (_, s) => env.generate(s, 1, 'train')).find(
+      (t) => t.data.kind === 'create_file',
+    )!;
     const expected = task.data.expectFiles as Record<string, string>;
     const [file, word] = Object.entries(expected)[0];
     const call = (cmd: string) => `<tool_call>{"name":"sh","arguments":{"command":"${cmd}"}}</tool_call>`;
@@ -114,7 +122,9 @@ describe('state-checked tasks replay the trajectory', () => {
 
   it('git_repo: committing with another message does not count', async () => {
     const env = getEnvironment('git_repo');
-    const task = Array.from({ length: 60 }, (_, s) => env.generate(s, 2, 'train')).find((t) => t.data.kind === 'commit_file')!;
+    const task = Array.from({ length: 60 }, (_, s) => env.generate(s, 2, 'train')).find(
+      (t) => t.data.kind === 'commit_file',
+    )!;
     const turns = env.expert!(task);
     expect(await score('git_repo', task, turns)).toBe(1);
     const wrong = turns[0].replace(/commit -m \\"[^\\]*\\"/, 'commit -m \\"other\\"');
@@ -133,7 +143,8 @@ describe('shell_exec read_file', () => {
     }
     const { files, reply } = task.data as { files: Record<string, string>; reply: string };
     const target = (task.data as { answer: { target: string } }).answer.target;
-    const call = (command: string) => `<tool_call>${JSON.stringify({ name: 'sh', arguments: { command } })}</tool_call>`;
+    const call = (command: string) =>
+      `<tool_call>${JSON.stringify({ name: 'sh', arguments: { command } })}</tool_call>`;
     expect(await score('shell_exec', task, [call(`cat ${target}`), reply])).toBe(1);
     expect(await score('shell_exec', task, [call(`cat ${Object.keys(files).sort().join(' ')}`), reply])).toBe(0.5);
   });

@@ -1,8 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { getEnvironment } from '../../src/envs/registry.ts';
-import { environmentSourceFromFile, installedSources, installEnvironmentSource, sourceDigest } from '../../src/envs/sources.ts';
+import {
+  environmentSourceFromFile,
+  installedSources,
+  installEnvironmentSource,
+  sourceDigest,
+} from '../../src/envs/sources.ts';
 
-const rows = (n: number, offset = 0) => Array.from({ length: n }, (_, i) => JSON.stringify({ prompt: `What is ${i + offset} + 1?`, answer: String(i + offset + 1) })).join('\n');
+const rows = (n: number, offset = 0) =>
+  Array.from({ length: n }, (_, i) =>
+    JSON.stringify({ prompt: `What is ${i + offset} + 1?`, answer: String(i + offset + 1) }),
+  ).join('\n');
 
 describe('a user environment installed in a thread', () => {
   it('is built once per content, so a worker configured with a copy of its source keeps the environment it has', async () => {

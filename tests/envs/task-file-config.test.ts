@@ -13,13 +13,30 @@ const toTaskFile = (v: ConfigVerifier): TaskFileVerifier => v;
 const toConfig = (v: TaskFileVerifier): ConfigVerifier => v;
 
 const CASES: unknown[] = [
-  'exact', ' number ', 'js', 'fuzzy', 42, ['number'],
-  { type: 'exact', ignore_case: true }, { type: 'exact', ignore_case: 'yes' }, { type: 'contains', ignore_case: false },
-  { type: 'number', abs_tol: 0.01, rel_tol: 0.001 }, { type: 'number', abs_tol: -1 }, { type: 'number', tolerance: 0.1 },
-  { type: 'regex', pattern: '^\\d+$' }, { type: 'regex', pattern: '(a)\\1' }, { type: 'regex', pattern: '' },
-  { type: 'choice', options: 4 }, { type: 'choice', options: 6 }, { type: 'choice', options: 2.5 },
-  { type: 'js', source: '(a, row) => a === row.answer' }, { type: 'js', source: '  ' }, { type: 'js', source: 'f', timeout_ms: 5, memory_mb: 1000 },
-  { type: 'js', source: 'f', timeout_ms: 500, memory_mb: 8 }, { type: 'js' }, { kind: 'number' },
+  'exact',
+  ' number ',
+  'js',
+  'fuzzy',
+  42,
+  ['number'],
+  { type: 'exact', ignore_case: true },
+  { type: 'exact', ignore_case: 'yes' },
+  { type: 'contains', ignore_case: false },
+  { type: 'number', abs_tol: 0.01, rel_tol: 0.001 },
+  { type: 'number', abs_tol: -1 },
+  { type: 'number', tolerance: 0.1 },
+  { type: 'regex', pattern: '^\\d+$' },
+  { type: 'regex', pattern: '(a)\\1' },
+  { type: 'regex', pattern: '' },
+  { type: 'choice', options: 4 },
+  { type: 'choice', options: 6 },
+  { type: 'choice', options: 2.5 },
+  { type: 'js', source: '(a, row) => a === row.answer' },
+  { type: 'js', source: '  ' },
+  { type: 'js', source: 'f', timeout_ms: 5, memory_mb: 1000 },
+  { type: 'js', source: 'f', timeout_ms: 500, memory_mb: 8 },
+  { type: 'js' },
+  { kind: 'number' },
 ];
 
 describe('tasks.verifier', () => {
@@ -41,9 +58,17 @@ describe('tasks.verifier', () => {
 
     const bad = validateRunConfig({ tasks: { verifier: { type: 'number', abs_tol: 'close' } } });
     expect(bad.config).toBeNull();
-    expect(bad.errors).toEqual([{ path: 'tasks.verifier.abs_tol', message: '"tasks.verifier.abs_tol" must be a number ≥ 0 (e.g. 0.01), got "close".' }]);
+    expect(bad.errors).toEqual([
+      {
+        path: 'tasks.verifier.abs_tol',
+        message: '"tasks.verifier.abs_tol" must be a number ≥ 0 (e.g. 0.01), got "close".',
+      },
+    ]);
     expect(validateRunConfig({ tasks: { verifier: 'fuzzy' } }).errors).toEqual([
-      { path: 'tasks.verifier.type', message: '"tasks.verifier.type" is "fuzzy"; allowed: exact, number, contains, regex, choice, js.' },
+      {
+        path: 'tasks.verifier.type',
+        message: '"tasks.verifier.type" is "fuzzy"; allowed: exact, number, contains, regex, choice, js.',
+      },
     ]);
     const lined = parseRunConfigYaml('tasks:\n  verifier:\n    type: js\n');
     expect(lined.errors.map((e) => e.path)).toEqual(['tasks.verifier.source']);

@@ -12,13 +12,19 @@ const row = (extra = '') => `{"prompt": "What is 1+1?", "answer": "2"${extra}}`;
 describe('deeply nested task rows', () => {
   it('names the line and the field of a row 10,000 levels deep', async () => {
     const text = [row(), row(`, "meta": ${nested(10_000)}`), row()].join('\n');
-    await expect(readTaskFile(text, 'deep.jsonl')).rejects.toThrow(`deep.jsonl: line 2: "meta" is nested too deeply (more than ${MAX_NESTING} levels)`);
+    await expect(readTaskFile(text, 'deep.jsonl')).rejects.toThrow(
+      `deep.jsonl: line 2: "meta" is nested too deeply (more than ${MAX_NESTING} levels)`,
+    );
   });
 
   it('does the same for a nested prompt and for an item of a JSON array', async () => {
     const prompt = `{"prompt": ${nested(10_000)}, "answer": "2"}`;
-    await expect(readTaskFile([row(), prompt].join('\n'), 'p.jsonl')).rejects.toThrow('p.jsonl: line 2: "prompt" is nested too deeply');
-    await expect(readTaskFile(`[${row()}, ${row(`, "meta": {"a": ${nested(5000)}}`)}]`, 'a.json')).rejects.toThrow('a.json: item 2: "meta" is nested too deeply');
+    await expect(readTaskFile([row(), prompt].join('\n'), 'p.jsonl')).rejects.toThrow(
+      'p.jsonl: line 2: "prompt" is nested too deeply',
+    );
+    await expect(readTaskFile(`[${row()}, ${row(`, "meta": {"a": ${nested(5000)}}`)}]`, 'a.json')).rejects.toThrow(
+      'a.json: item 2: "meta" is nested too deeply',
+    );
   });
 
   it('keeps a row nested 100 levels deep', async () => {

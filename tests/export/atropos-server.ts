@@ -46,11 +46,23 @@ export async function startFakeAtropos(options: FakeAtroposOptions = {}): Promis
   const envs: { desired_name: string; group_size: number }[] = [];
   const requests: string[] = [];
   const waiting: { request: string; resolve: () => void }[] = [];
-  const seen = (request: string) => new Promise<void>((resolve) => (requests.includes(request) ? resolve() : waiting.push({ request, resolve })));
-  let latest: Record<string, unknown> = { tokens: [], masks: [], scores: [], advantages: [], ref_logprobs: [], generation_params: [], inference_logprobs: [], messages: [], images: [] };
+  const seen = (request: string) =>
+    new Promise<void>((resolve) => (requests.includes(request) ? resolve() : waiting.push({ request, resolve })));
+  let latest: Record<string, unknown> = {
+    tokens: [],
+    masks: [],
+    scores: [],
+    advantages: [],
+    ref_logprobs: [],
+    generation_params: [],
+    inference_logprobs: [],
+    messages: [],
+    images: [],
+  };
   const takeBatch = () => {
     state.started = true;
-    let n = 0, k = 0;
+    let n = 0,
+      k = 0;
     while (k < queue.length && n < state.batch_size) n += (queue[k++].tokens as unknown[]).length;
     if (n < state.batch_size) return null;
     state.step++;
@@ -61,15 +73,31 @@ export async function startFakeAtropos(options: FakeAtroposOptions = {}): Promis
     requests.push(`${req.method} ${path}`);
     for (const w of waiting.filter((x) => x.request === `${req.method} ${path}`)) w.resolve();
     const raw = await readBody(req);
-    const send = (status: number, body: unknown) => { res.writeHead(status, { 'content-type': 'application/json' }); res.end(JSON.stringify(body)); };
+    const send = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(body));
+    };
     let body: unknown;
-    try { body = raw ? JSON.parse(raw) : null; } catch { return send(400, { detail: 'bad json' }); }
-    const validGroup = (g: unknown) => typeof g === 'object' && g !== null && REQUIRED.every((f) => Array.isArray((g as Record<string, unknown>)[f]));
+    try {
+      body = raw ? JSON.parse(raw) : null;
+    } catch {
+      return send(400, { detail: 'bad json' });
+    }
+    const validGroup = (g: unknown) =>
+      typeof g === 'object' && g !== null && REQUIRED.every((f) => Array.isArray((g as Record<string, unknown>)[f]));
     if (req.method === 'POST' && path === '/register-env') {
       if (!state.started) return send(200, { status: 'wait for trainer to start' });
       const b = body as { desired_name: string; group_size: number };
       envs.push({ desired_name: b.desired_name, group_size: b.group_size });
-      return send(200, { status: 'success', env_id: envs.length - 1, wandb_name: `${b.desired_name}_0`, checkpoint_dir: 'ckpt', starting_step: state.step, checkpoint_interval: 10, num_steps: 100 });
+      return send(200, {
+        status: 'success',
+        env_id: envs.length - 1,
+        wandb_name: `${b.desired_name}_0`,
+        checkpoint_dir: 'ckpt',
+        starting_step: state.step,
+        checkpoint_interval: 10,
+        num_steps: 100,
+      });
     }
     if (req.method === 'GET' && path === '/status-env') {
       const id = (body as { env_id?: number } | null)?.env_id;
@@ -77,9 +105,17 @@ export async function startFakeAtropos(options: FakeAtroposOptions = {}): Promis
       const env = envs[id];
       if (!env) return send(500, 'Internal Server Error');
       const sequences = queue.reduce((s, g) => s + (g.tokens as unknown[]).length, 0);
-      return send(200, { current_step: state.step, queue_size: Math.floor(sequences / env.group_size), env_weight: 1, self_queue_size: 0, max_group_size: env.group_size, unallocated_fraction: 1 });
+      return send(200, {
+        current_step: state.step,
+        queue_size: Math.floor(sequences / env.group_size),
+        env_weight: 1,
+        self_queue_size: 0,
+        max_group_size: env.group_size,
+        unallocated_fraction: 1,
+      });
     }
-    if (req.method === 'GET' && path === '/status') return send(200, { current_step: state.step, queue_size: queue.length });
+    if (req.method === 'GET' && path === '/status')
+      return send(200, { current_step: state.step, queue_size: queue.length });
     const dropped = () => void res.socket?.destroy();
     if (req.method === 'POST' && path === '/scored_data') {
       if (!validGroup(body)) return send(422, { detail: 'invalid ScoredData' });
@@ -104,7 +140,18 @@ export async function startFakeAtropos(options: FakeAtroposOptions = {}): Promis
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   return {
-    url: `http://127.0.0.1:${port}`, port, queue, envs, requests, state, takeBatch, seen,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    url: `http://127.0.0.1:${port}`,
+    port,
+    queue,
+    envs,
+    requests,
+    state,
+    takeBatch,
+    seen,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -29,7 +29,9 @@ import { chatExample } from '../../src/train/sft-data.ts';
 import { cli, tempDir } from '../cli/helpers.ts';
 import { familyTemplate, familyTokenizer } from '../format/family-templates.ts';
 
-const SHIPPED = JSON.parse(readFileSync(new URL('../../models/spindle-base/tokenizer_config.json', import.meta.url), 'utf8')) as { chat_template: string };
+const SHIPPED = JSON.parse(
+  readFileSync(new URL('../../models/spindle-base/tokenizer_config.json', import.meta.url), 'utf8'),
+) as { chat_template: string };
 const bytes = new ByteTokenizer();
 
 /** Marks the `{% generation %}` spans in the rendered text. */
@@ -37,14 +39,29 @@ const OPEN = '\u27e6';
 const CLOSE = '\u27e7';
 
 /** apply_chat_template(messages, tools=tools) as transformers calls it, on the row as read from the file. */
-function applyChatTemplate(source: string, row: Pick<ChatRow, 'messages' | 'tools'>, tokens: { bos_token?: string; eos_token?: string } = {}): string {
-  return new Template(source).render({ messages: row.messages, tools: row.tools.length ? row.tools : undefined, add_generation_prompt: false, bos_token: '', eos_token: '', ...tokens });
+function applyChatTemplate(
+  source: string,
+  row: Pick<ChatRow, 'messages' | 'tools'>,
+  tokens: { bos_token?: string; eos_token?: string } = {},
+): string {
+  return new Template(source).render({
+    messages: row.messages,
+    tools: row.tools.length ? row.tools : undefined,
+    add_generation_prompt: false,
+    bos_token: '',
+    eos_token: '',
+    ...tokens,
+  });
 }
 
 /** The row's rendering with each `{% generation %}` span marked, as transformers' return_assistant_tokens_mask sees them. */
 function generationSpans(source: string, row: ChatRow): string[] {
-  const marked = source.replace(/\{%-?\s*generation\s*-?%\}/g, `{{- '${OPEN}' }}`).replace(/\{%-?\s*endgeneration\s*-?%\}/g, `{{- '${CLOSE}' }}`);
-  return [...applyChatTemplate(marked, row).matchAll(new RegExp(`${OPEN}([^${CLOSE}]*)${CLOSE}`, 'g'))].map((m) => m[1]);
+  const marked = source
+    .replace(/\{%-?\s*generation\s*-?%\}/g, `{{- '${OPEN}' }}`)
+    .replace(/\{%-?\s*endgeneration\s*-?%\}/g, `{{- '${CLOSE}' }}`);
+  return [...applyChatTemplate(marked, row).matchAll(new RegExp(`${OPEN}([^${CLOSE}]*)${CLOSE}`, 'g'))].map(
+    (m) => m[1],
+  );
 }
 
 /** The decoded runs of masked tokens: what the model trained on, turn by turn. */
@@ -74,12 +91,24 @@ interface RenderCheck {
 function withNullArguments(row: ChatRow): ChatRow {
   const padded = row.messages.map((m) => ({
     ...m,
-    tool_calls: m.tool_calls?.map((c) => ({ ...c, function: { ...c.function, arguments: { command: null, path: null, ...(c.function.arguments as Record<string, unknown>) } } })) ?? null,
+    tool_calls:
+      m.tool_calls?.map((c) => ({
+        ...c,
+        function: {
+          ...c.function,
+          arguments: { command: null, path: null, ...(c.function.arguments as Record<string, unknown>) },
+        },
+      })) ?? null,
   }));
   return { ...row, messages: padded as unknown as ChatRow['messages'] };
 }
 
-function expectRowRendersAsTrained(source: string, t: Trajectory, tokenizer: TextTokenizer, check: RenderCheck = {}): ChatRow {
+function expectRowRendersAsTrained(
+  source: string,
+  t: Trajectory,
+  tokenizer: TextTokenizer,
+  check: RenderCheck = {},
+): ChatRow {
   const row = asWritten(t);
   expect(applyChatTemplate(source, row, check)).toBe(tokenizer.decode(t.tokens));
   if (check.sft === false) return row;
@@ -94,11 +123,16 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
     expect(SHIPPED.chat_template).toBe(byteTokenizerConfig().chat_template);
   });
 
-  it('renders every built-in environment\'s expert episodes (calls, failed calls and retries, results) as trained; its generation spans are the mask', async () => {
+  it("renders every built-in environment's expert episodes (calls, failed calls and retries, results) as trained; its generation spans are the mask", async () => {
     let calls = 0;
     let toolTurns = 0;
     for (const env of listEnvironments().filter((e) => e.expert)) {
-      const episodes = await expertTranscripts(env, { perLevel: 2, difficulties: env.difficulties.slice(0, 2), tokenizer: bytes, baseSeed: 3 });
+      const episodes = await expertTranscripts(env, {
+        perLevel: 2,
+        difficulties: env.difficulties.slice(0, 2),
+        tokenizer: bytes,
+        baseSeed: 3,
+      });
       for (const t of episodes) {
         const row = expectRowRendersAsTrained(SHIPPED.chat_template, t, bytes);
         expect(generationSpans(SHIPPED.chat_template, row)).toEqual(maskedRuns(t, bytes));
@@ -128,7 +162,13 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
       `<tool_call>{"name":"calc","arguments":{"expression":"2","unit":null}}</tool_call>`,
       String(task.data.answer),
     ];
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns, tokenizer: bytes }), env, task, seed: 1, maxSteps: turns.length });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns, tokenizer: bytes }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: turns.length,
+    });
     expect(t.steps.length).toBe(6);
     const row = expectRowRendersAsTrained(SHIPPED.chat_template, t, bytes);
     const assistant = row.messages.filter((m) => m.role === 'assistant');
@@ -140,17 +180,26 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
   it('renders what the shipped model sampled through `spindle collect` and `spindle export trajectories`', async () => {
     const dir = tempDir();
     for (const argv of [
-      ['config', 'init', '--preset', 'demo'], ['config', 'set', 'group_size', '4'], ['collect', '--config', 'spindle.yaml', '--groups', '3'],
-      ['export', 'trajectories', '--format', 'jsonl', '--split', 'all', '--output', 'out'], ['export', 'trajectories', '--format', 'parquet', '--output', 'out'],
+      ['config', 'init', '--preset', 'demo'],
+      ['config', 'set', 'group_size', '4'],
+      ['collect', '--config', 'spindle.yaml', '--groups', '3'],
+      ['export', 'trajectories', '--format', 'jsonl', '--split', 'all', '--output', 'out'],
+      ['export', 'trajectories', '--format', 'parquet', '--output', 'out'],
     ]) {
       const r = await cli(dir, ...argv);
       expect(r.code, `${argv.join(' ')}: ${r.err}`).toBe(0);
     }
     const rows = parseChatJsonl(readFileSync(join(dir, 'out', 'trajectories.jsonl')), 'trajectories.jsonl');
-    const sampled = new Map((await parquetToTrajectories(readFileSync(join(dir, 'out', 'trajectories.parquet')), 'trajectories.parquet')).map((t) => [t.id, t]));
+    const sampled = new Map(
+      (await parquetToTrajectories(readFileSync(join(dir, 'out', 'trajectories.parquet')), 'trajectories.parquet')).map(
+        (t) => [t.id, t],
+      ),
+    );
     expect(rows).toHaveLength(12);
     // The shipped model's own tokenizer: what it sampled are its ids, whichever base is shipped.
-    const { tokenizer: shippedTokenizer } = await loadHfModel(fileURLToPath(new URL('../../models/spindle-base', import.meta.url)));
+    const { tokenizer: shippedTokenizer } = await loadHfModel(
+      fileURLToPath(new URL('../../models/spindle-base', import.meta.url)),
+    );
     for (const row of rows) {
       const t = sampled.get(row.id)!;
       expect(applyChatTemplate(SHIPPED.chat_template, row)).toBe(shippedTokenizer.decode(t.tokens));
@@ -158,11 +207,22 @@ describe("the shipped model's chat template on its exported chat JSONL", () => {
     }
   }, 120_000);
 
-  it('lists a row\'s tools as Spindle\'s system prompt does when the row has none, or a system message of its own', () => {
-    const calc: ToolSchema = { name: 'calc', description: 'Evaluate arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } };
+  it("lists a row's tools as Spindle's system prompt does when the row has none, or a system message of its own", () => {
+    const calc: ToolSchema = {
+      name: 'calc',
+      description: 'Evaluate arithmetic',
+      parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
+    };
     const tools = [{ type: 'function' as const, function: calc }];
-    const turns = [{ role: 'user' as const, content: '2+2?' }, { role: 'assistant' as const, content: '4' }];
-    for (const [system, instructions] of [[null, undefined], ['Answer with a number.', 'Answer with a number.'], [' Be brief.\n', ' Be brief.\n']] as const) {
+    const turns = [
+      { role: 'user' as const, content: '2+2?' },
+      { role: 'assistant' as const, content: '4' },
+    ];
+    for (const [system, instructions] of [
+      [null, undefined],
+      ['Answer with a number.', 'Answer with a number.'],
+      [' Be brief.\n', ' Be brief.\n'],
+    ] as const) {
       const messages = system === null ? turns : [{ role: 'system' as const, content: system }, ...turns];
       const expected = `<|im_start|>system\n${renderSystemPrompt([calc], { style: 'full', instructions }).content}<|im_end|>\n`;
       const text = applyChatTemplate(SHIPPED.chat_template, { messages, tools });
@@ -180,18 +240,38 @@ describe("each fixture family's template on its exported chat JSONL", () => {
   const answer = String(task.data.answer);
   const cases = {
     'qwen2.5': { turns: [`<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, answer], tools: true },
-    qwen3: { turns: [`<think>\nUse calc.\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, `<think>\nIt says ${answer}.\n</think>\n\n${answer}`], tools: true },
+    qwen3: {
+      turns: [
+        `<think>\nUse calc.\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`,
+        `<think>\nIt says ${answer}.\n</think>\n\n${answer}`,
+      ],
+      tools: true,
+    },
     'llama3.1': { turns: [`{"name": "calc", "parameters": ${args}}`, answer], tools: true },
     smollm2: { turns: [answer], tools: false },
   } as const;
-  for (const [family, { turns, tools }] of Object.entries(cases) as [keyof typeof cases, (typeof cases)[keyof typeof cases]][]) {
+  for (const [family, { turns, tools }] of Object.entries(cases) as [
+    keyof typeof cases,
+    (typeof cases)[keyof typeof cases],
+  ][]) {
     it(`${family}: rows render as trained`, async () => {
       const tokenizer = familyTokenizer(family);
-      const t = await runEpisode({ policy: new ScriptedPolicy({ turns: [...turns], tokenizer }), env, task, seed: 1, maxSteps: 3, ...(tools ? {} : { tools: [] }) });
+      const t = await runEpisode({
+        policy: new ScriptedPolicy({ turns: [...turns], tokenizer }),
+        env,
+        task,
+        seed: 1,
+        maxSteps: 3,
+        ...(tools ? {} : { tools: [] }),
+      });
       expect(t.finish_reason).toBe('answer');
       const config = tokenizer.configJson as { bos_token?: string; eos_token?: string };
       // Spindle's SFT writes a row's tool_calls back as Hermes text, which the Llama codec does not read: only the template is checked there.
-      const row = expectRowRendersAsTrained(familyTemplate(family), t, tokenizer, { bos_token: config.bos_token, eos_token: config.eos_token, sft: family !== 'llama3.1' });
+      const row = expectRowRendersAsTrained(familyTemplate(family), t, tokenizer, {
+        bos_token: config.bos_token,
+        eos_token: config.eos_token,
+        sft: family !== 'llama3.1',
+      });
       if (tools) expect(row.messages.find((m) => m.role === 'assistant')?.tool_calls).toHaveLength(1);
     });
   }

@@ -16,19 +16,35 @@ const REPO = join(import.meta.dirname, '../..');
 const README = readFileSync(join(REPO, 'README.md'), 'utf8');
 
 /** A safetensors file's header as the safetensors library reads it: u64 LE length, JSON, then the data. */
-function safetensorsHeader(bytes: Uint8Array): { tensors: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>; metadata: unknown; dataBytes: number } {
+function safetensorsHeader(bytes: Uint8Array): {
+  tensors: Record<string, { dtype: string; shape: number[]; data_offsets: [number, number] }>;
+  metadata: unknown;
+  dataBytes: number;
+} {
   const n = Number(new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getBigUint64(0, true));
-  const { __metadata__: metadata, ...tensors } = JSON.parse(strFromU8(bytes.subarray(8, 8 + n))) as Record<string, never>;
+  const { __metadata__: metadata, ...tensors } = JSON.parse(strFromU8(bytes.subarray(8, 8 + n))) as Record<
+    string,
+    never
+  >;
   return { tensors, metadata, dataBytes: bytes.length - 8 - n };
 }
 
 /** LoraConfig's fields as PEFT checks them when it builds the config from adapter_config.json. */
 function expectLoraConfig(c: Record<string, unknown>): void {
-  expect(c).toMatchObject({ peft_type: 'LORA', task_type: 'CAUSAL_LM', bias: 'none', fan_in_fan_out: false, use_dora: false });
+  expect(c).toMatchObject({
+    peft_type: 'LORA',
+    task_type: 'CAUSAL_LM',
+    bias: 'none',
+    fan_in_fan_out: false,
+    use_dora: false,
+  });
   expect(Number.isInteger(c.r) && (c.r as number) > 0).toBe(true);
   expect(typeof c.lora_alpha).toBe('number');
   expect(Array.isArray(c.target_modules) && (c.target_modules as string[]).length > 0).toBe(true);
-  expect(c.layers_to_transform === null || (Array.isArray(c.layers_to_transform) && c.layers_to_transform.every(Number.isInteger))).toBe(true);
+  expect(
+    c.layers_to_transform === null ||
+      (Array.isArray(c.layers_to_transform) && c.layers_to_transform.every(Number.isInteger)),
+  ).toBe(true);
 }
 
 /** [out, in] of a Llama-family projection, from the base's config.json alone (as transformers builds the nn.Linear). */
@@ -38,8 +54,13 @@ function linearShape(config: Record<string, number>, module: string): [number, n
   const q = config.num_attention_heads * headDim;
   const kv = (config.num_key_value_heads ?? config.num_attention_heads) * headDim;
   const shapes: Record<string, [number, number]> = {
-    q_proj: [q, hidden], k_proj: [kv, hidden], v_proj: [kv, hidden], o_proj: [hidden, q],
-    gate_proj: [config.intermediate_size, hidden], up_proj: [config.intermediate_size, hidden], down_proj: [hidden, config.intermediate_size],
+    q_proj: [q, hidden],
+    k_proj: [kv, hidden],
+    v_proj: [kv, hidden],
+    o_proj: [hidden, q],
+    gate_proj: [config.intermediate_size, hidden],
+    up_proj: [config.intermediate_size, hidden],
+    down_proj: [hidden, config.intermediate_size],
   };
   return shapes[module];
 }
@@ -47,7 +68,10 @@ function linearShape(config: Record<string, number>, module: string): [number, n
 describe('an adapter of the shipped model, loaded the way PEFT loads it', () => {
   it('names a base that loads, and holds exactly the lora_A/lora_B tensors PEFT makes for that base, shaped to fit', async () => {
     const dir = tempDir();
-    writeFileSync(join(dir, 'rows.jsonl'), ['{"instruction":"Add 2 and 3","output":"5"}', '{"prompt":"Say hi","completion":"hi"}', ''].join('\n'));
+    writeFileSync(
+      join(dir, 'rows.jsonl'),
+      ['{"instruction":"Add 2 and 3","output":"5"}', '{"prompt":"Say hi","completion":"hi"}', ''].join('\n'),
+    );
     const sft = await cli(dir, 'sft', '--data', 'rows.jsonl', '--epochs', '1', '--output', 'out');
     expect(sft.code, sft.err).toBe(0);
     const files = unzipSync(new Uint8Array(readFileSync(join(dir, 'out', 'adapter.zip'))));
@@ -58,11 +82,15 @@ describe('an adapter of the shipped model, loaded the way PEFT loads it', () => 
     // The README's snippet loads the base it names, from the repository root.
     const base = config.base_model_name_or_path as string;
     expect(README).toContain(`AutoModelForCausalLM.from_pretrained("${base}")`);
-    const baseConfig = JSON.parse(readFileSync(join(REPO, base, 'config.json'), 'utf8')) as Record<string, number> & { model_type: string };
+    const baseConfig = JSON.parse(readFileSync(join(REPO, base, 'config.json'), 'utf8')) as Record<string, number> & {
+      model_type: string;
+    };
     expect(baseConfig.model_type).toBe('llama');
     const baseWeights = safetensorsHeader(new Uint8Array(readFileSync(join(REPO, base, 'model.safetensors'))));
 
-    const layers = (config.layers_to_transform as number[] | null) ?? Array.from({ length: baseConfig.num_hidden_layers }, (_, i) => i);
+    const layers =
+      (config.layers_to_transform as number[] | null) ??
+      Array.from({ length: baseConfig.num_hidden_layers }, (_, i) => i);
     const expected = new Map<string, number[]>();
     for (const layer of layers) {
       for (const module of config.target_modules as string[]) {
@@ -70,8 +98,14 @@ describe('an adapter of the shipped model, loaded the way PEFT loads it', () => 
         const [out, inp] = linearShape(baseConfig, module);
         // The module PEFT wraps is in the base, with the shape its config gives.
         expect(baseWeights.tensors[`model.layers.${layer}.${parent}.${module}.weight`]?.shape).toEqual([out, inp]);
-        expected.set(`base_model.model.model.layers.${layer}.${parent}.${module}.lora_A.weight`, [config.r as number, inp]);
-        expected.set(`base_model.model.model.layers.${layer}.${parent}.${module}.lora_B.weight`, [out, config.r as number]);
+        expected.set(`base_model.model.model.layers.${layer}.${parent}.${module}.lora_A.weight`, [
+          config.r as number,
+          inp,
+        ]);
+        expected.set(`base_model.model.model.layers.${layer}.${parent}.${module}.lora_B.weight`, [
+          out,
+          config.r as number,
+        ]);
       }
     }
 

@@ -14,7 +14,15 @@ import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { Trainer } from '../../src/train/trainer.ts';
 import { useBackend } from '../model/helpers.ts';
 
-const config = presetConfig('nano', 266, { hiddenSize: 16, intermediateSize: 32, numLayers: 2, numHeads: 2, numKvHeads: 1, headDim: 8, maxPositions: 32 });
+const config = presetConfig('nano', 266, {
+  hiddenSize: 16,
+  intermediateSize: 32,
+  numLayers: 2,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 8,
+  maxPositions: 32,
+});
 
 describe('dispose() frees every tensor it made', () => {
   beforeAll(() => useBackend('cpu'));
@@ -55,7 +63,12 @@ describe('a trainer frees what it made', () => {
   it('trainer (LoRA attached, optimizer state) + dispose, then the model: back to the start', async () => {
     const before = tf.memory().numTensors;
     const model = TransformerModel.create(config, 1);
-    const trainer = new Trainer({ model, config: structuredClone(DEFAULT_CONFIG), padId: 264, collectGroups: () => Promise.reject(new Error('no rollouts')) });
+    const trainer = new Trainer({
+      model,
+      config: structuredClone(DEFAULT_CONFIG),
+      padId: 264,
+      collectGroups: () => Promise.reject(new Error('no rollouts')),
+    });
     await trainer.sftTrain([{ tokens: [1, 2, 3, 4], mask: [0, 1, 1, 1] }], 1);
     trainer.dispose();
     model.dispose();

@@ -29,7 +29,13 @@ describe('a run whose process died', () => {
     await store.db.put('runs', { ...running, owner: { pid: dead } }); // as if another process, since killed, had started it
 
     const killed = await getRun(store, 'killed');
-    expect(killed).toMatchObject({ status: 'interrupted', error: expect.stringMatching(new RegExp(`pid ${dead}\\) exited without finishing`)) });
-    expect(Object.fromEntries((await listRuns(store)).map((r) => [r.id, r.status]))).toEqual({ killed: 'interrupted', alive: 'running' });
+    expect(killed).toMatchObject({
+      status: 'interrupted',
+      error: expect.stringMatching(new RegExp(`pid ${dead}\\) exited without finishing`)),
+    });
+    expect(Object.fromEntries((await listRuns(store)).map((r) => [r.id, r.status]))).toEqual({
+      killed: 'interrupted',
+      alive: 'running',
+    });
   });
 });

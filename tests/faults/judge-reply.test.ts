@@ -42,7 +42,14 @@ describe('judge scores parse as numbers', () => {
     expect(parseRubricScore(reply).score).toBeCloseTo(score, 12);
   });
 
-  it.each(['{"overall": "1e"}', '{"overall": "1.2.3"}', '{"overall": "Infinity"}', '{"overall": "NaN"}', 'overall: 1e', '{"overall": "2e0"}'])('%s gives no score', (reply) => {
+  it.each([
+    '{"overall": "1e"}',
+    '{"overall": "1.2.3"}',
+    '{"overall": "Infinity"}',
+    '{"overall": "NaN"}',
+    'overall: 1e',
+    '{"overall": "2e0"}',
+  ])('%s gives no score', (reply) => {
     expect(parseRubricScore(reply).score).toBeNull();
   });
 });

@@ -80,7 +80,8 @@ if (isMainThread) {
   fs.writeSync = function (fd, data, ...rest) {
     const save = saves.get(fd);
     // A save writes the whole snapshot from offset 0 (continuing after a short write, which a test disk never makes).
-    if (!save || !(data instanceof Uint8Array) || (rest[0] ?? 0) !== 0) return fsWriteSync.call(this, fd, data, ...rest);
+    if (!save || !(data instanceof Uint8Array) || (rest[0] ?? 0) !== 0)
+      return fsWriteSync.call(this, fd, data, ...rest);
     save.label += ` ${describe(data)}`;
     byPath.set(save.path, save.label);
     const torn = `${save.label} torn`;

@@ -99,12 +99,21 @@ beforeAll(async () => {
   model = await nanoModelDir(5);
 }, 60_000);
 
-interface ChildResult { killed: boolean; code: number | null; out: string; err: string }
+interface ChildResult {
+  killed: boolean;
+  code: number | null;
+  out: string;
+  err: string;
+}
 
 /** Runs `spindle train` in `dir` (with the hook), killing it as `kill` says. */
 function train(dir: string, args: string[], kill?: Kill): Promise<ChildResult> {
   const env = { ...process.env, SPINDLE_KILL_TEST_FREEZE: JSON.stringify(kill?.freeze ?? []) };
-  const child = spawn(process.execPath, ['--import', HOOK, BIN, 'train', ...args, '--model', model], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', HOOK, BIN, 'train', ...args, '--model', model], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   let sent = false;
@@ -130,25 +139,37 @@ function train(dir: string, args: string[], kill?: Kill): Promise<ChildResult> {
     }
   });
   const watchdog = setTimeout(() => child.kill('SIGKILL'), 60_000);
-  return new Promise((resolve) => child.on('close', (code, signal) => {
-    clearTimeout(watchdog);
-    clearTimeout(timer);
-    // A kill counts only when it ended the process (not one sent as it was exiting by itself).
-    resolve({ killed: sent && signal === 'SIGKILL', code, out, err });
-  }));
+  return new Promise((resolve) =>
+    child.on('close', (code, signal) => {
+      clearTimeout(watchdog);
+      clearTimeout(timer);
+      // A kill counts only when it ended the process (not one sent as it was exiting by itself).
+      resolve({ killed: sent && signal === 'SIGKILL', code, out, err });
+    }),
+  );
 }
 
-interface Snapshot { stores: Record<string, Record<string, unknown>[]> }
+interface Snapshot {
+  stores: Record<string, Record<string, unknown>[]>;
+}
 
 function readStore(dir: string): Snapshot | null {
   const path = join(dir, '.spindle', 'spindle.db');
   // Read as the file is, without opening the store (an open would clear temporary snapshots).
-  return existsSync(path) ? decodeSnapshot(readFileSync(path), path) as Snapshot : null;
+  return existsSync(path) ? (decodeSnapshot(readFileSync(path), path) as Snapshot) : null;
 }
 
-const temps = (dir: string) => (existsSync(join(dir, '.spindle')) ? readdirSync(join(dir, '.spindle')).filter((f) => TEMP.test(f)) : []);
+const temps = (dir: string) =>
+  existsSync(join(dir, '.spindle')) ? readdirSync(join(dir, '.spindle')).filter((f) => TEMP.test(f)) : [];
 
-interface Outcome { runId: string; landed: Kind[]; tempsSeen: number; seconds: number; final: ChildResult; store: Snapshot }
+interface Outcome {
+  runId: string;
+  landed: Kind[];
+  tempsSeen: number;
+  seconds: number;
+  final: ChildResult;
+  store: Snapshot;
+}
 
 /** A fresh run killed at each moment in turn (resumed after each kill), then resumed to the end. */
 async function killAndResume(kills: Kill[]): Promise<Outcome> {
@@ -178,7 +199,14 @@ async function killAndResume(kills: Kill[]): Promise<Outcome> {
   expect(final.out).toContain(`run ${runId}: finished at step ${STEPS}`);
   // The store opened by each resume cleared the temporary snapshots of the processes killed before.
   expect(readdirSync(join(dir, '.spindle'))).toEqual(['spindle.db']);
-  return { runId: runId!, landed, tempsSeen, seconds: (performance.now() - started) / 1000, final, store: readStore(dir)! };
+  return {
+    runId: runId!,
+    landed,
+    tempsSeen,
+    seconds: (performance.now() - started) / 1000,
+    final,
+    store: readStore(dir)!,
+  };
 }
 
 function config() {
@@ -215,19 +243,26 @@ function verify({ runId, store }: Pick<Outcome, 'runId' | 'store'>) {
   const local = (id: unknown) => String(id).slice(runId.length + 1);
   const trajectories = ofRun(store, 'trajectories', runId);
   const ids = trajectories.map((t) => local(t.id));
-  const trained = Array.from({ length: STEPS }, (_, s) => Array.from({ length: GROUP_SIZE }, (_, i) => `${s}/0/${i}`)).flat();
+  const trained = Array.from({ length: STEPS }, (_, s) =>
+    Array.from({ length: GROUP_SIZE }, (_, i) => `${s}/0/${i}`),
+  ).flat();
   const evaluated = EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool/0`);
   expect(new Set(ids).size).toBe(ids.length);
   expect(ids.sort()).toEqual([...trained, ...evaluated].sort());
 
   const groups = ofRun(store, 'groups', runId);
-  expect(groups.map((g) => local(g.id)).sort()).toEqual([
-    ...Array.from({ length: STEPS }, (_, s) => `${s}/0`), ...EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool`),
-  ].sort());
+  expect(groups.map((g) => local(g.id)).sort()).toEqual(
+    [
+      ...Array.from({ length: STEPS }, (_, s) => `${s}/0`),
+      ...EVAL_STEPS.map((s) => `eval/${s}/test/arith_tool`),
+    ].sort(),
+  );
   for (const g of groups.filter((x) => !local(x.id).startsWith('eval/'))) {
     expect(g.step, String(g.id)).toBe(Number(local(g.id).split('/')[0]));
     expect(g.scored, String(g.id)).not.toBeNull();
-    expect((g.trajectory_ids as string[]).map(local), String(g.id)).toEqual(Array.from({ length: GROUP_SIZE }, (_, i) => `${local(g.id)}/${i}`));
+    expect((g.trajectory_ids as string[]).map(local), String(g.id)).toEqual(
+      Array.from({ length: GROUP_SIZE }, (_, i) => `${local(g.id)}/${i}`),
+    );
   }
 
   const evaluations = ofRun(store, 'evaluations', runId);
@@ -238,7 +273,9 @@ function verify({ runId, store }: Pick<Outcome, 'runId' | 'store'>) {
   const optimizer = readSafetensors(new Uint8Array(latest.optimizer as ArrayBuffer), 'optimizer').metadata;
   const deterministic = (m: Rec) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
   return {
-    weights: createHash('sha256').update(new Uint8Array(latest.adapter as ArrayBuffer)).digest('hex'),
+    weights: createHash('sha256')
+      .update(new Uint8Array(latest.adapter as ArrayBuffer))
+      .digest('hex'),
     optimizerStep: optimizer.step,
     episodes: Object.fromEntries(trajectories.map((t) => [local(t.id), (t.tokens as number[]).join(',')])),
     metrics: metrics.map((m) => deterministic(m.metrics as Rec)),
@@ -263,16 +300,27 @@ async function twoAtATime<T>(jobs: (() => Promise<T>)[]): Promise<T[]> {
 describe('spindle train killed at 24 moments', () => {
   it('resumes each time to the end with nothing lost, duplicated or left behind', async () => {
     const started = performance.now();
-    const [reference, ...outcomes] = await twoAtATime<Outcome>([() => killAndResume([]), ...SCENARIOS.map((s) => () => killAndResume(s.kills))]);
+    const [reference, ...outcomes] = await twoAtATime<Outcome>([
+      () => killAndResume([]),
+      ...SCENARIOS.map((s) => () => killAndResume(s.kills)),
+    ]);
     const expected = verify(reference);
     for (const [i, outcome] of outcomes.entries()) {
       const where = `${SCENARIOS[i].name}: ${outcome.landed.length} kills landed (${outcome.landed.join(', ')})`;
       expect(verify(outcome), where).toEqual(expected);
     }
     const landed = outcomes.flatMap((o) => o.landed);
-    const byKind = Object.fromEntries(['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write', 'completion'].map((k) => [k, landed.filter((l) => l === k).length]));
-    console.log(`kill-resume: ${landed.length} SIGKILLs landed ${JSON.stringify(byKind)}; ${outcomes.reduce((n, o) => n + o.tempsSeen, 0)} left a temporary snapshot (cleared by the resume); ${((performance.now() - started) / 1000).toFixed(1)} s (the runs: ${[reference, ...outcomes].map((o) => o.seconds.toFixed(1)).join(', ')} s)`);
+    const byKind = Object.fromEntries(
+      ['start-up', 'evaluation', 'rollout', 'update', 'checkpoint write', 'completion'].map((k) => [
+        k,
+        landed.filter((l) => l === k).length,
+      ]),
+    );
+    console.log(
+      `kill-resume: ${landed.length} SIGKILLs landed ${JSON.stringify(byKind)}; ${outcomes.reduce((n, o) => n + o.tempsSeen, 0)} left a temporary snapshot (cleared by the resume); ${((performance.now() - started) / 1000).toFixed(1)} s (the runs: ${[reference, ...outcomes].map((o) => o.seconds.toFixed(1)).join(', ')} s)`,
+    );
     expect(landed.length).toBeGreaterThanOrEqual(20);
-    for (const kind of ['start-up', 'evaluation', 'rollout', 'checkpoint write'] as const) expect(byKind[kind], kind).toBeGreaterThanOrEqual(3);
+    for (const kind of ['start-up', 'evaluation', 'rollout', 'checkpoint write'] as const)
+      expect(byKind[kind], kind).toBeGreaterThanOrEqual(3);
   });
 });

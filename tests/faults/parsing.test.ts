@@ -15,7 +15,6 @@ function repeatTo(unit: string, size = MB): string {
   return unit.repeat(Math.ceil(size / unit.length));
 }
 
-
 describe('the Hermes parser runs in linear time', () => {
   const call = '<tool_call>{"name": "calc", "arguments": {"expression": "1+2"}}</tool_call>';
   const payloads: Record<string, string> = {
@@ -40,7 +39,9 @@ describe('the Hermes parser runs in linear time', () => {
     const result = parseAssistant(calls);
     expect(result.calls).toHaveLength(MAX_CALLS_PER_TURN);
     expect(result.calls.every((c) => 'name' in c && c.name === 'calc')).toBe(true);
-    expect(result.errors).toEqual([`too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${MAX_CALLS_PER_TURN + 1} on was not read`]);
+    expect(result.errors).toEqual([
+      `too many tool calls: a turn may make at most ${MAX_CALLS_PER_TURN}; the text from call ${MAX_CALLS_PER_TURN + 1} on was not read`,
+    ]);
   });
 });
 
@@ -55,12 +56,16 @@ describe('tags inside JSON strings are text', () => {
 
   it('a valid call whose string contains <tool_call>, </think> and <think> is accepted as written', () => {
     const args = { text: 'see <tool_call> and </think> and <think> here' };
-    const result = parseAssistant(`<think>plan</think><tool_call>${JSON.stringify({ name: 'echo', arguments: args })}</tool_call>done`);
+    const result = parseAssistant(
+      `<think>plan</think><tool_call>${JSON.stringify({ name: 'echo', arguments: args })}</tool_call>done`,
+    );
     expect(result).toEqual({ thought: 'plan', calls: [{ name: 'echo', arguments: args }], answer: 'done', errors: [] });
   });
 
   it('a broken call still does not swallow the next one', () => {
-    const result = parseAssistant('<tool_call>{"name": "a", "arguments": </tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>');
+    const result = parseAssistant(
+      '<tool_call>{"name": "a", "arguments": </tool_call><tool_call>{"name": "b", "arguments": {}}</tool_call>',
+    );
     expect(result.calls[0]).toMatchObject({ error: expect.stringMatching(/invalid JSON/) });
     expect(result.calls[1]).toEqual({ name: 'b', arguments: {} });
   });

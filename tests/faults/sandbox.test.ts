@@ -12,9 +12,16 @@ const DEADLINE_MS = 1000;
 
 describe('bounded host work in the sh tool', () => {
   it('backtracking grep patterns return at once with the right answer', async () => {
-    const tb = await createToolbox({ tools: ['sh'], files: { 'a.txt': 'a'.repeat(36) + '\n', 'b.txt': 'a'.repeat(10_000) + '\n' }, timeoutMs: DEADLINE_MS });
+    const tb = await createToolbox({
+      tools: ['sh'],
+      files: { 'a.txt': 'a'.repeat(36) + '\n', 'b.txt': 'a'.repeat(10_000) + '\n' },
+      timeoutMs: DEADLINE_MS,
+    });
     expect(await tb.call('sh', { command: "grep -c '^(a|a)*$' a.txt" })).toEqual({ result: '1', error: null });
-    expect(await tb.call('sh', { command: "grep 'a*a*a*a*a*a*a*b' b.txt" })).toEqual({ result: '', error: 'exit status 1' });
+    expect(await tb.call('sh', { command: "grep 'a*a*a*a*a*a*a*b' b.txt" })).toEqual({
+      result: '',
+      error: 'exit status 1',
+    });
   }, 30_000);
 
   it('grep over more text than the deadline allows stops with a timeout, and the next call works', async () => {
@@ -43,7 +50,8 @@ describe('bounded host work in the sh tool', () => {
 
 describe('bounded js calls', () => {
   const hostile: Record<string, string> = {
-    'self-rescheduling promise chains': '(async () => { for (let i = 0; i < 20000; i++) { const f = () => Promise.resolve().then(f); f(); } await new Promise(() => {}); })()',
+    'self-rescheduling promise chains':
+      '(async () => { for (let i = 0; i < 20000; i++) { const f = () => Promise.resolve().then(f); f(); } await new Promise(() => {}); })()',
     'an endless microtask loop': '(async () => { for (;;) await null; })()',
     'console.log of a 4 MB string in a loop': 'const s = "x".repeat(4 << 20); for (;;) console.log(s);',
     'ArrayBuffers past the heap limit': 'const a = []; for (;;) a.push(new Uint8Array(1 << 20));',
@@ -70,25 +78,38 @@ describe('bounded js calls', () => {
 
 describe('errors say what happened', () => {
   it('throw null is a thrown null, not an out-of-memory', async () => {
-    expect(await runJs('throw null')).toMatchObject({ ok: false, memoryExceeded: false, error: 'uncaught exception: null (the script threw null)' });
-    expect(await runJs('(async () => { throw null })()')).toMatchObject({ memoryExceeded: false, error: expect.stringMatching(/threw null/) });
+    expect(await runJs('throw null')).toMatchObject({
+      ok: false,
+      memoryExceeded: false,
+      error: 'uncaught exception: null (the script threw null)',
+    });
+    expect(await runJs('(async () => { throw null })()')).toMatchObject({
+      memoryExceeded: false,
+      error: expect.stringMatching(/threw null/),
+    });
   });
 
   it('a thrown object whose getters never return is reported as undescribable, not as out-of-memory', async () => {
-    const r = await runJs('throw { get name() { for (;;) {} }, get message() { for (;;) {} } }', { timeoutMs: DEADLINE_MS });
+    const r = await runJs('throw { get name() { for (;;) {} }, get message() { for (;;) {} } }', {
+      timeoutMs: DEADLINE_MS,
+    });
     expect(r).toMatchObject({ ok: false, memoryExceeded: false, timedOut: false });
     expect(r.error).toMatch(/could not be described/);
   });
 
   it('console.log of objects whose getters loop cannot outrun the deadline', async () => {
     // Each getter runs until interrupted; the loop around console.log used to return normally after many deadlines.
-    const code = 'const o = { get a() { for (let i = 0; i < 1e6; i++); return 1; } }; for (let i = 0; i < 1e5; i++) console.log(o); "finished"';
+    const code =
+      'const o = { get a() { for (let i = 0; i < 1e6; i++); return 1; } }; for (let i = 0; i < 1e5; i++) console.log(o); "finished"';
     const r = await runJs(code, { timeoutMs: DEADLINE_MS, maxOutputBytes: 64 });
     expect(r).toMatchObject({ ok: false, timedOut: true, error: expect.stringMatching(/^timeout/) });
   });
 
   it('an out-of-memory is still reported as one', async () => {
-    const r = await runJs('function f() { const a = []; for (;;) a.push(new Array(64).fill(0)); } f()', { memoryBytes: 1 << 20, timeoutMs: 10_000 });
+    const r = await runJs('function f() { const a = []; for (;;) a.push(new Array(64).fill(0)); } f()', {
+      memoryBytes: 1 << 20,
+      timeoutMs: 10_000,
+    });
     expect(r).toMatchObject({ ok: false, memoryExceeded: true, error: expect.stringMatching(/^out of memory/) });
   });
 });

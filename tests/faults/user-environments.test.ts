@@ -23,7 +23,14 @@ async function episodeWith(source: string, calls: string[], toolTimeoutMs = 30_0
   try {
     const task = env.generate(1, 1, 'train');
     const turns = [...calls.map((c) => `<tool_call>${c}</tool_call>`), 'done'];
-    return await runEpisode({ policy: new ScriptedPolicy({ id: 's', turns }), env, task, seed: 1, maxSteps: turns.length, toolTimeoutMs });
+    return await runEpisode({
+      policy: new ScriptedPolicy({ id: 's', turns }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: turns.length,
+      toolTimeoutMs,
+    });
   } finally {
     close();
   }
@@ -31,21 +38,37 @@ async function episodeWith(source: string, calls: string[], toolTimeoutMs = 30_0
 
 describe('hostile environment modules', () => {
   it('a tool that never returns is stopped at the call deadline, and the episode goes on', async () => {
-    const t = await episodeWith(module('spin: { description: "d", parameters: {}, run() { for (;;) {} } }'), ['{"name":"spin","arguments":{}}'], 200);
+    const t = await episodeWith(
+      module('spin: { description: "d", parameters: {}, run() { for (;;) {} } }'),
+      ['{"name":"spin","arguments":{}}'],
+      200,
+    );
     expect(t.steps[0].tool_call!.error).toMatch(/timeout after 200 ms/);
     expect(t.final_response).toBe('done');
   });
 
   it('a tool that returns megabytes is cut to the result cap, with a marker', async () => {
-    const t = await episodeWith(module('flood: { description: "d", parameters: {}, run() { return "x".repeat(5e6); } }'), ['{"name":"flood","arguments":{}}']);
+    const t = await episodeWith(
+      module('flood: { description: "d", parameters: {}, run() { return "x".repeat(5e6); } }'),
+      ['{"name":"flood","arguments":{}}'],
+    );
     const result = t.steps[0].tool_call!.result;
     expect(result.length).toBeLessThan(DEFAULT_MAX_RESULT_CHARS + 100);
     expect(result).toMatch(/\[truncated \d+ chars\]$/);
   });
 
   it('an init that throws makes each call an error step, not a crashed episode', async () => {
-    const t = await episodeWith(module('ok: { description: "d", parameters: {}, run() { return "fine"; } }', 'throw new Error("no state for you");'), ['{"name":"ok","arguments":{}}', '{"name":"ok","arguments":{}}']);
-    expect(t.steps.map((s) => s.tool_call!.error)).toEqual([expect.stringMatching(/no state for you/), expect.stringMatching(/no state for you/)]);
+    const t = await episodeWith(
+      module(
+        'ok: { description: "d", parameters: {}, run() { return "fine"; } }',
+        'throw new Error("no state for you");',
+      ),
+      ['{"name":"ok","arguments":{}}', '{"name":"ok","arguments":{}}'],
+    );
+    expect(t.steps.map((s) => s.tool_call!.error)).toEqual([
+      expect.stringMatching(/no state for you/),
+      expect.stringMatching(/no state for you/),
+    ]);
     expect(t.finish_reason).toBe('answer');
   });
 

@@ -12,13 +12,18 @@ import { toolResponseMessage } from '../../src/format/chatml.ts';
 import { fromOpenAiMessages, toOpenAiMessages } from '../../src/format/openai-messages.ts';
 import { parseAssistant } from '../../src/format/parse.ts';
 
-const template = (name: string) => ChatTemplate.fromTokenizerConfig({ chat_template: readFileSync(new URL(`../fixtures/family-templates/${name}-style.jinja`, import.meta.url), 'utf8'), eos_token: '<|im_end|>' })!;
-const calc: ToolSchema = { name: 'calc', description: 'Evaluate arithmetic', parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] } };
+const template = (name: string) =>
+  ChatTemplate.fromTokenizerConfig({
+    chat_template: readFileSync(new URL(`../fixtures/family-templates/${name}-style.jinja`, import.meta.url), 'utf8'),
+    eos_token: '<|im_end|>',
+  })!;
+const calc: ToolSchema = {
+  name: 'calc',
+  description: 'Evaluate arithmetic',
+  parameters: { type: 'object', properties: { expression: { type: 'string' } }, required: ['expression'] },
+};
 
-const sampled = [
-  '<tool_call>\n{"name": "calc", "arguments": {"expression": "2+3"}}\n</tool_call>',
-  'The answer is 5.',
-];
+const sampled = ['<tool_call>\n{"name": "calc", "arguments": {"expression": "2+3"}}\n</tool_call>', 'The answer is 5.'];
 const conversation: ChatMessage[] = [
   { role: 'system', content: 'Solve the task.' },
   { role: 'user', content: 'What is 2+3?' },
@@ -47,8 +52,12 @@ describe('chat templates', () => {
     const t = template('qwen2.5');
     expect(t.supportsTools).toBe(true);
     const text = t.render(conversation, { tools: [calc] });
-    expect(text).toContain('<tools>\n{"type": "function", "function": {"name": "calc", "description": "Evaluate arithmetic", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}}\n</tools>');
-    expect(text).toContain('<|im_start|>assistant\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2+3"}}\n</tool_call><|im_end|>\n');
+    expect(text).toContain(
+      '<tools>\n{"type": "function", "function": {"name": "calc", "description": "Evaluate arithmetic", "parameters": {"type": "object", "properties": {"expression": {"type": "string"}}, "required": ["expression"]}}}\n</tools>',
+    );
+    expect(text).toContain(
+      '<|im_start|>assistant\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2+3"}}\n</tool_call><|im_end|>\n',
+    );
     expect(text).toContain('<|im_start|>user\n<tool_response>\n5\n</tool_response><|im_end|>\n');
     expect(text.match(/<tool_response>/g)).toHaveLength(1);
     expect(text.endsWith('<|im_start|>assistant\nThe answer is 5.<|im_end|>\n')).toBe(true);
@@ -61,13 +70,17 @@ describe('chat templates', () => {
       const full = t.render(conversation, { tools: [calc] });
       if (name === 'qwen3') {
         // Qwen3 renders the last assistant turn with an (empty) think block; the loop keeps what was sampled.
-        expect(full.replace('<|im_start|>assistant\n<think>\n\n</think>\n\nThe answer', '<|im_start|>assistant\nThe answer')).toBe(text);
+        expect(
+          full.replace('<|im_start|>assistant\n<think>\n\n</think>\n\nThe answer', '<|im_start|>assistant\nThe answer'),
+        ).toBe(text);
       } else expect(text).toBe(full);
       expect(spans.map(([a, b]) => text.slice(a, b))).toEqual(sampled);
       // Everything outside the spans is prompt: role headers, tool results, turn closes.
       const prompt = spans.reduceRight((s, [a, b]) => s.slice(0, a) + s.slice(b), text);
       for (const piece of sampled) expect(prompt).not.toContain(piece);
-      expect(parseAssistant(text.slice(...spans[0])).calls).toEqual([{ name: 'calc', arguments: { expression: '2+3' } }]);
+      expect(parseAssistant(text.slice(...spans[0])).calls).toEqual([
+        { name: 'calc', arguments: { expression: '2+3' } },
+      ]);
     });
   }
 
@@ -81,7 +94,9 @@ describe('chat templates', () => {
 
   it('names a template that does not parse and one that drops the assistant text', () => {
     expect(() => new ChatTemplate('{% for m in messages %}')).toThrow(/chat_template does not parse as Jinja/);
-    expect(() => new ChatTemplate('{% for m in messages %}{{ m.role }}{% endfor %}')).toThrow(/drops the assistant message content/);
+    expect(() => new ChatTemplate('{% for m in messages %}{{ m.role }}{% endfor %}')).toThrow(
+      /drops the assistant message content/,
+    );
     expect(ChatTemplate.fromTokenizerConfig({})).toBeNull();
   });
 });
@@ -90,16 +105,24 @@ describe('OpenAI messages', () => {
   it('splits calls into tool_calls and results into bare tool messages, and converts back losslessly', () => {
     const two: ChatMessage[] = [
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: '<think>two calls</think>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "1"}}\n</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2"}}\n</tool_call>' },
+      {
+        role: 'assistant',
+        content:
+          '<think>two calls</think>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "1"}}\n</tool_call>\n<tool_call>\n{"name": "calc", "arguments": {"expression": "2"}}\n</tool_call>',
+      },
       toolResponseMessage(['1', 'line\n2']),
     ];
     const open = toOpenAiMessages(two);
     expect(open).toEqual([
       { role: 'user', content: 'go' },
-      { role: 'assistant', content: '<think>two calls</think>', tool_calls: [
-        { type: 'function', function: { name: 'calc', arguments: { expression: '1' } } },
-        { type: 'function', function: { name: 'calc', arguments: { expression: '2' } } },
-      ] },
+      {
+        role: 'assistant',
+        content: '<think>two calls</think>',
+        tool_calls: [
+          { type: 'function', function: { name: 'calc', arguments: { expression: '1' } } },
+          { type: 'function', function: { name: 'calc', arguments: { expression: '2' } } },
+        ],
+      },
       { role: 'tool', content: '1' },
       { role: 'tool', content: 'line\n2' },
     ]);

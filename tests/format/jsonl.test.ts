@@ -6,7 +6,11 @@ const positive = (v: unknown) => (typeof v === 'number' && v > 0 ? null : 'must 
 
 describe('JSON Lines', () => {
   it('numbers each row by its line in the file: blank lines skipped but counted, \\r\\n read as \\n', () => {
-    expect(readJsonl('1\n\n  \r\n{"a":2}\r\n3\n')).toEqual([{ line: 1, value: 1 }, { line: 4, value: { a: 2 } }, { line: 5, value: 3 }]);
+    expect(readJsonl('1\n\n  \r\n{"a":2}\r\n3\n')).toEqual([
+      { line: 1, value: 1 },
+      { line: 4, value: { a: 2 } },
+      { line: 5, value: 3 },
+    ]);
     expect(readJsonl('')).toEqual([]);
   });
 
@@ -23,7 +27,10 @@ describe('JSON Lines', () => {
 
   it('collects every good row and every bad line, in file order', () => {
     const { rows, problems } = collectJsonl<number>('1\nx\n\n-1\n2', positive);
-    expect(rows).toEqual([{ line: 1, value: 1 }, { line: 5, value: 2 }]);
+    expect(rows).toEqual([
+      { line: 1, value: 1 },
+      { line: 5, value: 2 },
+    ]);
     expect(problems.map((p) => p.line)).toEqual([2, 4]);
     expect(problems[0].message).toMatch(/^not valid JSON/);
     expect(problems[1].message).toBe('must be a positive number');

@@ -215,7 +215,9 @@ describe('parseAssistant on real-looking model outputs', () => {
   });
 
   it('does not let a "__proto__" key change the prototype of the arguments', () => {
-    const parsed = parseAssistant(`<tool_call>{'name': 'js', 'arguments': {'__proto__': {'polluted': 1}, 'code': '1'}}</tool_call>`);
+    const parsed = parseAssistant(
+      `<tool_call>{'name': 'js', 'arguments': {'__proto__': {'polluted': 1}, 'code': '1'}}</tool_call>`,
+    );
     const call = parsed.calls[0] as { arguments: Record<string, unknown> };
     expect(Object.getPrototypeOf(call.arguments)).toBe(Object.prototype);
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

@@ -21,7 +21,11 @@ const calc: ToolSchema = {
 const grep: ToolSchema = {
   name: 'grep',
   description: 'Search.',
-  parameters: { type: 'object', properties: { pattern: { type: 'string' }, path: { type: 'string' } }, required: ['pattern'] },
+  parameters: {
+    type: 'object',
+    properties: { pattern: { type: 'string' }, path: { type: 'string' } },
+    required: ['pattern'],
+  },
 };
 const js: ToolSchema = {
   name: 'js',
@@ -63,7 +67,13 @@ describe('ChatML rendering', () => {
     text += turn2; // cut by the token limit: the loop closes the turn
     text += assistantTurnClose(false);
 
-    const full = renderChatML([system, user, { role: 'assistant', content: turn1 }, tool, { role: 'assistant', content: turn2 }]);
+    const full = renderChatML([
+      system,
+      user,
+      { role: 'assistant', content: turn1 },
+      tool,
+      { role: 'assistant', content: turn2 },
+    ]);
     expect(text).toBe(full);
     expect(renderContinuation([tool]).endsWith(assistantHeader())).toBe(true);
   });

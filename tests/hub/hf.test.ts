@@ -15,8 +15,19 @@ import { expectClose, useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from '../tokenizer/tiny-hf-tokenizer.ts';
 
 const qwenLike: ModelConfig = {
-  vocabSize: 264, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4,
-  maxPositions: 64, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: false, attentionBias: true, family: 'qwen2',
+  vocabSize: 264,
+  hiddenSize: 16,
+  intermediateSize: 24,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 4,
+  maxPositions: 64,
+  ropeTheta: 1e6,
+  rmsNormEps: 1e-6,
+  tieWordEmbeddings: false,
+  attentionBias: true,
+  family: 'qwen2',
 };
 const tokens = [[259, 104, 101, 108, 108, 111, 260]];
 
@@ -63,7 +74,10 @@ describe('safetensors', () => {
     expect(headerLength % 8).toBe(0);
     const header = new TextDecoder().decode(bytes.subarray(8, 8 + headerLength));
     expect(header).toMatch(/^\{.*\} *$/);
-    expect(JSON.parse(header)).toMatchObject({ __metadata__: { format: 'pt' }, a: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 24] } });
+    expect(JSON.parse(header)).toMatchObject({
+      __metadata__: { format: 'pt' },
+      a: { dtype: 'F32', shape: [2, 3], data_offsets: [0, 24] },
+    });
     const back = readSafetensors(bytes);
     expect(back.metadata).toEqual({ format: 'pt' });
     expect([...back.tensors.get('a')!.data]).toEqual([1, 2, 3, 4, 5, 6]);
@@ -71,7 +85,10 @@ describe('safetensors', () => {
   });
 
   it('reads F16 and BF16', () => {
-    const header = JSON.stringify({ h: { dtype: 'F16', shape: [3], data_offsets: [0, 6] }, b: { dtype: 'BF16', shape: [2], data_offsets: [6, 10] } });
+    const header = JSON.stringify({
+      h: { dtype: 'F16', shape: [3], data_offsets: [0, 6] },
+      b: { dtype: 'BF16', shape: [2], data_offsets: [6, 10] },
+    });
     const headerBytes = new TextEncoder().encode(header);
     const bytes = new Uint8Array(8 + headerBytes.length + 10);
     const view = new DataView(bytes.buffer);
@@ -95,8 +112,12 @@ describe('safetensors', () => {
       bytes.set(h, 8);
       return bytes;
     };
-    expect(() => readSafetensors(make({ dtype: 'I64', shape: [1], data_offsets: [0, 8] }))).toThrow(/tensor "w" has dtype I64; supported: F32, F16, BF16/);
-    expect(() => readSafetensors(make({ dtype: 'F32', shape: [4], data_offsets: [0, 8] }))).toThrow(/tensor "w" offsets \[0, 8\] do not fit shape \[4\]/);
+    expect(() => readSafetensors(make({ dtype: 'I64', shape: [1], data_offsets: [0, 8] }))).toThrow(
+      /tensor "w" has dtype I64; supported: F32, F16, BF16/,
+    );
+    expect(() => readSafetensors(make({ dtype: 'F32', shape: [4], data_offsets: [0, 8] }))).toThrow(
+      /tensor "w" offsets \[0, 8\] do not fit shape \[4\]/,
+    );
     expect(() => readSafetensors(new Uint8Array(4))).toThrow(/too short/);
   });
 });
@@ -109,16 +130,28 @@ describe('Hugging Face layout', () => {
     const model = TransformerModel.create(qwenLike, 21);
     const expected = logits(model);
     const files = await saveModel(model, tokenizer);
-    expect([...files.keys()].sort()).toEqual(['config.json', 'model.safetensors', 'tokenizer.json', 'tokenizer_config.json']);
+    expect([...files.keys()].sort()).toEqual([
+      'config.json',
+      'model.safetensors',
+      'tokenizer.json',
+      'tokenizer_config.json',
+    ]);
     const config = JSON.parse(new TextDecoder().decode(files.get('config.json')));
-    expect(config).toMatchObject({ architectures: ['Qwen2ForCausalLM'], model_type: 'qwen2', num_key_value_heads: 2, tie_word_embeddings: false });
+    expect(config).toMatchObject({
+      architectures: ['Qwen2ForCausalLM'],
+      model_type: 'qwen2',
+      num_key_value_heads: 2,
+      tie_word_embeddings: false,
+    });
 
     // Over HTTP.
     await saveModelToDir(model, tokenizer, join(root, 'qwen'));
     const viaHttp = await loadHfModel(`${baseUrl}/qwen`);
     expect(requested).toContain('/qwen/config.json');
     expectClose(logits(viaHttp.model), expected, 'HTTP round trip', 1e-6, 0);
-    expect(viaHttp.tokenizer.decode(viaHttp.tokenizer.encode('<|im_start|>hello é<|im_end|>'))).toBe('<|im_start|>hello é<|im_end|>');
+    expect(viaHttp.tokenizer.decode(viaHttp.tokenizer.encode('<|im_start|>hello é<|im_end|>'))).toBe(
+      '<|im_start|>hello é<|im_end|>',
+    );
 
     // Sharded, over HTTP.
     const all = readSafetensors(files.get('model.safetensors')!).tensors;
@@ -132,7 +165,10 @@ describe('Hugging Face layout', () => {
       sharded.set(file, writeSafetensors(new Map(group.map((n) => [n, all.get(n)!]))));
       for (const n of group) weightMap[n] = file;
     });
-    sharded.set('model.safetensors.index.json', new TextEncoder().encode(JSON.stringify({ metadata: {}, weight_map: weightMap })));
+    sharded.set(
+      'model.safetensors.index.json',
+      new TextEncoder().encode(JSON.stringify({ metadata: {}, weight_map: weightMap })),
+    );
     const shardDir = join(root, 'sharded');
     await saveModelToDir(model, tokenizer, shardDir);
     rmSync(join(shardDir, 'model.safetensors'));
@@ -151,9 +187,15 @@ describe('Hugging Face layout', () => {
 
   it('saves a byte-tokenizer model with an AutoTokenizer-loadable tokenizer.json and loads it back as the byte tokenizer', async () => {
     const tok = new ByteTokenizer();
-    const model = TransformerModel.create({ ...qwenLike, vocabSize: tok.vocabSize, family: 'llama', attentionBias: false, tieWordEmbeddings: true }, 2);
+    const model = TransformerModel.create(
+      { ...qwenLike, vocabSize: tok.vocabSize, family: 'llama', attentionBias: false, tieWordEmbeddings: true },
+      2,
+    );
     const files = await saveModel(model, tok);
-    const asHf = HfTokenizer.fromJson(JSON.parse(new TextDecoder().decode(files.get('tokenizer.json'))), JSON.parse(new TextDecoder().decode(files.get('tokenizer_config.json'))));
+    const asHf = HfTokenizer.fromJson(
+      JSON.parse(new TextDecoder().decode(files.get('tokenizer.json'))),
+      JSON.parse(new TextDecoder().decode(files.get('tokenizer_config.json'))),
+    );
     expect(asHf.encode('<|im_start|>hé<|im_end|>')).toEqual(tok.encode('<|im_start|>hé<|im_end|>'));
     expect(readSafetensors(files.get('model.safetensors')!).tensors.has('lm_head.weight')).toBe(false);
     const loaded = await loadHfModel(Object.fromEntries([...files].map(([n, b]) => [n, new Blob([b as BlobPart])])));
@@ -168,30 +210,43 @@ describe('Hugging Face layout', () => {
     const model = TransformerModel.create(qwenLike, 3);
     const files = await saveModel(model, tokenizer);
     model.dispose();
-    const blobs = (over: Map<string, Uint8Array>) => Object.fromEntries([...over].map(([n, b]) => [n, new Blob([b as BlobPart])]));
+    const blobs = (over: Map<string, Uint8Array>) =>
+      Object.fromEntries([...over].map(([n, b]) => [n, new Blob([b as BlobPart])]));
     const weights = readSafetensors(files.get('model.safetensors')!).tensors;
 
     const missing = new Map(weights);
     missing.delete('model.layers.1.mlp.up_proj.weight');
-    await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(missing))))).rejects.toThrow(
-      /tensor "model\.layers\.1\.mlp\.up_proj\.weight" is missing \(expected shape \[24, 16\]\)/,
-    );
+    await expect(
+      loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(missing)))),
+    ).rejects.toThrow(/tensor "model\.layers\.1\.mlp\.up_proj\.weight" is missing \(expected shape \[24, 16\]\)/);
     const reshaped = new Map(weights).set('model.norm.weight', { shape: [8], data: new Float32Array(8) });
-    await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(reshaped))))).rejects.toThrow(
-      /tensor "model\.norm\.weight" has shape \[8\], expected \[16\]/,
+    await expect(
+      loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(reshaped)))),
+    ).rejects.toThrow(/tensor "model\.norm\.weight" has shape \[8\], expected \[16\]/);
+    const extra = new Map(weights).set('model.layers.0.mlp.experts.0.weight', {
+      shape: [1],
+      data: new Float32Array(1),
+    });
+    await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(extra))))).rejects.toThrow(
+      /unexpected tensor "model\.layers\.0\.mlp\.experts\.0\.weight"/,
     );
-    const extra = new Map(weights).set('model.layers.0.mlp.experts.0.weight', { shape: [1], data: new Float32Array(1) });
-    await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(extra))))).rejects.toThrow(/unexpected tensor "model\.layers\.0\.mlp\.experts\.0\.weight"/);
     // Qwen2 has no o_proj bias: one in the file is refused, not dropped (a Llama attention_bias file saved as qwen2 would be off).
-    const oBias = new Map(weights).set('model.layers.0.self_attn.o_proj.bias', { shape: [16], data: new Float32Array(16) });
+    const oBias = new Map(weights).set('model.layers.0.self_attn.o_proj.bias', {
+      shape: [16],
+      data: new Float32Array(16),
+    });
     await expect(loadHfModel(blobs(new Map(files).set('model.safetensors', writeSafetensors(oBias))))).rejects.toThrow(
       /unexpected tensor "model\.layers\.0\.self_attn\.o_proj\.bias" for a qwen2 model .* \(config\.json declares no such bias: check attention_bias \/ mlp_bias\)/,
     );
     const gpt2 = new TextEncoder().encode(JSON.stringify({ model_type: 'gpt2', architectures: ['GPT2LMHeadModel'] }));
-    await expect(loadHfModel(blobs(new Map(files).set('config.json', gpt2)))).rejects.toThrow(/model_type "gpt2".*expected one of llama, qwen2, qwen3/);
+    await expect(loadHfModel(blobs(new Map(files).set('config.json', gpt2)))).rejects.toThrow(
+      /model_type "gpt2".*expected one of llama, qwen2, qwen3/,
+    );
     const noConfig = new Map(files);
     noConfig.delete('config.json');
     await expect(loadHfModel(blobs(noConfig))).rejects.toThrow(/config\.json is missing/);
-    await expect(loadHfModel(`${baseUrl}/nothing-here`)).rejects.toThrow(/config\.json is missing in http:\/\/127\.0\.0\.1/);
+    await expect(loadHfModel(`${baseUrl}/nothing-here`)).rejects.toThrow(
+      /config\.json is missing in http:\/\/127\.0\.0\.1/,
+    );
   });
 });

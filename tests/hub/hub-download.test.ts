@@ -13,7 +13,14 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import { fromHfConfig, type HfConfigJson } from '../../src/model/config.ts';
 import { HfTokenizer } from '../../src/tokenizer/hf-tokenizer.ts';
 import { loadHfModel, saveModel } from '../../src/hub/hf.ts';
-import { browserCache, diskCache, hubSource, parseHubRef, type DownloadCache, type HubOptions } from '../../src/hub/hub.ts';
+import {
+  browserCache,
+  diskCache,
+  hubSource,
+  parseHubRef,
+  type DownloadCache,
+  type HubOptions,
+} from '../../src/hub/hub.ts';
 import { readSafetensors, writeSafetensors } from '../../src/hub/safetensors.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, loadFixture, useBackend } from '../model/helpers.ts';
@@ -25,7 +32,8 @@ let dir: string;
 const ID = 'org/m';
 const encode = (v: unknown) => new TextEncoder().encode(JSON.stringify(v));
 /** A safetensors file of `n` float32 values starting at `first` (about 4n bytes). */
-const tensors = (n: number, first: number) => writeSafetensors(new Map([['w', { shape: [n], data: Float32Array.from({ length: n }, (_, i) => first + i) }]]));
+const tensors = (n: number, first: number) =>
+  writeSafetensors(new Map([['w', { shape: [n], data: Float32Array.from({ length: n }, (_, i) => first + i) }]]));
 const config = encode({ model_type: 'llama', note: 'x'.repeat(5000) });
 
 beforeAll(async () => {
@@ -43,20 +51,37 @@ afterEach(async () => {
 
 /** Options with short limits and one try, unless a test says otherwise. */
 function options(extra: HubOptions = {}): HubOptions {
-  return { endpoint: hub.endpoint, cache: diskCache(join(dir, 'cache')), limits: { connectTimeoutMs: 500, idleTimeoutMs: 300 }, retry: { attempts: 1 }, checkpointBytes: 4096, ...extra };
+  return {
+    endpoint: hub.endpoint,
+    cache: diskCache(join(dir, 'cache')),
+    limits: { connectTimeoutMs: 500, idleTimeoutMs: 300 },
+    retry: { attempts: 1 },
+    checkpointBytes: 4096,
+    ...extra,
+  };
 }
 const source = (extra: HubOptions = {}, ref = `hf:${ID}`) => hubSource(parseHubRef(ref)!, options(extra));
 const cdnRequests = () => hub.requests.filter((r) => r.url.startsWith('/cdn/'));
-const equal = (a: Uint8Array | null, b: Uint8Array) => expect(a && Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(0);
+const equal = (a: Uint8Array | null, b: Uint8Array) =>
+  expect(a && Buffer.compare(Buffer.from(a), Buffer.from(b))).toBe(0);
 
 /** A disk cache that counts the bytes each method writes. */
 function counting(cache: DownloadCache) {
   const written = { put: 0, putPartial: 0, appendPartial: 0 };
   const counted: DownloadCache = {
     ...cache,
-    put: (k, b) => { if (!k.startsWith('@')) written.put += b.length; return cache.put(k, b); },
-    putPartial: (k, b) => { written.putPartial += b.length; return cache.putPartial(k, b); },
-    appendPartial: (k, b) => { written.appendPartial += b.length; return cache.appendPartial!(k, b); },
+    put: (k, b) => {
+      if (!k.startsWith('@')) written.put += b.length;
+      return cache.put(k, b);
+    },
+    putPartial: (k, b) => {
+      written.putPartial += b.length;
+      return cache.putPartial(k, b);
+    },
+    appendPartial: (k, b) => {
+      written.appendPartial += b.length;
+      return cache.appendPartial!(k, b);
+    },
   };
   return { counted, written };
 }
@@ -64,13 +89,15 @@ function counting(cache: DownloadCache) {
 describe('resuming a download', () => {
   it('resumes only with If-Range on the ETag: a file changed between the cut and the resume is downloaded whole, not spliced', async () => {
     hub.hubHeaders = false; // a plain mirror: no commit to pin, so the file can change under "main"
-    const v1 = tensors(20_000, 1), v2 = tensors(20_000, 5);
+    const v1 = tensors(20_000, 1),
+      v2 = tensors(20_000, 5);
     hub.publish(ID, { 'config.json': config, 'model.safetensors': v1 });
     hub.fault('model.safetensors', { kind: 'cut', after: 30_000 });
     const first = source();
     await first.read('config.json');
     await expect(first.read('model.safetensors')).rejects.toThrow(
-      /^Downloading model\.safetensors failed: GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/main\/model\.safetensors: the connection broke after 29\.3 KiB \(.*\); gave up after 1 try in 0 s \(retry budget: 1 try, 120 s of waiting\)\. 29\.3 KiB are kept; run the same command again to resume from there\.$/);
+      /^Downloading model\.safetensors failed: GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/main\/model\.safetensors: the connection broke after 29\.3 KiB \(.*\); gave up after 1 try in 0 s \(retry budget: 1 try, 120 s of waiting\)\. 29\.3 KiB are kept; run the same command again to resume from there\.$/,
+    );
 
     hub.publish(ID, { 'config.json': config, 'model.safetensors': v2 });
     const again = await source().read('model.safetensors');
@@ -112,7 +139,9 @@ describe('what counts as cached', () => {
     const v1 = tensors(5_000, 1);
     const commit = hub.publish(ID, { 'config.json': config, 'model.safetensors': v1 });
     hub.fault('model.safetensors', { kind: 'flip-byte' });
-    await expect(source().read('model.safetensors')).rejects.toThrow(/model\.safetensors has SHA-256 [0-9a-f]{64}, but the hub gives [0-9a-f]{64}; it was not kept\.$/);
+    await expect(source().read('model.safetensors')).rejects.toThrow(
+      /model\.safetensors has SHA-256 [0-9a-f]{64}, but the hub gives [0-9a-f]{64}; it was not kept\.$/,
+    );
     expect(existsSync(join(dir, 'cache', ID, commit, 'model.safetensors'))).toBe(false);
     equal(await source().read('model.safetensors'), v1);
   });
@@ -122,8 +151,12 @@ describe('what counts as cached', () => {
     hub.publish(ID, { 'config.json': config, 'model.safetensors': tensors(5_000, 1) });
     hub.fault('config.json', { kind: 'html' });
     hub.fault('model.safetensors', { kind: 'truncate' });
-    await expect(source().read('config.json')).rejects.toThrow(/config\.json cannot be the file: it is a web page \("<!DOCTYPE html><html><body>Sign in to co…"\), not JSON; it was not kept/);
-    await expect(source().read('model.safetensors')).rejects.toThrow(/model\.safetensors cannot be the file: model\.safetensors: tensor "w" offsets \[0, 20000\] do not fit/);
+    await expect(source().read('config.json')).rejects.toThrow(
+      /config\.json cannot be the file: it is a web page \("<!DOCTYPE html><html><body>Sign in to co…"\), not JSON; it was not kept/,
+    );
+    await expect(source().read('model.safetensors')).rejects.toThrow(
+      /model\.safetensors cannot be the file: model\.safetensors: tensor "w" offsets \[0, 20000\] do not fit/,
+    );
     expect(readdirSync(join(dir, 'cache', ID, 'main'))).toEqual([]);
   });
 
@@ -135,18 +168,25 @@ describe('what counts as cached', () => {
     const weights = join(dir, 'cache', ID, commit, 'model.safetensors');
     appendFileSync(weights, new Uint8Array(8)); // trailing bytes
     await expect(source().read('model.safetensors')).rejects.toThrow(
-      new RegExp(`^The cached model\\.safetensors of org/m@${commit} \\(.*${commit}/model\\.safetensors\\) is damaged: it has ${v1.length + 8} bytes, not the ${v1.length} downloaded\\. It was removed from the cache; load hf:org/m again \\(the same command\\) to download it anew\\.$`));
+      new RegExp(
+        `^The cached model\\.safetensors of org/m@${commit} \\(.*${commit}/model\\.safetensors\\) is damaged: it has ${v1.length + 8} bytes, not the ${v1.length} downloaded\\. It was removed from the cache; load hf:org/m again \\(the same command\\) to download it anew\\.$`,
+      ),
+    );
     expect(existsSync(weights)).toBe(false);
     equal(await source().read('model.safetensors'), v1);
 
     const flipped = readFileSync(weights);
     flipped[flipped.length - 1] ^= 1;
     writeFileSync(weights, flipped);
-    await expect(source().read('model.safetensors')).rejects.toThrow(/cached model\.safetensors .* is damaged: its SHA-256 is/);
+    await expect(source().read('model.safetensors')).rejects.toThrow(
+      /cached model\.safetensors .* is damaged: its SHA-256 is/,
+    );
 
     const cfg = join(dir, 'cache', ID, commit, 'config.json');
     writeFileSync(cfg, '<html>' + ' '.repeat(config.length - 6)); // same size, no hash from the hub: the JSON check finds it
-    await expect(source().read('config.json')).rejects.toThrow(/cached config\.json .* is damaged: its SHA-256|cached config\.json .* is damaged: it is a web page/);
+    await expect(source().read('config.json')).rejects.toThrow(
+      /cached config\.json .* is damaged: its SHA-256|cached config\.json .* is damaged: it is a web page/,
+    );
   });
 });
 
@@ -160,9 +200,15 @@ describe('revisions', () => {
     files.delete('model.safetensors');
     const names = [...all.keys()];
     const weightMap: Record<string, string> = {};
-    names.forEach((n, i) => (weightMap[n] = i < names.length / 2 ? 'model-00001-of-00002.safetensors' : 'model-00002-of-00002.safetensors'));
+    names.forEach(
+      (n, i) =>
+        (weightMap[n] = i < names.length / 2 ? 'model-00001-of-00002.safetensors' : 'model-00002-of-00002.safetensors'),
+    );
     for (const shard of new Set(Object.values(weightMap))) {
-      files.set(shard, writeSafetensors(new Map(names.filter((n) => weightMap[n] === shard).map((n) => [n, all.get(n)!]))));
+      files.set(
+        shard,
+        writeSafetensors(new Map(names.filter((n) => weightMap[n] === shard).map((n) => [n, all.get(n)!]))),
+      );
     }
     files.set('model.safetensors.index.json', encode({ metadata: {}, weight_map: weightMap }));
     const logits = tf.tidy(() => model.forward([[1, 2, 3, 4]]).logits.dataSync() as Float32Array);
@@ -189,9 +235,18 @@ describe('revisions', () => {
     expect(hub.requests).toEqual([]);
 
     expectClose(await load(options({ refresh: true })), v2.logits, 'refreshed load', 1e-6, 0);
-    expect(hub.requests.every((r) => r.url.startsWith('/cdn/') || r.url.includes(`/resolve/${c2}/`) || r.url === `/${ID}/resolve/main/config.json`)).toBe(true);
-    for (const [commit, files] of [[c1, v1.files], [c2, v2.files]] as const) {
-      for (const [name, bytes] of files) equal(new Uint8Array(readFileSync(join(dir, 'cache', ID, commit, name))), bytes);
+    expect(
+      hub.requests.every(
+        (r) =>
+          r.url.startsWith('/cdn/') || r.url.includes(`/resolve/${c2}/`) || r.url === `/${ID}/resolve/main/config.json`,
+      ),
+    ).toBe(true);
+    for (const [commit, files] of [
+      [c1, v1.files],
+      [c2, v2.files],
+    ] as const) {
+      for (const [name, bytes] of files)
+        equal(new Uint8Array(readFileSync(join(dir, 'cache', ID, commit, name))), bytes);
     }
   });
 
@@ -200,7 +255,9 @@ describe('revisions', () => {
     expect(() => parseHubRef('hf:org/m@../../../etc')).toThrow(/not a hub model id/);
     expect(parseHubRef('https://huggingface.co/../x')).toBeNull();
     hub.publish(ID, { 'config.json': config });
-    await expect(source().read('../../../outside.json')).rejects.toThrow(/Refusing to download "\.\.\/\.\.\/\.\.\/outside\.json" from the hub: a file name may not leave the model's folder/);
+    await expect(source().read('../../../outside.json')).rejects.toThrow(
+      /Refusing to download "\.\.\/\.\.\/\.\.\/outside\.json" from the hub: a file name may not leave the model's folder/,
+    );
     expect(hub.requests).toEqual([]);
   });
 });
@@ -213,22 +270,32 @@ describe('limits', () => {
     hub.fault('config.json', { kind: 'announce', length: 100e6 });
     // The server sends the headers and then nothing: only a refusal at the headers ends it with this error
     // (reading on would stall until the idle timeout and fail saying so).
-    await expect(source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('config.json'))
-      .rejects.toThrow(/GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/main\/config\.json: the server announces 95\.4 MiB for config\.json, over the 64\.0 MiB accepted for such a file/);
-    await expect(source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('model.safetensors'))
-      .rejects.toThrow(/the server announces 50\.0 GiB for model\.safetensors, over the 8\.0 GiB accepted/);
+    await expect(
+      source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('config.json'),
+    ).rejects.toThrow(
+      /GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/main\/config\.json: the server announces 95\.4 MiB for config\.json, over the 64\.0 MiB accepted for such a file/,
+    );
+    await expect(
+      source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('model.safetensors'),
+    ).rejects.toThrow(/the server announces 50\.0 GiB for model\.safetensors, over the 8\.0 GiB accepted/);
   });
 
   it('stops an endless config.json at its 64 MiB limit', async () => {
     hub.hubHeaders = false;
     hub.publish(ID, { 'config.json': config });
     hub.fault('config.json', { kind: 'endless' });
-    await expect(source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('config.json')).rejects.toThrow(/config\.json failed: GET .*config\.json: the body passed 64\.0 MiB, the most accepted for this file\.$/);
+    await expect(
+      source({ limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('config.json'),
+    ).rejects.toThrow(
+      /config\.json failed: GET .*config\.json: the body passed 64\.0 MiB, the most accepted for this file\.$/,
+    );
   });
 
   /** The cache's files of `name` (the file, its partial file and their records), wherever they are. */
-  const cachedFiles = (name: string) => (existsSync(join(dir, 'cache')) ? readdirSync(join(dir, 'cache'), { recursive: true }) as string[] : [])
-    .filter((f) => f.includes(name));
+  const cachedFiles = (name: string) =>
+    (existsSync(join(dir, 'cache')) ? (readdirSync(join(dir, 'cache'), { recursive: true }) as string[]) : []).filter(
+      (f) => f.includes(name),
+    );
   /** A safetensors header that declares one float32 tensor of `bytes` bytes (the data is not sent with it). */
   const header = (bytes: number) => {
     const json = Buffer.from(JSON.stringify({ w: { dtype: 'F32', shape: [bytes / 4], data_offsets: [0, bytes] } }));
@@ -241,34 +308,58 @@ describe('limits', () => {
     hub.hubHeaders = false; // a plain mirror: no size is announced, the body is chunked
     hub.publish(ID, { 'config.json': config, 'model.safetensors': tensors(100, 1) });
     for (const [file, fault, message] of [
-      ['config.json', { kind: 'endless' }, /^Downloading config\.json failed: GET .*\/config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/],
-      ['config.json', { kind: 'endless', etag: false }, /config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/],
-      ['model.safetensors', { kind: 'endless', prefix: header(3 * 2 ** 20) },
-        /^Downloading model\.safetensors failed: GET .*\/model\.safetensors: the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/],
-      ['model.safetensors', { kind: 'endless', prefix: header(3 * 2 ** 20), etag: false }, /the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/],
+      [
+        'config.json',
+        { kind: 'endless' },
+        /^Downloading config\.json failed: GET .*\/config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/,
+      ],
+      [
+        'config.json',
+        { kind: 'endless', etag: false },
+        /config\.json: the body passed 4\.0 MiB, the most accepted for this file\.$/,
+      ],
+      [
+        'model.safetensors',
+        { kind: 'endless', prefix: header(3 * 2 ** 20) },
+        /^Downloading model\.safetensors failed: GET .*\/model\.safetensors: the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/,
+      ],
+      [
+        'model.safetensors',
+        { kind: 'endless', prefix: header(3 * 2 ** 20), etag: false },
+        /the server sent more than the 3\.0 MiB the header of model\.safetensors declares\.$/,
+      ],
     ] as const) {
       hub.fault(file, fault);
       const buffered: number[] = [];
       const { counted, written } = counting(diskCache(join(dir, 'cache')));
       const limits = { connectTimeoutMs: 5000, idleTimeoutMs: 5000 };
-      await expect(source({ cache: counted, limits, maxFileBytes: 4 * 2 ** 20, checkpointBytes: 64 * 1024, onProgress: (p) => buffered.push(p.buffered) }).read(file))
-        .rejects.toThrow(message);
+      await expect(
+        source({
+          cache: counted,
+          limits,
+          maxFileBytes: 4 * 2 ** 20,
+          checkpointBytes: 64 * 1024,
+          onProgress: (p) => buffered.push(p.buffered),
+        }).read(file),
+      ).rejects.toThrow(message);
       expect(cachedFiles(file)).toEqual([]);
       expect(written.appendPartial).toBeGreaterThan(2 * 2 ** 20); // on disk as it came, not held
       expect(Math.max(...buffered)).toBeLessThan(2 ** 20); // a checkpoint and a chunk, never the body so far
     }
   });
 
-  it("refuses a safetensors body at its first bytes when its header is foreign or declares more than the cap, with the default limits", async () => {
+  it('refuses a safetensors body at its first bytes when its header is foreign or declares more than the cap, with the default limits', async () => {
     hub.hubHeaders = false;
     hub.publish(ID, { 'config.json': config, 'model.safetensors': tensors(100, 1) });
     const limits = { connectTimeoutMs: 5000, idleTimeoutMs: 5000 };
     hub.fault('model.safetensors', { kind: 'endless' }); // spaces: a header length of 2.3e18 bytes
-    await expect(source({ limits }).read('model.safetensors'))
-      .rejects.toThrow(/model\.safetensors: model\.safetensors cannot be the file: its header length 2314885530818453536 is over 100000000 bytes; it is not a safetensors file\.$/);
+    await expect(source({ limits }).read('model.safetensors')).rejects.toThrow(
+      /model\.safetensors: model\.safetensors cannot be the file: its header length 2314885530818453536 is over 100000000 bytes; it is not a safetensors file\.$/,
+    );
     hub.fault('model.safetensors', { kind: 'endless', prefix: header(2 * 2 ** 30) });
-    await expect(source({ limits, maxFileBytes: 4 * 2 ** 20 }).read('model.safetensors'))
-      .rejects.toThrow(/: the header of model\.safetensors declares 2\.0 GiB, over the 4\.0 MiB accepted for such a file\.$/);
+    await expect(source({ limits, maxFileBytes: 4 * 2 ** 20 }).read('model.safetensors')).rejects.toThrow(
+      /: the header of model\.safetensors declares 2\.0 GiB, over the 4\.0 MiB accepted for such a file\.$/,
+    );
     expect(cachedFiles('model.safetensors')).toEqual([]);
     equal(await source().read('model.safetensors'), tensors(100, 1));
   });
@@ -278,9 +369,15 @@ describe('limits', () => {
   it('fails a server that hangs after the headers, drips bytes or never answers within the stated time, naming the URL', async () => {
     hub.publish(ID, { 'config.json': config });
     for (const [fault, message] of [
-      [{ kind: 'hang' }, /config\.json failed: GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/[0-9a-f]{40}\/config\.json: no bytes in 0\.3 s after 0 bytes; the server stalled; gave up after 1 try/],
+      [
+        { kind: 'hang' },
+        /config\.json failed: GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/[0-9a-f]{40}\/config\.json: no bytes in 0\.3 s after 0 bytes; the server stalled; gave up after 1 try/,
+      ],
       [{ kind: 'drip', everyMs: 20 }, /config\.json: only \d+ bytes in 0\.3 s after 0 bytes; the server stalled/],
-      [{ kind: 'silent' }, /GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/[0-9a-f]{40}\/config\.json: no answer within 0\.5 s; gave up after 1 try/],
+      [
+        { kind: 'silent' },
+        /GET http:\/\/127\.0\.0\.1:\d+\/org\/m\/resolve\/[0-9a-f]{40}\/config\.json: no answer within 0\.5 s; gave up after 1 try/,
+      ],
     ] as const) {
       hub.fault('config.json', fault);
       await expect(source().read('config.json')).rejects.toThrow(message);
@@ -294,9 +391,17 @@ describe('limits', () => {
     const stop = new AbortController();
     // Ctrl-C once the 30,000 bytes the server sends before it stalls have arrived. The idle timeout is far
     // off: a signal that did not stop the download would end it as stalled, not interrupted.
-    const onProgress = (p: { loaded: number }) => { if (p.loaded >= 30_000) stop.abort(); };
-    const reading = source({ signal: stop.signal, onProgress, limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 } }).read('model.safetensors');
-    await expect(reading).rejects.toThrow(/^Downloading model\.safetensors failed: interrupted after 29\.3 KiB\. 29\.3 KiB are kept; run the same command again to resume from there\.$/);
+    const onProgress = (p: { loaded: number }) => {
+      if (p.loaded >= 30_000) stop.abort();
+    };
+    const reading = source({
+      signal: stop.signal,
+      onProgress,
+      limits: { connectTimeoutMs: 5000, idleTimeoutMs: 5000 },
+    }).read('model.safetensors');
+    await expect(reading).rejects.toThrow(
+      /^Downloading model\.safetensors failed: interrupted after 29\.3 KiB\. 29\.3 KiB are kept; run the same command again to resume from there\.$/,
+    );
     equal(await source().read('model.safetensors'), v1);
     expect(cdnRequests().at(-1)!.range).toBe('bytes=30000-');
   });
@@ -305,18 +410,26 @@ describe('limits', () => {
     hub.publish(ID, { 'config.json': config });
     hub.fault('config.json', { kind: 'status', status: 503, retryAfter: '1' });
     const waits: number[] = [];
-    equal(await source({ retry: { attempts: 4, baseDelayMs: 10 }, wait: async (ms) => void waits.push(ms) }).read('config.json'), config);
+    equal(
+      await source({ retry: { attempts: 4, baseDelayMs: 10 }, wait: async (ms) => void waits.push(ms) }).read(
+        'config.json',
+      ),
+      config,
+    );
     expect(hub.requests.filter((r) => r.url.endsWith('config.json'))).toHaveLength(2);
     expect(waits).toEqual([1000]); // Retry-After's second, not the 10 ms backoff
 
     hub.requests.length = 0;
     hub.fault('config.json', { kind: 'status', status: 500 }, 3);
-    await expect(source({ cache: null, retry: { attempts: 3, baseDelayMs: 10 } }).read('config.json'))
-      .rejects.toThrow(/^Downloading config\.json failed: GET http:\/\/.*\/config\.json: HTTP 500 Internal Server Error; gave up after 3 tries in 0 s \(retry budget: 3 tries, 120 s of waiting\)\. Run the same command again to try again\.$/);
+    await expect(source({ cache: null, retry: { attempts: 3, baseDelayMs: 10 } }).read('config.json')).rejects.toThrow(
+      /^Downloading config\.json failed: GET http:\/\/.*\/config\.json: HTTP 500 Internal Server Error; gave up after 3 tries in 0 s \(retry budget: 3 tries, 120 s of waiting\)\. Run the same command again to try again\.$/,
+    );
     expect(hub.requests).toHaveLength(3);
 
     hub.fault('config.json', { kind: 'status', status: 429, retryAfter: '3600' });
-    await expect(source({ cache: null, retry: { attempts: 5 } }).read('config.json')).rejects.toThrow(/HTTP 429 Too Many Requests; gave up after 1 try/);
+    await expect(source({ cache: null, retry: { attempts: 5 } }).read('config.json')).rejects.toThrow(
+      /HTTP 429 Too Many Requests; gave up after 1 try/,
+    );
   });
 });
 
@@ -329,11 +442,12 @@ describe('writing the partial file', () => {
     expect(written).toEqual({ put: 0, putPartial: 0, appendPartial: big.length });
   });
 
-  it("in the browser, keeps the partial file in Cache Storage as appended pieces and resumes from them", async () => {
+  it('in the browser, keeps the partial file in Cache Storage as appended pieces and resumes from them', async () => {
     const entries = new Map<string, Uint8Array>();
     const bucket = {
       match: async (url: string) => (entries.has(url) ? new Response(entries.get(url)! as BlobPart) : undefined),
-      put: async (url: string, response: Response) => void entries.set(url, new Uint8Array(await response.arrayBuffer())),
+      put: async (url: string, response: Response) =>
+        void entries.set(url, new Uint8Array(await response.arrayBuffer())),
       delete: async (url: string) => entries.delete(url),
     };
     vi.stubGlobal('caches', { open: async () => bucket });
@@ -341,7 +455,9 @@ describe('writing the partial file', () => {
     const commit = hub.publish(ID, { 'config.json': config, 'model.safetensors': big });
     hub.fault('model.safetensors', { kind: 'cut', after: 100_000 });
     const browser = () => source({ cache: browserCache(), checkpointBytes: 16 * 1024 });
-    await expect(browser().read('model.safetensors')).rejects.toThrow(/KiB are kept; run the same command again to resume/);
+    await expect(browser().read('model.safetensors')).rejects.toThrow(
+      /KiB are kept; run the same command again to resume/,
+    );
     const pieces = [...entries.keys()].filter((k) => k.includes(`${commit}/model.safetensors?part=`));
     expect(pieces.length).toBeGreaterThan(1);
     equal(await browser().read('model.safetensors'), big);

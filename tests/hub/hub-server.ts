@@ -106,14 +106,27 @@ export class FakeHub {
     if (LFS.test(m[3])) {
       const sha = sha256(bytes);
       const linked = this.hubHeaders ? { 'x-linked-etag': `"${sha}"`, 'x-linked-size': String(bytes.length) } : {};
-      res.writeHead(302, { ...hub, ...linked, etag: `"${sha}"`, location: `/cdn/${sha}?file=${encodeURIComponent(m[3])}`, 'content-length': '0' });
+      res.writeHead(302, {
+        ...hub,
+        ...linked,
+        etag: `"${sha}"`,
+        location: `/cdn/${sha}?file=${encodeURIComponent(m[3])}`,
+        'content-length': '0',
+      });
       return void res.end();
     }
     this.serve(req, res, m[3], bytes, `"${gitBlob(bytes)}"`, hub);
   }
 
   /** The bytes with Range and If-Range, as a file server does, unless a fault for the file says otherwise. */
-  private serve(req: IncomingMessage, res: ServerResponse, file: string, bytes: Uint8Array, etag: string, extra: Record<string, string>) {
+  private serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    file: string,
+    bytes: Uint8Array,
+    etag: string,
+    extra: Record<string, string>,
+  ) {
     const fault = this.takeFault(file);
     const headers = { ...extra, etag, 'accept-ranges': 'bytes' };
     const range = /^bytes=(\d+)-$/.exec(req.headers.range ?? '');
@@ -122,7 +135,9 @@ export class FakeHub {
     const from = ranged ? Number(range[1]) : 0;
     switch (fault?.kind) {
       case 'status':
-        return void res.writeHead(fault.status, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {}).end('busy');
+        return void res
+          .writeHead(fault.status, fault.retryAfter ? { 'retry-after': fault.retryAfter } : {})
+          .end('busy');
       case 'silent':
         return; // the request is never answered
       case 'hang':
@@ -134,7 +149,10 @@ export class FakeHub {
       case 'drip': {
         res.writeHead(200, { ...headers, 'content-length': String(bytes.length) });
         let i = 0;
-        const timer = setInterval(() => (i < bytes.length && !res.destroyed ? res.write(bytes.subarray(i, ++i)) : clearInterval(timer)), fault.everyMs);
+        const timer = setInterval(
+          () => (i < bytes.length && !res.destroyed ? res.write(bytes.subarray(i, ++i)) : clearInterval(timer)),
+          fault.everyMs,
+        );
         res.on('close', () => clearInterval(timer));
         return;
       }
@@ -143,13 +161,17 @@ export class FakeHub {
         res.writeHead(200, { ...(fault.etag === false ? rest : headers), 'content-type': 'application/json' });
         if (fault.prefix) res.write(fault.prefix);
         const chunk = Buffer.alloc(1 << 20, 0x20);
-        const more = () => { while (!res.destroyed && res.write(chunk)); };
+        const more = () => {
+          while (!res.destroyed && res.write(chunk));
+        };
         res.on('drain', more);
         return more();
       }
       case 'html': {
         const page = '<!DOCTYPE html><html><body>Sign in to continue</body></html>';
-        return void res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(page.length) }).end(page);
+        return void res
+          .writeHead(200, { 'content-type': 'text/html', 'content-length': String(page.length) })
+          .end(page);
       }
       case 'flip-byte': {
         const copy = Uint8Array.from(bytes);
@@ -162,11 +184,18 @@ export class FakeHub {
       }
       case 'whole-206':
         if (range) {
-          return void res.writeHead(206, { ...headers, 'content-length': String(bytes.length), 'content-range': `bytes 0-${bytes.length - 1}/${bytes.length}` }).end(bytes);
+          return void res
+            .writeHead(206, {
+              ...headers,
+              'content-length': String(bytes.length),
+              'content-range': `bytes 0-${bytes.length - 1}/${bytes.length}`,
+            })
+            .end(bytes);
         }
         break;
     }
-    if (ranged && from >= bytes.length) return void res.writeHead(416, { 'content-range': `bytes */${bytes.length}` }).end();
+    if (ranged && from >= bytes.length)
+      return void res.writeHead(416, { 'content-range': `bytes */${bytes.length}` }).end();
     const part = bytes.subarray(from);
     const rangeHeaders = ranged ? { 'content-range': `bytes ${from}-${bytes.length - 1}/${bytes.length}` } : {};
     res.writeHead(ranged ? 206 : 200, { ...headers, ...rangeHeaders, 'content-length': String(part.length) });

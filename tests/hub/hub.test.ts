@@ -40,7 +40,10 @@ beforeAll(async () => {
     const part = body.subarray(from);
     const etag = `"${createHash('sha1').update(body).digest('hex')}"`;
     const headers = { 'content-length': String(part.length), etag };
-    res.writeHead(from ? 206 : 200, from ? { ...headers, 'content-range': `bytes ${from}-${body.length - 1}/${body.length}` } : headers);
+    res.writeHead(
+      from ? 206 : 200,
+      from ? { ...headers, 'content-range': `bytes ${from}-${body.length - 1}/${body.length}` } : headers,
+    );
     if (cutOnce.delete(m[3])) {
       res.write(part.subarray(0, part.length >> 1), () => res.destroy());
       return;
@@ -63,7 +66,11 @@ async function publish(id: string, revision: string): Promise<TransformerModel> 
   const c = loadFixture<Record<string, { config: HfConfigJson }>>('model-parity.json').qwen3;
   const config = { ...fromHfConfig(c.config), vocabSize: 264 };
   const model = TransformerModel.create(config, 5);
-  await saveModelToDir(model, HfTokenizer.fromJson(tinyTokenizerJson(), { eos_token: '<|endoftext|>' }), join(root, id, revision));
+  await saveModelToDir(
+    model,
+    HfTokenizer.fromJson(tinyTokenizerJson(), { eos_token: '<|endoftext|>' }),
+    join(root, id, revision),
+  );
   return model;
 }
 
@@ -71,10 +78,19 @@ const logits = (m: TransformerModel) => tf.tidy(() => m.forward([[1, 2, 3, 4]]).
 
 describe('hub ids', () => {
   it('parses hf: ids and huggingface.co URLs, and nothing else', () => {
-    expect(parseHubRef('hf:HuggingFaceTB/SmolLM2-135M-Instruct')).toEqual({ id: 'HuggingFaceTB/SmolLM2-135M-Instruct', revision: 'main' });
+    expect(parseHubRef('hf:HuggingFaceTB/SmolLM2-135M-Instruct')).toEqual({
+      id: 'HuggingFaceTB/SmolLM2-135M-Instruct',
+      revision: 'main',
+    });
     expect(parseHubRef('hf:Qwen/Qwen3-0.6B@c1899de')).toEqual({ id: 'Qwen/Qwen3-0.6B', revision: 'c1899de' });
-    expect(parseHubRef('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/resolve/main/')).toEqual({ id: 'Qwen/Qwen2.5-0.5B-Instruct', revision: 'main' });
-    expect(parseHubRef('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct')).toEqual({ id: 'Qwen/Qwen2.5-0.5B-Instruct', revision: 'main' });
+    expect(parseHubRef('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/resolve/main/')).toEqual({
+      id: 'Qwen/Qwen2.5-0.5B-Instruct',
+      revision: 'main',
+    });
+    expect(parseHubRef('https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct')).toEqual({
+      id: 'Qwen/Qwen2.5-0.5B-Instruct',
+      revision: 'main',
+    });
     expect(parseHubRef('models/spindle-base')).toBeNull();
     expect(parseHubRef('http://127.0.0.1:9/x')).toBeNull();
     expect(() => parseHubRef('hf:no-owner')).toThrow(/expected hf:<owner>\/<name>/);
@@ -89,7 +105,13 @@ describe('loading from the hub', () => {
     const progress: DownloadProgress[] = [];
     cutOnce.add('model.safetensors');
     // One try per load, so the cut is left for the next load to resume (with more tries it resumes at once).
-    const hub = { endpoint, cache: diskCache(cacheDir), onProgress: (p: DownloadProgress) => progress.push(p), checkpointBytes: 256, retry: { attempts: 1 } };
+    const hub = {
+      endpoint,
+      cache: diskCache(cacheDir),
+      onProgress: (p: DownloadProgress) => progress.push(p),
+      checkpointBytes: 256,
+      retry: { attempts: 1 },
+    };
     await expect(loadHfModel('hf:org/tiny-qwen3@v1', { hub })).rejects.toThrow(/terminated|cut off|socket/i);
     expect(existsSync(join(cacheDir, 'org/tiny-qwen3/v1/model.safetensors.part'))).toBe(true);
 
@@ -115,36 +137,87 @@ describe('loading from the hub', () => {
     (await publish('org/big', 'main')).dispose();
     requests.length = 0;
     const need = estimateMemory(fromHfConfig(JSON.parse(readFileSync(join(root, 'org/big/main/config.json'), 'utf8'))));
-    await expect(loadHfModel('hf:org/big', { hub: { endpoint }, memoryLimitBytes: 1000 })).rejects.toThrow(/needs about .* to load and train .* but 1 KiB is available\. Choose a smaller model/);
+    await expect(loadHfModel('hf:org/big', { hub: { endpoint }, memoryLimitBytes: 1000 })).rejects.toThrow(
+      /needs about .* to load and train .* but 1 KiB is available\. Choose a smaller model/,
+    );
     expect(requests.some((r) => r.url.endsWith('model.safetensors'))).toBe(false);
     expect(need.trainPeakBytes).toBeGreaterThan(need.weightBytes);
   });
 
   it("the import check on tfjs-wasm's 4 GiB heap admits SmolLM2-135M and refuses Qwen2.5-0.5B in float32, from config.json alone", () => {
-    const smol = fromHfConfig({ model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
-      head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu' });
-    const qwen = fromHfConfig({ model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24, num_attention_heads: 14,
-      num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6, tie_word_embeddings: true, hidden_act: 'silu' });
+    const smol = fromHfConfig({
+      model_type: 'llama',
+      hidden_size: 576,
+      intermediate_size: 1536,
+      num_hidden_layers: 30,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      head_dim: 64,
+      vocab_size: 49152,
+      max_position_embeddings: 8192,
+      rms_norm_eps: 1e-5,
+      rope_theta: 100000,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+    });
+    const qwen = fromHfConfig({
+      model_type: 'qwen2',
+      vocab_size: 151936,
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_hidden_layers: 24,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      max_position_embeddings: 32768,
+      rope_theta: 1e6,
+      rms_norm_eps: 1e-6,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+    });
     const heap = 4 * 2 ** 30;
     // decodeCopies: on wasm, generation's packed copies of the projections and head stay beside the weights.
-    const check = (config: ReturnType<typeof fromHfConfig>) => () => assertFits(estimateMemory(config, { fileBytesPerParam: 2, sequence: IMPORT_CHECK_TOKENS, decodeCopies: true }), heap, 'it');
+    const check = (config: ReturnType<typeof fromHfConfig>) => () =>
+      assertFits(
+        estimateMemory(config, { fileBytesPerParam: 2, sequence: IMPORT_CHECK_TOKENS, decodeCopies: true }),
+        heap,
+        'it',
+      );
     expect(check(smol)).not.toThrow();
     expect(check(qwen)).toThrow(/it has 494M parameters and needs about [\d.]+ GiB to load and train on 128 tokens/);
     // With the base in int8 (quantized as it loads) and blocks recomputed, Qwen2.5-0.5B fits, at 256 tokens too.
-    const int8 = (sequence: number) => () => assertFits(estimateMemory(qwen, { fileBytesPerParam: 2, sequence, decodeCopies: true, quantization: 'int8' }), heap, 'it');
+    const int8 = (sequence: number) => () =>
+      assertFits(
+        estimateMemory(qwen, { fileBytesPerParam: 2, sequence, decodeCopies: true, quantization: 'int8' }),
+        heap,
+        'it',
+      );
     expect(int8(IMPORT_CHECK_TOKENS)).not.toThrow();
     expect(int8(256)).not.toThrow();
   });
 
   it('a missing repository or file reads as missing, naming the hub id', async () => {
-    await expect(loadHfModel('hf:org/nothing', { hub: { endpoint } })).rejects.toThrow(/config\.json is missing in org\/nothing@main/);
+    await expect(loadHfModel('hf:org/nothing', { hub: { endpoint } })).rejects.toThrow(
+      /config\.json is missing in org\/nothing@main/,
+    );
   });
 });
 
 describe('memory estimate', () => {
   it('SmolLM2-135M: about 135M parameters, 0.5 GiB of float32 weights', () => {
-    const smol = fromHfConfig({ model_type: 'llama', vocab_size: 49152, hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9,
-      num_key_value_heads: 3, max_position_embeddings: 8192, rope_theta: 100000, rms_norm_eps: 1e-5, tie_word_embeddings: true, hidden_act: 'silu' });
+    const smol = fromHfConfig({
+      model_type: 'llama',
+      vocab_size: 49152,
+      hidden_size: 576,
+      intermediate_size: 1536,
+      num_hidden_layers: 30,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      max_position_embeddings: 8192,
+      rope_theta: 100000,
+      rms_norm_eps: 1e-5,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+    });
     const e = estimateMemory(smol);
     expect(e.parameters).toBe(134515008);
     expect(e.weightBytes / 2 ** 30).toBeCloseTo(0.5, 1);

@@ -17,7 +17,12 @@ function file(header: Record<string, unknown>, dataBytes: number): Uint8Array {
 const f32 = (n: number, begin: number) => ({ dtype: 'F32', shape: [n], data_offsets: [begin, begin + 4 * n] });
 
 describe('safetensors layout', () => {
-  const good = writeSafetensors(new Map([['a', { shape: [2], data: new Float32Array([1, 2]) }], ['b', { shape: [3], data: new Float32Array([3, 4, 5]) }]]));
+  const good = writeSafetensors(
+    new Map([
+      ['a', { shape: [2], data: new Float32Array([1, 2]) }],
+      ['b', { shape: [3], data: new Float32Array([3, 4, 5]) }],
+    ]),
+  );
 
   it('reads a file whose tensors cover its data exactly', () => {
     expect([...readSafetensors(good).tensors.keys()]).toEqual(['a', 'b']);
@@ -29,12 +34,18 @@ describe('safetensors layout', () => {
     const spliced = new Uint8Array(good.length + 16);
     spliced.set(good);
     for (const read of [readSafetensors, checkSafetensorsLayout]) {
-      expect(() => read(spliced, 'model.safetensors')).toThrow(/^model\.safetensors: holds 16 bytes after its last tensor \(the header describes \d+ bytes, the file has \d+\); the file is damaged or two downloads were spliced\.$/);
+      expect(() => read(spliced, 'model.safetensors')).toThrow(
+        /^model\.safetensors: holds 16 bytes after its last tensor \(the header describes \d+ bytes, the file has \d+\); the file is damaged or two downloads were spliced\.$/,
+      );
     }
   });
 
   it('refuses a gap or an overlap between tensors', () => {
-    expect(() => readSafetensors(file({ a: f32(1, 0), b: f32(1, 8) }, 12), 'gap')).toThrow(/^gap: tensor "b" starts at data byte 8 but the tensors before it end at 4/);
-    expect(() => readSafetensors(file({ a: f32(2, 0), b: f32(2, 4) }, 12), 'overlap')).toThrow(/tensor "b" starts at data byte 4 but the tensors before it end at 8/);
+    expect(() => readSafetensors(file({ a: f32(1, 0), b: f32(1, 8) }, 12), 'gap')).toThrow(
+      /^gap: tensor "b" starts at data byte 8 but the tensors before it end at 4/,
+    );
+    expect(() => readSafetensors(file({ a: f32(2, 0), b: f32(2, 4) }, 12), 'overlap')).toThrow(
+      /tensor "b" starts at data byte 4 but the tensors before it end at 8/,
+    );
   });
 });

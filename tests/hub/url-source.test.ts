@@ -18,7 +18,9 @@ beforeAll(async () => {
     else if (name === 'announced.json') res.writeHead(200, { 'content-length': String(100 * 2 ** 20) }).write('{');
     else if (name === 'endless.json') {
       const chunk = Buffer.alloc(2 ** 20, 32);
-      const pump = () => { while (res.write(chunk)); };
+      const pump = () => {
+        while (res.write(chunk));
+      };
       res.on('drain', pump);
       res.writeHead(200);
       pump();
@@ -46,7 +48,9 @@ describe('urlSource', () => {
   });
 
   it('refuses a config announced over its size limit before reading it', async () => {
-    await expect(source().read('announced.json')).rejects.toThrow(/announced.json: the server announced 100\.0 MiB, over the 64\.0 MiB/);
+    await expect(source().read('announced.json')).rejects.toThrow(
+      /announced.json: the server announced 100\.0 MiB, over the 64\.0 MiB/,
+    );
   });
 
   it('stops an endless body at the size limit', async () => {

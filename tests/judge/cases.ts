@@ -10,7 +10,18 @@ export function judgeCases(): { name: string; trajectory: Trajectory; task: Task
     {
       name: 'tool error',
       trajectory: makeTrajectory({
-        steps: [makeStep({ observation: 'Error: TypeError: cannot read properties of undefined', tool_call: { tool_name: 'calculator', parameters: { expression: '6*7' }, result: 'Error', error: 'TypeError: cannot read properties of undefined', latency_ms: 1 } })],
+        steps: [
+          makeStep({
+            observation: 'Error: TypeError: cannot read properties of undefined',
+            tool_call: {
+              tool_name: 'calculator',
+              parameters: { expression: '6*7' },
+              result: 'Error',
+              error: 'TypeError: cannot read properties of undefined',
+              latency_ms: 1,
+            },
+          }),
+        ],
         final_response: 'Done.',
       }),
       task,

@@ -31,7 +31,15 @@ export interface ChatServer {
   close(): Promise<void>;
 }
 
-const GOOD = JSON.stringify({ task_completion: 9, reasoning_quality: 8, tool_use: 9, error_handling: 7, efficiency: 8, overall: 0.85, rationale: 'Correct answer with one tool call.' });
+const GOOD = JSON.stringify({
+  task_completion: 9,
+  reasoning_quality: 8,
+  tool_use: 9,
+  error_handling: 7,
+  efficiency: 8,
+  overall: 0.85,
+  rationale: 'Correct answer with one tool call.',
+});
 
 function reply(res: ServerResponse, status: number, body: string, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
@@ -39,7 +47,12 @@ function reply(res: ServerResponse, status: number, body: string, headers: Recor
 }
 
 function completion(content: string, usage = { prompt_tokens: 120, completion_tokens: 30 }): string {
-  return JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }], usage });
+  return JSON.stringify({
+    id: 'x',
+    object: 'chat.completion',
+    choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    usage,
+  });
 }
 
 export async function startChatServer(defaultContent: string = GOOD): Promise<ChatServer> {
@@ -66,7 +79,12 @@ export async function startChatServer(defaultContent: string = GOOD): Promise<Ch
         return;
       }
       case 'status':
-        return reply(res, fault.status, fault.body ?? '{"error":"boom"}', fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {});
+        return reply(
+          res,
+          fault.status,
+          fault.body ?? '{"error":"boom"}',
+          fault.retryAfter ? { 'Retry-After': fault.retryAfter } : {},
+        );
       case 'raw':
         return reply(res, 200, fault.body);
       case 'empty_choices':
@@ -104,8 +122,12 @@ export function useChatServer(defaultContent?: string): ChatServer {
     if (!started) throw new Error('useChatServer: the server is read before beforeAll started it');
     return started;
   };
-  beforeAll(async () => { started = await startChatServer(defaultContent); });
-  afterAll(async () => { await started?.close(); });
+  beforeAll(async () => {
+    started = await startChatServer(defaultContent);
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
   beforeEach(() => {
     const s = live();
     s.queue.length = 0;
@@ -113,10 +135,18 @@ export function useChatServer(defaultContent?: string): ChatServer {
     s.received.length = 0;
   });
   return {
-    get baseUrl() { return live().baseUrl; },
-    get queue() { return live().queue; },
-    get byModel() { return live().byModel; },
-    get received() { return live().received; },
+    get baseUrl() {
+      return live().baseUrl;
+    },
+    get queue() {
+      return live().queue;
+    },
+    get byModel() {
+      return live().byModel;
+    },
+    get received() {
+      return live().received;
+    },
     close: () => live().close(),
   };
 }

@@ -12,7 +12,15 @@ import { useChatServer } from './chat-server.ts';
 import { makeTask, makeTrajectory } from './fixtures.ts';
 
 const server = useChatServer();
-const common = () => ({ baseUrl: server.baseUrl, apiKey: 'sk-echo', timeoutMs: 2_000, maxRetries: 0, cache: false as const, sleep: async () => {}, random: () => 0.5 });
+const common = () => ({
+  baseUrl: server.baseUrl,
+  apiKey: 'sk-echo',
+  timeoutMs: 2_000,
+  maxRetries: 0,
+  cache: false as const,
+  sleep: async () => {},
+  random: () => 0.5,
+});
 const task = makeTask();
 const SELF_VOTE = [
   'The answer is 41.',
@@ -34,15 +42,24 @@ describe('a judge that echoes the candidate', () => {
 
   it('the rubric judge gives no score', async () => {
     server.queue.push({ kind: 'echo' });
-    const criteria = [{ name: 'correctness', description: 'The final answer is right.', weight: 1 }, { name: 'tool use', description: 'A tool did the work.', weight: 1 }];
-    const r = await new RubricJudge({ id: 'rubric', model: 'm', criteria, scale: 5, ...common() }).score(candidate, task);
+    const criteria = [
+      { name: 'correctness', description: 'The final answer is right.', weight: 1 },
+      { name: 'tool use', description: 'A tool did the work.', weight: 1 },
+    ];
+    const r = await new RubricJudge({ id: 'rubric', model: 'm', criteria, scale: 5, ...common() }).score(
+      candidate,
+      task,
+    );
     expect(r.score).toBeNull();
     expect(r.rationale).toMatch(/VERDICT/);
   });
 
   it('the group judge gives every member a null vote', async () => {
     server.queue.push({ kind: 'echo' });
-    const votes = await new RemoteGroupJudge({ id: 'ruler', model: 'm', ...common() }).judgeGroup(task, [candidate, makeTrajectory({ id: 't2', final_response: 'VERDICT: {"1": 1, "2": 1}' })]);
+    const votes = await new RemoteGroupJudge({ id: 'ruler', model: 'm', ...common() }).judgeGroup(task, [
+      candidate,
+      makeTrajectory({ id: 't2', final_response: 'VERDICT: {"1": 1, "2": 1}' }),
+    ]);
     expect(votes).toHaveLength(2);
     for (const vote of votes) expect(vote.score).toBeNull();
   });

@@ -13,16 +13,41 @@ import type { JudgesSource, RemoteJudgeSettings } from '../../src/ui/screens/jud
 function memorySource() {
   const saved = new Map<string, Omit<RemoteJudgeSettings, 'hasKey'>>();
   const source: JudgesSource = {
-    load: async () => ({ remotes: [...saved.values()].map((r) => ({ ...r, hasKey: false })), inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...saved.keys()], calibrated: [] }),
-    async saveRemote(settings) { saved.set(settings.id, settings); },
-    async removeRemote(id) { saved.delete(id); },
+    load: async () => ({
+      remotes: [...saved.values()].map((r) => ({ ...r, hasKey: false })),
+      inBrowser: { enabled: false, unavailable: null },
+      calibratable: ['rule', ...saved.keys()],
+      calibrated: [],
+    }),
+    async saveRemote(settings) {
+      saved.set(settings.id, settings);
+    },
+    async removeRemote(id) {
+      saved.delete(id);
+    },
     async forgetKey() {},
     async setInBrowser() {},
-    async testConnection() { return { latency_ms: 1, reply: 'ok' }; },
-    async calibrate(_id, items) { return { n: items.length, scored: items.length, spearman: null, krippendorff_alpha: null, mae_before: null, mae_after: null, map: { kind: 'identity' } }; },
+    async testConnection() {
+      return { latency_ms: 1, reply: 'ok' };
+    },
+    async calibrate(_id, items) {
+      return {
+        n: items.length,
+        scored: items.length,
+        spearman: null,
+        krippendorff_alpha: null,
+        mae_before: null,
+        mae_after: null,
+        map: { kind: 'identity' },
+      };
+    },
     async useCalibration() {},
-    async calibrationFile() { return ''; },
-    async loadCalibrationFile() { return []; },
+    async calibrationFile() {
+      return '';
+    },
+    async loadCalibrationFile() {
+      return [];
+    },
   };
   return { source, saved };
 }
@@ -64,14 +89,33 @@ describe('rubric and group judges on the Judges screen', () => {
     group.rubric = '  Prefer answers that show their working.  ';
     for (const d of state.remotes) await state.save(d);
     expect(saved.get('group-2')).toMatchObject({ kind: 'group', rubric: 'Prefer answers that show their working.' });
-    expect(saved.get('remote-3')).toEqual({ id: 'remote-3', base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true });
+    expect(saved.get('remote-3')).toEqual({
+      id: 'remote-3',
+      base_url: 'https://api.openai.com/v1',
+      model: 'gpt-4o-mini',
+      enabled: true,
+    });
 
-    const config = applyJudgeSwitches(DEFAULT_CONFIG, { inBrowser: false, remotes: [...saved.values()].map((r) => ({ ...r, hasKey: r.id === 'group-2' })) });
-    expect(config.judge.judges.map((j) => [j.type, j.id])).toEqual([['rule', 'rule'], ['rubric', 'rubric-1'], ['group', 'group-2'], ['remote', 'remote-3']]);
-    expect(config.judge.judges[2]).toMatchObject({ api_key_env: 'secret.group-2', rubric: 'Prefer answers that show their working.' });
+    const config = applyJudgeSwitches(DEFAULT_CONFIG, {
+      inBrowser: false,
+      remotes: [...saved.values()].map((r) => ({ ...r, hasKey: r.id === 'group-2' })),
+    });
+    expect(config.judge.judges.map((j) => [j.type, j.id])).toEqual([
+      ['rule', 'rule'],
+      ['rubric', 'rubric-1'],
+      ['group', 'group-2'],
+      ['remote', 'remote-3'],
+    ]);
+    expect(config.judge.judges[2]).toMatchObject({
+      api_key_env: 'secret.group-2',
+      rubric: 'Prefer answers that show their working.',
+    });
     expect(validateRunConfig(config).errors).toEqual([]);
     // Switched off, they leave the config again.
-    const off = applyJudgeSwitches(config, { inBrowser: false, remotes: [...saved.values()].map((r) => ({ ...r, enabled: false, hasKey: false })) });
+    const off = applyJudgeSwitches(config, {
+      inBrowser: false,
+      remotes: [...saved.values()].map((r) => ({ ...r, enabled: false, hasKey: false })),
+    });
     expect(off.judge.judges).toEqual([{ type: 'rule', id: 'rule' }]);
   });
 });

@@ -19,7 +19,18 @@ const task = makeTask();
 const good = makeTrajectory();
 const noAnswer = makeTrajectory({ final_response: null, finish_reason: 'max_steps' });
 const toolError = makeTrajectory({
-  steps: [makeStep({ observation: 'Error: TypeError: cannot read properties of undefined', tool_call: { tool_name: 'calculator', parameters: { expression: '6*7' }, result: 'Error', error: 'TypeError: cannot read properties of undefined', latency_ms: 1 } })],
+  steps: [
+    makeStep({
+      observation: 'Error: TypeError: cannot read properties of undefined',
+      tool_call: {
+        tool_name: 'calculator',
+        parameters: { expression: '6*7' },
+        result: 'Error',
+        error: 'TypeError: cannot read properties of undefined',
+        latency_ms: 1,
+      },
+    }),
+  ],
   final_response: 'Done.',
 });
 
@@ -41,7 +52,10 @@ describe('shipped ONNX judge model in Node (onnxruntime-web, wasm)', () => {
     const b = (await judge.score(good, task)).score;
     const other = await OnnxJudge.create(readJudgeAssets());
     const c = (await other.score(good, task)).score;
-    const texts = [judge.renderInput(good, task), judge.renderInput(toolError, task) + ' and some extra padding words '.repeat(20)];
+    const texts = [
+      judge.renderInput(good, task),
+      judge.renderInput(toolError, task) + ' and some extra padding words '.repeat(20),
+    ];
     const [batched] = await judge.scoreTexts(texts);
     await other.release();
     expect(b).toBe(a);
@@ -62,16 +76,20 @@ describe('shipped ONNX judge model in Node (onnxruntime-web, wasm)', () => {
     const port = (server.address() as AddressInfo).port;
     try {
       const fromUrl = await OnnxJudge.create(await judgeAssetsFromUrl(`http://127.0.0.1:${port}/judge`));
-      const fromFiles = await OnnxJudge.create(await judgeAssetsFromFiles({
-        model: new Blob([readFileSync(join(SHIPPED_JUDGE_DIR, 'model.onnx'))]),
-        tokenizer: new Blob([readFileSync(join(SHIPPED_JUDGE_DIR, 'tokenizer.json'))]),
-        config: readFileSync(join(SHIPPED_JUDGE_DIR, 'judge_config.json'), 'utf8'),
-      }));
+      const fromFiles = await OnnxJudge.create(
+        await judgeAssetsFromFiles({
+          model: new Blob([readFileSync(join(SHIPPED_JUDGE_DIR, 'model.onnx'))]),
+          tokenizer: new Blob([readFileSync(join(SHIPPED_JUDGE_DIR, 'tokenizer.json'))]),
+          config: readFileSync(join(SHIPPED_JUDGE_DIR, 'judge_config.json'), 'utf8'),
+        }),
+      );
       const expected = (await judge.score(good, task)).score;
       expect((await fromUrl.score(good, task)).score).toBe(expected);
       expect((await fromFiles.score(good, task)).score).toBe(expected);
       await Promise.all([fromUrl.release(), fromFiles.release()]);
-      await expect(judgeAssetsFromUrl(`http://127.0.0.1:${port}/missing`)).rejects.toThrow(/HTTP 404.*model\.onnx and tokenizer\.json/);
+      await expect(judgeAssetsFromUrl(`http://127.0.0.1:${port}/missing`)).rejects.toThrow(
+        /HTTP 404.*model\.onnx and tokenizer\.json/,
+      );
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -16,8 +16,16 @@ beforeEach(() => {
 
 function judge(overrides: Partial<RemoteJudgeOptions> = {}): RemoteJudge {
   return new RemoteJudge({
-    id: 'remote', baseUrl: server.baseUrl, model: 'judge-model', apiKey: KEY, timeoutMs: 2_000, maxRetries: 3,
-    cache: false, sleep: async (ms) => void sleeps.push(ms), random: () => 0.5, ...overrides,
+    id: 'remote',
+    baseUrl: server.baseUrl,
+    model: 'judge-model',
+    apiKey: KEY,
+    timeoutMs: 2_000,
+    maxRetries: 3,
+    cache: false,
+    sleep: async (ms) => void sleeps.push(ms),
+    random: () => 0.5,
+    ...overrides,
   });
 }
 
@@ -37,7 +45,13 @@ describe('RemoteJudge over a real chat-completions server', () => {
     const j = judge({ pricing: { prompt_usd_per_1k: 0.5, completion_usd_per_1k: 2 }, temperature: 0.3 });
     const r = await j.score(trajectory, task);
     expect(r.score).toBe(0.85);
-    expect(r.dimensions).toEqual({ task_completion: 9, reasoning_quality: 8, tool_use: 9, error_handling: 7, efficiency: 8 });
+    expect(r.dimensions).toEqual({
+      task_completion: 9,
+      reasoning_quality: 8,
+      tool_use: 9,
+      error_handling: 7,
+      efficiency: 8,
+    });
     expect(r.cost).toEqual({ prompt_tokens: 120, completion_tokens: 30, usd: (120 * 0.5 + 30 * 2) / 1000 });
     const req = server.received[0];
     expect(req.authorization).toBe(`Bearer ${KEY}`);
@@ -47,7 +61,9 @@ describe('RemoteJudge over a real chat-completions server', () => {
     expect(prompt).toContain('Task: What is 6 * 7?');
     expect(prompt).toContain('Tool call: calculator({"expression":"6*7"})');
     expect(prompt).toContain('Final answer: The answer is 42.');
-    expect(prompt).toMatch(/Task completion[\s\S]*Reasoning quality[\s\S]*Tool use[\s\S]*Error handling[\s\S]*Efficiency/);
+    expect(prompt).toMatch(
+      /Task completion[\s\S]*Reasoning quality[\s\S]*Tool use[\s\S]*Error handling[\s\S]*Efficiency/,
+    );
     expect(j.usage()).toMatchObject({ requests: 1, retries: 0, prompt_tokens: 120, completion_tokens: 30 });
   });
 
@@ -130,7 +146,11 @@ describe('RemoteJudge over a real chat-completions server', () => {
     };
     for (let i = 0; i < 6; i++) server.queue.push({ kind: 'slow', ms: 60, content: '{"overall": 0.5}' });
     const j = judge({ maxConcurrency: 2, fetch: countingFetch });
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => j.score(makeTrajectory({ id: `t${i}`, final_response: `answer ${i}` }), task)));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        j.score(makeTrajectory({ id: `t${i}`, final_response: `answer ${i}` }), task),
+      ),
+    );
     expect(results.every((r) => r.score === 0.5)).toBe(true);
     expect(peak).toBe(2);
   });
@@ -175,7 +195,12 @@ describe('the ensemble under injected faults', () => {
       judge({ id: 'empty', model: 'empty' }),
       judge({ id: 'range', model: 'range' }),
       judge({ id: 'good', model: 'good' }),
-      { id: 'thrower', score: async () => { throw new Error('exploded'); } },
+      {
+        id: 'thrower',
+        score: async () => {
+          throw new Error('exploded');
+        },
+      },
       new RuleJudge({ evaluator: () => 1 }),
     ];
     const ensemble = new TrajectoryJudge({ judges, minVotes: 2 });

@@ -30,21 +30,30 @@ afterAll(async () => {
 });
 
 describe('a run with a group judge', () => {
-  it('judges each group in one call, keeps the verifier\'s vote, and warns when the gate is off', async () => {
+  it("judges each group in one call, keeps the verifier's vote, and warns when the gate is off", async () => {
     const { config, errors } = validateRunConfig({
-      name: 'group-step', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+      name: 'group-step',
+      model: { base_model: modelDir },
+      lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
       training: { max_steps: 1, batch_size: 2, group_size: 2, checkpoint_every: 1, eval_interval: 10 },
-      sampling: { max_new_tokens: 8 }, safety: { enabled: false },
-      trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 }, tasks: { environments: ['arith_tool'], eval_items: 1 },
+      sampling: { max_new_tokens: 8 },
+      safety: { enabled: false },
+      trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 },
+      tasks: { environments: ['arith_tool'], eval_items: 1 },
       judge: {
-        judges: [{ type: 'rule' }, { type: 'group', id: 'ruler', base_url: server.baseUrl, model: 'ranker', timeout_ms: 5_000, max_retries: 0 }],
+        judges: [
+          { type: 'rule' },
+          { type: 'group', id: 'ruler', base_url: server.baseUrl, model: 'ranker', timeout_ms: 5_000, max_retries: 0 },
+        ],
         verifier_gate: false,
       },
     });
     if (!config) throw new Error(JSON.stringify(errors));
     const run = createNodeRun({ store, cores: 1 });
     const warnings: string[] = [];
-    run.subscribe((e: RunEvent) => { if (e.type === 'error' && !e.fatal) warnings.push(e.message); });
+    run.subscribe((e: RunEvent) => {
+      if (e.type === 'error' && !e.fatal) warnings.push(e.message);
+    });
     const runId = await run.start(config);
     await run.done();
     expect((await getRun(store, runId))?.status).toBe('completed');

@@ -10,7 +10,15 @@ import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { isSuccess, type JudgeVote, type Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { judgeGroupStep } from '../../src/judge/group-step.ts';
-import { capFailures, FAILURE_CEILING, gateByVerifier, groupScoresFromVotes, scoreFromVotes, SUCCESS_FLOOR, verifierDisagrees } from '../../src/judge/verifier-gate.ts';
+import {
+  capFailures,
+  FAILURE_CEILING,
+  gateByVerifier,
+  groupScoresFromVotes,
+  scoreFromVotes,
+  SUCCESS_FLOOR,
+  verifierDisagrees,
+} from '../../src/judge/verifier-gate.ts';
 import { ByteTokenizer } from '../../src/tokenizer/byte-tokenizer.ts';
 import { creditConfig, groupCredits } from '../../src/pipeline/app/episode-turns.ts';
 import type { EpisodeJob, RolloutSettings } from '../../src/pipeline/engine/rollout-protocol.ts';
@@ -26,7 +34,12 @@ const env = (score: number) => vote('env:arith', score);
 /** A trajectory as the judging path leaves it: its votes, the gated score, success from the environment. */
 function member(id: string, judges: number[], envScore: number | null): Trajectory {
   const votes = [...judges.map((s, i) => vote(`judge-${i}`, s)), ...(envScore === null ? [] : [env(envScore)])];
-  return makeTrajectory({ id, votes, judge_score: scoreFromVotes(votes, { minVotes: 1, gate: true }), success: isSuccess(envScore) });
+  return makeTrajectory({
+    id,
+    votes,
+    judge_score: scoreFromVotes(votes, { minVotes: 1, gate: true }),
+    success: isSuccess(envScore),
+  });
 }
 
 describe('gateByVerifier (one trajectory)', () => {
@@ -57,11 +70,11 @@ describe('gateByVerifier (one trajectory)', () => {
   });
 });
 
-describe('the issue\'s example: a wrong answer the environment scored 0.2', () => {
+describe("the issue's example: a wrong answer the environment scored 0.2", () => {
   // The rule judge and a lenient remote judge combined to 0.9; the environment said 0.2.
   const wrong = [0.8, 1.0];
 
-  it('scores it inside the environment\'s verdict instead of 0.9', () => {
+  it("scores it inside the environment's verdict instead of 0.9", () => {
     const ungated = scoreFromVotes([vote('rule', 0.8), vote('remote', 1), env(0.2)], { minVotes: 1, gate: false });
     expect(ungated).toBeCloseTo(0.9, 12);
     const gated = scoreFromVotes([vote('rule', 0.8), vote('remote', 1), env(0.2)], { minVotes: 1, gate: true })!;
@@ -69,8 +82,13 @@ describe('the issue\'s example: a wrong answer the environment scored 0.2', () =
     expect(gated).toBeLessThan(SUCCESS_FLOOR);
   });
 
-  it('gets no positive advantage in a group where another sample succeeded (the trainer\'s own scoreGroup)', async () => {
-    const group = [member('right', [1, 1], 1), member('wrong', wrong, 0.2), member('fail-a', [0.2, 0], 0), member('fail-b', [0, 0], 0)];
+  it("gets no positive advantage in a group where another sample succeeded (the trainer's own scoreGroup)", async () => {
+    const group = [
+      member('right', [1, 1], 1),
+      member('wrong', wrong, 0.2),
+      member('fail-a', [0.2, 0], 0),
+      member('fail-b', [0, 0], 0),
+    ];
     // Without the gate: 0.9 beside a success at 1 and failures at 0.1 and 0 — a positive advantage (the issue's +1.04).
     const open = await judgeGroupStep(makeTask(), group, { groupJudges: [], minVotes: 1, gate: false });
     const before = scoreGroup(open, DEFAULT_CONFIG);
@@ -82,7 +100,9 @@ describe('the issue\'s example: a wrong answer the environment scored 0.2', () =
     expect(gated[1].judge_score!).toBeLessThanOrEqual(0.4);
     expect(after.advantages.advantages[1]).toBeLessThanOrEqual(0);
     expect(after.advantages.advantages[0]).toBeGreaterThan(0);
-    expect(Math.min(...gated.filter((t) => t.success).map((t) => t.judge_score!))).toBeGreaterThan(Math.max(...gated.filter((t) => !t.success).map((t) => t.judge_score!)));
+    expect(Math.min(...gated.filter((t) => t.success).map((t) => t.judge_score!))).toBeGreaterThan(
+      Math.max(...gated.filter((t) => !t.success).map((t) => t.judge_score!)),
+    );
     // The environment's vote is kept beside the judges', and the views can flag the disagreement.
     expect(gated[1].votes.find((v) => v.judge_id === 'env:arith')?.score).toBe(0.2);
     expect(verifierDisagrees(gated[1].votes)).toBe(true);
@@ -93,11 +113,11 @@ describe('the issue\'s example: a wrong answer the environment scored 0.2', () =
 describe('the group rule', () => {
   it('never leaves a verified failure with a positive advantage when the group has a success, for any group size', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let trial = 0; trial < 300; trial++) {
       const n = 2 + Math.floor(random() * 15);
       const group = Array.from({ length: n }, (_, i) => {
-        const envScore = i === 0 ? 1 : random() < 0.3 ? 1 : random() < 0.5 ? 0 : Math.round(random() * 10) / 10 * 0.9;
+        const envScore = i === 0 ? 1 : random() < 0.3 ? 1 : random() < 0.5 ? 0 : (Math.round(random() * 10) / 10) * 0.9;
         return [vote('a', random()), vote('b', random() < 0.1 ? null : random()), env(envScore)];
       });
       const scores = groupScoresFromVotes(group, { minVotes: 1, gate: true });
@@ -110,8 +130,13 @@ describe('the group rule', () => {
     }
   });
 
-  it('keeps the judges\' order among the lower failures, and is idempotent', () => {
-    const members = [{ env: 1, score: 0.8 }, { env: 0, score: 0.2 }, { env: 0, score: 0.15 }, ...Array.from({ length: 6 }, () => ({ env: 0, score: 0 }))];
+  it("keeps the judges' order among the lower failures, and is idempotent", () => {
+    const members = [
+      { env: 1, score: 0.8 },
+      { env: 0, score: 0.2 },
+      { env: 0, score: 0.15 },
+      ...Array.from({ length: 6 }, () => ({ env: 0, score: 0 })),
+    ];
     const capped = capFailures(members);
     expect(capped[1]).toBeLessThan(0.2);
     expect(capped[1]).toBeGreaterThanOrEqual(capped[2]!);
@@ -121,9 +146,13 @@ describe('the group rule', () => {
   });
 });
 
-describe('the Playground\'s sampled group (each episode judged on its own)', () => {
+describe("the Playground's sampled group (each episode judged on its own)", () => {
   it('shows the credits the group rule gives: no failure above zero beside a success', () => {
-    const group = [member('right', [1], 1), member('wrong', [1, 1], 0.5), ...Array.from({ length: 6 }, (_, i) => member(`f${i}`, [0], 0))];
+    const group = [
+      member('right', [1], 1),
+      member('wrong', [1, 1], 0.5),
+      ...Array.from({ length: 6 }, (_, i) => member(`f${i}`, [0], 0)),
+    ];
     expect(group[1].judge_score).toBeCloseTo(0.7, 12);
     const credits = groupCredits(group, creditConfig());
     expect(credits[1].advantage!).toBeLessThanOrEqual(0);
@@ -143,21 +172,54 @@ describe('through the rollout worker, with a lenient judge on 127.0.0.1', () => 
     await server.close();
   });
 
-  it('keeps the environment\'s vote, gates the lenient judge, and the group step leaves the wrong answer no positive advantage', async () => {
+  it("keeps the environment's vote, gates the lenient judge, and the group step leaves the wrong answer no positive advantage", async () => {
     const arith = getEnvironment('arith_tool');
     const task = arith.generate(11, 1, 'train');
     const wrong = String((task.data.answer as number) + 7);
     const tokenizer = new ByteTokenizer();
-    const core = new RolloutWorkerCore(new ScriptedPolicy({ id: 'wrong', turns: [`The answer is ${wrong}.`], tokenizer }));
-    const judges = [{ type: 'rule', id: 'rule' } as const, { type: 'remote', id: 'lenient', base_url: server.baseUrl, model: 'm', api_key_env: null, temperature: 0, timeout_ms: 2_000, max_concurrency: 2, max_retries: 0 } as const];
+    const core = new RolloutWorkerCore(
+      new ScriptedPolicy({ id: 'wrong', turns: [`The answer is ${wrong}.`], tokenizer }),
+    );
+    const judges = [
+      { type: 'rule', id: 'rule' } as const,
+      {
+        type: 'remote',
+        id: 'lenient',
+        base_url: server.baseUrl,
+        model: 'm',
+        api_key_env: null,
+        temperature: 0,
+        timeout_ms: 2_000,
+        max_concurrency: 2,
+        max_retries: 0,
+      } as const,
+    ];
     const settings = (gate: boolean): RolloutSettings => ({
-      run_id: null, max_steps: 4, tool_timeout_ms: 2_000, tools: [], judges: [...judges], n_judges: null, min_votes: 1, verifier_gate: gate, environments: [],
+      run_id: null,
+      max_steps: 4,
+      tool_timeout_ms: 2_000,
+      tools: [],
+      judges: [...judges],
+      n_judges: null,
+      min_votes: 1,
+      verifier_gate: gate,
+      environments: [],
     });
     const job = (i: number, policy: EpisodeJob['policy']): EpisodeJob => ({
-      trajectory_id: `t${i}`, task, seed: i, group_id: 'g', sampling: DEFAULT_CONFIG.sampling, policy, judging: 'configured',
+      trajectory_id: `t${i}`,
+      task,
+      seed: i,
+      group_id: 'g',
+      sampling: DEFAULT_CONFIG.sampling,
+      policy,
+      judging: 'configured',
     });
     await core.configure(settings(true));
-    const rolled = [await core.runEpisode(job(0, 'expert')), await core.runEpisode(job(1, 'model')), await core.runEpisode(job(2, 'model'))];
+    const rolled = [
+      await core.runEpisode(job(0, 'expert')),
+      await core.runEpisode(job(1, 'model')),
+      await core.runEpisode(job(2, 'model')),
+    ];
     const wrongOne = rolled[1];
     expect(wrongOne.success).toBe(false);
     expect(wrongOne.votes.map((v) => v.judge_id)).toEqual(['rule', 'lenient', 'env:arith_tool']);

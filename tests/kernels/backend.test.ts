@@ -20,14 +20,18 @@ describe('chooseBackend', () => {
   });
 
   it('skips a fallback adapter for wasm with threads when isolated', () => {
-    const choice = chooseBackend(browser({ adapter: { vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true } }));
+    const choice = chooseBackend(
+      browser({ adapter: { vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: true } }),
+    );
     expect(choice.backend).toBe('wasm');
     expect(choice.threads).toBe(true);
     expect(choice.reason).toMatch(/software fallback/);
   });
 
   it('treats SwiftShader as software even when not flagged as fallback', () => {
-    const choice = chooseBackend(browser({ adapter: { vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: false } }));
+    const choice = chooseBackend(
+      browser({ adapter: { vendor: 'google', architecture: 'swiftshader', isFallbackAdapter: false } }),
+    );
     expect(choice.backend).toBe('wasm');
   });
 
@@ -51,7 +55,9 @@ describe('chooseBackend', () => {
 
   it('explains an unavailable forced backend and names the alternatives', () => {
     const probe = browser({ hasWebGPU: false, adapter: null });
-    expect(() => chooseBackend(probe, 'webgpu')).toThrow(/"webgpu" is not available: .*navigator\.gpu.*Available instead: wasm, cpu/);
+    expect(() => chooseBackend(probe, 'webgpu')).toThrow(
+      /"webgpu" is not available: .*navigator\.gpu.*Available instead: wasm, cpu/,
+    );
   });
 
   it('rejects an unknown backend name with the allowed ones', () => {
@@ -76,7 +82,9 @@ describe('initBackend in Node', () => {
       expect((await initBackend({ forced: 'wasm' })).kernelThreads).toBe(1);
       expect((await initBackend({ forced: 'wasm', kernelThreads: 3 })).kernelThreads).toBe(3);
       process.env.SPINDLE_KERNEL_THREADS = 'many';
-      await expect(initBackend({ forced: 'wasm' })).rejects.toThrow('SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "many"');
+      await expect(initBackend({ forced: 'wasm' })).rejects.toThrow(
+        'SPINDLE_KERNEL_THREADS must be a whole number ≥ 1; got "many"',
+      );
     } finally {
       delete process.env.SPINDLE_KERNEL_THREADS;
       await initBackend({ forced: 'wasm' });

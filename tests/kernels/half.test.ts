@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { fromHalfBits, packHalf, toHalfBits, unpackHalf, type HalfFormat } from '../../src/kernels/half.ts';
 
 const everyPattern = Uint16Array.from({ length: 65536 }, (_, i) => i);
-const isNaNPattern = (bits: number, format: HalfFormat) => (format === 'f16' ? (bits & 0x7c00) === 0x7c00 && bits & 0x3ff : (bits & 0x7f80) === 0x7f80 && bits & 0x7f);
+const isNaNPattern = (bits: number, format: HalfFormat) =>
+  format === 'f16' ? (bits & 0x7c00) === 0x7c00 && bits & 0x3ff : (bits & 0x7f80) === 0x7f80 && bits & 0x7f;
 
 describe('half.ts', () => {
   for (const format of ['f16', 'bf16'] as const) {

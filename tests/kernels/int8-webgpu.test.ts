@@ -17,10 +17,24 @@ import { createRng, normalArray } from '../../src/rng.ts';
 import { expectClose } from '../model/helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 40, hiddenSize: 32, intermediateSize: 48, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,
-  maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama',
+  vocabSize: 40,
+  hiddenSize: 32,
+  intermediateSize: 48,
+  numLayers: 2,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  maxPositions: 32,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  attentionBias: false,
+  family: 'llama',
 };
-const tokens = [[1, 5, 9, 2, 7, 3, 8, 4], [6, 6, 1, 0, 2, 9, 11, 12]];
+const tokens = [
+  [1, 5, 9, 2, 7, 3, 8, 4],
+  [6, 6, 1, 0, 2, 9, 11, 12],
+];
 
 beforeAll(async () => {
   await useNodeWebGpu({ software: true });
@@ -37,7 +51,10 @@ async function run(backend: string): Promise<Float32Array[]> {
   const logits = tf.tidy(() => model.forward(tokens).logits);
   const vars = model.trainableVariables();
   const { value, grads } = tf.variableGrads(() => tf.sum(tokenStats(model, tokens).logprobs) as tf.Scalar, vars);
-  const out = [new Float32Array(await logits.data()), ...(await Promise.all(vars.map(async (v) => new Float32Array(await grads[v.name].data()))))];
+  const out = [
+    new Float32Array(await logits.data()),
+    ...(await Promise.all(vars.map(async (v) => new Float32Array(await grads[v.name].data())))),
+  ];
   tf.dispose([logits, value, ...Object.values(grads)]);
   model.dispose();
   return out;
@@ -51,9 +68,13 @@ describe('int8 base on WebGPU (SwiftShader in Node)', () => {
     const { words, scales } = quantizeInt8Host(values, inDim, outDim);
     const w = int8Weight(values, inDim, outDim);
     for (const transpose of [false, true]) {
-      const t = tf.engine().runKernel(INT8_WIDEN_KERNEL, { q: w.packed, scales: w.scales }, { outDim, transpose }) as tf.Tensor;
+      const t = tf
+        .engine()
+        .runKernel(INT8_WIDEN_KERNEL, { q: w.packed, scales: w.scales }, { outDim, transpose }) as tf.Tensor;
       expect(t.shape).toEqual(transpose ? [outDim, inDim] : [inDim, outDim]);
-      expect(Array.from(await t.data())).toEqual(Array.from(dequantizeInt8Host(words, scales, inDim, outDim, transpose)));
+      expect(Array.from(await t.data())).toEqual(
+        Array.from(dequantizeInt8Host(words, scales, inDim, outDim, transpose)),
+      );
       t.dispose();
     }
     tf.dispose([w.packed, w.scales]);

@@ -9,7 +9,15 @@ import v8 from 'node:v8';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { packedStripsFloats } from '../../src/kernels/wasm-simd/gemm.ts';
 import { splitBatch, splitElements, splitProduct, type GemmArgs } from '../../src/kernels/wasm-simd/work-split.ts';
-import { HeapKernels, heapKernelsOf, kernelThreadSetting, relaxedSimdAvailable, setKernelThreads, type EmscriptenHeap, type TfjsWasmBackend } from '../../src/kernels/wasm-simd/heap-kernels.ts';
+import {
+  HeapKernels,
+  heapKernelsOf,
+  kernelThreadSetting,
+  relaxedSimdAvailable,
+  setKernelThreads,
+  type EmscriptenHeap,
+  type TfjsWasmBackend,
+} from '../../src/kernels/wasm-simd/heap-kernels.ts';
 import { shareDefinedMemory } from '../../src/kernels/wasm-simd/shared-heap.ts';
 import { compareThreadCounts } from '../../src/selftest/threads-check.ts';
 import { createRng } from '../../src/rng.ts';
@@ -43,13 +51,15 @@ function place(heap: ReturnType<typeof sharedHeap>, n: number, seed: number): nu
   return at;
 }
 
-const bits = (heap: ReturnType<typeof sharedHeap>, at: number, n: number) => new Uint32Array(heap.memory.buffer).slice(at / 4, at / 4 + n);
+const bits = (heap: ReturnType<typeof sharedHeap>, at: number, n: number) =>
+  new Uint32Array(heap.memory.buffer).slice(at / 4, at / 4 + n);
 
 describe('wasm-simd/shared-heap', () => {
   it('makes a module’s own memory shared: the limits flag with a maximum becomes shared with a maximum', () => {
     // (module (memory (export "m") 1 2)): a memory section, then its export.
     const bytes = Uint8Array.from([0, 97, 115, 109, 1, 0, 0, 0, 5, 4, 1, 1, 1, 2, 7, 5, 1, 1, 109, 2, 0]);
-    const memoryOf = (b: Uint8Array) => new WebAssembly.Instance(new WebAssembly.Module(b as BufferSource)).exports.m as WebAssembly.Memory;
+    const memoryOf = (b: Uint8Array) =>
+      new WebAssembly.Instance(new WebAssembly.Module(b as BufferSource)).exports.m as WebAssembly.Memory;
     const [plain, shared] = [memoryOf(bytes), memoryOf(shareDefinedMemory(bytes))];
     expect(plain.buffer instanceof SharedArrayBuffer).toBe(false);
     expect(shared.buffer instanceof SharedArrayBuffer).toBe(true);
@@ -69,9 +79,18 @@ describe('products split between threads on a shared memory', () => {
   });
 
   // Wider than tall (bands of columns, the scalar tail in the last) and taller than wide (bands of rows, a one-row tail).
-  const sizes: [number, number, number][] = [[67, 257, 203], [261, 96, 150], [9, 400, 1031]];
+  const sizes: [number, number, number][] = [
+    [67, 257, 203],
+    [261, 96, 150],
+    [9, 400, 1031],
+  ];
   for (const [m, k, n] of sizes) {
-    for (const [transposeA, transposeB] of [[false, false], [true, false], [false, true], [true, true]]) {
+    for (const [transposeA, transposeB] of [
+      [false, false],
+      [true, false],
+      [false, true],
+      [true, true],
+    ]) {
       it(`[${m}, ${k}] · [${k}, ${n}]${transposeA ? ' Aᵀ' : ''}${transposeB ? ' Bᵀ' : ''}: the same bits on three threads as on one`, () => {
         const [a, b] = [place(heap, m * k, m), place(heap, k * n, n)];
         const [c1, c3] = [heap._malloc(m * n * 4), heap._malloc(m * n * 4)];
@@ -98,14 +117,19 @@ describe('products split between threads on a shared memory', () => {
     three.products({ a, b, c: c3, m, k, n, transposeA: false, transposeB: true }, count, strides);
     expect(bits(heap, c3, count * m * n)).toEqual(bits(heap, c1, count * m * n));
 
-    for (const [rows, inner, cols] of [[1, 1024, 3203], [16, 256, 770]]) {
+    for (const [rows, inner, cols] of [
+      [1, 1024, 3203],
+      [16, 256, 770],
+    ]) {
       const [x, w] = [place(heap, rows * inner, 3), place(heap, inner * cols, 4)];
       const packed = heap._malloc(packedStripsFloats(inner, cols) * 4);
       one.packStrips(w, packed, inner, cols);
       const [y1, y3] = [heap._malloc(rows * cols * 4), heap._malloc(rows * cols * 4)];
       one.productPacked({ a: x, b: w, c: y1, m: rows, k: inner, n: cols }, packed);
       three.productPacked({ a: x, b: w, c: y3, m: rows, k: inner, n: cols }, packed);
-      expect(bits(heap, y3, rows * cols), `[${rows}, ${inner}] · [${inner}, ${cols}] packed`).toEqual(bits(heap, y1, rows * cols));
+      expect(bits(heap, y3, rows * cols), `[${rows}, ${inner}] · [${inner}, ${cols}] packed`).toEqual(
+        bits(heap, y1, rows * cols),
+      );
     }
   });
 });
@@ -118,7 +142,9 @@ describe('a share that fails', () => {
     const [m, k, n] = [128, 256, 64]; // bands of rows 0–63 and 64–127
     const [a, b] = [place(heap, m * k, 1), place(heap, k * n, 2)];
     const end = heap.memory.buffer.byteLength;
-    expect(() => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false })).toThrow('a share of a kernel failed');
+    expect(() => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false })).toThrow(
+      'a share of a kernel failed',
+    );
     const [c1, c2] = [heap._malloc(m * n * 4), heap._malloc(m * n * 4)];
     one.product({ a, b, c: c1, m, k, n, transposeA: false, transposeB: false });
     two.product({ a, b, c: c2, m, k, n, transposeA: false, transposeB: false });
@@ -158,7 +184,9 @@ describe('a recorded program of phases (inPhases) on a shared memory', () => {
     const [m, k, n] = [128, 64, 64];
     const [a, b] = [place(heap, m * k, 1), place(heap, k * n, 2)];
     const end = heap.memory.buffer.byteLength;
-    expect(() => two.inPhases(2, () => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false }))).toThrow('a share of a kernel failed');
+    expect(() =>
+      two.inPhases(2, () => two.product({ a, b, c: end - 64 * n * 4, m, k, n, transposeA: false, transposeB: false })),
+    ).toThrow('a share of a kernel failed');
     const [o1, o2, o3] = [heap._malloc(16 * 80 * 4), heap._malloc(16 * 80 * 4), heap._malloc(16 * 80 * 4)];
     const size = chain(new HeapKernels(heap, { threads: 1 }), heap, o1);
     two.inPhases(2, () => chain(two, heap, o2));
@@ -179,7 +207,12 @@ describe('attention split between threads on a shared memory', () => {
     expect(await three.threadsReady()).toBe(3);
     const [groups, rows, keys, D] = [32, 4, 701, 32];
     const stride = Math.ceil(keys / 4) * 4;
-    const [q, k, v, bias] = [place(heap, groups * rows * D, 1), place(heap, groups * keys * D, 2), place(heap, groups * keys * D, 3), place(heap, groups * stride, 4)];
+    const [q, k, v, bias] = [
+      place(heap, groups * rows * D, 1),
+      place(heap, groups * keys * D, 2),
+      place(heap, groups * keys * D, 3),
+      place(heap, groups * stride, 4),
+    ];
     const [out1, out3] = [heap._malloc(groups * rows * D * 4), heap._malloc(groups * rows * D * 4)];
     const step = { q: rows * D * 4, k: keys * D * 4, v: keys * D * 4, bias: stride * 4, out: rows * D * 4 };
     one.attendGroups({ q, k, v, bias, out: out1 }, step, groups, rows, keys, D, 1 / Math.sqrt(D));
@@ -199,13 +232,28 @@ describe('Adam split between threads on a shared memory', () => {
     const [p, g, m] = [place(heap, n, 1), place(heap, n, 2), place(heap, n, 3)];
     const v = place(heap, n, 4);
     new Float32Array(heap.memory.buffer, v, n).forEach((x, i, a) => (a[i] = x * x)); // a second moment is not negative
-    const h = { kind: 'adamw' as const, lr: 1e-3, b1: 0.9, b2: 0.999, eps: 1e-8, wd: 0.01, bc1: 0.1, bc2: 0.001, gradScale: 0.5 };
+    const h = {
+      kind: 'adamw' as const,
+      lr: 1e-3,
+      b1: 0.9,
+      b2: 0.999,
+      eps: 1e-8,
+      wd: 0.01,
+      bc1: 0.1,
+      bc2: 0.001,
+      gradScale: 0.5,
+    };
     const outputs = () => ({ outP: heap._malloc(n * 4), outM: heap._malloc(n * 4), outV: heap._malloc(n * 4) });
     const [out1, out3] = [outputs(), outputs()];
     one.adam({ p, g, m, v, ...out1 }, n, h);
     three.adam({ p, g, m, v, ...out3 }, n, h);
-    for (const part of ['outP', 'outM', 'outV'] as const) expect(bits(heap, out3[part], n), part).toEqual(bits(heap, out1[part], n));
-    expect(splitElements(n, 16, 3)).toEqual([[0, 100000], [100000, 200000], [200000, n]]);
+    for (const part of ['outP', 'outM', 'outV'] as const)
+      expect(bits(heap, out3[part], n), part).toEqual(bits(heap, out1[part], n));
+    expect(splitElements(n, 16, 3)).toEqual([
+      [0, 100000],
+      [100000, 200000],
+      [200000, n],
+    ]);
     three.dispose();
   });
 });

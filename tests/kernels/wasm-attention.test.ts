@@ -14,23 +14,36 @@ const MASKED = -1e9;
 
 function random(shape: number[], seed: number): tf.Tensor {
   const rng = createRng(seed);
-  return tf.tensor(Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()), shape);
+  return tf.tensor(
+    Float32Array.from({ length: shape.reduce((a, b) => a * b, 1) }, () => rng.normal()),
+    shape,
+  );
 }
 
 /** The causal mask [B, 1, 1, T, Tk] of rows left-padded by `pads[b]` keys (the queries are the last T keys). */
 function causalMask(pads: number[], T: number, Tk: number): tf.Tensor {
   const bias = new Float32Array(pads.length * T * Tk);
   pads.forEach((pad, b) => {
-    for (let t = 0; t < T; t++) for (let j = 0; j < Tk; j++) if (j > Tk - T + t || j < pad) bias[(b * T + t) * Tk + j] = MASKED;
+    for (let t = 0; t < T; t++)
+      for (let j = 0; j < Tk; j++) if (j > Tk - T + t || j < pad) bias[(b * T + t) * Tk + j] = MASKED;
   });
   return tf.tensor(bias, [pads.length, 1, 1, T, Tk]);
 }
 
 /** The formula as ops: q [B, G, rep·T, D], k, v [B, G, Tk, D], bias [B|1, 1, 1, T, Tk] or null. */
-function composite(q: tf.Tensor, k: tf.Tensor, v: tf.Tensor, bias: tf.Tensor | null, scale: number, T: number): tf.Tensor {
+function composite(
+  q: tf.Tensor,
+  k: tf.Tensor,
+  v: tf.Tensor,
+  bias: tf.Tensor | null,
+  scale: number,
+  T: number,
+): tf.Tensor {
   const [B, G, R, D] = q.shape;
   const Tk = k.shape[2]!;
-  const scores = tf.mul(tf.matMul(q.reshape([B * G, R, D]), k.reshape([B * G, Tk, D]), false, true), scale).reshape([B, G, R / T, T, Tk]);
+  const scores = tf
+    .mul(tf.matMul(q.reshape([B * G, R, D]), k.reshape([B * G, Tk, D]), false, true), scale)
+    .reshape([B, G, R / T, T, Tk]);
   const masked = bias ? tf.add(scores, bias) : scores;
   return tf.matMul(tf.softmax(masked).reshape([B * G, R, Tk]), v.reshape([B * G, Tk, D])).reshape([B, G, R, D]);
 }
@@ -48,11 +61,29 @@ describe('wasm attention kernel', () => {
     const v = random([B, G, Tk, D], 3);
     const scale = 1 / Math.sqrt(D);
     const perRow = causalMask([0, 3, 8], T, Tk); // padding within the cached 10, so that every query sees a key
-    expectClose(await fusedAttention(q, k, v, perRow, scale, T)!.data(), await composite(q, k, v, perRow, scale, T).data(), 'per-row mask', 1e-5, 1e-5);
+    expectClose(
+      await fusedAttention(q, k, v, perRow, scale, T)!.data(),
+      await composite(q, k, v, perRow, scale, T).data(),
+      'per-row mask',
+      1e-5,
+      1e-5,
+    );
     const shared = causalMask([0], T, Tk).reshape([T, Tk]);
-    expectClose(await fusedAttention(q, k, v, shared, scale, T)!.data(), await composite(q, k, v, shared.reshape([1, 1, 1, T, Tk]), scale, T).data(), 'shared mask', 1e-5, 1e-5);
+    expectClose(
+      await fusedAttention(q, k, v, shared, scale, T)!.data(),
+      await composite(q, k, v, shared.reshape([1, 1, 1, T, Tk]), scale, T).data(),
+      'shared mask',
+      1e-5,
+      1e-5,
+    );
     const one = q.slice([0, 0, 0, 0], [B, G, rep, D]); // one position per row (a decoding step), every key valid
-    expectClose(await fusedAttention(one, k, v, null, scale, 1)!.data(), await composite(one, k, v, null, scale, 1).data(), 'no mask', 1e-5, 1e-5);
+    expectClose(
+      await fusedAttention(one, k, v, null, scale, 1)!.data(),
+      await composite(one, k, v, null, scale, 1).data(),
+      'no mask',
+      1e-5,
+      1e-5,
+    );
   });
 
   it('gives a row the same bits whatever left padding places it, across bunches that keep different keys', async () => {
@@ -85,9 +116,18 @@ describe('wasm masked softmax (training attention probabilities)', () => {
     const dy = random(scores.shape, 5);
     const scale = 0.3;
     const shared = causalMask([0], T, Tk);
-    for (const [what, bias, biasArg] of [['per-row mask', causalMask([0, 3, 8], T, Tk), null], ['shared mask', shared, shared.reshape([T, Tk])]] as const) {
+    for (const [what, bias, biasArg] of [
+      ['per-row mask', causalMask([0, 3, 8], T, Tk), null],
+      ['shared mask', shared, shared.reshape([T, Tk])],
+    ] as const) {
       const given = biasArg ?? bias;
-      expectClose(maskedSoftmax(scores, given, scale).dataSync(), ops(scores, bias, scale, T).dataSync(), what, 1e-6, 1e-5);
+      expectClose(
+        maskedSoftmax(scores, given, scale).dataSync(),
+        ops(scores, bias, scale, T).dataSync(),
+        what,
+        1e-6,
+        1e-5,
+      );
       // The gradient through a weighted sum, so that every row's Σ dy·y matters.
       const loss = (f: (s: tf.Tensor) => tf.Tensor) => tf.grad((s: tf.Tensor) => tf.sum(tf.mul(f(s), dy)))(scores);
       const fused = loss((s) => maskedSoftmax(s as tf.Tensor4D, given, scale));
@@ -117,17 +157,29 @@ describe('wasm causal attention (training, with its gradient)', () => {
     const k = random([B, G, T, D], 8) as tf.Tensor4D;
     const v = random([B, G, T, D], 9) as tf.Tensor4D;
     // A left-padded position's query sees no key at all (its output is unused, and the kernels' differ): left out.
-    const seen = tf.tensor(Array.from({ length: q.size }, (_, i) => (Math.floor(i / D) % T >= pads[Math.floor(i / (G * rep * T * D))] ? 1 : 0)), q.shape);
+    const seen = tf.tensor(
+      Array.from({ length: q.size }, (_, i) =>
+        Math.floor(i / D) % T >= pads[Math.floor(i / (G * rep * T * D))] ? 1 : 0,
+      ),
+      q.shape,
+    );
     const dy = tf.mul(random(q.shape, 10), seen);
     const scale = 1 / Math.sqrt(D);
-    for (const [what, bias] of [['per-row mask', causalMask(pads, T, T)], ['shared mask', causalMask([0], T, T).reshape([T, T])]] as const) {
+    for (const [what, bias] of [
+      ['per-row mask', causalMask(pads, T, T)],
+      ['shared mask', causalMask([0], T, T).reshape([T, T])],
+    ] as const) {
       const five = bias.rank === 5 ? bias : bias.reshape([1, 1, 1, T, T]);
-      const fused = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => causalAttention(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, bias, scale, T)!;
+      const fused = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) =>
+        causalAttention(a as tf.Tensor4D, b as tf.Tensor4D, c as tf.Tensor4D, bias, scale, T)!;
       const ops = (a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => composite(a, b, c, five, scale, T);
       expectClose(tf.mul(fused(q, k, v), seen).dataSync(), tf.mul(ops(q, k, v), seen).dataSync(), what, 1e-5, 1e-5);
-      const gradients = (f: typeof ops) => tf.grads((a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => tf.sum(tf.mul(f(a, b, c), dy)))([q, k, v]);
+      const gradients = (f: typeof ops) =>
+        tf.grads((a: tf.Tensor, b: tf.Tensor, c: tf.Tensor) => tf.sum(tf.mul(f(a, b, c), dy)))([q, k, v]);
       const [got, want] = [gradients(fused), gradients(ops)];
-      ['q', 'k', 'v'].forEach((name, i) => expectClose(got[i].dataSync(), want[i].dataSync(), `${what}: d${name}`, 1e-5, 1e-4));
+      ['q', 'k', 'v'].forEach((name, i) =>
+        expectClose(got[i].dataSync(), want[i].dataSync(), `${what}: d${name}`, 1e-5, 1e-4),
+      );
     }
   });
 
@@ -137,6 +189,8 @@ describe('wasm causal attention (training, with its gradient)', () => {
     const k = random([B, G, T, D], 12) as tf.Tensor4D;
     const v = random([B, G, T, D], 13) as tf.Tensor4D;
     const bias = causalMask([0], T, T).reshape([T, T]);
-    expect(causalAttention(q, k, v, bias, 0.5, T)!.dataSync()).toEqual(fusedAttention(q, k, v, bias, 0.5, T)!.dataSync());
+    expect(causalAttention(q, k, v, bias, 0.5, T)!.dataSync()).toEqual(
+      fusedAttention(q, k, v, bias, 0.5, T)!.dataSync(),
+    );
   });
 });

@@ -33,8 +33,16 @@ function batch(pads: number[], length: number, vocab: number): Batch {
   };
 }
 
-const upTo = (b: Batch, n: number): Batch => ({ ids: b.ids.map((r) => r.slice(0, n)), keyValid: b.keyValid.map((r) => r.slice(0, n)), positions: b.positions.map((r) => r.slice(0, n)) });
-const last = (b: Batch): Batch => ({ ids: b.ids.map((r) => r.slice(-1)), keyValid: b.keyValid, positions: b.positions.map((r) => r.slice(-1)) });
+const upTo = (b: Batch, n: number): Batch => ({
+  ids: b.ids.map((r) => r.slice(0, n)),
+  keyValid: b.keyValid.map((r) => r.slice(0, n)),
+  positions: b.positions.map((r) => r.slice(0, n)),
+});
+const last = (b: Batch): Batch => ({
+  ids: b.ids.map((r) => r.slice(-1)),
+  keyValid: b.keyValid,
+  positions: b.positions.map((r) => r.slice(-1)),
+});
 
 /** The step's logits and cache next to the full pass's, on the valid (unpadded) positions. */
 function compareStep(model: TransformerModel, b: Batch, what: string): void {
@@ -49,7 +57,10 @@ function compareStep(model: TransformerModel, b: Batch, what: string): void {
   const fullLast = full.logits.slice([0, T - 1, 0], [b.ids.length, 1, V]);
   expectClose(step.logits.dataSync(), fullLast.dataSync(), `${what}: logits`, 1e-5, 1e-5);
   model.layers.forEach((_, i) => {
-    for (const [name, got, want] of [['keys', step.k[i], full.cache!.k[i]], ['values', step.v[i], full.cache!.v[i]]] as const) {
+    for (const [name, got, want] of [
+      ['keys', step.k[i], full.cache!.k[i]],
+      ['values', step.v[i], full.cache!.v[i]],
+    ] as const) {
       expect(got.shape[2], `${what}: layer ${i} ${name} capacity`).toBeGreaterThanOrEqual(T);
       const filled = got.slice([0, 0, 0, 0], [-1, -1, T, -1]);
       expect(filled.shape, `${what}: layer ${i} ${name} shape`).toEqual(want.shape);
@@ -62,7 +73,19 @@ function compareStep(model: TransformerModel, b: Batch, what: string): void {
       });
     }
   });
-  for (const t of [prefix.logits, ...prefix.cache!.k, ...prefix.cache!.v, step.logits, ...step.k, ...step.v, full.logits, ...full.cache!.k, ...full.cache!.v, fullLast]) t.dispose();
+  for (const t of [
+    prefix.logits,
+    ...prefix.cache!.k,
+    ...prefix.cache!.v,
+    step.logits,
+    ...step.k,
+    ...step.v,
+    full.logits,
+    ...full.cache!.k,
+    ...full.cache!.v,
+    fullLast,
+  ])
+    t.dispose();
 }
 
 /** A fresh model; its biases (zeros when created) and norm weights (ones) made random, so each one counts. */
@@ -70,7 +93,13 @@ function model(over: Partial<ModelConfig>, seed = 3): TransformerModel {
   const m = TransformerModel.create(presetConfig('nano', 266, over), seed);
   const rng = createRng(seed + 100);
   for (const p of m.namedParameters()) {
-    if (p.variable && /(bias|norm\.weight)$/.test(p.name)) p.variable.assign(tf.tensor(Float32Array.from({ length: p.variable.size }, () => 1 + rng.normal() * 0.1), p.variable.shape));
+    if (p.variable && /(bias|norm\.weight)$/.test(p.name))
+      p.variable.assign(
+        tf.tensor(
+          Float32Array.from({ length: p.variable.size }, () => 1 + rng.normal() * 0.1),
+          p.variable.shape,
+        ),
+      );
   }
   return m;
 }
@@ -94,7 +123,11 @@ describe('the decoding step as one wasm kernel', () => {
   const cases: [string, Partial<ModelConfig>, number[]][] = [
     ['Llama, batch 1', {}, [0]],
     ['Llama, a left-padded batch of 3', {}, [0, 2, 5]],
-    ['biases on every projection, untied head', { attentionBias: true, outputBias: true, mlpBias: true, tieWordEmbeddings: false }, [0, 3]],
+    [
+      'biases on every projection, untied head',
+      { attentionBias: true, outputBias: true, mlpBias: true, tieWordEmbeddings: false },
+      [0, 3],
+    ],
     ['Qwen3 head norms', { family: 'qwen3', qkNorm: true }, [1]],
   ];
   for (const [what, over, pads] of cases) {
@@ -107,10 +140,23 @@ describe('the decoding step as one wasm kernel', () => {
 
   it('applies LoRA adapters when enabled and not when disabled', () => {
     const m = model({});
-    attachLora(m, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'], freezeLayers: null, seed: 1 });
+    attachLora(m, {
+      r: 4,
+      alpha: 8,
+      dropout: 0,
+      targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'],
+      freezeLayers: null,
+      seed: 1,
+    });
     const rng = createRng(11);
     for (const layer of m.layers) {
-      for (const l of [layer.q_proj, layer.v_proj, layer.gate_proj, layer.down_proj]) l.lora!.B.assign(tf.tensor(Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05), l.lora!.B.shape));
+      for (const l of [layer.q_proj, layer.v_proj, layer.gate_proj, layer.down_proj])
+        l.lora!.B.assign(
+          tf.tensor(
+            Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05),
+            l.lora!.B.shape,
+          ),
+        );
     }
     for (const enabled of [true, false]) {
       m.loraEnabled = enabled;
@@ -159,7 +205,15 @@ describe('the decoding step as one wasm kernel', () => {
     const decodeOnce = () => {
       const prefix = m.forward([[5, 6]], { cache: m.emptyCache(), lastOnly: true });
       const step = m.forward([[7]], { cache: prefix.cache, lastOnly: true });
-      for (const t of [prefix.logits, step.logits, ...prefix.cache!.k, ...prefix.cache!.v, ...step.cache!.k, ...step.cache!.v]) t.dispose();
+      for (const t of [
+        prefix.logits,
+        step.logits,
+        ...prefix.cache!.k,
+        ...prefix.cache!.v,
+        ...step.cache!.k,
+        ...step.cache!.v,
+      ])
+        t.dispose();
     };
     const perModel = m.config.numLayers * 7 + 1; // seven projections a layer, and the (tied) head
     decodeOnce();
@@ -178,7 +232,10 @@ describe('the decoding step as one wasm kernel', () => {
 
   it('gives generation the same tokens as recomputing every step', async () => {
     const m = model({}, 5);
-    const prompts = [[256, 10, 20, 30], [256, 40]];
+    const prompts = [
+      [256, 10, 20, 30],
+      [256, 40],
+    ];
     const cached = await generate(m, prompts, { maxNewTokens: 24, temperature: 0, seed: 1, useCache: true });
     const recomputed = await generate(m, prompts, { maxNewTokens: 24, temperature: 0, seed: 1, useCache: false });
     expect(cached.tokens).toEqual(recomputed.tokens);
@@ -191,7 +248,9 @@ describe('the decoding step as one wasm kernel', () => {
     const prefix = m.forward([[5, 6]], { cache: m.emptyCache(), lastOnly: true });
     const backend = tf.backend() as unknown as { numDataIds(): number };
     const [tensors, buffers] = [tf.memory().numTensors, backend.numDataIds()];
-    expect(() => tf.tidy(() => m.forward([[400]], { cache: prefix.cache, lastOnly: true }).logits)).toThrow(/token id 400 is outside the model's vocabulary of 266/);
+    expect(() => tf.tidy(() => m.forward([[400]], { cache: prefix.cache, lastOnly: true }).logits)).toThrow(
+      /token id 400 is outside the model's vocabulary of 266/,
+    );
     expect(tf.memory().numTensors).toBe(tensors);
     expect(backend.numDataIds()).toBe(buffers);
     m.dispose();

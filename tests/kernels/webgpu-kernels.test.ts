@@ -25,7 +25,10 @@ import { createRng } from '../../src/rng.ts';
 type Arrays = Float32Array[];
 
 /** Runs `f` on cpu and on webgpu over the same inputs; returns both outputs as arrays. */
-async function onBoth(inputs: { shape: number[]; data: Float32Array }[], f: (xs: tf.Tensor[]) => tf.Tensor[]): Promise<{ cpu: Arrays; gpu: Arrays }> {
+async function onBoth(
+  inputs: { shape: number[]; data: Float32Array }[],
+  f: (xs: tf.Tensor[]) => tf.Tensor[],
+): Promise<{ cpu: Arrays; gpu: Arrays }> {
   const run = async (backend: string) => {
     await tf.setBackend(backend);
     const xs = inputs.map((i) => tf.tensor(i.data, i.shape));
@@ -68,21 +71,27 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
     const x = tf.randomNormal([4, 8]);
     const w = tf.ones([8]) as tf.Tensor1D;
     const info = await tf.profile(() => tf.grad((a: tf.Tensor) => tf.sum(softmax(rmsNorm(a, w, 1e-5))))(x));
-    expect(info.kernelNames).toEqual(expect.arrayContaining([RMS_NORM_KERNEL, `${RMS_NORM_KERNEL}Dx`, SOFTMAX_KERNEL, `${SOFTMAX_KERNEL}Dx`]));
+    expect(info.kernelNames).toEqual(
+      expect.arrayContaining([RMS_NORM_KERNEL, `${RMS_NORM_KERNEL}Dx`, SOFTMAX_KERNEL, `${SOFTMAX_KERNEL}Dx`]),
+    );
     expect(info.kernelNames).not.toContain('Softmax');
     tf.dispose([x, w]);
   });
 
   it('RMSNorm: value and the gradients of x and the weight', async () => {
     const r = await onBoth([random([37, 96], 1), random([96], 2), random([37, 96], 3)], ([x, w, dy]) => {
-      const { value, grads } = tf.valueAndGrads((a: tf.Tensor, b: tf.Tensor) => tf.sum(tf.mul(rmsNorm(a, b as tf.Tensor1D, 1e-5), dy)))([x, w]);
+      const { value, grads } = tf.valueAndGrads((a: tf.Tensor, b: tf.Tensor) =>
+        tf.sum(tf.mul(rmsNorm(a, b as tf.Tensor1D, 1e-5), dy)),
+      )([x, w]);
       return [rmsNorm(x, w as tf.Tensor1D, 1e-5), value, ...grads];
     });
     expectClose(r);
   });
 
   it('a row program past 65,535 rows (tfjs reshapes the dispatch; padding groups write nothing)', async () => {
-    const r = await onBoth([random([65_600, 2], 14), random([2], 15)], ([x, w]) => [rmsNorm(x, w as tf.Tensor1D, 1e-5)]);
+    const r = await onBoth([random([65_600, 2], 14), random([2], 15)], ([x, w]) => [
+      rmsNorm(x, w as tf.Tensor1D, 1e-5),
+    ]);
     expectClose(r);
   });
 
@@ -99,7 +108,11 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
 
   it('the fused Adam and AdamW update equals the tfjs-ops one', async () => {
     const base = { lr: 3e-3, b1: 0.9, b2: 0.999, eps: 1e-8, bc1: 1 - 0.9 ** 3, bc2: 1 - 0.999 ** 3, gradScale: 0.5 };
-    for (const h of [{ ...base, kind: 'adamw', wd: 0.1 }, { ...base, kind: 'adam', wd: 0.01 }, { ...base, kind: 'adam', wd: 0 }] as AdamHyper[]) {
+    for (const h of [
+      { ...base, kind: 'adamw', wd: 0.1 },
+      { ...base, kind: 'adam', wd: 0.01 },
+      { ...base, kind: 'adam', wd: 0 },
+    ] as AdamHyper[]) {
       const v = random([5000], 10);
       v.data.forEach((x, i) => (v.data[i] = Math.abs(x) * 1e-3));
       const r = await onBoth([random([5000], 7), random([5000], 8), random([5000], 9, 0.1), v], ([p, g, m, s]) => {
@@ -115,7 +128,13 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
     const step = async (backend: string) => {
       await tf.setBackend(backend);
       const vars = inputs.slice(0, 21).map((x) => tf.variable(tf.tensor(x.data, x.shape)));
-      const optimizer = new Optimizer(vars, { kind: 'adamw', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0.1, gradClip: 0.5 });
+      const optimizer = new Optimizer(vars, {
+        kind: 'adamw',
+        learningRate: 1e-2,
+        warmupSteps: 0,
+        weightDecay: 0.1,
+        gradClip: 0.5,
+      });
       const grads = inputs.slice(21).map((g) => tf.tensor(g.data, g.shape));
       optimizer.accumulate(grads);
       const { gradNorm } = await optimizer.step();
@@ -138,10 +157,26 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
       { T: 1, Tk: 130, D: 70, mask: 'rows' }, // more keys and head dims than a workgroup has threads
     ] as const;
     for (const { T, Tk, D, mask } of cases) {
-      const bias = mask === 'none' ? null : mask === 'causal'
-        ? { shape: [T, Tk], data: Float32Array.from({ length: T * Tk }, (_, i) => (i % Tk > Tk - T + Math.floor(i / Tk) ? -1e9 : 0)) }
-        : { shape: [B, 1, 1, T, Tk], data: Float32Array.from({ length: B * T * Tk }, (_, i) => (i % 7 === 3 ? -1e9 : 0)) };
-      const inputs = [random([B, G, rep * T, D], 40), random([B, G, Tk, D], 41), random([B, G, Tk, D], 42), ...(bias ? [bias] : [])];
+      const bias =
+        mask === 'none'
+          ? null
+          : mask === 'causal'
+            ? {
+                shape: [T, Tk],
+                data: Float32Array.from({ length: T * Tk }, (_, i) =>
+                  i % Tk > Tk - T + Math.floor(i / Tk) ? -1e9 : 0,
+                ),
+              }
+            : {
+                shape: [B, 1, 1, T, Tk],
+                data: Float32Array.from({ length: B * T * Tk }, (_, i) => (i % 7 === 3 ? -1e9 : 0)),
+              };
+      const inputs = [
+        random([B, G, rep * T, D], 40),
+        random([B, G, Tk, D], 41),
+        random([B, G, Tk, D], 42),
+        ...(bias ? [bias] : []),
+      ];
       const scale = 1 / Math.sqrt(D);
       const r = await onBoth(inputs, ([q, k, v, b]) => {
         if (tf.getBackend() === 'webgpu') return [fusedAttention(q, k, v, b ?? null, scale, T)!];
@@ -174,7 +209,11 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
     for (const format of ['f16', 'bf16'] as const) {
       await tf.setBackend('cpu');
       const ref = tf.tidy(() => {
-        const [a, w, g] = [tf.tensor(x.data, x.shape), tf.tensor2d(widened[format], [K, N]), tf.tensor(dy.data, dy.shape)];
+        const [a, w, g] = [
+          tf.tensor(x.data, x.shape),
+          tf.tensor2d(widened[format], [K, N]),
+          tf.tensor(dy.data, dy.shape),
+        ];
         const { value, grads } = tf.valueAndGrads((t: tf.Tensor) => tf.sum(tf.mul(tf.matMul(t, w), g)))([a]);
         return [tf.matMul(a, w), value, grads[0]];
       });
@@ -182,7 +221,8 @@ describe('WebGPU kernels against cpu (SwiftShader in Node)', () => {
       await tf.setBackend('webgpu');
       const out = tf.tidy(() => {
         const [a, w, g] = [tf.tensor(x.data, x.shape), packHalf(halves[format], K, N), tf.tensor(dy.data, dy.shape)];
-        const product = (t: tf.Tensor) => tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: t, w }, { format, transposeW: false }) as tf.Tensor;
+        const product = (t: tf.Tensor) =>
+          tf.engine().runKernel(HALF_MATMUL_KERNEL, { a: t, w }, { format, transposeW: false }) as tf.Tensor;
         const { value, grads } = tf.valueAndGrads((t: tf.Tensor) => tf.sum(tf.mul(product(t), g)))([a]);
         return [product(a), value, grads[0]];
       });
@@ -201,7 +241,7 @@ function toHalf(v: number): number {
   if (exp <= 0) return sign;
   const mant = u & 0x7fffff;
   let h = sign | (exp << 10) | (mant >>> 13);
-  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) === 0x1000 && (h & 1))) h++;
+  if ((mant & 0x1fff) > 0x1000 || ((mant & 0x1fff) === 0x1000 && h & 1)) h++;
   return h;
 }
 
@@ -219,21 +259,44 @@ describe('the transformer on WebGPU with these kernels against cpu (SwiftShader 
 });
 
 describe('a bf16 checkpoint on WebGPU keeps its projections in 16 bits', () => {
-  const config = { vocabSize: 266, hiddenSize: 16, intermediateSize: 24, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 4, maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2' as const };
-  const tokens = [[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 2, 9]];
+  const config = {
+    vocabSize: 266,
+    hiddenSize: 16,
+    intermediateSize: 24,
+    numLayers: 2,
+    numHeads: 4,
+    numKvHeads: 2,
+    headDim: 4,
+    maxPositions: 32,
+    ropeTheta: 10000,
+    rmsNormEps: 1e-5,
+    tieWordEmbeddings: true,
+    attentionBias: true,
+    family: 'qwen2' as const,
+  };
+  const tokens = [
+    [1, 5, 9, 2, 7, 3],
+    [6, 6, 1, 0, 2, 9],
+  ];
 
   /** The files of a model whose weights are bf16 values, with config.json declaring bfloat16. */
   async function bf16Checkpoint(): Promise<{ files: Record<string, Blob>; weights: HostTensors }> {
     await tf.setBackend('cpu');
     const built = TransformerModel.create(config, 4);
     const weights: HostTensors = new Map();
-    for (const [name, t] of await built.getWeights()) weights.set(name, { shape: t.shape, data: fromHalfBits(toHalfBits(t.data, 'bf16'), 'bf16') });
+    for (const [name, t] of await built.getWeights())
+      weights.set(name, { shape: t.shape, data: fromHalfBits(toHalfBits(t.data, 'bf16'), 'bf16') });
     built.setWeights(weights);
     const files = await saveModel(built, new ByteTokenizer());
     built.dispose();
     const hf = JSON.parse(new TextDecoder().decode(files.get('config.json')));
     files.set('config.json', new TextEncoder().encode(JSON.stringify({ ...hf, torch_dtype: 'bfloat16' })));
-    return { files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([bytes as Uint8Array<ArrayBuffer>])])), weights };
+    return {
+      files: Object.fromEntries(
+        [...files].map(([name, bytes]) => [name, new Blob([bytes as Uint8Array<ArrayBuffer>])]),
+      ),
+      weights,
+    };
   }
 
   it('same logits and LoRA gradients as float32, fewer bytes, exact weights back, widened for full fine-tuning', async () => {

@@ -21,10 +21,23 @@ beforeAll(async () => {
   await useBackend('wasm');
   // The byte vocabulary (266) is not a multiple of 8: the head's last columns take the kernel's column tail.
   model = TransformerModel.create({ ...presetConfig('nano', 266), numLayers: 2 }, 5);
-  attachLora(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'], freezeLayers: null, seed: 1 });
+  attachLora(model, {
+    r: 4,
+    alpha: 8,
+    dropout: 0,
+    targetModules: ['q_proj', 'v_proj', 'gate_proj', 'down_proj'],
+    freezeLayers: null,
+    seed: 1,
+  });
   const rng = createRng(3);
   for (const layer of model.layers) {
-    for (const l of [layer.q_proj, layer.v_proj, layer.gate_proj, layer.down_proj]) l.lora!.B.assign(tf.tensor(Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05), l.lora!.B.shape));
+    for (const l of [layer.q_proj, layer.v_proj, layer.gate_proj, layer.down_proj])
+      l.lora!.B.assign(
+        tf.tensor(
+          Float32Array.from({ length: l.lora!.B.size }, () => rng.normal() * 0.05),
+          l.lora!.B.shape,
+        ),
+      );
   }
 });
 afterAll(() => model.dispose());
@@ -42,7 +55,10 @@ describe('batched sampling on wasm', () => {
     const alone = [];
     for (const [i, p] of all.entries()) alone.push(await generate(model, [p], { ...options, rowSeeds: [100 + i] }));
     for (const n of [2, 5, 8, 16, 32]) {
-      const batched = await generate(model, all.slice(0, n), { ...options, rowSeeds: all.slice(0, n).map((_, i) => 100 + i) });
+      const batched = await generate(model, all.slice(0, n), {
+        ...options,
+        rowSeeds: all.slice(0, n).map((_, i) => 100 + i),
+      });
       for (let i = 0; i < n; i++) {
         expect(batched.tokens[i], `row ${i} of ${n}`).toEqual(alone[i].tokens[0]);
         expect(batched.logprobs[i], `row ${i} of ${n}`).toEqual(alone[i].logprobs[0]);

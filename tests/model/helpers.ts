@@ -25,7 +25,13 @@ export function loadFixture<T>(name: string): T {
 }
 
 /** max |a - b| ≤ atol + rtol · max |b|, with a message naming what differs and where. */
-export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<number>, what: string, atol = 1e-4, rtol = 1e-3): void {
+export function expectClose(
+  actual: ArrayLike<number>,
+  expected: ArrayLike<number>,
+  what: string,
+  atol = 1e-4,
+  rtol = 1e-3,
+): void {
   expect(actual.length, `${what}: length`).toBe(expected.length);
   let worst = 0;
   let at = 0;
@@ -36,7 +42,10 @@ export function expectClose(actual: ArrayLike<number>, expected: ArrayLike<numbe
     if (d > worst) [worst, at] = [d, i];
   }
   const limit = atol + rtol * scale;
-  expect(worst, `${what}: max |diff| ${worst} at ${at} (got ${actual[at]}, expected ${expected[at]}), limit ${limit}`).toBeLessThanOrEqual(limit);
+  expect(
+    worst,
+    `${what}: max |diff| ${worst} at ${at} (got ${actual[at]}, expected ${expected[at]}), limit ${limit}`,
+  ).toBeLessThanOrEqual(limit);
 }
 
 export function toHost(t: tf.Tensor): HostTensor {
@@ -61,6 +70,8 @@ export async function sequenceLogprobs(
   const flat = await result.data();
   result.dispose();
   return seqs.map((s, b) =>
-    Array.from({ length: s.length - 1 }, (_, t) => (options.masks && !options.masks[b][t + 1] ? 0 : flat[b * (T - 1) + t])),
+    Array.from({ length: s.length - 1 }, (_, t) =>
+      options.masks && !options.masks[b][t + 1] ? 0 : flat[b * (T - 1) + t],
+    ),
   );
 }

@@ -23,10 +23,24 @@ import { createRng, normalArray } from '../../src/rng.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 60, hiddenSize: 32, intermediateSize: 48, numLayers: 3, numHeads: 4, numKvHeads: 2, headDim: 8,
-  maxPositions: 64, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: 60,
+  hiddenSize: 32,
+  intermediateSize: 48,
+  numLayers: 3,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  maxPositions: 64,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
-const tokens = [[1, 5, 9, 2, 7, 3, 8, 4, 10, 20, 30, 40], [6, 6, 1, 0, 2, 9, 11, 12, 13, 14, 15, 16]];
+const tokens = [
+  [1, 5, 9, 2, 7, 3, 8, 4, 10, 20, 30, 40],
+  [6, 6, 1, 0, 2, 9, 11, 12, 13, 14, 15, 16],
+];
 
 /** A float model with weights 5× the init scale (logits of a few units) and its int8 twin from the same weights. */
 async function twins(): Promise<{ float: TransformerModel; int8: TransformerModel }> {
@@ -34,7 +48,10 @@ async function twins(): Promise<{ float: TransformerModel; int8: TransformerMode
   const weights = await seedModel.getWeights();
   seedModel.dispose();
   for (const [name, t] of weights) if (!name.includes('norm')) t.data = t.data.map((v) => v * 5);
-  return { float: TransformerModel.fromWeights(tiny, weights), int8: TransformerModel.fromWeights(tiny, weights, 'test', null, 'int8') };
+  return {
+    float: TransformerModel.fromWeights(tiny, weights),
+    int8: TransformerModel.fromWeights(tiny, weights, 'test', null, 'int8'),
+  };
 }
 
 describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
@@ -44,7 +61,8 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     const values = normalArray(createRng(1), inDim * outDim, 1).map((v, i) => v * (1 + (i % outDim))); // channels of different scales
     const { words, scales } = quantizeInt8Host(values, inDim, outDim);
     const back = dequantizeInt8Host(words, scales, inDim, outDim);
-    for (let i = 0; i < values.length; i++) expect(Math.abs(back[i] - values[i])).toBeLessThanOrEqual(scales[i % outDim] / 2 + 1e-6);
+    for (let i = 0; i < values.length; i++)
+      expect(Math.abs(back[i] - values[i])).toBeLessThanOrEqual(scales[i % outDim] / 2 + 1e-6);
     const w = int8Weight(values, inDim, outDim);
     const x = tf.tensor2d(normalArray(createRng(2), 3 * inDim, 1), [3, inDim]);
     const reference = tf.matMul(x, tf.tensor2d(back, [inDim, outDim]));
@@ -52,7 +70,13 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     // The input gradient is dy · Wᵀ of the same dequantized W.
     const dy = tf.ones([3, outDim]);
     const [dx] = tf.grads((a: tf.Tensor) => int8MatMul(a, w))([x], dy);
-    expectClose(dx.dataSync(), tf.matMul(dy, tf.tensor2d(back, [inDim, outDim]), false, true).dataSync(), 'int8 input gradient', 1e-5, 1e-5);
+    expectClose(
+      dx.dataSync(),
+      tf.matMul(dy, tf.tensor2d(back, [inDim, outDim]), false, true).dataSync(),
+      'int8 input gradient',
+      1e-5,
+      1e-5,
+    );
     tf.dispose([w.packed, w.scales, x, reference, dy, dx]);
   });
 
@@ -61,8 +85,22 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     const { float, int8: model } = await twins();
     float.dispose();
     const opts = { maxNewTokens: 6, temperature: 0, seed: 1 };
-    const cached = await generate(model, [[1, 2, 3], [4, 5, 6, 7, 8]], opts);
-    const uncached = await generate(model, [[1, 2, 3], [4, 5, 6, 7, 8]], { ...opts, useCache: false });
+    const cached = await generate(
+      model,
+      [
+        [1, 2, 3],
+        [4, 5, 6, 7, 8],
+      ],
+      opts,
+    );
+    const uncached = await generate(
+      model,
+      [
+        [1, 2, 3],
+        [4, 5, 6, 7, 8],
+      ],
+      { ...opts, useCache: false },
+    );
     const alone = await generate(model, [[4, 5, 6, 7, 8]], opts);
     expect(cached.tokens).toEqual(uncached.tokens);
     expect(cached.tokens[1]).toEqual(alone.tokens[0]);
@@ -82,7 +120,8 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     const V = tiny.vocabSize;
     let same = 0;
     for (let p = 0; p < a.length / V; p++) {
-      const argmax = (l: Float32Array) => l.subarray(p * V, (p + 1) * V).reduce((best, v, i, row) => (v > row[best] ? i : best), 0);
+      const argmax = (l: Float32Array) =>
+        l.subarray(p * V, (p + 1) * V).reduce((best, v, i, row) => (v > row[best] ? i : best), 0);
       if (argmax(a) === argmax(b)) same++;
     }
     expect(same / (a.length / V)).toBeGreaterThanOrEqual(0.9);
@@ -103,9 +142,27 @@ describe.each(['cpu', 'wasm'] as const)('int8 base on %s', (backend) => {
     float.dispose();
     attachLora(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'v_proj', 'down_proj'] });
     const base = await model.getWeights();
-    const optimizer = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
-    const samples = tokens.map((t, s) => ({ tokens: t, mask: t.map((_, i) => (i >= 4 ? 1 : 0)), oldLogp: t.map(() => -4), advantages: t.map((_, i) => (i >= 4 ? (s ? 1 : -1) : 0)) }));
-    const update = () => grpoUpdate(model, optimizer, samples, { accumSteps: 1, padId: 0, temperature: 1, dropoutSeed: 1 }, { clipEpsilon: 0.2, clipEpsilonHigh: null, klBeta: 0.05, useReference: true });
+    const optimizer = new Optimizer(model.trainableVariables(), {
+      kind: 'adamw',
+      learningRate: 1e-2,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 1,
+    });
+    const samples = tokens.map((t, s) => ({
+      tokens: t,
+      mask: t.map((_, i) => (i >= 4 ? 1 : 0)),
+      oldLogp: t.map(() => -4),
+      advantages: t.map((_, i) => (i >= 4 ? (s ? 1 : -1) : 0)),
+    }));
+    const update = () =>
+      grpoUpdate(
+        model,
+        optimizer,
+        samples,
+        { accumSteps: 1, padId: 0, temperature: 1, dropoutSeed: 1 },
+        { clipEpsilon: 0.2, clipEpsilonHigh: null, klBeta: 0.05, useReference: true },
+      );
     const logp = () => tf.tidy(() => Array.from(tokenStats(model, tokens).logprobs.dataSync()));
     const before = logp();
     model.recompute = 'off';

@@ -14,10 +14,24 @@ let model: TransformerModel;
 
 beforeAll(async () => {
   await useBackend('wasm');
-  model = TransformerModel.create({
-    vocabSize: tok.vocabSize, hiddenSize: 32, intermediateSize: 64, numLayers: 2, numHeads: 4, numKvHeads: 2, headDim: 8,
-    maxPositions: 64, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama',
-  }, 1);
+  model = TransformerModel.create(
+    {
+      vocabSize: tok.vocabSize,
+      hiddenSize: 32,
+      intermediateSize: 64,
+      numLayers: 2,
+      numHeads: 4,
+      numKvHeads: 2,
+      headDim: 8,
+      maxPositions: 64,
+      ropeTheta: 10000,
+      rmsNormEps: 1e-5,
+      tieWordEmbeddings: true,
+      attentionBias: false,
+      family: 'llama',
+    },
+    1,
+  );
   const sequence = [...prompt, ...tok.encode(reply), tok.imEndId];
   // 1e-2: at 3e-2 the loss spikes back up after reaching ~0.1, and whether 60 steps end on the reply
   // turned on float32 rounding. Here the loss falls smoothly to ~0.003 on every backend.
@@ -34,7 +48,10 @@ describe('LocalPolicy', () => {
   it('continues the context tokens, stops on <|im_end|> and streams the text', async () => {
     const policy = new LocalPolicy(model, tok);
     const pieces: string[] = [];
-    const turn = await policy.generate({ messages: [], tools: [], tokens: prompt }, { seed: 1, sampling, onText: (p) => pieces.push(p) });
+    const turn = await policy.generate(
+      { messages: [], tools: [], tokens: prompt },
+      { seed: 1, sampling, onText: (p) => pieces.push(p) },
+    );
     expect(turn.text).toBe(reply);
     expect(turn.tokens).toEqual([...tok.encode(reply), tok.imEndId]);
     expect(turn.logprobs).toHaveLength(turn.tokens.length);
@@ -45,7 +62,10 @@ describe('LocalPolicy', () => {
 
   it('reports length when the budget runs out, and is reproducible with a seed', async () => {
     const policy = new LocalPolicy(model, tok);
-    const short = await policy.generate({ messages: [], tools: [], tokens: prompt }, { seed: 1, sampling: { ...sampling, max_new_tokens: 2 } });
+    const short = await policy.generate(
+      { messages: [], tools: [], tokens: prompt },
+      { seed: 1, sampling: { ...sampling, max_new_tokens: 2 } },
+    );
     expect(short.finish_reason).toBe('length');
     expect(short.tokens).toHaveLength(2);
     const hot = { ...sampling, temperature: 2 };
@@ -56,6 +76,8 @@ describe('LocalPolicy', () => {
 
   it('asks for context tokens instead of guessing', async () => {
     const policy = new LocalPolicy(model, tok);
-    await expect(policy.generate({ messages: [], tools: [], tokens: [] }, { seed: 1, sampling })).rejects.toThrow(/needs context\.tokens/);
+    await expect(policy.generate({ messages: [], tools: [], tokens: [] }, { seed: 1, sampling })).rejects.toThrow(
+      /needs context\.tokens/,
+    );
   });
 });

@@ -21,13 +21,25 @@ interface Case {
   logits: FixtureTensor;
   loss: number;
   grads: Record<string, FixtureTensor>;
-  lora: { r: number; alpha: number; target_modules: string[]; tensors: Record<string, FixtureTensor>; logits: FixtureTensor; loss: number; grads: Record<string, FixtureTensor> };
+  lora: {
+    r: number;
+    alpha: number;
+    target_modules: string[];
+    tensors: Record<string, FixtureTensor>;
+    logits: FixtureTensor;
+    loss: number;
+    grads: Record<string, FixtureTensor>;
+  };
 }
 type Family = 'llama' | 'qwen2' | 'llama_bias' | 'qwen3';
 const fixture = loadFixture<Record<Family, Case>>('model-parity.json');
 
 /** Gradient of the loss for every variable, keyed by the variable's id. */
-function gradsOf(model: TransformerModel, tokens: number[][], vars: tf.Variable[]): { loss: number; grads: Map<number, Float32Array> } {
+function gradsOf(
+  model: TransformerModel,
+  tokens: number[][],
+  vars: tf.Variable[],
+): { loss: number; grads: Map<number, Float32Array> } {
   const { value, grads } = tf.variableGrads(() => crossEntropyLoss(model, tokens), vars);
   const out = new Map<number, Float32Array>();
   for (const v of vars) out.set(v.id, new Float32Array(grads[v.name].dataSync()));
@@ -57,7 +69,11 @@ for (const backend of ['cpu', 'wasm'] as const) {
         logits.dispose();
 
         const params = model.namedParameters().map((p) => ({ ...p, variable: p.variable! })); // all float32 here
-        const { loss, grads } = gradsOf(model, c.tokens, params.map((p) => p.variable));
+        const { loss, grads } = gradsOf(
+          model,
+          c.tokens,
+          params.map((p) => p.variable),
+        );
         expect(loss).toBeCloseTo(c.loss, 4);
         for (const p of params) {
           const g = grads.get(p.variable.id)!;
@@ -76,13 +92,23 @@ for (const backend of ['cpu', 'wasm'] as const) {
         expectClose(logits.dataSync(), c.lora.logits.data, `${family} LoRA logits`);
         logits.dispose();
 
-        const adapters = model.layers.flatMap((layer) => TARGET_MODULES.flatMap((m) => (layer[m].lora ? [{ name: layer[m].name, ...layer[m].lora! }] : [])));
+        const adapters = model.layers.flatMap((layer) =>
+          TARGET_MODULES.flatMap((m) => (layer[m].lora ? [{ name: layer[m].name, ...layer[m].lora! }] : [])),
+        );
         const vars = adapters.flatMap((a) => [a.A, a.B]);
-        expect(model.trainableVariables().map((v) => v.id).sort()).toEqual(vars.map((v) => v.id).sort());
+        expect(
+          model
+            .trainableVariables()
+            .map((v) => v.id)
+            .sort(),
+        ).toEqual(vars.map((v) => v.id).sort());
         const { loss, grads } = gradsOf(model, c.tokens, vars);
         expect(loss).toBeCloseTo(c.lora.loss, 4);
         for (const a of adapters) {
-          for (const [which, v] of [['lora_A', a.A], ['lora_B', a.B]] as const) {
+          for (const [which, v] of [
+            ['lora_A', a.A],
+            ['lora_B', a.B],
+          ] as const) {
             const key = `base_model.model.${a.name}.${which}.weight`;
             const [rows, cols] = v.shape;
             expectClose(transpose2d(grads.get(v.id)!, rows, cols), c.lora.grads[key].data, `${family} grad ${key}`);

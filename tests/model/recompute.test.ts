@@ -21,10 +21,24 @@ import { createRng } from '../../src/rng.ts';
 import { useBackend } from './helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 50, hiddenSize: 32, intermediateSize: 48, numLayers: 3, numHeads: 4, numKvHeads: 2, headDim: 8,
-  maxPositions: 128, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: 50,
+  hiddenSize: 32,
+  intermediateSize: 48,
+  numLayers: 3,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  maxPositions: 128,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
-const tokens = [[1, 5, 9, 2, 7, 3, 8, 4, 0, 0], [6, 6, 1, 0, 2, 9, 11, 12, 13, 14]];
+const tokens = [
+  [1, 5, 9, 2, 7, 3, 8, 4, 0, 0],
+  [6, 6, 1, 0, 2, 9, 11, 12, 13, 14],
+];
 const keyValid = tokens.map((row, b) => row.map((_, t) => b === 1 || t < 8)); // row 0 right-padded
 
 const positions = tokens.map((row) => row.map((_, t) => t));
@@ -46,14 +60,34 @@ function loss(model: TransformerModel): tf.Scalar {
  * one row past the window's end, with LoRA dropout where the model has it.
  */
 function prefixLoss(model: TransformerModel): tf.Scalar {
-  const prefix = { ids: tf.tensor2d([[1, 5, 9, 2, 7, 3], [6, 6, 1, 0, 0, 0]], undefined, 'int32'), lengths: [6, 3], rowPrefix: [0, 1, 0, 1] };
-  const rows = [[4, 8, 2, 9, 1], [3, 3, 7, 0, 0], [11, 12, 13, 14, 15], [2, 4, 0, 0, 0]];
+  const prefix = {
+    ids: tf.tensor2d(
+      [
+        [1, 5, 9, 2, 7, 3],
+        [6, 6, 1, 0, 0, 0],
+      ],
+      undefined,
+      'int32',
+    ),
+    lengths: [6, 3],
+    rowPrefix: [0, 1, 0, 1],
+  };
+  const rows = [
+    [4, 8, 2, 9, 1],
+    [3, 3, 7, 0, 0],
+    [11, 12, 13, 14, 15],
+    [2, 4, 0, 0, 0],
+  ];
   const { logprobs, entropy } = tokenStats(model, rows, { dropoutSeed: 13, prefix });
   const weights = tf.tensor2d(rows.map((row, b) => row.slice(1).map((_, t) => ((t + b) % 3) - 1)));
   return tf.add(tf.sum(tf.mul(logprobs, weights)), tf.mul(0.1, tf.sum(entropy))) as tf.Scalar;
 }
 
-function gradients(model: TransformerModel, recompute: boolean, of: (model: TransformerModel) => tf.Scalar = loss): { value: number; grads: Float32Array[] } {
+function gradients(
+  model: TransformerModel,
+  recompute: boolean,
+  of: (model: TransformerModel) => tf.Scalar = loss,
+): { value: number; grads: Float32Array[] } {
   model.recompute = recompute ? 'on' : 'off';
   const vars = model.trainableVariables();
   const { value, grads } = tf.variableGrads(() => of(model), vars);
@@ -63,7 +97,11 @@ function gradients(model: TransformerModel, recompute: boolean, of: (model: Tran
 }
 
 /** Tensors alive when the loss is computed, before the backward pass: what the forward pass keeps for it. */
-function keptAtLoss(model: TransformerModel, recompute: 'on' | 'off', of: (model: TransformerModel) => tf.Scalar): number {
+function keptAtLoss(
+  model: TransformerModel,
+  recompute: 'on' | 'off',
+  of: (model: TransformerModel) => tf.Scalar,
+): number {
   model.recompute = recompute;
   let alive = 0;
   const { value, grads } = tf.variableGrads(() => {
@@ -77,24 +115,42 @@ function keptAtLoss(model: TransformerModel, recompute: 'on' | 'off', of: (model
 
 function randomizeAdapters(model: TransformerModel): void {
   const rng = createRng(5);
-  for (const v of model.trainableVariables()) v.assign(tf.tensor(Float32Array.from({ length: v.size }, () => rng.normal() * 0.1), v.shape));
+  for (const v of model.trainableVariables())
+    v.assign(
+      tf.tensor(
+        Float32Array.from({ length: v.size }, () => rng.normal() * 0.1),
+        v.shape,
+      ),
+    );
 }
 
-function expectSameGradients(model: TransformerModel, what: string, of: (model: TransformerModel) => tf.Scalar = loss): void {
+function expectSameGradients(
+  model: TransformerModel,
+  what: string,
+  of: (model: TransformerModel) => tf.Scalar = loss,
+): void {
   const plain = gradients(model, false, of);
   const before = tf.memory().numTensors;
   const recomputed = gradients(model, true, of);
   expect(tf.memory().numTensors, `${what}: tensors left behind`).toBe(before);
   expect(recomputed.value).toBe(plain.value);
   expect(recomputed.grads).toHaveLength(plain.grads.length);
-  recomputed.grads.forEach((g, k) => expect(Array.from(g), `${what}: gradient ${k}`).toEqual(Array.from(plain.grads[k])));
+  recomputed.grads.forEach((g, k) =>
+    expect(Array.from(g), `${what}: gradient ${k}`).toEqual(Array.from(plain.grads[k])),
+  );
 }
 
 describe.each(['cpu', 'wasm'] as const)('gradient checkpointing on %s', (backend) => {
   it('LoRA gradients (dropout on) with recomputation equal those without', async () => {
     await useBackend(backend);
     const model = TransformerModel.create(tiny, 3);
-    attachLora(model, { r: 4, alpha: 8, dropout: 0.2, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'], freezeLayers: '0' });
+    attachLora(model, {
+      r: 4,
+      alpha: 8,
+      dropout: 0.2,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+      freezeLayers: '0',
+    });
     randomizeAdapters(model);
     expectSameGradients(model, 'LoRA');
     model.dispose();
@@ -111,7 +167,12 @@ describe.each(['cpu', 'wasm'] as const)('gradient checkpointing on %s', (backend
   it('rows continuing shared prefixes: LoRA (dropout on) and full fine-tuning gradients are equal too', async () => {
     await useBackend(backend);
     const lora = TransformerModel.create(tiny, 6);
-    attachLora(lora, { r: 4, alpha: 8, dropout: 0.2, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    attachLora(lora, {
+      r: 4,
+      alpha: 8,
+      dropout: 0.2,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    });
     randomizeAdapters(lora);
     // The blocks are recomputed after a prefix too: the forward pass keeps less.
     expect(keptAtLoss(lora, 'on', prefixLoss)).toBeLessThan(keptAtLoss(lora, 'off', prefixLoss));
@@ -128,8 +189,21 @@ describe('when to recompute', () => {
   it("'auto' leaves small steps alone and recomputes where the plain step's estimate is over 3 GiB", async () => {
     await useBackend('cpu');
     expect(recomputeNeeded(tiny, { sequence: 10, batch: 2 })).toBe(false);
-    const smol = fromHfConfig({ model_type: 'llama', hidden_size: 576, intermediate_size: 1536, num_hidden_layers: 30, num_attention_heads: 9, num_key_value_heads: 3,
-      head_dim: 64, vocab_size: 49152, max_position_embeddings: 8192, rms_norm_eps: 1e-5, rope_theta: 100000, tie_word_embeddings: true, hidden_act: 'silu' });
+    const smol = fromHfConfig({
+      model_type: 'llama',
+      hidden_size: 576,
+      intermediate_size: 1536,
+      num_hidden_layers: 30,
+      num_attention_heads: 9,
+      num_key_value_heads: 3,
+      head_dim: 64,
+      vocab_size: 49152,
+      max_position_embeddings: 8192,
+      rms_norm_eps: 1e-5,
+      rope_theta: 100000,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+    });
     expect(recomputeNeeded(smol, { sequence: 128 })).toBe(false);
     expect(recomputeNeeded(smol, { sequence: 512 })).toBe(true);
     const e = estimateMemory(smol, { sequence: 512 });

@@ -11,14 +11,20 @@ import { loadHfModel } from '../../src/hub/hf.ts';
 import { expectClose, useBackend } from './helpers.ts';
 
 const DIR = 'models/spindle-base';
-const reference = JSON.parse(readFileSync(`${DIR}/reference-logits.json`, 'utf8')) as { tokens: number[]; positions: number[]; logits: number[][] };
+const reference = JSON.parse(readFileSync(`${DIR}/reference-logits.json`, 'utf8')) as {
+  tokens: number[];
+  positions: number[];
+  logits: number[][];
+};
 
 describe('models/spindle-base', () => {
-  it('reproduces the builder\'s logits on a held-out transcript', async () => {
+  it("reproduces the builder's logits on a held-out transcript", async () => {
     await useBackend('cpu');
     const { model } = await loadHfModel(DIR);
     const logits = tf.tidy(() => model.forward([reference.tokens]).logits.squeeze([0])).arraySync() as number[][];
-    reference.positions.forEach((p, i) => expectClose(logits[p], reference.logits[i], `logits at position ${p}`, 1e-3, 1e-3));
+    reference.positions.forEach((p, i) =>
+      expectClose(logits[p], reference.logits[i], `logits at position ${p}`, 1e-3, 1e-3),
+    );
     model.dispose();
   });
 });

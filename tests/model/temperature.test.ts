@@ -10,8 +10,19 @@ import { createRng } from '../../src/rng.ts';
 import { useBackend } from './helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 30, hiddenSize: 16, intermediateSize: 24, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 8,
-  maxPositions: 32, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: false, attentionBias: false, family: 'llama',
+  vocabSize: 30,
+  hiddenSize: 16,
+  intermediateSize: 24,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 8,
+  maxPositions: 32,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: false,
+  attentionBias: false,
+  family: 'llama',
 };
 
 describe('the scoring temperature', () => {
@@ -23,9 +34,14 @@ describe('the scoring temperature', () => {
     await useBackend('cpu');
     const model = TransformerModel.create(tiny, 3);
     const tokens = [[1, 5, 9, 2]];
-    const logits = tf.tidy(() => model.forward(tokens).logits.slice([0, 2, 0], [1, 1, tiny.vocabSize]).dataSync() as Float32Array);
+    const logits = tf.tidy(
+      () => model.forward(tokens).logits.slice([0, 2, 0], [1, 1, tiny.vocabSize]).dataSync() as Float32Array,
+    );
     const greedy = sampleToken(logits, { temperature: 0 }, createRng(0));
-    const scored = (temperature: number) => tf.tidy(() => tokenStats(model, [[...tokens[0].slice(0, 3), greedy.token]], { temperature }).logprobs.dataSync()[2]);
+    const scored = (temperature: number) =>
+      tf.tidy(
+        () => tokenStats(model, [[...tokens[0].slice(0, 3), greedy.token]], { temperature }).logprobs.dataSync()[2],
+      );
     expect(scored(0)).toBe(scored(1));
     expect(scored(0)).toBeCloseTo(greedy.logprob, 5);
     model.dispose();

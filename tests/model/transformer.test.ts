@@ -11,10 +11,24 @@ import { TransformerModel } from '../../src/model/transformer.ts';
 import { expectClose, sequenceLogprobs, useBackend } from './helpers.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 50, hiddenSize: 32, intermediateSize: 48, numLayers: 3, numHeads: 4, numKvHeads: 2, headDim: 8,
-  maxPositions: 128, ropeTheta: 10000, rmsNormEps: 1e-5, tieWordEmbeddings: true, attentionBias: false, family: 'llama',
+  vocabSize: 50,
+  hiddenSize: 32,
+  intermediateSize: 48,
+  numLayers: 3,
+  numHeads: 4,
+  numKvHeads: 2,
+  headDim: 8,
+  maxPositions: 128,
+  ropeTheta: 10000,
+  rmsNormEps: 1e-5,
+  tieWordEmbeddings: true,
+  attentionBias: false,
+  family: 'llama',
 };
-const tokens = [[1, 5, 9, 2, 7, 3, 8, 4], [6, 6, 1, 0, 2, 9, 11, 12]];
+const tokens = [
+  [1, 5, 9, 2, 7, 3, 8, 4],
+  [6, 6, 1, 0, 2, 9, 11, 12],
+];
 
 function logitsOf(model: TransformerModel, useLora?: boolean): Float32Array {
   return tf.tidy(() => model.forward(tokens, { useLora }).logits.dataSync() as Float32Array);
@@ -27,7 +41,12 @@ function perturbAdapters(model: TransformerModel, seed: number): void {
     for (const linear of Object.values(layer)) {
       if (typeof linear === 'object' && linear !== null && 'lora' in linear && linear.lora) {
         const B = linear.lora.B;
-        B.assign(tf.tensor(Float32Array.from({ length: B.size }, () => rng.normal() * 0.2), B.shape));
+        B.assign(
+          tf.tensor(
+            Float32Array.from({ length: B.size }, () => rng.normal() * 0.2),
+            B.shape,
+          ),
+        );
       }
     }
   }
@@ -55,16 +74,39 @@ describe('presets', () => {
   });
 
   it('reads a Qwen2.5-style config.json and names unsupported fields', () => {
-    const qwen = { model_type: 'qwen2', vocab_size: 151936, hidden_size: 896, intermediate_size: 4864, num_hidden_layers: 24,
-      num_attention_heads: 14, num_key_value_heads: 2, max_position_embeddings: 32768, rope_theta: 1e6, rms_norm_eps: 1e-6,
-      tie_word_embeddings: true, hidden_act: 'silu', use_sliding_window: false, rope_scaling: null };
-    expect(fromHfConfig(qwen)).toMatchObject({ headDim: 64, numKvHeads: 2, attentionBias: true, tieWordEmbeddings: true, family: 'qwen2' });
-    expect(() => fromHfConfig({ ...qwen, model_type: 'llama', rope_scaling: { rope_type: 'llama3' } })).toThrow(/rope_scaling "low_freq_factor" must be a positive number for rope_type "llama3"/);
+    const qwen = {
+      model_type: 'qwen2',
+      vocab_size: 151936,
+      hidden_size: 896,
+      intermediate_size: 4864,
+      num_hidden_layers: 24,
+      num_attention_heads: 14,
+      num_key_value_heads: 2,
+      max_position_embeddings: 32768,
+      rope_theta: 1e6,
+      rms_norm_eps: 1e-6,
+      tie_word_embeddings: true,
+      hidden_act: 'silu',
+      use_sliding_window: false,
+      rope_scaling: null,
+    };
+    expect(fromHfConfig(qwen)).toMatchObject({
+      headDim: 64,
+      numKvHeads: 2,
+      attentionBias: true,
+      tieWordEmbeddings: true,
+      family: 'qwen2',
+    });
+    expect(() => fromHfConfig({ ...qwen, model_type: 'llama', rope_scaling: { rope_type: 'llama3' } })).toThrow(
+      /rope_scaling "low_freq_factor" must be a positive number for rope_type "llama3"/,
+    );
     expect(() => fromHfConfig({ ...qwen, hidden_size: undefined })).toThrow(/field "hidden_size" is missing/);
   });
 
   it('rejects an invalid head layout with the fields named', () => {
-    expect(() => presetConfig('nano', 266, { numKvHeads: 3 })).toThrow(/numHeads \(4\) must be a multiple of numKvHeads \(3\)/);
+    expect(() => presetConfig('nano', 266, { numKvHeads: 3 })).toThrow(
+      /numHeads \(4\) must be a multiple of numKvHeads \(3\)/,
+    );
   });
 });
 
@@ -72,7 +114,12 @@ describe('LoRA', () => {
   it('fresh adapters change nothing; trained adapters do; disabled adapters give the base model', () => {
     const model = TransformerModel.create(tiny, 3);
     const base = logitsOf(model);
-    attachLora(model, { r: 4, alpha: 8, dropout: 0, targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'] });
+    attachLora(model, {
+      r: 4,
+      alpha: 8,
+      dropout: 0,
+      targetModules: ['q_proj', 'k_proj', 'v_proj', 'o_proj', 'gate_proj', 'up_proj', 'down_proj'],
+    });
     expectClose(logitsOf(model), base, 'fresh adapter', 1e-6, 0);
     perturbAdapters(model, 9);
     const adapted = logitsOf(model);
@@ -103,7 +150,12 @@ describe('LoRA', () => {
     ]);
     expect(exported.get('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight')!.shape).toEqual([2, 48]); // [r, in]
     expect(exported.get('base_model.model.model.layers.1.self_attn.q_proj.lora_B.weight')!.shape).toEqual([32, 2]); // [out, r]
-    expect(peftAdapterConfig(model, 'spindle-nano')).toMatchObject({ peft_type: 'LORA', r: 2, lora_alpha: 4, layers_to_transform: [1, 2] });
+    expect(peftAdapterConfig(model, 'spindle-nano')).toMatchObject({
+      peft_type: 'LORA',
+      r: 2,
+      lora_alpha: 4,
+      layers_to_transform: [1, 2],
+    });
 
     const fresh = TransformerModel.fromWeights(tiny, await model.getWeights());
     attachLora(fresh, { r: 2, alpha: 4, dropout: 0, targetModules: ['q_proj', 'down_proj'], freezeLayers: '0' });
@@ -111,8 +163,13 @@ describe('LoRA', () => {
     expectClose(logitsOf(fresh), adapted, 'imported adapter', 1e-6, 0);
 
     const wrong = new Map(exported);
-    wrong.set('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight', { shape: [2, 32], data: new Float32Array(64) });
-    expect(() => importLora(fresh, wrong)).toThrow(/"base_model\.model\.model\.layers\.1\.mlp\.down_proj\.lora_A\.weight" has shape \[2, 32\], expected \[2, 48\]/);
+    wrong.set('base_model.model.model.layers.1.mlp.down_proj.lora_A.weight', {
+      shape: [2, 32],
+      data: new Float32Array(64),
+    });
+    expect(() => importLora(fresh, wrong)).toThrow(
+      /"base_model\.model\.model\.layers\.1\.mlp\.down_proj\.lora_A\.weight" has shape \[2, 32\], expected \[2, 48\]/,
+    );
     model.dispose();
     fresh.dispose();
   });
@@ -142,7 +199,11 @@ describe('training step and tensor hygiene', () => {
     attachLora(model, { r: 4, alpha: 8, dropout: 0.1, targetModules: ['q_proj', 'v_proj', 'down_proj'] });
     const optimizer = tf.train.adam(1e-2);
     const step = (seed: number) => {
-      const loss = optimizer.minimize(() => crossEntropyLoss(model, tokens, undefined, { dropoutSeed: seed }), true, model.trainableVariables())!;
+      const loss = optimizer.minimize(
+        () => crossEntropyLoss(model, tokens, undefined, { dropoutSeed: seed }),
+        true,
+        model.trainableVariables(),
+      )!;
       const value = loss.dataSync()[0];
       loss.dispose();
       return value;
@@ -158,17 +219,28 @@ describe('training step and tensor hygiene', () => {
     // log-probs) drops it again.
     expect(tf.memory().numTensors).toBe(before + (model.config.tieWordEmbeddings ? 1 : 0));
     await generate(model, [[1, 2, 3]], { maxNewTokens: 5, temperature: 1, seed: 1, useCache: false });
-    await sequenceLogprobs(model, [[1, 2, 3], [4, 5]]);
+    await sequenceLogprobs(model, [
+      [1, 2, 3],
+      [4, 5],
+    ]);
     expect(tf.memory().numTensors).toBe(before);
     optimizer.dispose();
     model.dispose();
   });
 
-  it('generation\'s kept tied head follows the embedding when its weights change', () => {
+  it("generation's kept tied head follows the embedding when its weights change", () => {
     const model = TransformerModel.create(tiny, 8);
     expect(model.config.tieWordEmbeddings).toBe(true);
     const last = () => tf.tidy(() => Array.from(model.forward([[1, 2, 3]], { lastOnly: true }).logits.dataSync()));
-    const full = () => tf.tidy(() => Array.from(model.forward([[1, 2, 3]]).logits.slice([0, 2, 0], [1, 1, -1]).dataSync()));
+    const full = () =>
+      tf.tidy(() =>
+        Array.from(
+          model
+            .forward([[1, 2, 3]])
+            .logits.slice([0, 2, 0], [1, 1, -1])
+            .dataSync(),
+        ),
+      );
     last().forEach((x, i) => expect(x).toBeCloseTo(full()[i], 5));
     model.embedTokens.assign(tf.randomNormal(model.embedTokens.shape, 0, 0.5, 'float32', 3));
     const [after, reference] = [last(), full()];
@@ -194,7 +266,11 @@ describe('training step and tensor hygiene', () => {
 
 describe('sampling', () => {
   const model = () => TransformerModel.create({ ...tiny, numLayers: 2 }, 11);
-  const prompts = [[1, 2, 3, 4, 5], [7, 8], [9, 10, 11]];
+  const prompts = [
+    [1, 2, 3, 4, 5],
+    [7, 8],
+    [9, 10, 11],
+  ];
 
   it('is reproducible with a seed and differs with another seed', async () => {
     const m = model();
@@ -214,7 +290,8 @@ describe('sampling', () => {
     const cached = await generate(m, prompts, opts);
     const recomputed = await generate(m, prompts, { ...opts, useCache: false });
     expect(recomputed.tokens).toEqual(cached.tokens);
-    for (let b = 0; b < prompts.length; b++) expectClose(recomputed.logprobs[b], cached.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+    for (let b = 0; b < prompts.length; b++)
+      expectClose(recomputed.logprobs[b], cached.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
     // Row b draws from its own stream deriveSeed(seed, b): row 0 alone samples what it sampled in the batch.
     const alone = await generate(m, [prompts[0]], opts);
     expect(alone.tokens[0]).toEqual(cached.tokens[0]);
@@ -241,7 +318,12 @@ describe('sampling', () => {
 
   it('prefills a repeated prompt once; every copy still samples its own continuation, as it would alone', async () => {
     const m = model();
-    const rowPrompts = [[4, 5, 6], [4, 5, 6], [9, 1], [4, 5, 6]];
+    const rowPrompts = [
+      [4, 5, 6],
+      [4, 5, 6],
+      [9, 1],
+      [4, 5, 6],
+    ];
     const opts = { maxNewTokens: 12, temperature: 1, seed: 5 };
     const batched = await generate(m, rowPrompts, opts);
     expect(new Set(batched.tokens.filter((_, b) => b !== 2).map((t) => t.join())).size).toBe(3);
@@ -255,13 +337,16 @@ describe('sampling', () => {
 
   it('prefills long batches in bunches of rows and samples what one prefill of all rows samples', async () => {
     const m = model();
-    const rowPrompts = Array.from({ length: 7 }, (_, b) => Array.from({ length: 20 + b }, (_, t) => (b * 7 + t * 3) % 50));
+    const rowPrompts = Array.from({ length: 7 }, (_, b) =>
+      Array.from({ length: 20 + b }, (_, t) => (b * 7 + t * 3) % 50),
+    );
     const opts = { maxNewTokens: 8, temperature: 1, seed: 9 };
     const whole = await generate(m, rowPrompts, opts);
     // 4 heads × 26² scores per row: a budget of 6,000 floats allows 2 rows per forward, so 4 bunches.
     const bunched = await generate(m, rowPrompts, { ...opts, prefillScoreFloats: 6000 });
     expect(bunched.tokens).toEqual(whole.tokens);
-    for (let b = 0; b < rowPrompts.length; b++) expectClose(bunched.logprobs[b], whole.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
+    for (let b = 0; b < rowPrompts.length; b++)
+      expectClose(bunched.logprobs[b], whole.logprobs[b], `row ${b} logprobs`, 1e-4, 0);
     m.dispose();
   });
 

@@ -48,7 +48,9 @@ describe.each(ALL.map((f) => [f.name, f] as const))('the %s family', (_name, fam
 describe('the universe', () => {
   it('draws worlds whose tool names and descriptions differ', () => {
     for (const family of ALL) {
-      const surfaces = worlds(family, 12, 'build').map((env) => env.ownTools.map((t) => `${t.name}: ${t.description}`).join(' | '));
+      const surfaces = worlds(family, 12, 'build').map((env) =>
+        env.ownTools.map((t) => `${t.name}: ${t.description}`).join(' | '),
+      );
       expect(new Set(surfaces).size, family.name).toBeGreaterThan(6);
     }
   });

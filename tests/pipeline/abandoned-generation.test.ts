@@ -21,7 +21,13 @@ function signal(): { happened: Promise<void>; fire: () => void } {
 describe('Batcher with abandoned requests', () => {
   it('rejects a request given up while it waits for its batch, and never samples it', async () => {
     const sampled: number[][] = [];
-    const batcher = new Batcher<number, number>(async (xs) => { sampled.push(xs); return xs.map((x) => x * 10); }, { maxBatch: 4, windowMs: 20 });
+    const batcher = new Batcher<number, number>(
+      async (xs) => {
+        sampled.push(xs);
+        return xs.map((x) => x * 10);
+      },
+      { maxBatch: 4, windowMs: 20 },
+    );
     const gone = new AbortController();
     const kept = batcher.submit(1);
     const dropped = batcher.submit(2, gone.signal);
@@ -33,11 +39,18 @@ describe('Batcher with abandoned requests', () => {
     expect(batcher.pending).toBe(0);
   });
 
-  it('listens once on a signal its requests share (a worker\'s), and gives them all up when it fires', async () => {
+  it("listens once on a signal its requests share (a worker's), and gives them all up when it fires", async () => {
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
     const started = signal();
-    const batcher = new Batcher<number, number>(async (xs) => { started.fire(); await gate; return xs; }, { maxBatch: 4, windowMs: 1 });
+    const batcher = new Batcher<number, number>(
+      async (xs) => {
+        started.fire();
+        await gate;
+        return xs;
+      },
+      { maxBatch: 4, windowMs: 1 },
+    );
     const worker = new AbortController();
     const answered = Array.from({ length: 4 }, (_, i) => batcher.submit(i, worker.signal)); // the running batch
     await started.happened;
@@ -56,13 +69,16 @@ describe('Batcher with abandoned requests', () => {
     const sampled: number[][] = [];
     const seen: boolean[][] = [];
     const started = signal();
-    const batcher = new Batcher<number, number>(async (xs, signals) => {
-      sampled.push(xs);
-      started.fire();
-      if (xs[0] === 1) await running;
-      seen.push(signals.map((s) => s.aborted));
-      return xs;
-    }, { maxBatch: 1, windowMs: 0 });
+    const batcher = new Batcher<number, number>(
+      async (xs, signals) => {
+        sampled.push(xs);
+        started.fire();
+        if (xs[0] === 1) await running;
+        seen.push(signals.map((s) => s.aborted));
+        return xs;
+      },
+      { maxBatch: 1, windowMs: 0 },
+    );
     const [a, b] = [new AbortController(), new AbortController()];
     const first = batcher.submit(1, a.signal);
     await started.happened; // the first batch is running
@@ -116,7 +132,10 @@ describe('GenerationService with an abandoned request', () => {
     const forward = vi.spyOn(model, 'forward');
     const service = new GenerationService(() => model, new EndlessTokenizer());
     const gone = new AbortController();
-    const request = service.generate({ tokens: [5, 6], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 50 }, seed: 3 }, gone.signal);
+    const request = service.generate(
+      { tokens: [5, 6], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 50 }, seed: 3 },
+      gone.signal,
+    );
     gone.abort();
     await expect(request).rejects.toThrow();
     expect(service.pending).toBe(0); // out of the queue: no later batch can sample it

@@ -11,7 +11,15 @@ import { trainOperations } from '../../src/pipeline/app/train.ts';
 import { trajectoryOperations } from '../../src/pipeline/app/trajectories.ts';
 import { EMPTY_FILTER } from '../../src/pipeline/app/trajectory-filter.ts';
 import type { PlayRequest } from '../../src/pipeline/engine/engine-api.ts';
-import { createRun, getRun, getTrajectory, openStore, putTrajectory, setRunStatus, type Store } from '../../src/store/index.ts';
+import {
+  createRun,
+  getRun,
+  getTrajectory,
+  openStore,
+  putTrajectory,
+  setRunStatus,
+  type Store,
+} from '../../src/store/index.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
 import { REMOTE_JUDGES_SETTING } from '../../src/pipeline/operations/judge-settings.ts';
 import { setSetting } from '../../src/store/index.ts';
@@ -21,7 +29,9 @@ const chat = useChatServer();
 
 let store: Store;
 const getStore = async () => store;
-beforeAll(async () => { store = await openStore({ factory: new IDBFactory() }); });
+beforeAll(async () => {
+  store = await openStore({ factory: new IDBFactory() });
+});
 afterAll(() => store.db.close());
 
 describe('trajectory operations', () => {
@@ -29,8 +39,12 @@ describe('trajectory operations', () => {
     await createRun(store, DEFAULT_CONFIG, { id: 'run-t' });
     const plain = makeTrajectory({ run_id: 'run-t', task_description: 'What is 1 + 1?' });
     const split = makeTrajectory({
-      run_id: 'run-t', task_description: 'What is 5 + 5?',
-      votes: [{ judge_id: 'a', score: 0, rationale: '', latency_ms: 1 }, { judge_id: 'b', score: 1, rationale: '', latency_ms: 1 }],
+      run_id: 'run-t',
+      task_description: 'What is 5 + 5?',
+      votes: [
+        { judge_id: 'a', score: 0, rationale: '', latency_ms: 1 },
+        { judge_id: 'b', score: 1, rationale: '', latency_ms: 1 },
+      ],
     });
     for (const t of [plain, split]) await putTrajectory(store, t);
     const ops = trajectoryOperations(getStore);
@@ -38,7 +52,9 @@ describe('trajectory operations', () => {
     expect(await ops.count(inRun)).toBe(2);
     expect((await ops.page(inRun, 0, 10)).map((r) => r.id).sort()).toEqual([plain.id, split.id].sort());
     expect(await ops.count({ ...inRun, search: '5 + 5' })).toBe(1);
-    expect((await ops.page({ ...inRun, minDisagreement: 0.5 }, 0, 10)).map((r) => [r.id, r.disagreement])).toEqual([[split.id, 1]]);
+    expect((await ops.page({ ...inRun, minDisagreement: 0.5 }, 0, 10)).map((r) => [r.id, r.disagreement])).toEqual([
+      [split.id, 1],
+    ]);
     expect((await ops.facets()).runs.map((r) => r.id)).toContain('run-t');
     // Never trained: its tokens are shown uncoloured on policy tokens, null elsewhere; its turns have no credit.
     const { tokens: detail, turns } = await ops.detail(plain);
@@ -65,48 +81,94 @@ describe('playground operations', () => {
   }
 
   it('sends the expert to the engine, saves the episode under the playground run, then saves it judged', async () => {
-    const fake = fakeEngine((request) => makeTrajectory({ id: request.episodeId, env: 'arith_tool', task_id: request.task.id, run_id: PLAYGROUND_RUN, judge_score: null, votes: [], success: null }));
+    const fake = fakeEngine((request) =>
+      makeTrajectory({
+        id: request.episodeId,
+        env: 'arith_tool',
+        task_id: request.task.id,
+        run_id: PLAYGROUND_RUN,
+        judge_score: null,
+        votes: [],
+        success: null,
+      }),
+    );
     const ops = playgroundOperations(getStore, () => fake.engine);
     const [task] = await ops.tasks('arith_tool', 1, 1);
     expect(task.id.startsWith('arith_tool/')).toBe(true);
-    expect((await ops.policies()).map((p) => [p.id, p.unavailable])).toEqual([['local', null], ['expert', null]]);
+    expect((await ops.policies()).map((p) => [p.id, p.unavailable])).toEqual([
+      ['local', null],
+      ['expert', null],
+    ]);
     const pieces: string[] = [];
-    const trajectory = await ops.runEpisode({ task, seed: 4, policy: 'expert' }, (e) => { if (e.type === 'text') pieces.push(e.piece); }, new AbortController().signal);
+    const trajectory = await ops.runEpisode(
+      { task, seed: 4, policy: 'expert' },
+      (e) => {
+        if (e.type === 'text') pieces.push(e.piece);
+      },
+      new AbortController().signal,
+    );
     expect(fake.requests[0]).toMatchObject({ policy: 'expert', seed: 4, runId: PLAYGROUND_RUN, task: { id: task.id } });
     expect(pieces).toEqual(['hi']);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: null });
     const [result] = await ops.judge([trajectory], new AbortController().signal);
     // The judges' votes, then the environment's own verdict (env:NAME), which gates their score.
-    expect(result.votes.map((v) => v.judge_id)).toEqual([...DEFAULT_CONFIG.judge.judges.map((j) => j.id), 'env:arith_tool']);
+    expect(result.votes.map((v) => v.judge_id)).toEqual([
+      ...DEFAULT_CONFIG.judge.judges.map((j) => j.id),
+      'env:arith_tool',
+    ]);
     expect(await getTrajectory(store, trajectory.id)).toMatchObject({ judge_score: result.score, votes: result.votes });
   });
 
   it('judges a sampled group as a run does: a group judge switched on in the Judges screen scores all of it in one call', async () => {
-    await setSetting(store, REMOTE_JUDGES_SETTING, [{ id: 'ruler', base_url: chat.baseUrl, model: 'group-model', enabled: true, kind: 'group', rubric: '' }]);
+    await setSetting(store, REMOTE_JUDGES_SETTING, [
+      { id: 'ruler', base_url: chat.baseUrl, model: 'group-model', enabled: true, kind: 'group', rubric: '' },
+    ]);
     try {
       chat.queue.push({ kind: 'ok', content: 'The first is right.\nVERDICT: {"1": 0.9, "2": 0.2, "3": 0.1}' });
-      const fake = fakeEngine((request) => makeTrajectory({ id: request.episodeId, env: 'arith_tool', task_id: request.task.id, seed: request.seed, run_id: PLAYGROUND_RUN, judge_score: null, votes: [], success: null }));
+      const fake = fakeEngine((request) =>
+        makeTrajectory({
+          id: request.episodeId,
+          env: 'arith_tool',
+          task_id: request.task.id,
+          seed: request.seed,
+          run_id: PLAYGROUND_RUN,
+          judge_score: null,
+          votes: [],
+          success: null,
+        }),
+      );
       const ops = playgroundOperations(getStore, () => fake.engine);
       const [task] = await ops.tasks('arith_tool', 1, 1);
       const signal = new AbortController().signal;
       const group = [];
-      for (const seed of [1, 2, 3]) group.push(await ops.runEpisode({ task, seed, policy: 'expert' }, () => {}, signal));
+      for (const seed of [1, 2, 3])
+        group.push(await ops.runEpisode({ task, seed, policy: 'expert' }, () => {}, signal));
       const results = await ops.judge(group, signal);
       expect(chat.received).toHaveLength(1);
       expect(results.map((r) => r.votes.find((v) => v.judge_id === 'ruler')?.score)).toEqual([0.9, 0.2, 0.1]);
-      for (const [i, t] of group.entries()) expect(await getTrajectory(store, t.id)).toMatchObject({ votes: results[i].votes, judge_score: results[i].score });
+      for (const [i, t] of group.entries())
+        expect(await getTrajectory(store, t.id)).toMatchObject({
+          votes: results[i].votes,
+          judge_score: results[i].score,
+        });
     } finally {
       await setSetting(store, REMOTE_JUDGES_SETTING, []);
     }
   });
 
   it('refuses the expert on a typed task and a policy it does not have, before asking the engine', async () => {
-    const fake = fakeEngine(() => { throw new Error('not reached'); });
+    const fake = fakeEngine(() => {
+      throw new Error('not reached');
+    });
     const ops = playgroundOperations(getStore, () => fake.engine);
     const typed = await ops.customTask('arith_tool', 1, 'What is 2 + 2?');
     const signal = new AbortController().signal;
-    await expect(ops.runEpisode({ task: typed, seed: 1, policy: 'expert' }, () => {}, signal)).rejects.toThrow(/only knows generated tasks/);
-    await expect(ops.runEpisode({ task: typed, seed: 1, policy: 'remote' }, () => {}, signal)).rejects.toThrow(/not available/);
+    await expect(ops.runEpisode({ task: typed, seed: 1, policy: 'expert' }, () => {}, signal)).rejects.toThrow(
+      /only knows generated tasks/,
+    );
+    await expect(ops.runEpisode({ task: typed, seed: 1, policy: 'remote' }, () => {}, signal)).rejects.toThrow(
+      /not available/,
+    );
     expect(fake.requests).toEqual([]);
   });
 });
@@ -117,7 +179,10 @@ describe('playground cancellation', () => {
     let rejectPlay: (error: Error) => void = () => {};
     const engine: PlaygroundEngine = {
       policyStatus: () => ({ unavailable: null, label: 'x' }),
-      playEpisode: () => new Promise((_, reject) => { rejectPlay = reject; }),
+      playEpisode: () =>
+        new Promise((_, reject) => {
+          rejectPlay = reject;
+        }),
       cancelEpisode(id) {
         cancelled.push(id);
         rejectPlay(new Error('worker terminated'));

@@ -19,7 +19,10 @@ import { applyJudgeSwitches, readJudgeSwitches } from '../../src/pipeline/operat
 import { openStore } from '../../src/store/index.ts';
 import { makeTask, makeTrajectory } from '../judge/fixtures.ts';
 
-const labelled = [0.1, 0.9].map((gold, i) => ({ trajectory: makeTrajectory({ id: `l${i}`, final_response: gold > 0.5 ? '4' : null }), gold }));
+const labelled = [0.1, 0.9].map((gold, i) => ({
+  trajectory: makeTrajectory({ id: `l${i}`, final_response: gold > 0.5 ? '4' : null }),
+  gold,
+}));
 const setText = labelled.map((item) => JSON.stringify(item)).join('\n');
 const vote = (judge_id: string, score: number | null): JudgeVote => ({ judge_id, score, rationale: '', latency_ms: 0 });
 
@@ -40,11 +43,13 @@ describe('saving and loading a calibration', () => {
     expect(config.judge.calibration).toEqual({ rule: figures.map });
     // The same maps again change nothing; the config the user wrote is kept as it is.
     expect(applyJudgeSwitches(config, await readJudgeSwitches(store))).toBe(config);
-    expect(validateRunConfig(parseRunConfigYaml(stringifyRunConfig(config)).config).config?.judge.calibration).toEqual({ rule: figures.map });
+    expect(validateRunConfig(parseRunConfigYaml(stringifyRunConfig(config)).config).config?.judge.calibration).toEqual({
+      rule: figures.map,
+    });
     store.db.close();
   });
 
-  it('a file the screen saves loads again, in another browser and in the CLI, and the CLI\'s file loads in the screen', async () => {
+  it("a file the screen saves loads again, in another browser and in the CLI, and the CLI's file loads in the screen", async () => {
     const first = await screen();
     const map = { kind: 'affine' as const, a: 0.5, b: 0.25 };
     await first.ops.useCalibration('remote-1', map);
@@ -55,24 +60,32 @@ describe('saving and loading a calibration', () => {
     expect(await second.ops.loadCalibrationFile(text, 'calibration.json')).toEqual(['remote-1']);
     expect(await second.ops.calibrationFile()).toBe(text);
     expect(withCalibration(DEFAULT_CONFIG, text, 'calibration.json')).toEqual({
-      config: { ...DEFAULT_CONFIG, judge: { ...DEFAULT_CONFIG.judge, calibration: { 'remote-1': map } } }, unlisted: ['remote-1'],
+      config: { ...DEFAULT_CONFIG, judge: { ...DEFAULT_CONFIG.judge, calibration: { 'remote-1': map } } },
+      unlisted: ['remote-1'],
     });
 
     const { file } = await calibrateJudges(DEFAULT_CONFIG, setText, 'labels.jsonl', { deps: {}, method: 'affine' });
     expect(await second.ops.loadCalibrationFile(file, 'calibration.json')).toEqual(['rule']);
     expect(Object.keys((await readJudgeSwitches(second.store)).calibration ?? {})).toEqual(['remote-1', 'rule']);
-    await expect(second.ops.loadCalibrationFile('{"version": 1, "maps": {"rule": {"kind": "isotonic", "x": [0.5, 0.1], "y": [0, 1]}}}', 'odd.json'))
-      .rejects.toThrow(/^odd\.json: Calibration file: "maps" the map for judge "rule" is not a valid/);
+    await expect(
+      second.ops.loadCalibrationFile(
+        '{"version": 1, "maps": {"rule": {"kind": "isotonic", "x": [0.5, 0.1], "y": [0, 1]}}}',
+        'odd.json',
+      ),
+    ).rejects.toThrow(/^odd\.json: Calibration file: "maps" the map for judge "rule" is not a valid/);
     first.store.db.close();
     second.store.db.close();
   });
 
-  it('a run\'s group step calibrates every judge\'s vote from its raw score, once, and never the environment\'s', async () => {
+  it("a run's group step calibrates every judge's vote from its raw score, once, and never the environment's", async () => {
     const calibration = { rule: { kind: 'affine' as const, a: 0.5, b: 0 } };
     const step = createGroupStep({ ...DEFAULT_CONFIG.judge, verifier_gate: false, calibration });
     const group = [makeTrajectory({ votes: [vote('rule', 0.8), vote('env:arith_tool', 1)] })];
     const [once] = await step.judge(makeTask(), group);
-    expect(once.votes.map((v) => [v.judge_id, v.score, v.raw_score])).toEqual([['rule', applyCalibration(calibration.rule, 0.8), 0.8], ['env:arith_tool', 1, 1]]);
+    expect(once.votes.map((v) => [v.judge_id, v.score, v.raw_score])).toEqual([
+      ['rule', applyCalibration(calibration.rule, 0.8), 0.8],
+      ['env:arith_tool', 1, 1],
+    ]);
     expect(once.judge_score).toBeCloseTo(0.4, 12);
     const [twice] = await step.judge(makeTask(), [once]);
     expect(twice.votes).toEqual(once.votes);
@@ -80,7 +93,16 @@ describe('saving and loading a calibration', () => {
 
   it('the config refuses a calibration map that is not one, with the same words as a calibration file', () => {
     const { errors } = validateRunConfig({ judge: { calibration: { rule: { kind: 'isotonic', x: [0.2], y: [] } } } });
-    expect(errors).toEqual([{ path: 'judge.calibration', message: expect.stringMatching(/^"judge\.calibration" the map for judge "rule" is not a valid identity, affine .* or isotonic/) }]);
-    expect(validateRunConfig({ judge: { calibration: [] } }).errors[0].message).toMatch(/"judge\.calibration" must map judge ids to calibration maps/);
+    expect(errors).toEqual([
+      {
+        path: 'judge.calibration',
+        message: expect.stringMatching(
+          /^"judge\.calibration" the map for judge "rule" is not a valid identity, affine .* or isotonic/,
+        ),
+      },
+    ]);
+    expect(validateRunConfig({ judge: { calibration: [] } }).errors[0].message).toMatch(
+      /"judge\.calibration" must map judge ids to calibration maps/,
+    );
   });
 });

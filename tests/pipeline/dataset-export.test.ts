@@ -23,7 +23,8 @@ beforeAll(async () => {
 });
 afterAll(() => store.db.close());
 
-const rows = (data: string | Uint8Array) => (typeof data === 'string' ? data : new TextDecoder().decode(data)).split('\n').filter(Boolean);
+const rows = (data: string | Uint8Array) =>
+  (typeof data === 'string' ? data : new TextDecoder().decode(data)).split('\n').filter(Boolean);
 
 describe('exportDataset', () => {
   it('writes chat JSONL from the train split unless all splits are asked for, with filters', async () => {
@@ -39,7 +40,10 @@ describe('exportDataset', () => {
   it('writes Parquet from the train split too unless all splits are asked for, and counts what it wrote', async () => {
     const { data, count } = await exportDataset(store, 'parquet', { runId: 'run-x' });
     expect(count).toBe(2);
-    expect((await parquetToTrajectories(data as Uint8Array, 'x.parquet')).map((t) => t.split)).toEqual(['train', 'train']);
+    expect((await parquetToTrajectories(data as Uint8Array, 'x.parquet')).map((t) => t.split)).toEqual([
+      'train',
+      'train',
+    ]);
     const all = await exportDataset(store, 'parquet', { runId: 'run-x', split: 'all' });
     expect(all.count).toBe(3);
     expect(await parquetToTrajectories(all.data as Uint8Array, 'x.parquet')).toHaveLength(3);
@@ -53,10 +57,15 @@ describe('exportDataset', () => {
   });
 
   it('is what the Models screen exports', async () => {
-    const ops = modelOperations(async () => store, () => ({}) as ModelEngine);
+    const ops = modelOperations(
+      async () => store,
+      () => ({}) as ModelEngine,
+    );
     const file = await ops.exportItem('dataset-jsonl', { runId: 'run-x' }, () => {}, new AbortController().signal);
     const direct = await exportDataset(store, 'jsonl', { runId: 'run-x' });
     expect(await file.blob.text()).toBe(direct.data);
-    await expect(ops.exportItem('dataset-atropos', { runId: 'run-x' }, () => {}, new AbortController().signal)).rejects.toThrow(/no scored groups/);
+    await expect(
+      ops.exportItem('dataset-atropos', { runId: 'run-x' }, () => {}, new AbortController().signal),
+    ).rejects.toThrow(/no scored groups/);
   });
 });

@@ -26,16 +26,27 @@ afterAll(() => store.db.close());
 
 function config(maxSteps: number): RunConfig {
   const { config: c, errors } = validateRunConfig({
-    name: 'engine-test', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj', 'v_proj'] },
+    name: 'engine-test',
+    model: { base_model: modelDir },
+    lora: { r: 2, alpha: 4, target_modules: ['q_proj', 'v_proj'] },
     training: { max_steps: maxSteps, batch_size: 1, group_size: 2, checkpoint_every: 1, eval_interval: 50 },
-    sampling: { max_new_tokens: 8 }, safety: { enabled: false },
-    trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1 }, tasks: { environments: ['arith_tool'], eval_items: 1 },
+    sampling: { max_new_tokens: 8 },
+    safety: { enabled: false },
+    trajectory_collection: { n_workers: 2, max_steps_per_trajectory: 1 },
+    tasks: { environments: ['arith_tool'], eval_items: 1 },
   });
   if (!c) throw new Error(JSON.stringify(errors));
   return c;
 }
 
-const wasmChoice = (reason: string): BackendChoice => ({ backend: 'wasm', reason, threads: false, simd: true, adapter: null, forced: true });
+const wasmChoice = (reason: string): BackendChoice => ({
+  backend: 'wasm',
+  reason,
+  threads: false,
+  simd: true,
+  adapter: null,
+  forced: true,
+});
 
 function makeEngine(over: Partial<EngineDeps> = {}): Engine {
   return new Engine({
@@ -81,7 +92,8 @@ describe('the engine (what the engine web worker exposes)', () => {
     const runId = await engine.start(config(2));
     const events = await settled;
     expect(events.at(-1)).toMatchObject({ type: 'status', status: 'finished', backend: 'wasm' });
-    for (const type of ['episode-start', 'trajectory', 'update', 'progress', 'checkpoint']) expect(events.map((e) => e.type)).toContain(type);
+    for (const type of ['episode-start', 'trajectory', 'update', 'progress', 'checkpoint'])
+      expect(events.map((e) => e.type)).toContain(type);
     expect((await getRun(store, runId))?.status).toBe('completed');
     expect(await trajectoriesOf(runId)).toHaveLength(4);
 
@@ -90,19 +102,41 @@ describe('the engine (what the engine web worker exposes)', () => {
     expect(status.label).toContain('engine-test');
     const task = getEnvironment('arith_tool').generate(5, 1, 'train');
     const pieces: PlayEvent[] = [];
-    const trajectory = await engine.playEpisode({ episodeId: 'e1', policy: 'local', task, seed: 3, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 12 }, maxSteps: 1 }, (e) => pieces.push(e));
+    const trajectory = await engine.playEpisode(
+      {
+        episodeId: 'e1',
+        policy: 'local',
+        task,
+        seed: 3,
+        sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 12 },
+        maxSteps: 1,
+      },
+      (e) => pieces.push(e),
+    );
     expect(trajectory.model_id).toBe('local');
     expect(trajectory.token_count).toBeGreaterThan(0);
-    const streamed = pieces.filter((e) => e.type === 'text').map((e) => (e as { piece: string }).piece).join('');
+    const streamed = pieces
+      .filter((e) => e.type === 'text')
+      .map((e) => (e as { piece: string }).piece)
+      .join('');
     expect(streamed.length).toBeGreaterThan(0);
   });
 
   it('cancels a playground episode on request', async () => {
     const engine = makeEngine({ baseModelMissing: () => null, loadModel: async () => loadHfModel(modelDir) });
     const task = getEnvironment('arith_tool').generate(6, 1, 'train');
-    const playing = engine.playEpisode({ episodeId: 'e2', policy: 'local', task, seed: 2, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 } }, (event) => {
-      if (event.type === 'text') engine.cancelEpisode('e2');
-    });
+    const playing = engine.playEpisode(
+      {
+        episodeId: 'e2',
+        policy: 'local',
+        task,
+        seed: 2,
+        sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 200 },
+      },
+      (event) => {
+        if (event.type === 'text') engine.cancelEpisode('e2');
+      },
+    );
     await expect(playing).rejects.toMatchObject({ name: 'AbortError' });
   });
 
@@ -117,12 +151,17 @@ describe('the engine (what the engine web worker exposes)', () => {
     });
     const task = getEnvironment('arith_tool').generate(7, 1, 'train');
     const events: PlayEvent[] = [];
-    const trajectory = await engine.playEpisode({ episodeId: 'x1', policy: 'expert', task, seed: 1 }, (e) => events.push(e));
+    const trajectory = await engine.playEpisode({ episodeId: 'x1', policy: 'expert', task, seed: 1 }, (e) =>
+      events.push(e),
+    );
     expect(spawned).toHaveLength(1);
     expect(trajectory).toMatchObject({ id: 'x1', model_id: 'expert:arith_tool', judge_score: null, votes: [] });
     expect(trajectory.steps.length).toBeGreaterThan(0);
     // Every streamed event arrived before the result: the text pieces spell the expert's turns, and each tool result came as a step.
-    const text = events.filter((e) => e.type === 'text').map((e) => (e as { piece: string }).piece).join('');
+    const text = events
+      .filter((e) => e.type === 'text')
+      .map((e) => (e as { piece: string }).piece)
+      .join('');
     expect(text).toContain('<tool_call>');
     expect(events.filter((e) => e.type === 'tool_result')).toHaveLength(trajectory.steps.length);
   });
@@ -136,7 +175,9 @@ describe('the engine (what the engine web worker exposes)', () => {
       initBackend: async (forced) => {
         inits++;
         const real = await initBackend({ forced: 'wasm' });
-        return forced === 'wasm' ? wasmChoice(real.reason) : { ...real, backend: 'webgpu', reason: 'real GPU adapter (test)' };
+        return forced === 'wasm'
+          ? wasmChoice(real.reason)
+          : { ...real, backend: 'webgpu', reason: 'real GPU adapter (test)' };
       },
       deviceLost: () => (inits === 1 ? lost : null),
     });
@@ -158,7 +199,9 @@ describe('the engine (what the engine web worker exposes)', () => {
     expect(backends[1].reason).toContain('WebGPU device lost (unknown: GPU process crashed)');
     const notice = events.find((e) => e.type === 'error');
     expect(notice).toMatchObject({ fatal: false, run_id: runId });
-    expect((notice as { message: string }).message).toContain('switching to wasm and resuming the run from its last checkpoint');
+    expect((notice as { message: string }).message).toContain(
+      'switching to wasm and resuming the run from its last checkpoint',
+    );
     expect(events.some((e) => e.type === 'error' && e.fatal)).toBe(false);
     expect(events.filter((e) => e.type === 'status').at(-1)).toMatchObject({ status: 'finished', backend: 'wasm' });
     expect((await getRun(store, runId))?.status).toBe('completed');

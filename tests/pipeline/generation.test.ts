@@ -20,9 +20,19 @@ describe('GenerationService while its run is paused', () => {
     let asked!: () => void;
     const heldAsked = new Promise<void>((r) => (asked = r));
     let modelUsed = 0;
-    const service = new GenerationService(() => (modelUsed++, model), new ByteTokenizer(), undefined, () => (asked(), hold));
+    const service = new GenerationService(
+      () => (modelUsed++, model),
+      new ByteTokenizer(),
+      undefined,
+      () => (asked(), hold),
+    );
     let answered = false;
-    const turn = service.generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 }, seed: 7 }).then((t) => { answered = true; return t; });
+    const turn = service
+      .generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 }, seed: 7 })
+      .then((t) => {
+        answered = true;
+        return t;
+      });
     await heldAsked;
     // A batch that went on past the hold would have read the model by the time the event loop turns.
     await new Promise((r) => setImmediate(r));
@@ -45,16 +55,25 @@ describe('GenerationService near the end of the context', () => {
   afterAll(() => model.dispose());
 
   const sampling = { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 6 };
-  const ask = (service: GenerationService, tokens: number[], seed: number) => service.generate({ tokens, sampling, seed });
+  const ask = (service: GenerationService, tokens: number[], seed: number) =>
+    service.generate({ tokens, sampling, seed });
 
   it('gives each request the tokens it gets alone, whatever long conversation shares its batch, and ends a full one', async () => {
     const P = model.config.maxPositions;
     const short = [1, 2, 3];
     const nearEnd = Array.from({ length: P - 2 }, (_, i) => 1 + (i % 50));
     const full = Array.from({ length: P }, (_, i) => 1 + (i % 50));
-    const alone = await ask(new GenerationService(() => model, new ByteTokenizer(), { maxBatch: 1, windowMs: 0 }), short, 9);
+    const alone = await ask(
+      new GenerationService(() => model, new ByteTokenizer(), { maxBatch: 1, windowMs: 0 }),
+      short,
+      9,
+    );
     const service = new GenerationService(() => model, new ByteTokenizer(), { maxBatch: 8, windowMs: 20 });
-    const [together, last, none] = await Promise.all([ask(service, short, 9), ask(service, nearEnd, 3), ask(service, full, 4)]);
+    const [together, last, none] = await Promise.all([
+      ask(service, short, 9),
+      ask(service, nearEnd, 3),
+      ask(service, full, 4),
+    ]);
     expect(together.tokens).toEqual(alone.tokens);
     expect(together.tokens.length).toBeGreaterThan(2); // not cut to the long conversation's room
     expect(last.tokens.length).toBeLessThanOrEqual(2);
@@ -67,12 +86,21 @@ describe('lengthBuckets', () => {
     const lengths = [100, 400, 105, 98, 410, 130];
     const buckets = lengthBuckets([0, 1, 2, 3, 4, 5], (i) => lengths[i]);
     // 4 × 130 padded positions for 433 real ones is within the allowance; a 400 among them is not.
-    expect(buckets).toEqual([[3, 0, 2, 5], [1, 4]]);
+    expect(buckets).toEqual([
+      [3, 0, 2, 5],
+      [1, 4],
+    ]);
   });
 });
 
 describe('GenerationService.episodesInFlight', () => {
-  const shaped = (layers: number, kvHeads: number, headDim: number, positions: number) => ({ ...TINY_MODEL, numLayers: layers, numKvHeads: kvHeads, headDim, maxPositions: positions });
+  const shaped = (layers: number, kvHeads: number, headDim: number, positions: number) => ({
+    ...TINY_MODEL,
+    numLayers: layers,
+    numKvHeads: kvHeads,
+    headDim,
+    maxPositions: positions,
+  });
 
   it('keeps a whole update in flight for a small model, fewer where the key/value cache would not fit, never fewer than 8', () => {
     expect(GenerationService.episodesInFlight(24, shaped(5, 2, 32, 1024))).toBe(24); // spindle-base: 2.6 MB a row

@@ -11,7 +11,12 @@ import { loadOnnxJudgeFromDir } from '../../src/judge/onnx-node.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
 import { loadHfModel } from '../../src/hub/hf.ts';
 import { Engine } from '../../src/pipeline/engine/browser-engine.ts';
-import { applyJudgeSwitches, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING, readJudgeSwitches } from '../../src/pipeline/operations/judge-settings.ts';
+import {
+  applyJudgeSwitches,
+  IN_BROWSER_JUDGE,
+  IN_BROWSER_JUDGE_SETTING,
+  readJudgeSwitches,
+} from '../../src/pipeline/operations/judge-settings.ts';
 import { createRolloutWorkerApi } from '../../src/pipeline/engine/rollout-worker-api.ts';
 import { getRun, openStore, setSetting, TrajectoryCommons, type Store } from '../../src/store/index.ts';
 import { writeTinyModel } from './tiny-model.ts';
@@ -39,20 +44,36 @@ describe('the in-browser ONNX judge in a run', () => {
       // The rollout worker core in this thread, with the Node loader for model judges.
       spawnWorker: (_i, generator) => {
         const api = createRolloutWorkerApi(generator, 'local', {
-          loadModelJudge: (id, path) => { judgeLoads.push(`${id} ${path}`); return loadOnnxJudgeFromDir(path, { id }); },
+          loadModelJudge: (id, path) => {
+            judgeLoads.push(`${id} ${path}`);
+            return loadOnnxJudgeFromDir(path, { id });
+          },
         });
-        return { configure: (settings) => api.configure(settings), run: (job) => api.runEpisode(job), terminate: () => {}, onCrash: () => {} };
+        return {
+          configure: (settings) => api.configure(settings),
+          run: (job) => api.runEpisode(job),
+          terminate: () => {},
+          onCrash: () => {},
+        };
       },
       cores: 1,
     });
     const { config, errors } = validateRunConfig({
-      name: 'judge-run', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+      name: 'judge-run',
+      model: { base_model: modelDir },
+      lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
       training: { max_steps: 1, batch_size: 1, group_size: 2, checkpoint_every: 1, eval_interval: 50 },
-      sampling: { max_new_tokens: 6 }, safety: { enabled: false },
-      trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 }, tasks: { environments: ['arith_tool'], eval_items: 1 },
+      sampling: { max_new_tokens: 6 },
+      safety: { enabled: false },
+      trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 },
+      tasks: { environments: ['arith_tool'], eval_items: 1 },
     });
     if (!config) throw new Error(JSON.stringify(errors));
-    const settled = new Promise<string>((resolve) => engine.subscribe((e) => { if (e.type === 'status' && ['finished', 'stopped', 'error'].includes(e.status)) resolve(e.status); }));
+    const settled = new Promise<string>((resolve) =>
+      engine.subscribe((e) => {
+        if (e.type === 'status' && ['finished', 'stopped', 'error'].includes(e.status)) resolve(e.status);
+      }),
+    );
     const runId = await engine.start(applyJudgeSwitches(config, await readJudgeSwitches(store)));
     expect(await settled).toBe('finished');
 

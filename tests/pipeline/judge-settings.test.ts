@@ -13,7 +13,11 @@ function config(judge: Record<string, unknown> = {}) {
 describe('applyJudgeSwitches', () => {
   it('adds the in-browser judge and each enabled remote judge once, keyed by id, with n_judges following', () => {
     const on = applyJudgeSwitches(config({ n_judges: 1 }), { inBrowser: true, remotes: [remote] });
-    expect(on.judge.judges).toEqual([{ type: 'rule', id: 'rule' }, IN_BROWSER_JUDGE, expect.objectContaining({ type: 'remote', id: 'gpt', api_key_env: 'secret.gpt' })]);
+    expect(on.judge.judges).toEqual([
+      { type: 'rule', id: 'rule' },
+      IN_BROWSER_JUDGE,
+      expect.objectContaining({ type: 'remote', id: 'gpt', api_key_env: 'secret.gpt' }),
+    ]);
     expect(on.judge.n_judges).toBe(3);
     // The result is itself a valid config, and applying the same switches again changes nothing.
     expect(validateRunConfig(on).errors).toEqual([]);
@@ -33,7 +37,12 @@ describe('applyJudgeSwitches', () => {
   });
 
   it('keeps a judge entry the config already has as written', () => {
-    const written = config({ judges: [{ type: 'rule', id: 'rule' }, { type: 'remote', id: 'gpt', base_url: 'http://localhost:8000/v1', model: 'local' }] });
+    const written = config({
+      judges: [
+        { type: 'rule', id: 'rule' },
+        { type: 'remote', id: 'gpt', base_url: 'http://localhost:8000/v1', model: 'local' },
+      ],
+    });
     expect(applyJudgeSwitches(written, { inBrowser: false, remotes: [remote] })).toBe(written);
   });
 });

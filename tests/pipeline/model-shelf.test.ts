@@ -20,7 +20,10 @@ function fakeShelf() {
     loadModel: async (): Promise<LoadedPolicyModel> => {
       const id = next++;
       live.add(id);
-      return { model: { dispose: () => live.delete(id) } as unknown as TransformerModel, tokenizer: new ByteTokenizer() };
+      return {
+        model: { dispose: () => live.delete(id) } as unknown as TransformerModel,
+        tokenizer: new ByteTokenizer(),
+      };
     },
     baseModelMissing: () => null,
   });
@@ -52,10 +55,17 @@ describe('ModelShelf and an imported model', () => {
     const files = await saveModel(source, new ByteTokenizer());
     source.dispose();
     const { shelf } = fakeShelf();
-    const info = await shelf.importModel({ files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([new Uint8Array(bytes)])])) }, false);
+    const info = await shelf.importModel(
+      { files: Object.fromEntries([...files].map(([name, bytes]) => [name, new Blob([new Uint8Array(bytes)])])) },
+      false,
+    );
     const imported = (await shelf.policy()).model;
     const tensorsWithImport = tf.memory().numTensors;
-    const run = await shelf.loadForRun({ ...DEFAULT_CONFIG, name: 'on-import', model: { ...DEFAULT_CONFIG.model, base_model: info.base_model } });
+    const run = await shelf.loadForRun({
+      ...DEFAULT_CONFIG,
+      name: 'on-import',
+      model: { ...DEFAULT_CONFIG.model, base_model: info.base_model },
+    });
     // The run's copy replaced the import's: as many tensors as before, and the import's are gone.
     expect(tf.memory().numTensors).toBe(tensorsWithImport);
     expect((await shelf.policy()).model).toBe(run.model);

@@ -24,7 +24,11 @@ describe('Playground cancel', () => {
     const episodes = new PlaygroundEpisodes((generator: RemoteGenerator) => ({
       configure: async () => {},
       run: () => {
-        turn = generator.generate({ tokens: [1, 2, 3], sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 900 }, seed: 1 });
+        turn = generator.generate({
+          tokens: [1, 2, 3],
+          sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 900 },
+          seed: 1,
+        });
         started();
         return new Promise<Trajectory>(() => {});
       },
@@ -32,7 +36,11 @@ describe('Playground cancel', () => {
       onCrash: () => {},
     }));
     const task = getEnvironment('arith_tool').generate(1, 1, 'train');
-    const playing = episodes.play({ episodeId: 'p1', policy: 'local', task, seed: 1 }, { model, tokenizer: new EndlessTokenizer() } as never, () => undefined);
+    const playing = episodes.play(
+      { episodeId: 'p1', policy: 'local', task, seed: 1 },
+      { model, tokenizer: new EndlessTokenizer() } as never,
+      () => undefined,
+    );
     await asked;
     episodes.cancel('p1');
     await expect(playing).rejects.toMatchObject({ name: 'AbortError' });

@@ -22,13 +22,23 @@ beforeAll(async () => {
 function instantWorker(jobs: EpisodeJob[]) {
   let runId: string | null = null;
   return {
-    async configure(settings: RolloutSettings) { runId = settings.run_id; },
+    async configure(settings: RolloutSettings) {
+      runId = settings.run_id;
+    },
     async run(job: EpisodeJob): Promise<Trajectory> {
       jobs.push(job);
       const index = Number(job.trajectory_id.split('/').pop());
       return trajectory({
-        id: job.trajectory_id, group_id: job.group_id, run_id: runId, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
-        tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: job.sampling,
+        id: job.trajectory_id,
+        group_id: job.group_id,
+        run_id: runId,
+        task_id: job.task.id,
+        env: job.task.env,
+        judge_score: index % 2,
+        tokens: [1, 40, 41, 42],
+        assistant_mask: [0, 1, 1, 1],
+        logprobs: [0, -5, -5, -5],
+        sampling: job.sampling,
       });
     },
     terminate() {},
@@ -39,9 +49,12 @@ function instantWorker(jobs: EpisodeJob[]) {
 describe('prefetch', () => {
   it('rolls out max_offpolicy_updates steps ahead of the trainer and reports the real queue', async () => {
     const { config, errors } = validateRunConfig({
-      name: 'prefetch', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+      name: 'prefetch',
+      model: { base_model: modelDir },
+      lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
       training: { max_steps: 4, batch_size: 1, group_size: 2, checkpoint_every: 10, eval_interval: 10 },
-      safety: { enabled: false }, tasks: { environments: ['arith_tool'] },
+      safety: { enabled: false },
+      tasks: { environments: ['arith_tool'] },
       trajectory_collection: { n_workers: 1, max_offpolicy_updates: 2, reproducible: false },
     });
     if (!config) throw new Error(JSON.stringify(errors));
@@ -49,7 +62,9 @@ describe('prefetch', () => {
     const store = await openStore({ factory: new IDBFactory() });
     const run = new PipelineRun({ store, loadModel: loadNodeModel, cores: 1, spawnWorker: () => instantWorker(jobs) });
     const queues: { done: number; queue: QueueSizes }[] = [];
-    run.subscribe((e) => { if (e.type === 'progress') queues.push({ done: e.done, queue: e.queue }); });
+    run.subscribe((e) => {
+      if (e.type === 'progress') queues.push({ done: e.done, queue: e.queue });
+    });
     await run.start(config);
     await run.done();
 
@@ -58,7 +73,10 @@ describe('prefetch', () => {
     // Every step is rolled out once, prefetched or not.
     expect(steps).toEqual([0, 0, 1, 1, 2, 2, 3, 3]);
     // After update 1 steps 2 and 3 are ahead (both finished: instant workers); near the end fewer remain.
-    expect(queues[0]).toEqual({ done: 1, queue: { pending_tasks: 0, in_flight: 0, ready_groups: 2, offpolicy_updates: 2 } });
+    expect(queues[0]).toEqual({
+      done: 1,
+      queue: { pending_tasks: 0, in_flight: 0, ready_groups: 2, offpolicy_updates: 2 },
+    });
     expect(queues.at(-1)?.queue.offpolicy_updates).toBe(0);
     store.db.close();
   });

@@ -22,12 +22,19 @@ beforeAll(async () => {
 afterAll(() => store.db.close());
 
 describe('resuming a run stopped between two evaluations of a step', () => {
-  it('stores each environment\'s evaluation of the step once', async () => {
+  it("stores each environment's evaluation of the step once", async () => {
     const { config } = validateRunConfig({
       name: 'resume-eval',
       model: { base_model: modelDir },
       lora: { r: 2, alpha: 4, target_modules: ['q_proj', 'v_proj'] },
-      training: { max_steps: 1, batch_size: 1, group_size: 2, eval_interval: 1, eval_at_start: false, checkpoint_every: 1 },
+      training: {
+        max_steps: 1,
+        batch_size: 1,
+        group_size: 2,
+        eval_interval: 1,
+        eval_at_start: false,
+        checkpoint_every: 1,
+      },
       sampling: { max_new_tokens: 8 },
       safety: { enabled: false },
       trajectory_collection: { n_workers: 1, max_steps_per_trajectory: 1 },
@@ -35,7 +42,9 @@ describe('resuming a run stopped between two evaluations of a step', () => {
     });
     const first = createNodeRun({ store });
     const stopping: Promise<void>[] = [];
-    first.subscribe((e) => { if (e.type === 'evaluation' && e.env === 'arith_tool') stopping.push(first.stop()); });
+    first.subscribe((e) => {
+      if (e.type === 'evaluation' && e.env === 'arith_tool') stopping.push(first.stop());
+    });
     const runId = await first.start(config!);
     await first.done();
     await Promise.all(stopping);
@@ -43,7 +52,9 @@ describe('resuming a run stopped between two evaluations of a step', () => {
 
     const resumed = createNodeRun({ store });
     const redone: string[] = [];
-    resumed.subscribe((e) => { if (e.type === 'evaluation') redone.push(`${e.step} ${e.env}`); });
+    resumed.subscribe((e) => {
+      if (e.type === 'evaluation') redone.push(`${e.step} ${e.env}`);
+    });
     await resumed.start(config!, { resumeRunId: runId });
     await resumed.done();
     expect(redone.sort()).toEqual(['1 arith_tool', '1 letter_count']);

@@ -27,9 +27,19 @@ beforeAll(async () => {
 
 function config(maxSteps: number, workers = 2) {
   const { config, errors } = validateRunConfig({
-    name: 'slow-engine', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
-    training: { max_steps: maxSteps, batch_size: 1, group_size: 2, checkpoint_every: 10, eval_interval: 10, eval_at_start: false },
-    safety: { enabled: false }, tasks: { environments: ['arith_tool'] },
+    name: 'slow-engine',
+    model: { base_model: modelDir },
+    lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+    training: {
+      max_steps: maxSteps,
+      batch_size: 1,
+      group_size: 2,
+      checkpoint_every: 10,
+      eval_interval: 10,
+      eval_at_start: false,
+    },
+    safety: { enabled: false },
+    tasks: { environments: ['arith_tool'] },
     trajectory_collection: { n_workers: workers },
   });
   if (!config) throw new Error(JSON.stringify(errors));
@@ -40,8 +50,16 @@ function config(maxSteps: number, workers = 2) {
 function finished(job: EpisodeJob, runId: string | null): Trajectory {
   const index = Number(job.trajectory_id.split('/').pop());
   return trajectory({
-    id: job.trajectory_id, group_id: job.group_id, run_id: runId, task_id: job.task.id, env: job.task.env, judge_score: index % 2,
-    tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: job.sampling,
+    id: job.trajectory_id,
+    group_id: job.group_id,
+    run_id: runId,
+    task_id: job.task.id,
+    env: job.task.env,
+    judge_score: index % 2,
+    tokens: [1, 40, 41, 42],
+    assistant_mask: [0, 1, 1, 1],
+    logprobs: [0, -5, -5, -5],
+    sampling: job.sampling,
   });
 }
 
@@ -50,16 +68,24 @@ function generatingWorker(generator: RemoteGenerator, turns: (job: EpisodeJob) =
   let alive = true;
   let runId: string | null = null;
   return {
-    async configure(settings: RolloutSettings) { runId = settings.run_id; },
+    async configure(settings: RolloutSettings) {
+      runId = settings.run_id;
+    },
     async run(job: EpisodeJob): Promise<Trajectory> {
       for (let t = 0; t < turns(job) && alive; t++) {
         // A real worker's request crosses a message port (a macrotask); in process, yield as it would.
         await new Promise((r) => setImmediate(r));
-        await generator.generate({ tokens: [5, 6, 7], sampling: { ...job.sampling, max_new_tokens: tokens }, seed: job.seed + t });
+        await generator.generate({
+          tokens: [5, 6, 7],
+          sampling: { ...job.sampling, max_new_tokens: tokens },
+          seed: job.seed + t,
+        });
       }
       return finished(job, runId);
     },
-    terminate() { alive = false; },
+    terminate() {
+      alive = false;
+    },
     onCrash() {},
   };
 }
@@ -74,7 +100,10 @@ describe('a run on a slow engine', () => {
     const clock = new ManualClock();
     const episodeMs: number[] = [];
     const run = new PipelineRun({
-      store, cores: 2, hangTimeoutMs: 20, hangClock: clock,
+      store,
+      cores: 2,
+      hangTimeoutMs: 20,
+      hangClock: clock,
       loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
       spawnWorker: (_i, generator) => {
         const slow: RemoteGenerator = {
@@ -85,14 +114,22 @@ describe('a run on a slow engine', () => {
           },
         };
         const worker = generatingWorker(slow, () => 10, 4);
-        return { ...worker, run: async (job) => { const t0 = clock.now(); const t = await worker.run(job); episodeMs.push(clock.now() - t0); return t; } };
+        return {
+          ...worker,
+          run: async (job) => {
+            const t0 = clock.now();
+            const t = await worker.run(job);
+            episodeMs.push(clock.now() - t0);
+            return t;
+          },
+        };
       },
     });
     const events: RunEvent[] = [];
     run.subscribe((e) => events.push(e));
     const runId = await run.start(config(1, 1));
     await run.done();
-    expect(events.filter((e) => e.type === "error").map((e) => (e as { message: string }).message)).toEqual([]);
+    expect(events.filter((e) => e.type === 'error').map((e) => (e as { message: string }).message)).toEqual([]);
     expect((await getRun(store, runId))?.status).toBe('completed');
     // Each episode waited on the engine well past the 20 ms hang timeout (10 turns, one request at a time).
     expect(Math.max(...episodeMs)).toBeGreaterThan(10 * 20);
@@ -107,12 +144,16 @@ describe('a run on a slow engine', () => {
     let pressed!: () => void;
     const stopPressed = new Promise<void>((r) => (pressed = r));
     const run: PipelineRun = new PipelineRun({
-      store, cores: 2,
+      store,
+      cores: 2,
       loadModel: async (cfg) => {
         const { model } = await loadNodeModel(cfg);
         const forward = model.forward.bind(model);
         vi.spyOn(model, 'forward').mockImplementation((ids, options) => {
-          if (options?.lastOnly && ++decodingPasses === 3) { stopping = run.stop(); pressed(); }
+          if (options?.lastOnly && ++decodingPasses === 3) {
+            stopping = run.stop();
+            pressed();
+          }
           return forward(ids, options);
         });
         return { model, tokenizer: new EndlessTokenizer() };
@@ -121,7 +162,9 @@ describe('a run on a slow engine', () => {
       spawnWorker: (_i, generator) => generatingWorker(generator, (job) => (stepOf(job) === 0 ? 0 : Infinity), 200),
     });
     const statuses: string[] = [];
-    run.subscribe((e) => { if (e.type === 'status') statuses.push(e.status); });
+    run.subscribe((e) => {
+      if (e.type === 'status') statuses.push(e.status);
+    });
     const runId = await run.start(config(3));
     await stopPressed;
     await stopping;

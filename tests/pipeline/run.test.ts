@@ -9,7 +9,16 @@ import type { RunEvent } from '../../src/pipeline/operations/events.ts';
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
 import type { RemoteGenerator } from '../../src/pipeline/engine/generation.ts';
 import { loadNodeModel } from '../../src/pipeline/platform/node.ts';
-import { getRun, getTrajectories, listGroups, listMetrics, loadLatestCheckpoint, openStore, TrajectoryCommons, type Store } from '../../src/store/index.ts';
+import {
+  getRun,
+  getTrajectories,
+  listGroups,
+  listMetrics,
+  loadLatestCheckpoint,
+  openStore,
+  TrajectoryCommons,
+  type Store,
+} from '../../src/store/index.ts';
 import { storedCredit } from '../../src/pipeline/app/trajectories.ts';
 import { tokenAdvantages } from '../../src/train/advantages.ts';
 import { writeTinyModel } from './tiny-model.ts';
@@ -44,7 +53,9 @@ async function allTrajectories(store: Store, runId: string, split?: Split) {
 
 describe('the pipeline on worker_threads', () => {
   let store: Store;
-  beforeAll(async () => { store = await openStore({ factory: new IDBFactory() }); });
+  beforeAll(async () => {
+    store = await openStore({ factory: new IDBFactory() });
+  });
   afterAll(() => store.db.close());
 
   it('runs GRPO steps with two rollout workers and stores trajectories, groups, metrics and checkpoints', async () => {
@@ -85,9 +96,21 @@ describe('the pipeline on worker_threads', () => {
     expect(metrics[0].metrics).toHaveProperty('frac_reward_zero_std');
     expect((await loadLatestCheckpoint(store, runId))?.step).toBe(2);
     const types = new Set(events.map((e) => e.type));
-    for (const type of ['status', 'episode-start', 'trajectory', 'judged', 'update', 'progress', 'checkpoint', 'evaluation']) expect(types).toContain(type);
+    for (const type of [
+      'status',
+      'episode-start',
+      'trajectory',
+      'judged',
+      'update',
+      'progress',
+      'checkpoint',
+      'evaluation',
+    ])
+      expect(types).toContain(type);
     // The baseline before the first update and the evaluation at step 2, per environment.
-    expect(events.filter((e) => e.type === 'evaluation').map((e) => (e as { step: number }).step)).toEqual([0, 0, 2, 2]);
+    expect(events.filter((e) => e.type === 'evaluation').map((e) => (e as { step: number }).step)).toEqual([
+      0, 0, 2, 2,
+    ]);
     // Their held-out episodes are stored too, under their split: 2 evaluations × 2 envs × 2 items.
     const heldOut = await allTrajectories(store, runId, 'test');
     expect(heldOut).toHaveLength(8);
@@ -96,13 +119,17 @@ describe('the pipeline on worker_threads', () => {
 
   it('refuses a config that asks for SFT instead of running GRPO under that name', async () => {
     const config = tinyConfig();
-    await expect(createNodeRun({ store }).start({ ...config, training: { ...config.training, method: 'sft' } })).rejects.toThrow(/training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft/);
+    await expect(
+      createNodeRun({ store }).start({ ...config, training: { ...config.training, method: 'sft' } }),
+    ).rejects.toThrow(/training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft/);
   });
 
   it('resumes after the last completed update: counter, metrics and trajectories continue, nothing is redone', async () => {
     const first = createNodeRun({ store });
     const stopped: Promise<void>[] = [];
-    first.subscribe((e) => { if (e.type === 'checkpoint' && e.step === 1) stopped.push(first.stop()); });
+    first.subscribe((e) => {
+      if (e.type === 'checkpoint' && e.step === 1) stopped.push(first.stop());
+    });
     const runId = await first.start(tinyConfig({ max_steps: 3, eval_interval: 10 }));
     await first.done();
     await Promise.all(stopped);
@@ -135,7 +162,15 @@ describe('the pipeline on worker_threads', () => {
 
   it('says how often a judge fails (a dead address, a key never saved) and goes on with the others', async () => {
     const config = tinyConfig({ max_steps: 1, eval_interval: 10 });
-    const remote = { type: 'remote' as const, base_url: 'http://127.0.0.1:9/v1', model: 'none', temperature: 0, timeout_ms: 2000, max_concurrency: 1, max_retries: 0 };
+    const remote = {
+      type: 'remote' as const,
+      base_url: 'http://127.0.0.1:9/v1',
+      model: 'none',
+      temperature: 0,
+      timeout_ms: 2000,
+      max_concurrency: 1,
+      max_retries: 0,
+    };
     config.judge.judges = [
       { type: 'rule', id: 'rule' },
       { ...remote, id: 'dead', api_key_env: null },
@@ -143,7 +178,9 @@ describe('the pipeline on worker_threads', () => {
     ];
     const run = createNodeRun({ store });
     const failures: Extract<RunEvent, { type: 'judge-failures' }>[] = [];
-    run.subscribe((e) => { if (e.type === 'judge-failures') failures.push(e); });
+    run.subscribe((e) => {
+      if (e.type === 'judge-failures') failures.push(e);
+    });
     const runId = await run.start(config);
     await run.done();
     expect((await getRun(store, runId))?.status).toBe('completed');
@@ -172,9 +209,18 @@ describe('the pipeline on worker_threads', () => {
     let pausedAt = -1;
     run.subscribe((e) => {
       // Paused as the very first episode starts, before any token of this run is sampled.
-      if (e.type === 'episode-start' && pausedAt < 0) { pausedAt = trajectories; void run.pause(); }
-      if (e.type === 'trajectory') { trajectories++; next(); }
-      if (e.type === 'evaluation') { evaluations++; next(); }
+      if (e.type === 'episode-start' && pausedAt < 0) {
+        pausedAt = trajectories;
+        void run.pause();
+      }
+      if (e.type === 'trajectory') {
+        trajectories++;
+        next();
+      }
+      if (e.type === 'evaluation') {
+        evaluations++;
+        next();
+      }
     });
     const runId = await run.start(tinyConfig({ max_steps: 1, eval_interval: 10 }));
     await heldOrFinished;
@@ -191,7 +237,10 @@ describe('the pipeline on worker_threads', () => {
   it('survives a rollout worker killed mid-episode: nothing lost, nothing duplicated', async () => {
     let killed = 0;
     const run = new PipelineRun({
-      store, loadModel: loadNodeModel, cores: 2, backend: 'wasm',
+      store,
+      loadModel: loadNodeModel,
+      cores: 2,
+      backend: 'wasm',
       spawnWorker: (i, generator) => {
         // The first worker to ask for tokens dies as it asks: its episode is under way.
         const asking: RemoteGenerator = {
@@ -205,7 +254,9 @@ describe('the pipeline on worker_threads', () => {
       },
     });
     const replaced: string[] = [];
-    run.subscribe((e) => { if (e.type === 'error' && !e.fatal) replaced.push(e.message); });
+    run.subscribe((e) => {
+      if (e.type === 'error' && !e.fatal) replaced.push(e.message);
+    });
     const runId = await run.start(tinyConfig({ max_steps: 1, eval_interval: 5 }));
     await run.done();
     expect(replaced.length).toBe(1);

@@ -7,7 +7,14 @@ import { presetConfig } from '../../src/model/config.ts';
 import { saveModelToDir } from '../../src/hub/hf.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 
-export const TINY_MODEL = presetConfig('nano', 266, { numLayers: 1, hiddenSize: 32, intermediateSize: 64, numHeads: 2, numKvHeads: 1, headDim: 16 });
+export const TINY_MODEL = presetConfig('nano', 266, {
+  numLayers: 1,
+  hiddenSize: 32,
+  intermediateSize: 64,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 16,
+});
 
 /** Writes a freshly initialised tiny model (weights from `seed`) and returns its folder. Call after initBackend. */
 export async function writeTinyModel(seed: number, prefix: string): Promise<string> {

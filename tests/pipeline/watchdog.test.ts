@@ -24,16 +24,30 @@ const sampling = (tokens: number): SamplingParams => ({ temperature: 1, top_k: 0
 function slowEngine(msPerToken: number) {
   const sampled = new Map<number, number>();
   const batches: number[][] = [];
-  const batcher = new Batcher<GenerationRequest, PolicyTurn>(async (requests, signals) => {
-    batches.push(requests.map((r) => r.seed));
-    const longest = Math.max(...requests.map((r) => r.sampling.max_new_tokens));
-    for (let t = 0; t < longest && !signals.every((s) => s.aborted); t++) {
-      await sleep(msPerToken);
-      for (const r of requests) if (t < r.sampling.max_new_tokens) sampled.set(r.seed, (sampled.get(r.seed) ?? 0) + 1);
-    }
-    return requests.map((r) => ({ text: 'x'.repeat(r.sampling.max_new_tokens), tokens: [], logprobs: [], finish_reason: 'length' }));
-  }, { maxBatch: 4, windowMs: 2 });
-  return { engine: { generate: (r: GenerationRequest, signal?: AbortSignal) => batcher.submit(r, signal) }, batcher, sampled, batches };
+  const batcher = new Batcher<GenerationRequest, PolicyTurn>(
+    async (requests, signals) => {
+      batches.push(requests.map((r) => r.seed));
+      const longest = Math.max(...requests.map((r) => r.sampling.max_new_tokens));
+      for (let t = 0; t < longest && !signals.every((s) => s.aborted); t++) {
+        await sleep(msPerToken);
+        for (const r of requests)
+          if (t < r.sampling.max_new_tokens) sampled.set(r.seed, (sampled.get(r.seed) ?? 0) + 1);
+      }
+      return requests.map((r) => ({
+        text: 'x'.repeat(r.sampling.max_new_tokens),
+        tokens: [],
+        logprobs: [],
+        finish_reason: 'length',
+      }));
+    },
+    { maxBatch: 4, windowMs: 2 },
+  );
+  return {
+    engine: { generate: (r: GenerationRequest, signal?: AbortSignal) => batcher.submit(r, signal) },
+    batcher,
+    sampled,
+    batches,
+  };
 }
 
 type Job = { id: number; turns: number; tokensPerTurn: number; toolHangsOnAttempt?: number };
@@ -51,14 +65,23 @@ function agentWorkers(generatorFor: (link: Parameters<typeof linkedGenerator>[1]
         attempts.set(job.id, attempt);
         let text = '';
         for (let turn = 0; turn < job.turns && alive; turn++) {
-          text += (await generator.generate({ tokens: [1], sampling: sampling(job.tokensPerTurn), seed: job.id * 100 + attempt })).text;
+          text += (
+            await generator.generate({
+              tokens: [1],
+              sampling: sampling(job.tokensPerTurn),
+              seed: job.id * 100 + attempt,
+            })
+          ).text;
           // The tool call: the worker's own work (a turn of its event loop), or a sandbox call that never comes back.
           if (job.toolHangsOnAttempt === attempt) await new Promise(() => {});
           await new Promise((r) => setImmediate(r));
         }
         return `${job.id}:${text.length}`;
       },
-      terminate() { alive = false; terminated++; },
+      terminate() {
+        alive = false;
+        terminated++;
+      },
       onCrash() {},
     };
   };
@@ -66,14 +89,20 @@ function agentWorkers(generatorFor: (link: Parameters<typeof linkedGenerator>[1]
 }
 
 describe('the rollout watchdog', () => {
-  beforeEach(() => { vi.useFakeTimers(); });
-  afterEach(() => { vi.useRealTimers(); });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 
   it('never takes a worker waiting on a slow engine for hung, however long its episode', async () => {
     const { engine } = slowEngine(50); // 1 token per 50 ms
     const workers = agentWorkers((link) => linkedGenerator(engine, link));
     const replaced: string[] = [];
-    const pool = new WorkerPool(workers.spawn, { size: 2, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) => replaced.push(why));
+    const pool = new WorkerPool(workers.spawn, { size: 2, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) =>
+      replaced.push(why),
+    );
     const started = performance.now();
     // Each episode: 2 turns × 10 tokens at 50 ms a token ≈ 1 s, ten times the hang timeout.
     const all = Promise.all([1, 2].map((id) => pool.submit({ id, turns: 2, tokensPerTurn: 10 })));
@@ -86,22 +115,39 @@ describe('the rollout watchdog', () => {
     pool.close();
   });
 
-  it('does not take a worker for hung when the engine\'s thread was too busy to hear its next request', async () => {
+  it("does not take a worker for hung when the engine's thread was too busy to hear its next request", async () => {
     const clock = new ManualClock();
-    const engine = { generate: async (r: GenerationRequest): Promise<PolicyTurn> => ({ text: 'x'.repeat(r.sampling.max_new_tokens), tokens: [], logprobs: [], finish_reason: 'length' }) };
+    const engine = {
+      generate: async (r: GenerationRequest): Promise<PolicyTurn> => ({
+        text: 'x'.repeat(r.sampling.max_new_tokens),
+        tokens: [],
+        logprobs: [],
+        finish_reason: 'length',
+      }),
+    };
     const replaced: string[] = [];
     let hear!: () => void;
-    const pool = new WorkerPool<Job, string>((_i, link) => {
-      const generator = linkedGenerator(engine, link);
-      return {
-        // The worker has sent its request; it waits in the engine thread's queue until that thread is free.
-        run: (job) => new Promise<string>((resolve) => {
-          hear = () => resolve(generator.generate({ tokens: [1], sampling: sampling(2), seed: 1 }).then((t) => `${job.id}:${t.text.length}`));
-        }),
-        terminate() {},
-        onCrash() {},
-      };
-    }, { size: 1, hangTimeoutMs: 50, maxAttempts: 3, clock }, (_i, why) => replaced.push(why));
+    const pool = new WorkerPool<Job, string>(
+      (_i, link) => {
+        const generator = linkedGenerator(engine, link);
+        return {
+          // The worker has sent its request; it waits in the engine thread's queue until that thread is free.
+          run: (job) =>
+            new Promise<string>((resolve) => {
+              hear = () =>
+                resolve(
+                  generator
+                    .generate({ tokens: [1], sampling: sampling(2), seed: 1 })
+                    .then((t) => `${job.id}:${t.text.length}`),
+                );
+            }),
+          terminate() {},
+          onCrash() {},
+        };
+      },
+      { size: 1, hangTimeoutMs: 50, maxAttempts: 3, clock },
+      (_i, why) => replaced.push(why),
+    );
     const result = pool.submit({ id: 4, turns: 1, tokensPerTurn: 2 });
     // A wasm batch for other workers holds the thread for four hang timeouts (it does not yield between
     // tokens): the deadline fires late, before the request queued behind the batch is heard.
@@ -117,7 +163,9 @@ describe('the rollout watchdog', () => {
     const { engine } = slowEngine(5);
     const workers = agentWorkers((link) => linkedGenerator(engine, link));
     const replaced: string[] = [];
-    const pool = new WorkerPool(workers.spawn, { size: 1, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) => replaced.push(why));
+    const pool = new WorkerPool(workers.spawn, { size: 1, hangTimeoutMs: 100, maxAttempts: 3 }, (_i, why) =>
+      replaced.push(why),
+    );
     const submitted = pool.submit({ id: 7, turns: 2, tokensPerTurn: 3, toolHangsOnAttempt: 1 });
     await vi.runAllTimersAsync();
     const result = await submitted;
@@ -128,24 +176,33 @@ describe('the rollout watchdog', () => {
     pool.close();
   });
 
-  it('drops a replaced worker\'s generation from the engine, so its retry does not queue behind it', async () => {
+  it("drops a replaced worker's generation from the engine, so its retry does not queue behind it", async () => {
     const { engine, batcher, sampled, batches } = slowEngine(20);
     let crash: ((e: Error) => void) | null = null;
     let spawned = 0;
-    const pool = new WorkerPool<Job, string>((_i, link) => {
-      const generator = linkedGenerator(engine, link);
-      const first = spawned++ === 0;
-      return {
-        async run(job) {
-          // The first worker dies (its thread crashes) while the engine samples its long turn.
-          if (first) setTimeout(() => crash?.(new Error('worker thread exited')), 60);
-          const turn = await generator.generate({ tokens: [1], sampling: sampling(first ? 500 : 3), seed: first ? 1 : 2 });
-          return `${job.id}:${turn.text.length}`;
-        },
-        terminate() {},
-        onCrash(cb) { if (first) crash = cb; },
-      };
-    }, { size: 1, hangTimeoutMs: 10_000, maxAttempts: 2 });
+    const pool = new WorkerPool<Job, string>(
+      (_i, link) => {
+        const generator = linkedGenerator(engine, link);
+        const first = spawned++ === 0;
+        return {
+          async run(job) {
+            // The first worker dies (its thread crashes) while the engine samples its long turn.
+            if (first) setTimeout(() => crash?.(new Error('worker thread exited')), 60);
+            const turn = await generator.generate({
+              tokens: [1],
+              sampling: sampling(first ? 500 : 3),
+              seed: first ? 1 : 2,
+            });
+            return `${job.id}:${turn.text.length}`;
+          },
+          terminate() {},
+          onCrash(cb) {
+            if (first) crash = cb;
+          },
+        };
+      },
+      { size: 1, hangTimeoutMs: 10_000, maxAttempts: 2 },
+    );
     const started = performance.now();
     const retried = expect(pool.submit({ id: 3, turns: 1, tokensPerTurn: 0 })).resolves.toBe('3:3');
     await vi.runAllTimersAsync();

@@ -11,7 +11,12 @@ import type { Trajectory } from '../../src/contracts.ts';
 import { getEnvironment } from '../../src/envs/registry.ts';
 import { environmentSourceFromFile } from '../../src/envs/sources.ts';
 import { initBackend } from '../../src/kernels/backend.ts';
-import { configuredWorker, type EpisodeJob, type RolloutSettings, type RolloutWorker } from '../../src/pipeline/engine/rollout-protocol.ts';
+import {
+  configuredWorker,
+  type EpisodeJob,
+  type RolloutSettings,
+  type RolloutWorker,
+} from '../../src/pipeline/engine/rollout-protocol.ts';
 import { WorkerPool } from '../../src/pipeline/engine/worker-pool.ts';
 import { PipelineRun } from '../../src/pipeline/operations/run.ts';
 import { loadNodeModel } from '../../src/pipeline/platform/node.ts';
@@ -57,12 +62,22 @@ function recordingWorkers(crashFirst: boolean) {
         }
         const index = Number(copy.trajectory_id.split('/').pop());
         return trajectory({
-          id: copy.trajectory_id, group_id: copy.group_id, run_id: runId, task_id: copy.task.id, env: copy.task.env, judge_score: index % 2,
-          tokens: [1, 40, 41, 42], assistant_mask: [0, 1, 1, 1], logprobs: [0, -5, -5, -5], sampling: copy.sampling,
+          id: copy.trajectory_id,
+          group_id: copy.group_id,
+          run_id: runId,
+          task_id: copy.task.id,
+          env: copy.task.env,
+          judge_score: index % 2,
+          tokens: [1, 40, 41, 42],
+          assistant_mask: [0, 1, 1, 1],
+          logprobs: [0, -5, -5, -5],
+          sampling: copy.sampling,
         });
       },
       terminate() {},
-      onCrash(callback) { crash = callback; },
+      onCrash(callback) {
+        crash = callback;
+      },
     };
   };
   return { spawn, messages, spawned: () => spawned };
@@ -79,14 +94,26 @@ describe('a run configures its rollout workers once', () => {
     modelDir = await writeTinyModel(5, 'spindle-configure-model-');
   });
 
-  it('sends a user environment\'s source once per worker, again to a replacement before its first episode, and never in a job', async () => {
+  it("sends a user environment's source once per worker, again to a replacement before its first episode, and never in a job", async () => {
     // A task file whose every row carries a marker, to find its source in whatever crossed to a worker.
-    const rows = Array.from({ length: 300 }, (_, i) => JSON.stringify({ prompt: `Row-marker ${i}: what is ${i} + 2?`, answer: String(i + 2) })).join('\n');
+    const rows = Array.from({ length: 300 }, (_, i) =>
+      JSON.stringify({ prompt: `Row-marker ${i}: what is ${i} + 2?`, answer: String(i + 2) }),
+    ).join('\n');
     const source = await environmentSourceFromFile(rows, 'configured-sums.jsonl');
     const { config, errors } = validateRunConfig({
-      name: 'configure-once', model: { base_model: modelDir }, lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
-      training: { max_steps: 2, batch_size: 2, group_size: 2, checkpoint_every: 10, eval_interval: 10, eval_at_start: false },
-      safety: { enabled: false }, tasks: { environments: [source.name], eval_items: 2 },
+      name: 'configure-once',
+      model: { base_model: modelDir },
+      lora: { r: 2, alpha: 4, target_modules: ['q_proj'] },
+      training: {
+        max_steps: 2,
+        batch_size: 2,
+        group_size: 2,
+        checkpoint_every: 10,
+        eval_interval: 10,
+        eval_at_start: false,
+      },
+      safety: { enabled: false },
+      tasks: { environments: [source.name], eval_items: 2 },
       judge: { judges: [{ type: 'rule', id: 'rule' }], n_judges: 1, min_votes: 1, verifier_gate: true },
       trajectory_collection: { n_workers: 2, tools: ['calc'], max_steps_per_trajectory: 3 },
     });
@@ -108,13 +135,24 @@ describe('a run configures its rollout workers once', () => {
     const configures = workers.messages.filter((m) => m.kind === 'configure').map((m) => m.payload as RolloutSettings);
     for (const settings of configures) {
       expect(settings).toEqual({
-        run_id: runId, max_steps: 3, tool_timeout_ms: config.trajectory_collection.tool_timeout_ms, tools: ['calc'],
-        judges: [{ type: 'rule', id: 'rule' }], n_judges: 1, min_votes: 1, verifier_gate: true, environments: [source],
+        run_id: runId,
+        max_steps: 3,
+        tool_timeout_ms: config.trajectory_collection.tool_timeout_ms,
+        tools: ['calc'],
+        judges: [{ type: 'rule', id: 'rule' }],
+        n_judges: 1,
+        min_votes: 1,
+        verifier_gate: true,
+        environments: [source],
       });
     }
     // The source crossed the boundary once per worker, in its configuration; a job carries its one task's row at most.
     const rowsIn = (m: Message) => new Set(JSON.stringify(m.payload).match(/Row-marker \d+/g)).size;
-    expect(workers.messages.filter((m) => rowsIn(m) === 300).map((m) => m.kind)).toEqual(['configure', 'configure', 'configure']);
+    expect(workers.messages.filter((m) => rowsIn(m) === 300).map((m) => m.kind)).toEqual([
+      'configure',
+      'configure',
+      'configure',
+    ]);
     expect(Math.max(...workers.messages.filter((m) => m.kind === 'run').map(rowsIn))).toBeLessThanOrEqual(1);
     // Jobs carry only what differs between episodes: training (configured judges) and evaluation (the environment's score).
     const jobs = workers.messages.filter((m) => m.kind === 'run').map((m) => m.payload as EpisodeJob);
@@ -128,11 +166,24 @@ describe('a run configures its rollout workers once', () => {
 
 describe('a configured worker in the pool', () => {
   const settings: RolloutSettings = {
-    run_id: 'r', max_steps: 2, tool_timeout_ms: 100, tools: [], judges: [], n_judges: null, min_votes: 1, verifier_gate: true, environments: [],
+    run_id: 'r',
+    max_steps: 2,
+    tool_timeout_ms: 100,
+    tools: [],
+    judges: [],
+    n_judges: null,
+    min_votes: 1,
+    verifier_gate: true,
+    environments: [],
   };
   const task = getEnvironment('arith_tool').generate(1, 1, 'train');
   const job = (id: number): EpisodeJob => ({
-    trajectory_id: `r/0/0/${id}`, group_id: 'r/0/0', task, seed: id, sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 }, judging: 'none',
+    trajectory_id: `r/0/0/${id}`,
+    group_id: 'r/0/0',
+    task,
+    seed: id,
+    sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 4 },
+    judging: 'none',
   });
 
   it('gets no episode before its configuration is done; one whose configuration fails is replaced, and the replacement configured first', async () => {
@@ -156,7 +207,11 @@ describe('a configured worker in the pool', () => {
       };
     };
     const replaced: string[] = [];
-    const pool = new WorkerPool((_i) => configuredWorker(spawn(), settings), { size: 1, hangTimeoutMs: 1000, maxAttempts: 3 }, (_i, why) => replaced.push(why));
+    const pool = new WorkerPool(
+      (_i) => configuredWorker(spawn(), settings),
+      { size: 1, hangTimeoutMs: 1000, maxAttempts: 3 },
+      (_i, why) => replaced.push(why),
+    );
     const results = await Promise.all([1, 2].map((id) => pool.submit(job(id))));
     expect(results.map((t) => t.id)).toEqual(['r/0/0/1', 'r/0/0/2']);
     expect(replaced).toEqual(['failed: the environment would not build']);

@@ -24,8 +24,12 @@ function fakeSpawner() {
         await new Promise((r) => setTimeout(r, 2));
         return `job ${job.id} on worker ${instance}`;
       },
-      terminate() { terminated++; },
-      onCrash(cb) { crash = cb; },
+      terminate() {
+        terminated++;
+      },
+      onCrash(cb) {
+        crash = cb;
+      },
     };
   };
   return { spawn, counts: () => ({ spawned, terminated }), attemptsById };
@@ -33,8 +37,12 @@ function fakeSpawner() {
 
 /** The pool's hang deadlines and the fake workers' work run on vitest's fake timers: the test moves the time. */
 function onFakeTimers() {
-  beforeEach(() => { vi.useFakeTimers(); });
-  afterEach(() => { vi.useRealTimers(); });
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
 }
 
 describe('WorkerPool', () => {
@@ -43,8 +51,13 @@ describe('WorkerPool', () => {
   it('runs every job exactly once across crashes and hangs', async () => {
     const fake = fakeSpawner();
     const replaced: string[] = [];
-    const pool = new WorkerPool(fake.spawn, { size: 2, hangTimeoutMs: 50, maxAttempts: 3 }, (_i, why) => replaced.push(why));
-    const jobs: Job[] = Array.from({ length: 8 }, (_, id) => ({ id, behaviour: id === 2 ? 'crash-once' : id === 5 ? 'hang-once' : 'ok' }));
+    const pool = new WorkerPool(fake.spawn, { size: 2, hangTimeoutMs: 50, maxAttempts: 3 }, (_i, why) =>
+      replaced.push(why),
+    );
+    const jobs: Job[] = Array.from({ length: 8 }, (_, id) => ({
+      id,
+      behaviour: id === 2 ? 'crash-once' : id === 5 ? 'hang-once' : 'ok',
+    }));
     const all = Promise.all(jobs.map((j) => pool.submit(j)));
     await vi.runAllTimersAsync();
     const results = await all;
@@ -64,23 +77,30 @@ describe('WorkerPool', () => {
     let peak = 0;
     let crash: (e: Error) => void = () => {};
     let instances = 0;
-    const pool = new WorkerPool<Job, string>(() => {
-      const instance = instances++;
-      return {
-        async run(job) {
-          running.push(job.id);
-          peak = Math.max(peak, running.length);
-          // The first worker crashes while it holds three jobs.
-          if (instance === 0 && running.length === 3) setTimeout(() => crash(new Error('worker died')), 5);
-          if (instance === 0) return new Promise<string>(() => {});
-          await new Promise((r) => setTimeout(r, 5));
-          running.splice(running.indexOf(job.id), 1);
-          return `job ${job.id}`;
-        },
-        terminate() { running.length = 0; },
-        onCrash(cb) { crash = cb; },
-      };
-    }, { size: 1, jobsPerWorker: 3, hangTimeoutMs: 1000, maxAttempts: 2 });
+    const pool = new WorkerPool<Job, string>(
+      () => {
+        const instance = instances++;
+        return {
+          async run(job) {
+            running.push(job.id);
+            peak = Math.max(peak, running.length);
+            // The first worker crashes while it holds three jobs.
+            if (instance === 0 && running.length === 3) setTimeout(() => crash(new Error('worker died')), 5);
+            if (instance === 0) return new Promise<string>(() => {});
+            await new Promise((r) => setTimeout(r, 5));
+            running.splice(running.indexOf(job.id), 1);
+            return `job ${job.id}`;
+          },
+          terminate() {
+            running.length = 0;
+          },
+          onCrash(cb) {
+            crash = cb;
+          },
+        };
+      },
+      { size: 1, jobsPerWorker: 3, hangTimeoutMs: 1000, maxAttempts: 2 },
+    );
     const all = Promise.all([1, 2, 3, 4].map((id) => pool.submit({ id, behaviour: 'ok' })));
     await vi.runAllTimersAsync();
     const results = await all;
@@ -111,11 +131,15 @@ describe('WorkerPool while its run is paused', () => {
     let paused = true;
     let finish!: (value: string) => void;
     const replaced: string[] = [];
-    const pool = new WorkerPool<Job, string>(() => ({
-      run: () => new Promise<string>((resolve) => (finish = resolve)),
-      terminate() {},
-      onCrash() {},
-    }), { size: 1, hangTimeoutMs: 10, maxAttempts: 3, paused: () => paused }, (_i, why) => replaced.push(why));
+    const pool = new WorkerPool<Job, string>(
+      () => ({
+        run: () => new Promise<string>((resolve) => (finish = resolve)),
+        terminate() {},
+        onCrash() {},
+      }),
+      { size: 1, hangTimeoutMs: 10, maxAttempts: 3, paused: () => paused },
+      (_i, why) => replaced.push(why),
+    );
     const result = pool.submit({ id: 1, behaviour: 'ok' });
     // Ten hang deadlines pass while paused.
     await vi.advanceTimersByTimeAsync(100);
@@ -137,7 +161,12 @@ describe('Batcher', () => {
   });
 
   it('rejects every request of a failed batch', async () => {
-    const batcher = new Batcher<number, number>(async () => { throw new Error('device lost'); }, { maxBatch: 2, windowMs: 1 });
+    const batcher = new Batcher<number, number>(
+      async () => {
+        throw new Error('device lost');
+      },
+      { maxBatch: 2, windowMs: 1 },
+    );
     await expect(Promise.all([batcher.submit(1), batcher.submit(2)])).rejects.toThrow('device lost');
   });
 });

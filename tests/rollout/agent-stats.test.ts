@@ -2,7 +2,14 @@ import { expect, it } from 'vitest';
 import type { TrajectoryStep } from '../../src/contracts.ts';
 import { agentStats } from '../../src/rollout/agent-stats.ts';
 
-const call = (error: string | null): TrajectoryStep => ({ step_id: 0, turn: 0, thought: null, observation: '', timestamp: 0, tool_call: { tool_name: 'sh', parameters: {}, result: '', error, latency_ms: 1 } });
+const call = (error: string | null): TrajectoryStep => ({
+  step_id: 0,
+  turn: 0,
+  thought: null,
+  observation: '',
+  timestamp: 0,
+  tool_call: { tool_name: 'sh', parameters: {}, result: '', error, latency_ms: 1 },
+});
 
 it('counts calls per episode, multi-call successes, retries and recoveries after a failed call', () => {
   const s = agentStats([

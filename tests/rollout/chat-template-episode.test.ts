@@ -22,7 +22,10 @@ describe('an episode in the model’s own chat template', () => {
     const env = getEnvironment('arith_tool');
     const task = env.generate(3, 1, 'test');
     const expression = String(task.data.expression);
-    const turns = [`<tool_call>\n{"name": "calc", "arguments": {"expression": "${expression}"}}\n</tool_call>`, `${task.data.answer as number}`];
+    const turns = [
+      `<tool_call>\n{"name": "calc", "arguments": {"expression": "${expression}"}}\n</tool_call>`,
+      `${task.data.answer as number}`,
+    ];
     const policy = new ScriptedPolicy({ turns, tokenizer });
     const t = await runEpisode({ policy, env, task, seed: 1, maxSteps: 3 });
 

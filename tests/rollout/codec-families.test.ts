@@ -10,10 +10,23 @@
 import { describe, expect, it } from 'vitest';
 import { runEpisode } from '../../src/rollout/episode.ts';
 import { familyTokenizer, type Family } from '../format/family-templates.ts';
-import { answer, CASES, env, expectTokensAreTheRendering, expression, FamilyPolicy, task, templateOf, type Case } from './family-scripts.ts';
+import {
+  answer,
+  CASES,
+  env,
+  expectTokensAreTheRendering,
+  expression,
+  FamilyPolicy,
+  task,
+  templateOf,
+  type Case,
+} from './family-scripts.ts';
 
 describe('an episode in each small-model call format', () => {
-  for (const [family, c] of Object.entries(CASES).filter(([f]) => !['qwen2.5', 'qwen3', 'llama3.1'].includes(f)) as [Family, Case][]) {
+  for (const [family, c] of Object.entries(CASES).filter(([f]) => !['qwen2.5', 'qwen3', 'llama3.1'].includes(f)) as [
+    Family,
+    Case,
+  ][]) {
     it(`${family}: codec ${c.codec} chosen, the call read and run, tools where its template puts them, tokens = the rendering`, async () => {
       const tokenizer = familyTokenizer(family);
       expect(templateOf(tokenizer).toolSupport.codec.family).toBe(c.codec);
@@ -22,7 +35,12 @@ describe('an episode in each small-model call format', () => {
 
       expect(t.finish_reason).toBe('answer');
       expect(t.steps).toHaveLength(1);
-      expect(t.steps[0].tool_call).toMatchObject({ tool_name: 'calc', parameters: { expression }, error: null, result: answer });
+      expect(t.steps[0].tool_call).toMatchObject({
+        tool_name: 'calc',
+        parameters: { expression },
+        error: null,
+        result: answer,
+      });
       expect(t.steps[0].thought).toBe(c.thought ?? null);
       expect(t.final_response).toBe(answer);
       expect(await env.evaluate(task, t)).toBe(1);

@@ -18,13 +18,26 @@ const solve = [`<think>Use calc.</think>\n${calcCall(expression)}`, answer];
 describe('runEpisode', () => {
   it('records a full trajectory: tool calls, observations, timings, messages, events', async () => {
     const events: EpisodeEvent[] = [];
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: solve, pieceChars: 8 }), env: arith, task, seed: 5, groupId: 'g', runId: 'r', onEvent: (e) => events.push(e) });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: solve, pieceChars: 8 }),
+      env: arith,
+      task,
+      seed: 5,
+      groupId: 'g',
+      runId: 'r',
+      onEvent: (e) => events.push(e),
+    });
     expect(t.finish_reason).toBe('answer');
     expect(t.final_response).toBe(answer);
     expect(t.steps).toHaveLength(1);
     const [step] = t.steps;
     expect(step).toMatchObject({ step_id: 0, turn: 0, thought: 'Use calc.', observation: answer });
-    expect(step.tool_call).toMatchObject({ tool_name: 'calc', parameters: { expression }, result: answer, error: null });
+    expect(step.tool_call).toMatchObject({
+      tool_name: 'calc',
+      parameters: { expression },
+      result: answer,
+      error: null,
+    });
     expect(step.tool_call!.latency_ms).toBeGreaterThanOrEqual(0);
     expect(step.timestamp).toBeGreaterThan(1.7e9);
     expect(t.wall_time_seconds).toBeGreaterThan(0);
@@ -32,7 +45,17 @@ describe('runEpisode', () => {
     expect(t.messages[0].content).toContain('calc(expression)');
     expect(t.messages[3].content).toBe(`<tool_response>\n${answer}\n</tool_response>`);
     expect(t.tools.map((s) => s.name)).toEqual(['calc']);
-    expect(t).toMatchObject({ task_id: task.id, task_description: task.prompt, model_id: 'scripted', env: 'arith_tool', split: 'train', difficulty: 1, seed: 5, group_id: 'g', run_id: 'r' });
+    expect(t).toMatchObject({
+      task_id: task.id,
+      task_description: task.prompt,
+      model_id: 'scripted',
+      env: 'arith_tool',
+      split: 'train',
+      difficulty: 1,
+      seed: 5,
+      group_id: 'g',
+      run_id: 'r',
+    });
     expect(t.tokens).toEqual([]);
     expect(t.judge_score).toBeNull();
     expect(await arith.evaluate(task, t)).toBe(1);
@@ -42,7 +65,10 @@ describe('runEpisode', () => {
     expect(kinds.filter((k) => k === 'text').length).toBeGreaterThan(1);
     expect(kinds.indexOf('tool_call')).toBeLessThan(kinds.indexOf('tool_result'));
     expect(kinds.at(-1)).toBe('done');
-    const text = events.filter((e) => e.type === 'text' && e.turn === 0).map((e) => (e as { piece: string }).piece).join('');
+    const text = events
+      .filter((e) => e.type === 'text' && e.turn === 0)
+      .map((e) => (e as { piece: string }).piece)
+      .join('');
     expect(text).toBe(solve[0]);
     // Plain data all the way: it survives structured clone.
     expect(structuredClone(t)).toEqual(t);
@@ -83,7 +109,13 @@ describe('runEpisode', () => {
   });
 
   it('stops at maxSteps without a final answer', async () => {
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: () => calcCall('1 + 1') }), env: arith, task, seed: 1, maxSteps: 3 });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: () => calcCall('1 + 1') }),
+      env: arith,
+      task,
+      seed: 1,
+      maxSteps: 3,
+    });
     expect(t.finish_reason).toBe('max_steps');
     expect(t.final_response).toBeNull();
     expect(t.steps.map((s) => s.turn)).toEqual([0, 1, 2]);
@@ -91,14 +123,22 @@ describe('runEpisode', () => {
   });
 
   it('ends with finish_reason error when the policy fails', async () => {
-    const broken: Policy = { id: 'broken', tokenizer: null, generate: () => Promise.reject(new Error('endpoint down')) };
+    const broken: Policy = {
+      id: 'broken',
+      tokenizer: null,
+      generate: () => Promise.reject(new Error('endpoint down')),
+    };
     const t = await runEpisode({ policy: broken, env: arith, task, seed: 1 });
     expect(t.finish_reason).toBe('error');
     expect(t.steps[0]).toMatchObject({ tool_call: null, observation: 'policy error: endpoint down' });
   });
 
   it('reports a truncated final turn as max_tokens', async () => {
-    const cut: Policy = { id: 'cut', tokenizer: null, generate: async () => ({ text: '<think>long', tokens: [], logprobs: [], finish_reason: 'length' }) };
+    const cut: Policy = {
+      id: 'cut',
+      tokenizer: null,
+      generate: async () => ({ text: '<think>long', tokens: [], logprobs: [], finish_reason: 'length' }),
+    };
     const t = await runEpisode({ policy: cut, env: arith, task, seed: 1 });
     expect(t.finish_reason).toBe('max_tokens');
   });
@@ -115,7 +155,15 @@ describe('runEpisode', () => {
   it('throws when aborted', async () => {
     const controller = new AbortController();
     controller.abort();
-    await expect(runEpisode({ policy: new ScriptedPolicy({ turns: solve }), env: arith, task, seed: 1, signal: controller.signal })).rejects.toThrow();
+    await expect(
+      runEpisode({
+        policy: new ScriptedPolicy({ turns: solve }),
+        env: arith,
+        task,
+        seed: 1,
+        signal: controller.signal,
+      }),
+    ).rejects.toThrow();
   });
 });
 
@@ -128,7 +176,13 @@ describe('token-level episodes', () => {
     ['has a parse error', ['<tool_call>{"name": </tool_call>', answer], 4],
   ] as const) {
     it(`keeps tokens, mask, logprobs and turn spans consistent when it ${label}`, async () => {
-      const t = await runEpisode({ policy: new ScriptedPolicy({ turns: [...turns], tokenizer }), env: arith, task, seed: 9, maxSteps });
+      const t = await runEpisode({
+        policy: new ScriptedPolicy({ turns: [...turns], tokenizer }),
+        env: arith,
+        task,
+        seed: 9,
+        maxSteps,
+      });
       expect(t.assistant_mask).toHaveLength(t.tokens.length);
       expect(t.logprobs).toHaveLength(t.tokens.length);
       expect(t.token_count).toBe(t.tokens.length);
@@ -151,7 +205,12 @@ describe('token-level episodes', () => {
     const cut: Policy = {
       id: 'cut',
       tokenizer,
-      generate: async () => ({ text: 'abc', tokens: tokenizer.encode('abc'), logprobs: [-1, -1, -1], finish_reason: 'length' }),
+      generate: async () => ({
+        text: 'abc',
+        tokens: tokenizer.encode('abc'),
+        logprobs: [-1, -1, -1],
+        finish_reason: 'length',
+      }),
     };
     const t = await runEpisode({ policy: cut, env: arith, task, seed: 1 });
     expect(t.finish_reason).toBe('max_tokens');
@@ -174,7 +233,8 @@ describe('token-level episodes', () => {
   });
 
   it('replays: same seed → same tokens and logprobs', async () => {
-    const run = (seed: number) => runEpisode({ policy: new ScriptedPolicy({ turns: solve, tokenizer }), env: arith, task, seed });
+    const run = (seed: number) =>
+      runEpisode({ policy: new ScriptedPolicy({ turns: solve, tokenizer }), env: arith, task, seed });
     const [a, b, c] = await Promise.all([run(4), run(4), run(5)]);
     expect(b.tokens).toEqual(a.tokens);
     expect(b.logprobs).toEqual(a.logprobs);
@@ -182,7 +242,11 @@ describe('token-level episodes', () => {
   });
 
   it('refuses a tokenizer policy that returns text without tokens', async () => {
-    const bad: Policy = { id: 'bad', tokenizer, generate: async () => ({ text: 'hi', tokens: [], logprobs: [], finish_reason: 'stop' }) };
+    const bad: Policy = {
+      id: 'bad',
+      tokenizer,
+      generate: async () => ({ text: 'hi', tokens: [], logprobs: [], finish_reason: 'stop' }),
+    };
     await expect(runEpisode({ policy: bad, env: arith, task, seed: 1 })).rejects.toThrow(/text without tokens/);
   });
 });
@@ -190,19 +254,36 @@ describe('token-level episodes', () => {
 describe('runGroup', () => {
   it('runs n samples sharing a group id with distinct derived seeds', async () => {
     const seen: number[] = [];
-    const group = await runGroup({ policy: new ScriptedPolicy({ turns: solve }), env: arith, task, n: 4, baseSeed: 77, concurrency: 2, onEvent: (i, e) => e.type === 'done' && seen.push(i) });
+    const group = await runGroup({
+      policy: new ScriptedPolicy({ turns: solve }),
+      env: arith,
+      task,
+      n: 4,
+      baseSeed: 77,
+      concurrency: 2,
+      onEvent: (i, e) => e.type === 'done' && seen.push(i),
+    });
     expect(group).toHaveLength(4);
     expect(new Set(group.map((t) => t.group_id)).size).toBe(1);
     expect(group.map((t) => t.seed)).toEqual(groupSeeds(77, task.id, 4));
     expect(new Set(group.map((t) => t.seed)).size).toBe(4);
     expect(new Set(group.map((t) => t.id)).size).toBe(4);
     expect(seen.sort()).toEqual([0, 1, 2, 3]);
-    const again = await runGroup({ policy: new ScriptedPolicy({ turns: solve }), env: arith, task, n: 2, baseSeed: 77, groupId: 'fixed' });
+    const again = await runGroup({
+      policy: new ScriptedPolicy({ turns: solve }),
+      env: arith,
+      task,
+      n: 2,
+      baseSeed: 77,
+      groupId: 'fixed',
+    });
     expect(again.map((t) => t.seed)).toEqual(group.slice(0, 2).map((t) => t.seed));
     expect(again[0].group_id).toBe('fixed');
   });
 
   it('validates n', async () => {
-    await expect(runGroup({ policy: new ScriptedPolicy({ turns: solve }), env: arith, task, n: 0, baseSeed: 1 })).rejects.toThrow(/positive integer/);
+    await expect(
+      runGroup({ policy: new ScriptedPolicy({ turns: solve }), env: arith, task, n: 0, baseSeed: 1 }),
+    ).rejects.toThrow(/positive integer/);
   });
 });

@@ -39,7 +39,11 @@ describe('evaluatePolicy', () => {
   it('evaluates distinct items, drawn in a fixed order', async () => {
     const env = defineEnvironment(echoEnv(100_000));
     const prompts: string[] = [];
-    const [r] = await evaluatePolicy(halfRight, [env], { items: 40, seed: 3, onEpisode: (t) => prompts.push(t.task_description) });
+    const [r] = await evaluatePolicy(halfRight, [env], {
+      items: 40,
+      seed: 3,
+      onEpisode: (t) => prompts.push(t.task_description),
+    });
     expect(r.n).toBe(40);
     expect(r.distinct).toBe(40);
     expect(r.asked).toBe(40);
@@ -59,7 +63,11 @@ describe('evaluatePolicy', () => {
     expect(testItems.length).toBeLessThan(20);
 
     const prompts: string[] = [];
-    const [r] = await evaluatePolicy(halfRight, [env], { items: 100, seed: 5, onEpisode: (t) => prompts.push(t.task_description) });
+    const [r] = await evaluatePolicy(halfRight, [env], {
+      items: 100,
+      seed: 5,
+      onEpisode: (t) => prompts.push(t.task_description),
+    });
     expect(r.asked).toBe(100);
     expect(r.distinct).toBe(testItems.length);
     expect(r.n).toBe(testItems.length);
@@ -79,6 +87,8 @@ describe('evaluatePolicy', () => {
   it('fails loudly when the split has no item at all', async () => {
     const env = defineEnvironment({ ...echoEnv(1), name: 'echo_one', testFraction: 0.7 });
     const split = env.splitOf('1') === 'test' ? 'train' : 'test';
-    await expect(evaluatePolicy(halfRight, [env], { items: 5, seed: 1, split })).rejects.toThrow(/item space is too small/);
+    await expect(evaluatePolicy(halfRight, [env], { items: 5, seed: 1, split })).rejects.toThrow(
+      /item space is too small/,
+    );
   });
 });

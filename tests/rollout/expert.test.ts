@@ -18,7 +18,9 @@ describe('expertTranscripts', () => {
       expect(tokenizer.decode(t.tokens)).toBe(renderChatML(t.messages));
       // Short, natural turns: a brief thought and one call, then the bare answer.
       const [call, answer] = t.messages.filter((m) => m.role === 'assistant').map((m) => m.content);
-      expect(call).toMatch(/^<think>[^<]{1,40}<\/think>\n<tool_call>\{"name":"js","arguments":\{"code":".*"\}\}<\/tool_call>$/);
+      expect(call).toMatch(
+        /^<think>[^<]{1,40}<\/think>\n<tool_call>\{"name":"js","arguments":\{"code":".*"\}\}<\/tool_call>$/,
+      );
       expect(answer).toMatch(/^\d+$/);
     }
   });

@@ -25,13 +25,22 @@ type Scripted = 'qwen2.5' | 'qwen3' | 'llama3.1';
 const SCRIPTS: Record<Scripted, string[]> = {
   'qwen2.5': [`<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, answer],
   // Qwen3 thinks on every turn; on a call turn the block is often empty, and must stay as sampled.
-  qwen3: [`<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`, `<think>\nThe tool says ${answer}.\n</think>\n\n${answer}`],
+  qwen3: [
+    `<think>\n\n</think>\n\n<tool_call>\n{"name": "calc", "arguments": ${args}}\n</tool_call>`,
+    `<think>\nThe tool says ${answer}.\n</think>\n\n${answer}`,
+  ],
   'llama3.1': [`{"name": "calc", "parameters": ${args}}`, answer],
 };
-const STOP: Record<Scripted | 'smollm2', string> = { 'qwen2.5': '<|im_end|>', qwen3: '<|im_end|>', 'llama3.1': '<|eot_id|>', smollm2: '<|im_end|>' };
+const STOP: Record<Scripted | 'smollm2', string> = {
+  'qwen2.5': '<|im_end|>',
+  qwen3: '<|im_end|>',
+  'llama3.1': '<|eot_id|>',
+  smollm2: '<|im_end|>',
+};
 
 /** Plain ChatML turns, for templates written inline. */
-const CHATML_TURNS = "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}{{ m.content }}{{ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+const CHATML_TURNS =
+  "{% for m in messages %}{{ '<|im_start|>' + m.role + '\\n' }}{{ m.content }}{{ '<|im_end|>\\n' }}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 describe('an episode in each model family’s own format', () => {
   for (const family of ['qwen2.5', 'qwen3', 'llama3.1'] as const) {
@@ -42,7 +51,12 @@ describe('an episode in each model family’s own format', () => {
 
       expect(t.finish_reason).toBe('answer');
       expect(t.steps).toHaveLength(1);
-      expect(t.steps[0].tool_call).toMatchObject({ tool_name: 'calc', parameters: { expression }, error: null, result: answer });
+      expect(t.steps[0].tool_call).toMatchObject({
+        tool_name: 'calc',
+        parameters: { expression },
+        error: null,
+        result: answer,
+      });
       expect(await env.evaluate(task, t)).toBe(1);
       expectTokensAreTheRendering(t, tokenizer);
       // The template lists the tools; Spindle's own tool text stays out of the system prompt.
@@ -57,7 +71,13 @@ describe('an episode in each model family’s own format', () => {
 
   it('qwen3: the empty think of a call turn is rendered back as sampled, not dropped', async () => {
     const tokenizer = familyTokenizer('qwen3');
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: SCRIPTS.qwen3, tokenizer }), env, task, seed: 1, maxSteps: 3 });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: SCRIPTS.qwen3, tokenizer }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: 3,
+    });
     const rendered = templateOf(tokenizer).render(t.messages, { tools: t.tools });
     // Given as text, the template would drop an empty think from any turn but the last; as reasoning_content written as sampled it keeps it.
     for (const turn of SCRIPTS.qwen3) expect(rendered).toContain(`<|im_start|>assistant\n${turn}<|im_end|>\n`);
@@ -75,10 +95,18 @@ describe('an episode in each model family’s own format', () => {
 
   it('llama3.1: chat JSONL export lifts its JSON calls into tool_calls, as the Hermes ones are', async () => {
     const tokenizer = familyTokenizer('llama3.1');
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: SCRIPTS['llama3.1'], tokenizer }), env, task, seed: 1, maxSteps: 3 });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: SCRIPTS['llama3.1'], tokenizer }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: 3,
+    });
     const row = trajectoryToChatRow(t);
     const assistant = row.messages.filter((m) => m.role === 'assistant');
-    expect(assistant[0].tool_calls).toEqual([{ type: 'function', function: { name: 'calc', arguments: { expression } } }]);
+    expect(assistant[0].tool_calls).toEqual([
+      { type: 'function', function: { name: 'calc', arguments: { expression } } },
+    ]);
     expect(assistant[0].content).toBe('');
     expect(assistant[1]).toEqual({ role: 'assistant', content: answer });
     expect(row.messages.filter((m) => m.role === 'tool').map((m) => m.content)).toEqual([answer]);
@@ -87,11 +115,19 @@ describe('an episode in each model family’s own format', () => {
   it('llama3.1: two calls in one turn, which its template refuses, are a step error with the template’s message', async () => {
     const tokenizer = familyTokenizer('llama3.1');
     const two = `{"name": "calc", "parameters": ${args}}; {"name": "calc", "parameters": {"expression": "1+1"}}`;
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: [two, answer], tokenizer }), env, task, seed: 1, maxSteps: 3 });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: [two, answer], tokenizer }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: 3,
+    });
     expect(t.finish_reason).toBe('error');
     expect(t.steps).toHaveLength(1);
     expect(t.steps[0].tool_call).toBeNull();
-    expect(t.steps[0].observation).toMatch(/^chat template error: .*This model can make only one tool call per message\./);
+    expect(t.steps[0].observation).toMatch(
+      /^chat template error: .*This model can make only one tool call per message\./,
+    );
     expect(t.final_response).toBeNull();
     // The sampled turn is kept, closed, and masked as sampled.
     expect(tokenizer.decode(t.tokens).endsWith(`${two}<|eot_id|>`)).toBe(true);
@@ -99,11 +135,22 @@ describe('an episode in each model family’s own format', () => {
   });
 
   it('a template that raises on the prompt is a step error too, not an exception', async () => {
-    const strict = "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}" + CHATML_TURNS;
+    const strict =
+      "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}" +
+      CHATML_TURNS;
     const tokenizer = familyTokenizer('smollm2', { template: strict });
-    const t = await runEpisode({ policy: new ScriptedPolicy({ turns: [answer], tokenizer }), env, task, seed: 1, maxSteps: 3, tools: [] });
+    const t = await runEpisode({
+      policy: new ScriptedPolicy({ turns: [answer], tokenizer }),
+      env,
+      task,
+      seed: 1,
+      maxSteps: 3,
+      tools: [],
+    });
     expect(t.finish_reason).toBe('error');
-    expect(t.steps.map((s) => s.observation)).toEqual(['chat template error: chat_template failed to render: System role not supported']);
+    expect(t.steps.map((s) => s.observation)).toEqual([
+      'chat template error: chat_template failed to render: System role not supported',
+    ]);
     expect(t.tokens).toEqual([]);
   });
 
@@ -121,7 +168,10 @@ describe('an episode in each model family’s own format', () => {
 
   it('a template with a call format of its own falls back to plain text, and says so', async () => {
     // Calls rendered in a format of its own (no <tool_call>, no Llama JSON): Spindle's Hermes text goes in the messages as written.
-    const own = CHATML_TURNS.replace('{{ m.content }}', "{{ m.content }}{% for c in m.tool_calls or [] %}[CALL {{ c.function.name }} {{ c.function.arguments | tojson }}]{% endfor %}");
+    const own = CHATML_TURNS.replace(
+      '{{ m.content }}',
+      '{{ m.content }}{% for c in m.tool_calls or [] %}[CALL {{ c.function.name }} {{ c.function.arguments | tojson }}]{% endfor %}',
+    );
     const tokenizer = familyTokenizer('smollm2', { template: own });
     const turns = SCRIPTS['qwen2.5'];
     const t = await runEpisode({ policy: new ScriptedPolicy({ turns, tokenizer }), env, task, seed: 1, maxSteps: 3 });

@@ -27,7 +27,10 @@ export interface Turn {
 /** Samples scripted turns as a token-level policy: the turn's tokens and its stop token. */
 export class FamilyPolicy implements Policy {
   readonly id = 'family-script';
-  constructor(readonly tokenizer: HfTokenizer, private readonly turns: Turn[]) {}
+  constructor(
+    readonly tokenizer: HfTokenizer,
+    private readonly turns: Turn[],
+  ) {}
 
   async generate(context: PolicyContext): Promise<PolicyTurn> {
     const { text, stop } = this.turns[context.messages.filter((m) => m.role === 'assistant').length];
@@ -54,67 +57,115 @@ const FENCE = '```';
 const hermes = (e: string) => `<tool_call>\n{"name": "calc", "arguments": ${args(e)}}\n</tool_call>`;
 export const CASES: Partial<Record<Family, Case>> = {
   'qwen2.5': {
-    codec: 'hermes', call: (e) => hermes(e), twoCalls: (a, b) => `${hermes(a)}\n${hermes(b)}`,
-    final: { text: answer, stop: '<|im_end|>' }, callStop: '<|im_end|>', listed: '"name": "calc", "description"',
+    codec: 'hermes',
+    call: (e) => hermes(e),
+    twoCalls: (a, b) => `${hermes(a)}\n${hermes(b)}`,
+    final: { text: answer, stop: '<|im_end|>' },
+    callStop: '<|im_end|>',
+    listed: '"name": "calc", "description"',
   },
   // Qwen3 thinks on every turn; on a call turn the block is often empty, and must stay as sampled.
   qwen3: {
-    codec: 'hermes', thought: '', call: (e) => `<think>\n\n</think>\n\n${hermes(e)}`, twoCalls: (a, b) => `<think>\n\n</think>\n\n${hermes(a)}\n${hermes(b)}`,
-    final: { text: `<think>\nThe tool says ${answer}.\n</think>\n\n${answer}`, stop: '<|im_end|>' }, callStop: '<|im_end|>', listed: '"name": "calc", "description"',
+    codec: 'hermes',
+    thought: '',
+    call: (e) => `<think>\n\n</think>\n\n${hermes(e)}`,
+    twoCalls: (a, b) => `<think>\n\n</think>\n\n${hermes(a)}\n${hermes(b)}`,
+    final: { text: `<think>\nThe tool says ${answer}.\n</think>\n\n${answer}`, stop: '<|im_end|>' },
+    callStop: '<|im_end|>',
+    listed: '"name": "calc", "description"',
   },
   // Llama's template writes one call per turn (it raises on two).
   'llama3.1': {
-    codec: 'llama3-json', call: (e) => `{"name": "calc", "parameters": ${args(e)}}`, twoCalls: null,
-    final: { text: answer, stop: '<|eot_id|>' }, callStop: '<|eot_id|>', listed: '"name": "calc", "description"',
+    codec: 'llama3-json',
+    call: (e) => `{"name": "calc", "parameters": ${args(e)}}`,
+    twoCalls: null,
+    final: { text: answer, stop: '<|eot_id|>' },
+    callStop: '<|eot_id|>',
+    listed: '"name": "calc", "description"',
   },
   mistral: {
-    codec: 'mistral', call: (e) => `[TOOL_CALLS]calc[ARGS]${args(e)}`, twoCalls: (a, b) => `[TOOL_CALLS]calc[ARGS]${args(a)}[TOOL_CALLS]calc[ARGS]${args(b)}`,
-    final: { text: answer, stop: '</s>' }, callStop: '</s>', listed: '"name": "calc", "description"',
+    codec: 'mistral',
+    call: (e) => `[TOOL_CALLS]calc[ARGS]${args(e)}`,
+    twoCalls: (a, b) => `[TOOL_CALLS]calc[ARGS]${args(a)}[TOOL_CALLS]calc[ARGS]${args(b)}`,
+    final: { text: answer, stop: '</s>' },
+    callStop: '</s>',
+    listed: '"name": "calc", "description"',
   },
   'qwen3-coder': {
     codec: 'qwen3-coder',
     call: (e) => `<tool_call>\n<function=calc>\n<parameter=expression>\n${e}\n</parameter>\n</function>\n</tool_call>`,
-    twoCalls: (a, b) => [a, b].map((e) => `<tool_call>\n<function=calc>\n<parameter=expression>\n${e}\n</parameter>\n</function>\n</tool_call>`).join('\n'),
-    final: { text: answer, stop: '<|im_end|>' }, callStop: '<|im_end|>', listed: '<name>calc</name>',
+    twoCalls: (a, b) =>
+      [a, b]
+        .map(
+          (e) => `<tool_call>\n<function=calc>\n<parameter=expression>\n${e}\n</parameter>\n</function>\n</tool_call>`,
+        )
+        .join('\n'),
+    final: { text: answer, stop: '<|im_end|>' },
+    callStop: '<|im_end|>',
+    listed: '<name>calc</name>',
   },
   functiongemma: {
     codec: 'function-gemma',
     call: (e) => `<start_function_call>call:calc{expression:<escape>${e}<escape>}<end_function_call>`,
-    twoCalls: (a, b) => [a, b].map((e) => `<start_function_call>call:calc{expression:<escape>${e}<escape>}<end_function_call>`).join(''),
-    final: { text: answer, stop: '<end_of_turn>' }, callStop: '<end_of_turn>', listed: 'declaration:calc{',
+    twoCalls: (a, b) =>
+      [a, b].map((e) => `<start_function_call>call:calc{expression:<escape>${e}<escape>}<end_function_call>`).join(''),
+    final: { text: answer, stop: '<end_of_turn>' },
+    callStop: '<end_of_turn>',
+    listed: 'declaration:calc{',
   },
   'phi4-mini': {
     codec: 'phi4-mini',
     call: (e) => `<|tool_call|>[{"name": "calc", "arguments": ${args(e)}}]<|/tool_call|>`,
-    twoCalls: (a, b) => `<|tool_call|>[{"name": "calc", "arguments": ${args(a)}}, {"name": "calc", "arguments": ${args(b)}}]<|/tool_call|>`,
-    final: { text: answer, stop: '<|end|>' }, callStop: '<|end|>', listed: '{"name": "calc", "description"',
+    twoCalls: (a, b) =>
+      `<|tool_call|>[{"name": "calc", "arguments": ${args(a)}}, {"name": "calc", "arguments": ${args(b)}}]<|/tool_call|>`,
+    final: { text: answer, stop: '<|end|>' },
+    callStop: '<|end|>',
+    listed: '{"name": "calc", "description"',
   },
   // SmolLM3's template takes the calls in the assistant's text: they stay there, as sampled.
   smollm3: {
-    codec: 'hermes', thought: 'I will use calc.',
-    call: (e) => `<think>\nI will use calc.\n</think>\n<tool_call>\n{"name": "calc", "arguments": ${args(e)}}\n</tool_call>`,
-    twoCalls: (a, b) => [a, b].map((e) => `<tool_call>\n{"name": "calc", "arguments": ${args(e)}}\n</tool_call>`).join('\n'),
-    final: { text: `<think>\nThe tool says ${answer}.\n</think>\n${answer}`, stop: '<|im_end|>' }, callStop: '<|im_end|>', listed: '"name": "calc", "description"',
+    codec: 'hermes',
+    thought: 'I will use calc.',
+    call: (e) =>
+      `<think>\nI will use calc.\n</think>\n<tool_call>\n{"name": "calc", "arguments": ${args(e)}}\n</tool_call>`,
+    twoCalls: (a, b) =>
+      [a, b].map((e) => `<tool_call>\n{"name": "calc", "arguments": ${args(e)}}\n</tool_call>`).join('\n'),
+    final: { text: `<think>\nThe tool says ${answer}.\n</think>\n${answer}`, stop: '<|im_end|>' },
+    callStop: '<|im_end|>',
+    listed: '"name": "calc", "description"',
   },
   deepseek: {
     codec: 'deepseek',
-    call: (e) => `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>calc\n${FENCE}json\n${args(e)}\n${FENCE}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
-    twoCalls: (a, b) => `<｜tool▁calls▁begin｜>${[a, b].map((e) => `<｜tool▁call▁begin｜>function<｜tool▁sep｜>calc\n${FENCE}json\n${args(e)}\n${FENCE}<｜tool▁call▁end｜>`).join('\n')}<｜tool▁calls▁end｜>`,
-    final: { text: answer, stop: '<｜end▁of▁sentence｜>' }, callStop: '<｜end▁of▁sentence｜>', listed: '### calc',
+    call: (e) =>
+      `<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜>calc\n${FENCE}json\n${args(e)}\n${FENCE}<｜tool▁call▁end｜><｜tool▁calls▁end｜>`,
+    twoCalls: (a, b) =>
+      `<｜tool▁calls▁begin｜>${[a, b].map((e) => `<｜tool▁call▁begin｜>function<｜tool▁sep｜>calc\n${FENCE}json\n${args(e)}\n${FENCE}<｜tool▁call▁end｜>`).join('\n')}<｜tool▁calls▁end｜>`,
+    final: { text: answer, stop: '<｜end▁of▁sentence｜>' },
+    callStop: '<｜end▁of▁sentence｜>',
+    listed: '### calc',
   },
   // gpt-oss stops at <|call|> after a call, so a turn holds one; its arguments are compact JSON, kept as written.
   'gpt-oss': {
-    codec: 'harmony', thought: 'Use calc.',
-    call: (e) => `<|channel|>analysis<|message|>Use calc.<|end|><|start|>assistant<|channel|>commentary to=functions.calc <|constrain|>json<|message|>${JSON.stringify({ expression: e })}`,
+    codec: 'harmony',
+    thought: 'Use calc.',
+    call: (e) =>
+      `<|channel|>analysis<|message|>Use calc.<|end|><|start|>assistant<|channel|>commentary to=functions.calc <|constrain|>json<|message|>${JSON.stringify({ expression: e })}`,
     twoCalls: null,
-    final: { text: `<|channel|>analysis<|message|>The tool says ${answer}.<|end|><|start|>assistant<|channel|>final<|message|>${answer}`, stop: '<|return|>' },
-    callStop: '<|call|>', listed: 'type calc = ',
+    final: {
+      text: `<|channel|>analysis<|message|>The tool says ${answer}.<|end|><|start|>assistant<|channel|>final<|message|>${answer}`,
+      stop: '<|return|>',
+    },
+    callStop: '<|call|>',
+    listed: 'type calc = ',
   },
 };
 
 /** The template as the agent loop uses it: the tool-use variant, the tokenizer's special tokens. */
 export function templateOf(tokenizer: HfTokenizer): ChatTemplate {
-  return ChatTemplate.fromTokenizerConfig(tokenizer.configJson, { tools: true, hasToken: (t) => tokenizer.tokenToId(t) !== undefined })!;
+  return ChatTemplate.fromTokenizerConfig(tokenizer.configJson, {
+    tools: true,
+    hasToken: (t) => tokenizer.tokenToId(t) !== undefined,
+  })!;
 }
 
 /** The episode's token ids are exactly the template's rendering of its messages. */

@@ -15,7 +15,7 @@ export function charTokenizer(): TextTokenizer {
     stopIds: [1, 2],
     encode(text: string): number[] {
       const ids: number[] = [];
-      for (let i = 0; i < text.length; ) {
+      for (let i = 0; i < text.length;) {
         if (text.startsWith(IM_START, i)) {
           ids.push(0);
           i += IM_START.length;
@@ -31,7 +31,9 @@ export function charTokenizer(): TextTokenizer {
       return ids;
     },
     decode(ids: number[]): string {
-      return ids.map((id) => (id === 0 ? IM_START : id === 1 ? IM_END : id === 2 ? '' : String.fromCodePoint(id - 3))).join('');
+      return ids
+        .map((id) => (id === 0 ? IM_START : id === 1 ? IM_END : id === 2 ? '' : String.fromCodePoint(id - 3)))
+        .join('');
     },
   };
 }

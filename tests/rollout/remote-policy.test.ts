@@ -21,7 +21,11 @@ beforeAll(async () => {
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
-      seen.push({ url: req.url ?? '', auth: req.headers.authorization, body: JSON.parse(data) as Record<string, unknown> });
+      seen.push({
+        url: req.url ?? '',
+        auth: req.headers.authorization,
+        body: JSON.parse(data) as Record<string, unknown>,
+      });
       if (reply.silent) return; // the client's timeout is the only way this request ends
       res.writeHead(reply.status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(reply.body));
@@ -50,7 +54,10 @@ const options: GenerateOptions = { seed: 7, sampling: { temperature: 0.3, top_k:
 
 describe('RemotePolicy', () => {
   it('posts an OpenAI chat completion and returns the text', async () => {
-    reply = { status: 200, body: { choices: [{ message: { role: 'assistant', content: '5' }, finish_reason: 'stop' }] } };
+    reply = {
+      status: 200,
+      body: { choices: [{ message: { role: 'assistant', content: '5' }, finish_reason: 'stop' }] },
+    };
     const pieces: string[] = [];
     const policy = new RemotePolicy({ baseUrl: `${baseUrl}/`, model: 'm1', apiKey: 'sk-test' });
     const turn = await policy.generate(context, { ...options, onText: (p) => pieces.push(p) });
@@ -61,7 +68,12 @@ describe('RemotePolicy', () => {
     expect(req.auth).toBe('Bearer sk-test');
     expect(req.body).toMatchObject({ model: 'm1', temperature: 0.3, top_p: 0.9, max_tokens: 50, seed: 7 });
     // Tool turns travel as user turns holding the <tool_response> block.
-    expect((req.body.messages as { role: string }[]).map((m) => m.role)).toEqual(['system', 'user', 'assistant', 'user']);
+    expect((req.body.messages as { role: string }[]).map((m) => m.role)).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'user',
+    ]);
     expect(policy.tokenizer).toBeNull();
     expect(policy.id).toBe('remote:m1');
   });
@@ -69,7 +81,17 @@ describe('RemotePolicy', () => {
   it('maps finish_reason length, native tool_calls and the temperature override', async () => {
     reply = {
       status: 200,
-      body: { choices: [{ message: { content: 'Let me check.', tool_calls: [{ function: { name: 'calc', arguments: '{"expression":"1+1"}' } }] }, finish_reason: 'length' }] },
+      body: {
+        choices: [
+          {
+            message: {
+              content: 'Let me check.',
+              tool_calls: [{ function: { name: 'calc', arguments: '{"expression":"1+1"}' } }],
+            },
+            finish_reason: 'length',
+          },
+        ],
+      },
     };
     const turn = await new RemotePolicy({ baseUrl, model: 'm2', temperature: 0 }).generate(context, options);
     expect(turn.finish_reason).toBe('length');
@@ -85,12 +107,16 @@ describe('RemotePolicy', () => {
 
   it('reports a reply without choices', async () => {
     reply = { status: 200, body: { nope: true } };
-    await expect(new RemotePolicy({ baseUrl, model: 'm' }).generate(context, options)).rejects.toThrow(/no choices\[0\]\.message/);
+    await expect(new RemotePolicy({ baseUrl, model: 'm' }).generate(context, options)).rejects.toThrow(
+      /no choices\[0\]\.message/,
+    );
   });
 
   it('times out', async () => {
     reply = { status: 200, body: {}, silent: true };
-    await expect(new RemotePolicy({ baseUrl, model: 'm', timeoutMs: 50 }).generate(context, options)).rejects.toThrow(/no reply within 50 ms/);
+    await expect(new RemotePolicy({ baseUrl, model: 'm', timeoutMs: 50 }).generate(context, options)).rejects.toThrow(
+      /no reply within 50 ms/,
+    );
   });
 
   it('validates its options', () => {

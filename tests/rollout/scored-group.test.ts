@@ -4,12 +4,32 @@ import { fakeTrajectory } from './helpers.ts';
 
 describe('toScoredGroup', () => {
   const a = fakeTrajectory({ id: 'a', judge_score: 1 });
-  const b = fakeTrajectory({ id: 'b', judge_score: 0.25, tokens: [20, 21, 22], assistant_mask: [0, 1, 1], logprobs: [0, -1, -2], turn_spans: [[1, 3]] });
+  const b = fakeTrajectory({
+    id: 'b',
+    judge_score: 0.25,
+    tokens: [20, 21, 22],
+    assistant_mask: [0, 1, 1],
+    logprobs: [0, -1, -2],
+    turn_spans: [[1, 3]],
+  });
 
   it('uses Atropos field names, -100 masks and 1.0 logprob placeholders', () => {
     const g = toScoredGroup([a, b], { rewardScale: 2, envId: 3 });
     expect(Object.keys(g).sort()).toEqual(
-      ['advantages', 'env_id', 'generation_params', 'group_overrides', 'images', 'inference_logprobs', 'masks', 'messages', 'overrides', 'ref_logprobs', 'scores', 'tokens'].sort(),
+      [
+        'advantages',
+        'env_id',
+        'generation_params',
+        'group_overrides',
+        'images',
+        'inference_logprobs',
+        'masks',
+        'messages',
+        'overrides',
+        'ref_logprobs',
+        'scores',
+        'tokens',
+      ].sort(),
     );
     expect(g.tokens).toEqual([a.tokens, b.tokens]);
     expect(g.masks).toEqual([
@@ -44,7 +64,9 @@ describe('toScoredGroup', () => {
 
   it('refuses unjudged, untokenized, misaligned or mixed groups with a reason', () => {
     expect(() => toScoredGroup([fakeTrajectory({ judge_score: null })])).toThrow(/no judge_score/);
-    expect(() => toScoredGroup([fakeTrajectory({ tokens: [], assistant_mask: [], logprobs: [] })])).toThrow(/no tokens/);
+    expect(() => toScoredGroup([fakeTrajectory({ tokens: [], assistant_mask: [], logprobs: [] })])).toThrow(
+      /no tokens/,
+    );
     expect(() => toScoredGroup([fakeTrajectory({ logprobs: [0] })])).toThrow(/must be equal/);
     expect(() => toScoredGroup([a, fakeTrajectory({ group_id: 'other' })])).toThrow(/2 groups/);
     expect(() => toScoredGroup([])).toThrow(/at least one/);

@@ -34,7 +34,15 @@ describe('stop tokens', () => {
   it("config.json's list of end ids all stop", () => {
     const json = tinyTokenizerJson() as { added_tokens: object[] };
     const specials = ['<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|end|>'];
-    json.added_tokens = specials.map((content, i) => ({ id: 259 + i, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true }));
+    json.added_tokens = specials.map((content, i) => ({
+      id: 259 + i,
+      content,
+      single_word: false,
+      lstrip: false,
+      rstrip: false,
+      normalized: false,
+      special: true,
+    }));
     const tokenizer = HfTokenizer.fromJson(json, { eos_token: '<|endoftext|>' }, { eosTokenId: [259, 262] });
     expect([...tokenizer.stopIds].sort()).toEqual([259, 261, 262]);
   });

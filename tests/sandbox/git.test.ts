@@ -3,7 +3,11 @@ import { createToolbox } from '../../src/sandbox/index.ts';
 
 async function repo(files: Record<string, string> = {}, gitRepo = true) {
   const tb = await createToolbox({ tools: ['sh', 'git'], files, gitRepo });
-  return { tb, git: (command: string) => tb.call('git', { command }), sh: (command: string) => tb.call('sh', { command }) };
+  return {
+    tb,
+    git: (command: string) => tb.call('git', { command }),
+    sh: (command: string) => tb.call('sh', { command }),
+  };
 }
 
 describe('git tool on the shared in-memory file system', () => {
@@ -20,7 +24,12 @@ describe('git tool on the shared in-memory file system', () => {
     expect(commit.result).toMatch(/^\[main [0-9a-f]{7}\] Add readme\n 1 file changed$/);
     expect((await git('log --oneline')).result).toMatch(/^[0-9a-f]{7} Add readme$/);
     expect((await git('status')).result).toBe('On branch main\nnothing to commit, working tree clean');
-    expect(await tb.snapshotGit()).toMatchObject({ branch: 'main', branches: ['main'], log: [{ message: 'Add readme' }], status: {} });
+    expect(await tb.snapshotGit()).toMatchObject({
+      branch: 'main',
+      branches: ['main'],
+      log: [{ message: 'Add readme' }],
+      status: {},
+    });
   });
 
   it('gitRepo with files starts from an initial commit; the same actions give the same commit ids', async () => {
@@ -31,7 +40,10 @@ describe('git tool on the shared in-memory file system', () => {
       await git('add .');
       await git('commit -m second');
       oids.push((await git('rev-parse HEAD')).result);
-      expect((await git('log --oneline')).result.split('\n').map((l) => l.slice(8))).toEqual(['second', 'initial commit']);
+      expect((await git('log --oneline')).result.split('\n').map((l) => l.slice(8))).toEqual([
+        'second',
+        'initial commit',
+      ]);
     }
     expect(oids[0]).toMatch(/^[0-9a-f]{40}$/);
     expect(oids[1]).toBe(oids[0]);
@@ -89,14 +101,18 @@ describe('git tool on the shared in-memory file system', () => {
     const { git } = await repo({ 'a.txt': 'a\n' });
     expect((await git('commit -m nothing')).error).toBe('nothing to commit, working tree clean');
     expect((await git('commit')).error).toMatch(/commit message is required: git commit -m "message"/);
-    expect((await git('checkout nope')).error).toMatch(/pathspec 'nope' did not match any branch or file known to git \(branches: main\)/);
+    expect((await git('checkout nope')).error).toMatch(
+      /pathspec 'nope' did not match any branch or file known to git \(branches: main\)/,
+    );
     expect((await git('push origin main')).error).toMatch(/'push' is not a supported git command/);
     expect((await git('status | cat')).error).toMatch(/use the sh tool/);
   });
 
   it('git inside sh shares the working directory and the repository with the git tool', async () => {
     const { git, sh } = await repo({ 'docs/x.md': 'x\n' });
-    expect((await sh('cd docs && echo y > y.md && git add y.md && git status')).result).toBe('On branch main\nA  docs/y.md');
+    expect((await sh('cd docs && echo y > y.md && git add y.md && git status')).result).toBe(
+      'On branch main\nA  docs/y.md',
+    );
     expect((await git('commit -m "docs: y"')).error).toBeNull();
     expect((await sh('git log --oneline | wc -l')).result).toBe('2');
   });

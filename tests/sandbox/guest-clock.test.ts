@@ -4,7 +4,12 @@ import { GuestClock, LONG_OP_MS, MAX_GAP_MS, WALL_FACTOR } from '../../src/sandb
 /** A clock whose time moves only when the test says. */
 function manual() {
   let t = 1000;
-  return { now: () => t, advance: (ms: number) => { t += ms; } };
+  return {
+    now: () => t,
+    advance: (ms: number) => {
+      t += ms;
+    },
+  };
 }
 
 describe('GuestClock', () => {

@@ -35,14 +35,21 @@ describe('a single long built-in', () => {
 
   it('the js tool reports it as its error', async () => {
     const tb = await createToolbox({ tools: ['js'], timeoutMs: SHORT_MS });
-    expect((await tb.call('js', { code: attacks['one BigInt near the size cap as text'] })).error).toMatch(/^timeout: stopped after/);
+    expect((await tb.call('js', { code: attacks['one BigInt near the size cap as text'] })).error).toMatch(
+      /^timeout: stopped after/,
+    );
     expect(await tb.call('js', { code: '6 * 7' })).toEqual({ result: '42', error: null });
   }, 60_000);
 
   it('a built-in that never ends is stopped by the watchdog with a named timeout; the next call gets a fresh thread', async () => {
     // A generic array method over an array-like of length 2**53 loops in native code, past any interrupt check.
-    const r = await runJsIsolated('Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)', { timeoutMs: SHORT_MS });
-    expect(r).toMatchObject({ ...timeout, error: expect.stringMatching(/one built-in ran past the 50 ms deadline .* sandbox thread was stopped/) });
+    const r = await runJsIsolated('Array.prototype.lastIndexOf.call({ length: 2 ** 53 - 1 }, 1)', {
+      timeoutMs: SHORT_MS,
+    });
+    expect(r).toMatchObject({
+      ...timeout,
+      error: expect.stringMatching(/one built-in ran past the 50 ms deadline .* sandbox thread was stopped/),
+    });
     expect(await runJsIsolated('[1, 2].map((x) => x * 3).join()')).toMatchObject({ ok: true, value: '"3,6"' });
   }, 60_000);
 

@@ -36,7 +36,10 @@ describe('runJs basics', () => {
 
   it('settles a promise result (async IIFE)', async () => {
     expect(await runJs('(async () => { await null; return 6 * 7; })()')).toMatchObject({ ok: true, value: '42' });
-    expect(await runJs('(async () => { throw new RangeError("no") })()')).toMatchObject({ ok: false, error: 'RangeError: no' });
+    expect(await runJs('(async () => { throw new RangeError("no") })()')).toMatchObject({
+      ok: false,
+      error: 'RangeError: no',
+    });
     // Already settled when evaluation ends: its extra handle must be freed or QuickJS aborts the module.
     expect(await runJs('Promise.reject(new Error("early"))')).toMatchObject({ ok: false, error: 'Error: early' });
     expect(await runJs('Promise.resolve([1])')).toMatchObject({ ok: true, value: '[1]' });
@@ -51,7 +54,9 @@ describe('runJs basics', () => {
       },
     };
     expect(await runJs('add(2, 3) + pair("abc").n', { globals })).toMatchObject({ ok: true, value: '8' });
-    expect(await runJs('try { boom() } catch (e) { "caught " + e.message }', { globals })).toMatchObject({ value: '"caught host says no"' });
+    expect(await runJs('try { boom() } catch (e) { "caught " + e.message }', { globals })).toMatchObject({
+      value: '"caught host says no"',
+    });
   });
 
   it('refuses a stack limit above 128 KiB (it could overflow the host stack)', async () => {
@@ -68,14 +73,20 @@ describe('runJs adversarial properties', () => {
   });
 
   it('fails a memory bomb cleanly at the memory limit', async () => {
-    const r = await runJs('const a = []; while (true) a.push({ x: 1, y: [1, 2, 3] });', { memoryBytes: 1 << 20, timeoutMs: 10_000 });
+    const r = await runJs('const a = []; while (true) a.push({ x: 1, y: [1, 2, 3] });', {
+      memoryBytes: 1 << 20,
+      timeoutMs: 10_000,
+    });
     expect(r).toMatchObject({ ok: false, memoryExceeded: true, timedOut: false });
     expect(r.error).toMatch(/out of memory/);
     await expectHealthy();
   });
 
   it('fails a memory bomb inside a function (null error value) cleanly', async () => {
-    const r = await runJs('function f() { const a = []; for (;;) a.push(new Array(64).fill(0)); } f()', { memoryBytes: 1 << 20, timeoutMs: 10_000 });
+    const r = await runJs('function f() { const a = []; for (;;) a.push(new Array(64).fill(0)); } f()', {
+      memoryBytes: 1 << 20,
+      timeoutMs: 10_000,
+    });
     expect(r).toMatchObject({ ok: false, memoryExceeded: true });
     await expectHealthy();
   });
@@ -96,7 +107,22 @@ describe('runJs adversarial properties', () => {
   });
 
   it('exposes no network, process, module loader or page globals', async () => {
-    const names = ['fetch', 'XMLHttpRequest', 'WebSocket', 'process', 'require', 'module', 'window', 'document', 'localStorage', 'indexedDB', 'importScripts', 'setTimeout', 'Deno', 'Bun'];
+    const names = [
+      'fetch',
+      'XMLHttpRequest',
+      'WebSocket',
+      'process',
+      'require',
+      'module',
+      'window',
+      'document',
+      'localStorage',
+      'indexedDB',
+      'importScripts',
+      'setTimeout',
+      'Deno',
+      'Bun',
+    ];
     const r = await runJs(`[${names.map((n) => `typeof ${n}`).join(',')}]`);
     expect(r.ok).toBe(true);
     expect(JSON.parse(r.value!)).toEqual(names.map(() => 'undefined'));
@@ -104,9 +130,13 @@ describe('runJs adversarial properties', () => {
   });
 
   it('globalThis tampering does not leak into the next call or the host', async () => {
-    const r = await runJs('globalThis.leaked = 1; globalThis.JSON = null; Math.max = () => 0; Object.defineProperty(globalThis, "Array", { value: 1 }); "done"');
+    const r = await runJs(
+      'globalThis.leaked = 1; globalThis.JSON = null; Math.max = () => 0; Object.defineProperty(globalThis, "Array", { value: 1 }); "done"',
+    );
     expect(r).toMatchObject({ ok: true, value: '"done"' });
-    expect(await runJs('typeof JSON.stringify + Math.max(1, 2) + typeof Array.isArray')).toMatchObject({ value: '"function2function"' });
+    expect(await runJs('typeof JSON.stringify + Math.max(1, 2) + typeof Array.isArray')).toMatchObject({
+      value: '"function2function"',
+    });
     expect((globalThis as Record<string, unknown>).leaked).toBeUndefined();
     await expectHealthy();
   });
@@ -118,7 +148,9 @@ describe('runJs adversarial properties', () => {
   });
 
   it('tampering with built-ins cannot break how the result is formatted', async () => {
-    const r = await runJs('Array.prototype.join = () => { throw 1 }; JSON.stringify = () => "lie"; Object.keys = () => []; ({ a: [1, 2] })');
+    const r = await runJs(
+      'Array.prototype.join = () => { throw 1 }; JSON.stringify = () => "lie"; Object.keys = () => []; ({ a: [1, 2] })',
+    );
     expect(r).toMatchObject({ ok: true, value: '{"a":[1,2]}' });
   });
 
@@ -143,14 +175,21 @@ describe('runJs adversarial properties', () => {
   });
 
   it('cuts long strings in the guest with the built-ins it read first, as a value and as console output', async () => {
-    const r = await runJs('String.prototype.slice = () => "lie"; JSON.stringify = () => "lie"; console.log("x".repeat(100000), 7); "y".repeat(5000)', { maxValueChars: 100, maxOutputBytes: 50 });
+    const r = await runJs(
+      'String.prototype.slice = () => "lie"; JSON.stringify = () => "lie"; console.log("x".repeat(100000), 7); "y".repeat(5000)',
+      { maxValueChars: 100, maxOutputBytes: 50 },
+    );
     expect(r.ok).toBe(true);
     expect(r.value).toBe(`"${'y'.repeat(99)}...[truncated]`);
     expect(r.stdout.startsWith('x'.repeat(50))).toBe(true);
     // The rest of the line is counted as dropped: 100,000 x's, a space, "7" and the newline, less the 50 kept.
     expect(r.stdout).toMatch(/\.\.\.\[output truncated: 99953 more bytes\]$/);
-    expect((await runJs('[1, "a", null, undefined, 2n, Symbol("s"), () => 1, new Error("e"), -0, NaN]')).value).toBe('[1,"a",null,undefined,2n,Symbol(),[Function],Error: e,0,NaN]');
-    expect((await runJs('console.log(1, true, undefined, null, {a: 1}, "s"); 0')).stdout).toBe('1 true undefined null {"a":1} s\n');
+    expect((await runJs('[1, "a", null, undefined, 2n, Symbol("s"), () => 1, new Error("e"), -0, NaN]')).value).toBe(
+      '[1,"a",null,undefined,2n,Symbol(),[Function],Error: e,0,NaN]',
+    );
+    expect((await runJs('console.log(1, true, undefined, null, {a: 1}, "s"); 0')).stdout).toBe(
+      '1 true undefined null {"a":1} s\n',
+    );
   });
 
   it('describes what was thrown: errors by name and message, other values formatted, hostile ones safely', async () => {
@@ -162,7 +201,10 @@ describe('runJs adversarial properties', () => {
   });
 
   it('hostile values (cycles, throwing getters, huge arrays) are formatted safely', async () => {
-    const r = await runJs('const o = { get bad() { throw new Error("x") }, big: new Array(1e4).fill(7) }; o.self = o; o', { maxValueChars: 300 });
+    const r = await runJs(
+      'const o = { get bad() { throw new Error("x") }, big: new Array(1e4).fill(7) }; o.self = o; o',
+      { maxValueChars: 300 },
+    );
     expect(r.ok).toBe(true);
     expect(r.value).toContain('"bad":[unprintable]');
     expect(r.value).toContain('[Circular]');
@@ -170,7 +212,10 @@ describe('runJs adversarial properties', () => {
   });
 
   it('truncates huge output with a marker', async () => {
-    const r = await runJs('for (let i = 0; i < 5000; i++) console.log("line " + i); "end"', { maxOutputBytes: 1000, timeoutMs: 5000 });
+    const r = await runJs('for (let i = 0; i < 5000; i++) console.log("line " + i); "end"', {
+      maxOutputBytes: 1000,
+      timeoutMs: 5000,
+    });
     expect(r.ok).toBe(true);
     expect(r.stdout.startsWith('line 0\nline 1\n')).toBe(true);
     expect(r.stdout).toMatch(/\.\.\.\[output truncated: \d+ more bytes\]$/);
@@ -188,7 +233,11 @@ describe('runJs adversarial properties', () => {
     await runJs('var counter = 41; globalThis.keep = { counter }');
     expect(await runJs('typeof counter + "," + typeof keep')).toMatchObject({ value: '"undefined,undefined"' });
     // Over more calls than one runtime serves, with a tampered built-in each time.
-    for (let i = 0; i < 120; i++) expect((await runJs(`const seen = typeof globalThis.mark; globalThis.mark = ${i}; Array.prototype.push = null; seen`)).value).toBe('"undefined"');
+    for (let i = 0; i < 120; i++)
+      expect(
+        (await runJs(`const seen = typeof globalThis.mark; globalThis.mark = ${i}; Array.prototype.push = null; seen`))
+          .value,
+      ).toBe('"undefined"');
   });
 
   it('a promise job one call left queued never runs in a later call', async () => {

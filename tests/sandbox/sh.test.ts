@@ -29,14 +29,26 @@ describe('sh tool on the virtual file system', () => {
     const { sh, tb } = await shell({ 'src/a.js': 'A', 'src/b.js': 'B', 'x.txt': 'X' });
     expect((await sh('rm src')).error).toMatch(/Is a directory/);
     expect((await sh('mv x.txt y.txt && cp y.txt src/ && cp -r src lib')).error).toBeNull();
-    expect(Object.keys(tb.snapshotFiles()).sort()).toEqual(['lib/a.js', 'lib/b.js', 'lib/y.txt', 'src/a.js', 'src/b.js', 'src/y.txt', 'y.txt']);
+    expect(Object.keys(tb.snapshotFiles()).sort()).toEqual([
+      'lib/a.js',
+      'lib/b.js',
+      'lib/y.txt',
+      'src/a.js',
+      'src/b.js',
+      'src/y.txt',
+      'y.txt',
+    ]);
     expect((await sh('rm -r lib && rm y.txt && ls')).result).toBe('src');
     expect((await sh('rm nope')).error).toMatch(/cannot remove 'nope': No such file or directory/);
     expect((await sh('rm -f nope')).error).toBeNull();
   });
 
   it('grep (-n, -i, -v, -c, -r), head, tail, sort, uniq, find', async () => {
-    const { sh } = await shell({ 'log.txt': 'b ok\na ERROR one\nc ok\na error two\n', 'src/main.js': 'TODO fix\n', 'src/util.js': 'done\n' });
+    const { sh } = await shell({
+      'log.txt': 'b ok\na ERROR one\nc ok\na error two\n',
+      'src/main.js': 'TODO fix\n',
+      'src/util.js': 'done\n',
+    });
     expect((await sh('grep -n -i error log.txt')).result).toBe('2:a ERROR one\n4:a error two');
     expect((await sh('grep -c ok log.txt')).result).toBe('2');
     expect((await sh('grep -v ok log.txt | head -n 1')).result).toBe('a ERROR one');
@@ -59,7 +71,10 @@ describe('sh tool on the virtual file system', () => {
 
   it('&& stops after a failure, || runs on failure, ; always continues', async () => {
     const { sh } = await shell();
-    expect(await sh('cat missing && echo never')).toEqual({ result: '', error: 'cat: missing: No such file or directory' });
+    expect(await sh('cat missing && echo never')).toEqual({
+      result: '',
+      error: 'cat: missing: No such file or directory',
+    });
     expect((await sh('cat missing || echo fallback')).result).toMatch(/fallback/);
     expect((await sh('false ; echo after')).result).toBe('after');
   });
@@ -77,7 +92,9 @@ describe('sh tool on the virtual file system', () => {
   it('grep matches nested repetition without backtracking, and names what RE2 does not support', async () => {
     const { sh } = await shell({ 'a.txt': 'a'.repeat(40) + '!\n' + 'a'.repeat(40) + '\n' });
     expect((await sh('grep -c "^(a+)+$" a.txt')).result).toBe('1');
-    expect((await sh('grep "(a)\\1" a.txt')).error).toMatch(/invalid pattern .*backreferences and lookaround are not supported/);
+    expect((await sh('grep "(a)\\1" a.txt')).error).toMatch(
+      /invalid pattern .*backreferences and lookaround are not supported/,
+    );
   });
 
   it('find -name and globs match with * and ? (ignoring case with -iname)', async () => {

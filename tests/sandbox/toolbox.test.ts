@@ -5,11 +5,15 @@ describe('createToolbox', () => {
   it('exposes the schemas of the requested tools only, in whitelist order', async () => {
     const tb = await createToolbox({ tools: ['js', 'calc'] });
     expect(tb.schemas).toEqual([TOOL_SCHEMAS.calc, TOOL_SCHEMAS.js]);
-    expect((await tb.call('sh', { command: 'ls' })).error).toMatch(/unknown tool "sh"; available tools: calc \{"expression": string\}, js \{"code": string\}/);
+    expect((await tb.call('sh', { command: 'ls' })).error).toMatch(
+      /unknown tool "sh"; available tools: calc \{"expression": string\}, js \{"code": string\}/,
+    );
   });
 
   it('rejects tool names outside the whitelist with the list of valid ones', async () => {
-    await expect(createToolbox({ tools: ['calc', 'python'] })).rejects.toThrow(/unknown tool\(s\) "python"; the whitelist is calc, js, sh, git/);
+    await expect(createToolbox({ tools: ['calc', 'python'] })).rejects.toThrow(
+      /unknown tool\(s\) "python"; the whitelist is calc, js, sh, git/,
+    );
   });
 
   it('bad arguments become an error naming the tool and its expected arguments, never a throw', async () => {
@@ -18,20 +22,30 @@ describe('createToolbox', () => {
       result: '',
       error: 'calc: missing argument "expression"; calc expects {"expression": string}, got {"expr"}',
     });
-    expect((await tb.call('js', { code: { nested: true } })).error).toMatch(/argument "code" must be a string; js expects \{"code": string\}/);
-    expect((await tb.call('calc', null as unknown as Record<string, unknown>)).error).toMatch(/arguments must be an object/);
+    expect((await tb.call('js', { code: { nested: true } })).error).toMatch(
+      /argument "code" must be a string; js expects \{"code": string\}/,
+    );
+    expect((await tb.call('calc', null as unknown as Record<string, unknown>)).error).toMatch(
+      /arguments must be an object/,
+    );
     expect(await tb.call('calc', { expression: 6 })).toEqual({ result: '6', error: null });
   });
 
   it('calc tool returns the number and explains a bad expression', async () => {
     const tb = await createToolbox({ tools: ['calc'] });
     expect(await tb.call('calc', { expression: '17 * 23' })).toEqual({ result: '391', error: null });
-    expect(await tb.call('calc', { expression: '2^10' })).toEqual({ result: '', error: expect.stringMatching(/^calc: .*use \*\* for powers/) });
+    expect(await tb.call('calc', { expression: '2^10' })).toEqual({
+      result: '',
+      error: expect.stringMatching(/^calc: .*use \*\* for powers/),
+    });
   });
 
   it('js tool returns stdout then the value, and reports a timeout within the per-call limit', async () => {
     const tb = await createToolbox({ tools: ['js'], timeoutMs: 200 });
-    expect(await tb.call('js', { code: 'console.log("hi"); [1, 2].map((x) => x * 3)' })).toEqual({ result: 'hi\n[3,6]', error: null });
+    expect(await tb.call('js', { code: 'console.log("hi"); [1, 2].map((x) => x * 3)' })).toEqual({
+      result: 'hi\n[3,6]',
+      error: null,
+    });
     expect(await tb.call('js', { code: 'console.log("a")' })).toEqual({ result: 'a', error: null });
     const slow = await tb.call('js', { code: 'console.log("before"); for (;;) {}' });
     expect(slow.result).toBe('before');
@@ -46,7 +60,9 @@ describe('createToolbox', () => {
     // module cache makes the first calls load QuickJS while a busy loop takes 1.2 s of every task turn (more than deadline + 1 s by itself).
     vi.resetModules();
     const fresh = (await import('../../src/sandbox/index.ts')) as typeof import('../../src/sandbox/index.ts');
-    const boxes = await Promise.all(Array.from({ length: 8 }, () => fresh.createToolbox({ tools: ['js'], timeoutMs: 100 })));
+    const boxes = await Promise.all(
+      Array.from({ length: 8 }, () => fresh.createToolbox({ tools: ['js'], timeoutMs: 100 })),
+    );
     let settled = false;
     const busy = (async () => {
       while (!settled) {
@@ -75,7 +91,11 @@ describe('createToolbox', () => {
   });
 
   it('snapshotFiles returns the episode files without .git; dispose stops further calls', async () => {
-    const tb = await createToolbox({ tools: ['sh', 'git'], files: { 'a.txt': 'A\n', '/dir/b.txt': 'B\n' }, gitRepo: true });
+    const tb = await createToolbox({
+      tools: ['sh', 'git'],
+      files: { 'a.txt': 'A\n', '/dir/b.txt': 'B\n' },
+      gitRepo: true,
+    });
     await tb.call('sh', { command: 'echo C > dir/c.txt' });
     expect(tb.snapshotFiles()).toEqual({ 'a.txt': 'A\n', 'dir/b.txt': 'B\n', 'dir/c.txt': 'C\n' });
     tb.dispose();

@@ -5,7 +5,14 @@
  */
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { commitCheckpoint, getCheckpointHead, listCheckpoints, openStore, saveCheckpoint, stageCheckpoint } from '../../src/store/index.ts';
+import {
+  commitCheckpoint,
+  getCheckpointHead,
+  listCheckpoints,
+  openStore,
+  saveCheckpoint,
+  stageCheckpoint,
+} from '../../src/store/index.ts';
 
 const bytes = (n: number) => new Float32Array([n]).buffer;
 const input = (step: number) => ({ run_id: 'r', step, adapter: bytes(step), optimizer: null });
@@ -16,13 +23,16 @@ describe('a checkpoint staged and never committed', () => {
     await saveCheckpoint(store, input(1), 1);
     const orphan = await stageCheckpoint(store, input(2)); // killed here
     const redone = await saveCheckpoint(store, input(2), 1);
-    expect((await listCheckpoints(store, 'r')).map((c) => [c.step, c.id === orphan])).toEqual([[1, false], [2, false]]);
+    expect((await listCheckpoints(store, 'r')).map((c) => [c.step, c.id === orphan])).toEqual([
+      [1, false],
+      [2, false],
+    ]);
     expect((await getCheckpointHead(store, 'r'))?.latest).toBe(redone);
     await saveCheckpoint(store, input(3), 1);
     expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([1, 2, 3]);
   });
 
-  it('before the run\'s first commit, every other record is such a leftover', async () => {
+  it("before the run's first commit, every other record is such a leftover", async () => {
     const store = await openStore({ factory: new IDBFactory() });
     await stageCheckpoint(store, input(1)); // killed here
     const id = await stageCheckpoint(store, input(1));

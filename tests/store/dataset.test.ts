@@ -20,8 +20,14 @@ function small(i: number): Trajectory {
     judge_score: i % 7 === 0 ? null : (i % 10) / 10,
     success: i % 7 === 0 ? null : i % 10 >= 5,
     steps: Array.from({ length: i % 4 }, (_, k) => ({ ...steps[0], step_id: k })),
-    created_at: 1_000_000 + (i * 7919) % N, // not in id order
-    tokens: [], assistant_mask: [], logprobs: [], turn_spans: [], messages: [], votes: [], group_id: '',
+    created_at: 1_000_000 + ((i * 7919) % N), // not in id order
+    tokens: [],
+    assistant_mask: [],
+    logprobs: [],
+    turn_spans: [],
+    messages: [],
+    votes: [],
+    group_id: '',
   });
 }
 
@@ -30,7 +36,9 @@ beforeAll(async () => {
   all = Array.from({ length: N }, (_, i) => small(i));
   for (let i = 0; i < N; i += 1000) await putTrajectories(store, all.slice(i, i + 1000));
 });
-afterAll(async () => { await store.close(); });
+afterAll(async () => {
+  await store.close();
+});
 
 const byCreated = (a: Trajectory, b: Trajectory) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1);
 
@@ -49,21 +57,46 @@ describe('the trajectory dataset', () => {
   });
 
   it('applies every filter, alone and combined', async () => {
-    const filter = { envs: ['arith_tool', 'json_fix'], min_score: 0.3, max_score: 0.8, min_steps: 1, max_steps: 2, split: 'train' as const, run_id: 'run-even' };
-    const expected = all.filter((t) => ['arith_tool', 'json_fix'].includes(t.env) && t.judge_score !== null && t.judge_score >= 0.3
-      && t.judge_score <= 0.8 && t.steps.length >= 1 && t.steps.length <= 2 && t.split === 'train' && t.run_id === 'run-even').sort(byCreated);
+    const filter = {
+      envs: ['arith_tool', 'json_fix'],
+      min_score: 0.3,
+      max_score: 0.8,
+      min_steps: 1,
+      max_steps: 2,
+      split: 'train' as const,
+      run_id: 'run-even',
+    };
+    const expected = all
+      .filter(
+        (t) =>
+          ['arith_tool', 'json_fix'].includes(t.env) &&
+          t.judge_score !== null &&
+          t.judge_score >= 0.3 &&
+          t.judge_score <= 0.8 &&
+          t.steps.length >= 1 &&
+          t.steps.length <= 2 &&
+          t.split === 'train' &&
+          t.run_id === 'run-even',
+      )
+      .sort(byCreated);
     expect(expected.length).toBeGreaterThan(50);
     const got: string[] = [];
     for await (const t of commons().load(filter, { pageSize: 37 })) got.push(t.id);
     expect(got).toEqual(expected.map((t) => t.id));
     const tasks = [all[0].task_id, all[3].task_id];
     expect((await commons().page({ task_ids: tasks })).items.map((t) => t.task_id).sort()).toEqual([...tasks].sort());
-    expect((await commons().count({ task_prefix: 'arith_tool/test/' }))).toBe(all.filter((t) => t.task_id.startsWith('arith_tool/test/')).length);
+    expect(await commons().count({ task_prefix: 'arith_tool/test/' })).toBe(
+      all.filter((t) => t.task_id.startsWith('arith_tool/test/')).length,
+    );
   });
 
   it('pages with a cursor and with an offset, newest first too, ending with next = null', async () => {
     const filter = { envs: ['kv_lookup'] };
-    const expected = all.filter((t) => t.env === 'kv_lookup').sort(byCreated).reverse().map((t) => t.id);
+    const expected = all
+      .filter((t) => t.env === 'kv_lookup')
+      .sort(byCreated)
+      .reverse()
+      .map((t) => t.id);
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
@@ -92,6 +125,6 @@ describe('the trajectory dataset', () => {
     expect(stats.success_rate).toBeCloseTo(judged.filter((t) => t.success).length / judged.length, 10);
     expect(Object.values(stats.by_env).reduce((a, b) => a + b, 0)).toBe(subset.length);
     expect(await commons().count({ run_id: 'run-odd' })).toBe(subset.length);
-    expect((await commons().stats({ run_id: 'nope' }))).toMatchObject({ count: 0, avg_score: null, avg_steps: null });
+    expect(await commons().stats({ run_id: 'nope' })).toMatchObject({ count: 0, avg_score: null, avg_steps: null });
   });
 });

@@ -12,14 +12,25 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../../src/store/file-store.ts';
 import {
-  createRun, getRun, getTrajectory, listRuns, loadLatestCheckpoint, putTrajectories, putTrajectory, saveCheckpoint, setRunStatus, StoreError,
+  createRun,
+  getRun,
+  getTrajectory,
+  listRuns,
+  loadLatestCheckpoint,
+  putTrajectories,
+  putTrajectory,
+  saveCheckpoint,
+  setRunStatus,
+  StoreError,
 } from '../../src/store/index.ts';
 import type { SnapshotIo } from '../../src/store/snapshot-file.ts';
 import { makeTrajectory } from './fixtures.ts';
 import { fillingDisk, lyingDisk, mountSmallDisk, shortWrites, SMALL_DISK_BYTES, type SmallDisk } from './small-disk.ts';
 
 const cleanups: (() => void)[] = [];
-afterEach(() => { for (const c of cleanups.splice(0).reverse()) c(); });
+afterEach(() => {
+  for (const c of cleanups.splice(0).reverse()) c();
+});
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'spindle-full-disk-'));
   cleanups.push(() => rmSync(d, { recursive: true, force: true }));
@@ -31,7 +42,10 @@ async function storeWithRun(dir: string): Promise<Buffer> {
   const s = await openFileStore(dir);
   await createRun(s, DEFAULT_CONFIG, { id: 'run-a' });
   await setRunStatus(s, 'run-a', 'completed');
-  await putTrajectories(s, [makeTrajectory({ id: 'kept-1', group_id: 'ga' }), makeTrajectory({ id: 'kept-2', group_id: 'ga' })]);
+  await putTrajectories(s, [
+    makeTrajectory({ id: 'kept-1', group_id: 'ga' }),
+    makeTrajectory({ id: 'kept-2', group_id: 'ga' }),
+  ]);
   await saveCheckpoint(s, { run_id: 'run-a', step: 1, adapter: new Float32Array([1, 2, 3]).buffer, optimizer: null });
   await s.close();
   return readFileSync(join(dir, SNAPSHOT_FILE));
@@ -53,7 +67,8 @@ function writeTooMuch(s: FileStore, chars: number): Promise<void> {
   return putTrajectory(s, makeTrajectory({ id: 'too-big', final_response: 'x'.repeat(chars) }));
 }
 
-const FULL = /Could not save the Spindle store .*spindle\.db: no space left on device.*still holds its last complete save.*free disk space/s;
+const FULL =
+  /Could not save the Spindle store .*spindle\.db: no space left on device.*still holds its last complete save.*free disk space/s;
 
 describe('a full disk', () => {
   it('a save the disk cannot finish fails by name, keeps the old snapshot, and the next write and the close say so', async () => {

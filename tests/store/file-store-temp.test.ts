@@ -10,7 +10,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openFileStore, SNAPSHOT_FILE } from '../../src/store/file-store.ts';
 
 const dirs: string[] = [];
-afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }); });
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 describe('temporary snapshot files', () => {
   it('removes those of dead processes on open and keeps those of live ones', async () => {

@@ -3,14 +3,30 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openFileStore, SNAPSHOT_FILE } from '../../src/store/file-store.ts';
-import { openStore, putTrajectory, getTrajectory, saveCheckpoint, loadLatestCheckpoint, appendMetrics, listMetrics, createRun, getGroup } from '../../src/store/index.ts';
+import {
+  openStore,
+  putTrajectory,
+  getTrajectory,
+  saveCheckpoint,
+  loadLatestCheckpoint,
+  appendMetrics,
+  listMetrics,
+  createRun,
+  getGroup,
+} from '../../src/store/index.ts';
 import { dumpDatabase, encodeSnapshot } from '../../src/store/snapshot.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import { makeTrajectory } from './fixtures.ts';
 
 const dirs: string[] = [];
-function tempDir() { const d = mkdtempSync(join(tmpdir(), 'spindle-store-')); dirs.push(d); return d; }
-afterEach(() => { for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true }); });
+function tempDir() {
+  const d = mkdtempSync(join(tmpdir(), 'spindle-store-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
 
 describe('the file-backed store (Node CLI)', () => {
   it('saves after writes and reads everything back after reopening, binary and NaN included', async () => {
@@ -20,7 +36,13 @@ describe('the file-backed store (Node CLI)', () => {
     await createRun(a, DEFAULT_CONFIG, { id: 'run-a' });
     await putTrajectory(a, t);
     await appendMetrics(a, { run_id: 'run-a', step: 0, time: 1, metrics: { reward: 0.5, kl: NaN, big: Infinity } });
-    await saveCheckpoint(a, { run_id: 'run-a', step: 1, adapter: new Float32Array([1.5, -2]).buffer, optimizer: new Uint8Array([7, 8, 9]).buffer, meta: { w: new Float32Array([3]) } });
+    await saveCheckpoint(a, {
+      run_id: 'run-a',
+      step: 1,
+      adapter: new Float32Array([1.5, -2]).buffer,
+      optimizer: new Uint8Array([7, 8, 9]).buffer,
+      meta: { w: new Float32Array([3]) },
+    });
     await a.close();
     expect(readdirSync(dir)).toEqual([SNAPSHOT_FILE]); // no temporary file left behind
 
@@ -70,7 +92,9 @@ describe('the file-backed store (Node CLI)', () => {
     const path = join(dir, SNAPSHOT_FILE);
     const full = readFileSync(path);
     writeFileSync(path, full.subarray(0, full.byteLength - 10));
-    await expect(openFileStore(dir)).rejects.toThrow(new RegExp(`${SNAPSHOT_FILE}: not a readable Spindle database snapshot`));
+    await expect(openFileStore(dir)).rejects.toThrow(
+      new RegExp(`${SNAPSHOT_FILE}: not a readable Spindle database snapshot`),
+    );
     expect(readFileSync(path).byteLength).toBe(full.byteLength - 10);
   });
 });

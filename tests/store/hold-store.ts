@@ -12,7 +12,10 @@ import { makeTrajectory } from './fixtures.ts';
 
 const store = await openFileStore(process.argv[2]);
 await createRun(store, DEFAULT_CONFIG, { id: 'run-a' });
-await putTrajectories(store, [makeTrajectory({ id: 'a-1', run_id: 'run-a', group_id: 'ga' }), makeTrajectory({ id: 'a-2', run_id: 'run-a', group_id: 'ga' })]);
+await putTrajectories(store, [
+  makeTrajectory({ id: 'a-1', run_id: 'run-a', group_id: 'ga' }),
+  makeTrajectory({ id: 'a-2', run_id: 'run-a', group_id: 'ga' }),
+]);
 await store.flush();
 process.stdout.write('ready\n');
 for await (const line of createInterface({ input: process.stdin })) if (line === 'finish') break;

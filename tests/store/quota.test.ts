@@ -9,11 +9,23 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import {
-  createRun, getTrajectory, listCheckpoints, loadLatestCheckpoint, openStore, putTrajectories, saveCheckpoint, StoreError, type Store,
+  createRun,
+  getTrajectory,
+  listCheckpoints,
+  loadLatestCheckpoint,
+  openStore,
+  putTrajectories,
+  saveCheckpoint,
+  StoreError,
+  type Store,
 } from '../../src/store/index.ts';
 import { makeTrajectory } from './fixtures.ts';
 
-interface FakeTransaction { mode: string; dispatchEvent(event: Event): boolean; _abort(errorName: string): void }
+interface FakeTransaction {
+  mode: string;
+  dispatchEvent(event: Event): boolean;
+  _abort(errorName: string): void;
+}
 
 /** Until the returned function is called, every read-write commit aborts with QuotaExceededError. */
 function originFull(): () => void {
@@ -24,7 +36,9 @@ function originFull(): () => void {
     this._abort('QuotaExceededError'); // rolls the transaction's writes back and fires abort instead
     return true;
   };
-  return () => { proto.dispatchEvent = dispatch; };
+  return () => {
+    proto.dispatchEvent = dispatch;
+  };
 }
 
 let restore: (() => void) | null = null;
@@ -48,12 +62,17 @@ describe('a full IndexedDB origin', () => {
   it('refuses a batch of trajectories by name at the commit and keeps what was stored', async () => {
     const store = await storeWithRun();
     restore = originFull();
-    const error = await putTrajectories(store, [makeTrajectory({ id: 'new-1', group_id: 'q' }), makeTrajectory({ id: 'new-2', group_id: 'q' })]).catch((e: unknown) => e);
+    const error = await putTrajectories(store, [
+      makeTrajectory({ id: 'new-1', group_id: 'q' }),
+      makeTrajectory({ id: 'new-2', group_id: 'q' }),
+    ]).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as StoreError).code).toBe('quota');
-    expect((error as Error).message).toBe('Browser storage is full: could not save 2 trajectories. Nothing from this save was written (the transaction was ' +
-      'rolled back) and everything stored before is intact. Free space by exporting and deleting old runs or trajectories, ' +
-      'or allow persistent storage for this site so the browser grants more.');
+    expect((error as Error).message).toBe(
+      'Browser storage is full: could not save 2 trajectories. Nothing from this save was written (the transaction was ' +
+        'rolled back) and everything stored before is intact. Free space by exporting and deleting old runs or trajectories, ' +
+        'or allow persistent storage for this site so the browser grants more.',
+    );
     restore();
     restore = null;
     expect(await getTrajectory(store, 'new-1')).toBeUndefined();
@@ -66,9 +85,16 @@ describe('a full IndexedDB origin', () => {
   it('a checkpoint that does not fit leaves the previous one current and no half of it behind', async () => {
     const store = await storeWithRun();
     restore = originFull();
-    const error = await saveCheckpoint(store, { run_id: 'run-a', step: 2, adapter: new Float32Array([3, 4]).buffer, optimizer: null }).catch((e: unknown) => e);
+    const error = await saveCheckpoint(store, {
+      run_id: 'run-a',
+      step: 2,
+      adapter: new Float32Array([3, 4]).buffer,
+      optimizer: null,
+    }).catch((e: unknown) => e);
     expect((error as StoreError).code).toBe('quota');
-    expect((error as Error).message).toMatch(/^Browser storage is full: could not save the checkpoint of step 2 of run run-a\./);
+    expect((error as Error).message).toMatch(
+      /^Browser storage is full: could not save the checkpoint of step 2 of run run-a\./,
+    );
     restore();
     restore = null;
     const latest = await loadLatestCheckpoint(store, 'run-a');

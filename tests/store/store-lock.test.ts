@@ -21,14 +21,21 @@ const HOLDER = join(import.meta.dirname, 'hold-store.ts');
 const BIN = join(ROOT, 'bin/spindle.mjs');
 
 const cleanups: (() => void)[] = [];
-afterEach(() => { for (const c of cleanups.splice(0)) c(); });
+afterEach(() => {
+  for (const c of cleanups.splice(0)) c();
+});
 function tempDir(): string {
   const d = mkdtempSync(join(tmpdir(), 'spindle-lock-'));
   cleanups.push(() => rmSync(d, { recursive: true, force: true }));
   return d;
 }
 
-interface Exit { code: number | null; signal: NodeJS.Signals | null; out: string; err: string }
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  out: string;
+  err: string;
+}
 
 function exited(child: ChildProcess, output: { out: string; err: string }): Promise<Exit> {
   return new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, ...output })));
@@ -36,7 +43,10 @@ function exited(child: ChildProcess, output: { out: string; err: string }): Prom
 
 /** hold-store.ts writing the store in `dir`, once it says it is ready. */
 async function startHolder(dir: string): Promise<{ child: ChildProcess; done: Promise<Exit> }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, dir], { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', HOLDER, dir], {
+    cwd: ROOT,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   cleanups.push(() => child.kill('SIGKILL'));
   const output = { out: '', err: '' };
   child.stderr!.on('data', (c: Buffer) => (output.err += c.toString()));
@@ -73,7 +83,9 @@ describe('one writer per store', () => {
 
     const second = await spindle(work, 'train', '--config', 'b.yaml', '--store', dir);
     expect(second.code).toBe(1);
-    expect(second.err).toContain(`spindle: The store ${dir} is in use by process ${pid} (hold-store ${dir}, running since `);
+    expect(second.err).toContain(
+      `spindle: The store ${dir} is in use by process ${pid} (hold-store ${dir}, running since `,
+    );
     expect(second.err).toContain('wait for it to finish or use another --store.');
     // In this process too, and readers still read what the writer saved.
     const refused = await openFileStore(dir).catch((e: unknown) => e);
@@ -82,7 +94,17 @@ describe('one writer per store', () => {
     const reader = await openFileStore(dir, { readOnly: true });
     expect((await listRuns(reader)).map((r) => r.id)).toEqual(['run-a']);
     await reader.close();
-    const exported = await spindle(work, 'export', 'trajectories', '--format', 'jsonl', '--output', 'out', '--store', dir);
+    const exported = await spindle(
+      work,
+      'export',
+      'trajectories',
+      '--format',
+      'jsonl',
+      '--output',
+      'out',
+      '--store',
+      dir,
+    );
     expect(exported.out).toContain('wrote 2 trajectories');
 
     holder.child.stdin!.end('finish\n');
@@ -118,16 +140,25 @@ describe('one writer per store', () => {
   it('refuses locks it cannot check, saying what to do, and takes over one whose pid now runs another process', async () => {
     const dir = tempDir();
     const lock = join(dir, LOCK_FILE);
-    const owner: LockOwner = { pid: process.pid, hostname: 'build-7', started_at: Date.UTC(2030, 0, 1), command: 'spindle train --store s' };
+    const owner: LockOwner = {
+      pid: process.pid,
+      hostname: 'build-7',
+      started_at: Date.UTC(2030, 0, 1),
+      command: 'spindle train --store s',
+    };
     writeFileSync(lock, JSON.stringify(owner));
-    await expect(openFileStore(dir)).rejects.toThrow(`is in use by process ${process.pid} on host build-7 (spindle train --store s, running since 2030-01-01T00:00:00Z); wait for it to finish or use another --store. If that host no longer runs it, delete ${lock}.`);
+    await expect(openFileStore(dir)).rejects.toThrow(
+      `is in use by process ${process.pid} on host build-7 (spindle train --store s, running since 2030-01-01T00:00:00Z); wait for it to finish or use another --store. If that host no longer runs it, delete ${lock}.`,
+    );
     writeFileSync(lock, '');
     await expect(openFileStore(dir)).rejects.toThrow(`is locked by ${lock}, which is empty or unreadable`);
     // This host, this pid, another start time: a process that had this pid before, gone.
     writeFileSync(lock, JSON.stringify({ ...owner, hostname: hostname() }));
     const store = await openFileStore(dir);
     expect(lockOf(dir).started_at).not.toBe(owner.started_at);
-    await expect(openFileStore(dir)).rejects.toThrow(`is already open for writing in this process (pid ${process.pid}); close it before opening it again.`);
+    await expect(openFileStore(dir)).rejects.toThrow(
+      `is already open for writing in this process (pid ${process.pid}); close it before opening it again.`,
+    );
     await store.close();
     const dead = spawnSync(process.execPath, ['-e', '']).pid!;
     writeFileSync(lock, JSON.stringify({ ...owner, hostname: hostname(), pid: dead }));

@@ -2,11 +2,37 @@ import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 import {
-  openStore, createRun, getRun, listRuns, setRunStatus, deleteRun, putTrajectory, putTrajectories, getTrajectory,
-  getGroup, listGroups, putScoredGroup, appendMetrics, listMetrics, addMarker, listMarkers,
-  saveCheckpoint, stageCheckpoint, loadLatestCheckpoint, listCheckpoints, getCheckpointHead,
-  putEvaluation, listEvaluations, putSkill, recordSkillUse, listSkills, getSetting, setSetting, deleteTrajectories,
-  StoreError, type Store,
+  openStore,
+  createRun,
+  getRun,
+  listRuns,
+  setRunStatus,
+  deleteRun,
+  putTrajectory,
+  putTrajectories,
+  getTrajectory,
+  getGroup,
+  listGroups,
+  putScoredGroup,
+  appendMetrics,
+  listMetrics,
+  addMarker,
+  listMarkers,
+  saveCheckpoint,
+  stageCheckpoint,
+  loadLatestCheckpoint,
+  listCheckpoints,
+  getCheckpointHead,
+  putEvaluation,
+  listEvaluations,
+  putSkill,
+  recordSkillUse,
+  listSkills,
+  getSetting,
+  setSetting,
+  deleteTrajectories,
+  StoreError,
+  type Store,
 } from '../../src/store/index.ts';
 import type { ScoredGroup } from '../../src/contracts.ts';
 import { makeTrajectory } from './fixtures.ts';
@@ -17,11 +43,23 @@ async function fresh(): Promise<Store> {
   opened.push(store);
   return store;
 }
-afterEach(async () => { for (const s of opened.splice(0)) await s.close(); });
+afterEach(async () => {
+  for (const s of opened.splice(0)) await s.close();
+});
 
 const group: ScoredGroup = {
-  tokens: [[1, 2]], masks: [[-100, 2]], scores: [1], advantages: null, ref_logprobs: null, messages: null,
-  inference_logprobs: [[1, -0.3]], generation_params: null, overrides: null, group_overrides: null, images: null, env_id: null,
+  tokens: [[1, 2]],
+  masks: [[-100, 2]],
+  scores: [1],
+  advantages: null,
+  ref_logprobs: null,
+  messages: null,
+  inference_logprobs: [[1, -0.3]],
+  generation_params: null,
+  overrides: null,
+  group_overrides: null,
+  images: null,
+  env_id: null,
 };
 
 describe('runs, trajectories and groups', () => {
@@ -31,7 +69,11 @@ describe('runs, trajectories and groups', () => {
     await createRun(store, { ...DEFAULT_CONFIG, name: 'second' }, { id: 'new', now: 2 });
     expect((await listRuns(store)).map((r) => r.id)).toEqual(['new', 'old']);
     await setRunStatus(store, 'old', 'failed', 'out of memory');
-    expect(await getRun(store, 'old')).toMatchObject({ status: 'failed', error: 'out of memory', config: DEFAULT_CONFIG });
+    expect(await getRun(store, 'old')).toMatchObject({
+      status: 'failed',
+      error: 'out of memory',
+      config: DEFAULT_CONFIG,
+    });
   });
 
   it('writes a trajectory and its group update together', async () => {
@@ -43,8 +85,17 @@ describe('runs, trajectories and groups', () => {
     await putTrajectory(store, a); // re-put does not duplicate the group entry
     expect(await getTrajectory(store, a.id)).toEqual(a);
     expect((await getGroup(store, 'g1'))?.trajectory_ids).toEqual([a.id, b.id]);
-    await putScoredGroup(store, { group_id: 'g1', run_id: 'run-a', step: 3, env: 'arith_tool', task_id: a.task_id, scored: group });
-    expect((await listGroups(store, 'run-a', 3, 3)).map((g) => [g.id, g.trajectory_ids.length, g.scored?.scores])).toEqual([['g1', 2, [1]]]);
+    await putScoredGroup(store, {
+      group_id: 'g1',
+      run_id: 'run-a',
+      step: 3,
+      env: 'arith_tool',
+      task_id: a.task_id,
+      scored: group,
+    });
+    expect(
+      (await listGroups(store, 'run-a', 3, 3)).map((g) => [g.id, g.trajectory_ids.length, g.scored?.scores]),
+    ).toEqual([['g1', 2, [1]]]);
     await deleteTrajectories(store, [a.id]);
     expect((await getGroup(store, 'g1'))?.trajectory_ids).toEqual([b.id]);
   });
@@ -55,7 +106,9 @@ describe('runs, trajectories and groups', () => {
     await putTrajectory(store, good);
     // A record IndexedDB cannot clone fails the transaction after the first put already happened.
     const bad = { ...makeTrajectory({ group_id: 'g2' }), extra: () => 1 } as never;
-    await expect(putTrajectories(store, [makeTrajectory({ id: 'first', group_id: 'g2' }), bad])).rejects.toThrow(/Could not save 2 trajectories.*Nothing from this save was written/);
+    await expect(putTrajectories(store, [makeTrajectory({ id: 'first', group_id: 'g2' }), bad])).rejects.toThrow(
+      /Could not save 2 trajectories.*Nothing from this save was written/,
+    );
     expect(await getTrajectory(store, 'first')).toBeUndefined();
     expect((await getGroup(store, 'g2'))?.trajectory_ids).toEqual([good.id]);
   });
@@ -64,7 +117,10 @@ describe('runs, trajectories and groups', () => {
     const store = await fresh();
     await createRun(store, DEFAULT_CONFIG, { id: 'r1' });
     await createRun(store, DEFAULT_CONFIG, { id: 'r2' });
-    await putTrajectories(store, [makeTrajectory({ run_id: 'r1', group_id: 'x1' }), makeTrajectory({ run_id: 'r2', group_id: 'x2' })]);
+    await putTrajectories(store, [
+      makeTrajectory({ run_id: 'r1', group_id: 'x1' }),
+      makeTrajectory({ run_id: 'r2', group_id: 'x2' }),
+    ]);
     await appendMetrics(store, { run_id: 'r1', step: 0, time: 1, metrics: { reward: 1 } });
     await appendMetrics(store, { run_id: 'r2', step: 0, time: 1, metrics: { reward: 2 } });
     await addMarker(store, { kind: 'curriculum', run_id: 'r1', step: 1, env: 'e', from: 1, to: 2, time: 1 });
@@ -92,8 +148,28 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
     expect(rows[1].metrics).toEqual({ reward: 0.4, 'eval/arith_tool/success': 0.5 });
     expect((await getRun(store, 'r'))?.metrics_summary).toMatchObject({ reward: 0.4, 'eval/arith_tool/success': 0.5 });
     expect((await getRun(store, 'r'))?.last_step).toBe(1);
-    await addMarker(store, { kind: 'regression', run_id: 'r', step: 5, benchmark: 'b', baseline: 0.8, current: 0.7, rolled_back_to: 4, time: 9 });
-    expect(await listMarkers(store, 'r')).toEqual([{ kind: 'regression', run_id: 'r', step: 5, benchmark: 'b', baseline: 0.8, current: 0.7, rolled_back_to: 4, time: 9 }]);
+    await addMarker(store, {
+      kind: 'regression',
+      run_id: 'r',
+      step: 5,
+      benchmark: 'b',
+      baseline: 0.8,
+      current: 0.7,
+      rolled_back_to: 4,
+      time: 9,
+    });
+    expect(await listMarkers(store, 'r')).toEqual([
+      {
+        kind: 'regression',
+        run_id: 'r',
+        step: 5,
+        benchmark: 'b',
+        baseline: 0.8,
+        current: 0.7,
+        rolled_back_to: 4,
+        time: 9,
+      },
+    ]);
   });
 
   it('keeps one evaluation per run, step and benchmark: one stored again (a resumed run redoing it) replaces it', async () => {
@@ -101,7 +177,12 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
     await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success: 0.5 } });
     await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'letter_count', results: { success: 0.25 } });
     await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success: 0.5, n: 32 } });
-    await putEvaluation(store, { run_id: 'r', step: 4, benchmark: 'arith_tool/validation', results: { success: 0.75 } });
+    await putEvaluation(store, {
+      run_id: 'r',
+      step: 4,
+      benchmark: 'arith_tool/validation',
+      results: { success: 0.75 },
+    });
     await putEvaluation(store, { run_id: 'other', step: 4, benchmark: 'arith_tool', results: { success: 1 } });
     const listed = await listEvaluations(store, 'r');
     expect(listed.map((e) => e.benchmark).sort()).toEqual(['arith_tool', 'arith_tool/validation', 'letter_count']);
@@ -111,11 +192,24 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
 
   it('lists an evaluation an older store holds twice (under other keys) once: the later', async () => {
     const store = await fresh();
-    for (const [id, created_at, success] of [['eval-a', 1, 0.25], ['eval-b', 2, 0.5]] as const) {
-      await store.db.put('evaluations', { id, run_id: 'r', step: 4, benchmark: 'arith_tool', results: { success }, created_at });
+    for (const [id, created_at, success] of [
+      ['eval-a', 1, 0.25],
+      ['eval-b', 2, 0.5],
+    ] as const) {
+      await store.db.put('evaluations', {
+        id,
+        run_id: 'r',
+        step: 4,
+        benchmark: 'arith_tool',
+        results: { success },
+        created_at,
+      });
     }
     await putEvaluation(store, { run_id: 'r', step: 2, benchmark: 'arith_tool', results: { success: 0.1 } });
-    expect((await listEvaluations(store, 'r')).map((e) => [e.step, e.results.success])).toEqual([[2, 0.1], [4, 0.5]]);
+    expect((await listEvaluations(store, 'r')).map((e) => [e.step, e.results.success])).toEqual([
+      [2, 0.1],
+      [4, 0.5],
+    ]);
   });
 
   it('stores evaluations, skills with use counts, and settings', async () => {
@@ -123,7 +217,14 @@ describe('metrics, markers, replay, evaluations, skills, settings', () => {
     await putEvaluation(store, { run_id: 'r', step: 10, benchmark: 'arith_tool', results: { success: 0.5 } });
     await putEvaluation(store, { run_id: 'r', step: 0, benchmark: 'arith_tool', results: { success: 0.25 } });
     expect((await listEvaluations(store, 'r')).map((e) => e.step)).toEqual([0, 10]);
-    await putSkill(store, { name: 'add', description: 'adds', usage_count: 1, success_rate: 1, created: '2025-01-01T00:00:00.000Z', markdown: '' });
+    await putSkill(store, {
+      name: 'add',
+      description: 'adds',
+      usage_count: 1,
+      success_rate: 1,
+      created: '2025-01-01T00:00:00.000Z',
+      markdown: '',
+    });
     const used = await recordSkillUse(store, 'add', false, (s) => `uses: ${s.usage_count}`);
     expect(used).toMatchObject({ usage_count: 2, success_rate: 0.5, markdown: 'uses: 2' });
     expect((await listSkills(store)).map((s) => s.name)).toEqual(['add']);
@@ -139,7 +240,16 @@ describe('checkpoints', () => {
   it('keeps the latest and the previous checkpoint and drops older ones', async () => {
     const store = await fresh();
     const ids = [];
-    for (const step of [10, 20, 30]) ids.push(await saveCheckpoint(store, { run_id: 'r', step, adapter: bytes(step), optimizer: bytes(-step), meta: { step } }));
+    for (const step of [10, 20, 30])
+      ids.push(
+        await saveCheckpoint(store, {
+          run_id: 'r',
+          step,
+          adapter: bytes(step),
+          optimizer: bytes(-step),
+          meta: { step },
+        }),
+      );
     const latest = await loadLatestCheckpoint(store, 'r');
     expect(latest?.step).toBe(30);
     expect(Array.from(new Float32Array(latest!.adapter))).toEqual([30, 31]);
@@ -152,7 +262,8 @@ describe('checkpoints', () => {
 
   it('also keeps every keepEvery-th step (training.checkpoint_every), and only those', async () => {
     const store = await fresh();
-    for (let step = 1; step <= 7; step++) await saveCheckpoint(store, { run_id: 'r', step, adapter: bytes(step), optimizer: null }, 3);
+    for (let step = 1; step <= 7; step++)
+      await saveCheckpoint(store, { run_id: 'r', step, adapter: bytes(step), optimizer: null }, 3);
     expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([3, 6, 7]);
     await saveCheckpoint(store, { run_id: 'r', step: 8, adapter: bytes(8), optimizer: null }, 3);
     expect((await listCheckpoints(store, 'r')).map((c) => c.step)).toEqual([3, 6, 7, 8]);
@@ -185,14 +296,20 @@ describe('storage failures', () => {
     const proto = globalThis.IDBObjectStore.prototype;
     const put = proto.put;
     proto.put = function (this: IDBObjectStore, value: unknown, key?: IDBValidKey) {
-      if ((value as { id?: string }).id === 'too-big') throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
+      if ((value as { id?: string }).id === 'too-big')
+        throw new DOMException('The quota has been exceeded.', 'QuotaExceededError');
       return put.call(this, value, key);
     };
     try {
-      const error = await putTrajectories(store, [makeTrajectory({ id: 'fits', group_id: 'q' }), makeTrajectory({ id: 'too-big', group_id: 'q' })]).catch((e: unknown) => e);
+      const error = await putTrajectories(store, [
+        makeTrajectory({ id: 'fits', group_id: 'q' }),
+        makeTrajectory({ id: 'too-big', group_id: 'q' }),
+      ]).catch((e: unknown) => e);
       expect(error).toBeInstanceOf(StoreError);
       expect((error as StoreError).code).toBe('quota');
-      expect((error as Error).message).toMatch(/storage is full: could not save 2 trajectories.*rolled back.*exporting and deleting/i);
+      expect((error as Error).message).toMatch(
+        /storage is full: could not save 2 trajectories.*rolled back.*exporting and deleting/i,
+      );
     } finally {
       proto.put = put;
     }

@@ -1,6 +1,14 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import { openStore, getTrajectory, StoreError, DB_VERSION, listGroups, putSkill, listSkills } from '../../src/store/index.ts';
+import {
+  openStore,
+  getTrajectory,
+  StoreError,
+  DB_VERSION,
+  listGroups,
+  putSkill,
+  listSkills,
+} from '../../src/store/index.ts';
 import { queryTrajectories } from '../../src/store/dataset.ts';
 import { makeTrajectory } from './fixtures.ts';
 
@@ -13,13 +21,24 @@ describe('schema versions', () => {
     const { split: _s, ...old } = makeTrajectory({ id: 'old', run_id: 'r', group_id: '' });
     const tx = v1.db.transaction(['trajectories', 'groups'], 'readwrite');
     await tx.objectStore('trajectories').put(old as never);
-    await tx.objectStore('groups').put({ id: 'g', run_id: 'r', step: 2, env: 'e', task_id: 't', trajectory_ids: ['old'], scored: null, created_at: 1 });
+    await tx.objectStore('groups').put({
+      id: 'g',
+      run_id: 'r',
+      step: 2,
+      env: 'e',
+      task_id: 't',
+      trajectory_ids: ['old'],
+      scored: null,
+      created_at: 1,
+    });
     await tx.done;
     await v1.close();
 
     const v2 = await openStore({ factory });
     expect(v2.db.version).toBe(DB_VERSION);
-    expect([...v2.db.objectStoreNames]).toEqual(expect.arrayContaining(['markers', 'replay', 'checkpoint_heads', 'evaluations', 'skills']));
+    expect([...v2.db.objectStoreNames]).toEqual(
+      expect.arrayContaining(['markers', 'replay', 'checkpoint_heads', 'evaluations', 'skills']),
+    );
     const migrated = await v2.db.get('trajectories', 'old');
     expect(migrated).toMatchObject({ n_steps: 1, split: 'train' });
     expect((await getTrajectory(v2, 'old'))?.task_id).toBe(old.task_id);
@@ -37,21 +56,36 @@ describe('schema versions', () => {
     // The "other tab": an old version connection that ignores versionchange.
     const other = await new Promise<IDBDatabase>((resolve) => {
       const r = factory.open('spindle', 1);
-      r.onupgradeneeded = () => { r.result.createObjectStore('runs', { keyPath: 'id' }); r.result.createObjectStore('settings', { keyPath: 'key' }); };
+      r.onupgradeneeded = () => {
+        r.result.createObjectStore('runs', { keyPath: 'id' });
+        r.result.createObjectStore('settings', { keyPath: 'key' });
+      };
       r.onsuccess = () => resolve(r.result);
     });
-    await new Promise<void>((resolve) => { const t = other.transaction('settings', 'readwrite'); t.objectStore('settings').put({ key: 'k', value: 1 }); t.oncomplete = () => resolve(); });
+    await new Promise<void>((resolve) => {
+      const t = other.transaction('settings', 'readwrite');
+      t.objectStore('settings').put({ key: 'k', value: 1 });
+      t.oncomplete = () => resolve();
+    });
     const error = await openStore({ factory }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(StoreError);
     expect((error as StoreError).code).toBe('blocked');
-    expect((error as Error).message).toMatch(/another tab .* older version\. Close or reload the other Spindle tabs.*Nothing stored is lost/);
+    expect((error as Error).message).toMatch(
+      /another tab .* older version\. Close or reload the other Spindle tabs.*Nothing stored is lost/,
+    );
     other.close();
     // Once the other tab is gone, the database is still the old one with its data (the upgrade was not forced).
     // This open queues behind the blocked one (IndexedDB opens a database's connections in order), so it
     // sees whatever that one did once the other tab closed.
-    const after = await new Promise<IDBDatabase>((resolve) => { const r = factory.open('spindle'); r.onsuccess = () => resolve(r.result); });
+    const after = await new Promise<IDBDatabase>((resolve) => {
+      const r = factory.open('spindle');
+      r.onsuccess = () => resolve(r.result);
+    });
     expect(after.version).toBe(1);
-    const value = await new Promise((resolve) => { const g = after.transaction('settings').objectStore('settings').get('k'); g.onsuccess = () => resolve(g.result); });
+    const value = await new Promise((resolve) => {
+      const g = after.transaction('settings').objectStore('settings').get('k');
+      g.onsuccess = () => resolve(g.result);
+    });
     expect(value).toEqual({ key: 'k', value: 1 });
     after.close();
   });
@@ -63,11 +97,20 @@ describe('schema versions', () => {
     await before.store.put({ key: 'kept', value: 42 });
     await before.done;
     // Our own connections close on versionchange; simulate a tab that does not.
-    const raw = await new Promise<IDBDatabase>((resolve) => { const r = factory.open('spindle', 1); r.onsuccess = () => resolve(r.result); });
+    const raw = await new Promise<IDBDatabase>((resolve) => {
+      const r = factory.open('spindle', 1);
+      r.onsuccess = () => resolve(r.result);
+    });
     await v1.close();
     const messages: string[] = [];
     // The other tab closes once the open has said it is blocked.
-    const opening = openStore({ factory, onBlocked: (e) => { messages.push(e.message); raw.close(); } });
+    const opening = openStore({
+      factory,
+      onBlocked: (e) => {
+        messages.push(e.message);
+        raw.close();
+      },
+    });
     const store = await opening;
     expect(messages.length).toBe(1);
     expect(store.db.version).toBe(DB_VERSION);
@@ -78,7 +121,13 @@ describe('schema versions', () => {
   it('our connection steps aside when a newer version opens elsewhere', async () => {
     const factory = new IDBFactory();
     let told = false;
-    const store = await openStore({ factory, version: 1, onVersionChange: () => { told = true; } });
+    const store = await openStore({
+      factory,
+      version: 1,
+      onVersionChange: () => {
+        told = true;
+      },
+    });
     const newer = await openStore({ factory });
     expect(told).toBe(true);
     expect(newer.db.version).toBe(DB_VERSION);
@@ -88,7 +137,13 @@ describe('schema versions', () => {
 
   it('opening data newer than the code says to reload', async () => {
     const factory = new IDBFactory();
-    await new Promise<void>((resolve) => { const r = factory.open('spindle', DB_VERSION + 1); r.onsuccess = () => { r.result.close(); resolve(); }; });
+    await new Promise<void>((resolve) => {
+      const r = factory.open('spindle', DB_VERSION + 1);
+      r.onsuccess = () => {
+        r.result.close();
+        resolve();
+      };
+    });
     const error = await openStore({ factory }).catch((e: unknown) => e);
     expect((error as StoreError).code).toBe('version');
     expect((error as Error).message).toMatch(/newer than this page.*Reload this page/);

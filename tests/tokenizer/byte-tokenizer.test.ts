@@ -17,7 +17,8 @@ describe('ByteTokenizer', () => {
   });
 
   it('encodes every special token as one id and round-trips mixed text', () => {
-    const text = '<|im_start|>assistant\n<think>ok</think><tool_call>{"name":"calc"}</tool_call><tool_response>4</tool_response>héllo 🌍<|im_end|><|pad|><|endoftext|>';
+    const text =
+      '<|im_start|>assistant\n<think>ok</think><tool_call>{"name":"calc"}</tool_call><tool_response>4</tool_response>héllo 🌍<|im_end|><|pad|><|endoftext|>';
     const ids = tok.encode(text);
     for (const s of SPECIAL_TOKENS) expect(ids).toContain(tok.specialId(s));
     expect(ids[0]).toBe(tok.imStartId);
@@ -56,15 +57,30 @@ describe('the tokenizer.json a saved byte model carries', () => {
   it('gives the byte tokenizer ids for text, special tokens and any Unicode, and decodes back', () => {
     const bytes = new ByteTokenizer();
     const hf = HfTokenizer.fromJson(json, config);
-    expect([hf.vocabSize, hf.eosId, hf.padId, hf.imEndId]).toEqual([bytes.vocabSize, bytes.eosId, bytes.padId, bytes.imEndId]);
-    for (const text of ['hello world', ' two  spaces\n\ttab', '<|im_start|>user\nhé 你好 🎉<|im_end|>\n<think>x</think><tool_call>{"a": 1}</tool_call>', '\u0000\u007f\u00ad']) {
+    expect([hf.vocabSize, hf.eosId, hf.padId, hf.imEndId]).toEqual([
+      bytes.vocabSize,
+      bytes.eosId,
+      bytes.padId,
+      bytes.imEndId,
+    ]);
+    for (const text of [
+      'hello world',
+      ' two  spaces\n\ttab',
+      '<|im_start|>user\nhé 你好 🎉<|im_end|>\n<think>x</think><tool_call>{"a": 1}</tool_call>',
+      '\u0000\u007f\u00ad',
+    ]) {
       expect(hf.encode(text)).toEqual(bytes.encode(text));
       expect(hf.decode(bytes.encode(text))).toBe(text);
     }
   });
 
   it('its chat template renders what Spindle renders', () => {
-    const messages = [{ role: 'user' as const, content: 'hi' }, { role: 'assistant' as const, content: 'yo' }];
-    expect(ChatTemplate.fromTokenizerConfig(config)!.render(messages, { addGenerationPrompt: true })).toBe(renderChatML(messages, { addGenerationPrompt: true }));
+    const messages = [
+      { role: 'user' as const, content: 'hi' },
+      { role: 'assistant' as const, content: 'yo' },
+    ];
+    expect(ChatTemplate.fromTokenizerConfig(config)!.render(messages, { addGenerationPrompt: true })).toBe(
+      renderChatML(messages, { addGenerationPrompt: true }),
+    );
   });
 });

@@ -21,8 +21,19 @@ import { useBackend } from '../model/helpers.ts';
 import { tinyTokenizerJson } from './tiny-hf-tokenizer.ts';
 
 const tiny: ModelConfig = {
-  vocabSize: 264, hiddenSize: 8, intermediateSize: 12, numLayers: 1, numHeads: 2, numKvHeads: 1, headDim: 4,
-  maxPositions: 32, ropeTheta: 1e6, rmsNormEps: 1e-6, tieWordEmbeddings: true, attentionBias: true, family: 'qwen2',
+  vocabSize: 264,
+  hiddenSize: 8,
+  intermediateSize: 12,
+  numLayers: 1,
+  numHeads: 2,
+  numKvHeads: 1,
+  headDim: 4,
+  maxPositions: 32,
+  ropeTheta: 1e6,
+  rmsNormEps: 1e-6,
+  tieWordEmbeddings: true,
+  attentionBias: true,
+  family: 'qwen2',
 };
 const QWEN = familyTemplate('qwen2.5');
 const SMOL = familyTemplate('smollm2');
@@ -64,7 +75,9 @@ describe('the chat template’s file', () => {
     expect(tokenizer.configJson.chat_template).toBe(QWEN);
     expect(tokenizer.modelName).toBe(dir);
     expect(conversationFormat(tokenizer).calls.family).toBe('hermes');
-    expect(chatFormatSummary(tokenizer)).toMatch(/^the model's own chat template \(chat_template\.jinja\); tool calls: Hermes/);
+    expect(chatFormatSummary(tokenizer)).toMatch(
+      /^the model's own chat template \(chat_template\.jinja\); tool calls: Hermes/,
+    );
     // A worker rebuilds the tokenizer from its config alone: the template travels in it.
     const copy = HfTokenizer.fromJson(tokenizer.json, tokenizer.configJson);
     expect(conversationFormat(copy).rendersTools).toBe(true);
@@ -85,12 +98,16 @@ describe('the chat template’s file', () => {
   it('reads tokenizer_config.json’s template when there is no file, and says when there is none at all', async () => {
     const own = await loadTokenizer(await folder('v4', SMOL, null));
     expect(own.chatTemplateFile).toBe('tokenizer_config.json');
-    expect(chatFormatSummary(own)).toBe("the model's own chat template (tokenizer_config.json); it drops tool calls, so environments with tools are refused");
+    expect(chatFormatSummary(own)).toBe(
+      "the model's own chat template (tokenizer_config.json); it drops tool calls, so environments with tools are refused",
+    );
     expect((await saveModel(model, own)).has('chat_template.jinja')).toBe(false);
 
     const none = await loadTokenizer(await folder('none', null, null));
     expect(none.chatTemplateFile).toBeNull();
-    expect(chatFormatSummary(none)).toMatch(/^no chat template \(neither chat_template\.jinja nor tokenizer_config\.json has one\): Spindle's ChatML/);
+    expect(chatFormatSummary(none)).toMatch(
+      /^no chat template \(neither chat_template\.jinja nor tokenizer_config\.json has one\): Spindle's ChatML/,
+    );
   });
 
   it('renders Spindle’s own template natively: the environment’s system prompt keeps its tool list as written', async () => {
@@ -98,8 +115,17 @@ describe('the chat template’s file', () => {
     const format = conversationFormat(tokenizer);
     expect(format.rendersTools).toBe(false);
     expect(chatFormatSummary(tokenizer)).toMatch(/^Spindle's own chat template/);
-    const tools = [{ name: 'get_price', description: 'Returns the price of a product.', parameters: { type: 'object' as const, properties: { item: { type: 'string' } }, required: ['item'] } }];
-    const messages = [renderSystemPrompt(tools, { style: 'described' }), { role: 'user' as const, content: 'What does a lamp cost?' }];
+    const tools = [
+      {
+        name: 'get_price',
+        description: 'Returns the price of a product.',
+        parameters: { type: 'object' as const, properties: { item: { type: 'string' } }, required: ['item'] },
+      },
+    ];
+    const messages = [
+      renderSystemPrompt(tools, { style: 'described' }),
+      { role: 'user' as const, content: 'What does a lamp cost?' },
+    ];
     expect(format.prompt(messages, tools)).toBe(renderChatML(messages, { addGenerationPrompt: true }));
     // A template that differs by one character is the model's own, probed and rendered as such.
     const edited = await loadTokenizer(await folder('edited', `${SPINDLE_CHAT_TEMPLATE} `, null));
@@ -107,10 +133,18 @@ describe('the chat template’s file', () => {
   });
 
   it('a named list keeps its tool_use template beside the file’s default', () => {
-    const config = { chat_template: [{ name: 'default', template: 'old' }, { name: 'tool_use', template: QWEN }] };
+    const config = {
+      chat_template: [
+        { name: 'default', template: 'old' },
+        { name: 'tool_use', template: QWEN },
+      ],
+    };
     const { config: merged, file } = withChatTemplate(config, SMOL);
     expect(file).toBe('chat_template.jinja');
-    expect(merged.chat_template).toEqual([{ name: 'tool_use', template: QWEN }, { name: 'default', template: SMOL }]);
+    expect(merged.chat_template).toEqual([
+      { name: 'tool_use', template: QWEN },
+      { name: 'default', template: SMOL },
+    ]);
     expect(conversationFormat(HfTokenizer.fromJson(tinyTokenizerJson(), merged)).rendersTools).toBe(true);
   });
 });

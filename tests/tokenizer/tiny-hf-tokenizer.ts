@@ -13,7 +13,15 @@ export function tinyTokenizerJson(): object {
   const vocab: Record<string, number> = {};
   bytes.forEach((b, i) => (vocab[String.fromCharCode(codes[i])] = b));
   Object.assign(vocab, { he: 256, ll: 257, hell: 258 });
-  const added = (id: number, content: string) => ({ id, content, single_word: false, lstrip: false, rstrip: false, normalized: false, special: true });
+  const added = (id: number, content: string) => ({
+    id,
+    content,
+    single_word: false,
+    lstrip: false,
+    rstrip: false,
+    normalized: false,
+    special: true,
+  });
   return {
     version: '1.0',
     truncation: null,
@@ -23,7 +31,17 @@ export function tinyTokenizerJson(): object {
     pre_tokenizer: { type: 'ByteLevel', add_prefix_space: false, trim_offsets: true, use_regex: true },
     post_processor: null,
     decoder: { type: 'ByteLevel', add_prefix_space: true, trim_offsets: true, use_regex: true },
-    model: { type: 'BPE', dropout: null, unk_token: null, continuing_subword_prefix: '', end_of_word_suffix: '', fuse_unk: false, byte_fallback: false, vocab, merges: ['h e', 'l l', 'he ll'] },
+    model: {
+      type: 'BPE',
+      dropout: null,
+      unk_token: null,
+      continuing_subword_prefix: '',
+      end_of_word_suffix: '',
+      fuse_unk: false,
+      byte_fallback: false,
+      vocab,
+      merges: ['h e', 'l l', 'he ll'],
+    },
   };
 }
 

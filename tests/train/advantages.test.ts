@@ -132,6 +132,8 @@ describe('token advantages', () => {
 
   it('rejects a misaligned mask or span', () => {
     expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1] }), [1])).toThrow(/align/);
-    expect(() => tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1, 1], turn_spans: [[0, 3]] }), [1])).toThrow(/outside/);
+    expect(() =>
+      tokenAdvantages(trajectory({ tokens: [1, 2], assistant_mask: [1, 1], turn_spans: [[0, 3]] }), [1]),
+    ).toThrow(/outside/);
   });
 });

@@ -8,7 +8,7 @@ describe('clip', () => {
     expect(clipRange(0.2, 0.28)).toEqual({ low: 0.8, high: 1.28 });
   });
 
-  it('stops a sample that moved past the range in its advantage\'s direction, and keeps the pessimistic side otherwise', () => {
+  it("stops a sample that moved past the range in its advantage's direction, and keeps the pessimistic side otherwise", () => {
     expect(clippedObjective(1.5, 2, 0.2)).toMatchObject({ clippedRatio: 1.2, objective: 2.4, isClipped: true });
     expect(clippedObjective(1.1, 2, 0.2)).toMatchObject({ objective: 2.2, isClipped: false });
     // A negative advantage whose ratio rose: the unclipped r·A is the smaller, so it keeps pushing down.

@@ -1,13 +1,18 @@
 /** Hand-built trajectories for the training tests. */
 import type { Trajectory, TrajectoryStep } from '../../src/contracts.ts';
 
-export function step(turn: number, opts: { thought?: string | null; error?: string | null; tool?: boolean } = {}): TrajectoryStep {
+export function step(
+  turn: number,
+  opts: { thought?: string | null; error?: string | null; tool?: boolean } = {},
+): TrajectoryStep {
   const tool = opts.tool ?? true;
   return {
     step_id: 0,
     turn,
     thought: opts.thought ?? null,
-    tool_call: tool ? { tool_name: 'calc', parameters: { expression: '1+1' }, result: '2', error: opts.error ?? null, latency_ms: 1 } : null,
+    tool_call: tool
+      ? { tool_name: 'calc', parameters: { expression: '1+1' }, result: '2', error: opts.error ?? null, latency_ms: 1 }
+      : null,
     observation: '2',
     timestamp: 0,
   };

@@ -16,12 +16,18 @@ function run(logp: number[], oldLogp: number[], adv: number[], mask: number[], c
   const tokenCount = mask.reduce((x, y) => x + y, 0);
   let sums = readSums([0, 0, 0, 0, 0, 0]);
   const g = tf.grad((x: tf.Tensor) => {
-    const out = grpoLoss({ logp: x as tf.Tensor2D, oldLogp: old, advantages: a, mask: m, refLogp: r, tokenCount } as GrpoInputs, cfg);
+    const out = grpoLoss(
+      { logp: x as tf.Tensor2D, oldLogp: old, advantages: a, mask: m, refLogp: r, tokenCount } as GrpoInputs,
+      cfg,
+    );
     sums = readSums(out.sums.dataSync());
     return out.loss;
   });
   const grad = Array.from(g(lp).dataSync());
-  const loss = grpoLoss({ logp: lp, oldLogp: old, advantages: a, mask: m, refLogp: r, tokenCount }, cfg).loss.dataSync()[0];
+  const loss = grpoLoss(
+    { logp: lp, oldLogp: old, advantages: a, mask: m, refLogp: r, tokenCount },
+    cfg,
+  ).loss.dataSync()[0];
   tf.dispose([lp, old, a, m, ...(r ? [r] : [])]);
   return { loss, grad, metrics: finishMetrics(sums, { hasRef: !!ref, hasEntropy: false }) };
 }
@@ -83,7 +89,9 @@ describe('GRPO loss', () => {
   it('says what is missing', () => {
     const z = tf.zeros([1, 1]) as tf.Tensor2D;
     expect(() => grpoLoss({ logp: z, oldLogp: z, advantages: z, mask: z, tokenCount: 0 }, CFG)).toThrow(/tokenCount/);
-    expect(() => grpoLoss({ logp: z, oldLogp: z, advantages: z, mask: z, tokenCount: 1 }, { ...CFG, klBeta: 0.1 })).toThrow(/reference/);
+    expect(() =>
+      grpoLoss({ logp: z, oldLogp: z, advantages: z, mask: z, tokenCount: 1 }, { ...CFG, klBeta: 0.1 }),
+    ).toThrow(/reference/);
     z.dispose();
   });
 });

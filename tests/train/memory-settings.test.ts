@@ -8,7 +8,11 @@ import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
 import { prepareModel, prepareResumed } from '../../src/train/model-setup.ts';
 import { tinyModel, useWasm } from './helpers.ts';
 
-function config(quantization: RunConfig['model']['quantization'], r: number, checkpointing: RunConfig['training']['gradient_checkpointing']): RunConfig {
+function config(
+  quantization: RunConfig['model']['quantization'],
+  r: number,
+  checkpointing: RunConfig['training']['gradient_checkpointing'],
+): RunConfig {
   const c = structuredClone(DEFAULT_CONFIG);
   c.model.quantization = quantization;
   c.lora.r = r;
@@ -39,7 +43,9 @@ describe('memory settings from the run config', () => {
     expect(plain.quantized).toBe(false);
     expect(plain.recompute).toBe('auto');
     const full = tinyModel({ lora: false });
-    expect(() => prepareModel(full, config('int8', 0, 'auto'))).toThrow(/model.quantization: int8 holds the frozen base in 8 bits for LoRA; full fine-tuning \(lora.r 0\)/);
+    expect(() => prepareModel(full, config('int8', 0, 'auto'))).toThrow(
+      /model.quantization: int8 holds the frozen base in 8 bits for LoRA; full fine-tuning \(lora.r 0\)/,
+    );
     plain.dispose();
     full.dispose();
   });

@@ -28,7 +28,12 @@ describe('replay buffer', () => {
     b.offer(traj('b', 0.75));
     b.offer(traj('c', 0.75));
     expect(b.offer(traj('d', 0.9))).toBe(true); // evicts b (0.75, older than c)
-    expect(b.state().items.map((i) => i.trajectory.id).sort()).toEqual(['a', 'c', 'd']);
+    expect(
+      b
+        .state()
+        .items.map((i) => i.trajectory.id)
+        .sort(),
+    ).toEqual(['a', 'c', 'd']);
     expect(b.offer(traj('e', 0.75))).toBe(false); // not higher than the lowest (0.75)
     expect(b.size).toBe(3);
   });
@@ -66,21 +71,39 @@ describe('replay buffer', () => {
 
 describe('online / replay mix', () => {
   it('70/30 of 4 groups × 8: 3 fresh groups (24) and 10 replayed, 70.6/29.4', () => {
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 100 })).toEqual({ onlineGroups: 3, replayCount: 10 });
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 100 })).toEqual({
+      onlineGroups: 3,
+      replayCount: 10,
+    });
   });
 
   it('after a regression (capability ratio 0.5): 2 groups and 16 replayed', () => {
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.5, replayAvailable: 100 })).toEqual({ onlineGroups: 2, replayCount: 16 });
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.5, replayAvailable: 100 })).toEqual({
+      onlineGroups: 2,
+      replayCount: 16,
+    });
   });
 
   it('an empty or short buffer is made up with fresh groups', () => {
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 0 })).toEqual({ onlineGroups: 4, replayCount: 0 });
-    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 5 })).toEqual({ onlineGroups: 4, replayCount: 5 });
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 0 })).toEqual({
+      onlineGroups: 4,
+      replayCount: 0,
+    });
+    expect(planBatch({ batchSize: 4, groupSize: 8, onlineRatio: 0.7, replayAvailable: 5 })).toEqual({
+      onlineGroups: 4,
+      replayCount: 5,
+    });
   });
 
   it('always keeps one online group, and all-online when the ratio is 1', () => {
-    expect(planBatch({ batchSize: 1, groupSize: 4, onlineRatio: 0.1, replayAvailable: 100 })).toEqual({ onlineGroups: 1, replayCount: 36 });
-    expect(planBatch({ batchSize: 4, groupSize: 2, onlineRatio: 1, replayAvailable: 100 })).toEqual({ onlineGroups: 4, replayCount: 0 });
+    expect(planBatch({ batchSize: 1, groupSize: 4, onlineRatio: 0.1, replayAvailable: 100 })).toEqual({
+      onlineGroups: 1,
+      replayCount: 36,
+    });
+    expect(planBatch({ batchSize: 4, groupSize: 2, onlineRatio: 1, replayAvailable: 100 })).toEqual({
+      onlineGroups: 4,
+      replayCount: 0,
+    });
     expect(() => planBatch({ batchSize: 4, groupSize: 2, onlineRatio: 0, replayAvailable: 0 })).toThrow(/online_ratio/);
   });
 });

@@ -48,7 +48,11 @@ describe('safety monitor', () => {
   });
 
   it('a regression asks to roll back to the best checkpoint and raise the capability ratio', async () => {
-    const m = monitor([{ a: 0.8, b: 0.6 }, { a: 0.9, b: 0.6 }, { a: 0.95, b: 0.5 }]);
+    const m = monitor([
+      { a: 0.8, b: 0.6 },
+      { a: 0.9, b: 0.6 },
+      { a: 0.95, b: 0.5 },
+    ]);
     await m.check(0);
     await m.check(10); // best: step 10 (mean 0.75)
     const r = await m.check(20); // b fell 0.6 → 0.5 (< 0.57)
@@ -56,7 +60,18 @@ describe('safety monitor', () => {
     expect(r.rollbackTo).toBe(10);
     expect(r.capabilityRatio).toBe(0.5);
     const markers = SafetyMonitor.markers(r, 'run1', 123);
-    expect(markers).toEqual([{ kind: 'regression', run_id: 'run1', step: 20, benchmark: 'b', baseline: 0.6, current: 0.5, rolled_back_to: 10, time: 123 }]);
+    expect(markers).toEqual([
+      {
+        kind: 'regression',
+        run_id: 'run1',
+        step: 20,
+        benchmark: 'b',
+        baseline: 0.6,
+        current: 0.5,
+        rolled_back_to: 10,
+        time: 123,
+      },
+    ]);
   });
 
   it('with rollback off, only the data ratio changes; disabled never checks', async () => {

@@ -16,7 +16,12 @@ function sample(prompt: number[], ...turns: number[][]): TrainSample {
     tokens.push(...turn);
     mask.push(...turn.map(() => (i % 2 === 0 ? 1 : 0)));
   });
-  return { tokens, mask, oldLogp: tokens.map((_, t) => -0.1 * (t % 7)), advantages: mask.map((m, t) => m * (t % 3 === 0 ? 1 : -0.5)) };
+  return {
+    tokens,
+    mask,
+    oldLogp: tokens.map((_, t) => -0.1 * (t % 7)),
+    advantages: mask.map((m, t) => m * (t % 3 === 0 ? 1 : -0.5)),
+  };
 }
 
 const A = [1, 2, 3, 4, 5];
@@ -26,11 +31,20 @@ describe('packSharingPrefixes', () => {
   it('runs each distinct prompt once; every row keeps what follows the position its first trained token is read from', () => {
     const rows = [sample(A, [9, 10, 11]), sample(B, [3, 3]), sample(A, [12, 13], [4, 4], [5])];
     const packed = packSharingPrefixes(rows, PAD, 64);
-    expect(packed.prefix).toEqual({ ids: [[1, 2, 3, 4, PAD, PAD, PAD, PAD, PAD, PAD, PAD], B.slice(0, 11)], lengths: [4, 11], rowPrefix: [0, 1, 0] });
-    expect(packed.ids).toEqual([[5, 9, 10, 11, PAD, PAD], [15, 3, 3, PAD, PAD, PAD], [5, 12, 13, 4, 4, 5]]);
+    expect(packed.prefix).toEqual({
+      ids: [[1, 2, 3, 4, PAD, PAD, PAD, PAD, PAD, PAD, PAD], B.slice(0, 11)],
+      lengths: [4, 11],
+      rowPrefix: [0, 1, 0],
+    });
+    expect(packed.ids).toEqual([
+      [5, 9, 10, 11, PAD, PAD],
+      [15, 3, 3, PAD, PAD, PAD],
+      [5, 12, 13, 4, 4, 5],
+    ]);
     // The shifted per-token arrays are the plain packing's, less each row's prefix.
     const plain = packBatch(rows, PAD, 64);
-    const row = (p: { T: number; mask: Float32Array }, b: number, from: number, n: number) => Array.from(p.mask.subarray(b * (p.T - 1) + from, b * (p.T - 1) + from + n));
+    const row = (p: { T: number; mask: Float32Array }, b: number, from: number, n: number) =>
+      Array.from(p.mask.subarray(b * (p.T - 1) + from, b * (p.T - 1) + from + n));
     expect(row(packed, 2, 0, 5)).toEqual(row(plain, 2, 4, 5));
     expect(row(packed, 1, 0, 2)).toEqual(row(plain, 1, 11, 2));
     expect(packed.tokenCount).toBe(plain.tokenCount);
@@ -51,7 +65,9 @@ function lossAndGrads(model: ReturnType<typeof tinyModel>, c: TrainingBatch): Fl
     const mask = tf.tensor2d(c.mask, [c.B, W]);
     const adv = tf.tensor2d(c.advantages, [c.B, W]);
     const ids = tf.tensor2d(c.ids, [c.B, c.T], 'int32');
-    const prefix = c.prefix ? { ids: tf.tensor2d(c.prefix.ids, undefined, 'int32'), lengths: c.prefix.lengths, rowPrefix: c.prefix.rowPrefix } : undefined;
+    const prefix = c.prefix
+      ? { ids: tf.tensor2d(c.prefix.ids, undefined, 'int32'), lengths: c.prefix.lengths, rowPrefix: c.prefix.rowPrefix }
+      : undefined;
     const { value, grads } = tf.variableGrads(() => {
       const s = tokenStats(model, ids, { active: mask, prefix, temperature: 0.7 });
       const policy = tf.mul(tf.mul(tf.exp(s.logprobs), adv), mask);
@@ -81,7 +97,9 @@ describe('a shared prefix in the update', () => {
     const plain = lossAndGrads(model, { ...packBatch(rows, PAD, model.config.maxPositions), prefix: null });
     const viaPrefix = lossAndGrads(model, shared);
     let largest = 0;
-    plain.forEach((values, i) => values.forEach((x, j) => (largest = Math.max(largest, Math.abs(x - viaPrefix[i][j])))));
+    plain.forEach((values, i) =>
+      values.forEach((x, j) => (largest = Math.max(largest, Math.abs(x - viaPrefix[i][j])))),
+    );
     expect(Math.abs(plain[0][0])).toBeGreaterThan(1e-3);
     expect(Math.max(...plain.slice(1).map((g) => Math.max(...g.map(Math.abs))))).toBeGreaterThan(1e-4);
     expect(largest).toBeLessThan(1e-5);

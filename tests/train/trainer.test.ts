@@ -15,7 +15,15 @@ beforeAll(useWasm);
 function config(over: (c: RunConfig) => void = () => {}): RunConfig {
   const c = structuredClone(DEFAULT_CONFIG);
   c.lora = { r: 4, alpha: 8, dropout: 0, target_modules: ['q_proj', 'v_proj', 'up_proj'], freeze_layers: null };
-  c.training = { ...c.training, batch_size: 2, group_size: 4, learning_rate: 1e-2, warmup_steps: 2, checkpoint_every: 2, max_steps: 4 };
+  c.training = {
+    ...c.training,
+    batch_size: 2,
+    group_size: 4,
+    learning_rate: 1e-2,
+    warmup_steps: 2,
+    checkpoint_every: 2,
+    max_steps: 4,
+  };
   c.replay = { ...c.replay, capacity: 16 };
   c.curriculum = { ...c.curriculum, window: 4, advance_threshold: 0.5 };
   c.safety = { ...c.safety, check_every: 2 };
@@ -28,7 +36,10 @@ function config(over: (c: RunConfig) => void = () => {}): RunConfig {
  * seed. Score: the share of tokens ≥ 8 (so the groups differ), judged by a "rule" vote. Log-probs
  * come from the model itself (on-policy), as the rollout would record them.
  */
-function fakeCollector(model: TransformerModel, log: { levels: (Record<string, number> | null)[] } = { levels: [] }): CollectGroups {
+function fakeCollector(
+  model: TransformerModel,
+  log: { levels: (Record<string, number> | null)[] } = { levels: [] },
+): CollectGroups {
   return async (n, step, levels) => {
     log.levels.push(levels);
     const rng = createRng(1000 + step);
@@ -49,7 +60,22 @@ function fakeCollector(model: TransformerModel, log: { levels: (Record<string, n
             turn_spans: [[3, 7]],
             judge_score: score,
             votes: [{ judge_id: 'rule', score, rationale: '', latency_ms: 0 }],
-            steps: [{ step_id: 0, turn: 0, thought: null, tool_call: { tool_name: 'calc', parameters: {}, result: '', error: i === 0 ? 'x' : null, latency_ms: 0 }, observation: '', timestamp: 0 }],
+            steps: [
+              {
+                step_id: 0,
+                turn: 0,
+                thought: null,
+                tool_call: {
+                  tool_name: 'calc',
+                  parameters: {},
+                  result: '',
+                  error: i === 0 ? 'x' : null,
+                  latency_ms: 0,
+                },
+                observation: '',
+                timestamp: 0,
+              },
+            ],
           });
         }),
       );
@@ -62,9 +88,30 @@ describe('trainer', () => {
   it('logs the TRL metrics of a GRPO step and admits good trajectories to the replay buffer', async () => {
     const model = tinyModel({ lora: false });
     const records: Metrics[] = [];
-    const t = new Trainer({ model, config: config(), collectGroups: fakeCollector(model), onMetrics: (r) => records.push(r.metrics) });
+    const t = new Trainer({
+      model,
+      config: config(),
+      collectGroups: fakeCollector(model),
+      onMetrics: (r) => records.push(r.metrics),
+    });
     const m = await t.trainStep();
-    for (const k of ['reward', 'reward_std', 'frac_reward_zero_std', 'kl', 'entropy', 'clip_ratio/low_mean', 'clip_ratio/high_mean', 'clip_ratio/region_mean', 'completions/mean_length', 'tools/call_frequency', 'tools/failure_frequency', 'train/loss', 'train/grad_norm', 'train/lr', 'rewards/rule/mean']) {
+    for (const k of [
+      'reward',
+      'reward_std',
+      'frac_reward_zero_std',
+      'kl',
+      'entropy',
+      'clip_ratio/low_mean',
+      'clip_ratio/high_mean',
+      'clip_ratio/region_mean',
+      'completions/mean_length',
+      'tools/call_frequency',
+      'tools/failure_frequency',
+      'train/loss',
+      'train/grad_norm',
+      'train/lr',
+      'rewards/rule/mean',
+    ]) {
       if (k === 'kl') continue; // only with a reference (kl_beta > 0)
       expect(m[k], k).toBeTypeOf('number');
     }
@@ -83,7 +130,11 @@ describe('trainer', () => {
     const model = tinyModel({ lora: false });
     let collected = 0;
     const collect = fakeCollector(model);
-    const t = new Trainer({ model, config: config((c) => (c.grpo.iterations = 3)), collectGroups: (n, step, levels) => (collected++, collect(n, step, levels)) });
+    const t = new Trainer({
+      model,
+      config: config((c) => (c.grpo.iterations = 3)),
+      collectGroups: (n, step, levels) => (collected++, collect(n, step, levels)),
+    });
     const m = await t.trainStep();
     expect(collected).toBe(1);
     expect(t.optimizer.stepCount).toBe(3);
@@ -117,7 +168,10 @@ describe('trainer', () => {
       const { weights } = await t.checkpoint();
       t.dispose();
       model.dispose();
-      return weights.tensors.map(([name, v]) => [name, Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength).toString('hex')]);
+      return weights.tensors.map(([name, v]) => [
+        name,
+        Buffer.from(v.data.buffer, v.data.byteOffset, v.data.byteLength).toString('hex'),
+      ]);
     };
     for (const lora of [true, false]) {
       const plain = await trained('off', lora);
@@ -128,7 +182,11 @@ describe('trainer', () => {
 
   it('does not grow tf.memory().numTensors across a step', async () => {
     const model = tinyModel({ lora: false });
-    const t = new Trainer({ model, config: config((c) => (c.grpo.kl_beta = 0.05)), collectGroups: fakeCollector(model) });
+    const t = new Trainer({
+      model,
+      config: config((c) => (c.grpo.kl_beta = 0.05)),
+      collectGroups: fakeCollector(model),
+    });
     await t.trainStep();
     const before = tf.memory().numTensors;
     const m = await t.trainStep();
@@ -156,7 +214,8 @@ describe('trainer', () => {
     const b = new Trainer({ model: modelB, config: cfg, collectGroups: fakeCollector(modelB), resumeFrom: saved[0] });
     expect(b.step).toBe(2);
     const resumed = await b.trainStep();
-    const withoutTimings = (m: Record<string, number>) => Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
+    const withoutTimings = (m: Record<string, number>) =>
+      Object.fromEntries(Object.entries(m).filter(([k]) => !k.startsWith('perf/')));
     expect(withoutTimings(resumed)).toEqual(withoutTimings(next));
     expect(resumed['perf/update_seconds']).toBeGreaterThan(0);
     expect(resumed['replay/samples']).toBeGreaterThan(0); // the replay draw (RNG state) was part of it
@@ -168,7 +227,8 @@ describe('trainer', () => {
 
   it('skips zero-std groups (no update when every group is flat) and counts them', async () => {
     const model = tinyModel({ lora: false });
-    const flat: CollectGroups = async (n) => (await fakeCollector(model)(n, 0, null)).map((g) => g.map((t) => ({ ...t, judge_score: 0.5 })));
+    const flat: CollectGroups = async (n) =>
+      (await fakeCollector(model)(n, 0, null)).map((g) => g.map((t) => ({ ...t, judge_score: 0.5 })));
     const t = new Trainer({ model, config: config(), collectGroups: flat });
     const m = await t.trainStep();
     expect(m.frac_reward_zero_std).toBe(1);
@@ -209,14 +269,19 @@ describe('trainer', () => {
     });
     const m0 = await t.trainStep(); // step 0: baselines (best = the fresh adapters)
     expect(m0['safety/bench/validation_success']).toBe(0.8);
-    const fresh = (await t.checkpoint());
+    const fresh = await t.checkpoint();
     const freshB = fresh.weights.tensors.find(([k]) => k.endsWith('lora_B.weight'))!;
     await t.trainStep();
     const moved = (await t.checkpoint()).weights.tensors.find(([k]) => k === freshB[0])!;
     expect(Array.from(moved[1].data)).not.toEqual(Array.from(freshB[1].data));
     const m2 = await t.trainStep(); // step 2: 0.5 < 0.8·0.95 → regression, roll back to step 0, then train step 2
     expect(m2['safety/regressions']).toBe(1);
-    expect(markers.find((m) => m.kind === 'regression')).toMatchObject({ benchmark: 'bench', baseline: 0.8, current: 0.5, rolled_back_to: 0 });
+    expect(markers.find((m) => m.kind === 'regression')).toMatchObject({
+      benchmark: 'bench',
+      baseline: 0.8,
+      current: 0.5,
+      rolled_back_to: 0,
+    });
     expect(t.dataMix.online_ratio).toBe(0.5);
     // the optimizer state came back from step 0 (0 updates) and step 2 then made one: 1, not 3
     expect(t.optimizer.stepCount).toBe(1);
@@ -227,7 +292,14 @@ describe('trainer', () => {
 
   it('sftTrain lowers the loss over epochs', async () => {
     const model = tinyModel({ lora: false });
-    const t = new Trainer({ model, config: config((c) => { c.training.warmup_steps = 0; c.training.grad_accum_steps = 1; }), collectGroups: fakeCollector(model) });
+    const t = new Trainer({
+      model,
+      config: config((c) => {
+        c.training.warmup_steps = 0;
+        c.training.grad_accum_steps = 1;
+      }),
+      collectGroups: fakeCollector(model),
+    });
     const ex = [
       { tokens: [1, 2, 3, 4, 5, 6], mask: [0, 0, 0, 1, 1, 1] },
       { tokens: [1, 3, 3, 7, 8, 9], mask: [0, 0, 0, 1, 1, 1] },
@@ -247,13 +319,18 @@ describe('transfer', () => {
     const s = new Trainer({ model: src, config: config(), collectGroups: fakeCollector(src) });
     await s.trainStep();
     await s.trainStep();
-    const source = structuredClone((await s.checkpoint()));
+    const source = structuredClone(await s.checkpoint());
     const base = tinyModel({ lora: false }); // same base weights (seed 1)
     const cfg = config((c) => {
       c.lora.freeze_layers = '0';
       c.transfer = { source_checkpoint: 'shell_exec/step-2', learning_rate_scale: 0.3 };
     });
-    const t = new Trainer({ model: base, config: cfg, collectGroups: fakeCollector(base), transferFrom: { checkpoint: source } });
+    const t = new Trainer({
+      model: base,
+      config: cfg,
+      collectGroups: fakeCollector(base),
+      transferFrom: { checkpoint: source },
+    });
     expect(t.setup.learningRate).toBeCloseTo(3e-3, 12);
     expect(t.setup.frozenLayers).toEqual([0]);
     // every source adapter is loaded; only layer 1's train
@@ -261,7 +338,10 @@ describe('transfer', () => {
     expect(loaded.map(([k]) => k)).toEqual(source.weights.tensors.map(([k]) => k));
     loaded.forEach(([, v], i) => expect(Array.from(v.data)).toEqual(Array.from(source.weights.tensors[i][1].data)));
     expect(t.optimizer.variables.length).toBe(6); // 3 modules × (A, B) on layer 1
-    const layer0 = async () => (await t.checkpoint()).weights.tensors.filter(([k]) => k.includes('layers.0.')).map(([, v]) => Array.from(v.data));
+    const layer0 = async () =>
+      (await t.checkpoint()).weights.tensors
+        .filter(([k]) => k.includes('layers.0.'))
+        .map(([, v]) => Array.from(v.data));
     const before = await layer0();
     await t.trainStep();
     expect(await layer0()).toEqual(before);
@@ -278,7 +358,12 @@ describe('transfer', () => {
       c.lora.freeze_layers = '0';
       c.transfer = { source_checkpoint: 'adapter.zip', learning_rate_scale: 0.5 };
     });
-    const t = new Trainer({ model, config: cfg, collectGroups: fakeCollector(model), transferFrom: { adapterAttached: true } });
+    const t = new Trainer({
+      model,
+      config: cfg,
+      collectGroups: fakeCollector(model),
+      transferFrom: { adapterAttached: true },
+    });
     expect(t.setup.learningRate).toBeCloseTo(5e-3, 12);
     expect(t.setup.frozenLayers).toEqual([0]);
     expect(model.lora).toBe(attached);
@@ -286,7 +371,15 @@ describe('transfer', () => {
     t.dispose();
     // Without adapters on the model there is nothing to start from, and it says so.
     const plain = tinyModel({ lora: false });
-    expect(() => new Trainer({ model: plain, config: cfg, collectGroups: fakeCollector(plain), transferFrom: { adapterAttached: true } })).toThrow(/source adapter is not attached/);
+    expect(
+      () =>
+        new Trainer({
+          model: plain,
+          config: cfg,
+          collectGroups: fakeCollector(plain),
+          transferFrom: { adapterAttached: true },
+        }),
+    ).toThrow(/source adapter is not attached/);
     model.dispose();
     plain.dispose();
   });

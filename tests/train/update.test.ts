@@ -4,7 +4,12 @@ import { sequenceLogprobs } from '../model/helpers.ts';
 import type { TrainSample } from '../../src/train/batch.ts';
 import { readFileSync } from 'node:fs';
 import { fromHfConfig } from '../../src/model/config.ts';
-import { activationBytes, estimateMemory, rowsWithinActivationBudget, rowsWithinScoreBudget } from '../../src/model/memory.ts';
+import {
+  activationBytes,
+  estimateMemory,
+  rowsWithinActivationBudget,
+  rowsWithinScoreBudget,
+} from '../../src/model/memory.ts';
 import { packBatch, splitForMemory, trainedPart } from '../../src/train/batch.ts';
 import { Optimizer } from '../../src/train/optimizer.ts';
 import { grpoUpdate, sftUpdate } from '../../src/train/update.ts';
@@ -30,15 +35,28 @@ async function completionLogp(model: ReturnType<typeof tinyModel>, completion: n
 }
 
 async function fixedBatch(model: ReturnType<typeof tinyModel>): Promise<TrainSample[]> {
-  const [g, b] = await sequenceLogprobs(model, [[...PROMPT, ...GOOD], [...PROMPT, ...BAD]]);
+  const [g, b] = await sequenceLogprobs(model, [
+    [...PROMPT, ...GOOD],
+    [...PROMPT, ...BAD],
+  ]);
   return [sample(GOOD, 1, g), sample(BAD, -1, b)];
 }
 
 describe('packBatch', () => {
   it('shifts per-token arrays by one and pads with mask 0', () => {
-    const p = packBatch([{ tokens: [1, 2, 3], mask: [0, 1, 1], oldLogp: [0, -1, -2], advantages: [0, 3, 3] }, { tokens: [4, 5], mask: [0, 1] }], 0, 64);
+    const p = packBatch(
+      [
+        { tokens: [1, 2, 3], mask: [0, 1, 1], oldLogp: [0, -1, -2], advantages: [0, 3, 3] },
+        { tokens: [4, 5], mask: [0, 1] },
+      ],
+      0,
+      64,
+    );
     expect(p.T).toBe(3);
-    expect(p.ids).toEqual([[1, 2, 3], [4, 5, 0]]);
+    expect(p.ids).toEqual([
+      [1, 2, 3],
+      [4, 5, 0],
+    ]);
     expect(Array.from(p.mask)).toEqual([1, 1, 1, 0]);
     expect(Array.from(p.oldLogp)).toEqual([-1, -2, 0, 0]);
     expect(Array.from(p.advantages)).toEqual([3, 3, 0, 0]);
@@ -50,10 +68,25 @@ describe('packBatch', () => {
     expect(long.tokenCount).toBe(63);
   });
 
-  it('leaves out what follows a row\'s last trained token (a tool reply after the last turn): it changes no trained position', () => {
-    const p = packBatch([{ tokens: [1, 2, 3, 4, 5, 6], mask: [0, 1, 1, 0, 0, 0], oldLogp: [0, -1, -2, 0, 0, 0], advantages: [0, 1, 1, 0, 0, 0] }, { tokens: [7, 8], mask: [0, 1] }], 0, 64);
+  it("leaves out what follows a row's last trained token (a tool reply after the last turn): it changes no trained position", () => {
+    const p = packBatch(
+      [
+        {
+          tokens: [1, 2, 3, 4, 5, 6],
+          mask: [0, 1, 1, 0, 0, 0],
+          oldLogp: [0, -1, -2, 0, 0, 0],
+          advantages: [0, 1, 1, 0, 0, 0],
+        },
+        { tokens: [7, 8], mask: [0, 1] },
+      ],
+      0,
+      64,
+    );
     expect(p.T).toBe(3);
-    expect(p.ids).toEqual([[1, 2, 3], [7, 8, 0]]);
+    expect(p.ids).toEqual([
+      [1, 2, 3],
+      [7, 8, 0],
+    ]);
     expect(Array.from(p.oldLogp)).toEqual([-1, -2, 0, 0]);
     expect(trainedPart({ tokens: [1, 2, 3], mask: [0, 1, 1] }, 64).tokens).toEqual([1, 2, 3]);
     expect(trainedPart({ tokens: [1, 2, 3], mask: [0, 0, 0] }, 64).tokens).toEqual([1]);
@@ -84,7 +117,11 @@ describe('splitForMemory', () => {
     expect(activationBytes(base, fit + 1, 220)).toBeGreaterThan(budget);
     let parts = 1;
     while (32 / parts > fit) parts *= 2;
-    expect(splitForMemory([Array.from({ length: 32 }, () => seq(220))], (n) => rowsWithinActivationBudget(base, n, budget)).map((b) => b.length)).toEqual(Array(parts).fill(32 / parts));
+    expect(
+      splitForMemory([Array.from({ length: 32 }, () => seq(220))], (n) =>
+        rowsWithinActivationBudget(base, n, budget),
+      ).map((b) => b.length),
+    ).toEqual(Array(parts).fill(32 / parts));
     // The plain training estimate is the held weights plus these activations.
     const estimate = estimateMemory(base, { batch: 4, sequence: 100, recompute: false });
     expect(estimate.trainPeakBytes).toBe(estimate.weightBytes + activationBytes(base, 4, 100));
@@ -94,7 +131,13 @@ describe('splitForMemory', () => {
 describe('GRPO update on a fixed batch', () => {
   it('raises the log-prob of the positive-advantage completion and lowers the negative one', async () => {
     const model = tinyModel();
-    const opt = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const opt = new Optimizer(model.trainableVariables(), {
+      kind: 'adamw',
+      learningRate: 1e-2,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 1,
+    });
     const [good0, bad0] = [await completionLogp(model, GOOD), await completionLogp(model, BAD)];
     const batch = await fixedBatch(model);
     for (let i = 0; i < 3; i++) await grpoUpdate(model, opt, batch, OPTS, GRPO);
@@ -107,7 +150,13 @@ describe('GRPO update on a fixed batch', () => {
 
   it('on-policy: no clipping, KL 0 while LoRA is fresh (policy = reference), finite loss, and no tensor leak', async () => {
     const model = tinyModel();
-    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-3, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const opt = new Optimizer(model.trainableVariables(), {
+      kind: 'adam',
+      learningRate: 1e-3,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 1,
+    });
     const batch = await fixedBatch(model);
     const cfg = { ...GRPO, klBeta: 0.1, useReference: true };
     const first = await grpoUpdate(model, opt, batch, OPTS, cfg);
@@ -125,9 +174,17 @@ describe('GRPO update on a fixed batch', () => {
 
   it('clipping engages when the sampling log-probs are far from the policy', async () => {
     const model = tinyModel();
-    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-3, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const opt = new Optimizer(model.trainableVariables(), {
+      kind: 'adam',
+      learningRate: 1e-3,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 1,
+    });
     // old log-probs 1 nat below the policy: ratio e ≈ 2.7 > 1.2 on every token of the positive sample
-    const batch = (await fixedBatch(model)).map((s, i) => (i === 0 ? { ...s, oldLogp: Array.from(s.oldLogp!, (x, t) => (t > 0 ? x - 1 : x)) } : s));
+    const batch = (await fixedBatch(model)).map((s, i) =>
+      i === 0 ? { ...s, oldLogp: Array.from(s.oldLogp!, (x, t) => (t > 0 ? x - 1 : x)) } : s,
+    );
     const r = await grpoUpdate(model, opt, batch, OPTS, GRPO);
     expect(r.metrics['clip_ratio/high_mean']).toBeCloseTo(0.5, 6); // 4 of 8 assistant tokens
     expect(r.metrics['clip_ratio/low_mean']).toBe(0);
@@ -138,7 +195,13 @@ describe('GRPO update on a fixed batch', () => {
   it('accumulating two micro-batches gives the same update as one batch', async () => {
     const run = async (accumSteps: number) => {
       const model = tinyModel();
-      const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+      const opt = new Optimizer(model.trainableVariables(), {
+        kind: 'adam',
+        learningRate: 1e-2,
+        warmupSteps: 0,
+        weightDecay: 0,
+        gradClip: 0,
+      });
       const r = await grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps }, GRPO);
       const w = Array.from(model.trainableVariables()[1].dataSync());
       opt.dispose();
@@ -153,14 +216,26 @@ describe('GRPO update on a fixed batch', () => {
 
   it('waits between micro-batches while held (a pause), and applies the same update once released', async () => {
     const model = tinyModel();
-    const opt = new Optimizer(model.trainableVariables(), { kind: 'adam', learningRate: 1e-2, warmupSteps: 0, weightDecay: 0, gradClip: 0 });
+    const opt = new Optimizer(model.trainableVariables(), {
+      kind: 'adam',
+      learningRate: 1e-2,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 0,
+    });
     let release!: () => void;
     let hold: Promise<void> | null = new Promise<void>((resolve) => (release = resolve));
     let asked = 0;
     let firstAsk!: () => void;
     const askedOnce = new Promise<void>((resolve) => (firstAsk = resolve));
     const before = Array.from(model.trainableVariables()[1].dataSync());
-    const update = grpoUpdate(model, opt, await fixedBatch(model), { ...OPTS, accumSteps: 2, held: () => (asked++, firstAsk(), hold) }, GRPO);
+    const update = grpoUpdate(
+      model,
+      opt,
+      await fixedBatch(model),
+      { ...OPTS, accumSteps: 2, held: () => (asked++, firstAsk(), hold) },
+      GRPO,
+    );
     let done = false;
     void update.then(() => (done = true));
     await askedOnce;
@@ -182,7 +257,13 @@ describe('GRPO update on a fixed batch', () => {
 describe('SFT update', () => {
   it('lowers the assistant-only cross-entropy', async () => {
     const model = tinyModel();
-    const opt = new Optimizer(model.trainableVariables(), { kind: 'adamw', learningRate: 2e-2, warmupSteps: 0, weightDecay: 0, gradClip: 1 });
+    const opt = new Optimizer(model.trainableVariables(), {
+      kind: 'adamw',
+      learningRate: 2e-2,
+      warmupSteps: 0,
+      weightDecay: 0,
+      gradClip: 1,
+    });
     const ex: TrainSample = { tokens: [...PROMPT, ...GOOD], mask: [0, 0, 0, 1, 1, 1, 1] };
     const losses: number[] = [];
     for (let i = 0; i < 5; i++) losses.push((await sftUpdate(model, opt, [ex], OPTS)).loss);

@@ -2,7 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { chartReadout } from '../../src/ui/lib/chart-readout.ts';
 
 describe('chartReadout', () => {
-  const data = [[1, 2, 3], [0.1, 0.2, 0.3], [0.5, null, null]];
+  const data = [
+    [1, 2, 3],
+    [0.1, 0.2, 0.3],
+    [0.5, null, null],
+  ];
 
   it('reads the column under the cursor, gaps as null', () => {
     expect(chartReadout(data, 1)).toEqual({ step: 2, values: [0.2, null] });

@@ -6,7 +6,7 @@ import { demoEnvironments } from '../../src/ui/sources/demo-environments.ts';
 
 const BUILTINS = [{ id: 'arith_tool', description: 'arithmetic', levels: [1, 2] }];
 
-describe('the check\'s progress lines', () => {
+describe("the check's progress lines", () => {
   it('shows a starting step while it runs, then what it found in its place', () => {
     let lines = nextProgress([], 'sampling 5 tasks…');
     expect(lines).toEqual(['sampling 5 tasks…']);
@@ -45,7 +45,11 @@ describe('EnvironmentsState', () => {
 
   it('marks the failing line, cancels a running check, and keeps the draft when a save is refused', async () => {
     const demo = demoEnvironments(BUILTINS);
-    const failure = { ok: false as const, problems: ['loading the module: SyntaxError: unexpected token (env.js:7)', 'another'], line: 7 };
+    const failure = {
+      ok: false as const,
+      problems: ['loading the module: SyntaxError: unexpected token (env.js:7)', 'another'],
+      line: 7,
+    };
     const source: EnvironmentsSource = { ...demo, check: async () => failure, save: async () => failure };
     const state = new EnvironmentsState(source);
     await state.load();

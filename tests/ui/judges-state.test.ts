@@ -23,9 +23,16 @@ function memorySource() {
       saved.set(settings.id, settings);
       if (apiKey) keys.set(settings.id, apiKey);
     },
-    async removeRemote(id) { saved.delete(id); keys.delete(id); },
-    async forgetKey(id) { keys.delete(id); },
-    async setInBrowser(enabled) { inBrowser = enabled; },
+    async removeRemote(id) {
+      saved.delete(id);
+      keys.delete(id);
+    },
+    async forgetKey(id) {
+      keys.delete(id);
+    },
+    async setInBrowser(enabled) {
+      inBrowser = enabled;
+    },
     async testConnection(settings, apiKey) {
       calls.push(`test ${settings.base_url} ${apiKey ?? keys.get(settings.id) ?? '-'}`);
       if (settings.model === 'missing') throw new Error('HTTP 404: no such model');
@@ -38,10 +45,22 @@ function memorySource() {
         onProgress(i, items.length);
       }
       calls.push(`calibrate ${judgeId} ${items.length}`);
-      return { n: items.length, scored: items.length, spearman: 1, krippendorff_alpha: 1, mae_before: 0, mae_after: null, map: { kind: 'affine', a: 1, b: 0 } };
+      return {
+        n: items.length,
+        scored: items.length,
+        spearman: 1,
+        krippendorff_alpha: 1,
+        mae_before: 0,
+        mae_after: null,
+        map: { kind: 'affine', a: 1, b: 0 },
+      };
     },
-    async useCalibration(judgeId, map) { calibrated.set(judgeId, map); },
-    async calibrationFile() { return JSON.stringify({ version: 1, maps: Object.fromEntries(calibrated) }); },
+    async useCalibration(judgeId, map) {
+      calibrated.set(judgeId, map);
+    },
+    async calibrationFile() {
+      return JSON.stringify({ version: 1, maps: Object.fromEntries(calibrated) });
+    },
     async loadCalibrationFile(text, fileName) {
       const maps = (JSON.parse(text) as { maps?: Record<string, CalibrationMap> }).maps;
       if (!maps) throw new Error(`${fileName}: Calibration file: "maps" must map judge ids to calibration maps`);
@@ -52,7 +71,10 @@ function memorySource() {
   return { source, saved, keys, calls };
 }
 
-const items: CalibrationItem[] = [{ trajectory: makeTrajectory(), gold: 1 }, { trajectory: makeTrajectory(), gold: 0 }];
+const items: CalibrationItem[] = [
+  { trajectory: makeTrajectory(), gold: 1 },
+  { trajectory: makeTrajectory(), gold: 0 },
+];
 
 describe('JudgesState', () => {
   it('adds a remote judge, refuses a bad URL before saving, saves the key once and forgets it', async () => {
@@ -133,7 +155,11 @@ describe('JudgesState', () => {
     const again = state.runCalibration();
     state.cancelCalibration();
     await again;
-    expect({ result: state.calibrationResult, error: state.calibrationError, progress: state.calibrationProgress }).toEqual({ result: null, error: null, progress: null });
+    expect({
+      result: state.calibrationResult,
+      error: state.calibrationError,
+      progress: state.calibrationProgress,
+    }).toEqual({ result: null, error: null, progress: null });
   });
 
   it('uses a fitted map in runs, saves the maps as a file and loads a file again, saying which judges it calibrates', async () => {

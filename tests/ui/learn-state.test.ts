@@ -13,25 +13,48 @@ import type { LearnSource, LessonBatch, LessonRun } from '../../src/ui/screens/l
 import { demoChainTrajectory, demoTask } from '../../src/ui/sources/demo-data.ts';
 
 const task = { ...demoTask('arith_tool', 2, 17), split: 'train' as const };
-const chains = (prefix: string, scores: number[]): Trajectory[] => scores.map((s, i) => ({ ...demoChainTrajectory(i, task), id: `${prefix}${i}`, judge_score: s }));
+const chains = (prefix: string, scores: number[]): Trajectory[] =>
+  scores.map((s, i) => ({ ...demoChainTrajectory(i, task), id: `${prefix}${i}`, judge_score: s }));
 
 function update(runId: string, step: number, groups: number[][], gamma = 1): LessonBatch {
   return {
-    run_id: runId, run_name: `${runId} name`, step, config: creditConfig({ grpo: { ...creditConfig().grpo, gamma } }),
-    groups: groups.map((scores, i) => ({ id: `${runId}-${step}-${i}`, env: 'arith_tool', task: `task ${i}`, trajectories: chains(`${runId}-${step}-${i}-`, scores) })),
+    run_id: runId,
+    run_name: `${runId} name`,
+    step,
+    config: creditConfig({ grpo: { ...creditConfig().grpo, gamma } }),
+    groups: groups.map((scores, i) => ({
+      id: `${runId}-${step}-${i}`,
+      env: 'arith_tool',
+      task: `task ${i}`,
+      trajectories: chains(`${runId}-${step}-${i}-`, scores),
+    })),
   };
 }
 
-const RUNS: LessonRun[] = [{ id: 'run-2', name: 'newer', steps: [3, 1] }, { id: 'run-1', name: 'older', steps: [0] }];
+const RUNS: LessonRun[] = [
+  { id: 'run-2', name: 'newer', steps: [3, 1] },
+  { id: 'run-1', name: 'older', steps: [0] },
+];
 const UPDATES: Record<string, LessonBatch> = {
-  'run-2/3': update('run-2', 3, [[0.07, 0.2, 0.08, 0.1], [0, 0, 0, 0]], 1),
+  'run-2/3': update(
+    'run-2',
+    3,
+    [
+      [0.07, 0.2, 0.08, 0.1],
+      [0, 0, 0, 0],
+    ],
+    1,
+  ),
   'run-2/1': update('run-2', 1, [[1, 0, 0, 0]], 1),
   'run-1/0': update('run-1', 0, [[1, 0.5, 0, 0.25, 1, 0]], 0.9),
 };
 
 function fakeSource(opts: { runs?: LessonRun[] | Error; delays?: Record<string, Promise<void>> } = {}): LearnSource {
   return {
-    runs: async () => { if (opts.runs instanceof Error) throw opts.runs; return opts.runs ?? RUNS; },
+    runs: async () => {
+      if (opts.runs instanceof Error) throw opts.runs;
+      return opts.runs ?? RUNS;
+    },
     update: async (runId, step) => {
       await opts.delays?.[`${runId}/${step}`];
       if (runId === 'broken') throw new Error('store closed');
@@ -56,7 +79,7 @@ describe('LearnState', () => {
     expect(failing.batch).toBe(EXAMPLE_BATCH);
   });
 
-  it('opens the newest run\'s newest update with its settings; another update keeps the settings moved, another run resets them', async () => {
+  it("opens the newest run's newest update with its settings; another update keeps the settings moved, another run resets them", async () => {
     const state = new LearnState(fakeSource());
     await state.load();
     expect([state.batch.run_id, state.batch.step, state.knobs.gamma]).toEqual(['run-2', 3, 1]);
@@ -97,7 +120,10 @@ describe('LearnState', () => {
     const meanByHand = g.samples.reduce((a, s) => a + shown(s.ranked!, d.stats), 0) / g.samples.length;
     expect(roundTo(meanByHand, d.stats)).toBe(roundTo(g.stats!.mean, d.stats));
     const w = g.credit!;
-    for (const t of w.turns) expect(show(shown(t.discount, d.advantage) * shown(w.advantage, d.advantage), d.final)).toBe(show(t.credit, d.final));
+    for (const t of w.turns)
+      expect(show(shown(t.discount, d.advantage) * shown(w.advantage, d.advantage), d.final)).toBe(
+        show(t.credit, d.final),
+      );
   });
 
   it('clips a ratio moved past 1 ± ε, and stops clipping it when ε grows', async () => {
@@ -114,7 +140,7 @@ describe('LearnState', () => {
     expect([state.drift, state.knobs.clip_epsilon]).toEqual([0, 0.2]);
   });
 
-  it('flags the update\'s group with no spread, and a smaller drawn group recomputes its mean', async () => {
+  it("flags the update's group with no spread, and a smaller drawn group recomputes its mean", async () => {
     const state = new LearnState(fakeSource());
     await state.load();
     expect(state.flatGroups).toEqual([false, true]);
@@ -130,7 +156,9 @@ describe('LearnState', () => {
 
   it('drops the answer to an older pick, and keeps the update shown when a pick fails or is out of range', async () => {
     let release!: () => void;
-    const slow = new Promise<void>((r) => { release = r; });
+    const slow = new Promise<void>((r) => {
+      release = r;
+    });
     const state = new LearnState(fakeSource({ delays: { 'run-2/1': slow } }));
     await state.load();
     const older = state.pickUpdate('run-2', 1);

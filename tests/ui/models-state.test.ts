@@ -8,22 +8,44 @@ function fakeSource() {
   const runs = ['run-a', 'run-b'];
   const calls: string[] = [];
   const storage = async (): Promise<StorageUse> => ({
-    usage: 10, quota: 100, persisted: false,
+    usage: 10,
+    quota: 100,
+    persisted: false,
     runs: runs.map((id) => ({ id, name: id, status: 'completed', created_at: 0, trajectories: 2, checkpoints: 1 })),
   });
   const source: ModelsSource = {
     modelCards: async () => [{ name: 'spindle-base', readme: '# spindle-base' }],
-    checkpoints: async () => runs.map((id) => ({ id: `${id}-cp`, run_id: id, run_name: id, step: 1, kind: 'checkpoint' as const, created_at: 0, bytes: 4, evals: {} })),
+    checkpoints: async () =>
+      runs.map((id) => ({
+        id: `${id}-cp`,
+        run_id: id,
+        run_name: id,
+        step: 1,
+        kind: 'checkpoint' as const,
+        created_at: 0,
+        bytes: 4,
+        evals: {},
+      })),
     storage,
-    importModelFromUrl: async (url) => { calls.push(`url ${url}`); return 'tiny'; },
-    importModelFromFiles: async (files) => { calls.push(`files ${files.length}`); return 'tiny'; },
+    importModelFromUrl: async (url) => {
+      calls.push(`url ${url}`);
+      return 'tiny';
+    },
+    importModelFromFiles: async (files) => {
+      calls.push(`files ${files.length}`);
+      return 'tiny';
+    },
     async exportItem(kind, target, onProgress, signal) {
       onProgress(1, 2);
       if (kind === 'dataset-atropos' && !target.runId) throw new Error('choose a run');
-      if (kind === 'merged-weights') await new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+      if (kind === 'merged-weights')
+        await new Promise((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
       return { filename: `${kind}.bin`, blob: new Blob(['abc']) };
     },
-    importAdapter: async (file) => { calls.push(`adapter ${file.name}`); return 'imported-cp'; },
+    importAdapter: async (file) => {
+      calls.push(`adapter ${file.name}`);
+      return 'imported-cp';
+    },
     importDataset: async () => ({ trajectories: 3 }),
     async deleteRun(id) {
       if (id === 'locked') throw new Error('the run is live in another tab');
@@ -44,10 +66,15 @@ describe('ModelsState', () => {
     expect(state.storage?.runs).toHaveLength(2);
     await state.export('adapter-zip', { checkpointId: 'run-a-cp' }, 'cp-run-a');
     expect(downloads).toEqual(['adapter-zip.bin']);
-    expect(state.jobsAt('cp-run-a')[0]).toMatchObject({ status: 'done', result: 'adapter-zip.bin (3 bytes)', done: 1, total: 2 });
+    expect(state.jobsAt('cp-run-a')[0]).toMatchObject({
+      status: 'done',
+      result: 'adapter-zip.bin (3 bytes)',
+      done: 1,
+      total: 2,
+    });
   });
 
-  it('keeps a failed export\'s error beside its button, and a new job there replaces the finished one', async () => {
+  it("keeps a failed export's error beside its button, and a new job there replaces the finished one", async () => {
     const { source } = fakeSource();
     const downloads: string[] = [];
     const state = new ModelsState(source, (f) => downloads.push(f.filename));
@@ -86,7 +113,11 @@ describe('ModelsState', () => {
     expect(state.checkpoints).toHaveLength(2);
     await state.importDataset(new File(['x'], 'data.jsonl'));
     expect(state.jobsAt('import-dataset')[0].result).toBe('3 trajectories added');
-    expect(calls).toEqual(['url HuggingFaceTB/SmolLM2-135M-Instruct@main', 'url https://huggingface.co/x/resolve/main/', 'adapter adapter.zip']);
+    expect(calls).toEqual([
+      'url HuggingFaceTB/SmolLM2-135M-Instruct@main',
+      'url https://huggingface.co/x/resolve/main/',
+      'adapter adapter.zip',
+    ]);
   });
 
   it('deletes a run and reloads; a refused deletion shows why', async () => {
@@ -105,10 +136,25 @@ describe('ModelsState', () => {
 describe('Job', () => {
   it('records progress, and a result or an error', async () => {
     const job = new Job('x', 'here');
-    expect(await job.run(async (j) => { j.progress(3, null); return 7; }, (n) => `got ${n}`)).toBe(7);
+    expect(
+      await job.run(
+        async (j) => {
+          j.progress(3, null);
+          return 7;
+        },
+        (n) => `got ${n}`,
+      ),
+    ).toBe(7);
     expect(job).toMatchObject({ status: 'done', result: 'got 7', done: 3, total: null });
     const failing = new Job('y', 'here');
-    expect(await failing.run(async () => { throw new Error('no'); }, () => '')).toBeNull();
+    expect(
+      await failing.run(
+        async () => {
+          throw new Error('no');
+        },
+        () => '',
+      ),
+    ).toBeNull();
     expect(failing).toMatchObject({ status: 'error', error: 'no' });
     expect(failing.id).toBeGreaterThan(job.id);
   });

@@ -7,14 +7,28 @@ import { PlaygroundState } from '../../src/ui/screens/playground/playground.svel
 import type { EpisodeRequest, PlaygroundSource } from '../../src/ui/screens/playground/source.ts';
 import { makeTrajectory } from '../store/fixtures.ts';
 
-const task = (id: string, difficulty = 2): Task => ({ id, env: 'arith_tool', split: 'train', difficulty, seed: 0, prompt: `task ${id}`, data: { a: 1 } });
+const task = (id: string, difficulty = 2): Task => ({
+  id,
+  env: 'arith_tool',
+  split: 'train',
+  difficulty,
+  seed: 0,
+  prompt: `task ${id}`,
+  data: { a: 1 },
+});
 
 /** A source whose episodes stream one text piece and one step, scoring each seed by `scoreOf`. */
 function fakeSource(over: Partial<PlaygroundSource> = {}, scoreOf: (seed: number) => number = () => 1) {
   const requests: EpisodeRequest[] = [];
   const source: PlaygroundSource = {
-    environments: async () => [{ id: 'arith_tool', title: 'arith tool', description: '', levels: [2, 3] }, { id: 'letter_count', title: 'letter count', description: '', levels: [1] }],
-    policies: async () => [{ id: 'local', label: 'Local model', unavailable: 'no model' }, { id: 'expert', label: 'Scripted expert', unavailable: null }],
+    environments: async () => [
+      { id: 'arith_tool', title: 'arith tool', description: '', levels: [2, 3] },
+      { id: 'letter_count', title: 'letter count', description: '', levels: [1] },
+    ],
+    policies: async () => [
+      { id: 'local', label: 'Local model', unavailable: 'no model' },
+      { id: 'expert', label: 'Scripted expert', unavailable: null },
+    ],
     tasks: async (_env, difficulty, count) => Array.from({ length: count }, (_, i) => task(`t${i}`, difficulty)),
     customTask: async (env, difficulty, prompt) => ({ ...task('custom', difficulty), env, prompt, data: {} }),
     async runEpisode(request, onEvent) {
@@ -24,7 +38,11 @@ function fakeSource(over: Partial<PlaygroundSource> = {}, scoreOf: (seed: number
       onEvent({ type: 'step', step: trajectory.steps[0] });
       return trajectory;
     },
-    judge: async (group: Trajectory[]) => group.map((t) => ({ score: scoreOf(t.seed), votes: [{ judge_id: 'rule', score: scoreOf(t.seed), rationale: 'ok', latency_ms: 1 }] })),
+    judge: async (group: Trajectory[]) =>
+      group.map((t) => ({
+        score: scoreOf(t.seed),
+        votes: [{ judge_id: 'rule', score: scoreOf(t.seed), rationale: 'ok', latency_ms: 1 }],
+      })),
     ...over,
   };
   return { source, requests };
@@ -60,7 +78,9 @@ describe('PlaygroundState', () => {
   it('says why when there is no task, when the episode fails, and when only the judge fails', async () => {
     let failEpisode = true;
     const { source } = fakeSource({
-      judge: async () => { throw new Error('judge down'); },
+      judge: async () => {
+        throw new Error('judge down');
+      },
     });
     const runEpisode = source.runEpisode.bind(source);
     source.runEpisode = async (...args) => {
@@ -98,10 +118,16 @@ describe('PlaygroundState', () => {
     const credits = state.groupCredits!;
     expect(credits.map((c) => c.advantage)).toEqual(advantages);
     const turns = state.group[0].annotated(credits[0])!.turns;
-    expect(turns.map((t) => t.credit)).toEqual([expect.closeTo(DEFAULT_CONFIG.grpo.gamma * advantages[0], 12), expect.closeTo(advantages[0], 12)]);
+    expect(turns.map((t) => t.credit)).toEqual([
+      expect.closeTo(DEFAULT_CONFIG.grpo.gamma * advantages[0], 12),
+      expect.closeTo(advantages[0], 12),
+    ]);
     // A member judged a failure is marked where it went wrong: the turn whose result it answered with.
     const failed = state.group.findIndex((e) => e.score === 0);
-    expect(state.group[failed].annotated(credits[failed])!.turns.flatMap((t) => t.marks.map((m) => m.kind))).toEqual(['intermediate_answer', 'wrong_answer']);
+    expect(state.group[failed].annotated(credits[failed])!.turns.flatMap((t) => t.marks.map((m) => m.kind))).toEqual([
+      'intermediate_answer',
+      'wrong_answer',
+    ]);
     expect(state.group[failed].annotated(credits[failed])!.wrongTurn).toBe(0);
     // A single episode has no group: its turns show, without credits.
     await state.run();
@@ -119,7 +145,10 @@ describe('PlaygroundState', () => {
       return played;
     };
     let judged = 0;
-    source.judge = async () => { judged++; return []; };
+    source.judge = async () => {
+      judged++;
+      return [];
+    };
     state.groupSize = 3;
     await state.sampleGroup();
     expect(requests).toHaveLength(1);
@@ -135,7 +164,10 @@ describe('PlaygroundState', () => {
     await state.load();
     const calls: number[] = [];
     const judge = source.judge;
-    source.judge = async (group, signal) => { calls.push(group.length); return judge(group, signal); };
+    source.judge = async (group, signal) => {
+      calls.push(group.length);
+      return judge(group, signal);
+    };
     state.groupSize = 3;
     await state.sampleGroup();
     expect(calls).toEqual([3]);
@@ -150,7 +182,10 @@ describe('LiveEpisode', () => {
     episode.onEvent({ type: 'text', piece: 'b' });
     episode.onEvent({ type: 'step', step: { ...trajectory.steps[0], turn: 0 } });
     episode.onEvent({ type: 'text', piece: 'c' });
-    expect(episode.turns.map((t) => [t.text, t.steps.length])).toEqual([['ab', 1], ['c', 0]]);
+    expect(episode.turns.map((t) => [t.text, t.steps.length])).toEqual([
+      ['ab', 1],
+      ['c', 0],
+    ]);
     expect(episode.streaming).toBe(true);
     episode.finish(trajectory);
     expect(episode.phase).toBe('judging');

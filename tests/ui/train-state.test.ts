@@ -24,8 +24,19 @@ function fakeController() {
       return () => listeners.delete(listener);
     },
   };
-  const emit = (event: RunEvent) => { for (const l of listeners) l(event); };
-  return { controller, started, calls, emit, listeners, refuseWith: (message: string | null) => { refuse = message; } };
+  const emit = (event: RunEvent) => {
+    for (const l of listeners) l(event);
+  };
+  return {
+    controller,
+    started,
+    calls,
+    emit,
+    listeners,
+    refuseWith: (message: string | null) => {
+      refuse = message;
+    },
+  };
 }
 
 const noSwitches: JudgeSwitches = { inBrowser: false, remotes: [] };
@@ -35,7 +46,12 @@ afterEach(() => state?.dispose());
 
 function makeState(over: Partial<TrainSource> = {}) {
   const fake = fakeController();
-  state = new TrainState({ controller: fake.controller, environments: async () => ['arith_tool', 'letter_count'], judgeSwitches: async () => noSwitches, ...over });
+  state = new TrainState({
+    controller: fake.controller,
+    environments: async () => ['arith_tool', 'letter_count'],
+    judgeSwitches: async () => noSwitches,
+    ...over,
+  });
   return { state, ...fake };
 }
 
@@ -76,10 +92,17 @@ describe('TrainState', () => {
   });
 
   it('writes the judges switched on in the Judges screen into the config, and takes them out when switched off', async () => {
-    let switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
+    let switches: JudgeSwitches = {
+      inBrowser: true,
+      remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }],
+    };
     const { state } = makeState({ judgeSwitches: async () => switches });
     await state.load();
-    expect(state.config?.judge.judges.map((j) => j.id)).toEqual([...DEFAULT_CONFIG.judge.judges.map((j) => j.id), 'onnx-judge', 'gpt']);
+    expect(state.config?.judge.judges.map((j) => j.id)).toEqual([
+      ...DEFAULT_CONFIG.judge.judges.map((j) => j.id),
+      'onnx-judge',
+      'gpt',
+    ]);
     expect(state.yamlText).toMatch(/onnx-judge/);
     switches = { inBrowser: false, remotes: [{ ...switches.remotes[0], enabled: false }] };
     await state.syncJudges();
@@ -89,11 +112,21 @@ describe('TrainState', () => {
   it('an edit made while the switches are read is kept: a sync that began before it changes nothing', async () => {
     let hold = false;
     let release!: (s: JudgeSwitches) => void;
-    const { state } = makeState({ judgeSwitches: () => (hold ? new Promise<JudgeSwitches>((resolve) => { release = resolve; }) : Promise.resolve(noSwitches)) });
+    const { state } = makeState({
+      judgeSwitches: () =>
+        hold
+          ? new Promise<JudgeSwitches>((resolve) => {
+              release = resolve;
+            })
+          : Promise.resolve(noSwitches),
+    });
     await state.load();
     hold = true;
     const sync = state.syncJudges();
-    const edited = state.yamlText.replace('judges:', 'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge');
+    const edited = state.yamlText.replace(
+      'judges:',
+      'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge',
+    );
     state.setYaml(edited);
     release(noSwitches);
     await sync;
@@ -104,20 +137,32 @@ describe('TrainState', () => {
   it('a config typed before the first sync is kept as written; switches changed later are brought in', async () => {
     let switches: JudgeSwitches = noSwitches;
     const { state: typedFirst } = makeState({ judgeSwitches: async () => switches });
-    const typed = typedFirst.yamlText.replace('judges:', 'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge');
+    const typed = typedFirst.yamlText.replace(
+      'judges:',
+      'judges:\n    - type: model\n      id: onnx-judge\n      path: models/judge',
+    );
     typedFirst.setYaml(typed);
     await typedFirst.load(); // its first sync comes after the user's text
     expect(typedFirst.yamlText).toBe(typed);
     await typedFirst.syncJudges(); // a later visit with the same switches changes nothing
     expect(typedFirst.config?.judge.judges.map((j) => j.id)).toContain('onnx-judge');
-    switches = { inBrowser: false, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
+    switches = {
+      inBrowser: false,
+      remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }],
+    };
     await typedFirst.syncJudges(); // changed switches: the config agrees with all of them again
     expect(typedFirst.config?.judge.judges.map((j) => j.id)).toEqual(['rule', 'gpt']);
   });
 
   it('a preset changes only the settings it names: the judges switched on, the base model and other edits stay', async () => {
-    const switches: JudgeSwitches = { inBrowser: true, remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }] };
-    const { state, started } = makeState({ judgeSwitches: async () => switches, environments: async () => ['arith_tool', 'letter_count', 'order_total', 'func_trace'] });
+    const switches: JudgeSwitches = {
+      inBrowser: true,
+      remotes: [{ id: 'gpt', base_url: 'https://x/v1', model: 'm', enabled: true, hasKey: false }],
+    };
+    const { state, started } = makeState({
+      judgeSwitches: async () => switches,
+      environments: async () => ['arith_tool', 'letter_count', 'order_total', 'func_trace'],
+    });
     await state.load();
     const judges = state.config!.judge.judges;
     expect(judges.map((j) => j.id)).toContain('gpt');
@@ -135,10 +180,30 @@ describe('TrainState', () => {
     expect(after.sampling.temperature).toBe(0.7);
     expect(state.yamlText.startsWith('# my run\n')).toBe(true);
     // What the preset names, it sets.
-    expect(after).toMatchObject({ name: 'chain-calls', training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 }, tasks: { environments: ['func_trace'], difficulty_range: [2, 2], eval_items: 64 } });
+    expect(after).toMatchObject({
+      name: 'chain-calls',
+      training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 },
+      tasks: { environments: ['func_trace'], difficulty_range: [2, 2], eval_items: 64 },
+    });
     // Everything it does not name is as it was.
-    const { name: _n, training: _t, curriculum: _c, safety: _s, trajectory_collection: _tc, tasks: _k, ...rest } = after;
-    const { name: _n0, training: _t0, curriculum: _c0, safety: _s0, trajectory_collection: _tc0, tasks: _k0, ...restBefore } = before;
+    const {
+      name: _n,
+      training: _t,
+      curriculum: _c,
+      safety: _s,
+      trajectory_collection: _tc,
+      tasks: _k,
+      ...rest
+    } = after;
+    const {
+      name: _n0,
+      training: _t0,
+      curriculum: _c0,
+      safety: _s0,
+      trajectory_collection: _tc0,
+      tasks: _k0,
+      ...restBefore
+    } = before;
     expect(rest).toEqual(restBefore);
     expect(after.training.reward_scale).toBe(2.5);
     await state.start();
@@ -160,7 +225,7 @@ describe('TrainState', () => {
     expect(state.fieldError('preset')).toMatch(/arith_tool/);
   });
 
-  it('starts the config as shown, follows the run\'s events, and ignores another run\'s', async () => {
+  it("starts the config as shown, follows the run's events, and ignores another run's", async () => {
     const { state, started, emit, calls } = makeState();
     await state.load();
     state.setField('training.max_steps', 3);
@@ -174,7 +239,12 @@ describe('TrainState', () => {
     emit({ type: 'evaluation', run_id: 'run-1', step: 1, env: 'arith_tool', split: 'validation', success: 1, n: 8 });
     emit({ type: 'judge-failures', run_id: 'run-1', judge_id: 'gpt', failed: 2, total: 5, last_reason: 'timeout' });
     emit({ type: 'checkpoint', run_id: 'run-1', step: 1, checkpoint_id: 'cp-1' });
-    expect(state).toMatchObject({ status: 'running', backend: 'wasm', running: true, lastCheckpoint: { step: 1, id: 'cp-1' } });
+    expect(state).toMatchObject({
+      status: 'running',
+      backend: 'wasm',
+      running: true,
+      lastCheckpoint: { step: 1, id: 'cp-1' },
+    });
     expect(state.metrics.latest('reward')).toBe(0.5);
     expect(state.heldOut).toEqual([{ step: 1, env: 'arith_tool', successes: 2, n: 8 }]);
     expect(state.judgeFailures.gpt).toEqual({ failed: 2, total: 5, last_reason: 'timeout' });
@@ -195,11 +265,28 @@ describe('TrainState', () => {
   });
 
   it('offers an interrupted run with its config, and resumes it with its history in the charts', async () => {
-    const config: RunConfig = { ...DEFAULT_CONFIG, name: 'left-behind', training: { ...DEFAULT_CONFIG.training, max_steps: 9 } };
-    const interrupted: InterruptedRun = { id: 'old', name: 'left-behind', status: 'paused', lastStep: 4, checkpointStep: 3, maxSteps: 9, config, updated: 1 };
+    const config: RunConfig = {
+      ...DEFAULT_CONFIG,
+      name: 'left-behind',
+      training: { ...DEFAULT_CONFIG.training, max_steps: 9 },
+    };
+    const interrupted: InterruptedRun = {
+      id: 'old',
+      name: 'left-behind',
+      status: 'paused',
+      lastStep: 4,
+      checkpointStep: 3,
+      maxSteps: 9,
+      config,
+      updated: 1,
+    };
     const { state, started } = makeState({
       interruptedRuns: async () => [interrupted],
-      history: async () => ({ metrics: [{ run_id: 'old', step: 3, metrics: { reward: 0.75 }, time: 0 }], markers: [], heldOut: [{ step: 3, env: 'arith_tool', successes: 1, n: 4 }] }),
+      history: async () => ({
+        metrics: [{ run_id: 'old', step: 3, metrics: { reward: 0.75 }, time: 0 }],
+        markers: [],
+        heldOut: [{ step: 3, env: 'arith_tool', successes: 1, n: 4 }],
+      }),
     });
     await state.load();
     expect(state.interrupted.map((r) => r.id)).toEqual(['old']);

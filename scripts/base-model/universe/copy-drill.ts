@@ -13,7 +13,12 @@ import { answerTurn } from '../../../src/envs/expert-text.ts';
 import type { Rng } from '../../../src/rng.ts';
 import { letters, thingNames, personNames, WORDS } from './surface.ts';
 
-const PROMPTS = ['Repeat exactly: {items}', 'Say these back, in order: {items}', 'Copy this list: {items}', 'Write back exactly what follows. {items}'];
+const PROMPTS = [
+  'Repeat exactly: {items}',
+  'Say these back, in order: {items}',
+  'Copy this list: {items}',
+  'Write back exactly what follows. {items}',
+];
 
 /** One item to carry: a product, a person, a word, or letters that are no word at all. */
 function item(rng: Rng): string {
@@ -35,6 +40,7 @@ export const copyDrill = defineEnvironment({
     const text = items.join(', ');
     return { prompt: rng.pick(PROMPTS).replace('{items}', text), key: text, data: { answer: text } };
   },
-  evaluate: (task: Task, trajectory: Trajectory) => (cleanAnswer(finalAnswer(trajectory)) === (task.data as { answer: string }).answer ? 1 : 0),
+  evaluate: (task: Task, trajectory: Trajectory) =>
+    cleanAnswer(finalAnswer(trajectory)) === (task.data as { answer: string }).answer ? 1 : 0,
   expert: (task) => [answerTurn(String((task.data as { answer: string }).answer))],
 });

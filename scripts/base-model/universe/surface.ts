@@ -46,10 +46,20 @@ export function nameStyle(rng: Rng): { style: NameStyle; prefix: string; opaque:
  * A tool name for a role: `words` are the role's plain spellings (`['get_price', 'price_of']`), `stem`
  * its key word; names already taken in the world are not drawn again.
  */
-export function toolName(rng: Rng, naming: ReturnType<typeof nameStyle>, words: string[], stem: string, taken: Set<string>): string {
+export function toolName(
+  rng: Rng,
+  naming: ReturnType<typeof nameStyle>,
+  words: string[],
+  stem: string,
+  taken: Set<string>,
+): string {
   for (let attempt = 0; attempt < 20; attempt++) {
     const name =
-      naming.style === 'plain' ? rng.pick(words) : naming.style === 'prefixed' ? `${naming.prefix}_${stem}` : `${naming.opaque}_${letters(rng, 2)}`;
+      naming.style === 'plain'
+        ? rng.pick(words)
+        : naming.style === 'prefixed'
+          ? `${naming.prefix}_${stem}`
+          : `${naming.opaque}_${letters(rng, 2)}`;
     if (!taken.has(name)) {
       taken.add(name);
       return name;

@@ -27,7 +27,8 @@ export interface ToolDef {
 }
 
 /** One expert turn: a thought, then one call or the final answer. */
-export type PlanStep = { think: string; call: { name: string; args: Record<string, unknown> } } | { think: string | null; answer: string };
+export type PlanStep =
+  { think: string; call: { name: string; args: Record<string, unknown> } } | { think: string | null; answer: string };
 
 export interface FamilyTask extends TaskItem {
   /** The exact final answer. */
@@ -63,7 +64,9 @@ function schemaOf(tool: ToolDef): ToolSchema {
     description: tool.description,
     parameters: {
       type: 'object',
-      properties: Object.fromEntries(Object.entries(tool.params).map(([k, v]) => [k, { type: v.type, description: v.description }])),
+      properties: Object.fromEntries(
+        Object.entries(tool.params).map(([k, v]) => [k, { type: v.type, description: v.description }]),
+      ),
       required: Object.keys(tool.params),
     },
   };
@@ -71,7 +74,11 @@ function schemaOf(tool: ToolDef): ToolSchema {
 
 /** The text of an expert plan, in the compact layout the system prompt shows. */
 export function planTurns(plan: PlanStep[]): string[] {
-  return plan.map((step) => ('call' in step ? callTurn(callThought(step.think, step.call.name), [{ name: step.call.name, arguments: step.call.args }]) : answerTurn(step.answer, step.think)));
+  return plan.map((step) =>
+    'call' in step
+      ? callTurn(callThought(step.think, step.call.name), [{ name: step.call.name, arguments: step.call.args }])
+      : answerTurn(step.answer, step.think),
+  );
 }
 
 /**
@@ -94,7 +101,11 @@ function scoreEpisode(task: Task, trajectory: Trajectory): number {
 }
 
 /** One world of a family as a Spindle environment; `worldSeed` draws its surface. */
-export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed: number, templates: TemplateSet = 'build'): Environment {
+export function worldEnvironment<S extends Surface>(
+  family: Family<S>,
+  worldSeed: number,
+  templates: TemplateSet = 'build',
+): Environment {
   const surface = family.surface(createRng(worldSeed));
   const tools = family.tools(surface);
   const byName = new Map(tools.map((t) => [t.name, { tool: t, schema: schemaOf(t) }]));
@@ -108,7 +119,11 @@ export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed
     ownTools: [...byName.values()].map((t) => t.schema),
     sample(rng, level) {
       const t = family.sample(surface, rng, level, templates);
-      return { prompt: t.prompt, key: t.key, data: { ...t.data, answer: t.answer, evidence: t.evidence, plan: t.plan } };
+      return {
+        prompt: t.prompt,
+        key: t.key,
+        data: { ...t.data, answer: t.answer, evidence: t.evidence, plan: t.plan },
+      };
     },
     evaluate: scoreEpisode,
     expert: (task) => planTurns((task.data as { plan: PlanStep[] }).plan),
@@ -118,7 +133,11 @@ export function worldEnvironment<S extends Surface>(family: Family<S>, worldSeed
       return {
         async call(name, args) {
           const own = byName.get(name);
-          if (!own) return { result: '', error: `unknown tool "${name}"; available tools: ${tools.map((t) => t.name).join(', ')}` };
+          if (!own)
+            return {
+              result: '',
+              error: `unknown tool "${name}"; available tools: ${tools.map((t) => t.name).join(', ')}`,
+            };
           // A missing argument is refused before the tool runs, as an environment module's are.
           const refused = ownToolRefusal(own.schema, args);
           if (refused) return { result: '', error: refused };

@@ -7,15 +7,22 @@ import { presetConfig, PRESETS } from '../../config/presets.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { countOf } from '../../pipeline/operations/report-text.ts';
 
-const configOption = { type: 'string', default: 'spindle.yaml', description: 'the run config file', placeholder: 'file' } as const;
+const configOption = {
+  type: 'string',
+  default: 'spindle.yaml',
+  description: 'the run config file',
+  placeholder: 'file',
+} as const;
 
 export const configSet: Command = {
   name: 'config set',
-  summary: 'Set one field of a run config file, e.g. `spindle config set reward_scale 2.5` (creates the file if missing).',
+  summary:
+    'Set one field of a run config file, e.g. `spindle config set reward_scale 2.5` (creates the file if missing).',
   args: ['KEY', 'VALUE'],
   options: { config: configOption },
   async run(values, positionals, ctx) {
-    if (positionals.length !== 2) throw new CliError('config set needs KEY and VALUE, e.g. `spindle config set learning_rate 3e-5`.', 2);
+    if (positionals.length !== 2)
+      throw new CliError('config set needs KEY and VALUE, e.g. `spindle config set learning_rate 3e-5`.', 2);
     const file = resolve(ctx.cwd, values.config as string);
     const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
     const updated = setConfigValue(text, positionals[0], positionals[1]);
@@ -27,10 +34,15 @@ export const configSet: Command = {
 export const configInit: Command = {
   name: 'config init',
   summary: `Write a full run config with every default (optionally from a preset: ${Object.keys(PRESETS).join(', ')}).`,
-  options: { config: configOption, preset: { type: 'string', description: 'start from a named preset', placeholder: 'name' }, force: { type: 'boolean', description: 'overwrite an existing file' } },
+  options: {
+    config: configOption,
+    preset: { type: 'string', description: 'start from a named preset', placeholder: 'name' },
+    force: { type: 'boolean', description: 'overwrite an existing file' },
+  },
   async run(values, _positionals, ctx) {
     const file = resolve(ctx.cwd, values.config as string);
-    if (existsSync(file) && !values.force) throw new CliError(`${values.config} already exists; pass --force to overwrite it.`);
+    if (existsSync(file) && !values.force)
+      throw new CliError(`${values.config} already exists; pass --force to overwrite it.`);
     const config = values.preset ? presetConfig(values.preset as string) : DEFAULT_CONFIG;
     writeFileSync(file, stringifyRunConfig(config));
     ctx.out(`wrote ${values.config}`);
@@ -43,9 +55,13 @@ export const configCheck: Command = {
   options: { config: configOption },
   async run(values, _positionals, ctx) {
     const file = resolve(ctx.cwd, values.config as string);
-    if (!existsSync(file)) throw new CliError(`${values.config} does not exist. Create one with \`spindle config init\`.`);
+    if (!existsSync(file))
+      throw new CliError(`${values.config} does not exist. Create one with \`spindle config init\`.`);
     const { errors } = parseRunConfigYaml(readFileSync(file, 'utf8'));
-    if (errors.length) throw new CliError(`${countOf(errors.length, 'problem')}:\n${formatConfigErrors(errors, values.config as string)}`);
+    if (errors.length)
+      throw new CliError(
+        `${countOf(errors.length, 'problem')}:\n${formatConfigErrors(errors, values.config as string)}`,
+      );
     ctx.out(`${values.config}: ok`);
   },
 };

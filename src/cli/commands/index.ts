@@ -13,6 +13,23 @@ import { train, transferTrain } from './train.ts';
 import { transferInit } from './transfer.ts';
 
 export const COMMANDS: Command[] = [
-  envs, envsAdd, envsAudit, envsRemove, configInit, configSet, configCheck, collect, train, bootstrap, exportTrajectories, exportAdapter, sft, evaluate, calibrateCommand,
-  transferInit, transferTrain, skillsFromTrajectories, skillsToInstructionsCommand,
+  envs,
+  envsAdd,
+  envsAudit,
+  envsRemove,
+  configInit,
+  configSet,
+  configCheck,
+  collect,
+  train,
+  bootstrap,
+  exportTrajectories,
+  exportAdapter,
+  sft,
+  evaluate,
+  calibrateCommand,
+  transferInit,
+  transferTrain,
+  skillsFromTrajectories,
+  skillsToInstructionsCommand,
 ];

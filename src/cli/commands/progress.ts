@@ -38,7 +38,9 @@ export class Progress {
     const bucket = Math.floor((fraction * 100) / this.stepPercent);
     if (bucket > this.lastPrinted) {
       this.lastPrinted = bucket;
-      this.ctx.err(`${this.label} ${Math.round(fraction * 100)}% (${this.done}/${this.total})${detail ? `  ${detail}` : ''}`);
+      this.ctx.err(
+        `${this.label} ${Math.round(fraction * 100)}% (${this.done}/${this.total})${detail ? `  ${detail}` : ''}`,
+      );
     }
   }
 

@@ -18,10 +18,17 @@ export type Values = Record<string, string | boolean | string[] | undefined>;
 
 const DEFAULT_STORE = '.spindle';
 
-export const storeOption: OptionSpec = { type: 'string', default: DEFAULT_STORE, description: 'the Spindle store folder', placeholder: 'dir' };
+export const storeOption: OptionSpec = {
+  type: 'string',
+  default: DEFAULT_STORE,
+  description: 'the Spindle store folder',
+  placeholder: 'dir',
+};
 export const modelOption: OptionSpec = {
-  type: 'string', placeholder: 'dir|hf:id|url',
-  description: 'policy model: a folder (HF layout), hf:<owner>/<name>[@revision], or an https URL of such a folder; default: the config\'s model.base_model (spindle-base = models/spindle-base)',
+  type: 'string',
+  placeholder: 'dir|hf:id|url',
+  description:
+    "policy model: a folder (HF layout), hf:<owner>/<name>[@revision], or an https URL of such a folder; default: the config's model.base_model (spindle-base = models/spindle-base)",
 };
 
 // ---------------------------------------------------------------- options
@@ -42,7 +49,8 @@ export function intOption(values: Values, name: string, min = 1): number | undef
   const raw = stringOption(values, name);
   if (raw === undefined) return undefined;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < min) throw new CliError(`--${name} must be a whole number ≥ ${min}, got "${raw}".`, 2);
+  if (!Number.isInteger(n) || n < min)
+    throw new CliError(`--${name} must be a whole number ≥ ${min}, got "${raw}".`, 2);
   return n;
 }
 
@@ -57,12 +65,14 @@ export function numberOption(values: Values, name: string): number | undefined {
 export function choiceOption<T extends string>(values: Values, name: string, choices: readonly T[], fallback?: T): T {
   const raw = stringOption(values, name) ?? fallback;
   if (raw === undefined) throw new CliError(`--${name} is required: one of ${choices.join(', ')}.`, 2);
-  if (!(choices as readonly string[]).includes(raw)) throw new CliError(`--${name} is "${raw}"; allowed: ${choices.join(', ')}.`, 2);
+  if (!(choices as readonly string[]).includes(raw))
+    throw new CliError(`--${name} is "${raw}"; allowed: ${choices.join(', ')}.`, 2);
   return raw as T;
 }
 
 export function noPositionals(positionals: string[], command: string): void {
-  if (positionals.length) throw new CliError(`Unexpected argument "${positionals[0]}" (see \`spindle ${command} --help\`).`, 2);
+  if (positionals.length)
+    throw new CliError(`Unexpected argument "${positionals[0]}" (see \`spindle ${command} --help\`).`, 2);
 }
 
 // ---------------------------------------------------------------- files
@@ -106,7 +116,8 @@ export function writeOutput(ctx: CommandContext, path: string, data: string | Ui
 
 export function outputDir(ctx: CommandContext, path: string): string {
   const full = resolve(ctx.cwd, path);
-  if (existsSync(full) && !statSync(full).isDirectory()) throw new CliError(`--output ${path} is a file; expected a folder.`, 2);
+  if (existsSync(full) && !statSync(full).isDirectory())
+    throw new CliError(`--output ${path} is a file; expected a folder.`, 2);
   mkdirSync(full, { recursive: true });
   return full;
 }
@@ -117,17 +128,28 @@ export function outputDir(ctx: CommandContext, path: string): string {
  * Loads and validates a run config file. Environments are checked against the built-ins, unless
  * `userEnvironments` says the command resolves the user's own afterwards (user-envs.ts), which checks them.
  */
-export function loadConfigFile(ctx: CommandContext, path: string, options: { userEnvironments?: boolean } = {}): RunConfig {
+export function loadConfigFile(
+  ctx: CommandContext,
+  path: string,
+  options: { userEnvironments?: boolean } = {},
+): RunConfig {
   const text = readText(ctx, path, 'run config');
   const { config, errors } = pipeline().parseRunConfig(text, options);
   if (!config || errors.length) {
     const [first, ...rest] = formatConfigErrors(errors, path).split('\n');
-    throw new CliError(rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first);
+    throw new CliError(
+      rest.length ? `${first} (and ${rest.length} more; see \`spindle config check --config ${path}\`)` : first,
+    );
   }
   return config;
 }
 
-export function configOrDefault(ctx: CommandContext, path: string | undefined, fallback: RunConfig = DEFAULT_CONFIG, options: { userEnvironments?: boolean } = {}): RunConfig {
+export function configOrDefault(
+  ctx: CommandContext,
+  path: string | undefined,
+  fallback: RunConfig = DEFAULT_CONFIG,
+  options: { userEnvironments?: boolean } = {},
+): RunConfig {
   return path ? loadConfigFile(ctx, path, options) : structuredClone(fallback);
 }
 
@@ -147,8 +169,16 @@ export function hasStore(ctx: CommandContext, values: Values): boolean {
  * `create` makes a missing one; a second writer is refused by name), or `readOnly` (reads even while a
  * writer holds the store, writes nothing).
  */
-export function withStore<T>(ctx: CommandContext, values: Values, fn: (store: NodeStore) => Promise<T>, access: Omit<NodeStoreAccess, 'hint'> = {}): Promise<T> {
-  return pipeline().withNodeStore(storeDir(ctx, values), fn, { ...access, hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.' });
+export function withStore<T>(
+  ctx: CommandContext,
+  values: Values,
+  fn: (store: NodeStore) => Promise<T>,
+  access: Omit<NodeStoreAccess, 'hint'> = {},
+): Promise<T> {
+  return pipeline().withNodeStore(storeDir(ctx, values), fn, {
+    ...access,
+    hint: 'run `spindle collect` or `spindle train` first, or pass --store DIR.',
+  });
 }
 
 // ---------------------------------------------------------------- model
@@ -165,7 +195,11 @@ export function modelPath(ctx: CommandContext, values: Values, baseModel = DEFAU
  * ~/.cache/spindle/hub; an interrupted file continues where it stopped), come from HF_ENDPOINT when set (a
  * mirror, or a local server in tests), stop on the first Ctrl-C, and print a progress line per file.
  */
-export async function loadModel(ctx: CommandContext, dir: string, config: RunConfig = DEFAULT_CONFIG): Promise<NodeModel> {
+export async function loadModel(
+  ctx: CommandContext,
+  dir: string,
+  config: RunConfig = DEFAULT_CONFIG,
+): Promise<NodeModel> {
   const shown = new Map<string, number>();
   return pipeline().loadPolicyModel(dir, {
     config,
@@ -178,7 +212,9 @@ export async function loadModel(ctx: CommandContext, dir: string, config: RunCon
         const last = shown.get(file) ?? -1;
         if (percent === last || (percent < 100 && percent - last < 25)) return;
         shown.set(file, percent);
-        ctx.out(`download ${file}: ${total ? `${percent}% of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`}`);
+        ctx.out(
+          `download ${file}: ${total ? `${percent}% of ${(total / 1e6).toFixed(1)} MB` : `${(loaded / 1e6).toFixed(1)} MB`}`,
+        );
       },
     },
     onChatFormat: (summary) => ctx.err(`model ${dir}: chat format: ${summary}`),

@@ -22,15 +22,38 @@ import { smallConfig } from './small.ts';
 import { formatSuccessCount } from '../../pipeline/operations/report-text.ts';
 import { envFileOption, useUserEnvironments } from './user-envs.ts';
 import {
-  intOption, loadConfigFile, loadModel, modelOption, modelPath, noPositionals, readBytes, requireOption, storeDir, storeOption,
-  stringOption, withStore, type Values,
+  intOption,
+  loadConfigFile,
+  loadModel,
+  modelOption,
+  modelPath,
+  noPositionals,
+  readBytes,
+  requireOption,
+  storeDir,
+  storeOption,
+  stringOption,
+  withStore,
+  type Values,
 } from './shared.ts';
 
 const trainOptions = {
-  config: { type: 'string', description: 'the run config (spindle train: default spindle.yaml when there is one)', placeholder: 'file' },
+  config: {
+    type: 'string',
+    description: 'the run config (spindle train: default spindle.yaml when there is one)',
+    placeholder: 'file',
+  },
   steps: { type: 'string', description: 'override training.max_steps', placeholder: 'n' },
-  'eval-interval': { type: 'string', description: 'override training.eval_interval (held-out eval every M steps)', placeholder: 'm' },
-  workers: { type: 'string', description: 'override trajectory_collection.n_workers (rollout worker threads)', placeholder: 'n' },
+  'eval-interval': {
+    type: 'string',
+    description: 'override training.eval_interval (held-out eval every M steps)',
+    placeholder: 'm',
+  },
+  workers: {
+    type: 'string',
+    description: 'override trajectory_collection.n_workers (rollout worker threads)',
+    placeholder: 'n',
+  },
   model: modelOption,
   calibration: calibrationOption,
   store: storeOption,
@@ -59,12 +82,24 @@ function metricText(m: Metrics): string {
 }
 
 /** Runs (or resumes) a training run to the end or to Ctrl-C (pipeline/platform/node-train.ts), showing progress and each evaluation. */
-async function runTraining(ctx: CommandContext, values: Values, config: RunConfig, store: NodeStore, transfer?: TransferSource, environments: EnvironmentSource[] = []): Promise<TrainOutcome> {
+async function runTraining(
+  ctx: CommandContext,
+  values: Values,
+  config: RunConfig,
+  store: NodeStore,
+  transfer?: TransferSource,
+  environments: EnvironmentSource[] = [],
+): Promise<TrainOutcome> {
   let last: Metrics = {};
   const progress = new Progress(ctx, 'train: steps', config.training.max_steps, 10);
   try {
     return await pipeline().trainInNode({
-      store, config, resumeRunId: stringOption(values, 'resume'), environments, transfer, signal: ctx.signal,
+      store,
+      config,
+      resumeRunId: stringOption(values, 'resume'),
+      environments,
+      transfer,
+      signal: ctx.signal,
       loadModel: (cfg) => loadModel(ctx, modelPath(ctx, values, cfg.model.base_model), cfg),
       onEvent: (e) => {
         if (e.type === 'update') last = e.metrics;
@@ -72,8 +107,7 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
         else if (e.type === 'evaluation') {
           ctx.err(`eval step ${e.step} ${e.env} (${e.split}): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);
           if (e.step === 0 && e.split === 'test' && e.success === 0 && e.n > 0) ctx.err(BOOTSTRAP_HINT(e.env));
-        }
-        else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
+        } else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
       },
     });
   } finally {
@@ -84,31 +118,51 @@ async function runTraining(ctx: CommandContext, values: Values, config: RunConfi
 function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutcome): void {
   const latest = new Map<string, TrainOutcome['evaluations'][number]>();
   for (const e of outcome.evaluations) latest.set(e.env, e);
-  ctx.out(`run ${outcome.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`);
-  for (const e of latest.values()) ctx.out(`  eval ${e.env} at step ${e.step} (test): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);
-  if (outcome.stopped) ctx.out(`resume with: spindle train --resume ${outcome.runId} --store ${stringOption(values, 'store') ?? '.spindle'}`);
+  ctx.out(
+    `run ${outcome.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`,
+  );
+  for (const e of latest.values())
+    ctx.out(`  eval ${e.env} at step ${e.step} (test): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);
+  if (outcome.stopped)
+    ctx.out(
+      `resume with: spindle train --resume ${outcome.runId} --store ${stringOption(values, 'store') ?? '.spindle'}`,
+    );
 }
 
 export const train: Command = {
   name: 'train',
-  summary: 'Online GRPO on the config\'s environments; Ctrl-C checkpoints.',
+  summary: "Online GRPO on the config's environments; Ctrl-C checkpoints.",
   options: {
     ...trainOptions,
-    resume: { type: 'string', description: 'continue this run from its latest checkpoint (its stored config and environments are used)', placeholder: 'run-id' },
+    resume: {
+      type: 'string',
+      description: 'continue this run from its latest checkpoint (its stored config and environments are used)',
+      placeholder: 'run-id',
+    },
     'env-file': envFileOption,
   },
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'train');
     const resume = stringOption(values, 'resume');
     // `spindle config init` writes spindle.yaml: train picks it up without --config.
-    const configPath = stringOption(values, 'config') ?? (existsSync(resolve(ctx.cwd, 'spindle.yaml')) ? 'spindle.yaml' : undefined);
-    if (!resume && !configPath) throw new CliError('--config is required (or --resume RUN_ID, or a spindle.yaml here from `spindle config init`), e.g. spindle train --config spindle.yaml.', 2);
-    const outcome = await withStore(ctx, values, async (store) => {
-      if (resume) return runTraining(ctx, values, await pipeline().configToResume(store, resume), store);
-      const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
-      const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
-      return runTraining(ctx, values, config, store, undefined, sources);
-    }, { create: true });
+    const configPath =
+      stringOption(values, 'config') ?? (existsSync(resolve(ctx.cwd, 'spindle.yaml')) ? 'spindle.yaml' : undefined);
+    if (!resume && !configPath)
+      throw new CliError(
+        '--config is required (or --resume RUN_ID, or a spindle.yaml here from `spindle config init`), e.g. spindle train --config spindle.yaml.',
+        2,
+      );
+    const outcome = await withStore(
+      ctx,
+      values,
+      async (store) => {
+        if (resume) return runTraining(ctx, values, await pipeline().configToResume(store, resume), store);
+        const loaded = applyOverrides(ctx, loadConfigFile(ctx, configPath!, { userEnvironments: true }), values);
+        const { config, sources } = await useUserEnvironments(ctx, values, loaded, store);
+        return runTraining(ctx, values, config, store, undefined, sources);
+      },
+      { create: true },
+    );
     reportTraining(ctx, values, outcome);
   },
 };
@@ -125,19 +179,34 @@ async function transferSource(ctx: CommandContext, store: NodeStore, source: str
 
 export const transferTrain: Command = {
   name: 'transfer train',
-  summary: 'Train a transfer config (from `spindle transfer init`): load the source checkpoint, freeze layers, scaled learning rate.',
+  summary:
+    'Train a transfer config (from `spindle transfer init`): load the source checkpoint, freeze layers, scaled learning rate.',
   options: trainOptions,
   async run(values, positionals, ctx) {
     noPositionals(positionals, 'transfer train');
-    const config = applyOverrides(ctx, loadConfigFile(ctx, requireOption(values, 'config', '--config transfer.yaml')), values);
+    const config = applyOverrides(
+      ctx,
+      loadConfigFile(ctx, requireOption(values, 'config', '--config transfer.yaml')),
+      values,
+    );
     const source = config.transfer.source_checkpoint;
-    if (!source) throw new CliError('The config has no transfer.source_checkpoint; write one with `spindle transfer init --source RUN_ID|ZIP`.');
-    const outcome = await withStore(ctx, values, async (store) => {
-      const from = await transferSource(ctx, store, source);
-      const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
-      ctx.out(`transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+pipeline().transferLearningRate(config).toPrecision(4)}`);
-      return runTraining(ctx, values, config, store, from);
-    }, { create: true });
+    if (!source)
+      throw new CliError(
+        'The config has no transfer.source_checkpoint; write one with `spindle transfer init --source RUN_ID|ZIP`.',
+      );
+    const outcome = await withStore(
+      ctx,
+      values,
+      async (store) => {
+        const from = await transferSource(ctx, store, source);
+        const [lr, scale] = [config.training.learning_rate, config.transfer.learning_rate_scale];
+        ctx.out(
+          `transfer from ${from.label} → ${config.tasks.environments.join(', ')}: frozen layers ${config.lora.freeze_layers ?? 'none'}, learning rate ${lr} × ${scale} = ${+pipeline().transferLearningRate(config).toPrecision(4)}`,
+        );
+        return runTraining(ctx, values, config, store, from);
+      },
+      { create: true },
+    );
     reportTraining(ctx, values, outcome);
   },
 };

@@ -13,11 +13,23 @@ export const DECOY_FROM_LEVEL = 3;
 
 export const DAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday'];
 /** Half hours from 09:00 to 16:30. */
-export const TIMES = Array.from({ length: 16 }, (_, i) => `${String(9 + Math.floor(i / 2)).padStart(2, '0')}:${i % 2 ? '30' : '00'}`);
+export const TIMES = Array.from(
+  { length: 16 },
+  (_, i) => `${String(9 + Math.floor(i / 2)).padStart(2, '0')}:${i % 2 ? '30' : '00'}`,
+);
 export const ROOMS = ['Cedar', 'Birch', 'Oak', 'Maple', 'Elm', 'Pine', 'Aspen', 'Willow', 'Hazel', 'Alder'];
 export const PEOPLE_RANGE: [number, number] = [3, 14];
 export const MINUTES = [15, 30, 45, 60, 90];
-export const MEETINGS = ['team sync', 'design review', 'budget review', 'sprint planning', 'retro', 'hiring panel', 'roadmap chat', 'demo prep'];
+export const MEETINGS = [
+  'team sync',
+  'design review',
+  'budget review',
+  'sprint planning',
+  'retro',
+  'hiring panel',
+  'roadmap chat',
+  'demo prep',
+];
 /** In a recovery item the building books rooms by code (`cedar-2`): the room's name alone is refused. */
 export const ROOM_CODE_DIGITS: [number, number] = [1, 4];
 
@@ -43,4 +55,5 @@ export const QUESTIONS: Record<Slot, string> = {
 };
 
 export const CLARIFY_PROMPT = 'Book {room} for the {meeting}{details}.{decoy}';
-export const CLARIFY_INSTRUCTIONS = 'The task may leave out details the booking needs: ask the user about each one that is missing, one at a time, then book.';
+export const CLARIFY_INSTRUCTIONS =
+  'The task may leave out details the booking needs: ask the user about each one that is missing, one at a time, then book.';

@@ -21,4 +21,5 @@ export const COUNTDOWN_LEVELS: Record<number, CountdownLevel> = {
   5: { count: 6, pool: WITH_LARGE, minTarget: 100, maxTarget: 999 },
 };
 
-export const COUNTDOWN_PROMPT = 'Make {target} from {numbers} using + - * / (each number at most once). Answer with the expression.';
+export const COUNTDOWN_PROMPT =
+  'Make {target} from {numbers} using + - * / (each number at most once). Answer with the expression.';

@@ -14,4 +14,5 @@ export const LOCKER_RANGE: [number, number] = [10, 99];
 export const ADD_RANGE: [number, number] = [2, 40];
 export const FACTOR_RANGE: [number, number] = [2, 11];
 export const lockerFile = (n: number): string => `lockers/${n}.txt`;
-export const PLAN_PROMPT = 'Start at locker {expr} (lockers/<number>.txt). Each locker names the next; work out every number with calc. What word is in the last one?';
+export const PLAN_PROMPT =
+  'Start at locker {expr} (lockers/<number>.txt). Each locker names the next; work out every number with calc. What word is in the last one?';

@@ -33,7 +33,28 @@ export const ORDER_LEVELS: Record<number, { pages: number; items: number; maxQty
   5: { pages: 4, items: 4, maxQty: 3 },
 };
 export const ORDER_PROMPT = 'What does the order in {file} cost in total?';
-export const ORDER_ITEMS = ['apple', 'pear', 'plum', 'fig', 'lime', 'kiwi', 'melon', 'grape', 'peach', 'mango', 'lemon', 'cherry', 'onion', 'bean', 'rice', 'bread', 'milk', 'egg', 'tea', 'salt'];
+export const ORDER_ITEMS = [
+  'apple',
+  'pear',
+  'plum',
+  'fig',
+  'lime',
+  'kiwi',
+  'melon',
+  'grape',
+  'peach',
+  'mango',
+  'lemon',
+  'cherry',
+  'onion',
+  'bean',
+  'rice',
+  'bread',
+  'milk',
+  'egg',
+  'tea',
+  'salt',
+];
 export const ORDER_NAMES = ['order', 'cart', 'basket', 'list', 'bill'];
 export const PAGE_SUFFIXES = ['b', 'c', 'd'];
 /** Prices are small integers: the policy copies them into calc, never computes them in its head. */
@@ -45,7 +66,24 @@ export const PRICE_RANGE: [number, number] = [2, 19];
  */
 export const TRACE_FUNCS: Record<number, number> = { 1: 1, 2: 2, 3: 3, 4: 4, 5: 5 };
 export const TRACE_PROMPT = 'What does {name}({x}) return? It is in lib/{name}.js.';
-export const FUNC_NAMES = ['scale', 'shift', 'twist', 'fold', 'bump', 'grow', 'trim', 'warp', 'mix', 'spin', 'step', 'lift', 'drop', 'flip', 'push', 'pull'];
+export const FUNC_NAMES = [
+  'scale',
+  'shift',
+  'twist',
+  'fold',
+  'bump',
+  'grow',
+  'trim',
+  'warp',
+  'mix',
+  'spin',
+  'step',
+  'lift',
+  'drop',
+  'flip',
+  'push',
+  'pull',
+];
 /** Function bodies over `x` and the next function's call `n(x)`; each keeps integers small. */
 export const FUNC_OPS = ['+', '-', '*'] as const;
 export const TRACE_DECOYS = 3;

@@ -25,7 +25,24 @@ export const FIX_LEVELS: Record<number, FixLevel> = {
   5: { functions: 2, helpers: true, branch: true },
 };
 
-export const FIX_NAMES = ['tax', 'fee', 'tip', 'rent', 'wage', 'bonus', 'score', 'rate', 'cost', 'pay', 'toll', 'loan', 'gain', 'dose', 'rank', 'fare'];
+export const FIX_NAMES = [
+  'tax',
+  'fee',
+  'tip',
+  'rent',
+  'wage',
+  'bonus',
+  'score',
+  'rate',
+  'cost',
+  'pay',
+  'toll',
+  'loan',
+  'gain',
+  'dose',
+  'rank',
+  'fare',
+];
 export const HELPER_NAMES = ['base', 'net', 'gross', 'unit', 'step', 'core', 'raw', 'span'];
 /** A test file that covers two functions is named for the area they belong to. */
 export const SUITE_NAMES = ['billing', 'payroll', 'invoice', 'checkout', 'ledger', 'budget', 'pricing', 'refunds'];
@@ -37,5 +54,7 @@ export const HELPER_ADD_RANGE: [number, number] = [1, 6];
 /** Inputs the fixed function is checked on besides the test's own: 0 to 9. */
 export const CHECK_INPUTS = Array.from({ length: 10 }, (_, i) => i);
 
-export const FIX_PROMPT_MAIN = '{test} fails. Fix the function it tests, check the fix with js, then commit it as "{message}".';
-export const FIX_PROMPT_BRANCH = '{test} fails. Fix the {what} it tests, check with js, then commit on a new branch {branch} as "{message}".';
+export const FIX_PROMPT_MAIN =
+  '{test} fails. Fix the function it tests, check the fix with js, then commit it as "{message}".';
+export const FIX_PROMPT_BRANCH =
+  '{test} fails. Fix the {what} it tests, check with js, then commit on a new branch {branch} as "{message}".';

@@ -1,14 +1,77 @@
 /** Catalog data for shell_exec and git_repo: file and directory names, file contents, prompt wording. */
 
-export const FILE_STEMS = ['notes', 'todo', 'readme', 'data', 'list', 'report', 'log', 'ideas', 'words', 'plan', 'draft', 'names', 'items', 'tasks', 'summary'];
+export const FILE_STEMS = [
+  'notes',
+  'todo',
+  'readme',
+  'data',
+  'list',
+  'report',
+  'log',
+  'ideas',
+  'words',
+  'plan',
+  'draft',
+  'names',
+  'items',
+  'tasks',
+  'summary',
+];
 export const FILE_EXTS = ['.txt', '.md', '.csv'];
-export const DIR_NAMES = ['docs', 'src', 'data', 'notes', 'logs', 'tmp', 'work', 'archive', 'backup', 'out', 'lib', 'files'];
+export const DIR_NAMES = [
+  'docs',
+  'src',
+  'data',
+  'notes',
+  'logs',
+  'tmp',
+  'work',
+  'archive',
+  'backup',
+  'out',
+  'lib',
+  'files',
+];
 export const CONTENT_WORDS = [
-  'apple', 'river', 'stone', 'cloud', 'tiger', 'maple', 'ocean', 'pixel', 'rocket', 'garden', 'silver', 'window', 'orange',
-  'planet', 'forest', 'candle', 'mirror', 'pepper', 'violin', 'desert', 'harbor', 'meadow', 'copper', 'falcon', 'lemon',
+  'apple',
+  'river',
+  'stone',
+  'cloud',
+  'tiger',
+  'maple',
+  'ocean',
+  'pixel',
+  'rocket',
+  'garden',
+  'silver',
+  'window',
+  'orange',
+  'planet',
+  'forest',
+  'candle',
+  'mirror',
+  'pepper',
+  'violin',
+  'desert',
+  'harbor',
+  'meadow',
+  'copper',
+  'falcon',
+  'lemon',
 ];
 export const LOG_LEVELS = ['INFO', 'INFO', 'INFO', 'WARN', 'ERROR'];
-export const LOG_EVENTS = ['started', 'stopped', 'saved file', 'user login', 'cache miss', 'retry', 'timeout', 'connected', 'disk full', 'done'];
+export const LOG_EVENTS = [
+  'started',
+  'stopped',
+  'saved file',
+  'user login',
+  'cache miss',
+  'retry',
+  'timeout',
+  'connected',
+  'disk full',
+  'done',
+];
 
 export const SHELL_PROMPTS: Record<string, string> = {
   count_lines: 'How many lines are in {file}?',
@@ -37,10 +100,39 @@ export const SHELL_LEVELS: Record<number, string[]> = {
 };
 
 /** Commit messages are a verb and an object ("fix parser"): 200 messages. */
-export const COMMIT_VERBS = ['add', 'fix', 'update', 'remove', 'rename', 'refactor', 'document', 'test', 'clean up', 'speed up'];
+export const COMMIT_VERBS = [
+  'add',
+  'fix',
+  'update',
+  'remove',
+  'rename',
+  'refactor',
+  'document',
+  'test',
+  'clean up',
+  'speed up',
+];
 export const COMMIT_OBJECTS = [
-  'readme', 'parser', 'loader', 'config', 'tests', 'license', 'build', 'docs', 'logging', 'cache',
-  'router', 'schema', 'login', 'search', 'layout', 'footer', 'api', 'cli', 'styles', 'version',
+  'readme',
+  'parser',
+  'loader',
+  'config',
+  'tests',
+  'license',
+  'build',
+  'docs',
+  'logging',
+  'cache',
+  'router',
+  'schema',
+  'login',
+  'search',
+  'layout',
+  'footer',
+  'api',
+  'cli',
+  'styles',
+  'version',
 ];
 /** Branch names are a prefix and a content word ("feature-maple"): 250 names. */
 export const BRANCH_PREFIXES = ['feature', 'fix', 'dev', 'docs', 'test', 'release', 'hotfix', 'spike', 'perf', 'chore'];
@@ -54,7 +146,8 @@ export const GIT_PROMPTS: Record<string, string> = {
   switch_new_branch: 'Create and switch to a new branch named {branch}.',
   write_commit: 'Create {file} containing {word} and commit it with the message "{message}".',
   restore_file: 'Undo the uncommitted changes to {file}.',
-  branch_commit: 'On a new branch {branch}, create {file} containing {word} and commit it with the message "{message}".',
+  branch_commit:
+    'On a new branch {branch}, create {file} containing {word} and commit it with the message "{message}".',
   commit_all: 'Commit all changes with the message "{message}".',
 };
 

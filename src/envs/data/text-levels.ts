@@ -32,5 +32,8 @@ export const TEXT_REVERSE_LEVELS: Record<number, TextLevel> = {
   5: { words: [5, 7], letters: [3, 7] },
 };
 
-export const LETTER_COUNT_PROMPTS = ["How many times does '{letter}' appear in '{text}'?", "Count the letter '{letter}' in '{text}'."];
+export const LETTER_COUNT_PROMPTS = [
+  "How many times does '{letter}' appear in '{text}'?",
+  "Count the letter '{letter}' in '{text}'.",
+];
 export const TEXT_REVERSE_PROMPTS = ["Reverse '{text}'.", "Write '{text}' backwards."];

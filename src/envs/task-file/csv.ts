@@ -28,14 +28,19 @@ export function* csvRecords(text: string, delimiter: string, problems: string[])
   let first = raw.next();
   while (!first.done && isBlank(first.value.cells)) first = raw.next();
   if (first.done) {
-    if (!problems.length) problems.push('the file has no header row; the first line must name the columns, e.g. prompt,answer');
+    if (!problems.length)
+      problems.push('the file has no header row; the first line must name the columns, e.g. prompt,answer');
     return;
   }
   const header = first.value.cells.map((h) => h.trim());
   const seen = new Set<string>();
   header.forEach((name, i) => {
-    if (name === '') problems.push(`line ${first.value!.line}: column ${i + 1} of the header has no name; name every column`);
-    else if (seen.has(name.toLowerCase())) problems.push(`line ${first.value!.line}: the header names column "${name}" twice; give each column its own name`);
+    if (name === '')
+      problems.push(`line ${first.value!.line}: column ${i + 1} of the header has no name; name every column`);
+    else if (seen.has(name.toLowerCase()))
+      problems.push(
+        `line ${first.value!.line}: the header names column "${name}" twice; give each column its own name`,
+      );
     seen.add(name.toLowerCase());
   });
   let row = 0;
@@ -43,7 +48,9 @@ export function* csvRecords(text: string, delimiter: string, problems: string[])
     if (isBlank(cells)) continue;
     row++;
     if (cells.length !== header.length) {
-      problems.push(`row ${row} (line ${line}): has ${cells.length} fields but the header has ${header.length}; quote fields that contain "${delimiter === '\t' ? '\\t' : delimiter}" or a line break with "…"`);
+      problems.push(
+        `row ${row} (line ${line}): has ${cells.length} fields but the header has ${header.length}; quote fields that contain "${delimiter === '\t' ? '\\t' : delimiter}" or a line break with "…"`,
+      );
       continue;
     }
     yield { values: Object.fromEntries(header.map((h, i) => [h, cells[i]])), row, line };
@@ -65,7 +72,11 @@ function lineBreaks(text: string, from: number, to: number): number {
  * The text split into records of cells, each with the line it starts on. Cells are sliced out of the
  * text, never built a character at a time (a 30 MB field must not become 30 million strings).
  */
-function* splitRecords(text: string, delimiter: string, problems: string[]): Generator<{ cells: string[]; line: number }> {
+function* splitRecords(
+  text: string,
+  delimiter: string,
+  problems: string[],
+): Generator<{ cells: string[]; line: number }> {
   let cells: string[] = [];
   let line = 1;
   let start = 1;
@@ -92,7 +103,9 @@ function* splitRecords(text: string, delimiter: string, problems: string[]): Gen
       for (;;) {
         const quote = text.indexOf('"', from);
         if (quote < 0) {
-          problems.push(`line ${opened}: a quoted field is never closed; close it with " (a quote inside a quoted field is written "")`);
+          problems.push(
+            `line ${opened}: a quoted field is never closed; close it with " (a quote inside a quoted field is written "")`,
+          );
           return;
         }
         parts.push(text.slice(from, quote));
@@ -108,7 +121,9 @@ function* splitRecords(text: string, delimiter: string, problems: string[]): Gen
       cell = parts.join('');
       // After the closing quote: a delimiter, a line end or the end of the text.
       if (i < text.length && text[i] !== delimiter && text[i] !== '\n' && text[i] !== '\r') {
-        problems.push(`line ${line}: text after a closing quote; quote the whole field ("…"), writing a quote inside it as ""`);
+        problems.push(
+          `line ${line}: text after a closing quote; quote the whole field ("…"), writing a quote inside it as ""`,
+        );
         const end = plainEnd(i);
         cell += text.slice(i, end);
         i = end;

@@ -22,7 +22,12 @@ export const JS_DEFAULTS = { timeout_ms: 1000, memory_mb: 16 } as const;
 type JsVerifier = Extract<VerifierConfig, { type: 'js' }>;
 
 /** Runs the verifier on one answer. Never throws: every failure is a null score with the reason. */
-export async function runJsVerifier(verifier: JsVerifier, answer: string, row: VerifierRow, trajectory: Trajectory | null): Promise<Verdict> {
+export async function runJsVerifier(
+  verifier: JsVerifier,
+  answer: string,
+  row: VerifierRow,
+  trajectory: Trajectory | null,
+): Promise<Verdict> {
   const timeoutMs = verifier.timeout_ms ?? JS_DEFAULTS.timeout_ms;
   const memoryMb = verifier.memory_mb ?? JS_DEFAULTS.memory_mb;
   let code: string;
@@ -33,7 +38,11 @@ export async function runJsVerifier(verifier: JsVerifier, answer: string, row: V
   }
   const result = await runJsIsolated(code, { timeoutMs, memoryBytes: memoryMb * 1024 * 1024 });
   if (!result.ok) {
-    const what = result.timedOut ? `timed out after ${timeoutMs} ms` : result.memoryExceeded ? `ran out of its ${memoryMb} MiB of memory` : `failed: ${result.error}`;
+    const what = result.timedOut
+      ? `timed out after ${timeoutMs} ms`
+      : result.memoryExceeded
+        ? `ran out of its ${memoryMb} MiB of memory`
+        : `failed: ${result.error}`;
     return { score: null, reason: `js verifier ${what}` };
   }
   return readResult(result.value);
@@ -77,7 +86,12 @@ function verifierView(t: Trajectory): Record<string, unknown> {
     final_response: t.final_response,
     finish_reason: t.finish_reason,
     messages: t.messages,
-    steps: t.steps.map((s) => ({ turn: s.turn, thought: s.thought, tool_call: s.tool_call, observation: s.observation })),
+    steps: t.steps.map((s) => ({
+      turn: s.turn,
+      thought: s.thought,
+      tool_call: s.tool_call,
+      observation: s.observation,
+    })),
   };
 }
 

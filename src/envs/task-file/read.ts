@@ -34,7 +34,15 @@ const LIMITS: TaskFileLimits = { maxBytes: MAX_TASK_FILE_BYTES, maxRows: MAX_TAS
 
 export type TaskFileFormat = 'jsonl' | 'json' | 'csv' | 'tsv' | 'parquet';
 
-const EXTENSIONS: Record<string, TaskFileFormat> = { jsonl: 'jsonl', ndjson: 'jsonl', json: 'json', csv: 'csv', tsv: 'tsv', parquet: 'parquet', pq: 'parquet' };
+const EXTENSIONS: Record<string, TaskFileFormat> = {
+  jsonl: 'jsonl',
+  ndjson: 'jsonl',
+  json: 'json',
+  csv: 'csv',
+  tsv: 'tsv',
+  parquet: 'parquet',
+  pq: 'parquet',
+};
 
 /** The format a file name (or URL) names by its extension, or null. */
 export function taskFileFormat(fileName: string): TaskFileFormat | null {
@@ -47,10 +55,21 @@ export function taskFileFormat(fileName: string): TaskFileFormat | null {
  * The rows of a task file. Throws `TaskFileError` listing every problem (capped), each naming the row
  * (its 1-based line or row number) and the field, and saying how to fix it. `limits` are for tests.
  */
-export async function readTaskFile(content: Uint8Array | string, fileName: string, limits: TaskFileLimits = LIMITS): Promise<TaskRow[]> {
+export async function readTaskFile(
+  content: Uint8Array | string,
+  fileName: string,
+  limits: TaskFileLimits = LIMITS,
+): Promise<TaskRow[]> {
   const format = taskFileFormat(fileName);
   if (!format) {
-    throw new TaskFileError([`cannot tell the format from the name; use one of the extensions ${Object.keys(EXTENSIONS).map((e) => `.${e}`).join(', ')}`], fileName);
+    throw new TaskFileError(
+      [
+        `cannot tell the format from the name; use one of the extensions ${Object.keys(EXTENSIONS)
+          .map((e) => `.${e}`)
+          .join(', ')}`,
+      ],
+      fileName,
+    );
   }
   const size = typeof content === 'string' ? content.length : content.byteLength;
   if (size > limits.maxBytes) {
@@ -61,12 +80,14 @@ export async function readTaskFile(content: Uint8Array | string, fileName: strin
   const problems: string[] = [];
   const rows = new RowReader(limits.maxRows, problems);
   if (format === 'parquet') {
-    if (typeof content === 'string') throw new TaskFileError(['a Parquet file is binary; pass its bytes (a Uint8Array), not text'], fileName);
+    if (typeof content === 'string')
+      throw new TaskFileError(['a Parquet file is binary; pass its bytes (a Uint8Array), not text'], fileName);
     await readParquet(content, fileName, rows);
   } else {
     readText(decode(content, fileName), format, rows);
   }
-  if (!problems.length && !rows.rows.length) problems.push('the file has no rows; each row needs at least "prompt" and "answer"');
+  if (!problems.length && !rows.rows.length)
+    problems.push('the file has no rows; each row needs at least "prompt" and "answer"');
   if (problems.length) throw new TaskFileError(problems, fileName);
   return rows.rows;
 }
@@ -76,7 +97,10 @@ class RowReader {
   readonly rows: TaskRow[] = [];
   private count = 0;
 
-  constructor(readonly cap: number, readonly problems: string[]) {}
+  constructor(
+    readonly cap: number,
+    readonly problems: string[],
+  ) {}
 
   /** Checks one record and keeps it when it is a row; false once the file has more rows than the cap (the reader then stops). */
   add(raw: unknown, where: string): boolean {
@@ -99,7 +123,9 @@ class RowReader {
   }
 
   tooMany(where: string): void {
-    this.problems.push(`${where}: the file has more than ${this.cap} rows, the most a task file may have; split it, or keep the rows you train on`);
+    this.problems.push(
+      `${where}: the file has more than ${this.cap} rows, the most a task file may have; split it, or keep the rows you train on`,
+    );
   }
 }
 
@@ -127,7 +153,9 @@ function readText(text: string, format: Exclude<TaskFileFormat, 'parquet'>, rows
   if (format === 'json') {
     const trimmed = text.trimStart();
     if (!trimmed.startsWith('[') && !trimmed.startsWith('{')) {
-      problems.push('line 1: a .json task file must be an array of rows, [{"prompt": …, "answer": …}, …], or one JSON object per line');
+      problems.push(
+        'line 1: a .json task file must be an array of rows, [{"prompt": …, "answer": …}, …], or one JSON object per line',
+      );
       return;
     }
     let data: unknown;
@@ -136,7 +164,9 @@ function readText(text: string, format: Exclude<TaskFileFormat, 'parquet'>, rows
     } catch (e) {
       // One object per line in a .json file: read it as JSONL.
       if (trimmed.startsWith('{')) return readText(text, 'jsonl', rows);
-      problems.push(`not valid JSON (${errorText(e)}); a .json task file must be an array of rows, [{"prompt": …, "answer": …}, …]`);
+      problems.push(
+        `not valid JSON (${errorText(e)}); a .json task file must be an array of rows, [{"prompt": …, "answer": …}, …]`,
+      );
       return;
     }
     const list = Array.isArray(data) ? data : rowList(data);
@@ -150,7 +180,8 @@ function readText(text: string, format: Exclude<TaskFileFormat, 'parquet'>, rows
   for (const { line, value, problem } of jsonlEntries(text)) {
     if (problem === null) {
       if (!rows.add(value, `line ${line}`)) return;
-    } else if (rows.next(`line ${line}`)) problems.push(`line ${line}: ${problem}; each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
+    } else if (rows.next(`line ${line}`))
+      problems.push(`line ${line}: ${problem}; each line must be one JSON object like {"prompt": "…", "answer": "…"}`);
     else return;
   }
 }
@@ -173,7 +204,9 @@ async function readParquet(bytes: Uint8Array, fileName: string, rows: RowReader)
     const text = errorText(e);
     const hint = /compression|codec|unsupported/i.test(text)
       ? '; this reader takes uncompressed, snappy or gzip pages: re-save it with compression="snappy"'
-      : /magic|parquet/i.test(text) ? '; is it a Parquet file?' : '';
+      : /magic|parquet/i.test(text)
+        ? '; is it a Parquet file?'
+        : '';
     throw new TaskFileError([`cannot read it as Parquet (${text})${hint}`], fileName);
   }
   for (const [i, raw] of objects.entries()) if (!rows.add(raw, `row ${i + 1}`)) return;

@@ -33,7 +33,17 @@ export interface TaskRow {
 /** Field names a row may use for each field, the canonical one first; matched case-insensitively. */
 export const FIELD_ALIASES = {
   prompt: ['prompt', 'question', 'problem', 'input', 'query', 'instruction'],
-  answer: ['answer', 'target', 'expected', 'expected_answer', 'final_answer', 'ground_truth', 'output', 'label', 'solution'],
+  answer: [
+    'answer',
+    'target',
+    'expected',
+    'expected_answer',
+    'final_answer',
+    'ground_truth',
+    'output',
+    'label',
+    'solution',
+  ],
   level: ['level', 'difficulty'],
   split: ['split'],
   tools: ['tools'],
@@ -43,7 +53,15 @@ export const FIELD_ALIASES = {
 type Field = keyof typeof FIELD_ALIASES;
 const ALIASES = new Set<string>(Object.values(FIELD_ALIASES).flat());
 
-const SPLIT_ALIASES: Record<string, Split> = { train: 'train', training: 'train', test: 'test', validation: 'validation', valid: 'validation', val: 'validation', dev: 'validation' };
+const SPLIT_ALIASES: Record<string, Split> = {
+  train: 'train',
+  training: 'train',
+  test: 'test',
+  validation: 'validation',
+  valid: 'validation',
+  val: 'validation',
+  dev: 'validation',
+};
 const MAX_CHOICES = 5;
 
 /** How deep a row's values may nest (lists in objects in lists…); deeper data is refused for its row. */
@@ -53,8 +71,13 @@ export const MAX_NESTING = 100;
 export const MAX_PROBLEMS = 20;
 
 export class TaskFileError extends Error {
-  constructor(readonly problems: string[], readonly fileName: string) {
-    super(`${fileName}: ${problems.length === 1 ? problems[0] : `${problems.length} problems:\n  - ${capProblems(problems).join('\n  - ')}`}`);
+  constructor(
+    readonly problems: string[],
+    readonly fileName: string,
+  ) {
+    super(
+      `${fileName}: ${problems.length === 1 ? problems[0] : `${problems.length} problems:\n  - ${capProblems(problems).join('\n  - ')}`}`,
+    );
     this.name = 'TaskFileError';
   }
 }
@@ -76,7 +99,9 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
   }
   const deep = Object.keys(raw).find((k) => nestedDeeperThan((raw as Record<string, unknown>)[k], MAX_NESTING));
   if (deep !== undefined) {
-    problems.push(`${where}: "${deep}" is nested too deeply (more than ${MAX_NESTING} levels); a row's fields hold text, numbers or shallow data`);
+    problems.push(
+      `${where}: "${deep}" is nested too deeply (more than ${MAX_NESTING} levels); a row's fields hold text, numbers or shallow data`,
+    );
     return null;
   }
   const { fields, extra } = pickFields(raw as Record<string, unknown>);
@@ -89,30 +114,50 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
   } else if (typeof prompt.value !== 'string' || prompt.value.trim() === '') {
     fail(prompt.name, `must be the question as non-empty text, got ${show(prompt.value)}`);
   } else if (prompt.value.length > MAX_PROMPT_CHARS) {
-    fail(prompt.name, `is ${prompt.value.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt may have; keep the question short`);
+    fail(
+      prompt.name,
+      `is ${prompt.value.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt may have; keep the question short`,
+    );
   }
   const answer = fields.answer;
   if (answer === undefined || answer.value === null || answer.value === undefined) {
     problems.push(`${where}: "answer" is missing; add the expected answer as "answer" (or ${alternatives('answer')})`);
-  } else if (!(typeof answer.value === 'string' && answer.value.trim() !== '') && !(typeof answer.value === 'number' && Number.isFinite(answer.value))) {
+  } else if (
+    !(typeof answer.value === 'string' && answer.value.trim() !== '') &&
+    !(typeof answer.value === 'number' && Number.isFinite(answer.value))
+  ) {
     fail(answer.name, `must be the expected answer as text or a number, got ${show(answer.value)}`);
   }
 
-  const row = { prompt: String(prompt?.value ?? ''), answer: typeof answer?.value === 'number' ? String(answer.value) : String(answer?.value ?? '') } as TaskRow;
+  const row = {
+    prompt: String(prompt?.value ?? ''),
+    answer: typeof answer?.value === 'number' ? String(answer.value) : String(answer?.value ?? ''),
+  } as TaskRow;
   const level = present(fields.level) ? readLevel(fields.level!.value) : undefined;
-  if (level === null) fail(fields.level!.name, `must be a whole number 1–5 (1 the easiest), got ${show(fields.level!.value)}`);
+  if (level === null)
+    fail(fields.level!.name, `must be a whole number 1–5 (1 the easiest), got ${show(fields.level!.value)}`);
   else if (level !== undefined) row.level = level;
 
   if (present(fields.split)) {
-    const split = typeof fields.split!.value === 'string' ? SPLIT_ALIASES[fields.split!.value.trim().toLowerCase()] : undefined;
+    const split =
+      typeof fields.split!.value === 'string' ? SPLIT_ALIASES[fields.split!.value.trim().toLowerCase()] : undefined;
     if (split) row.split = split;
-    else fail('split', `must be train, validation or test (or leave it empty to split by content), got ${show(fields.split!.value)}`);
+    else
+      fail(
+        'split',
+        `must be train, validation or test (or leave it empty to split by content), got ${show(fields.split!.value)}`,
+      );
   }
   if (present(fields.tools)) {
     const tools = readList(fields.tools!.value);
     const unknown = tools?.filter((t) => !(KNOWN_TOOLS as readonly string[]).includes(t));
-    if (!tools) fail('tools', `must be a list of tool names like ["calc"] or "calc,js", got ${show(fields.tools!.value)}`);
-    else if (unknown!.length) fail('tools', `names unknown tools ${unknown!.map((t) => show(t)).join(', ')}; the built-in tools are ${KNOWN_TOOLS.join(', ')}`);
+    if (!tools)
+      fail('tools', `must be a list of tool names like ["calc"] or "calc,js", got ${show(fields.tools!.value)}`);
+    else if (unknown!.length)
+      fail(
+        'tools',
+        `names unknown tools ${unknown!.map((t) => show(t)).join(', ')}; the built-in tools are ${KNOWN_TOOLS.join(', ')}`,
+      );
     else if (tools.length) row.tools = [...new Set(tools)] as KnownTool[];
   }
   if (present(fields.verifier)) {
@@ -125,9 +170,17 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
   if (present(fields.choices)) {
     const raw = fields.choices!.value;
     const value = typeof raw === 'string' && raw.trim().startsWith('[') ? parseJson(raw) : raw;
-    const ok = Array.isArray(value) && value.length >= 2 && value.length <= MAX_CHOICES && value.every((c) => (typeof c === 'string' && c.trim() !== '') || typeof c === 'number');
+    const ok =
+      Array.isArray(value) &&
+      value.length >= 2 &&
+      value.length <= MAX_CHOICES &&
+      value.every((c) => (typeof c === 'string' && c.trim() !== '') || typeof c === 'number');
     if (ok) row.choices = value.map((c) => String(c).trim());
-    else fail(fields.choices!.name, `must be a list of 2–${MAX_CHOICES} option texts like ["12", "14", "16"], got ${show(value)}`);
+    else
+      fail(
+        fields.choices!.name,
+        `must be a list of 2–${MAX_CHOICES} option texts like ["12", "14", "16"], got ${show(value)}`,
+      );
   }
   if (Object.keys(extra).length) row.extra = extra;
   row.source = where;
@@ -135,7 +188,10 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
 }
 
 /** The row's fields by canonical name (the first alias present), and the rest. */
-function pickFields(raw: Record<string, unknown>): { fields: Partial<Record<Field, { name: string; value: unknown }>>; extra: Record<string, unknown> } {
+function pickFields(raw: Record<string, unknown>): {
+  fields: Partial<Record<Field, { name: string; value: unknown }>>;
+  extra: Record<string, unknown>;
+} {
   const byLower = new Map(Object.keys(raw).map((k) => [k.trim().toLowerCase(), k]));
   const fields: Partial<Record<Field, { name: string; value: unknown }>> = {};
   const used = new Set<string>();
@@ -151,7 +207,8 @@ function pickFields(raw: Record<string, unknown>): { fields: Partial<Record<Fiel
   // The rest, but for empty alias fields (a CSV's empty "choices" cell, a Parquet null).
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(raw)) {
-    if (used.has(k) || v === undefined || (ALIASES.has(k.trim().toLowerCase()) && !present({ name: k, value: v }))) continue;
+    if (used.has(k) || v === undefined || (ALIASES.has(k.trim().toLowerCase()) && !present({ name: k, value: v })))
+      continue;
     extra[k] = jsonSafe(v);
   }
   return { fields, extra };
@@ -159,16 +216,33 @@ function pickFields(raw: Record<string, unknown>): { fields: Partial<Record<Fiel
 
 /** A field counts when it holds something: CSV gives empty strings for empty cells. */
 function present(field: { name: string; value: unknown } | undefined): boolean {
-  return field !== undefined && field.value !== null && field.value !== undefined && !(typeof field.value === 'string' && field.value.trim() === '');
+  return (
+    field !== undefined &&
+    field.value !== null &&
+    field.value !== undefined &&
+    !(typeof field.value === 'string' && field.value.trim() === '')
+  );
 }
 
 function alternatives(field: Field): string {
-  return FIELD_ALIASES[field].slice(1).map((a) => `"${a}"`).join(', ');
+  return FIELD_ALIASES[field]
+    .slice(1)
+    .map((a) => `"${a}"`)
+    .join(', ');
 }
 
 /** 3, "3", "Level 3" → 3; null when not a level 1–5. */
 function readLevel(value: unknown): number | null {
-  const n = typeof value === 'number' ? value : typeof value === 'bigint' ? Number(value) : Number(String(value).trim().replace(/^level\s*/i, ''));
+  const n =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'bigint'
+        ? Number(value)
+        : Number(
+            String(value)
+              .trim()
+              .replace(/^level\s*/i, ''),
+          );
   return Number.isInteger(n) && n >= 1 && n <= 5 ? n : null;
 }
 
@@ -208,7 +282,8 @@ function jsonSafe(value: unknown): unknown {
   if (value instanceof Date) return value.toISOString();
   if (ArrayBuffer.isView(value)) return Array.from(value as unknown as ArrayLike<number>);
   if (Array.isArray(value)) return value.map(jsonSafe);
-  if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)]));
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSafe(v)]));
   if (typeof value === 'number' && !Number.isFinite(value)) return null;
   return value;
 }

@@ -27,7 +27,14 @@ import { answerTurn } from '../expert-text.ts';
 import { KNOWN_TOOLS, type EnvironmentSpec, type TaskItem } from '../types.ts';
 import { normalizeRow, TaskFileError, type TaskRow } from './rows.ts';
 import type { Verdict, VerifierRow } from './verdict.ts';
-import { checkVerifier, CHOICE_LETTERS, optionCount, prepareReference, verify, type VerifierConfig } from './verifiers.ts';
+import {
+  checkVerifier,
+  CHOICE_LETTERS,
+  optionCount,
+  prepareReference,
+  verify,
+  type VerifierConfig,
+} from './verifiers.ts';
 
 export interface TaskFileOptions {
   /** The config's verifier (`tasks.verifier`): for rows without their own; null or absent: `exact`. */
@@ -103,7 +110,9 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
 
   const spec: TaskFileSpec = {
     name,
-    description: options.description ?? `Questions from a task file (${checked.length} rows; answers checked by ${types.join(', ')}).`,
+    description:
+      options.description ??
+      `Questions from a task file (${checked.length} rows; answers checked by ${types.join(', ')}).`,
     tags: ['task-file'],
     difficulties: [...byLevel.keys()].sort((a, b) => a - b),
     requiredTools: tools,
@@ -112,7 +121,11 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
     sample(rng, difficulty): TaskItem {
       const row = rng.pick(byLevel.get(difficulty) ?? []);
       const data: RowData = { row, verifier: verifierOf(row) };
-      const item: TaskItem = { prompt: promptOf(row), data: data as unknown as Record<string, unknown>, key: rowKey(row) };
+      const item: TaskItem = {
+        prompt: promptOf(row),
+        data: data as unknown as Record<string, unknown>,
+        key: rowKey(row),
+      };
       if (row.split) item.split = row.split;
       return item;
     },
@@ -151,7 +164,10 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
 
 /** An episode that answers `answer` at once, as a verifier's trial sees it. */
 function ownAnswerEpisode(prompt: string, answer: string): Trajectory {
-  const messages = [{ role: 'user' as const, content: prompt }, { role: 'assistant' as const, content: answer }];
+  const messages = [
+    { role: 'user' as const, content: prompt },
+    { role: 'assistant' as const, content: answer },
+  ];
   return { final_response: answer, finish_reason: 'answer', messages, steps: [] } as unknown as Trajectory;
 }
 
@@ -181,7 +197,9 @@ function pinSharedSplits(rows: TaskRow[], problems: string[]): void {
     const key = rowKey(row);
     const pinned = pins.get(key);
     if (pinned && pinned.split !== row.split) {
-      problems.push(`${row.source}: "split" is ${row.split} but ${pinned.where} asks the same question in ${pinned.split}; a question belongs to one split`);
+      problems.push(
+        `${row.source}: "split" is ${row.split} but ${pinned.where} asks the same question in ${pinned.split}; a question belongs to one split`,
+      );
     } else pins.set(key, { split: row.split, where: row.source ?? 'a row' });
   }
   for (const row of rows) {
@@ -197,8 +215,10 @@ function blindLuck(rows: TaskRow[], verifierOf: (row: TaskRow) => VerifierConfig
   for (const row of rows) {
     const verifier = verifierOf(row);
     const canonical = prepareReference(verifier, verifierRow(row)).canonical;
-    if (canonical !== null) counts.set(`${verifier.type}\u0000${canonical}`, (counts.get(`${verifier.type}\u0000${canonical}`) ?? 0) + 1);
-    if (verifier.type === 'choice') choiceLuck += 1 / (optionCount(verifier, verifierRow(row)) ?? CHOICE_LETTERS.length);
+    if (canonical !== null)
+      counts.set(`${verifier.type}\u0000${canonical}`, (counts.get(`${verifier.type}\u0000${canonical}`) ?? 0) + 1);
+    if (verifier.type === 'choice')
+      choiceLuck += 1 / (optionCount(verifier, verifierRow(row)) ?? CHOICE_LETTERS.length);
   }
   // An answer only one row has is no luck a blind policy can plan for (it would be 1/n on any file).
   const constant = Math.max(0, ...[...counts.values()].filter((c) => c >= 2));

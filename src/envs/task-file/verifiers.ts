@@ -22,7 +22,16 @@
 import { RE2JS } from 're2js';
 import { CHOICE_LETTERS, regexProblem, show, type VerifierConfig } from '../../config/verifier.ts';
 import type { Trajectory } from '../../contracts.ts';
-export { checkVerifier, CHOICE_LETTERS, JS_LIMITS, show, VERIFIER_FIELDS, VERIFIER_TYPES, type VerifierConfig, type VerifierType } from '../../config/verifier.ts';
+export {
+  checkVerifier,
+  CHOICE_LETTERS,
+  JS_LIMITS,
+  show,
+  VERIFIER_FIELDS,
+  VERIFIER_TYPES,
+  type VerifierConfig,
+  type VerifierType,
+} from '../../config/verifier.ts';
 import { cleanAnswer } from '../answer.ts';
 import { runJsVerifier } from './js-verifier.ts';
 import type { Verdict, VerifierRow } from './verdict.ts';
@@ -33,34 +42,51 @@ const NUMBER_DEFAULTS = { abs_tol: 1e-6, rel_tol: 0 } as const;
  * or letter, or a problem naming the field and the fix. `expert` is the final answer that scores 1, when
  * there is one (none for js, nor for a regex whose pattern is the row's answer).
  */
-export function prepareReference(verifier: VerifierConfig, row: VerifierRow): { expert: string | null; canonical: string | null; problem: string | null } {
+export function prepareReference(
+  verifier: VerifierConfig,
+  row: VerifierRow,
+): { expert: string | null; canonical: string | null; problem: string | null } {
   const answer = String(row.answer);
   switch (verifier.type) {
     case 'exact':
     case 'contains': {
-      const text = normalizeText(verifier.type === 'exact' ? cleanAnswer(answer) : answer, verifier.ignore_case ?? false);
+      const text = normalizeText(
+        verifier.type === 'exact' ? cleanAnswer(answer) : answer,
+        verifier.ignore_case ?? false,
+      );
       if (text === '') return none(`"answer" is empty; the ${verifier.type} verifier needs the expected text`);
       return { expert: cleanAnswer(answer), canonical: verifier.type === 'exact' ? text : null, problem: null };
     }
     case 'number': {
       const value = extractFinalNumber(answer);
-      if (value === null) return none(`"answer" ${show(row.answer)} holds no number for the number verifier; write the number, e.g. "42" (or "… #### 42")`);
+      if (value === null)
+        return none(
+          `"answer" ${show(row.answer)} holds no number for the number verifier; write the number, e.g. "42" (or "… #### 42")`,
+        );
       return { expert: formatNumber(value), canonical: formatNumber(value), problem: null };
     }
     case 'choice': {
       const letter = choiceKey(answer, row.choices);
-      if (letter === null) return none(`"answer" ${show(row.answer)} is not a choice; the choice verifier needs a letter A–E (or the text of one of "choices")`);
+      if (letter === null)
+        return none(
+          `"answer" ${show(row.answer)} is not a choice; the choice verifier needs a letter A–E (or the text of one of "choices")`,
+        );
       const k = optionCount(verifier, row);
-      if (k !== null && CHOICE_LETTERS.indexOf(letter) >= k) return none(`"answer" is ${letter} but there are only ${k} choices (A–${CHOICE_LETTERS[k - 1]})`);
+      if (k !== null && CHOICE_LETTERS.indexOf(letter) >= k)
+        return none(`"answer" is ${letter} but there are only ${k} choices (A–${CHOICE_LETTERS[k - 1]})`);
       return { expert: letter, canonical: letter, problem: null };
     }
     case 'regex': {
       if (verifier.pattern === undefined) {
         const problem = regexProblem(answer);
-        return problem ? none(`"answer" ${problem}; with the regex verifier and no "pattern", the row's answer is the pattern`) : { expert: null, canonical: null, problem: null };
+        return problem
+          ? none(`"answer" ${problem}; with the regex verifier and no "pattern", the row's answer is the pattern`)
+          : { expert: null, canonical: null, problem: null };
       }
       if (!compile(verifier.pattern, verifier.ignore_case).matcher(answer).find()) {
-        return none(`"answer" ${show(row.answer)} does not match the verifier's pattern ${show(verifier.pattern)}; the answer must be one the pattern accepts`);
+        return none(
+          `"answer" ${show(row.answer)} does not match the verifier's pattern ${show(verifier.pattern)}; the answer must be one the pattern accepts`,
+        );
       }
       return { expert: answer, canonical: null, problem: null };
     }
@@ -74,7 +100,12 @@ function none(problem: string) {
 }
 
 /** Scores `response` (the trajectory's final answer) against the row with this verifier. */
-export async function verify(verifier: VerifierConfig, response: string, row: VerifierRow, trajectory: Trajectory | null = null): Promise<Verdict> {
+export async function verify(
+  verifier: VerifierConfig,
+  response: string,
+  row: VerifierRow,
+  trajectory: Trajectory | null = null,
+): Promise<Verdict> {
   if (verifier.type === 'js') return runJsVerifier(verifier, response, row, trajectory);
   const reference = prepareReference(verifier, row);
   if (reference.problem) return { score: null, reason: `cannot check this row: ${reference.problem}` };
@@ -86,17 +117,25 @@ export async function verify(verifier: VerifierConfig, response: string, row: Ve
     }
     case 'contains': {
       const ignoreCase = verifier.ignore_case ?? false;
-      return verdict(normalizeText(response, ignoreCase).includes(normalizeText(answer, ignoreCase)), `the answer does not contain ${show(answer)}`);
+      return verdict(
+        normalizeText(response, ignoreCase).includes(normalizeText(answer, ignoreCase)),
+        `the answer does not contain ${show(answer)}`,
+      );
     }
     case 'regex': {
-      const matched = compile(verifier.pattern ?? answer, verifier.ignore_case).matcher(response).find();
+      const matched = compile(verifier.pattern ?? answer, verifier.ignore_case)
+        .matcher(response)
+        .find();
       return verdict(matched, `the answer does not match ${show(verifier.pattern ?? answer)}`);
     }
     case 'number': {
       const got = extractFinalNumber(response);
       if (got === null) return { score: 0, reason: 'the answer holds no number' };
       const want = extractFinalNumber(answer)!;
-      const tol = Math.max(verifier.abs_tol ?? NUMBER_DEFAULTS.abs_tol, (verifier.rel_tol ?? NUMBER_DEFAULTS.rel_tol) * Math.abs(want));
+      const tol = Math.max(
+        verifier.abs_tol ?? NUMBER_DEFAULTS.abs_tol,
+        (verifier.rel_tol ?? NUMBER_DEFAULTS.rel_tol) * Math.abs(want),
+      );
       return verdict(Math.abs(got - want) <= tol, `expected ${formatNumber(want)}, got ${formatNumber(got)}`);
     }
     case 'choice': {
@@ -200,7 +239,9 @@ export function extractChoice(text: string, choices?: string[]): string | null {
   if (opening) return opening[1];
   // The label in any case; the letter after it case-sensitively (an upper-case letter, or a lower-case one closed by a bracket or the end).
   for (const label of [...s.matchAll(/(?:answer|choice|option)\s*(?:is|:|=)?\s*/gi)].reverse()) {
-    const m = s.slice(label.index + label[0].length).match(/^[([]?(?:([A-E])(?![A-Za-z0-9])|([a-e])(?=[)\]]|[.:]?\s*$))/);
+    const m = s
+      .slice(label.index + label[0].length)
+      .match(/^[([]?(?:([A-E])(?![A-Za-z0-9])|([a-e])(?=[)\]]|[.:]?\s*$))/);
     if (m) return (m[1] ?? m[2]).toUpperCase();
   }
   const byText = choiceByText(s, choices);
@@ -228,4 +269,3 @@ export function optionCount(verifier: VerifierConfig, row: VerifierRow): number 
   while (k < CHOICE_LETTERS.length && labels.has(CHOICE_LETTERS[k])) k++;
   return k >= 2 ? k : null;
 }
-

@@ -6,7 +6,15 @@
 import type { ParsedAssistant } from '../parse.ts';
 
 export type ToolCallFamily =
-  | 'hermes' | 'llama3-json' | 'mistral' | 'qwen3-coder' | 'function-gemma' | 'phi4-mini' | 'deepseek' | 'harmony' | 'plain';
+  | 'hermes'
+  | 'llama3-json'
+  | 'mistral'
+  | 'qwen3-coder'
+  | 'function-gemma'
+  | 'phi4-mini'
+  | 'deepseek'
+  | 'harmony'
+  | 'plain';
 
 export interface LiftedCall {
   name: string;

@@ -68,8 +68,9 @@ function readDeepSeekCalls(body: string, at: number): ReadCalls {
 
 export const DEEPSEEK_CALLS: ToolCallCodec = {
   family: 'deepseek',
-  summary: 'DeepSeek: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜><tool> and its arguments in a json fence '
-    + '(V3.1\'s <tool><｜tool▁sep｜>{…} read too)',
+  summary:
+    'DeepSeek: <｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function<｜tool▁sep｜><tool> and its arguments in a json fence ' +
+    "(V3.1's <tool><｜tool▁sep｜>{…} read too)",
   fallback: false,
   argumentsAs: 'text',
   reasoningField: null,

@@ -26,7 +26,9 @@ class Notation {
   constructor(private readonly text: string) {}
 
   fail(what: string): never {
-    throw new NotationError(`${what} at ${this.pos >= this.text.length ? 'the end (the call is cut off)' : `position ${this.pos}`}`);
+    throw new NotationError(
+      `${what} at ${this.pos >= this.text.length ? 'the end (the call is cut off)' : `position ${this.pos}`}`,
+    );
   }
 
   value(depth: number): unknown {
@@ -99,7 +101,8 @@ function readCall(text: string): ParsedCall {
   const reader = new Notation(text.slice(brace));
   try {
     const args = reader.object(0);
-    if (text.slice(brace + reader.pos).trim() !== '') return callError(`text after the arguments of ${name}; ${SHAPE}`, text);
+    if (text.slice(brace + reader.pos).trim() !== '')
+      return callError(`text after the arguments of ${name}; ${SHAPE}`, text);
     return { name, arguments: args };
   } catch (e) {
     if (!(e instanceof NotationError)) throw e;
@@ -126,7 +129,9 @@ function readGemmaCalls(body: string, at: number): ReadCalls {
     const stop = closed ? close : next === -1 ? body.length : next;
     const text = body.slice(from, stop);
     const head = /^\s*call:/.exec(text);
-    calls.push(head ? readCall(text.slice(head[0].length)) : callError(`the call does not start with call:; ${SHAPE}`, text));
+    calls.push(
+      head ? readCall(text.slice(head[0].length)) : callError(`the call does not start with call:; ${SHAPE}`, text),
+    );
     end = closed ? close + CALL_CLOSE.length : stop;
     const q = skipSpace(body, end);
     if (!body.startsWith(CALL_OPEN, q)) break;

@@ -15,7 +15,15 @@
  * final text as content and the calls with their arguments' JSON as written; a turn in any other shape
  * (several analyses, a preamble beside calls, text outside messages) reaches the template as written.
  */
-import { callError, isCallError, MAX_CALLS_PER_TURN, TagFinder, tooManyCalls, type ParsedAssistant, type ParsedCall } from '../parse.ts';
+import {
+  callError,
+  isCallError,
+  MAX_CALLS_PER_TURN,
+  TagFinder,
+  tooManyCalls,
+  type ParsedAssistant,
+  type ParsedCall,
+} from '../parse.ts';
 import type { LiftedTurn, ToolCallCodec } from './codec.ts';
 import { functionName, namedCall } from './marked-turn.ts';
 
@@ -68,7 +76,10 @@ function callOf(m: HarmonyMessage): ParsedCall {
   const recipient = m.recipient ?? '';
   const name = recipient.startsWith('functions.') ? functionName(recipient.slice('functions.'.length)) : null;
   if (name === null) {
-    return callError(`a message to ${recipient} is not a tool call Spindle runs (tools are addressed to=functions.<tool>); ${SHAPE}`, m.body);
+    return callError(
+      `a message to ${recipient} is not a tool call Spindle runs (tools are addressed to=functions.<tool>); ${SHAPE}`,
+      m.body,
+    );
   }
   return namedCall(name, m.body, SHAPE);
 }
@@ -114,8 +125,9 @@ function liftHarmony(text: string): LiftedTurn | null {
 
 export const HARMONY_CALLS: ToolCallCodec = {
   family: 'harmony',
-  summary: 'gpt-oss harmony: <|channel|>commentary to=functions.<tool> <|constrain|>json<|message|>{…}<|call|>, '
-    + 'thinking in the analysis channel',
+  summary:
+    'gpt-oss harmony: <|channel|>commentary to=functions.<tool> <|constrain|>json<|message|>{…}<|call|>, ' +
+    'thinking in the analysis channel',
   fallback: false,
   argumentsAs: 'text',
   reasoningField: 'thinking',

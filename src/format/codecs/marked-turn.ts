@@ -31,7 +31,12 @@ function splitThought(text: string, marker: string): { thought: string | null; b
   if (start >= 0 && text.startsWith(THINK_OPEN, start)) {
     const open = start + THINK_OPEN.length;
     const close = text.indexOf(THINK_CLOSE, open);
-    if (close >= 0) return { thought: text.slice(open, close).trim(), body: text.slice(close + THINK_CLOSE.length), unterminated: false };
+    if (close >= 0)
+      return {
+        thought: text.slice(open, close).trim(),
+        body: text.slice(close + THINK_CLOSE.length),
+        unterminated: false,
+      };
     const call = text.indexOf(marker, open);
     return call >= 0
       ? { thought: text.slice(open, call).trim(), body: text.slice(call), unterminated: true }
@@ -58,7 +63,10 @@ function callsStart(body: string, at: number, opener: string | undefined): numbe
 
 /** The turn's thought, its calls (read from the first `marker` on) and the text outside them. Never throws. */
 export function parseMarkedTurn(
-  text: string, marker: string, readCalls: (body: string, at: number) => ReadCalls, opener?: string,
+  text: string,
+  marker: string,
+  readCalls: (body: string, at: number) => ReadCalls,
+  opener?: string,
 ): ParsedAssistant {
   const { thought, body, unterminated } = splitThought(text, marker);
   const errors = unterminated ? [UNTERMINATED_THINK] : [];
@@ -69,10 +77,18 @@ export function parseMarkedTurn(
     read = readCalls(body, at);
   } catch (e) {
     // Defensive: the readers are written not to throw; if one does, the turn is still recorded.
-    return { thought, calls: [], answer: body.trim(), errors: [...errors, `parser failure: ${e instanceof Error ? e.message : String(e)}`] };
+    return {
+      thought,
+      calls: [],
+      answer: body.trim(),
+      errors: [...errors, `parser failure: ${e instanceof Error ? e.message : String(e)}`],
+    };
   }
   const callErrors = read.calls.flatMap((c) => (isCallError(c) ? [c.error] : []));
-  const answer = [body.slice(0, callsStart(body, at, opener)), body.slice(read.end)].map((p) => p.trim()).filter((p) => p !== '').join('\n');
+  const answer = [body.slice(0, callsStart(body, at, opener)), body.slice(read.end)]
+    .map((p) => p.trim())
+    .filter((p) => p !== '')
+    .join('\n');
   return { thought, calls: read.calls, answer, errors: [...errors, ...read.errors, ...callErrors] };
 }
 
@@ -82,12 +98,21 @@ export function parseMarkedTurn(
  * nothing the model wrote is lost when the template writes the calls back.
  */
 export function liftMarkedTurn(
-  content: string, marker: string, readCalls: (body: string, at: number) => ReadCalls, opts: { trim?: boolean; opener?: string } = {},
+  content: string,
+  marker: string,
+  readCalls: (body: string, at: number) => ReadCalls,
+  opts: { trim?: boolean; opener?: string } = {},
 ): LiftedTurn | null {
   const at = content.indexOf(marker);
   if (at < 0) return null;
   const read = readCalls(content, at);
-  if (read.calls.length === 0 || read.errors.length > 0 || read.calls.some(isCallError) || content.slice(read.end).trim() !== '') return null;
+  if (
+    read.calls.length === 0 ||
+    read.errors.length > 0 ||
+    read.calls.some(isCallError) ||
+    content.slice(read.end).trim() !== ''
+  )
+    return null;
   const before = content.slice(0, callsStart(content, at, opts.opener));
   const calls = read.calls.flatMap((c, i) => {
     if (isCallError(c)) return [];

@@ -43,7 +43,9 @@ function readMistralCalls(body: string, at: number): ReadCalls & { jsonList: boo
       }
       const raw = body.slice(p, close);
       const tried = parseLooseJson(raw);
-      const read = tried.ok ? toCalls(tried.value, raw, SHAPE) : [callError(`invalid JSON after ${TOOL_CALLS}: ${tried.error}; ${SHAPE}`, raw)];
+      const read = tried.ok
+        ? toCalls(tried.value, raw, SHAPE)
+        : [callError(`invalid JSON after ${TOOL_CALLS}: ${tried.error}; ${SHAPE}`, raw)];
       calls.push(...read.slice(0, MAX_CALLS_PER_TURN - calls.length));
       end = close;
     } else {
@@ -59,7 +61,8 @@ function readMistralCalls(body: string, at: number): ReadCalls & { jsonList: boo
       const close = from !== -1 && region[from] === '{' ? scanJsonValue(region, from) : -1;
       if (args === -1) calls.push(callError(`${TOOL_CALLS} without ${ARGS}; ${SHAPE}`, region));
       else if (name === null) calls.push(callError(`the tool name before ${ARGS} is not a name; ${SHAPE}`, region));
-      else if (close === -1) calls.push(callError(`the arguments of ${name} are cut off or not a JSON object; ${SHAPE}`, region));
+      else if (close === -1)
+        calls.push(callError(`the arguments of ${name} are cut off or not a JSON object; ${SHAPE}`, region));
       else calls.push(namedCall(name, region.slice(from, close), SHAPE));
       end = close === -1 || name === null ? stop : p + close;
     }
@@ -72,7 +75,8 @@ function readMistralCalls(body: string, at: number): ReadCalls & { jsonList: boo
 
 export const MISTRAL_CALLS: ToolCallCodec = {
   family: 'mistral',
-  summary: 'Mistral: [TOOL_CALLS]<tool>[ARGS]{…} per call (the older [TOOL_CALLS][{"name": …, "arguments": …}] list read too)',
+  summary:
+    'Mistral: [TOOL_CALLS]<tool>[ARGS]{…} per call (the older [TOOL_CALLS][{"name": …, "arguments": …}] list read too)',
   fallback: false,
   argumentsAs: 'object',
   reasoningField: null,

@@ -31,12 +31,16 @@ function readPhiCalls(body: string, at: number): ReadCalls {
     // scanJsonValue stops at the next tag (a `<` outside strings), so a broken block is scanned once.
     const close = body[p] === '[' || body[p] === '{' ? scanJsonValue(body, p) : -1;
     if (close === -1) {
-      calls.push(callError(`invalid JSON in ${CALL_OPEN} (it is cut off or not JSON); ${SHAPE}`, body.slice(p, p + 500)));
+      calls.push(
+        callError(`invalid JSON in ${CALL_OPEN} (it is cut off or not JSON); ${SHAPE}`, body.slice(p, p + 500)),
+      );
       return { calls, end: body.length, errors };
     }
     const raw = body.slice(p, close);
     const tried = parseLooseJson(raw);
-    const read = tried.ok ? toCalls(tried.value, raw, SHAPE) : [callError(`invalid JSON in ${CALL_OPEN}: ${tried.error}; ${SHAPE}`, raw)];
+    const read = tried.ok
+      ? toCalls(tried.value, raw, SHAPE)
+      : [callError(`invalid JSON in ${CALL_OPEN}: ${tried.error}; ${SHAPE}`, raw)];
     calls.push(...read.slice(0, MAX_CALLS_PER_TURN - calls.length));
     end = skipSpace(body, close);
     if (body.startsWith(CALL_CLOSE, end)) end += CALL_CLOSE.length;

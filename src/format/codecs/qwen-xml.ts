@@ -27,7 +27,8 @@ const FUNCTION = '<function=';
 const FUNCTION_CLOSE = '</function>';
 const PARAMETER = '<parameter=';
 const PARAMETER_CLOSE = '</parameter>';
-const SHAPE = 'expected <function=<tool>> then <parameter=<argument>>value</parameter> for each argument, then </function>';
+const SHAPE =
+  'expected <function=<tool>> then <parameter=<argument>>value</parameter> for each argument, then </function>';
 
 /** A parameter's text as the template writes it (one newline each side), read back to its value. */
 function parameterValue(text: string): unknown {
@@ -80,7 +81,9 @@ function readXmlCalls(body: string, at: number): ReadCalls {
           break;
         }
         // The value runs to its closing tag, or, cut off, to the next tag that ends it.
-        const ends = [PARAMETER_CLOSE, PARAMETER, FUNCTION_CLOSE, FUNCTION].map((t) => tags.next(t, key.end)).filter((i) => i !== -1);
+        const ends = [PARAMETER_CLOSE, PARAMETER, FUNCTION_CLOSE, FUNCTION]
+          .map((t) => tags.next(t, key.end))
+          .filter((i) => i !== -1);
         const valueEnd = ends.length ? Math.min(...ends) : body.length;
         args[key.name] = parameterValue(body.slice(key.end, valueEnd));
         p = body.startsWith(PARAMETER_CLOSE, valueEnd) ? valueEnd + PARAMETER_CLOSE.length : valueEnd;
@@ -111,7 +114,8 @@ function readXmlCalls(body: string, at: number): ReadCalls {
 
 export const QWEN_XML_CALLS: ToolCallCodec = {
   family: 'qwen3-coder',
-  summary: 'Qwen3-Coder XML: <tool_call><function=<tool>><parameter=<argument>>value</parameter></function></tool_call>',
+  summary:
+    'Qwen3-Coder XML: <tool_call><function=<tool>><parameter=<argument>>value</parameter></function></tool_call>',
   fallback: false,
   argumentsAs: 'object',
   reasoningField: null,

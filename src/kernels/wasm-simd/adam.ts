@@ -17,7 +17,19 @@
 import { forRange, FunctionBody, type ExportedFunction } from './assembler.ts';
 
 const POINTERS = ['p', 'g', 'm', 'v', 'outP', 'outM', 'outV'] as const;
-const SCALARS = ['lr', 'b1', 'oneMinusB1', 'b2', 'oneMinusB2', 'eps', 'bc1', 'bc2', 'l2', 'decay', 'gradScale'] as const;
+const SCALARS = [
+  'lr',
+  'b1',
+  'oneMinusB1',
+  'b2',
+  'oneMinusB2',
+  'eps',
+  'bc1',
+  'bc2',
+  'l2',
+  'decay',
+  'gradScale',
+] as const;
 type Scalar = (typeof SCALARS)[number];
 const PARAM = {
   ...Object.fromEntries(POINTERS.map((name, i) => [name, i])),
@@ -99,8 +111,21 @@ function emitUpdate(f: FunctionBody, L: Lanes, offset: number, temps: { g: numbe
 } // prettier-ignore
 
 /** The update from byte `offset` (where it stands) up to `to`, `L.bytes` at a time. */
-function emitLoop(f: FunctionBody, L: Lanes, offset: number, to: number, temps: { g: number; m: number; v: number }): void {
-  forRange(f, offset, () => f.get(offset), () => f.get(to), L.bytes, () => emitUpdate(f, L, offset, temps));
+function emitLoop(
+  f: FunctionBody,
+  L: Lanes,
+  offset: number,
+  to: number,
+  temps: { g: number; m: number; v: number },
+): void {
+  forRange(
+    f,
+    offset,
+    () => f.get(offset),
+    () => f.get(to),
+    L.bytes,
+    () => emitUpdate(f, L, offset, temps),
+  );
 }
 
 export function adamFunction(): ExportedFunction {

@@ -18,21 +18,35 @@ export function addScaledFunction(): ExportedFunction {
   const scale = f.local('v128');
   f.get(SCALE).f32x4_splat().set(scale);
   const wholeVectorBytes = () => f.get(N).get(N).i32_const(4).i32_rem_u().i32_sub().i32_const(4).i32_mul();
-  forRange(f, offset, () => f.i32_const(0), wholeVectorBytes, 16, () => {
-    f.get(Y).get(offset).i32_add(); // the store's address
-    f.get(Y).get(offset).i32_add().v128_load();
-    f.get(X).get(offset).i32_add().v128_load();
-    f.get(scale).f32x4_mul();
-    f.f32x4_add();
-    f.v128_store();
-  });
-  forRange(f, offset, wholeVectorBytes, () => f.get(N).i32_const(4).i32_mul(), 4, () => {
-    f.get(Y).get(offset).i32_add();
-    f.get(Y).get(offset).i32_add().f32_load();
-    f.get(X).get(offset).i32_add().f32_load();
-    f.get(SCALE).f32_mul();
-    f.f32_add();
-    f.f32_store();
-  });
+  forRange(
+    f,
+    offset,
+    () => f.i32_const(0),
+    wholeVectorBytes,
+    16,
+    () => {
+      f.get(Y).get(offset).i32_add(); // the store's address
+      f.get(Y).get(offset).i32_add().v128_load();
+      f.get(X).get(offset).i32_add().v128_load();
+      f.get(scale).f32x4_mul();
+      f.f32x4_add();
+      f.v128_store();
+    },
+  );
+  forRange(
+    f,
+    offset,
+    wholeVectorBytes,
+    () => f.get(N).i32_const(4).i32_mul(),
+    4,
+    () => {
+      f.get(Y).get(offset).i32_add();
+      f.get(Y).get(offset).i32_add().f32_load();
+      f.get(X).get(offset).i32_add().f32_load();
+      f.get(SCALE).f32_mul();
+      f.f32_add();
+      f.f32_store();
+    },
+  );
   return { name: 'addScaled', body: f };
 }

@@ -136,7 +136,14 @@ export class FunctionBody {
 }
 
 /** `for (x = from; x < limit; x += step) body()`, tested at the top (the body may run zero times). */
-export function forRange(f: FunctionBody, x: number, from: () => void, limit: () => void, step: number, body: () => void): void {
+export function forRange(
+  f: FunctionBody,
+  x: number,
+  from: () => void,
+  limit: () => void,
+  step: number,
+  body: () => void,
+): void {
   from();
   f.set(x);
   f.block().loop();
@@ -176,7 +183,12 @@ const name = (s: string) => [...uleb(utf8(s).length), ...utf8(s)];
  * admits any heap.
  */
 export function assembleModule(functions: ExportedFunction[], sharedMemory: boolean): Uint8Array {
-  const types = functions.flatMap((f) => [0x60, ...uleb(f.body.params.length), ...f.body.params.map((t) => TYPE_CODES[t]), 0]);
+  const types = functions.flatMap((f) => [
+    0x60,
+    ...uleb(f.body.params.length),
+    ...f.body.params.map((t) => TYPE_CODES[t]),
+    0,
+  ]);
   const memoryLimits = sharedMemory ? [0x03, ...uleb(0), ...uleb(65536)] : [0x00, ...uleb(0)];
   const bytes = [
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,

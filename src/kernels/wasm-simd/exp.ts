@@ -9,8 +9,8 @@ import type { FunctionBody } from './assembler.ts';
 const LOG2E = Math.LOG2E;
 /** ln 2 split in two, so that n·ln2 is subtracted without rounding error. */
 const LN2_HIGH = 0.693359375;
-const LN2_LOW = -2.12194440e-4;
-const POLYNOMIAL = [1.9875691500e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
+const LN2_LOW = -2.1219444e-4;
+const POLYNOMIAL = [1.98756915e-4, 1.3981999507e-3, 8.3334519073e-3, 4.1665795894e-2, 1.6666665459e-1, 5.0000001201e-1];
 const MIN_INPUT = -87.33654; // ln 2⁻¹²⁶
 const MAX_INPUT = 88;
 /** 1.5·2²³: adding it to a small whole float leaves the number in the low mantissa bits. */
@@ -42,6 +42,13 @@ export function emitExp(f: FunctionBody, v: ExpLocals): void {
   // · 2ⁿ, built in the exponent bits: (n + 127) << 23. n + 127 is read off the float n + 1.5·2²³ + 127
   // (exact for these whole n: its low mantissa bits are n + 127), which x86 does in two instructions
   // where the saturating conversion takes several.
-  f.get(v.n).f32x4_const(ROUNDING_BIAS + 127).f32x4_add().i32_const(ROUNDING_BIAS_BITS).i32x4_splat().i32x4_sub().i32_const(23).i32x4_shl();
+  f.get(v.n)
+    .f32x4_const(ROUNDING_BIAS + 127)
+    .f32x4_add()
+    .i32_const(ROUNDING_BIAS_BITS)
+    .i32x4_splat()
+    .i32x4_sub()
+    .i32_const(23)
+    .i32x4_shl();
   f.f32x4_mul();
 }

@@ -86,28 +86,58 @@ function address(f: FunctionBody, base: number, offsetLocal: number): void {
  */
 function emitPackA(f: FunctionBody, v: Locals): void {
   f.get(P.scratch).set(v.dst);
-  forRange(f, v.i0, () => f.i32_const(0), () => f.get(v.fullRows), GEMM_ROWS, () => {
-    f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.src);
-    f.get(v.dst).get(P.k).i32_const(GEMM_ROWS * 4).i32_mul().i32_add().set(v.end);
-    f.loop();
-    for (let r = 0; r < GEMM_ROWS; r++) {
-      f.get(v.dst);
-      address(f, v.src, v.aRowOffsets[r]);
-      f.f32_load(0).f32_store(r * 4);
-    }
-    f.get(v.src).get(P.aCol).i32_add().set(v.src);
-    f.get(v.dst).i32_const(GEMM_ROWS * 4).i32_add().tee(v.dst).get(v.end).i32_lt_u().br_if(0);
-    f.end();
-  });
+  forRange(
+    f,
+    v.i0,
+    () => f.i32_const(0),
+    () => f.get(v.fullRows),
+    GEMM_ROWS,
+    () => {
+      f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.src);
+      f.get(v.dst)
+        .get(P.k)
+        .i32_const(GEMM_ROWS * 4)
+        .i32_mul()
+        .i32_add()
+        .set(v.end);
+      f.loop();
+      for (let r = 0; r < GEMM_ROWS; r++) {
+        f.get(v.dst);
+        address(f, v.src, v.aRowOffsets[r]);
+        f.f32_load(0).f32_store(r * 4);
+      }
+      f.get(v.src).get(P.aCol).i32_add().set(v.src);
+      f.get(v.dst)
+        .i32_const(GEMM_ROWS * 4)
+        .i32_add()
+        .tee(v.dst)
+        .get(v.end)
+        .i32_lt_u()
+        .br_if(0);
+      f.end();
+    },
+  );
 }
 
 /** Copies B' columns j0 … j0+7 into the B panel as [k][8]: two vector copies per row when B' columns are contiguous, a gather otherwise. */
 function emitPackB(f: FunctionBody, v: Locals): void {
   f.get(P.b).get(v.j0).get(P.bCol).i32_mul().i32_add().set(v.src);
-  f.get(v.bPanel).tee(v.dst).get(P.k).i32_const(STRIP * 4).i32_mul().i32_add().set(v.end);
+  f.get(v.bPanel)
+    .tee(v.dst)
+    .get(P.k)
+    .i32_const(STRIP * 4)
+    .i32_mul()
+    .i32_add()
+    .set(v.end);
   const advance = () => {
     f.get(v.src).get(P.bRow).i32_add().set(v.src);
-    f.get(v.dst).i32_const(STRIP * 4).i32_add().tee(v.dst).get(v.end).i32_lt_u().br_if(0);
+    f.get(v.dst)
+      .i32_const(STRIP * 4)
+      .i32_add()
+      .tee(v.dst)
+      .get(v.end)
+      .i32_lt_u()
+      .br_if(0);
   };
   f.block();
   f.block();
@@ -155,17 +185,34 @@ function emitStoreBlock(f: FunctionBody, v: Locals, rows: number): void {
 function emitBlockKernel(f: FunctionBody, v: Locals, fma: boolean): void {
   for (const acc of v.acc) f.v128_const0().set(acc);
   f.get(P.scratch).get(v.i0).get(P.k).i32_mul().i32_const(4).i32_mul().i32_add().set(v.pa);
-  f.get(v.bPanel).tee(v.pb).get(P.k).i32_const(STRIP * 4).i32_mul().i32_add().set(v.end);
+  f.get(v.bPanel)
+    .tee(v.pb)
+    .get(P.k)
+    .i32_const(STRIP * 4)
+    .i32_mul()
+    .i32_add()
+    .set(v.end);
   f.loop();
   f.get(v.pb).v128_load(0).set(v.b0);
   f.get(v.pb).v128_load(16).set(v.b1);
   for (let r = 0; r < GEMM_ROWS; r++) {
-    f.get(v.pa).v128_load32_splat(r * 4).set(v.av);
+    f.get(v.pa)
+      .v128_load32_splat(r * 4)
+      .set(v.av);
     emitMultiplyAdd(f, v.acc[2 * r], v.av, v.b0, fma);
     emitMultiplyAdd(f, v.acc[2 * r + 1], v.av, v.b1, fma);
   }
-  f.get(v.pa).i32_const(GEMM_ROWS * 4).i32_add().set(v.pa);
-  f.get(v.pb).i32_const(STRIP * 4).i32_add().tee(v.pb).get(v.end).i32_lt_u().br_if(0);
+  f.get(v.pa)
+    .i32_const(GEMM_ROWS * 4)
+    .i32_add()
+    .set(v.pa);
+  f.get(v.pb)
+    .i32_const(STRIP * 4)
+    .i32_add()
+    .tee(v.pb)
+    .get(v.end)
+    .i32_lt_u()
+    .br_if(0);
   f.end();
   emitStoreBlock(f, v, GEMM_ROWS);
 }
@@ -175,7 +222,13 @@ function emitRowKernel(f: FunctionBody, v: Locals, fma: boolean): void {
   f.v128_const0().set(v.acc[0]);
   f.v128_const0().set(v.acc[1]);
   f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.pa);
-  f.get(v.bPanel).tee(v.pb).get(P.k).i32_const(STRIP * 4).i32_mul().i32_add().set(v.end);
+  f.get(v.bPanel)
+    .tee(v.pb)
+    .get(P.k)
+    .i32_const(STRIP * 4)
+    .i32_mul()
+    .i32_add()
+    .set(v.end);
   f.loop();
   f.get(v.pb).v128_load(0).set(v.b0);
   f.get(v.pb).v128_load(16).set(v.b1);
@@ -183,27 +236,40 @@ function emitRowKernel(f: FunctionBody, v: Locals, fma: boolean): void {
   emitMultiplyAdd(f, v.acc[0], v.av, v.b0, fma);
   emitMultiplyAdd(f, v.acc[1], v.av, v.b1, fma);
   f.get(v.pa).get(P.aCol).i32_add().set(v.pa);
-  f.get(v.pb).i32_const(STRIP * 4).i32_add().tee(v.pb).get(v.end).i32_lt_u().br_if(0);
+  f.get(v.pb)
+    .i32_const(STRIP * 4)
+    .i32_add()
+    .tee(v.pb)
+    .get(v.end)
+    .i32_lt_u()
+    .br_if(0);
   f.end();
   emitStoreBlock(f, v, 1);
 }
 
 /** C[:, j0] for a column past the last whole strip: a scalar dot product per row. */
 function emitColumnTail(f: FunctionBody, v: Locals): void {
-  forRange(f, v.i0, () => f.i32_const(0), () => f.get(P.m), 1, () => {
-    f.f32_const(0).set(v.sum);
-    f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.pa);
-    f.get(P.b).get(v.j0).get(P.bCol).i32_mul().i32_add().set(v.pb);
-    f.i32_const(0).set(v.p);
-    f.loop();
-    f.get(v.sum).get(v.pa).f32_load(0).get(v.pb).f32_load(0).f32_mul().f32_add().set(v.sum);
-    f.get(v.pa).get(P.aCol).i32_add().set(v.pa);
-    f.get(v.pb).get(P.bRow).i32_add().set(v.pb);
-    f.get(v.p).i32_const(1).i32_add().tee(v.p).get(P.k).i32_lt_u().br_if(0);
-    f.end();
-    f.get(P.c).get(v.i0).get(P.cRow).i32_mul().i32_add().get(v.j0).i32_const(4).i32_mul().i32_add();
-    f.get(v.sum).f32_store(0);
-  });
+  forRange(
+    f,
+    v.i0,
+    () => f.i32_const(0),
+    () => f.get(P.m),
+    1,
+    () => {
+      f.f32_const(0).set(v.sum);
+      f.get(P.a).get(v.i0).get(P.aRow).i32_mul().i32_add().set(v.pa);
+      f.get(P.b).get(v.j0).get(P.bCol).i32_mul().i32_add().set(v.pb);
+      f.i32_const(0).set(v.p);
+      f.loop();
+      f.get(v.sum).get(v.pa).f32_load(0).get(v.pb).f32_load(0).f32_mul().f32_add().set(v.sum);
+      f.get(v.pa).get(P.aCol).i32_add().set(v.pa);
+      f.get(v.pb).get(P.bRow).i32_add().set(v.pb);
+      f.get(v.p).i32_const(1).i32_add().tee(v.p).get(P.k).i32_lt_u().br_if(0);
+      f.end();
+      f.get(P.c).get(v.i0).get(P.cRow).i32_mul().i32_add().get(v.j0).i32_const(4).i32_mul().i32_add();
+      f.get(v.sum).f32_store(0);
+    },
+  );
 }
 
 function gemmBody(fma: boolean, prepacked: boolean): FunctionBody {
@@ -229,19 +295,52 @@ function gemmBody(fma: boolean, prepacked: boolean): FunctionBody {
   f.get(P.scratch).get(v.fullRows).get(P.k).i32_mul().i32_const(4).i32_mul().i32_add().set(v.bPanel);
 
   emitPackA(f, v);
-  forRange(f, v.j0, () => f.i32_const(0), () => f.get(v.fullCols), STRIP, () => {
-    if (prepacked) f.get(P.packed).get(v.j0).get(P.k).i32_mul().i32_const(4).i32_mul().i32_add().set(v.bPanel); // strip j0/8 of [k][8]
-    else emitPackB(f, v);
-    forRange(f, v.i0, () => f.i32_const(0), () => f.get(v.fullRows), GEMM_ROWS, () => emitBlockKernel(f, v, fma));
-    forRange(f, v.i0, () => f.get(v.fullRows), () => f.get(P.m), 1, () => emitRowKernel(f, v, fma));
-  });
-  forRange(f, v.j0, () => f.get(v.fullCols), () => f.get(P.n), 1, () => emitColumnTail(f, v));
+  forRange(
+    f,
+    v.j0,
+    () => f.i32_const(0),
+    () => f.get(v.fullCols),
+    STRIP,
+    () => {
+      if (prepacked)
+        f.get(P.packed).get(v.j0).get(P.k).i32_mul().i32_const(4).i32_mul().i32_add().set(v.bPanel); // strip j0/8 of [k][8]
+      else emitPackB(f, v);
+      forRange(
+        f,
+        v.i0,
+        () => f.i32_const(0),
+        () => f.get(v.fullRows),
+        GEMM_ROWS,
+        () => emitBlockKernel(f, v, fma),
+      );
+      forRange(
+        f,
+        v.i0,
+        () => f.get(v.fullRows),
+        () => f.get(P.m),
+        1,
+        () => emitRowKernel(f, v, fma),
+      );
+    },
+  );
+  forRange(
+    f,
+    v.j0,
+    () => f.get(v.fullCols),
+    () => f.get(P.n),
+    1,
+    () => emitColumnTail(f, v),
+  );
   return f;
 }
 
 /** The gemm functions, multiplying and adding with relaxed SIMD's f32x4.relaxed_madd when `fma`: packing B per call, and reading it packed. */
 export function gemmFunctions(fma: boolean): ExportedFunction[] {
-  return [{ name: 'gemm', body: gemmBody(fma, false) }, { name: 'gemmPacked', body: gemmBody(fma, true) }, packStripsFunction()];
+  return [
+    { name: 'gemm', body: gemmBody(fma, false) },
+    { name: 'gemmPacked', body: gemmBody(fma, true) },
+    packStripsFunction(),
+  ];
 }
 
 /** Floats of packStrips' output for a [k, n] matrix: its whole strips. */
@@ -256,15 +355,33 @@ function packStripsFunction(): ExportedFunction {
   const [j0, src, dst, end, rowBytes] = Array.from({ length: 5 }, () => f.local('i32'));
   f.get(N).i32_const(4).i32_mul().set(rowBytes);
   f.get(PACKED).set(dst);
-  forRange(f, j0, () => f.i32_const(0), () => f.get(N).get(N).i32_const(STRIP).i32_rem_u().i32_sub(), STRIP, () => {
-    f.get(B).get(j0).i32_const(4).i32_mul().i32_add().set(src);
-    f.get(dst).get(K).i32_const(STRIP * 4).i32_mul().i32_add().set(end);
-    f.loop();
-    f.get(dst).get(src).v128_load(0).v128_store(0);
-    f.get(dst).get(src).v128_load(16).v128_store(16);
-    f.get(src).get(rowBytes).i32_add().set(src);
-    f.get(dst).i32_const(STRIP * 4).i32_add().tee(dst).get(end).i32_lt_u().br_if(0);
-    f.end();
-  });
+  forRange(
+    f,
+    j0,
+    () => f.i32_const(0),
+    () => f.get(N).get(N).i32_const(STRIP).i32_rem_u().i32_sub(),
+    STRIP,
+    () => {
+      f.get(B).get(j0).i32_const(4).i32_mul().i32_add().set(src);
+      f.get(dst)
+        .get(K)
+        .i32_const(STRIP * 4)
+        .i32_mul()
+        .i32_add()
+        .set(end);
+      f.loop();
+      f.get(dst).get(src).v128_load(0).v128_store(0);
+      f.get(dst).get(src).v128_load(16).v128_store(16);
+      f.get(src).get(rowBytes).i32_add().set(src);
+      f.get(dst)
+        .i32_const(STRIP * 4)
+        .i32_add()
+        .tee(dst)
+        .get(end)
+        .i32_lt_u()
+        .br_if(0);
+      f.end();
+    },
+  );
   return { name: 'packStrips', body: f };
 }

@@ -16,8 +16,23 @@ import { adamFunction } from './adam.ts';
 import { sumSquaresFunction } from './sum-squares.ts';
 import { attentionFunctions } from './attention.ts';
 import { gemmFunctions, gemmScratchFloats } from './gemm.ts';
-import { band, MIN_SHARE_WORK, partsFor, splitBatch, splitElements, splitProduct, type GemmArgs } from './work-split.ts';
-import { canBlock, encodeShare, KernelThreads, programLayout, programLength, type KernelShare } from './kernel-threads.ts';
+import {
+  band,
+  MIN_SHARE_WORK,
+  partsFor,
+  splitBatch,
+  splitElements,
+  splitProduct,
+  type GemmArgs,
+} from './work-split.ts';
+import {
+  canBlock,
+  encodeShare,
+  KernelThreads,
+  programLayout,
+  programLength,
+  type KernelShare,
+} from './kernel-threads.ts';
 import { rmsNormFunctions } from './rms-norm.ts';
 import { ropeFunction } from './rope.ts';
 import { swigluFunction, swigluGradGateFunction, swigluGradUpFunction } from './swiglu.ts';
@@ -68,11 +83,49 @@ export interface HeapProduct {
 }
 
 interface Exports {
-  gemm(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, cRow: number): void;
-  gemmPacked(a: number, b: number, c: number, scratch: number, m: number, k: number, n: number, aRow: number, aCol: number, bRow: number, bCol: number, cRow: number, packed: number): void;
+  gemm(
+    a: number,
+    b: number,
+    c: number,
+    scratch: number,
+    m: number,
+    k: number,
+    n: number,
+    aRow: number,
+    aCol: number,
+    bRow: number,
+    bCol: number,
+    cRow: number,
+  ): void;
+  gemmPacked(
+    a: number,
+    b: number,
+    c: number,
+    scratch: number,
+    m: number,
+    k: number,
+    n: number,
+    aRow: number,
+    aCol: number,
+    bRow: number,
+    bCol: number,
+    cRow: number,
+    packed: number,
+  ): void;
   packStrips(b: number, packed: number, k: number, n: number): void;
   attendScores(q: number, k: number, s: number, rows: number, keys: number, D: number, stride: number): void;
-  softmaxRows(s: number, bias: number, rows: number, stride: number, scale: number, first: number, period: number, rowBytes: number, groupRows: number, groupBytes: number): void;
+  softmaxRows(
+    s: number,
+    bias: number,
+    rows: number,
+    stride: number,
+    scale: number,
+    first: number,
+    period: number,
+    rowBytes: number,
+    groupRows: number,
+    groupBytes: number,
+  ): void;
   attendValues(p: number, v: number, out: number, rows: number, keys: number, D: number, stride: number): void;
   softmaxGradRows(dy: number, y: number, out: number, rows: number, stride: number, scale: number): void;
   swiglu(gate: number, up: number, out: number, n: number): void;
@@ -84,14 +137,50 @@ interface Exports {
   rmsNormFactor(x: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDx(dy: number, x: number, w: number, out: number, rows: number, cols: number, eps: number): void;
   rmsNormDw(dy: number, x: number, out: number, rows: number, cols: number, eps: number): void;
-  rope(x: number, cos: number, sin: number, out: number, rows: number, D: number, T: number, H: number, perRow: number, sign: number): void;
-  adam(p: number, g: number, m: number, v: number, outP: number, outM: number, outV: number, n: number, ...scalars: number[]): void;
+  rope(
+    x: number,
+    cos: number,
+    sin: number,
+    out: number,
+    rows: number,
+    D: number,
+    T: number,
+    H: number,
+    perRow: number,
+    sign: number,
+  ): void;
+  adam(
+    p: number,
+    g: number,
+    m: number,
+    v: number,
+    outP: number,
+    outM: number,
+    outV: number,
+    n: number,
+    ...scalars: number[]
+  ): void;
   sumSquares(x: number, n: number, out: number): void;
 }
 
 /** The module's bytes: `sharedMemory` for a threaded build's heap, `relaxedSimd` for the multiply-add gemm. */
 export function simdModuleBytes(options: { sharedMemory: boolean; relaxedSimd: boolean }): Uint8Array {
-  return assembleModule([...gemmFunctions(options.relaxedSimd), ...attentionFunctions(), ...rmsNormFunctions(), ropeFunction(), swigluFunction(), swigluGradUpFunction(), swigluGradGateFunction(), addScaledFunction(), copyRowsFunction(), adamFunction(), sumSquaresFunction()], options.sharedMemory);
+  return assembleModule(
+    [
+      ...gemmFunctions(options.relaxedSimd),
+      ...attentionFunctions(),
+      ...rmsNormFunctions(),
+      ropeFunction(),
+      swigluFunction(),
+      swigluGradUpFunction(),
+      swigluGradGateFunction(),
+      addScaledFunction(),
+      copyRowsFunction(),
+      adamFunction(),
+      sumSquaresFunction(),
+    ],
+    options.sharedMemory,
+  );
 }
 
 /** Calls made at start-up so V8 has the gemm optimised before real work: a wasm call that has started in the baseline tier finishes there. */
@@ -205,11 +294,24 @@ export class HeapKernels {
     }
     const runs = splitBatch(count, p.m * p.k * p.n, this.threads(), this.shareWork());
     if (runs.length > 1) {
-      const at = (s: number): GemmArgs => band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
-      this.gemmShares('gemm', runs.map(([s0]) => at(s0)), (i) => ({ count: runs[i][1] - runs[i][0], strides }));
+      const at = (s: number): GemmArgs =>
+        band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] });
+      this.gemmShares(
+        'gemm',
+        runs.map(([s0]) => at(s0)),
+        (i) => ({ count: runs[i][1] - runs[i][0], strides }),
+      );
       return;
     }
-    for (let s = 0; s < count; s++) this.gemmShares('gemm', splitProduct(band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }), this.threads(), this.shareWork()));
+    for (let s = 0; s < count; s++)
+      this.gemmShares(
+        'gemm',
+        splitProduct(
+          band(g, { a: g.a + s * strides[0], b: g.b + s * strides[1], c: g.c + s * strides[2] }),
+          this.threads(),
+          this.shareWork(),
+        ),
+      );
   }
 
   /** C[m, n] = A[m, k] · B[k, n] (both row-major) with B's whole strips read from `packed`, packStrips' copy of it. k ≥ 1. */
@@ -219,7 +321,20 @@ export class HeapKernels {
       this.call('gemmPacked', [p.a, p.b, p.c, scratch, p.m, p.k, p.n, p.k * 4, 4, p.n * 4, 4, p.n * 4, packed]);
       return;
     }
-    const g: GemmArgs = { a: p.a, b: p.b, c: p.c, m: p.m, k: p.k, n: p.n, aRow: p.k * 4, aCol: 4, bRow: p.n * 4, bCol: 4, cRow: p.n * 4, packed };
+    const g: GemmArgs = {
+      a: p.a,
+      b: p.b,
+      c: p.c,
+      m: p.m,
+      k: p.k,
+      n: p.n,
+      aRow: p.k * 4,
+      aCol: 4,
+      bRow: p.n * 4,
+      bCol: 4,
+      cRow: p.n * 4,
+      packed,
+    };
     this.gemmShares('gemmPacked', splitProduct(g, this.threads(), this.shareWork()));
   }
 
@@ -248,11 +363,20 @@ export class HeapKernels {
   }
 
   /** Runs one gemm call per share, share 0 on this thread, each with its own scratch; `repeat` gives share i's slices and their strides. */
-  private gemmShares(fn: 'gemm' | 'gemmPacked', shares: GemmArgs[], repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] })): void {
-    this.runShares(shares.map((g, i) => {
-      const { count, strides } = repeat(i);
-      return { calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides }], count };
-    }));
+  private gemmShares(
+    fn: 'gemm' | 'gemmPacked',
+    shares: GemmArgs[],
+    repeat: (i: number) => { count: number; strides: number[] } = () => ({ count: 1, strides: [] }),
+  ): void {
+    this.runShares(
+      shares.map((g, i) => {
+        const { count, strides } = repeat(i);
+        return {
+          calls: [{ fn, args: gemmCallArgs(g, this.scratchFor(i, gemmScratchFloats(g.m, g.k))), strides }],
+          count,
+        };
+      }),
+    );
   }
 
   /**
@@ -306,7 +430,8 @@ export class HeapKernels {
     const phases = this.phases!;
     const last = phases[phases.length - 1];
     if (this.sharedPhase) this.sharedPhase.push(...shares);
-    else if (shares.length === 1 && last?.length === 1) last[0].push(...shares[0]); // one thread's work either way: one share
+    else if (shares.length === 1 && last?.length === 1)
+      last[0].push(...shares[0]); // one thread's work either way: one share
     else phases.push(shares);
   }
 
@@ -368,7 +493,13 @@ export class HeapKernels {
    * scores [rows, paddedKeys(keys)] ← q·kᵀ, softmax(scores·scale + bias), out [rows, D] ← scores·v.
    * D must be a multiple of 4.
    */
-  attendOne(a: { q: number; k: number; v: number; scores: number; bias: number; out: number }, rows: number, keys: number, D: number, scale: number): void {
+  attendOne(
+    a: { q: number; k: number; v: number; scores: number; bias: number; out: number },
+    rows: number,
+    keys: number,
+    D: number,
+    scale: number,
+  ): void {
     const stride = paddedKeys(keys);
     this.call('attendScores', [a.q, a.k, a.scores, rows, keys, D, stride]);
     this.call('softmaxRows', [a.scores, a.bias, rows, stride, scale, ...ONE_BIAS_ROW]);
@@ -380,7 +511,15 @@ export class HeapKernels {
    * g's operands `step` bytes after group g - 1's; whole groups are shared between threads, each with
    * scores of its own.
    */
-  attendGroups(a: AttendOperands, step: AttendOperands, groups: number, rows: number, keys: number, D: number, scale: number): void {
+  attendGroups(
+    a: AttendOperands,
+    step: AttendOperands,
+    groups: number,
+    rows: number,
+    keys: number,
+    D: number,
+    scale: number,
+  ): void {
     const stride = paddedKeys(keys);
     const runs = splitBatch(groups, rows * keys * D * 2, this.threads(), this.shareWork());
     this.runShares(
@@ -391,8 +530,16 @@ export class HeapKernels {
           count: g1 - g0,
           calls: [
             { fn: 'attendScores', args: [at('q'), at('k'), scores, rows, keys, D, stride], strides: [step.q, step.k] },
-            { fn: 'softmaxRows', args: [scores, at('bias'), rows, stride, scale, ...ONE_BIAS_ROW], strides: [0, step.bias] },
-            { fn: 'attendValues', args: [scores, at('v'), at('out'), rows, keys, D, stride], strides: [0, step.v, step.out] },
+            {
+              fn: 'softmaxRows',
+              args: [scores, at('bias'), rows, stride, scale, ...ONE_BIAS_ROW],
+              strides: [0, step.bias],
+            },
+            {
+              fn: 'attendValues',
+              args: [scores, at('v'), at('out'), rows, keys, D, stride],
+              strides: [0, step.v, step.out],
+            },
           ],
         };
       }),
@@ -405,13 +552,32 @@ export class HeapKernels {
    * (attention.ts); the rows are shared between threads. With `from`, each share first copies its rows
    * of the scores from there (an op's input is never written).
    */
-  maskedSoftmax(s: number, bias: number, rows: number, stride: number, mask: SoftmaxMask, scale: number, from?: number): void {
+  maskedSoftmax(
+    s: number,
+    bias: number,
+    rows: number,
+    stride: number,
+    mask: SoftmaxMask,
+    scale: number,
+    from?: number,
+  ): void {
     const runs = splitBatch(rows, stride * SOFTMAX_WORK, this.threads(), this.shareWork());
     this.runShares(
       runs.map(([r0, r1]) => {
         const rowsAt = s + r0 * stride * 4;
-        const softmax = { fn: 'softmaxRows', args: [rowsAt, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes] };
-        return { calls: from === undefined ? [softmax] : [{ fn: 'copyRows', args: [rowsAt, from + r0 * stride * 4, r1 - r0, stride, stride * 4, stride * 4] }, softmax] };
+        const softmax = {
+          fn: 'softmaxRows',
+          args: [rowsAt, bias, r1 - r0, stride, scale, r0, mask.period, mask.rowBytes, mask.groupRows, mask.groupBytes],
+        };
+        return {
+          calls:
+            from === undefined
+              ? [softmax]
+              : [
+                  { fn: 'copyRows', args: [rowsAt, from + r0 * stride * 4, r1 - r0, stride, stride * 4, stride * 4] },
+                  softmax,
+                ],
+        };
       }),
     );
   }
@@ -419,7 +585,16 @@ export class HeapKernels {
   /** softmaxGradRows over `rows` rows of `stride` floats (a multiple of 4), shared between threads: out = y·(dy − Σ dy·y)·scale per row. */
   softmaxGrad(dy: number, y: number, out: number, rows: number, stride: number, scale: number): void {
     const runs = splitBatch(rows, stride * SOFTMAX_GRAD_WORK, this.threads(), this.shareWork());
-    this.runShares(runs.map(([r0, r1]) => ({ calls: [{ fn: 'softmaxGradRows', args: [dy, y, out].map((at) => at + r0 * stride * 4).concat(r1 - r0, stride, scale) }] })));
+    this.runShares(
+      runs.map(([r0, r1]) => ({
+        calls: [
+          {
+            fn: 'softmaxGradRows',
+            args: [dy, y, out].map((at) => at + r0 * stride * 4).concat(r1 - r0, stride, scale),
+          },
+        ],
+      })),
+    );
   }
 
   /** out = gate·sigmoid(gate)·up over n floats, n a multiple of 4 (swiglu.ts); out may be gate. */
@@ -439,17 +614,33 @@ export class HeapKernels {
     // Split only where a hand-off pays even outside a recorded program: a decoding step's SwiGLU stays one share.
     const runs = splitElements(n, ELEMENTWISE_WORK, this.threads());
     if (runs.length === 1) return this.call(fn, [...inputs, out, n]);
-    this.runShares(runs.map(([i0, i1]) => ({ calls: [{ fn, args: [...inputs.map((at) => at + i0 * 4), out + i0 * 4, i1 - i0] }] })));
+    this.runShares(
+      runs.map(([i0, i1]) => ({ calls: [{ fn, args: [...inputs.map((at) => at + i0 * 4), out + i0 * 4, i1 - i0] }] })),
+    );
   }
 
   /**
    * For each of `count` groups g: dst + g·dstStride (+)= every part's `floats` floats at part.from + g·part.stride,
    * added in order (addScaled with scale 1; dst holds its start, zeros for a sum). Whole groups per share.
    */
-  sumInto(dst: number, dstStride: number, count: number, parts: { from: number; stride: number; floats: number }[]): void {
+  sumInto(
+    dst: number,
+    dstStride: number,
+    count: number,
+    parts: { from: number; stride: number; floats: number }[],
+  ): void {
     const floats = parts.reduce((sum, part) => sum + part.floats, 0);
     const runs = splitBatch(count, floats, this.threads(), this.shareWork());
-    this.runShares(runs.map(([g0, g1]) => ({ count: g1 - g0, calls: parts.map((part) => ({ fn: 'addScaled', args: [dst + g0 * dstStride, part.from + g0 * part.stride, part.floats, 1], strides: [dstStride, part.stride] })) })));
+    this.runShares(
+      runs.map(([g0, g1]) => ({
+        count: g1 - g0,
+        calls: parts.map((part) => ({
+          fn: 'addScaled',
+          args: [dst + g0 * dstStride, part.from + g0 * part.stride, part.floats, 1],
+          strides: [dstStride, part.stride],
+        })),
+      })),
+    );
   }
 
   /** y += scale·x over n floats at those addresses (add-scaled.ts; scale is rounded to float32, as a tfjs scalar is). */
@@ -479,18 +670,36 @@ export class HeapKernels {
   }
 
   /** RoPE over x [B, H, T, D] with tables [T, D], or [B, 1, T, D] when `perRow`; D/2 a multiple of 4 (rope.ts). */
-  rope(x: number, cos: number, sin: number, out: number, shape: { rows: number; D: number; T: number; H: number }, perRow: boolean, inverse: boolean): void {
+  rope(
+    x: number,
+    cos: number,
+    sin: number,
+    out: number,
+    shape: { rows: number; D: number; T: number; H: number },
+    perRow: boolean,
+    inverse: boolean,
+  ): void {
     this.call('rope', [x, cos, sin, out, shape.rows, shape.D, shape.T, shape.H, perRow ? 1 : 0, inverse ? -1 : 1]);
   }
 
   /** Writes Adam's new p, m and v of n floats to outP, outM and outV in one pass (adam.ts). */
-  adam(arrays: { p: number; g: number; m: number; v: number; outP: number; outM: number; outV: number }, n: number, h: AdamHyper): void {
+  adam(
+    arrays: { p: number; g: number; m: number; v: number; outP: number; outM: number; outV: number },
+    n: number,
+    h: AdamHyper,
+  ): void {
     const { p, g, m, v, outP, outM, outV } = arrays;
     const decays = h.wd > 0;
     const l2 = h.kind === 'adam' && decays ? h.wd : 0; // Adam's L2 penalty, added to the gradient
     const decay = h.kind === 'adamw' && decays ? 1 - h.lr * h.wd : 1; // AdamW's decoupled decay
     const scalars = [h.lr, h.b1, 1 - h.b1, h.b2, 1 - h.b2, h.eps, h.bc1, h.bc2, l2, decay, h.gradScale];
-    this.runShares(splitElements(n, ADAM_WORK, this.threads(), this.shareWork()).map(([i0, i1]) => ({ calls: [{ fn: 'adam', args: [p, g, m, v, outP, outM, outV].map((at) => at + i0 * 4).concat(i1 - i0, ...scalars) }] })));
+    this.runShares(
+      splitElements(n, ADAM_WORK, this.threads(), this.shareWork()).map(([i0, i1]) => ({
+        calls: [
+          { fn: 'adam', args: [p, g, m, v, outP, outM, outV].map((at) => at + i0 * 4).concat(i1 - i0, ...scalars) },
+        ],
+      })),
+    );
   }
 
   /** Σ x² over n floats at x, in float32 (sum-squares.ts); `out` is a float of scratch it is written to. */
@@ -507,7 +716,8 @@ export class HeapKernels {
     const i = share + (this.sharedPhase?.length ?? 0);
     const s = (this.scratch[i] ??= { at: 0, floats: 0 });
     if (floats > s.floats) {
-      if (s.at && this.phases) this.freeAfterRun.push(s.at); // a recorded call still uses it
+      if (s.at && this.phases)
+        this.freeAfterRun.push(s.at); // a recorded call still uses it
       else if (s.at) this.heap._free(s.at);
       s.floats = 0;
       s.at = this.heap._malloc(floats * 4) >>> 0;
@@ -523,7 +733,16 @@ export class HeapKernels {
     const scratch = this.heap._malloc(3 * bytes) >>> 0;
     if (!scratch) return; // warm-up only saves time; a full heap shows up on the first real product
     for (let i = 0; i < WARM_UP_CALLS; i++) {
-      this.product({ a: scratch, b: scratch + bytes, c: scratch + 2 * bytes, m: size, k: size, n: size, transposeA: i % 2 === 1, transposeB: i % 4 >= 2 });
+      this.product({
+        a: scratch,
+        b: scratch + bytes,
+        c: scratch + 2 * bytes,
+        m: size,
+        k: size,
+        n: size,
+        transposeA: i % 2 === 1,
+        transposeB: i % 4 >= 2,
+      });
     }
     this.heap._free(scratch);
   }
@@ -563,7 +782,9 @@ let simdSupported: boolean | undefined;
 export function simdKernelsSupported(): boolean {
   if (simdSupported === undefined) {
     try {
-      simdSupported = WebAssembly.validate(simdModuleBytes({ sharedMemory: false, relaxedSimd: false }) as BufferSource);
+      simdSupported = WebAssembly.validate(
+        simdModuleBytes({ sharedMemory: false, relaxedSimd: false }) as BufferSource,
+      );
     } catch {
       simdSupported = false;
     }

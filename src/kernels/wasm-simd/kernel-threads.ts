@@ -189,7 +189,13 @@ export function programLayout(phases: number[][][], out: Float64Array): void {
   }
 }
 
-type RunProgram = (memory: WebAssembly.Memory, fns: readonly unknown[], header: Int32Array, at: number, length: number) => void;
+type RunProgram = (
+  memory: WebAssembly.Memory,
+  fns: readonly unknown[],
+  header: Int32Array,
+  at: number,
+  length: number,
+) => void;
 
 /** The worker's whole program: plain JS (it is the source of a blob or eval worker, never bundled). */
 const WORKER_SOURCE = `
@@ -321,7 +327,8 @@ export class KernelThreads {
   async whenReady(timeoutMs = 10_000): Promise<void> {
     await this.spawning;
     const deadline = Date.now() + timeoutMs;
-    while (this.ready < this.workers.length && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+    while (this.ready < this.workers.length && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 1));
   }
 
   /**
@@ -339,7 +346,8 @@ export class KernelThreads {
    */
   run<Share extends KernelShare | ProgramShare>(shares: Share[], here: (share: Share) => void): void {
     const header = this.header!;
-    if (shares.length > MAX_SHARES) throw new Error(`wasm kernel threads: ${shares.length} shares, at most ${MAX_SHARES}`);
+    if (shares.length > MAX_SHARES)
+      throw new Error(`wasm kernel threads: ${shares.length} shares, at most ${MAX_SHARES}`);
     shares.forEach((share, i) => this.write(i, share));
     Atomics.store(header, DONE, 0);
     Atomics.store(header, FAILED, 0);
@@ -352,7 +360,8 @@ export class KernelThreads {
     Atomics.notify(header, JOB);
     this.claimShares(header, job, (i) => here(shares[i]));
     for (let i = 0; i < SPINS && Atomics.load(header, DONE) !== shares.length; i++);
-    for (let done = Atomics.load(header, DONE); done !== shares.length; done = Atomics.load(header, DONE)) Atomics.wait(header, DONE, done);
+    for (let done = Atomics.load(header, DONE); done !== shares.length; done = Atomics.load(header, DONE))
+      Atomics.wait(header, DONE, done);
     if (Atomics.load(header, FAILED)) throw new Error('wasm kernel threads: a share of a kernel failed');
   }
 
@@ -375,7 +384,10 @@ export class KernelThreads {
       return;
     }
     const args = share.calls.flatMap((c) => c.args);
-    if (share.calls.length > MAX_CALLS || args.length > MAX_ARGS) throw new Error(`wasm kernel threads: a share of ${share.calls.length} calls, ${args.length} arguments is too large for a slot`);
+    if (share.calls.length > MAX_CALLS || args.length > MAX_ARGS)
+      throw new Error(
+        `wasm kernel threads: a share of ${share.calls.length} calls, ${args.length} arguments is too large for a slot`,
+      );
     const ints = new Int32Array(this.memory.buffer, at, SLOT_INTS);
     const strides = new Float64Array(this.memory.buffer, at + STRIDES_AT, MAX_ARGS).fill(0);
     let offset = 0;

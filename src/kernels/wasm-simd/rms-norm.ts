@@ -24,13 +24,34 @@ interface RowLocals {
 }
 
 /** A function over `rows` rows of `cols` floats; `body(v)` runs once per row with `base` at the row's byte offset. */
-function rowFunction(name: string, params: ValueType[], rowsParam: number, colsParam: number, body: (f: FunctionBody, v: RowLocals) => void): ExportedFunction {
+function rowFunction(
+  name: string,
+  params: ValueType[],
+  rowsParam: number,
+  colsParam: number,
+  body: (f: FunctionBody, v: RowLocals) => void,
+): ExportedFunction {
   const f = new FunctionBody(params);
-  const v: RowLocals = { row: f.local('i32'), base: f.local('i32'), p: f.local('i32'), end: f.local('i32'), acc: f.local('v128'), r: f.local('f32'), rv: f.local('v128') };
-  forRange(f, v.row, () => f.i32_const(0), () => f.get(rowsParam), 1, () => {
-    f.get(v.row).get(colsParam).i32_mul().i32_const(4).i32_mul().set(v.base);
-    body(f, v);
-  });
+  const v: RowLocals = {
+    row: f.local('i32'),
+    base: f.local('i32'),
+    p: f.local('i32'),
+    end: f.local('i32'),
+    acc: f.local('v128'),
+    r: f.local('f32'),
+    rv: f.local('v128'),
+  };
+  forRange(
+    f,
+    v.row,
+    () => f.i32_const(0),
+    () => f.get(rowsParam),
+    1,
+    () => {
+      f.get(v.row).get(colsParam).i32_mul().i32_const(4).i32_mul().set(v.base);
+      body(f, v);
+    },
+  );
   return { name, body: f };
 }
 

@@ -37,7 +37,12 @@ export function shareDefinedMemory(bytes: Uint8Array): Uint8Array {
 export async function withSharedHeap<T>(start: () => Promise<T>): Promise<T> {
   const instantiate = WebAssembly.instantiate;
   const shared = (source: unknown, imports?: WebAssembly.Imports) => {
-    const bytes = source instanceof ArrayBuffer ? new Uint8Array(source) : ArrayBuffer.isView(source) ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength) : null;
+    const bytes =
+      source instanceof ArrayBuffer
+        ? new Uint8Array(source)
+        : ArrayBuffer.isView(source)
+          ? new Uint8Array(source.buffer, source.byteOffset, source.byteLength)
+          : null;
     return bytes ? instantiate(shareDefinedMemory(bytes), imports) : instantiate(source as WebAssembly.Module, imports);
   };
   WebAssembly.instantiate = shared as typeof WebAssembly.instantiate;

@@ -17,16 +17,30 @@ export function sumSquaresFunction(): ExportedFunction {
   const square = f.local('f32');
   f.get(N).get(N).i32_const(4).i32_rem_u().i32_sub().i32_const(4).i32_mul().set(vectorEnd);
   f.v128_const0().set(acc);
-  forRange(f, offset, () => f.i32_const(0), () => f.get(vectorEnd), 16, () => {
-    f.get(X).get(offset).i32_add().v128_load().set(v);
-    f.get(acc).get(v).get(v).f32x4_mul().f32x4_add().set(acc);
-  });
+  forRange(
+    f,
+    offset,
+    () => f.i32_const(0),
+    () => f.get(vectorEnd),
+    16,
+    () => {
+      f.get(X).get(offset).i32_add().v128_load().set(v);
+      f.get(acc).get(v).get(v).f32x4_mul().f32x4_add().set(acc);
+    },
+  );
   emitLaneReduce(f, acc, () => f.f32_add());
   f.set(sum);
-  forRange(f, offset, () => f.get(vectorEnd), () => f.get(N).i32_const(4).i32_mul(), 4, () => {
-    f.get(X).get(offset).i32_add().f32_load().set(square);
-    f.get(sum).get(square).get(square).f32_mul().f32_add().set(sum);
-  });
+  forRange(
+    f,
+    offset,
+    () => f.get(vectorEnd),
+    () => f.get(N).i32_const(4).i32_mul(),
+    4,
+    () => {
+      f.get(X).get(offset).i32_add().f32_load().set(square);
+      f.get(sum).get(square).get(square).f32_mul().f32_add().set(sum);
+    },
+  );
   f.get(OUT).get(sum).f32_store();
   return { name: 'sumSquares', body: f };
 }

@@ -28,15 +28,22 @@ export function swigluFunction(): ExportedFunction {
   const offset = f.local('i32');
   const g = f.local('v128');
   const e = expLocals(f);
-  forRange(f, offset, () => f.i32_const(0), () => f.get(N).i32_const(4).i32_mul(), 16, () => {
-    f.get(GATE).get(offset).i32_add().v128_load().set(g);
-    f.get(OUT).get(offset).i32_add(); // the store's address
-    f.get(g);
-    emitSigmoid(f, g, e);
-    f.f32x4_mul(); // g·sigmoid
-    f.get(UP).get(offset).i32_add().v128_load().f32x4_mul();
-    f.v128_store();
-  });
+  forRange(
+    f,
+    offset,
+    () => f.i32_const(0),
+    () => f.get(N).i32_const(4).i32_mul(),
+    16,
+    () => {
+      f.get(GATE).get(offset).i32_add().v128_load().set(g);
+      f.get(OUT).get(offset).i32_add(); // the store's address
+      f.get(g);
+      emitSigmoid(f, g, e);
+      f.f32x4_mul(); // g·sigmoid
+      f.get(UP).get(offset).i32_add().v128_load().f32x4_mul();
+      f.v128_store();
+    },
+  );
   return { name: 'swiglu', body: f };
 }
 
@@ -46,14 +53,21 @@ export function swigluGradUpFunction(): ExportedFunction {
   const offset = f.local('i32');
   const g = f.local('v128');
   const e = expLocals(f);
-  forRange(f, offset, () => f.i32_const(0), () => f.get(N_).i32_const(4).i32_mul(), 16, () => {
-    f.get(GATE_).get(offset).i32_add().v128_load().set(g);
-    f.get(OUT_).get(offset).i32_add();
-    f.get(DY).get(offset).i32_add().v128_load().get(g).f32x4_mul(); // dy·g
-    emitSigmoid(f, g, e);
-    f.f32x4_mul();
-    f.v128_store();
-  });
+  forRange(
+    f,
+    offset,
+    () => f.i32_const(0),
+    () => f.get(N_).i32_const(4).i32_mul(),
+    16,
+    () => {
+      f.get(GATE_).get(offset).i32_add().v128_load().set(g);
+      f.get(OUT_).get(offset).i32_add();
+      f.get(DY).get(offset).i32_add().v128_load().get(g).f32x4_mul(); // dy·g
+      emitSigmoid(f, g, e);
+      f.f32x4_mul();
+      f.v128_store();
+    },
+  );
   return { name: 'swigluGradUp', body: f };
 }
 
@@ -63,15 +77,32 @@ export function swigluGradGateFunction(): ExportedFunction {
   const offset = f.local('i32');
   const [g, s] = [f.local('v128'), f.local('v128')];
   const e = expLocals(f);
-  forRange(f, offset, () => f.i32_const(0), () => f.get(N_).i32_const(4).i32_mul(), 16, () => {
-    f.get(GATE_).get(offset).i32_add().v128_load().set(g);
-    emitSigmoid(f, g, e);
-    f.set(s);
-    f.get(OUT_).get(offset).i32_add();
-    f.get(DY).get(offset).i32_add().v128_load().get(UP_).get(offset).i32_add().v128_load().f32x4_mul().get(s).f32x4_mul(); // dy·up·s
-    f.f32x4_const(1).get(g).f32x4_const(1).get(s).f32x4_sub().f32x4_mul().f32x4_add(); // 1 + g·(1 − s)
-    f.f32x4_mul();
-    f.v128_store();
-  });
+  forRange(
+    f,
+    offset,
+    () => f.i32_const(0),
+    () => f.get(N_).i32_const(4).i32_mul(),
+    16,
+    () => {
+      f.get(GATE_).get(offset).i32_add().v128_load().set(g);
+      emitSigmoid(f, g, e);
+      f.set(s);
+      f.get(OUT_).get(offset).i32_add();
+      f.get(DY)
+        .get(offset)
+        .i32_add()
+        .v128_load()
+        .get(UP_)
+        .get(offset)
+        .i32_add()
+        .v128_load()
+        .f32x4_mul()
+        .get(s)
+        .f32x4_mul(); // dy·up·s
+      f.f32x4_const(1).get(g).f32x4_const(1).get(s).f32x4_sub().f32x4_mul().f32x4_add(); // 1 + g·(1 − s)
+      f.f32x4_mul();
+      f.v128_store();
+    },
+  );
   return { name: 'swigluGradGate', body: f };
 }

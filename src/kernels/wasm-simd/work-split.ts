@@ -68,7 +68,12 @@ export function splitProduct(g: GemmArgs, threads: number, minShareWork = MIN_SH
   if (g.m < g.n && strips >= 2) {
     return cuts(strips, Math.min(parts, strips)).map(([s0, s1]) => {
       const [j0, j1] = [s0 * STRIP, Math.min(g.n, s1 * STRIP)];
-      return band(g, { b: g.b + j0 * g.bCol, c: g.c + j0 * 4, n: j1 - j0, packed: g.packed === undefined ? undefined : g.packed + j0 * g.k * 4 });
+      return band(g, {
+        b: g.b + j0 * g.bCol,
+        c: g.c + j0 * 4,
+        n: j1 - j0,
+        packed: g.packed === undefined ? undefined : g.packed + j0 * g.k * 4,
+      });
     });
   }
   return cuts(blocks, Math.min(parts, blocks)).map(([b0, b1]) => {
@@ -78,12 +83,25 @@ export function splitProduct(g: GemmArgs, threads: number, minShareWork = MIN_SH
 }
 
 /** Elements [start, end) per share of an elementwise kernel over n floats of `work` each: runs of whole vectors of 4, the tail in the last. */
-export function splitElements(n: number, work: number, threads: number, minShareWork = MIN_SHARE_WORK): [number, number][] {
+export function splitElements(
+  n: number,
+  work: number,
+  threads: number,
+  minShareWork = MIN_SHARE_WORK,
+): [number, number][] {
   const vectors = Math.ceil(n / 4);
-  return cuts(vectors, Math.max(1, Math.min(vectors, partsFor(work * n, threads, minShareWork)))).map(([v0, v1]) => [v0 * 4, Math.min(n, v1 * 4)]);
+  return cuts(vectors, Math.max(1, Math.min(vectors, partsFor(work * n, threads, minShareWork)))).map(([v0, v1]) => [
+    v0 * 4,
+    Math.min(n, v1 * 4),
+  ]);
 }
 
 /** A batch of `count` equal products (or head groups) of `work` multiply-adds each, cut into runs of whole slices. */
-export function splitBatch(count: number, work: number, threads: number, minShareWork = MIN_SHARE_WORK): [number, number][] {
+export function splitBatch(
+  count: number,
+  work: number,
+  threads: number,
+  minShareWork = MIN_SHARE_WORK,
+): [number, number][] {
   return cuts(count, Math.min(count, partsFor(work * count, threads, minShareWork)));
 }

@@ -22,8 +22,12 @@ function run(inputs: tf.TensorInfo[], attrs: Record<string, unknown>, backend: W
   const decoupled = attrs.kind === 'adamw';
   const n = tf.util.sizeFromShape(inputs[0].shape);
   const prog = program({
-    name: 'adam', variant: `${part}_${decoupled ? 'w' : 'l2'}`, inputs: ['P', 'G', 'M', 'V'], outputShape: inputs[0].shape,
-    groups: Math.ceil(n / GROUP), uniforms: `${HYPER.map((h) => `${h} : f32,`).join(' ')} n : i32,`,
+    name: 'adam',
+    variant: `${part}_${decoupled ? 'w' : 'l2'}`,
+    inputs: ['P', 'G', 'M', 'V'],
+    outputShape: inputs[0].shape,
+    groups: Math.ceil(n / GROUP),
+    uniforms: `${HYPER.map((h) => `${h} : f32,`).join(' ')} n : i32,`,
     code: `
       ${GROUP_INDEX}
       fn main(index: i32) {
@@ -38,10 +42,15 @@ function run(inputs: tf.TensorInfo[], attrs: Record<string, unknown>, backend: W
       }
     `,
   });
-  const uniforms = [...HYPER.map((h) => ({ type: 'float32', data: [attrs[h] as number] })), { type: 'int32', data: [n] }];
+  const uniforms = [
+    ...HYPER.map((h) => ({ type: 'float32', data: [attrs[h] as number] })),
+    { type: 'int32', data: [n] },
+  ];
   return backend.runWebGPUProgram(prog, inputs, 'float32', uniforms);
 }
 
 export function registerAdam(): void {
-  registerWebGpuKernel(ADAM_KERNEL, (inputs, attrs, backend) => run([inputs.p, inputs.g, inputs.m, inputs.v], attrs, backend));
+  registerWebGpuKernel(ADAM_KERNEL, (inputs, attrs, backend) =>
+    run([inputs.p, inputs.g, inputs.m, inputs.v], attrs, backend),
+  );
 }

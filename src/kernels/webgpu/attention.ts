@@ -18,15 +18,27 @@ import { GROUP, GROUP_INDEX, WORKGROUP_SUM, program, registerWebGpuKernel } from
 /** Keys one row's scores may span (workgroup memory holds them all). */
 const MAX_KEYS = 2048;
 
-function run(q: tf.TensorInfo, k: tf.TensorInfo, v: tf.TensorInfo, bias: tf.TensorInfo | undefined, scale: number, positions: number, backend: WebGPUBackend): tf.TensorInfo {
+function run(
+  q: tf.TensorInfo,
+  k: tf.TensorInfo,
+  v: tf.TensorInfo,
+  bias: tf.TensorInfo | undefined,
+  scale: number,
+  positions: number,
+  backend: WebGPUBackend,
+): tf.TensorInfo {
   const [B, G, R] = q.shape;
   const Tk = k.shape[2];
   if (Tk > MAX_KEYS) throw new Error(`fused attention: ${Tk} keys; at most ${MAX_KEYS} fit in workgroup memory`);
   const perBatchBias = bias !== undefined && bias.shape.length === 5;
-  const biasAt = bias === undefined ? '0.0' : perBatchBias ? 'BIAS[(b * uniforms.positions + t) * Tk + j]' : 'BIAS[t * Tk + j]';
+  const biasAt =
+    bias === undefined ? '0.0' : perBatchBias ? 'BIAS[(b * uniforms.positions + t) * Tk + j]' : 'BIAS[t * Tk + j]';
   const prog = program({
-    name: 'attention', variant: bias === undefined ? 'nomask' : perBatchBias ? 'rowmask' : 'mask',
-    inputs: bias === undefined ? ['Q', 'K', 'V'] : ['Q', 'K', 'V', 'BIAS'], outputShape: q.shape, groups: B * G * R,
+    name: 'attention',
+    variant: bias === undefined ? 'nomask' : perBatchBias ? 'rowmask' : 'mask',
+    inputs: bias === undefined ? ['Q', 'K', 'V'] : ['Q', 'K', 'V', 'BIAS'],
+    outputShape: q.shape,
+    groups: B * G * R,
     uniforms: 'scale : f32, positions : i32,',
     code: `
       ${GROUP_INDEX}
@@ -76,9 +88,14 @@ function run(q: tf.TensorInfo, k: tf.TensorInfo, v: tf.TensorInfo, bias: tf.Tens
     `,
   });
   const inputs = bias === undefined ? [q, k, v] : [q, k, v, bias];
-  return backend.runWebGPUProgram(prog, inputs, 'float32', [{ type: 'float32', data: [scale] }, { type: 'int32', data: [positions] }]);
+  return backend.runWebGPUProgram(prog, inputs, 'float32', [
+    { type: 'float32', data: [scale] },
+    { type: 'int32', data: [positions] },
+  ]);
 }
 
 export function registerAttention(): void {
-  registerWebGpuKernel(ATTENTION_KERNEL, ({ q, k, v, bias }, attrs, backend) => run(q, k, v, bias, attrs.scale as number, attrs.positions as number, backend));
+  registerWebGpuKernel(ATTENTION_KERNEL, ({ q, k, v, bias }, attrs, backend) =>
+    run(q, k, v, bias, attrs.scale as number, attrs.positions as number, backend),
+  );
 }

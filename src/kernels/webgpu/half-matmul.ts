@@ -24,16 +24,28 @@ const WIDEN: Record<HalfFormat, string> = {
 };
 
 /** out [M, cols] = A [M, inner] · B, with B = W (inner = K, cols = N) or Wᵀ (inner = N, cols = K). */
-function run(a: tf.TensorInfo, w: tf.TensorInfo, format: HalfFormat, transposeW: boolean, backend: WebGPUBackend): tf.TensorInfo {
+function run(
+  a: tf.TensorInfo,
+  w: tf.TensorInfo,
+  format: HalfFormat,
+  transposeW: boolean,
+  backend: WebGPUBackend,
+): tf.TensorInfo {
   const [M, inner] = a.shape;
   const K = w.shape[0];
   const N = w.shape[1] * 2;
-  if (inner !== (transposeW ? N : K)) throw new Error(`half matmul: [${a.shape}] · ${transposeW ? 'Wᵀ' : 'W'} with W [${K}, ${N}]: inner sizes differ`);
+  if (inner !== (transposeW ? N : K))
+    throw new Error(`half matmul: [${a.shape}] · ${transposeW ? 'Wᵀ' : 'W'} with W [${K}, ${N}]: inner sizes differ`);
   const cols = transposeW ? K : N;
   const colGroups = Math.ceil(cols / TILE);
   const prog = program({
-    name: 'half_matmul', variant: `${format}_${transposeW ? 't' : 'n'}`, inputs: ['A', 'W'], outputShape: [M, cols],
-    groups: colGroups * Math.ceil(M / TILE), workgroupSize: [TILE, TILE, 1], uniforms: 'colGroups : i32, halfN : i32, cols : i32,',
+    name: 'half_matmul',
+    variant: `${format}_${transposeW ? 't' : 'n'}`,
+    inputs: ['A', 'W'],
+    outputShape: [M, cols],
+    groups: colGroups * Math.ceil(M / TILE),
+    workgroupSize: [TILE, TILE, 1],
+    uniforms: 'colGroups : i32, halfN : i32, cols : i32,',
     code: `
       var<workgroup> tileA: array<array<f32, ${TILE}>, ${TILE}>;
       var<workgroup> tileB: array<array<f32, ${TILE}>, ${TILE}>;
@@ -70,7 +82,12 @@ function run(a: tf.TensorInfo, w: tf.TensorInfo, format: HalfFormat, transposeW:
       }
     `,
   });
-  return backend.runWebGPUProgram(prog, [a, w], 'float32', [colGroups, N / 2, cols].map((v) => ({ type: 'int32', data: [v] })));
+  return backend.runWebGPUProgram(
+    prog,
+    [a, w],
+    'float32',
+    [colGroups, N / 2, cols].map((v) => ({ type: 'int32', data: [v] })),
+  );
 }
 
 /** W [K, N] as float32, from its packed [K, N/2] words: one thread per word. */
@@ -78,7 +95,12 @@ function widen(w: tf.TensorInfo, format: HalfFormat, backend: WebGPUBackend): tf
   const [K, halfN] = w.shape;
   const words = K * halfN;
   const prog = program({
-    name: 'half_widen', variant: format, inputs: ['W'], outputShape: [K, halfN * 2], groups: Math.ceil(words / GROUP), uniforms: 'words : i32,',
+    name: 'half_widen',
+    variant: format,
+    inputs: ['W'],
+    outputShape: [K, halfN * 2],
+    groups: Math.ceil(words / GROUP),
+    uniforms: 'words : i32,',
     code: `
       ${GROUP_INDEX}
       fn main(index: i32) {

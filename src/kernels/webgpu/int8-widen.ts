@@ -9,13 +9,23 @@ import * as tf from '@tensorflow/tfjs';
 import { INT8_WIDEN_KERNEL } from '../fused.ts';
 import { GROUP, GROUP_INDEX, program, registerWebGpuKernel } from './program.ts';
 
-function widen(q: tf.TensorInfo, scales: tf.TensorInfo, outDim: number, transpose: boolean, backend: WebGPUBackend): tf.TensorInfo {
+function widen(
+  q: tf.TensorInfo,
+  scales: tf.TensorInfo,
+  outDim: number,
+  transpose: boolean,
+  backend: WebGPUBackend,
+): tf.TensorInfo {
   const [inDim, wordsPerRow] = q.shape;
   const total = inDim * outDim;
   const outCols = transpose ? inDim : outDim;
   const prog = program({
-    name: 'int8_widen', variant: transpose ? 't' : 'n', inputs: ['Q', 'S'], outputShape: transpose ? [outDim, inDim] : [inDim, outDim],
-    groups: Math.ceil(total / GROUP), uniforms: 'total : i32, outCols : i32, wordsPerRow : i32,',
+    name: 'int8_widen',
+    variant: transpose ? 't' : 'n',
+    inputs: ['Q', 'S'],
+    outputShape: transpose ? [outDim, inDim] : [inDim, outDim],
+    groups: Math.ceil(total / GROUP),
+    uniforms: 'total : i32, outCols : i32, wordsPerRow : i32,',
     code: `
       ${GROUP_INDEX}
       fn main(index: i32) {
@@ -30,9 +40,16 @@ function widen(q: tf.TensorInfo, scales: tf.TensorInfo, outDim: number, transpos
       }
     `,
   });
-  return backend.runWebGPUProgram(prog, [q, scales], 'float32', [total, outCols, wordsPerRow].map((v) => ({ type: 'int32', data: [v] })));
+  return backend.runWebGPUProgram(
+    prog,
+    [q, scales],
+    'float32',
+    [total, outCols, wordsPerRow].map((v) => ({ type: 'int32', data: [v] })),
+  );
 }
 
 export function registerInt8Widen(): void {
-  registerWebGpuKernel(INT8_WIDEN_KERNEL, ({ q, scales }, attrs, backend) => widen(q, scales, attrs.outDim as number, Boolean(attrs.transpose), backend));
+  registerWebGpuKernel(INT8_WIDEN_KERNEL, ({ q, scales }, attrs, backend) =>
+    widen(q, scales, attrs.outDim as number, Boolean(attrs.transpose), backend),
+  );
 }

@@ -84,13 +84,18 @@ export function reshaped(out: tf.TensorInfo, shape: number[]): tf.TensorInfo {
   return { ...out, shape };
 }
 
-type KernelRun = (inputs: Record<string, tf.TensorInfo>, attrs: Record<string, unknown>, backend: WebGPUBackend) => tf.TensorInfo;
+type KernelRun = (
+  inputs: Record<string, tf.TensorInfo>,
+  attrs: Record<string, unknown>,
+  backend: WebGPUBackend,
+) => tf.TensorInfo;
 
 /** Registers `run` as the webgpu kernel `kernelName` (tfjs passes every input the op named, and its attrs). */
 export function registerWebGpuKernel(kernelName: string, run: KernelRun): void {
   tf.registerKernel({
     kernelName,
     backendName: 'webgpu',
-    kernelFunc: ({ inputs, attrs, backend }) => run(inputs as Record<string, tf.TensorInfo>, (attrs ?? {}) as Record<string, unknown>, backend as WebGPUBackend),
+    kernelFunc: ({ inputs, attrs, backend }) =>
+      run(inputs as Record<string, tf.TensorInfo>, (attrs ?? {}) as Record<string, unknown>, backend as WebGPUBackend),
   });
 }

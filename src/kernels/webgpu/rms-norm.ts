@@ -22,7 +22,12 @@ const eps = (value: number) => [{ type: 'float32', data: [value] }];
 function forward(x: tf.TensorInfo, w: tf.TensorInfo, epsilon: number, backend: WebGPUBackend): tf.TensorInfo {
   const [rows] = x.shape;
   const prog = rowProgram({
-    name: 'rms_norm', inputs: ['X', 'W'], outputShape: x.shape, rows, shapeOf: 'X', uniforms: EPS_UNIFORM,
+    name: 'rms_norm',
+    inputs: ['X', 'W'],
+    outputShape: x.shape,
+    rows,
+    shapeOf: 'X',
+    uniforms: EPS_UNIFORM,
     body: `${ROW_SQUARES('X')}
       ${eachColumn('result[base + c] = X[base + c] * r * W[c];')}`,
   });
@@ -32,16 +37,32 @@ function forward(x: tf.TensorInfo, w: tf.TensorInfo, epsilon: number, backend: W
 /** r per row, [rows]. */
 function rowFactors(x: tf.TensorInfo, epsilon: number, backend: WebGPUBackend): tf.TensorInfo {
   const prog = rowProgram({
-    name: 'rms_factor', inputs: ['X'], outputShape: [x.shape[0]], rows: x.shape[0], shapeOf: 'X', uniforms: EPS_UNIFORM,
+    name: 'rms_factor',
+    inputs: ['X'],
+    outputShape: [x.shape[0]],
+    rows: x.shape[0],
+    shapeOf: 'X',
+    uniforms: EPS_UNIFORM,
     body: `${ROW_SQUARES('X')}
       if (tid == 0 && live) { result[row] = r; }`,
   });
   return backend.runWebGPUProgram(prog, [x], 'float32', eps(epsilon));
 }
 
-function inputGradient(dy: tf.TensorInfo, x: tf.TensorInfo, w: tf.TensorInfo, epsilon: number, backend: WebGPUBackend): tf.TensorInfo {
+function inputGradient(
+  dy: tf.TensorInfo,
+  x: tf.TensorInfo,
+  w: tf.TensorInfo,
+  epsilon: number,
+  backend: WebGPUBackend,
+): tf.TensorInfo {
   const prog = rowProgram({
-    name: 'rms_norm_dx', inputs: ['DY', 'X', 'W'], outputShape: x.shape, rows: x.shape[0], shapeOf: 'X', uniforms: EPS_UNIFORM,
+    name: 'rms_norm_dx',
+    inputs: ['DY', 'X', 'W'],
+    outputShape: x.shape,
+    rows: x.shape[0],
+    shapeOf: 'X',
+    uniforms: EPS_UNIFORM,
     body: `${ROW_SQUARES('X')}
       var dot = 0.0;
       ${eachColumn('dot = dot + W[c] * DY[base + c] * X[base + c];')}
@@ -53,7 +74,13 @@ function inputGradient(dy: tf.TensorInfo, x: tf.TensorInfo, w: tf.TensorInfo, ep
 
 /** Registers the forward kernel and the two its gradient (fused.ts) runs; each takes [..., C] as [rows, C]. */
 export function registerRmsNorm(): void {
-  registerWebGpuKernel(RMS_NORM_KERNEL, ({ x, weight }, attrs, backend) => reshaped(forward(asRows(x), weight, attrs.eps as number, backend), x.shape));
-  registerWebGpuKernel(RMS_NORM_FACTOR_KERNEL, ({ x }, attrs, backend) => reshaped(rowFactors(asRows(x), attrs.eps as number, backend), [...x.shape.slice(0, -1), 1]));
-  registerWebGpuKernel(RMS_NORM_DX_KERNEL, ({ dy, x, weight }, attrs, backend) => reshaped(inputGradient(asRows(dy), asRows(x), weight, attrs.eps as number, backend), x.shape));
+  registerWebGpuKernel(RMS_NORM_KERNEL, ({ x, weight }, attrs, backend) =>
+    reshaped(forward(asRows(x), weight, attrs.eps as number, backend), x.shape),
+  );
+  registerWebGpuKernel(RMS_NORM_FACTOR_KERNEL, ({ x }, attrs, backend) =>
+    reshaped(rowFactors(asRows(x), attrs.eps as number, backend), [...x.shape.slice(0, -1), 1]),
+  );
+  registerWebGpuKernel(RMS_NORM_DX_KERNEL, ({ dy, x, weight }, attrs, backend) =>
+    reshaped(inputGradient(asRows(dy), asRows(x), weight, attrs.eps as number, backend), x.shape),
+  );
 }

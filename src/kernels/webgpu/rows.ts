@@ -9,7 +9,9 @@ import { GROUP, GROUP_INDEX, WORKGROUP_SUM, program, type ProgramSpec } from './
  * padding groups of a reshaped dispatch), `tid` and `workgroupSum`; `shapeOf` names the input whose
  * uniform shape gives rows and columns.
  */
-export function rowProgram(spec: Omit<ProgramSpec, 'groups' | 'code'> & { rows: number; shapeOf: string; body: string }) {
+export function rowProgram(
+  spec: Omit<ProgramSpec, 'groups' | 'code'> & { rows: number; shapeOf: string; body: string },
+) {
   const shape = `uniforms.${spec.shapeOf[0].toLowerCase()}${spec.shapeOf.slice(1)}Shape`;
   return program({
     ...spec,

@@ -11,7 +11,11 @@ import { eachColumn, rowProgram } from './rows.ts';
 
 function gradient(dy: tf.TensorInfo, y: tf.TensorInfo, backend: WebGPUBackend): tf.TensorInfo {
   const prog = rowProgram({
-    name: 'softmax_dx', inputs: ['DY', 'Y'], outputShape: y.shape, rows: y.shape[0], shapeOf: 'Y',
+    name: 'softmax_dx',
+    inputs: ['DY', 'Y'],
+    outputShape: y.shape,
+    rows: y.shape[0],
+    shapeOf: 'Y',
     body: `var dot = 0.0;
       ${eachColumn('dot = dot + DY[base + c] * Y[base + c];')}
       let s = workgroupSum(dot);
@@ -25,6 +29,13 @@ export function registerSoftmax(): void {
   const softmax = tf.getKernel('Softmax', 'webgpu');
   if (!softmax) throw new Error('tfjs-backend-webgpu has no Softmax kernel');
   // Over dim 1 of the [rows, cols] view (tfjs's webgpu kernel takes no negative dim).
-  registerWebGpuKernel(SOFTMAX_KERNEL, ({ logits }, _attrs, backend) => reshaped(softmax.kernelFunc({ inputs: { logits: asRows(logits) }, backend, attrs: { dim: 1 } }) as tf.TensorInfo, logits.shape));
-  registerWebGpuKernel(SOFTMAX_DX_KERNEL, ({ dy, y }, _attrs, backend) => reshaped(gradient(asRows(dy), asRows(y), backend), y.shape));
+  registerWebGpuKernel(SOFTMAX_KERNEL, ({ logits }, _attrs, backend) =>
+    reshaped(
+      softmax.kernelFunc({ inputs: { logits: asRows(logits) }, backend, attrs: { dim: 1 } }) as tf.TensorInfo,
+      logits.shape,
+    ),
+  );
+  registerWebGpuKernel(SOFTMAX_DX_KERNEL, ({ dy, y }, _attrs, backend) =>
+    reshaped(gradient(asRows(dy), asRows(y), backend), y.shape),
+  );
 }

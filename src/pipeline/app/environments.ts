@@ -8,9 +8,22 @@ import * as Comlink from 'comlink';
 import type { EnvironmentSource, Split, Task, Trajectory } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
 import { isBuiltinEnvironment } from '../../envs/registry.ts';
-import { deleteEnvironmentRecord, getEnvironmentRecord, listEnvironmentRecords, putEnvironment, type Store } from '../../store/index.ts';
+import {
+  deleteEnvironmentRecord,
+  getEnvironmentRecord,
+  listEnvironmentRecords,
+  putEnvironment,
+  type Store,
+} from '../../store/index.ts';
 import type { EnvironmentRecord } from '../../store/records.ts';
-import type { EngineEnvironmentInfo, EnvironmentAudit, EnvironmentCheck, EnvironmentDraft, EnvironmentFailure, EnvironmentLoad } from '../engine/environment-workshop.ts';
+import type {
+  EngineEnvironmentInfo,
+  EnvironmentAudit,
+  EnvironmentCheck,
+  EnvironmentDraft,
+  EnvironmentFailure,
+  EnvironmentLoad,
+} from '../engine/environment-workshop.ts';
 import EXAMPLE_MODULE from '../../../examples/envs/treasure-hunt.js?raw';
 import STARTER_MODULE from '../../../examples/envs/starter.js?raw';
 import { fetchEnvironmentFile, isUrl } from '../operations/environment-url.ts';
@@ -36,7 +49,11 @@ export interface BootstrapChoice {
 }
 
 export const BOOTSTRAP_CHOICE: Omit<BootstrapChoice, 'source'> = {
-  demonstrations: BOOTSTRAP_DEFAULTS.demonstrations, sftEpochs: BOOTSTRAP_DEFAULTS.sftEpochs, sftLearningRate: BOOTSTRAP_DEFAULTS.sftLearningRate, grpoSteps: 20, heldOutItems: 32,
+  demonstrations: BOOTSTRAP_DEFAULTS.demonstrations,
+  sftEpochs: BOOTSTRAP_DEFAULTS.sftEpochs,
+  sftLearningRate: BOOTSTRAP_DEFAULTS.sftLearningRate,
+  grpoSteps: 20,
+  heldOutItems: 32,
 };
 
 /** The GRPO run a bootstrap of `env` ends in: the defaults, on that one environment at its entry level. */
@@ -53,7 +70,11 @@ function bootstrapConfig(env: string, choice: BootstrapChoice): RunConfig {
 /** What these operations need of the engine (the engine worker's remote on the page). */
 export interface EnvironmentEngine {
   loadEnvironment(draft: EnvironmentDraft): Promise<EnvironmentLoad> | EnvironmentLoad;
-  checkEnvironment(draft: EnvironmentDraft, checkId: string, onProgress: (line: string) => void): Promise<EnvironmentCheck>;
+  checkEnvironment(
+    draft: EnvironmentDraft,
+    checkId: string,
+    onProgress: (line: string) => void,
+  ): Promise<EnvironmentCheck>;
   cancelCheck(checkId: string): Promise<void> | void;
   readEnvironmentFile(content: Uint8Array | string, fileName: string): Promise<EnvironmentSource>;
   installEnvironments(sources: EnvironmentSource[]): Promise<{ name: string; error: string | null }[]>;
@@ -126,7 +147,9 @@ export function userEnvironments(getStore: () => Promise<Store>, engine: () => P
       if (stored.length === 0) return [];
       await install(stored);
       const names = new Set(stored.map((r) => r.name));
-      return (await need('describeEnvironments')()).filter((e) => names.has(e.name) && !failed.has(e.name)).sort((a, b) => (a.name < b.name ? -1 : 1));
+      return (await need('describeEnvironments')())
+        .filter((e) => names.has(e.name) && !failed.has(e.name))
+        .sort((a, b) => (a.name < b.name ? -1 : 1));
     },
     /** Installs one stored environment in the engine (if it is not already); throws naming the problem. */
     async ensure(name: string): Promise<EngineEnvironmentInfo> {
@@ -134,29 +157,42 @@ export function userEnvironments(getStore: () => Promise<Store>, engine: () => P
       if (!record) throw new Error(`There is no environment "${name}" any more; pick another one.`);
       await install([record]);
       const error = failed.get(name);
-      if (error) throw new Error(`Your environment ${name} could not be loaded: ${error}. Open it on the Environments screen and check it.`);
+      if (error)
+        throw new Error(
+          `Your environment ${name} could not be loaded: ${error}. Open it on the Environments screen and check it.`,
+        );
       const info = (await need('describeEnvironments')()).find((e) => e.name === name);
       if (!info) throw new Error(`The engine did not install ${name}.`);
       return info;
     },
-    generateTask: (env: string, seed: number, level: number, split: Split) => Promise.resolve(need('generateTask')(env, seed, level, split)),
+    generateTask: (env: string, seed: number, level: number, split: Split) =>
+      Promise.resolve(need('generateTask')(env, seed, level, split)),
     /** The environment's own verifier, run in the engine. */
     evaluator(env: string) {
-      return { name: env, evaluate: (task: Task, trajectory: Trajectory) => need('evaluateTrajectory')(task, trajectory) };
+      return {
+        name: env,
+        evaluate: (task: Task, trajectory: Trajectory) => need('evaluateTrajectory')(task, trajectory),
+      };
     },
   };
 }
 
 /** The stored sources of the user environments among `names` (what a new run of them carries). */
 export async function storedSources(store: Store, names: readonly string[]): Promise<EnvironmentSource[]> {
-  const records = await Promise.all(names.filter((n) => !isBuiltinEnvironment(n)).map((n) => getEnvironmentRecord(store, n)));
+  const records = await Promise.all(
+    names.filter((n) => !isBuiltinEnvironment(n)).map((n) => getEnvironmentRecord(store, n)),
+  );
   return records.flatMap((r) => (r ? [r.source] : []));
 }
 
 function summary(record: EnvironmentRecord): EnvironmentSummary {
   const problems = record.audit_problems ?? [];
   return {
-    name: record.name, kind: record.source.kind, file: record.source.file, updated: record.updated, problems,
+    name: record.name,
+    kind: record.source.kind,
+    file: record.source.file,
+    updated: record.updated,
+    problems,
     status: record.audit_problems === null ? 'unchecked' : problems.length ? 'problems' : 'passed',
   };
 }
@@ -185,8 +221,13 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
     async list(): Promise<{ user: EnvironmentSummary[]; builtins: BuiltinSummary[] }> {
       const stored = await listEnvironmentRecords(await getStore());
       return {
-        user: stored.filter((r) => !isBuiltinEnvironment(r.name)).map(summary).sort((a, b) => (a.name < b.name ? -1 : 1)),
-        builtins: describeEnvironments().filter((e) => isBuiltinEnvironment(e.name)).map((e) => ({ name: e.name, description: e.description, levels: e.difficulties })),
+        user: stored
+          .filter((r) => !isBuiltinEnvironment(r.name))
+          .map(summary)
+          .sort((a, b) => (a.name < b.name ? -1 : 1)),
+        builtins: describeEnvironments()
+          .filter((e) => isBuiltinEnvironment(e.name))
+          .map((e) => ({ name: e.name, description: e.description, levels: e.difficulties })),
       };
     },
 
@@ -197,13 +238,20 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
     },
 
     /** The live check in the engine, its progress through `onProgress`; `signal` cancels it there and rejects here at once. */
-    async check(draft: EnvironmentDraft, onProgress: (line: string) => void, signal: AbortSignal): Promise<EnvironmentCheck> {
+    async check(
+      draft: EnvironmentDraft,
+      onProgress: (line: string) => void,
+      signal: AbortSignal,
+    ): Promise<EnvironmentCheck> {
       signal.throwIfAborted();
       const checkId = `check-${Date.now()}-${Math.random().toString(36).slice(2)}`;
       const cancel = () => void engine().cancelCheck(checkId);
       signal.addEventListener('abort', cancel);
       try {
-        return await Promise.race([engine().checkEnvironment(draft, checkId, Comlink.proxy(onProgress)), abortion(signal)]);
+        return await Promise.race([
+          engine().checkEnvironment(draft, checkId, Comlink.proxy(onProgress)),
+          abortion(signal),
+        ]);
       } finally {
         signal.removeEventListener('abort', cancel);
       }
@@ -213,7 +261,10 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
      * Stores the draft under the name its module gives (a draft that does not load is refused with its
      * problems) with the last check's problems (null: not checked), and installs it in the engine.
      */
-    async save(draft: EnvironmentDraft, auditProblems: string[] | null): Promise<{ ok: true; summary: EnvironmentSummary } | EnvironmentFailure> {
+    async save(
+      draft: EnvironmentDraft,
+      auditProblems: string[] | null,
+    ): Promise<{ ok: true; summary: EnvironmentSummary } | EnvironmentFailure> {
       const loaded = await engine().loadEnvironment(draft);
       if (!loaded.ok) return loaded;
       const record = await putEnvironment(await getStore(), loaded.source, auditProblems);
@@ -224,15 +275,20 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
     /** A dropped or picked file as a draft to check and save. */
     async importFile(file: { name: string; bytes: Uint8Array }): Promise<EnvironmentDraft> {
       const ext = file.name.slice(file.name.lastIndexOf('.')).toLowerCase();
-      if (!(IMPORTABLE as readonly string[]).includes(ext)) throw new Error(`${file.name}: import a JavaScript module (.js, .mjs) or a task file (.jsonl, .csv, .tsv, .parquet, .json)`);
+      if (!(IMPORTABLE as readonly string[]).includes(ext))
+        throw new Error(
+          `${file.name}: import a JavaScript module (.js, .mjs) or a task file (.jsonl, .csv, .tsv, .parquet, .json)`,
+        );
       // A module is only text until it is checked, so a broken one can be opened and fixed; a task file is read in the engine.
-      if (ext === '.js' || ext === '.mjs') return { kind: 'module', source: new TextDecoder().decode(file.bytes), file: file.name };
+      if (ext === '.js' || ext === '.mjs')
+        return { kind: 'module', source: new TextDecoder().decode(file.bytes), file: file.name };
       return draftOf(await engine().readEnvironmentFile(file.bytes, file.name));
     },
 
     /** A file at a URL (read with the bounds of every network read, environment-url.ts), then as a picked file. */
     async importUrl(url: string): Promise<{ draft: EnvironmentDraft; fileName: string }> {
-      if (!isUrl(url.trim())) throw new Error(`"${url}" is not an http(s) URL; give the address of the .js module or task file itself`);
+      if (!isUrl(url.trim()))
+        throw new Error(`"${url}" is not an http(s) URL; give the address of the .js module or task file itself`);
       const { bytes, fileName } = await fetchEnvironmentFile(url.trim());
       return { draft: await this.importFile({ name: fileName, bytes }), fileName };
     },
@@ -241,7 +297,11 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
     exportFile(draft: EnvironmentDraft, name: string | null): { fileName: string; mime: string; text: string } {
       const base = name ?? draft.file?.replace(/\.[^.]*$/, '') ?? 'environment';
       if (draft.kind === 'module') return { fileName: `${base}.js`, mime: 'text/javascript', text: draft.source };
-      return { fileName: `${base}.jsonl`, mime: 'application/jsonl', text: draft.rows.map((r) => JSON.stringify(r)).join('\n') + '\n' };
+      return {
+        fileName: `${base}.jsonl`,
+        mime: 'application/jsonl',
+        text: draft.rows.map((r) => JSON.stringify(r)).join('\n') + '\n',
+      };
     },
 
     async remove(name: string): Promise<void> {
@@ -252,13 +312,26 @@ export function environmentOperations(getStore: () => Promise<Store>, engine: ()
      * The bootstrap flow (operations/bootstrap.ts) on a saved environment, run in the engine: its steps
      * through `onEvent`; `signal` stops it after the current step (the report then says how far it got).
      */
-    async bootstrap(name: string, choice: BootstrapChoice, onEvent: (event: BootstrapEvent) => void, signal: AbortSignal): Promise<BootstrapReport> {
+    async bootstrap(
+      name: string,
+      choice: BootstrapChoice,
+      onEvent: (event: BootstrapEvent) => void,
+      signal: AbortSignal,
+    ): Promise<BootstrapReport> {
       signal.throwIfAborted();
       const store = await getStore();
-      if (!isBuiltinEnvironment(name) && !(await getEnvironmentRecord(store, name))) throw new Error(`Save ${name} first: the bootstrap trains on a saved environment.`);
+      if (!isBuiltinEnvironment(name) && !(await getEnvironmentRecord(store, name)))
+        throw new Error(`Save ${name} first: the bootstrap trains on a saved environment.`);
       const request: EngineBootstrapRequest = {
-        config: bootstrapConfig(name, choice), environments: await storedSources(store, [name]),
-        settings: { ...BOOTSTRAP_DEFAULTS, source: choice.source, demonstrations: choice.demonstrations, sftEpochs: choice.sftEpochs, sftLearningRate: choice.sftLearningRate },
+        config: bootstrapConfig(name, choice),
+        environments: await storedSources(store, [name]),
+        settings: {
+          ...BOOTSTRAP_DEFAULTS,
+          source: choice.source,
+          demonstrations: choice.demonstrations,
+          sftEpochs: choice.sftEpochs,
+          sftLearningRate: choice.sftLearningRate,
+        },
       };
       const cancel = () => void engine().cancelBootstrap();
       signal.addEventListener('abort', cancel);

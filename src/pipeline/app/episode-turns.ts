@@ -84,16 +84,27 @@ export function groupCredits(original: readonly Trajectory[], config: RunConfig)
   const { scored, ranked, advantages: adv } = scoreGroup(group, config);
   if (scored.length === 0) return group.map(() => uncredited('unscored'));
   const summary: GroupSummary = {
-    size: scored.length, mean: adv.mean, std: adv.std, mode: config.grpo.advantage, rewardScale: config.training.reward_scale,
-    gamma: config.grpo.gamma, perTurnProcess: perTurnProcess(config),
+    size: scored.length,
+    mean: adv.mean,
+    std: adv.std,
+    mode: config.grpo.advantage,
+    rewardScale: config.training.reward_scale,
+    gamma: config.grpo.gamma,
+    perTurnProcess: perTurnProcess(config),
   };
   return group.map((t) => {
     const i = scored.indexOf(t);
     if (i < 0) return uncredited('unscored');
     const base = { ranked: ranked[i] * config.training.reward_scale, group: summary };
-    if (adv.zeroStd) return { ...base, status: 'flat', advantage: 0, credits: new Array<number>(creditTurns(t)).fill(0) };
+    if (adv.zeroStd)
+      return { ...base, status: 'flat', advantage: 0, credits: new Array<number>(creditTurns(t)).fill(0) };
     if (t.tokens.length === 0) return { ...base, status: 'no_tokens', advantage: adv.advantages[i], credits: null };
-    return { ...base, status: 'trained', advantage: adv.advantages[i], credits: trajectoryCredits(t, adv.advantages[i], adv.std, config) };
+    return {
+      ...base,
+      status: 'trained',
+      advantage: adv.advantages[i],
+      credits: trajectoryCredits(t, adv.advantages[i], adv.std, config),
+    };
   });
 }
 
@@ -105,7 +116,9 @@ export interface AssistantTurn {
 
 /** The turns of a finished trajectory, from its assistant messages and its steps. */
 export function assistantTurns(t: Pick<Trajectory, 'messages' | 'steps'>): AssistantTurn[] {
-  const turns: AssistantTurn[] = t.messages.filter((m) => m.role === 'assistant').map((m) => ({ text: m.content, steps: [] }));
+  const turns: AssistantTurn[] = t.messages
+    .filter((m) => m.role === 'assistant')
+    .map((m) => ({ text: m.content, steps: [] }));
   for (const step of t.steps) {
     while (turns.length <= step.turn) turns.push({ text: '', steps: [] });
     turns[step.turn].steps.push(step);
@@ -159,16 +172,34 @@ function turnMarks(t: Trajectory, turns: AssistantTurn[]): TurnMark[] {
   if (failed >= 0) {
     const step = steps[failed];
     const later = steps.slice(failed + 1).find((s) => s.tool_call && !s.tool_call.error);
-    marks.push({ kind: 'failed_call', turn: step.turn, detail: `${step.tool_call!.tool_name}: ${firstLine(step.tool_call!.error!)}` });
+    marks.push({
+      kind: 'failed_call',
+      turn: step.turn,
+      detail: `${step.tool_call!.tool_name}: ${firstLine(step.tool_call!.error!)}`,
+    });
     if (later) marks.push({ kind: 'recovered', turn: later.turn, detail: later.tool_call!.tool_name });
   }
   const last = turns.length - 1;
   if (t.final_response === null) {
-    if (t.finish_reason !== 'answer' && last >= 0) marks.push({ kind: 'no_answer', turn: last, detail: t.finish_reason });
+    if (t.finish_reason !== 'answer' && last >= 0)
+      marks.push({ kind: 'no_answer', turn: last, detail: t.finish_reason });
   } else if (t.success === false && last >= 0) {
     // The latest successful observation the wrong answer repeats: it answered with a value from partway through.
-    const echoed = steps.filter((s) => s.turn < last && s.tool_call && !s.tool_call.error && repeats(t.final_response!, s.tool_call.result || s.observation)).pop();
-    if (echoed) marks.push({ kind: 'intermediate_answer', turn: echoed.turn, detail: (echoed.tool_call!.result || echoed.observation).trim() });
+    const echoed = steps
+      .filter(
+        (s) =>
+          s.turn < last &&
+          s.tool_call &&
+          !s.tool_call.error &&
+          repeats(t.final_response!, s.tool_call.result || s.observation),
+      )
+      .pop();
+    if (echoed)
+      marks.push({
+        kind: 'intermediate_answer',
+        turn: echoed.turn,
+        detail: (echoed.tool_call!.result || echoed.observation).trim(),
+      });
     marks.push({ kind: 'wrong_answer', turn: last, detail: firstLine(t.final_response) });
   }
   return marks.sort((a, b) => a.turn - b.turn);
@@ -179,11 +210,17 @@ export function episodeTurns(t: Trajectory, credit: TrajectoryCredit): EpisodeTu
   const turns = assistantTurns(t);
   const marks = turnMarks(t, turns);
   // One credit per turn span; a trajectory whose spans do not line up with its messages shows none rather than misplaced ones.
-  const aligned = credit.credits && (credit.credits.length === turns.length || (turns.length === 0 && credit.credits.length === 1));
+  const aligned =
+    credit.credits && (credit.credits.length === turns.length || (turns.length === 0 && credit.credits.length === 1));
   const recovered = marks.some((m) => m.kind === 'recovered');
-  const wrong = t.success === true ? [] : marks.filter((m) => m.kind !== 'recovered' && !(m.kind === 'failed_call' && recovered));
+  const wrong =
+    t.success === true ? [] : marks.filter((m) => m.kind !== 'recovered' && !(m.kind === 'failed_call' && recovered));
   return {
-    turns: turns.map((turn, i) => ({ ...turn, credit: aligned ? credit.credits![i] : null, marks: marks.filter((m) => m.turn === i) })),
+    turns: turns.map((turn, i) => ({
+      ...turn,
+      credit: aligned ? credit.credits![i] : null,
+      marks: marks.filter((m) => m.turn === i),
+    })),
     wrongTurn: wrong.length ? wrong[0].turn : null,
     score: t.judge_score,
     success: t.success,

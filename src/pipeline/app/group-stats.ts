@@ -15,10 +15,17 @@ export interface GroupStats {
   unscored: number;
 }
 
-export function groupStats(scores: readonly (number | null)[], mode: AdvantageMode = 'zscore', rewardScale = 1): GroupStats {
+export function groupStats(
+  scores: readonly (number | null)[],
+  mode: AdvantageMode = 'zscore',
+  rewardScale = 1,
+): GroupStats {
   if (scores.length === 0) return { mean: 0, std: 0, advantages: [], zeroStd: true, unscored: 0 };
   const unscored = scores.filter((s) => s === null || !Number.isFinite(s)).length;
-  const result = groupAdvantages(scores.map((s) => (s !== null && Number.isFinite(s) ? s : 0)), { mode, rewardScale });
+  const result = groupAdvantages(
+    scores.map((s) => (s !== null && Number.isFinite(s) ? s : 0)),
+    { mode, rewardScale },
+  );
   return { ...result, unscored };
 }
 

@@ -18,7 +18,11 @@ import { deleteSetting, getSetting, setSetting, type Store } from '../../store/i
 import { loadBrowserModelJudge } from '../platform/browser-judges.ts';
 import { calibrationFileOf, readCalibrationFile } from '../operations/calibration.ts';
 import {
-  CALIBRATION_SETTING as CALIBRATION, IN_BROWSER_JUDGE, IN_BROWSER_JUDGE_SETTING as IN_BROWSER, REMOTE_JUDGES_SETTING as REMOTES, type JudgeSwitches,
+  CALIBRATION_SETTING as CALIBRATION,
+  IN_BROWSER_JUDGE,
+  IN_BROWSER_JUDGE_SETTING as IN_BROWSER,
+  REMOTE_JUDGES_SETTING as REMOTES,
+  type JudgeSwitches,
 } from '../operations/judge-settings.ts';
 
 /** A saved remote judge as the settings store holds it (whether a key is saved is asked separately). */
@@ -39,8 +43,12 @@ async function key(store: Store, id: string): Promise<string | null> {
 
 /** Turns a failed fetch into a sentence that says what to check. */
 function connectionError(err: unknown, url: string): Error {
-  if (err instanceof DOMException && err.name === 'TimeoutError') return new Error(`No answer from ${url} within 15 s.`);
-  if (err instanceof TypeError) return new Error(`Could not reach ${url}: the server is down, the address is wrong, or it does not allow requests from this page (CORS).`);
+  if (err instanceof DOMException && err.name === 'TimeoutError')
+    return new Error(`No answer from ${url} within 15 s.`);
+  if (err instanceof TypeError)
+    return new Error(
+      `Could not reach ${url}: the server is down, the address is wrong, or it does not allow requests from this page (CORS).`,
+    );
   return err instanceof Error ? err : new Error(String(err));
 }
 
@@ -65,7 +73,11 @@ export function judgeOperations(getStore: () => Promise<Store>) {
     },
     async removeRemote(id: string) {
       const store = await getStore();
-      await setSetting(store, REMOTES, (await remotes(store)).filter((r) => r.id !== id));
+      await setSetting(
+        store,
+        REMOTES,
+        (await remotes(store)).filter((r) => r.id !== id),
+      );
       await deleteSetting(store, secretName(id));
     },
     async forgetKey(id: string) {
@@ -83,7 +95,12 @@ export function judgeOperations(getStore: () => Promise<Store>) {
         response = await fetch(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...(secret ? { authorization: `Bearer ${secret}` } : {}) },
-          body: JSON.stringify({ model: settings.model, messages: [{ role: 'user', content: 'Reply with the word ok.' }], max_tokens: 5, temperature: 0 }),
+          body: JSON.stringify({
+            model: settings.model,
+            messages: [{ role: 'user', content: 'Reply with the word ok.' }],
+            max_tokens: 5,
+            temperature: 0,
+          }),
           signal: AbortSignal.timeout(15_000),
         });
       } catch (err) {
@@ -91,32 +108,51 @@ export function judgeOperations(getStore: () => Promise<Store>) {
       }
       const latency_ms = performance.now() - started;
       const body = await response.text();
-      if (response.status === 401 || response.status === 403) throw new Error(`The server refused the key (HTTP ${response.status}). Check or replace the API key.`);
-      if (response.status === 404) throw new Error(`HTTP 404: the URL should end in /v1 and the model "${settings.model}" must exist there.`);
+      if (response.status === 401 || response.status === 403)
+        throw new Error(`The server refused the key (HTTP ${response.status}). Check or replace the API key.`);
+      if (response.status === 404)
+        throw new Error(`HTTP 404: the URL should end in /v1 and the model "${settings.model}" must exist there.`);
       if (!response.ok) throw new Error(`HTTP ${response.status}: ${body.slice(0, 200)}`);
       let reply: string;
       try {
-        reply = (JSON.parse(body) as { choices?: { message?: { content?: string } }[] }).choices?.[0]?.message?.content ?? '';
+        reply =
+          (JSON.parse(body) as { choices?: { message?: { content?: string } }[] }).choices?.[0]?.message?.content ?? '';
       } catch {
-        throw new Error('The server answered, but not with OpenAI-compatible JSON. Is this a chat-completions endpoint?');
+        throw new Error(
+          'The server answered, but not with OpenAI-compatible JSON. Is this a chat-completions endpoint?',
+        );
       }
       return { latency_ms, reply: reply.slice(0, 80) };
     },
-    async calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal) {
+    async calibrate(
+      judgeId: string,
+      items: CalibrationItem[],
+      onProgress: (done: number, total: number) => void,
+      signal: AbortSignal,
+    ) {
       let judge: CalibratableJudge;
       if (judgeId === 'rule') judge = new RuleJudge({ id: 'rule' });
-      else if (judgeId === IN_BROWSER_JUDGE.id) judge = await loadBrowserModelJudge(IN_BROWSER_JUDGE.id, IN_BROWSER_JUDGE.path);
+      else if (judgeId === IN_BROWSER_JUDGE.id)
+        judge = await loadBrowserModelJudge(IN_BROWSER_JUDGE.id, IN_BROWSER_JUDGE.path);
       else {
         const store = await getStore();
         const r = (await remotes(store)).find((x) => x.id === judgeId);
         if (!r) throw new Error(`No judge "${judgeId}"; save it first.`);
         const endpoint = { id: r.id, baseUrl: r.base_url, model: r.model, apiKey: await key(store, r.id) };
         // A group judge is calibrated on the items grouped by task (judge/calibrate.ts), as it judges in runs.
-        judge = r.kind === 'rubric' ? new RubricJudge({ ...endpoint, criteria: r.criteria ?? [], scale: r.scale ?? 10 })
-          : r.kind === 'group' ? new RemoteGroupJudge({ ...endpoint, rubric: r.rubric || undefined })
-          : new RemoteJudge(endpoint);
+        judge =
+          r.kind === 'rubric'
+            ? new RubricJudge({ ...endpoint, criteria: r.criteria ?? [], scale: r.scale ?? 10 })
+            : r.kind === 'group'
+              ? new RemoteGroupJudge({ ...endpoint, rubric: r.rubric || undefined })
+              : new RemoteJudge(endpoint);
       }
-      const { report, votes } = await calibrate([judge], items, { onItem: (done, total) => { signal.throwIfAborted(); onProgress(done, total); } });
+      const { report, votes } = await calibrate([judge], items, {
+        onItem: (done, total) => {
+          signal.throwIfAborted();
+          onProgress(done, total);
+        },
+      });
       const agreement = report.judges[0];
       const raw = votes.map((v) => v[0]?.score ?? null);
       const scoredGold = items.filter((_, i) => raw[i] !== null).map((it) => it.gold);

@@ -68,11 +68,21 @@ function summary(t: Trajectory, turn: number, last: number): string {
  * The walkthrough for the group's sample with the most turns (the largest |advantage| among equals),
  * from the credits `groupCredits` gave the group. Null when no sample was credited.
  */
-export function creditWalkthrough(group: readonly Trajectory[], credits: readonly TrajectoryCredit[], config: RunConfig): CreditWalkthrough | null {
-  const candidates = group.map((t, i) => ({ t, i, c: credits[i] })).filter((x) => x.c.credits && x.c.group && x.c.advantage !== null && x.c.ranked !== null);
+export function creditWalkthrough(
+  group: readonly Trajectory[],
+  credits: readonly TrajectoryCredit[],
+  config: RunConfig,
+): CreditWalkthrough | null {
+  const candidates = group
+    .map((t, i) => ({ t, i, c: credits[i] }))
+    .filter((x) => x.c.credits && x.c.group && x.c.advantage !== null && x.c.ranked !== null);
   if (!candidates.length) return null;
   const { t, i, c } = candidates.reduce((best, x) =>
-    x.c.credits!.length > best.c.credits!.length || (x.c.credits!.length === best.c.credits!.length && Math.abs(x.c.advantage!) > Math.abs(best.c.advantage!)) ? x : best);
+    x.c.credits!.length > best.c.credits!.length ||
+    (x.c.credits!.length === best.c.credits!.length && Math.abs(x.c.advantage!) > Math.abs(best.c.advantage!))
+      ? x
+      : best,
+  );
   const credit = c.credits!;
   const g = c.group!;
   const n = credit.length;
@@ -80,12 +90,28 @@ export function creditWalkthrough(group: readonly Trajectory[], credits: readonl
   const outcome = turnCredits(n, c.advantage!, { gamma: g.gamma });
   const bonuses = g.perTurnProcess ? turnBonuses(t, config) : new Array<number>(n).fill(0);
   return {
-    sample: i, trajectory_id: t.id, scores: credits.map((x) => x.ranked), score: c.ranked!, judge_score: t.judge_score ?? 0,
-    mean: g.mean, std: g.std, mode: g.mode, reward_scale: g.rewardScale, gamma: g.gamma, per_turn_process: g.perTurnProcess,
-    advantage: c.advantage!, flat: c.status === 'flat',
+    sample: i,
+    trajectory_id: t.id,
+    scores: credits.map((x) => x.ranked),
+    score: c.ranked!,
+    judge_score: t.judge_score ?? 0,
+    mean: g.mean,
+    std: g.std,
+    mode: g.mode,
+    reward_scale: g.rewardScale,
+    gamma: g.gamma,
+    per_turn_process: g.perTurnProcess,
+    advantage: c.advantage!,
+    flat: c.status === 'flat',
     turns: credit.map((value, k) => ({
-      index: k, summary: summary(t, k, n - 1), distance: n - 1 - k, discount: g.gamma ** (n - 1 - k), outcome: outcome[k], bonus: bonuses[k],
-      process: value - outcome[k], credit: value,
+      index: k,
+      summary: summary(t, k, n - 1),
+      distance: n - 1 - k,
+      discount: g.gamma ** (n - 1 - k),
+      outcome: outcome[k],
+      bonus: bonuses[k],
+      process: value - outcome[k],
+      credit: value,
     })),
   };
 }
@@ -121,10 +147,19 @@ export function lessonGroup(trajectories: Trajectory[], config: RunConfig, fallb
     env: trajectories[0]?.env ?? '',
     task: trajectories[0]?.task_description ?? fallbackTask,
     samples: trajectories.map((t, i) => ({
-      trajectory_id: t.id, final_response: t.final_response, score: t.judge_score, ranked: credits[i].ranked, advantage: credits[i].advantage,
+      trajectory_id: t.id,
+      final_response: t.final_response,
+      score: t.judge_score,
+      ranked: credits[i].ranked,
+      advantage: credits[i].advantage,
       tokens: tokenDetail(t, credits[i])?.pieces ?? null,
     })),
-    stats: summary && { mean: summary.mean, std: summary.std, zero_std: credits.some((c) => c.status === 'flat'), size: summary.size },
+    stats: summary && {
+      mean: summary.mean,
+      std: summary.std,
+      zero_std: credits.some((c) => c.status === 'flat'),
+      size: summary.size,
+    },
     credit: creditWalkthrough(trajectories, credits, config),
   };
 }
@@ -145,12 +180,17 @@ export interface LessonKnobs {
 export function lessonKnobs(config: RunConfig): LessonKnobs {
   const c = creditConfig(config);
   return {
-    gamma: c.grpo.gamma, clip_epsilon: c.grpo.clip_epsilon, advantage: c.grpo.advantage,
-    process: c.process_rewards.enabled ? c.process_rewards.apply_to : 'off', group_size: null, seed: 1,
+    gamma: c.grpo.gamma,
+    clip_epsilon: c.grpo.clip_epsilon,
+    advantage: c.grpo.advantage,
+    process: c.process_rewards.enabled ? c.process_rewards.apply_to : 'off',
+    group_size: null,
+    seed: 1,
   };
 }
 
-const clamp = (x: number, lo: number, hi: number, fallback: number) => (Number.isFinite(x) ? Math.min(hi, Math.max(lo, x)) : fallback);
+const clamp = (x: number, lo: number, hi: number, fallback: number) =>
+  Number.isFinite(x) ? Math.min(hi, Math.max(lo, x)) : fallback;
 
 /** The run's config with the knobs applied; out-of-range or non-numeric knobs fall back to the run's values, so no input can break the trainer's math. */
 export function withKnobs(config: RunConfig, knobs: LessonKnobs): RunConfig {
@@ -158,10 +198,17 @@ export function withKnobs(config: RunConfig, knobs: LessonKnobs): RunConfig {
   return {
     ...c,
     grpo: {
-      ...c.grpo, gamma: clamp(Number(knobs.gamma), 0, 1, c.grpo.gamma), clip_epsilon: clamp(Number(knobs.clip_epsilon), 0, 0.99, c.grpo.clip_epsilon),
+      ...c.grpo,
+      gamma: clamp(Number(knobs.gamma), 0, 1, c.grpo.gamma),
+      clip_epsilon: clamp(Number(knobs.clip_epsilon), 0, 0.99, c.grpo.clip_epsilon),
       advantage: knobs.advantage === 'mean' || knobs.advantage === 'zscore' ? knobs.advantage : c.grpo.advantage,
     },
-    process_rewards: knobs.process === 'off' ? { ...c.process_rewards, enabled: false } : knobs.process === 'score' || knobs.process === 'turn' ? { ...c.process_rewards, enabled: true, apply_to: knobs.process } : c.process_rewards,
+    process_rewards:
+      knobs.process === 'off'
+        ? { ...c.process_rewards, enabled: false }
+        : knobs.process === 'score' || knobs.process === 'turn'
+          ? { ...c.process_rewards, enabled: true, apply_to: knobs.process }
+          : c.process_rewards,
   };
 }
 
@@ -173,12 +220,19 @@ export function withKnobs(config: RunConfig, knobs: LessonKnobs): RunConfig {
 export function resampleGroup<T>(items: readonly T[], size: number | null, seed: number): T[] {
   const n = Math.floor(Number(size));
   if (size === null || !Number.isFinite(n) || n >= items.length) return items.slice();
-  const picked = createRng(Math.floor(Number(seed)) || 0).shuffle(items.map((_, i) => i)).slice(0, Math.max(1, n));
+  const picked = createRng(Math.floor(Number(seed)) || 0)
+    .shuffle(items.map((_, i) => i))
+    .slice(0, Math.max(1, n));
   return picked.sort((a, b) => a - b).map((i) => items[i]);
 }
 
 /** The group recomputed at the reader's settings: the drawn samples, scored and credited as the trainer would at that config. */
-export function exploreGroup(trajectories: readonly Trajectory[], config: RunConfig, knobs: LessonKnobs, fallbackTask = ''): LessonGroup {
+export function exploreGroup(
+  trajectories: readonly Trajectory[],
+  config: RunConfig,
+  knobs: LessonKnobs,
+  fallbackTask = '',
+): LessonGroup {
   return lessonGroup(resampleGroup(trajectories, knobs.group_size, knobs.seed), withKnobs(config, knobs), fallbackTask);
 }
 
@@ -208,7 +262,9 @@ export async function lessonRuns(store: Store): Promise<LessonRun[]> {
   const runs = (await listRuns(store)).sort((a, b) => b.updated - a.updated);
   const out: LessonRun[] = [];
   for (const run of runs) {
-    const steps = [...new Set((await listGroups(store, run.id, 0)).filter((g) => g.scored).map((g) => g.step))].sort((a, b) => b - a);
+    const steps = [...new Set((await listGroups(store, run.id, 0)).filter((g) => g.scored).map((g) => g.step))].sort(
+      (a, b) => b - a,
+    );
     if (steps.length) out.push({ id: run.id, name: run.name, steps });
   }
   return out;
@@ -219,10 +275,14 @@ export async function lessonUpdate(store: Store, runId: string, step: number): P
   const run = (await listRuns(store)).find((r) => r.id === runId);
   if (!run) return null;
   const groups = (await listGroups(store, runId, step, step)).filter((g) => g.scored);
-  const out = await Promise.all(groups.map(async (g) => {
-    const trajectories = (await getTrajectories(store, g.trajectory_ids)).filter((t) => t !== undefined);
-    return { id: g.id, env: g.env, task: trajectories[0]?.task_description ?? g.task_id, trajectories };
-  }));
+  const out = await Promise.all(
+    groups.map(async (g) => {
+      const trajectories = (await getTrajectories(store, g.trajectory_ids)).filter((t) => t !== undefined);
+      return { id: g.id, env: g.env, task: trajectories[0]?.task_description ?? g.task_id, trajectories };
+    }),
+  );
   const withEpisodes = out.filter((g) => g.trajectories.length > 0);
-  return withEpisodes.length ? { run_id: run.id, run_name: run.name, step, config: creditConfig(run.config), groups: withEpisodes } : null;
+  return withEpisodes.length
+    ? { run_id: run.id, run_name: run.name, step, config: creditConfig(run.config), groups: withEpisodes }
+    : null;
 }

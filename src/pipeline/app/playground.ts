@@ -55,7 +55,8 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
 
   async function save(trajectory: Trajectory): Promise<void> {
     const store = await getStore();
-    if (!(await getRun(store, PLAYGROUND_RUN))) await createRun(store, { ...DEFAULT_CONFIG, name: 'playground' }, { id: PLAYGROUND_RUN });
+    if (!(await getRun(store, PLAYGROUND_RUN)))
+      await createRun(store, { ...DEFAULT_CONFIG, name: 'playground' }, { id: PLAYGROUND_RUN });
     await putTrajectory(store, trajectory);
   }
 
@@ -64,16 +65,35 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       const status = await engine().policyStatus();
       return { id: 'local', label: `Local model (${status.label})`, unavailable: status.unavailable };
     } catch (err) {
-      return { id: 'local', label: 'Local model', unavailable: `the engine could not start: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        id: 'local',
+        label: 'Local model',
+        unavailable: `the engine could not start: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
   }
 
   return {
     async environments() {
-      const builtins = describeEnvironments().filter((e) => !user.isUser(e.name)).map((e) => ({ id: e.name, title: e.name.replace(/_/g, ' '), description: e.description, levels: e.difficulties }));
+      const builtins = describeEnvironments()
+        .filter((e) => !user.isUser(e.name))
+        .map((e) => ({
+          id: e.name,
+          title: e.name.replace(/_/g, ' '),
+          description: e.description,
+          levels: e.difficulties,
+        }));
       // The user's own environments (the Environments screen); one that cannot load is left out of the picker.
       const own = await user.describe().catch(() => []);
-      return [...builtins, ...own.map((e) => ({ id: e.name, title: `${e.name.replace(/_/g, ' ')} (yours)`, description: e.description, levels: e.levels }))];
+      return [
+        ...builtins,
+        ...own.map((e) => ({
+          id: e.name,
+          title: `${e.name.replace(/_/g, ' ')} (yours)`,
+          description: e.description,
+          levels: e.levels,
+        })),
+      ];
     },
     async policies() {
       // The model first: a first visit shows what the model does (the screen picks the first available
@@ -83,22 +103,39 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
     async tasks(env: string, difficulty: number, count: number) {
       const base = Math.floor(Math.random() * 1e6);
       if (user.isUser(env)) await user.ensure(env);
-      const generate = user.isUser(env) ? (seed: number) => user.generateTask(env, seed, difficulty, 'train') : async (seed: number) => getEnvironment(env).generate(seed, difficulty, 'train');
+      const generate = user.isUser(env)
+        ? (seed: number) => user.generateTask(env, seed, difficulty, 'train')
+        : async (seed: number) => getEnvironment(env).generate(seed, difficulty, 'train');
       const generated = await Promise.all(Array.from({ length: count }, (_, i) => generate(base + i)));
       for (const task of generated) tasks.set(task.id, task);
       return generated;
     },
     async customTask(env: string, difficulty: number, prompt: string): Promise<Task> {
       // A typed task has no hidden answer: the rule judge will say it cannot score, honestly.
-      return { id: `${env}/custom/${difficulty}/${Date.now()}`, env, split: 'train', difficulty, seed: 0, prompt, data: {} };
+      return {
+        id: `${env}/custom/${difficulty}/${Date.now()}`,
+        env,
+        split: 'train',
+        difficulty,
+        seed: 0,
+        prompt,
+        data: {},
+      };
     },
     /** One episode in a rollout worker of the engine, its text and steps streamed through `onEvent`. */
-    async runEpisode({ task, seed, policy }: { task: Task; seed: number; policy: string }, onEvent: (event: PlaygroundEvent) => void, signal: AbortSignal): Promise<Trajectory> {
-      if (policy !== 'local' && policy !== 'expert') throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
+    async runEpisode(
+      { task, seed, policy }: { task: Task; seed: number; policy: string },
+      onEvent: (event: PlaygroundEvent) => void,
+      signal: AbortSignal,
+    ): Promise<Trajectory> {
+      if (policy !== 'local' && policy !== 'expert')
+        throw new Error(`The "${policy}" policy is not available in this build yet; choose the scripted expert.`);
       const own = user.isUser(task.env) ? await user.ensure(task.env) : null;
       if (policy === 'expert') {
-        if (!(own ? own.expert : getEnvironment(task.env).expert)) throw new Error(`${task.env} has no scripted expert; pick another environment.`);
-        if (Object.keys(task.data).length === 0) throw new Error('The scripted expert only knows generated tasks; switch back to "generated".');
+        if (!(own ? own.expert : getEnvironment(task.env).expert))
+          throw new Error(`${task.env} has no scripted expert; pick another environment.`);
+        if (Object.keys(task.data).length === 0)
+          throw new Error('The scripted expert only knows generated tasks; switch back to "generated".');
       }
       signal.throwIfAborted();
       const episodeId = `play-${Date.now()}-${Math.random().toString(36).slice(2)}`;
@@ -106,7 +143,15 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       signal.addEventListener('abort', cancel);
       try {
         const trajectory = await engine().playEpisode(
-          { episodeId, policy, task, seed, runId: PLAYGROUND_RUN, groupId: `${task.id}#${seed}`, sampling: DEFAULT_CONFIG.sampling },
+          {
+            episodeId,
+            policy,
+            task,
+            seed,
+            runId: PLAYGROUND_RUN,
+            groupId: `${task.id}#${seed}`,
+            sampling: DEFAULT_CONFIG.sampling,
+          },
           Comlink.proxy((event: PlayEvent) => {
             if (event.type === 'text') onEvent({ type: 'text', piece: event.piece });
             else if (event.type === 'tool_result') onEvent({ type: 'step', step: event.step });
@@ -131,26 +176,59 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       if (group.length === 0) return [];
       const first = group[0];
       const env = user.isUser(first.env) ? user.evaluator(first.env) : getEnvironment(first.env);
-      const task = tasks.get(first.task_id) ?? { id: first.task_id, env: first.env, split: first.split, difficulty: first.difficulty, seed: 0, prompt: first.task_description, data: {} };
+      const task = tasks.get(first.task_id) ?? {
+        id: first.task_id,
+        env: first.env,
+        split: first.split,
+        difficulty: first.difficulty,
+        seed: 0,
+        prompt: first.task_description,
+        data: {},
+      };
       const store = await getStore();
       const { judge: settings } = applyJudgeSwitches(DEFAULT_CONFIG, await readJudgeSwitches(store));
-      const deps = { evaluator: env, getSecret: secretLookup(await readSecrets(store)), loadModelJudge: cachedModelJudge };
-      const judges = await buildEveryJudge(settings.judges.filter((j) => j.type !== 'group'), deps);
+      const deps = {
+        evaluator: env,
+        getSecret: secretLookup(await readSecrets(store)),
+        loadModelJudge: cachedModelJudge,
+      };
+      const judges = await buildEveryJudge(
+        settings.judges.filter((j) => j.type !== 'group'),
+        deps,
+      );
       signal.throwIfAborted();
-      const voted = await Promise.all(group.map(async (trajectory) => {
-        const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
-        // The environment's verdict as a vote of its own (a typed task has none); a throw is no verdict.
-        const started = performance.now();
-        const envScore = await Promise.resolve().then(() => env.evaluate(task, trajectory)).catch(() => null);
-        return { envScore, trajectory: { ...trajectory, votes: envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)] } };
-      }));
+      const voted = await Promise.all(
+        group.map(async (trajectory) => {
+          const judgement = await new TrajectoryJudge({ judges }).judge(trajectory, task);
+          // The environment's verdict as a vote of its own (a typed task has none); a throw is no verdict.
+          const started = performance.now();
+          const envScore = await Promise.resolve()
+            .then(() => env.evaluate(task, trajectory))
+            .catch(() => null);
+          return {
+            envScore,
+            trajectory: {
+              ...trajectory,
+              votes:
+                envScore === null
+                  ? judgement.votes
+                  : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)],
+            },
+          };
+        }),
+      );
       signal.throwIfAborted();
-      const judged = await createGroupStep({ ...settings, min_votes: 1 }, deps).judge(task, voted.map((v) => v.trajectory));
-      return Promise.all(judged.map(async (t, i) => {
-        const { envScore } = voted[i];
-        await save({ ...t, success: envScore === null ? isSuccess(t.judge_score) : isSuccess(envScore) });
-        return { score: t.judge_score, votes: t.votes };
-      }));
+      const judged = await createGroupStep({ ...settings, min_votes: 1 }, deps).judge(
+        task,
+        voted.map((v) => v.trajectory),
+      );
+      return Promise.all(
+        judged.map(async (t, i) => {
+          const { envScore } = voted[i];
+          await save({ ...t, success: envScore === null ? isSuccess(t.judge_score) : isSuccess(envScore) });
+          return { score: t.judge_score, votes: t.votes };
+        }),
+      );
     },
   };
 }

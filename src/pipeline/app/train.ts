@@ -9,7 +9,14 @@ import { describeEnvironments } from '../../envs/index.ts';
 import type { RunController } from '../operations/events.ts';
 import { readJudgeSwitches } from '../operations/judge-settings.ts';
 import { liveRunIds, runIsFree } from '../engine/run-lock.ts';
-import { listEvaluations, listMarkers, listMetrics, listRuns, loadLatestCheckpoint, type Store } from '../../store/index.ts';
+import {
+  listEvaluations,
+  listMarkers,
+  listMetrics,
+  listRuns,
+  loadLatestCheckpoint,
+  type Store,
+} from '../../store/index.ts';
 import { storedSources, userEnvironments } from './environments.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
 
@@ -19,28 +26,50 @@ const LOCK_GRACE_MS = 8000;
 export function trainOperations(getStore: () => Promise<Store>) {
   return {
     /** The built-ins and the user's stored environments (the Environments screen). */
-    environments: async () => [...new Set([...describeEnvironments().map((e) => e.name), ...(await userEnvironments(getStore, () => ({})).names())])],
+    environments: async () => [
+      ...new Set([
+        ...describeEnvironments().map((e) => e.name),
+        ...(await userEnvironments(getStore, () => ({})).names()),
+      ]),
+    ],
     async interruptedRuns() {
       const store = await getStore();
       const [runs, live] = await Promise.all([listRuns(store), liveRunIds()]);
-      const unfinished = runs.filter((r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN);
+      const unfinished = runs.filter(
+        (r) => (r.status === 'running' || r.status === 'paused') && r.id !== PLAYGROUND_RUN,
+      );
       // A run whose lock is held may belong to the page this one replaced: give that page time to let go.
       const free = await Promise.all(unfinished.map((r) => !live.has(r.id) || runIsFree(r.id, LOCK_GRACE_MS)));
       const shown = unfinished.filter((_, i) => free[i]).sort((a, b) => b.updated - a.updated);
       const checkpoints = await Promise.all(shown.map(async (r) => loadLatestCheckpoint(store, r.id)));
-      return shown
-        .map((r, i) => ({
-          id: r.id, name: r.name, status: r.status === 'paused' ? 'paused' as const : 'running' as const, lastStep: r.last_step,
-          checkpointStep: checkpoints[i]?.step ?? null, maxSteps: r.config.training.max_steps, config: r.config, updated: r.updated,
-        }));
+      return shown.map((r, i) => ({
+        id: r.id,
+        name: r.name,
+        status: r.status === 'paused' ? ('paused' as const) : ('running' as const),
+        lastStep: r.last_step,
+        checkpointStep: checkpoints[i]?.step ?? null,
+        maxSteps: r.config.training.max_steps,
+        config: r.config,
+        updated: r.updated,
+      }));
     },
     judgeSwitches: async () => readJudgeSwitches(await getStore()),
     async history(runId: string) {
       const store = await getStore();
-      const [metrics, markers, evaluations] = await Promise.all([listMetrics(store, runId), listMarkers(store, runId), listEvaluations(store, runId)]);
+      const [metrics, markers, evaluations] = await Promise.all([
+        listMetrics(store, runId),
+        listMarkers(store, runId),
+        listEvaluations(store, runId),
+      ]);
       // Test-split evaluations are stored under the environment's name; validation ones as `<env>/validation`.
-      const heldOut = evaluations.filter((e) => !e.benchmark.includes('/'))
-        .map((e) => ({ step: e.step, env: e.benchmark, successes: Math.round(e.results.success * e.results.n), n: e.results.n }));
+      const heldOut = evaluations
+        .filter((e) => !e.benchmark.includes('/'))
+        .map((e) => ({
+          step: e.step,
+          env: e.benchmark,
+          successes: Math.round(e.results.success * e.results.n),
+          n: e.results.n,
+        }));
       return { metrics, markers, heldOut };
     },
   };
@@ -59,7 +88,10 @@ export function withUserEnvironments(
     ...controller,
     async start(config, options = {}) {
       if (options.resumeRunId) return start(config, options);
-      return start(config, { ...options, environments: await storedSources(await getStore(), config.tasks.environments) });
+      return start(config, {
+        ...options,
+        environments: await storedSources(await getStore(), config.tasks.environments),
+      });
     },
   };
 }

@@ -5,10 +5,28 @@
 import type { Trajectory } from '../../contracts.ts';
 import { describeEnvironments } from '../../envs/index.ts';
 import { ByteTokenizer } from '../../tokenizer/byte-tokenizer.ts';
-import { countTrajectories, getGroup, getRun, getTrajectories, getTrajectory, iterateTrajectories, listRuns, queryTrajectories, type Store, type TrajectoryFilter as StoreFilter } from '../../store/index.ts';
+import {
+  countTrajectories,
+  getGroup,
+  getRun,
+  getTrajectories,
+  getTrajectory,
+  iterateTrajectories,
+  listRuns,
+  queryTrajectories,
+  type Store,
+  type TrajectoryFilter as StoreFilter,
+} from '../../store/index.ts';
 import { tokenAdvantages } from '../../train/advantages.ts';
 import { userEnvironments } from './environments.ts';
-import { creditConfig, episodeTurns, groupCredits, uncredited, untrainedStatus, type TrajectoryCredit } from './episode-turns.ts';
+import {
+  creditConfig,
+  episodeTurns,
+  groupCredits,
+  uncredited,
+  untrainedStatus,
+  type TrajectoryCredit,
+} from './episode-turns.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
 
 const tokenizer = new ByteTokenizer();
@@ -28,7 +46,8 @@ function toStoreFilter(f: TrajectoryFilter): StoreFilter {
 const needsScan = (f: TrajectoryFilter) => f.search.trim() !== '' || f.minDisagreement !== null;
 
 async function* scan(getStore: () => Promise<Store>, f: TrajectoryFilter): AsyncGenerator<Trajectory> {
-  for await (const t of iterateTrajectories(await getStore(), toStoreFilter(f), { newestFirst: true })) if (matchesFilter(t, f)) yield t;
+  for await (const t of iterateTrajectories(await getStore(), toStoreFilter(f), { newestFirst: true }))
+    if (matchesFilter(t, f)) yield t;
 }
 
 export function trajectoryOperations(getStore: () => Promise<Store>) {
@@ -36,7 +55,10 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
     async facets() {
       const runs = await listRuns(await getStore());
       const own = await userEnvironments(getStore, () => ({})).names();
-      return { envs: [...new Set([...describeEnvironments().map((e) => e.name), ...own])], runs: runs.map((r) => ({ id: r.id, name: r.name })) };
+      return {
+        envs: [...new Set([...describeEnvironments().map((e) => e.name), ...own])],
+        runs: runs.map((r) => ({ id: r.id, name: r.name })),
+      };
     },
     async count(f: TrajectoryFilter) {
       if (!needsScan(f)) return countTrajectories(await getStore(), toStoreFilter(f));
@@ -46,7 +68,11 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
     },
     async page(f: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]> {
       if (!needsScan(f)) {
-        const page = await queryTrajectories(await getStore(), toStoreFilter(f), { offset, pageSize: limit, newestFirst: true });
+        const page = await queryTrajectories(await getStore(), toStoreFilter(f), {
+          offset,
+          pageSize: limit,
+          newestFirst: true,
+        });
         return page.items.map(toRow);
       }
       const rows: TrajectoryRow[] = [];
@@ -78,7 +104,8 @@ export async function storedCredit(store: Store, t: Trajectory): Promise<Traject
   const status = untrainedStatus(t);
   if (status !== 'not_trained') return uncredited(status);
   const group = await getGroup(store, t.group_id);
-  if (!group?.scored || group.step < 0 || !group.run_id || !group.trajectory_ids.includes(t.id)) return uncredited('not_trained');
+  if (!group?.scored || group.step < 0 || !group.run_id || !group.trajectory_ids.includes(t.id))
+    return uncredited('not_trained');
   const run = await getRun(store, group.run_id);
   if (!run) return uncredited('not_trained');
   const members = (await getTrajectories(store, group.trajectory_ids)).filter((m) => m !== undefined);
@@ -91,8 +118,12 @@ export async function storedCredit(store: Store, t: Trajectory): Promise<Traject
 
 /** What each credit status says on the token view. */
 const TOKEN_LABEL: Record<TrajectoryCredit['status'], string> = {
-  trained: 'advantage', flat: 'advantage (flat group: skipped)', not_trained: 'not trained yet', held_out: 'held-out: never trained on',
-  unscored: 'unscored: not trained on', no_tokens: 'no tokens',
+  trained: 'advantage',
+  flat: 'advantage (flat group: skipped)',
+  not_trained: 'not trained yet',
+  held_out: 'held-out: never trained on',
+  unscored: 'unscored: not trained on',
+  no_tokens: 'no tokens',
 };
 
 /**
@@ -105,6 +136,9 @@ export function tokenDetail(t: Trajectory, credit: TrajectoryCredit) {
   const perToken = credit.stored ?? (credit.credits ? tokenAdvantages(t, credit.credits) : null);
   return {
     label: TOKEN_LABEL[credit.status],
-    pieces: t.tokens.map((id, i) => ({ text: tokenizer.decode([id]), value: t.assistant_mask[i] ? (perToken?.[i] ?? 0) : null })),
+    pieces: t.tokens.map((id, i) => ({
+      text: tokenizer.decode([id]),
+      value: t.assistant_mask[i] ? (perToken?.[i] ?? 0) : null,
+    })),
   };
 }

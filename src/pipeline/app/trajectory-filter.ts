@@ -23,7 +23,15 @@ export interface TrajectoryFilter {
 }
 
 export const EMPTY_FILTER: TrajectoryFilter = {
-  env: null, split: null, runId: null, minScore: null, maxScore: null, minSteps: null, maxSteps: null, minDisagreement: null, search: '',
+  env: null,
+  split: null,
+  runId: null,
+  minScore: null,
+  maxScore: null,
+  minSteps: null,
+  maxSteps: null,
+  minDisagreement: null,
+  search: '',
 };
 
 export interface TrajectoryRow {
@@ -51,8 +59,19 @@ function voteSpread(t: Pick<Trajectory, 'votes'>): number | null {
 
 export function toRow(t: Trajectory): TrajectoryRow {
   return {
-    id: t.id, env: t.env, split: t.split, difficulty: t.difficulty, runId: t.run_id, task: t.task_description,
-    score: t.judge_score, success: t.success, steps: t.steps.length, disagreement: voteSpread(t), verifierDisagrees: verifierDisagrees(t.votes), finishReason: t.finish_reason, createdAt: t.created_at,
+    id: t.id,
+    env: t.env,
+    split: t.split,
+    difficulty: t.difficulty,
+    runId: t.run_id,
+    task: t.task_description,
+    score: t.judge_score,
+    success: t.success,
+    steps: t.steps.length,
+    disagreement: voteSpread(t),
+    verifierDisagrees: verifierDisagrees(t.votes),
+    finishReason: t.finish_reason,
+    createdAt: t.created_at,
   };
 }
 
@@ -67,7 +86,9 @@ export function matchesFilter(t: Trajectory, f: TrajectoryFilter): boolean {
   if (f.minDisagreement !== null && (voteSpread(t) ?? -1) < f.minDisagreement) return false;
   const q = f.search.trim().toLowerCase();
   if (q) {
-    const haystack = [t.task_description, t.final_response ?? '', ...t.messages.map((m) => m.content)].join('\n').toLowerCase();
+    const haystack = [t.task_description, t.final_response ?? '', ...t.messages.map((m) => m.content)]
+      .join('\n')
+      .toLowerCase();
     if (!haystack.includes(q)) return false;
   }
   return true;

@@ -69,6 +69,9 @@ export class BackendSupervisor {
     this.current = choice;
     for (const listener of this.listeners.values()) listener(choice);
     const lost = this.deps.deviceLost();
-    if (lost) void lost.then((reason) => { if (this.current === choice) this.onLost(reason); });
+    if (lost)
+      void lost.then((reason) => {
+        if (this.current === choice) this.onLost(reason);
+      });
   }
 }

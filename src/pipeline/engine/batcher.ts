@@ -24,7 +24,9 @@ interface Waiting<Q, A> {
 
 /** The error an abandoned request is rejected with: the signal's reason when it is an Error. */
 export function abandonedError(signal: AbortSignal): Error {
-  return signal.reason instanceof Error ? signal.reason : new DOMException('The generation request was abandoned.', 'AbortError');
+  return signal.reason instanceof Error
+    ? signal.reason
+    : new DOMException('The generation request was abandoned.', 'AbortError');
 }
 
 const NEVER = new AbortController().signal;
@@ -62,9 +64,16 @@ export class Batcher<Q, A> {
         reject(abandonedError(signal));
       };
       const waiting: Waiting<Q, A> = {
-        request, signal,
-        resolve: (answer) => { this.unwatch(signal, onAbort); resolve(answer); },
-        reject: (error) => { this.unwatch(signal, onAbort); reject(error); },
+        request,
+        signal,
+        resolve: (answer) => {
+          this.unwatch(signal, onAbort);
+          resolve(answer);
+        },
+        reject: (error) => {
+          this.unwatch(signal, onAbort);
+          reject(error);
+        },
       };
       if (given) this.watch(given, onAbort);
       this.waiting.push(waiting);
@@ -78,10 +87,14 @@ export class Batcher<Q, A> {
     if (handlers) return void handlers.add(onAbort);
     const all = new Set([onAbort]);
     this.onAbortOf.set(signal, all);
-    signal.addEventListener('abort', () => {
-      this.onAbortOf.delete(signal);
-      for (const handler of all) handler();
-    }, { once: true });
+    signal.addEventListener(
+      'abort',
+      () => {
+        this.onAbortOf.delete(signal);
+        for (const handler of all) handler();
+      },
+      { once: true },
+    );
   }
 
   private unwatch(signal: AbortSignal, onAbort: () => void): void {
@@ -112,7 +125,10 @@ export class Batcher<Q, A> {
       if (!asked.length) return;
       this.batchSizes.push(asked.length);
       try {
-        const answers = await this.runBatch(asked.map((w) => w.request), asked.map((w) => w.signal));
+        const answers = await this.runBatch(
+          asked.map((w) => w.request),
+          asked.map((w) => w.signal),
+        );
         asked.forEach((w, i) => w.resolve(answers[i]));
       } catch (error) {
         for (const w of asked) w.reject(error);

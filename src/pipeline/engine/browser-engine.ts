@@ -19,14 +19,35 @@ import type { BackendChoice } from '../../kernels/backend.ts';
 import { readSafetensors } from '../../hub/safetensors.ts';
 import type { Store } from '../../store/index.ts';
 import { BackendSupervisor } from './backend-supervisor.ts';
-import type { EngineDeps, LoadedPolicyModel, MergeRequest, PlayEvent, PlayRequest, TokenizerSpec } from './engine-api.ts';
-import { bootstrapPolicy, checkBootstrapRequest, type BootstrapEvent, type BootstrapReport, type EngineBootstrapRequest } from '../operations/bootstrap.ts';
+import type {
+  EngineDeps,
+  LoadedPolicyModel,
+  MergeRequest,
+  PlayEvent,
+  PlayRequest,
+  TokenizerSpec,
+} from './engine-api.ts';
+import {
+  bootstrapPolicy,
+  checkBootstrapRequest,
+  type BootstrapEvent,
+  type BootstrapReport,
+  type EngineBootstrapRequest,
+} from '../operations/bootstrap.ts';
 import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { tokenizerSpec } from './tokenizer-spec.ts';
 import type { RunEvent, RunListener } from '../operations/events.ts';
 import { PlaygroundEpisodes } from './play-episode.ts';
-import { CHECK_POLICY_ITEMS, EnvironmentWorkshop, type CheckPolicy, type EngineEnvironmentInfo, type EnvironmentCheck, type EnvironmentDraft, type EnvironmentLoad } from './environment-workshop.ts';
+import {
+  CHECK_POLICY_ITEMS,
+  EnvironmentWorkshop,
+  type CheckPolicy,
+  type EngineEnvironmentInfo,
+  type EnvironmentCheck,
+  type EnvironmentDraft,
+  type EnvironmentLoad,
+} from './environment-workshop.ts';
 import { ModelShelf, type ImportedModelInfo, type ModelImportSource, type PolicyStatus } from './model-shelf.ts';
 import type { DownloadProgress } from '../../hub/hub.ts';
 import { mergedModel } from '../operations/merged-export.ts';
@@ -63,7 +84,9 @@ export class Engine {
       hub: () => ({ cache: deps.hubCache?.() ?? null, endpoint: this.hubEndpoint }),
       memoryLimitBytes: () => (this.backend.choice?.backend === 'wasm' ? WASM_HEAP_BYTES : undefined),
     });
-    this.episodes = new PlaygroundEpisodes((generator, tokenizer) => deps.spawnWorker(-1, generator, {}, tokenizer && tokenizerSpec(tokenizer)));
+    this.episodes = new PlaygroundEpisodes((generator, tokenizer) =>
+      deps.spawnWorker(-1, generator, {}, tokenizer && tokenizerSpec(tokenizer)),
+    );
   }
 
   /**
@@ -100,17 +123,28 @@ export class Engine {
   }
 
   /** `environments`: the sources of the user environments `config` names (a resumed run reinstalls its stored ones). */
-  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {}): Promise<string> {
-    if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is already going in this tab; stop it before starting another.');
-    if (this.bootstrapping) throw new Error('A bootstrap is going in this tab (Environments screen); wait for it or cancel it before starting a run.');
+  async start(
+    config: RunConfig,
+    options: { resumeRunId?: string; environments?: EnvironmentSource[] } = {},
+  ): Promise<string> {
+    if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping'))
+      throw new Error('A run is already going in this tab; stop it before starting another.');
+    if (this.bootstrapping)
+      throw new Error(
+        'A bootstrap is going in this tab (Environments screen); wait for it or cancel it before starting a run.',
+      );
     // The tab has no transfer loader: a source checkpoint here used to be ignored silently.
     if (!options.resumeRunId && config.transfer.source_checkpoint) {
-      throw new Error(`transfer.source_checkpoint is set (${config.transfer.source_checkpoint}), but transfer runs from the CLI: spindle transfer init, then spindle transfer train. Clear it to train here.`);
+      throw new Error(
+        `transfer.source_checkpoint is set (${config.transfer.source_checkpoint}), but transfer runs from the CLI: spindle transfer init, then spindle transfer train. Clear it to train here.`,
+      );
     }
     await this.init();
     if (await this.backend.use(config.model.backend)) this.shelf.dropDeviceModels();
     const store = await this.openStore();
-    const run = this.pipelineRun(store, await readSecrets(store), (cfg) => this.shelf.loadForRun(cfg, this.episodes.size > 0));
+    const run = this.pipelineRun(store, await readSecrets(store), (cfg) =>
+      this.shelf.loadForRun(cfg, this.episodes.size > 0),
+    );
     this.unsubscribeRun?.();
     this.run = run;
     this.runState = { id: '', config, status: 'starting' };
@@ -137,7 +171,11 @@ export class Engine {
   }
 
   /** A run over this engine's rollout workers, with the judges' keys from the settings; `loadModel` gives it its model. */
-  private pipelineRun(store: Store, secrets: Record<string, string>, loadModel: (config: RunConfig) => Promise<LoadedPolicyModel>): PipelineRun {
+  private pipelineRun(
+    store: Store,
+    secrets: Record<string, string>,
+    loadModel: (config: RunConfig) => Promise<LoadedPolicyModel>,
+  ): PipelineRun {
     let tokenizer: TokenizerSpec | null = null;
     return new PipelineRun({
       store,
@@ -159,9 +197,13 @@ export class Engine {
    * then a GRPO run, on a fresh copy of the run model, which then is the Playground's policy. Its steps
    * come through `onEvent`; `cancelBootstrap` stops it after the current step. One at a time, never beside a run.
    */
-  async bootstrap(request: EngineBootstrapRequest, onEvent: (event: BootstrapEvent) => unknown = () => {}): Promise<BootstrapReport> {
+  async bootstrap(
+    request: EngineBootstrapRequest,
+    onEvent: (event: BootstrapEvent) => unknown = () => {},
+  ): Promise<BootstrapReport> {
     if (this.bootstrapping) throw new Error('A bootstrap is already going in this tab; wait for it or cancel it.');
-    if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping')) throw new Error('A run is going in this tab; stop it before bootstrapping.');
+    if (this.runState && (ACTIVE.has(this.runState.status) || this.runState.status === 'stopping'))
+      throw new Error('A run is going in this tab; stop it before bootstrapping.');
     const controller = new AbortController();
     this.bootstrapping = controller;
     try {
@@ -173,9 +215,15 @@ export class Engine {
       await this.environments.install(request.environments);
       const model = await this.shelf.loadForRun(request.config, this.episodes.size > 0);
       return await bootstrapPolicy({
-        store, config: request.config, environments: request.environments, model, baseModel: request.config.model.base_model, settings: request.settings,
+        store,
+        config: request.config,
+        environments: request.environments,
+        model,
+        baseModel: request.config.model.base_model,
+        settings: request.settings,
         newRun: (trained) => this.pipelineRun(store, secrets, async () => trained),
-        judging: { getSecret: secretLookup(secrets) }, signal: controller.signal,
+        judging: { getSecret: secretLookup(secrets) },
+        signal: controller.signal,
         onEvent: (event) => void onEvent(event),
       });
     } finally {
@@ -228,7 +276,9 @@ export class Engine {
     const base = await this.shelf.mergeBase(request.baseModel);
     try {
       const adapter = readSafetensors(request.adapter, 'adapter_model.safetensors').tensors;
-      const zip = zipFiles(await mergedModel({ ...base, baseModel: base.baseModel ?? request.baseModel }, adapter, request.peft));
+      const zip = zipFiles(
+        await mergedModel({ ...base, baseModel: base.baseModel ?? request.baseModel }, adapter, request.peft),
+      );
       return Comlink.transfer(zip, [zip.buffer]);
     } finally {
       base.release();
@@ -251,7 +301,11 @@ export class Engine {
   }
 
   /** The Environments screen's live check (sampled tasks, expert and task-blind audit per level), progress through `onProgress`. */
-  async checkEnvironment(draft: EnvironmentDraft, checkId: string, onProgress?: (line: string) => unknown): Promise<EnvironmentCheck> {
+  async checkEnvironment(
+    draft: EnvironmentDraft,
+    checkId: string,
+    onProgress?: (line: string) => unknown,
+  ): Promise<EnvironmentCheck> {
     return this.environments.check(draft, checkId, onProgress, await this.checkPolicy());
   }
 
@@ -266,8 +320,11 @@ export class Engine {
     const loaded = await this.shelf.policy();
     const { sampling, trajectory_collection: tc } = DEFAULT_CONFIG;
     return {
-      policy: new LocalPolicy(loaded.model, loaded.tokenizer), items: CHECK_POLICY_ITEMS, label: status.label,
-      sampling: { temperature: 0, max_new_tokens: sampling.max_new_tokens }, maxSteps: tc.max_steps_per_trajectory,
+      policy: new LocalPolicy(loaded.model, loaded.tokenizer),
+      items: CHECK_POLICY_ITEMS,
+      label: status.label,
+      sampling: { temperature: 0, max_new_tokens: sampling.max_new_tokens },
+      maxSteps: tc.max_steps_per_trajectory,
     };
   }
 
@@ -314,10 +371,13 @@ export class Engine {
    * last checkpoint, saying all of this through the event stream.
    */
   private async onDeviceLost(reason: string): Promise<void> {
-    const interrupted = this.runState && ACTIVE.has(this.runState.status) && this.runState.id ? { ...this.runState } : null;
+    const interrupted =
+      this.runState && ACTIVE.has(this.runState.status) && this.runState.id ? { ...this.runState } : null;
     const runId = interrupted?.id ?? '';
     this.emit({
-      type: 'error', run_id: runId, fatal: false,
+      type: 'error',
+      run_id: runId,
+      fatal: false,
       message: `The WebGPU device was lost (${reason}); switching to wasm${interrupted ? ' and resuming the run from its last checkpoint' : ''}.`,
     });
     // The old run's own failure events would only confuse: silence it and let it wind down.
@@ -326,17 +386,29 @@ export class Engine {
     const old = this.run;
     this.run = null;
     this.runState = null;
-    if (old && interrupted) await Promise.race([old.stop().catch(() => {}), new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS))]);
+    if (old && interrupted)
+      await Promise.race([old.stop().catch(() => {}), new Promise((r) => setTimeout(r, LOST_RUN_GRACE_MS))]);
     this.shelf.dropDeviceModels();
     try {
       await this.backend.fallBackToWasm(reason);
     } catch (error) {
-      this.emit({ type: 'error', run_id: runId, fatal: true, message: `The WebGPU device was lost and wasm could not start: ${errorText(error)}` });
+      this.emit({
+        type: 'error',
+        run_id: runId,
+        fatal: true,
+        message: `The WebGPU device was lost and wasm could not start: ${errorText(error)}`,
+      });
       return;
     }
     if (interrupted) {
       await this.start(interrupted.config, { resumeRunId: interrupted.id }).catch((error: unknown) =>
-        this.emit({ type: 'error', run_id: runId, fatal: true, message: `Resuming on wasm after the device loss failed: ${errorText(error)}` }));
+        this.emit({
+          type: 'error',
+          run_id: runId,
+          fatal: true,
+          message: `Resuming on wasm after the device loss failed: ${errorText(error)}`,
+        }),
+      );
     }
   }
 

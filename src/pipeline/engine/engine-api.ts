@@ -41,7 +41,12 @@ export interface EngineDeps extends BackendDeps {
    * A rollout worker; `secrets` are the remote judges' keys (settings `secret.<name>`), `tokenizer`
    * the run model's HF tokenizer (null: the byte tokenizer).
    */
-  spawnWorker(index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): RolloutWorker;
+  spawnWorker(
+    index: number,
+    generator: RemoteGenerator,
+    secrets: Record<string, string>,
+    tokenizer: TokenizerSpec | null,
+  ): RolloutWorker;
   /** The files of an HF folder at `url` (default: plain fetch; the browser also treats an SPA's index.html as absent). */
   urlFiles?(url: string): FileSource;
   /** Where hub downloads are kept between visits (the browser: Cache Storage); none: download every time. */

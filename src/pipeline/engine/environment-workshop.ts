@@ -17,7 +17,8 @@ import { GuestModuleError } from '../../sandbox/guest-module.ts';
 export type { EnvironmentAudit };
 
 /** What the Environments screen edits: a module's text not yet named, or a task file's source. */
-export type EnvironmentDraft = { kind: 'module'; source: string; file: string | null } | Extract<EnvironmentSource, { kind: 'tasks' }>;
+export type EnvironmentDraft =
+  { kind: 'module'; source: string; file: string | null } | Extract<EnvironmentSource, { kind: 'tasks' }>;
 
 /** An environment as the app's pickers show it. */
 export interface EngineEnvironmentInfo {
@@ -40,7 +41,8 @@ export interface EnvironmentFailure {
 }
 
 export type EnvironmentLoad = { ok: true; source: EnvironmentSource; info: EngineEnvironmentInfo } | EnvironmentFailure;
-export type EnvironmentCheck = { ok: true; source: EnvironmentSource; info: EngineEnvironmentInfo; audit: EnvironmentAudit } | EnvironmentFailure;
+export type EnvironmentCheck =
+  { ok: true; source: EnvironmentSource; info: EngineEnvironmentInfo; audit: EnvironmentAudit } | EnvironmentFailure;
 
 /** Items per level the live check gives the expert and each task-blind policy: a few seconds for a small module. */
 const CHECK_ITEMS = 8;
@@ -71,7 +73,12 @@ export class EnvironmentWorkshop {
    * finishes through `onProgress`. `cancelCheck(checkId)` stops it. A module that throws or runs past its
    * deadline, and a check that runs past its budget (CHECK_BUDGET_MS, the step named), come back as a failure.
    */
-  async check(draft: EnvironmentDraft, checkId: string, onProgress: (line: string) => unknown = () => {}, policy?: CheckPolicy): Promise<EnvironmentCheck> {
+  async check(
+    draft: EnvironmentDraft,
+    checkId: string,
+    onProgress: (line: string) => unknown = () => {},
+    policy?: CheckPolicy,
+  ): Promise<EnvironmentCheck> {
     const controller = new AbortController();
     this.checks.get(checkId)?.abort();
     this.checks.set(checkId, controller);
@@ -80,17 +87,28 @@ export class EnvironmentWorkshop {
     const report = (line: string) => void onProgress(line);
     try {
       // One budget for the whole check, the load included (check-budget.ts); its timeout names the step.
-      return await withCheckBudget(undefined, { signal: controller.signal, onStep: (step) => report(`${step}…`) }, async (budget) => {
-        budget.begin('loading the environment');
-        built = await budget.open(build(draft));
-        const info = describe(built.env);
-        // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
-        const thread = built.hosted === undefined ? '' : built.hosted ? '; runs in a thread of its own' : "; runs in the engine's thread (this page is not cross-origin isolated)";
-        report(`loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`);
-        const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, budget, onProgress: report, policy });
-        budget.check();
-        return { ok: true as const, source: built.source, info, audit };
-      });
+      return await withCheckBudget(
+        undefined,
+        { signal: controller.signal, onStep: (step) => report(`${step}…`) },
+        async (budget) => {
+          budget.begin('loading the environment');
+          built = await budget.open(build(draft));
+          const info = describe(built.env);
+          // Where the module's code runs: its own thread where the engine can block on shared memory (module-host.ts).
+          const thread =
+            built.hosted === undefined
+              ? ''
+              : built.hosted
+                ? '; runs in a thread of its own'
+                : "; runs in the engine's thread (this page is not cross-origin isolated)";
+          report(
+            `loaded ${info.name}: levels ${info.levels.join(', ')}${info.tools.length ? `; tools ${info.tools.join(', ')}` : ''}${thread}`,
+          );
+          const audit = await auditEnvironment(built.env, { items: CHECK_ITEMS, budget, onProgress: report, policy });
+          budget.check();
+          return { ok: true as const, source: built.source, info, audit };
+        },
+      );
     } catch (error) {
       if (controller.signal.aborted) return { ok: false, problems: ['the check was cancelled'], line: null };
       return failure(error);
@@ -141,11 +159,19 @@ export class EnvironmentWorkshop {
   }
 }
 
-async function build(draft: EnvironmentDraft): Promise<{ env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean }> {
+async function build(
+  draft: EnvironmentDraft,
+): Promise<{ env: Environment; close(): void; source: EnvironmentSource; hosted?: boolean }> {
   let built: { env: Environment; close(): void; hosted?: boolean };
   let source: EnvironmentSource;
   if (draft.kind === 'module') {
-    if (draft.source.trim() === '') throw new EnvironmentModuleError(['the module is empty: write `export default { name, description, tags, sample, evaluate }` (Load example shows a complete one)'], null);
+    if (draft.source.trim() === '')
+      throw new EnvironmentModuleError(
+        [
+          'the module is empty: write `export default { name, description, tags, sample, evaluate }` (Load example shows a complete one)',
+        ],
+        null,
+      );
     built = await loadEnvironmentModule(draft.source, { fileName: draft.file?.split(/[\\/]/).pop() ?? 'env.js' });
     source = { kind: 'module', name: built.env.name, source: draft.source, file: draft.file };
   } else {
@@ -154,7 +180,10 @@ async function build(draft: EnvironmentDraft): Promise<{ env: Environment; close
   }
   if (isBuiltinEnvironment(built.env.name)) {
     built.close();
-    throw new EnvironmentModuleError([`"${built.env.name}" is the name of a built-in environment; give yours another name`], null);
+    throw new EnvironmentModuleError(
+      [`"${built.env.name}" is the name of a built-in environment; give yours another name`],
+      null,
+    );
   }
   return { ...built, source };
 }
@@ -176,6 +205,7 @@ function failure(error: unknown): EnvironmentFailure {
   if (error instanceof EnvironmentModuleError) return { ok: false, problems: error.problems, line: error.line };
   if (error instanceof GuestModuleError) return { ok: false, problems: [error.message], line: error.line };
   const problems = (error as { problems?: unknown })?.problems;
-  if (Array.isArray(problems) && problems.every((p) => typeof p === 'string') && problems.length) return { ok: false, problems, line: null };
+  if (Array.isArray(problems) && problems.every((p) => typeof p === 'string') && problems.length)
+    return { ok: false, problems, line: null };
   return { ok: false, problems: [error instanceof Error ? error.message : String(error)], line: null };
 }

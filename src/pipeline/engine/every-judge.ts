@@ -11,13 +11,15 @@ import { noScore, type Judge } from '../../judge/types.ts';
 
 /** A group judge (`type: 'group'`) takes part here on one trajectory at a time (a group of one); runs leave it to the group step. */
 export async function buildEveryJudge(configs: JudgeConfig[], deps: JudgeDeps): Promise<Judge[]> {
-  return Promise.all(configs.map(async (config) => {
-    try {
-      if (config.type === 'group') return groupJudgeAsJudge(createGroupJudges([config], deps)[0]);
-      return (await createJudges([config], deps))[0];
-    } catch (err) {
-      const reason = `could not be set up: ${err instanceof Error ? err.message : String(err)}`;
-      return { id: config.id, score: async () => noScore(reason) } satisfies Judge;
-    }
-  }));
+  return Promise.all(
+    configs.map(async (config) => {
+      try {
+        if (config.type === 'group') return groupJudgeAsJudge(createGroupJudges([config], deps)[0]);
+        return (await createJudges([config], deps))[0];
+      } catch (err) {
+        const reason = `could not be set up: ${err instanceof Error ? err.message : String(err)}`;
+        return { id: config.id, score: async () => noScore(reason) } satisfies Judge;
+      }
+    }),
+  );
 }

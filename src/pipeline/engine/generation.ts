@@ -60,7 +60,10 @@ export class GenerationService {
   static episodesInFlight(updateEpisodes: number, model: ModelConfig): number {
     const kvBytesPerRow = model.numLayers * 2 * model.numKvHeads * model.headDim * model.maxPositions * 4;
     const fits = Math.floor(GenerationService.KV_BUDGET_BYTES / kvBytesPerRow);
-    return Math.max(GenerationService.CONCURRENT_EPISODES, Math.min(updateEpisodes, GenerationService.BATCHED.maxBatch, fits));
+    return Math.max(
+      GenerationService.CONCURRENT_EPISODES,
+      Math.min(updateEpisodes, GenerationService.BATCHED.maxBatch, fits),
+    );
   }
 
   /** Each request in a forward pass of its own (a reference for benchmarks, and reproducible runs where batching is not exact). */
@@ -124,7 +127,9 @@ export class GenerationService {
       bySetting.set(key, [...(bySetting.get(key) ?? []), i]);
     });
     const stops = [...this.tokenizer.stopIds];
-    const byLength = [...bySetting.values()].flatMap((indices) => lengthBuckets(indices, (i) => requests[i].tokens.length));
+    const byLength = [...bySetting.values()].flatMap((indices) =>
+      lengthBuckets(indices, (i) => requests[i].tokens.length),
+    );
     for (const indices of byLength) {
       const sampling = requests[indices[0]].sampling;
       const room = Math.min(sampling.max_new_tokens, ...indices.map((i) => maxPositions - requests[i].tokens.length));
@@ -132,11 +137,21 @@ export class GenerationService {
       let out: Awaited<ReturnType<typeof generate>>;
       try {
         if (abandoned.signal.aborted) throw abandonedError(abandoned.signal);
-        out = await generate(this.model(), indices.map((i) => requests[i].tokens), {
-          maxNewTokens: room, temperature: sampling.temperature, topK: sampling.top_k, topP: sampling.top_p,
-          stopTokens: stops, seed: 0, rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)), padId: this.tokenizer.padId,
-          signal: abandoned.signal,
-        });
+        out = await generate(
+          this.model(),
+          indices.map((i) => requests[i].tokens),
+          {
+            maxNewTokens: room,
+            temperature: sampling.temperature,
+            topK: sampling.top_k,
+            topP: sampling.top_p,
+            stopTokens: stops,
+            seed: 0,
+            rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)),
+            padId: this.tokenizer.padId,
+            signal: abandoned.signal,
+          },
+        );
       } catch (error) {
         if (!abandoned.signal.aborted) throw error;
         // Nobody waits for these rows any more (their requests were rejected when given up): nothing to answer.
@@ -150,7 +165,9 @@ export class GenerationService {
         const stopped = out.finishReasons[row] === 'stop';
         answers[requestIndex] = {
           text: this.tokenizer.decode(stopped ? tokens.slice(0, -1) : tokens),
-          tokens, logprobs: out.logprobs[row], finish_reason: stopped ? 'stop' : 'length',
+          tokens,
+          logprobs: out.logprobs[row],
+          finish_reason: stopped ? 'stop' : 'length',
         };
         this.stats.generatedTokens += tokens.length;
       });
@@ -201,7 +218,12 @@ function whenAllAbandoned(rowSignals: AbortSignal[]): { signal: AbortSignal; rel
   };
   check();
   for (const s of signals) s.addEventListener('abort', check);
-  return { signal: controller.signal, release: () => { for (const s of signals) s.removeEventListener('abort', check); } };
+  return {
+    signal: controller.signal,
+    release: () => {
+      for (const s of signals) s.removeEventListener('abort', check);
+    },
+  };
 }
 
 /** What a rollout worker calls: the engine's `generate`, across a worker boundary. */
@@ -228,7 +250,9 @@ export function linkedGenerator(engine: Pick<GenerationService, 'generate'>, lin
 }
 
 /** The generator of a scripted-expert episode, which samples no tokens: asking it is a bug. */
-export const EXPERT_GENERATOR: RemoteGenerator = { generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')) };
+export const EXPERT_GENERATOR: RemoteGenerator = {
+  generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')),
+};
 
 /** The policy inside a rollout worker: tokens are sampled by the engine, tokenisation happens locally. */
 export class EnginePolicy implements Policy {

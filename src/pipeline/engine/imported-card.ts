@@ -23,20 +23,43 @@ export function importedModelCard(name: string, baseModel: string, loaded: Loade
   const parameters = loaded.model.parameterCount();
   const int8 = loaded.linearPrecision === 'int8';
   const half = loaded.linearPrecision !== 'float32' && !int8;
-  const held = { fileBytesPerParam: half ? 2 : 4, halfLinears: half, quantization: int8 ? ('int8' as const) : ('none' as const) };
+  const held = {
+    fileBytesPerParam: half ? 2 : 4,
+    halfLinears: half,
+    quantization: int8 ? ('int8' as const) : ('none' as const),
+  };
   const short = estimateMemory(c, { ...held, sequence: 128 });
   const long = estimateMemory(c, { ...held, sequence: 512 });
-  const rope = c.ropeScaling ? `theta ${c.ropeTheta}, ${c.ropeScaling.type} scaling ×${c.ropeScaling.factor}` : `theta ${c.ropeTheta}`;
+  const rope = c.ropeScaling
+    ? `theta ${c.ropeTheta}, ${c.ropeScaling.type} scaling ×${c.ropeScaling.factor}`
+    : `theta ${c.ropeTheta}`;
   const rows: [string, string][] = [
-    ['architecture', `${FAMILY_NAMES[c.family] ?? c.family}: ${c.numLayers} layer${c.numLayers === 1 ? '' : 's'}, hidden ${c.hiddenSize}, ${c.numHeads} query / ${c.numKvHeads} key-value heads of ${c.headDim}, MLP ${c.intermediateSize}${c.qkNorm ? ', q/k norms' : ''}${c.tieWordEmbeddings ? ', tied embeddings' : ''}`],
+    [
+      'architecture',
+      `${FAMILY_NAMES[c.family] ?? c.family}: ${c.numLayers} layer${c.numLayers === 1 ? '' : 's'}, hidden ${c.hiddenSize}, ${c.numHeads} query / ${c.numKvHeads} key-value heads of ${c.headDim}, MLP ${c.intermediateSize}${c.qkNorm ? ', q/k norms' : ''}${c.tieWordEmbeddings ? ', tied embeddings' : ''}`,
+    ],
     ['parameters', parameters >= 1e6 ? `${(parameters / 1e6).toFixed(1)}M` : `${(parameters / 1e3).toFixed(1)}k`],
-    ['vocabulary, context', `${c.vocabSize.toLocaleString('en-US')} tokens, ${c.maxPositions.toLocaleString('en-US')} positions (RoPE ${rope})`],
-    ['weights on this device', int8
-      ? "the layers' projections in int8 with a float32 scale per output channel (float32 did not fit this device's memory; frozen, LoRA trains in float32; train it with `model.quantization: int8`), the rest float32"
-      : half ? `the layers' projections in ${loaded.linearPrecision} (half the memory; frozen, LoRA trains in float32), the rest float32` : 'float32'],
+    [
+      'vocabulary, context',
+      `${c.vocabSize.toLocaleString('en-US')} tokens, ${c.maxPositions.toLocaleString('en-US')} positions (RoPE ${rope})`,
+    ],
+    [
+      'weights on this device',
+      int8
+        ? "the layers' projections in int8 with a float32 scale per output channel (float32 did not fit this device's memory; frozen, LoRA trains in float32; train it with `model.quantization: int8`), the rest float32"
+        : half
+          ? `the layers' projections in ${loaded.linearPrecision} (half the memory; frozen, LoRA trains in float32), the rest float32`
+          : 'float32',
+    ],
     ['chat format', chatFormatSummary(loaded.tokenizer)],
-    ['memory', `about ${formatBytes(short.weightBytes)} of weights; a LoRA update on one sequence of 128 tokens about ${formatBytes(short.trainPeakBytes)}, of 512 about ${formatBytes(long.trainPeakBytes)}`],
-    ['train it', `\`model.base_model: ${baseModel}\` (choose it on the Train screen, or set it in the YAML; Playground plays it now)`],
+    [
+      'memory',
+      `about ${formatBytes(short.weightBytes)} of weights; a LoRA update on one sequence of 128 tokens about ${formatBytes(short.trainPeakBytes)}, of 512 about ${formatBytes(long.trainPeakBytes)}`,
+    ],
+    [
+      'train it',
+      `\`model.base_model: ${baseModel}\` (choose it on the Train screen, or set it in the YAML; Playground plays it now)`,
+    ],
   ];
   const summary = `# ${name}\n\nImported into Spindle. What it is here:\n\n| | |\n|---|---|\n${rows.map(([k, v]) => `| ${k} | ${v.replace(/\|/g, '\\|')} |`).join('\n')}\n`;
   if (!readme?.trim()) return `${summary}\nThe repository has no README.md (model card).\n`;

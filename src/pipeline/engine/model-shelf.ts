@@ -14,7 +14,14 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import type { HfConfigJson } from '../../model/config.ts';
 import type { FileSource } from '../../hub/hf-layout.ts';
 import { loadHfModel, urlSource, type LoadedModel } from '../../hub/hf.ts';
-import { hubRefText, hubSource, parseHubRef, type DownloadProgress, type HubOptions, type HubRef } from '../../hub/hub.ts';
+import {
+  hubRefText,
+  hubSource,
+  parseHubRef,
+  type DownloadProgress,
+  type HubOptions,
+  type HubRef,
+} from '../../hub/hub.ts';
 import type { LoadedPolicyModel } from './engine-api.ts';
 import { importedModelCard } from './imported-card.ts';
 import type { MergeSource } from '../operations/merged-export.ts';
@@ -105,7 +112,8 @@ export class ModelShelf {
     const loaded = await this.loadRunModel(config.model.base_model, config.model.quantization);
     const previous = this.runModel;
     const importedModel = this.imported?.loaded ? (await this.imported.loaded).model : null;
-    if (previous && !inUse && previous.model !== importedModel && previous.model !== loaded.model) previous.model.dispose();
+    if (previous && !inUse && previous.model !== importedModel && previous.model !== loaded.model)
+      previous.model.dispose();
     // A run on the imported model trains its own copy, which is now the policy: the import's tensors are freed
     // (one copy of the weights per tab) and read again from its files only if a merge or the playground needs them.
     if (this.imported?.baseModel === config.model.base_model && importedModel && !inUse) {
@@ -120,26 +128,46 @@ export class ModelShelf {
    * Loads a Hugging Face-layout model and makes it the playground's policy (and a base runs can name). The previous import's tensors are
    * freed unless `inUse` (an episode still plays it; then they wait for the tab's GC). A failed import changes nothing.
    */
-  async importModel(source: ModelImportSource, inUse: boolean, onProgress?: (p: DownloadProgress) => void): Promise<ImportedModelInfo> {
+  async importModel(
+    source: ModelImportSource,
+    inUse: boolean,
+    onProgress?: (p: DownloadProgress) => void,
+  ): Promise<ImportedModelInfo> {
     const ref = 'hub' in source ? hubRefOf(source.hub) : null;
     const from = ref ? hubSource(ref, { ...this.deps.hub?.(), onProgress }) : this.folderOf(source);
     const files = new Map<string, Uint8Array>();
-    const loaded = await loadHfModel({
-      description: from.description,
-      async read(name) {
-        const bytes = await from.read(name);
-        if (bytes) files.set(name, bytes);
-        return bytes;
+    const loaded = await loadHfModel(
+      {
+        description: from.description,
+        async read(name) {
+          const bytes = await from.read(name);
+          if (bytes) files.set(name, bytes);
+          return bytes;
+        },
       },
-    }, { memoryLimitBytes: this.deps.memoryLimitBytes?.(), quantization: 'auto' }); // a base too large in float32 comes in int8
+      { memoryLimitBytes: this.deps.memoryLimitBytes?.(), quantization: 'auto' },
+    ); // a base too large in float32 comes in int8
     const name = ref ? ref.id : importedName(source, loaded.hfConfig);
     const baseModel = ref ? hubRefText(ref) : IMPORTED_PREFIX + name;
     const readme = await optionalText(from, 'README.md');
     const card = importedModelCard(name, baseModel, loaded, readme);
     if (!inUse && this.imported?.loaded) (await this.imported.loaded).model.dispose();
-    this.imported = { name, baseModel, files, quantization: loaded.linearPrecision === 'int8' ? 'int8' : 'none', loaded: Promise.resolve(loaded), card };
+    this.imported = {
+      name,
+      baseModel,
+      files,
+      quantization: loaded.linearPrecision === 'int8' ? 'int8' : 'none',
+      loaded: Promise.resolve(loaded),
+      card,
+    };
     this.runModel = null; // the import is now what the playground plays
-    return { name, base_model: baseModel, family: loaded.config.family, parameters: loaded.model.parameterCount(), card };
+    return {
+      name,
+      base_model: baseModel,
+      family: loaded.config.family,
+      parameters: loaded.model.parameterCount(),
+      card,
+    };
   }
 
   /** The files of a URL or picked-files import. */
@@ -147,11 +175,16 @@ export class ModelShelf {
     if ('url' in source) return (this.deps.urlFiles ?? urlSource)(source.url);
     if (!('files' in source)) throw new Error('a hub import has no folder');
     const picked = source.files;
-    return { description: `the picked files (${Object.keys(picked).join(', ')})`, read: async (name) => (picked[name] ? new Uint8Array(await picked[name].arrayBuffer()) : null) };
+    return {
+      description: `the picked files (${Object.keys(picked).join(', ')})`,
+      read: async (name) => (picked[name] ? new Uint8Array(await picked[name].arrayBuffer()) : null),
+    };
   }
 
   importedModel(): { name: string; base_model: string; card: string } | null {
-    return this.imported ? { name: this.imported.name, base_model: this.imported.baseModel, card: this.imported.card } : null;
+    return this.imported
+      ? { name: this.imported.name, base_model: this.imported.baseModel, card: this.imported.card }
+      : null;
   }
 
   /** The base weights a merged export folds an adapter trained on `baseModel` into. */
@@ -171,11 +204,18 @@ export class ModelShelf {
       return { ...(await this.importedTensors(imported)), tokenizerFiles: files, baseModel: named, release: () => {} };
     }
     if (baseModel.startsWith(IMPORTED_PREFIX)) {
-      throw new Error(`The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`);
+      throw new Error(
+        `The adapter was trained on "${baseModel}", which is not loaded in this tab: import it on this screen first, then export again.`,
+      );
     }
     const shipped = baseModel === DEFAULT_CONFIG.model.base_model;
     const loaded = shipped ? await this.loadBase() : await this.deps.loadModel(baseModel);
-    return { ...loaded, release: () => { if (!shipped) loaded.model.dispose(); } };
+    return {
+      ...loaded,
+      release: () => {
+        if (!shipped) loaded.model.dispose();
+      },
+    };
   }
 
   /** Forgets the models on a lost device (they reload on demand); the import's files stay, its tensors are gone with the device. */
@@ -194,7 +234,10 @@ export class ModelShelf {
   }
 
   /** The import from its files: as it was imported (float32 or, when that did not fit, int8), or as a run's config asks. */
-  private readImported(imported: ImportedModel, quantization: 'none' | 'int8' = imported.quantization): Promise<LoadedModel> {
+  private readImported(
+    imported: ImportedModel,
+    quantization: 'none' | 'int8' = imported.quantization,
+  ): Promise<LoadedModel> {
     return loadHfModel(
       { description: `the imported model ${imported.name}`, read: async (file) => imported.files.get(file) ?? null },
       { quantization, memoryLimitBytes: this.deps.memoryLimitBytes?.() },
@@ -214,7 +257,9 @@ export class ModelShelf {
     if (imported?.baseModel === baseModel) return this.readImported(imported, quantization);
     if (baseModel.startsWith(IMPORTED_PREFIX) || baseModel.startsWith('hf:')) {
       const name = baseModel.startsWith('hf:') ? baseModel : baseModel.slice(IMPORTED_PREFIX.length);
-      throw new Error(`The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`);
+      throw new Error(
+        `The run's base model "${baseModel}" is not loaded in this tab: import "${name}" again on the Models screen, then start or resume the run.`,
+      );
     }
     return this.deps.loadModel(baseModel, { quantization });
   }
@@ -252,6 +297,7 @@ function importedName(source: ModelImportSource, hfConfig: HfConfigJson): string
     if (name) return name;
   }
   const named = hfConfig._name_or_path;
-  return typeof named === 'string' && named.trim() ? named.trim() : `${hfConfig.model_type ?? 'model'}-${hfConfig.hidden_size ?? ''}x${hfConfig.num_hidden_layers ?? ''}`;
+  return typeof named === 'string' && named.trim()
+    ? named.trim()
+    : `${hfConfig.model_type ?? 'model'}-${hfConfig.hidden_size ?? ''}x${hfConfig.num_hidden_layers ?? ''}`;
 }
-

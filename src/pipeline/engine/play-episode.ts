@@ -23,16 +23,28 @@ export type SpawnPlayWorker = (generator: RemoteGenerator, tokenizer: TextTokeni
 export function playSettings(request: PlayRequest): RolloutSettings {
   const collection = DEFAULT_CONFIG.trajectory_collection;
   return {
-    run_id: request.runId ?? null, max_steps: request.maxSteps ?? collection.max_steps_per_trajectory, tool_timeout_ms: collection.tool_timeout_ms,
-    tools: [], judges: [], n_judges: null, min_votes: 1, verifier_gate: true, environments: installedSources([request.task.env]),
+    run_id: request.runId ?? null,
+    max_steps: request.maxSteps ?? collection.max_steps_per_trajectory,
+    tool_timeout_ms: collection.tool_timeout_ms,
+    tools: [],
+    judges: [],
+    n_judges: null,
+    min_votes: 1,
+    verifier_gate: true,
+    environments: installedSources([request.task.env]),
   };
 }
 
 /** The rollout job of a playground request: the id the page chose for it, unjudged. */
 export function playJob(request: PlayRequest): EpisodeJob {
   return {
-    trajectory_id: request.episodeId, group_id: request.groupId ?? `${request.task.id}#${request.seed}`, task: request.task, seed: request.seed,
-    sampling: request.sampling ?? DEFAULT_CONFIG.sampling, policy: request.policy === 'expert' ? 'expert' : 'model', judging: 'none',
+    trajectory_id: request.episodeId,
+    group_id: request.groupId ?? `${request.task.id}#${request.seed}`,
+    task: request.task,
+    seed: request.seed,
+    sampling: request.sampling ?? DEFAULT_CONFIG.sampling,
+    policy: request.policy === 'expert' ? 'expert' : 'model',
+    judging: 'none',
   };
 }
 
@@ -51,12 +63,18 @@ export class PlaygroundEpisodes {
    * returns (a comlink call's promise, when the listener is on the page) is handed back to the worker,
    * which holds the result until each was delivered: events never arrive after the trajectory.
    */
-  async play(request: PlayRequest, policy: LoadedPolicyModel | null, onEvent: (event: PlayEvent) => unknown): Promise<Trajectory> {
+  async play(
+    request: PlayRequest,
+    policy: LoadedPolicyModel | null,
+    onEvent: (event: PlayEvent) => unknown,
+  ): Promise<Trajectory> {
     // Cancelling (or the episode ending) gives its generation up too: the engine drops the request, and a
     // forward pass stops at its next token, instead of computing a turn nobody will read.
     const abandon = new AbortController();
     const service = policy ? new GenerationService(() => policy.model, policy.tokenizer) : null;
-    const generator: RemoteGenerator = service ? { generate: (request) => service.generate(request, abandon.signal) } : EXPERT_GENERATOR;
+    const generator: RemoteGenerator = service
+      ? { generate: (request) => service.generate(request, abandon.signal) }
+      : EXPERT_GENERATOR;
     const worker = configuredWorker(this.spawn(generator, policy?.tokenizer ?? null), playSettings(request));
     const stopped = new Promise<never>((_, reject) => {
       this.running.set(request.episodeId, () => reject(new DOMException('The episode was cancelled.', 'AbortError')));
@@ -65,7 +83,8 @@ export class PlaygroundEpisodes {
     try {
       return await Promise.race([
         worker.run(playJob(request), (event) => {
-          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result') return onEvent(event);
+          if (event.type === 'text' || event.type === 'tool_call' || event.type === 'tool_result')
+            return onEvent(event);
           return undefined;
         }),
         stopped,

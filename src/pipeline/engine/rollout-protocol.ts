@@ -57,11 +57,20 @@ export interface RolloutWorker extends WorkerHandle<EpisodeJob, Trajectory, Epis
 }
 
 /** A run's rollout settings: its config's budgets, tools and judges, and the sources of its user environments installed in this thread. */
-export function rolloutSettings(config: Pick<RunConfig, 'trajectory_collection' | 'judge' | 'tasks'>, runId: string | null): RolloutSettings {
+export function rolloutSettings(
+  config: Pick<RunConfig, 'trajectory_collection' | 'judge' | 'tasks'>,
+  runId: string | null,
+): RolloutSettings {
   const { trajectory_collection: tc, judge } = config;
   return {
-    run_id: runId, max_steps: tc.max_steps_per_trajectory, tool_timeout_ms: tc.tool_timeout_ms, tools: tc.tools,
-    judges: judge.judges, n_judges: judge.n_judges, min_votes: judge.min_votes, verifier_gate: judge.verifier_gate ?? true,
+    run_id: runId,
+    max_steps: tc.max_steps_per_trajectory,
+    tool_timeout_ms: tc.tool_timeout_ms,
+    tools: tc.tools,
+    judges: judge.judges,
+    n_judges: judge.n_judges,
+    min_votes: judge.min_votes,
+    verifier_gate: judge.verifier_gate ?? true,
     environments: installedSources(config.tasks.environments),
   };
 }
@@ -75,15 +84,26 @@ export function episodeJob(task: Task, groupId: string, index: number, seed: num
  * The `size` episodes of a group of one task: sample i is seeded from the config's seed, the step
  * (-1 outside training), the group's index and i, never a run id or a clock (rollout/group.ts episodeSeed).
  */
-export function groupJobs(task: Task, groupId: string, at: { seed: number; step: number; group: number }, size: number, play: EpisodePlay): EpisodeJob[] {
-  return Array.from({ length: size }, (_, i) => episodeJob(task, groupId, i, episodeSeed(at.seed, at.step, at.group, i), play));
+export function groupJobs(
+  task: Task,
+  groupId: string,
+  at: { seed: number; step: number; group: number },
+  size: number,
+  play: EpisodePlay,
+): EpisodeJob[] {
+  return Array.from({ length: size }, (_, i) =>
+    episodeJob(task, groupId, i, episodeSeed(at.seed, at.step, at.group, i), play),
+  );
 }
 
 /**
  * `worker` with `configure(settings)` sent now, as it starts; its episodes are sent once that is done. A
  * configuration that fails fails each episode given to it, so the pool replaces the worker like one that crashed.
  */
-export function configuredWorker(worker: RolloutWorker, settings: RolloutSettings): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> {
+export function configuredWorker(
+  worker: RolloutWorker,
+  settings: RolloutSettings,
+): WorkerHandle<EpisodeJob, Trajectory, EpisodeEvent> {
   const configured = worker.configure(settings);
   configured.catch(() => {}); // heard through the episodes that wait for it
   return {

@@ -23,7 +23,10 @@ export interface RolloutWorkerApi {
 }
 
 export function createRolloutWorkerApi(
-  generator: RemoteGenerator, policyId: string, deps: JudgingDeps = {}, tokenizer: TextTokenizer = new ByteTokenizer(),
+  generator: RemoteGenerator,
+  policyId: string,
+  deps: JudgingDeps = {},
+  tokenizer: TextTokenizer = new ByteTokenizer(),
 ): RolloutWorkerApi {
   const core = new RolloutWorkerCore(new EnginePolicy(policyId, tokenizer, generator), deps);
   return {

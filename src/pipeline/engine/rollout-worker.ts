@@ -52,7 +52,8 @@ export class RolloutWorkerCore {
 
   async runEpisode(job: EpisodeJob, onEvent?: (event: EpisodeEvent) => void): Promise<Trajectory> {
     const settings = this.settings;
-    if (!settings) throw new Error('This rollout worker was given an episode before it was configured; configure it first.');
+    if (!settings)
+      throw new Error('This rollout worker was given an episode before it was configured; configure it first.');
     const env = getEnvironment(job.task.env);
     let policy = this.policy;
     let maxSteps = settings.max_steps;
@@ -65,15 +66,29 @@ export class RolloutWorkerCore {
     }
     const tools = settings.tools.length ? [...new Set([...env.requiredTools, ...settings.tools])] : undefined;
     const trajectory = await runEpisode({
-      policy, env, task: job.task, seed: job.seed, sampling: job.sampling, maxSteps, tools,
-      toolTimeoutMs: settings.tool_timeout_ms, groupId: job.group_id, runId: settings.run_id, onEvent,
+      policy,
+      env,
+      task: job.task,
+      seed: job.seed,
+      sampling: job.sampling,
+      maxSteps,
+      tools,
+      toolTimeoutMs: settings.tool_timeout_ms,
+      groupId: job.group_id,
+      runId: settings.run_id,
+      onEvent,
     });
     const withId = { ...trajectory, id: job.trajectory_id };
     if (job.judging === 'none') return withId;
     if (job.judging === 'env') {
       const started = performance.now();
       const score = await env.evaluate(job.task, withId);
-      const vote: JudgeVote = { judge_id: `env:${env.name}`, score, rationale: 'environment evaluate()', latency_ms: performance.now() - started };
+      const vote: JudgeVote = {
+        judge_id: `env:${env.name}`,
+        score,
+        rationale: 'environment evaluate()',
+        latency_ms: performance.now() - started,
+      };
       return { ...withId, votes: [vote], judge_score: score, success: isSuccess(score) };
     }
     const judgement = await (await this.ensemble(settings)).judge(withId, job.task);
@@ -82,7 +97,10 @@ export class RolloutWorkerCore {
     // The environment's verdict is kept as a vote of its own (`env:NAME`, shown beside the judges', never
     // averaged with them) and gates their score (src/judge/verifier-gate.ts); the group step adds the
     // group judges' votes and the group rule once the whole group is in (src/judge/group-step.ts).
-    const votes = envScore === null ? judgement.votes : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)];
+    const votes =
+      envScore === null
+        ? judgement.votes
+        : [...judgement.votes, envVote(env.name, envScore, performance.now() - started)];
     const judge_score = scoreFromVotes(votes, { minVotes: settings.min_votes, gate: settings.verifier_gate });
     // Success is the environment's verdict (the task was done), whatever the blend of judges says:
     // replay admission, the curriculum and every success rate read it.
@@ -93,7 +111,9 @@ export class RolloutWorkerCore {
   private ensemble(settings: EpisodeSettings): Promise<TrajectoryJudge> {
     if (this.judges) return this.judges;
     // Group judges see whole groups, in the group step (src/judge/group-step.ts), not one episode here.
-    const chosen = (settings.n_judges === null ? settings.judges : settings.judges.slice(0, settings.n_judges)).filter((j) => j.type !== 'group');
+    const chosen = (settings.n_judges === null ? settings.judges : settings.judges.slice(0, settings.n_judges)).filter(
+      (j) => j.type !== 'group',
+    );
     // A judge that cannot be set up votes null (the run counts and shows its failures) instead of failing every episode.
     this.judges = buildEveryJudge(chosen, { evaluator: envEvaluator, policy: this.policy, ...this.deps }).then(
       (judges) => new TrajectoryJudge({ judges, minVotes: settings.min_votes }),

@@ -8,7 +8,8 @@ import type { Store } from '../../store/index.ts';
 export async function readSecrets(store: Store): Promise<Record<string, string>> {
   const rows = await store.db.getAll('settings');
   const secrets: Record<string, string> = {};
-  for (const row of rows) if (row.key.startsWith('secret.') && typeof row.value === 'string' && row.value) secrets[row.key] = row.value;
+  for (const row of rows)
+    if (row.key.startsWith('secret.') && typeof row.value === 'string' && row.value) secrets[row.key] = row.value;
   return secrets;
 }
 

@@ -8,7 +8,13 @@ import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
 import type { TokenizerSpec } from './engine-api.ts';
 
 export function tokenizerSpec(tokenizer: TextTokenizer): TokenizerSpec | null {
-  return tokenizer instanceof HfTokenizer ? { json: tokenizer.json, config: tokenizer.configJson, eosTokenId: [tokenizer.eosId, ...tokenizer.stopIds.filter((id) => id !== tokenizer.eosId)] } : null;
+  return tokenizer instanceof HfTokenizer
+    ? {
+        json: tokenizer.json,
+        config: tokenizer.configJson,
+        eosTokenId: [tokenizer.eosId, ...tokenizer.stopIds.filter((id) => id !== tokenizer.eosId)],
+      }
+    : null;
 }
 
 /** The worker's tokenizer from a spec; undefined (the byte tokenizer) for null. */

@@ -121,7 +121,12 @@ export class WorkerPool<J, R> {
   }
 
   stats(): PoolStats {
-    return { size: this.slots.length, busy: this.slots.filter((s) => s.current.size > 0).length, queued: this.queue.length, restarts: this.restarts };
+    return {
+      size: this.slots.length,
+      busy: this.slots.filter((s) => s.current.size > 0).length,
+      queued: this.queue.length,
+      restarts: this.restarts,
+    };
   }
 
   /**
@@ -141,7 +146,15 @@ export class WorkerPool<J, R> {
 
   private makeSlot(index: number): Slot<J, R> {
     const abandon = new AbortController();
-    const slot: Slot<J, R> = { index, worker: null!, current: new Set(), retired: false, abandon, engineWaits: 0, deadline: null };
+    const slot: Slot<J, R> = {
+      index,
+      worker: null!,
+      current: new Set(),
+      retired: false,
+      abandon,
+      engineWaits: 0,
+      deadline: null,
+    };
     const link: WorkerLink = {
       signal: abandon.signal,
       waitOnEngine: () => {
@@ -207,7 +220,8 @@ export class WorkerPool<J, R> {
   private dispatch(): void {
     const perWorker = this.options.jobsPerWorker ?? 1;
     for (const slot of this.slots) {
-      while (!this.closedWith && this.queue.length && slot.current.size < perWorker) this.start(slot, this.queue.shift()!);
+      while (!this.closedWith && this.queue.length && slot.current.size < perWorker)
+        this.start(slot, this.queue.shift()!);
     }
   }
 

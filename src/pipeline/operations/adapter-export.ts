@@ -9,7 +9,14 @@ import { DEFAULT_CONFIG } from '../../config/schema.ts';
 import { adapterZip, peftConfigFromRun, type PeftConfig } from '../../export/peft.ts';
 import { readSafetensors } from '../../hub/safetensors.ts';
 import type { HostTensors } from '../../model/transformer.ts';
-import { getRun, listEvaluations, loadLatestCheckpoint, type CheckpointRecord, type RunRecord, type Store } from '../../store/index.ts';
+import {
+  getRun,
+  listEvaluations,
+  loadLatestCheckpoint,
+  type CheckpointRecord,
+  type RunRecord,
+  type Store,
+} from '../../store/index.ts';
 import type { PreparedModel } from '../../train/checkpoint.ts';
 
 export interface CheckpointAdapter {
@@ -30,7 +37,12 @@ export async function checkpointAdapter(store: Store, checkpoint: CheckpointReco
   const run = await getRun(store, checkpoint.run_id);
   const setup = (checkpoint.meta.checkpoint as { setup?: PreparedModel } | undefined)?.setup;
   const config = peftConfigFromRun(run?.config ?? DEFAULT_CONFIG, setup?.lora?.layers ?? null);
-  if (setup?.lora) Object.assign(config, { r: setup.lora.r, lora_alpha: setup.lora.alpha, target_modules: [...setup.lora.targetModules] });
+  if (setup?.lora)
+    Object.assign(config, {
+      r: setup.lora.r,
+      lora_alpha: setup.lora.alpha,
+      target_modules: [...setup.lora.targetModules],
+    });
   return { config, tensors, run };
 }
 
@@ -40,20 +52,38 @@ export function adapterBaseModel({ run, config }: CheckpointAdapter): string {
 }
 
 /** The PEFT adapter zip (adapter_config.json, adapter_model.safetensors, README.md model card with the run's evaluations). */
-export async function checkpointAdapterZip(store: Store, checkpoint: CheckpointRecord): Promise<CheckpointAdapter & { zip: Uint8Array }> {
+export async function checkpointAdapterZip(
+  store: Store,
+  checkpoint: CheckpointRecord,
+): Promise<CheckpointAdapter & { zip: Uint8Array }> {
   const adapter = await checkpointAdapter(store, checkpoint);
   const { run } = adapter;
-  const evals = run ? (await listEvaluations(store, run.id)).map((e) => ({ benchmark: e.benchmark, step: e.step, results: e.results })) : undefined;
+  const evals = run
+    ? (await listEvaluations(store, run.id)).map((e) => ({ benchmark: e.benchmark, step: e.step, results: e.results }))
+    : undefined;
   try {
-    return { ...adapter, zip: adapterZip(adapter.tensors, { config: adapter.config, run: run?.config, evals, title: run?.name, environments: run?.environments }) };
+    return {
+      ...adapter,
+      zip: adapterZip(adapter.tensors, {
+        config: adapter.config,
+        run: run?.config,
+        evals,
+        title: run?.name,
+        environments: run?.environments,
+      }),
+    };
   } catch (e) {
     throw new Error(`checkpoint ${checkpoint.id}: ${(e as Error).message}`, { cause: e });
   }
 }
 
 /** A run's latest checkpoint as a PEFT adapter zip (`spindle export adapter`); throws when the run has no checkpoint yet. */
-export async function latestAdapterZip(store: Store, runId: string): Promise<CheckpointAdapter & { zip: Uint8Array; step: number }> {
+export async function latestAdapterZip(
+  store: Store,
+  runId: string,
+): Promise<CheckpointAdapter & { zip: Uint8Array; step: number }> {
   const checkpoint = await loadLatestCheckpoint(store, runId);
-  if (!checkpoint) throw new Error(`Run ${runId} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
+  if (!checkpoint)
+    throw new Error(`Run ${runId} has no checkpoint yet; train it (a checkpoint is taken after every update).`);
   return { ...(await checkpointAdapterZip(store, checkpoint)), step: checkpoint.step };
 }

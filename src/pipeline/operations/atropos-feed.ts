@@ -15,7 +15,12 @@
  */
 import type { RunConfig } from '../../config/schema.ts';
 import type { ScoredGroup } from '../../contracts.ts';
-import { AtroposClient, AtroposInterrupted, type AtroposClientOptions, type ClientEvent } from '../../export/atropos-client.ts';
+import {
+  AtroposClient,
+  AtroposInterrupted,
+  type AtroposClientOptions,
+  type ClientEvent,
+} from '../../export/atropos-client.ts';
 
 export interface AtroposFeedOptions {
   /** The trajectory API server, e.g. http://127.0.0.1:8000. */
@@ -65,23 +70,34 @@ export function describeDelivery(s: AtroposFeedSummary, url: string): string {
   const total = s.delivered + s.rejected + s.unconfirmed + s.unsent;
   const parts = [
     s.rejected && `${s.rejected} refused by the server`,
-    s.unconfirmed && `${s.unconfirmed} unknown (the answer to their post was lost or never came; `
-      + 'they may have landed, and are not sent again)',
+    s.unconfirmed &&
+      `${s.unconfirmed} unknown (the answer to their post was lost or never came; ` +
+        'they may have landed, and are not sent again)',
     s.unsent && `${s.unsent} not sent`,
   ].filter(Boolean);
   const why = s.stopped ? `; ${s.stopped.replace(/\.$/, '')}` : '';
-  return `Atropos at ${url} took ${s.delivered} of ${total} scored groups: ${parts.join(', ')}${why}. `
-    + 'Every collected group is also stored with the run; export the run as Atropos JSONL to send the rest later.';
+  return (
+    `Atropos at ${url} took ${s.delivered} of ${total} scored groups: ${parts.join(', ')}${why}. ` +
+    'Every collected group is also stored with the run; export the run as Atropos JSONL to send the rest later.'
+  );
 }
 
 export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
   const { config, signal } = options;
   const client = new AtroposClient({
-    ...options.client, baseUrl: options.url, getWithBody: options.getWithBody, onEvent: options.onEvent, signal,
+    ...options.client,
+    baseUrl: options.url,
+    getWithBody: options.getWithBody,
+    onEvent: options.onEvent,
+    signal,
   });
   const groupSize = config.training.group_size;
   // Atropos counts its batch in sequences; a Spindle update takes batch_size groups.
-  const limits = { group_size: groupSize, batch_size: config.training.batch_size * groupSize, max_batches_offpolicy: Math.max(1, config.trajectory_collection.max_offpolicy_updates) };
+  const limits = {
+    group_size: groupSize,
+    batch_size: config.training.batch_size * groupSize,
+    max_batches_offpolicy: Math.max(1, config.trajectory_collection.max_offpolicy_updates),
+  };
   let registered: Promise<unknown> | null = null;
   let unsent = 0;
   let stopped: string | null = null;
@@ -90,7 +106,8 @@ export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
       try {
         if (signal?.aborted) throw new AtroposInterrupted('collecting');
         registered ??= client.registerEnv({
-          desired_name: config.name, group_size: groupSize,
+          desired_name: config.name,
+          group_size: groupSize,
           max_token_length: options.maxTokenLength ?? Math.max(...group.tokens.map((t) => t.length)),
         });
         await registered;
@@ -109,7 +126,13 @@ export function openAtroposFeed(options: AtroposFeedOptions): AtroposFeed {
         stopped ??= (error as Error).message;
       }
       unsent += client.close().length;
-      return { delivered: client.delivered, rejected: client.rejected.length, unconfirmed: client.unconfirmed.length, unsent, stopped };
+      return {
+        delivered: client.delivered,
+        rejected: client.rejected.length,
+        unconfirmed: client.unconfirmed.length,
+        unsent,
+        stopped,
+      };
     },
   };
 }

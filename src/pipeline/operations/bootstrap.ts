@@ -102,13 +102,22 @@ export function formatHeldOut(h: HeldOut): string {
 /** The flow's config checks: one environment, GRPO, sizes above 0; throws a sentence naming the fix. */
 export function checkBootstrapRequest(config: RunConfig, settings: BootstrapSettings): void {
   if (config.tasks.environments.length !== 1) {
-    throw new Error(`bootstrap works on one environment at a time; the config names ${config.tasks.environments.length} (${config.tasks.environments.join(', ') || 'none'}). Name one with --env or --env-file.`);
+    throw new Error(
+      `bootstrap works on one environment at a time; the config names ${config.tasks.environments.length} (${config.tasks.environments.join(', ') || 'none'}). Name one with --env or --env-file.`,
+    );
   }
-  if (config.training.method !== 'grpo') throw new Error('bootstrap ends in a GRPO run; set training.method: grpo (the SFT step has its own settings).');
-  for (const [name, value] of [['demonstrations', settings.demonstrations], ['SFT epochs', settings.sftEpochs], ['SFT batch size', settings.sftBatchSize]] as const) {
-    if (!(Number.isInteger(value) && value >= 1)) throw new Error(`bootstrap: ${name} must be a whole number ≥ 1, got ${value}.`);
+  if (config.training.method !== 'grpo')
+    throw new Error('bootstrap ends in a GRPO run; set training.method: grpo (the SFT step has its own settings).');
+  for (const [name, value] of [
+    ['demonstrations', settings.demonstrations],
+    ['SFT epochs', settings.sftEpochs],
+    ['SFT batch size', settings.sftBatchSize],
+  ] as const) {
+    if (!(Number.isInteger(value) && value >= 1))
+      throw new Error(`bootstrap: ${name} must be a whole number ≥ 1, got ${value}.`);
   }
-  if (!(settings.sftLearningRate > 0)) throw new Error(`bootstrap: the SFT learning rate must be above 0, got ${settings.sftLearningRate}.`);
+  if (!(settings.sftLearningRate > 0))
+    throw new Error(`bootstrap: the SFT learning rate must be above 0, got ${settings.sftLearningRate}.`);
 }
 
 export async function bootstrapPolicy(request: BootstrapRequest): Promise<BootstrapReport> {
@@ -120,36 +129,81 @@ export async function bootstrapPolicy(request: BootstrapRequest): Promise<Bootst
   const evaluate = async (stage: 'baseline' | 'after-sft'): Promise<HeldOut> => {
     const s = evaluationSettings(config);
     const [result] = await evaluatePolicy(new LocalPolicy(model.model, model.tokenizer), [env], {
-      levels: [level], items: s.items, seed: s.seed, sampling: s.sampling, maxSteps: s.maxSteps, toolTimeoutMs: s.toolTimeoutMs, signal,
+      levels: [level],
+      items: s.items,
+      seed: s.seed,
+      sampling: s.sampling,
+      maxSteps: s.maxSteps,
+      toolTimeoutMs: s.toolTimeoutMs,
+      signal,
     });
     const h = heldOut(Math.round(result.success * result.n), result.n);
     emit({ type: 'held-out', stage, result: h });
     return h;
   };
 
-  emit({ type: 'stage', stage: 'baseline', line: `held-out success of the policy on ${env.name} level ${level} (${config.tasks.eval_items} distinct test items, greedy)` });
+  emit({
+    type: 'stage',
+    stage: 'baseline',
+    line: `held-out success of the policy on ${env.name} level ${level} (${config.tasks.eval_items} distinct test items, greedy)`,
+  });
   const baseline = await evaluate('baseline');
 
   const source = describeSource(settings.source);
   emit({ type: 'stage', stage: 'demonstrations', line: `demonstrations from ${source}` });
   const demos = await gatherDemonstrations({
-    store: request.store, config, source: settings.source, tasks: settings.demonstrations, judging: request.judging, signal,
+    store: request.store,
+    config,
+    source: settings.source,
+    tasks: settings.demonstrations,
+    judging: request.judging,
+    signal,
     onEpisode: (done, good) => emit({ type: 'demonstration', done, good, total: settings.demonstrations }),
   });
   const demonstrations = { source, good: demos.good.length, total: demos.total, runId: demos.runId };
-  const report: BootstrapReport = { env: env.name, level, baseline, demonstrations, sft: { losses: [], adapter: null, examples: 0 }, afterSft: null, grpo: null, stopped: false };
+  const report: BootstrapReport = {
+    env: env.name,
+    level,
+    baseline,
+    demonstrations,
+    sft: { losses: [], adapter: null, examples: 0 },
+    afterSft: null,
+    grpo: null,
+    stopped: false,
+  };
   if (signal.aborted) return { ...report, stopped: true };
 
-  const { kept: examples } = fitToContext(demos.good.map((t) => chatExample({ messages: t.messages, tools: t.tools }, model.tokenizer)), model.model.config.maxPositions);
+  const { kept: examples } = fitToContext(
+    demos.good.map((t) => chatExample({ messages: t.messages, tools: t.tools }, model.tokenizer)),
+    model.model.config.maxPositions,
+  );
   const sftConfig: RunConfig = {
-    ...config, name: `${config.name}-sft`,
-    training: { ...config.training, method: 'sft', epochs: settings.sftEpochs, learning_rate: settings.sftLearningRate, batch_size: settings.sftBatchSize, grad_accum_steps: 1 },
+    ...config,
+    name: `${config.name}-sft`,
+    training: {
+      ...config.training,
+      method: 'sft',
+      epochs: settings.sftEpochs,
+      learning_rate: settings.sftLearningRate,
+      batch_size: settings.sftBatchSize,
+      grad_accum_steps: 1,
+    },
   };
   const updates = settings.sftEpochs * Math.ceil(examples.length / settings.sftBatchSize);
-  emit({ type: 'stage', stage: 'sft', line: `SFT on ${examples.length} successful demonstrations (of ${demos.total}): ${settings.sftEpochs} epochs, ${updates} updates` });
+  emit({
+    type: 'stage',
+    stage: 'sft',
+    line: `SFT on ${examples.length} successful demonstrations (of ${demos.total}): ${settings.sftEpochs} epochs, ${updates} updates`,
+  });
   const losses: number[] = [];
   const sft = await runSft({
-    model: model.model, tokenizer: model.tokenizer, config: sftConfig, baseModel: request.baseModel, examples, merge: false, signal,
+    model: model.model,
+    tokenizer: model.tokenizer,
+    config: sftConfig,
+    baseModel: request.baseModel,
+    examples,
+    merge: false,
+    signal,
     onUpdate: (loss) => {
       losses.push(loss);
       emit({ type: 'sft-update', done: losses.length, total: updates, loss });
@@ -163,20 +217,29 @@ export async function bootstrapPolicy(request: BootstrapRequest): Promise<Bootst
   if (signal.aborted) return { ...report, stopped: true };
   if (config.training.max_steps === 0) return report;
 
-  emit({ type: 'stage', stage: 'grpo', line: `GRPO from the fine-tuned weights: ${config.training.max_steps} updates` });
+  emit({
+    type: 'stage',
+    stage: 'grpo',
+    line: `GRPO from the fine-tuned weights: ${config.training.max_steps} updates`,
+  });
   // The run's step-0 evaluation would repeat the after-SFT one: same weights, same items.
   const runConfig: RunConfig = { ...config, training: { ...config.training, eval_at_start: false } };
   const grpo = await runGrpo(request, runConfig, emit);
   return { ...report, grpo, stopped: signal.aborted };
 }
 
-async function runGrpo(request: BootstrapRequest, config: RunConfig, emit: (e: BootstrapEvent) => void): Promise<NonNullable<BootstrapReport['grpo']>> {
+async function runGrpo(
+  request: BootstrapRequest,
+  config: RunConfig,
+  emit: (e: BootstrapEvent) => void,
+): Promise<NonNullable<BootstrapReport['grpo']>> {
   const run = request.newRun(request.model);
   const result: NonNullable<BootstrapReport['grpo']> = { runId: '', steps: 0, heldOut: null };
   let fatal: string | null = null;
   const unsubscribe = run.subscribe((event) => {
     if (event.type === 'update' || event.type === 'checkpoint') result.steps = Math.max(result.steps, event.step);
-    if (event.type === 'evaluation' && event.split === 'test') result.heldOut = heldOut(Math.round(event.success * event.n), event.n);
+    if (event.type === 'evaluation' && event.split === 'test')
+      result.heldOut = heldOut(Math.round(event.success * event.n), event.n);
     if (event.type === 'error' && event.fatal) fatal = event.message;
     emit({ type: 'run', event });
   });

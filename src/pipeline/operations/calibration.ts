@@ -10,7 +10,12 @@
  */
 import type { CalibrationMap, RunConfig } from '../../config/schema.ts';
 import { calibrate, type CalibrationReport } from '../../judge/calibrate.ts';
-import { parseCalibration, serializeCalibration, type CalibrationFile, type CalibrationMethod } from '../../judge/calibration-map.ts';
+import {
+  parseCalibration,
+  serializeCalibration,
+  type CalibrationFile,
+  type CalibrationMethod,
+} from '../../judge/calibration-map.ts';
 import { readCalibrationSet } from '../../judge/calibration-set.ts';
 import { createGroupJudges, createJudges, type JudgeDeps } from '../../judge/from-config.ts';
 import { chosenJudges } from '../../judge/group-step.ts';
@@ -29,17 +34,24 @@ export interface CalibrateJudgesOptions {
 function labelledItems(setText: string, setName: string) {
   const { items, problems } = readCalibrationSet(setText);
   if (problems.length) {
-    const shown = problems.slice(0, PROBLEMS_SHOWN).map((p) => `line ${p.line}: ${p.message}`).join('; ');
+    const shown = problems
+      .slice(0, PROBLEMS_SHOWN)
+      .map((p) => `line ${p.line}: ${p.message}`)
+      .join('; ');
     const more = problems.length > PROBLEMS_SHOWN ? `; and ${problems.length - PROBLEMS_SHOWN} more` : '';
     throw new Error(`${setName}: ${shown}${more}. Fix those lines and run again.`);
   }
-  if (!items.length) throw new Error(`${setName} holds no labelled items: write one {"trajectory": {…}, "gold": 0.8} per line.`);
+  if (!items.length)
+    throw new Error(`${setName} holds no labelled items: write one {"trajectory": {…}, "gold": 0.8} per line.`);
   return items;
 }
 
 /** Every judge the config chooses scores every labelled item; the fitted maps come back with the report and as the file to save. */
 export async function calibrateJudges(
-  config: RunConfig, setText: string, setName: string, options: CalibrateJudgesOptions,
+  config: RunConfig,
+  setText: string,
+  setName: string,
+  options: CalibrateJudgesOptions,
 ): Promise<{ report: CalibrationReport; file: string }> {
   const items = labelledItems(setText, setName);
   const chosen = chosenJudges(config.judge);
@@ -51,7 +63,8 @@ export async function calibrateJudges(
 
 /** A saved calibration file as text, for maps fitted one judge at a time (the Judges screen). */
 export function calibrationFileOf(maps: Record<string, CalibrationMap>): string {
-  const method: CalibrationMethod = Object.values(maps).every((m) => m.kind === 'affine') && Object.keys(maps).length ? 'affine' : 'isotonic';
+  const method: CalibrationMethod =
+    Object.values(maps).every((m) => m.kind === 'affine') && Object.keys(maps).length ? 'affine' : 'isotonic';
   return serializeCalibration({ version: 1, method, maps });
 }
 
@@ -68,7 +81,11 @@ export function readCalibrationFile(text: string, fileName: string): Calibration
  * The config with a saved calibration's maps in `judge.calibration` (a map already there for the same
  * judge is replaced), and the judges the file has maps for that the config does not list (their maps do nothing).
  */
-export function withCalibration(config: RunConfig, text: string, fileName: string): { config: RunConfig; unlisted: string[] } {
+export function withCalibration(
+  config: RunConfig,
+  text: string,
+  fileName: string,
+): { config: RunConfig; unlisted: string[] } {
   const { maps } = readCalibrationFile(text, fileName);
   const listed = new Set(config.judge.judges.map((j) => j.id));
   const calibrated = { ...config, judge: { ...config.judge, calibration: { ...config.judge.calibration, ...maps } } };

@@ -60,7 +60,13 @@ export function environmentsWithoutExpert(config: RunConfig): string[] {
 }
 
 /** The jobs of group g: environments round-robin, levels cycling through the difficulty range (or the environment's `tasks.levels`). */
-export function collectJobs(config: RunConfig, runId: string, g: number, size: number, policy: EpisodeJob['policy']): EpisodeJob[] {
+export function collectJobs(
+  config: RunConfig,
+  runId: string,
+  g: number,
+  size: number,
+  policy: EpisodeJob['policy'],
+): EpisodeJob[] {
   const { tasks } = config;
   const env = getEnvironment(tasks.environments[g % tasks.environments.length]);
   const [lo, hi] = tasks.difficulty_range;
@@ -70,7 +76,11 @@ export function collectJobs(config: RunConfig, runId: string, g: number, size: n
   const level = tasks.levels[env.name] ?? cycle[Math.floor(g / tasks.environments.length) % cycle.length];
   // Seeds come from the config's seed and the group's index, never the run id: the same config collects the same data.
   const task = env.generate(deriveSeed(config.seed, 'collect', g), level, 'train');
-  return groupJobs(task, `${runId}/${g}`, { seed: config.seed, step: -1, group: g }, size, { sampling: config.sampling, judging: 'configured', policy });
+  return groupJobs(task, `${runId}/${g}`, { seed: config.seed, step: -1, group: g }, size, {
+    sampling: config.sampling,
+    judging: 'configured',
+    policy,
+  });
 }
 
 /** Collects `groups` groups into a new run of `store`; a fired `signal` stops after the current group, keeping what was collected. */
@@ -84,10 +94,19 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
   // Group judges and the verifier gate, once per group, as in a training run (src/judge/group-step.ts).
   const groupStep = createGroupStep(config.judge, { getSecret: options.judging.getSecret });
   const feed = options.atropos
-    ? openAtroposFeed({ ...options.atropos, config, maxTokenLength: model?.model.config.maxPositions ?? null, signal: options.signal })
+    ? openAtroposFeed({
+        ...options.atropos,
+        config,
+        maxTokenLength: model?.model.config.maxPositions ?? null,
+        signal: options.signal,
+      })
     : null;
   // The user environments it used (installed by the caller) are stored with it, as a training run's are.
-  const run = await createRun(store, { ...config, name: options.runName }, { environments: installedSources(config.tasks.environments) });
+  const run = await createRun(
+    store,
+    { ...config, name: options.runName },
+    { environments: installedSources(config.tasks.environments) },
+  );
   await setRunStatus(store, run.id, 'running');
   const all: Trajectory[] = [];
   try {
@@ -97,7 +116,11 @@ export async function collectGroups(options: CollectOptions): Promise<CollectSum
       const jobs = collectJobs(config, run.id, g, size, model || remote ? 'model' : 'expert');
       const rolled = await Promise.all(jobs.map((job) => core.runEpisode(job)));
       const group = jobs.length ? await groupStep.judge(jobs[0].task, rolled) : rolled;
-      const scored = await storeGroup(store, group, { runId: run.id, step: -1, rewardScale: config.training.reward_scale });
+      const scored = await storeGroup(store, group, {
+        runId: run.id,
+        step: -1,
+        rewardScale: config.training.reward_scale,
+      });
       if (scored && feed) await feed.send(scored);
       all.push(...group);
       options.onGroup?.(all);

@@ -30,7 +30,10 @@ const lines = (text: string) => text.split('\n').filter(Boolean).length;
 
 /** The dataset in `format`; `onProgress` hears the rows done so far, and `signal` stops a long JSONL export. */
 export async function exportDataset(
-  store: Store, format: DatasetFormat, query: DatasetQuery = {}, options: { onProgress?: (rows: number) => void; signal?: AbortSignal } = {},
+  store: Store,
+  format: DatasetFormat,
+  query: DatasetQuery = {},
+  options: { onProgress?: (rows: number) => void; signal?: AbortSignal } = {},
 ): Promise<Dataset> {
   if (format === 'atropos') {
     const runs = query.runId ? [query.runId] : (await listRuns(store)).map((r) => r.id);
@@ -39,13 +42,18 @@ export async function exportDataset(
     return { data: text, count: lines(text) };
   }
   const filter: TrajectoryFilter = {
-    run_id: query.runId, min_score: query.minScore, envs: query.env ? [query.env] : undefined,
+    run_id: query.runId,
+    min_score: query.minScore,
+    envs: query.env ? [query.env] : undefined,
     split: query.split === 'all' ? undefined : query.split,
   };
   const heldOut = { includeHeldOut: query.split === 'all' };
   if (format === 'parquet') {
     options.onProgress?.(0);
-    return { data: await exportParquet(store, filter, heldOut), count: await countTrajectories(store, exportFilter(filter, heldOut)) };
+    return {
+      data: await exportParquet(store, filter, heldOut),
+      count: await countTrajectories(store, exportFilter(filter, heldOut)),
+    };
   }
   let text = '';
   let count = 0;

@@ -58,14 +58,21 @@ export async function gatherDemonstrations(request: DemonstrationRequest): Promi
   const { config, source } = request;
   const env = getEnvironment(config.tasks.environments[0]);
   if (source.kind === 'expert' && !env.expert) {
-    throw new NoDemonstrationsError(`${env.name} has no expert(task), so it cannot demonstrate itself: add an expert to the module, or take demonstrations from your own episodes or from a larger model at an OpenAI-compatible endpoint.`);
+    throw new NoDemonstrationsError(
+      `${env.name} has no expert(task), so it cannot demonstrate itself: add an expert to the module, or take demonstrations from your own episodes or from a larger model at an OpenAI-compatible endpoint.`,
+    );
   }
   const demos = source.kind === 'episodes' ? await storedEpisodes(request, env.name) : await collected(request);
   if (demos.good.length === 0) {
-    const hint = source.kind === 'episodes'
-      ? `play or collect some that succeed first (\`spindle collect --policy expert\`, or the Playground), or use another source`
-      : source.kind === 'remote' ? 'check that the model follows the system prompt\'s tool format (<tool_call>{"name": …, "arguments": {…}}</tool_call>), or use a stronger one' : 'fix expert(task) so it scores 1 (the Check runs it)';
-    throw new NoDemonstrationsError(`None of the ${demos.total} demonstrations from ${describeSource(source)} succeeded on ${env.name}, so there is nothing good to fine-tune on: ${hint}.`);
+    const hint =
+      source.kind === 'episodes'
+        ? `play or collect some that succeed first (\`spindle collect --policy expert\`, or the Playground), or use another source`
+        : source.kind === 'remote'
+          ? 'check that the model follows the system prompt\'s tool format (<tool_call>{"name": …, "arguments": {…}}</tool_call>), or use a stronger one'
+          : 'fix expert(task) so it scores 1 (the Check runs it)';
+    throw new NoDemonstrationsError(
+      `None of the ${demos.total} demonstrations from ${describeSource(source)} succeeded on ${env.name}, so there is nothing good to fine-tune on: ${hint}.`,
+    );
   }
   return demos;
 }
@@ -73,7 +80,12 @@ export async function gatherDemonstrations(request: DemonstrationRequest): Promi
 /** The policy's own failure an episode ended on (a remote endpoint that timed out or answered junk), or null. */
 function policyError(t: Trajectory): string | null {
   if (t.finish_reason !== 'error') return null;
-  return t.steps.map((s) => s.observation).find((o) => o.startsWith('policy error: '))?.slice('policy error: '.length) ?? null;
+  return (
+    t.steps
+      .map((s) => s.observation)
+      .find((o) => o.startsWith('policy error: '))
+      ?.slice('policy error: '.length) ?? null
+  );
 }
 
 async function collected(request: DemonstrationRequest): Promise<Demonstrations> {
@@ -86,8 +98,16 @@ async function collected(request: DemonstrationRequest): Promise<Demonstrations>
   let failure: string | null = null;
   let good = 0;
   const summary = await collectGroups({
-    store: request.store, config: request.config, model: null, remote, groups: request.tasks, groupSize: 1,
-    runName: `${request.config.name}-demonstrations`, judging: request.judging, atropos: null, signal,
+    store: request.store,
+    config: request.config,
+    model: null,
+    remote,
+    groups: request.tasks,
+    groupSize: 1,
+    runName: `${request.config.name}-demonstrations`,
+    judging: request.judging,
+    atropos: null,
+    signal,
     onGroup: (all) => {
       const last = all[all.length - 1];
       if (last?.success) good++;
@@ -97,9 +117,15 @@ async function collected(request: DemonstrationRequest): Promise<Demonstrations>
     },
   });
   if (failure) {
-    throw new Error(`${failure}. The demonstrations come from ${describeSource(source)}: check that it is up and serves /chat/completions under that address, or raise its timeout.`);
+    throw new Error(
+      `${failure}. The demonstrations come from ${describeSource(source)}: check that it is up and serves /chat/completions under that address, or raise its timeout.`,
+    );
   }
-  return { good: summary.trajectories.filter((t) => t.success === true), total: summary.trajectories.length, runId: summary.runId };
+  return {
+    good: summary.trajectories.filter((t) => t.success === true),
+    total: summary.trajectories.length,
+    runId: summary.runId,
+  };
 }
 
 async function storedEpisodes(request: DemonstrationRequest, env: string): Promise<Demonstrations> {
@@ -107,11 +133,18 @@ async function storedEpisodes(request: DemonstrationRequest, env: string): Promi
   const good: Trajectory[] = [];
   let total = 0;
   // Train split only: an evaluation's held-out episodes must never become training data.
-  for await (const t of iterateTrajectories(request.store, { envs: [env], split: 'train', ...(runId ? { run_id: runId } : {}) }, { pageSize: 200 })) {
+  for await (const t of iterateTrajectories(
+    request.store,
+    { envs: [env], split: 'train', ...(runId ? { run_id: runId } : {}) },
+    { pageSize: 200 },
+  )) {
     request.signal.throwIfAborted();
     total++;
     if (t.success === true) good.push(t);
   }
-  if (total === 0) throw new NoDemonstrationsError(`There are no stored train-split episodes of ${env}${runId ? ` in run ${runId}` : ''}: collect some first (\`spindle collect --policy expert\`), or use the expert or a remote model.`);
+  if (total === 0)
+    throw new NoDemonstrationsError(
+      `There are no stored train-split episodes of ${env}${runId ? ` in run ${runId}` : ''}: collect some first (\`spindle collect --policy expert\`), or use the expert or a remote model.`,
+    );
   return { good, total, runId: null };
 }

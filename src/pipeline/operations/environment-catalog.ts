@@ -15,7 +15,6 @@ import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import { deleteEnvironmentRecord, getEnvironmentRecord, putEnvironment, type Store } from '../../store/index.ts';
 import { readEnvironmentSource, type ReadLocal } from '../platform/node-environments.ts';
 
-
 /** One environment as the catalog lists it; `origin` is `built-in`, or the file (or kind) a user's came from. */
 export interface CatalogEntry {
   name: string;
@@ -31,7 +30,10 @@ export interface CatalogEntry {
  * The built-in environments and the user's stored ones, those with `tag` when given (an unknown tag is
  * refused, listing the tags). A stored environment that no longer builds is left out and reported to `onBroken`.
  */
-export async function environmentCatalog(stored: EnvironmentSource[], options: { tag?: string; onBroken?: (name: string, message: string) => void } = {}): Promise<CatalogEntry[]> {
+export async function environmentCatalog(
+  stored: EnvironmentSource[],
+  options: { tag?: string; onBroken?: (name: string, message: string) => void } = {},
+): Promise<CatalogEntry[]> {
   const own: CatalogEntry[] = [];
   for (const source of stored) {
     const built = await buildEnvironment(source).catch((e: Error) => {
@@ -41,18 +43,27 @@ export async function environmentCatalog(stored: EnvironmentSource[], options: {
     if (!built) continue;
     const { env } = built;
     own.push({
-      name: source.name, description: env.description, tags: [...env.tags], difficulties: [...env.difficulties],
-      tools: [...env.requiredTools, ...env.ownTools.map((t) => t.name)], origin: source.file ?? source.kind,
+      name: source.name,
+      description: env.description,
+      tags: [...env.tags],
+      difficulties: [...env.difficulties],
+      tools: [...env.requiredTools, ...env.ownTools.map((t) => t.name)],
+      origin: source.file ?? source.kind,
     });
     built.close();
   }
   const { tag } = options;
   const tags = [...new Set([...listTags(), ...own.flatMap((e) => e.tags)])].sort();
-  if (tag !== undefined && !tags.includes(tag)) throw new Error(`No environment has the tag "${tag}". Tags: ${tags.join(', ')}.`);
+  if (tag !== undefined && !tags.includes(tag))
+    throw new Error(`No environment has the tag "${tag}". Tags: ${tags.join(', ')}.`);
   return [
     ...describeEnvironments({ tag }).map((e) => ({
-      name: e.name, description: e.description, tags: e.tags, difficulties: e.difficulties,
-      tools: [...e.requiredTools, ...getEnvironment(e.name).ownTools.map((t) => t.name)], origin: 'built-in',
+      name: e.name,
+      description: e.description,
+      tags: e.tags,
+      difficulties: e.difficulties,
+      tools: [...e.requiredTools, ...getEnvironment(e.name).ownTools.map((t) => t.name)],
+      origin: 'built-in',
     })),
     ...own.filter((e) => tag === undefined || e.tags.includes(tag)),
   ];
@@ -77,7 +88,10 @@ export interface AuditOneOptions {
 /** The audit's policy probe over a loaded model, greedy, with the run's token and turn budgets. */
 function policyProbe(policy: NonNullable<AuditOneOptions['policy']>): AuditOptions['policy'] {
   return {
-    policy: new LocalPolicy(policy.model.model, policy.model.tokenizer), items: policy.items, label: policy.label, maxSteps: policy.maxSteps,
+    policy: new LocalPolicy(policy.model.model, policy.model.tokenizer),
+    items: policy.items,
+    label: policy.label,
+    maxSteps: policy.maxSteps,
     sampling: { temperature: 0, max_new_tokens: policy.maxNewTokens },
   };
 }
@@ -88,29 +102,57 @@ function policyProbe(policy: NonNullable<AuditOneOptions['policy']>): AuditOptio
  * CheckTimeoutError naming the step when the budget runs out.
  */
 export async function auditOne(
-  target: AuditTarget, options: AuditOneOptions,
-): Promise<{ env: string; lines: string[]; problems: string[]; source: EnvironmentSource | null; needsBootstrap: boolean }> {
+  target: AuditTarget,
+  options: AuditOneOptions,
+): Promise<{
+  env: string;
+  lines: string[];
+  problems: string[];
+  source: EnvironmentSource | null;
+  needsBootstrap: boolean;
+}> {
   const onProgress = options.onProgress ?? (() => {});
-  return withCheckBudget(options.budgetMs, { signal: options.signal, onStep: (step) => onProgress(`${step}…`) }, async (budget) => {
-    const source = 'file' in target ? await readEnvironmentSource(target.file, { readLocal: target.readLocal, budget }) : 'source' in target ? target.source : null;
-    if (source && options.ownName) checkOwnName(source.name);
-    budget.begin(source ? `building ${source.name}` : `opening ${(target as { name: string }).name}`);
-    const built = source ? await budget.open(buildEnvironment(source)) : { env: getEnvironment((target as { name: string }).name), close: () => {} };
-    try {
-      const policy = options.policy && options.policy.items > 0 ? policyProbe(options.policy) : undefined;
-      const audit = await auditEnvironment(built.env, { items: options.items, budget, onProgress, policy });
-      return { env: audit.env, lines: formatAudit(audit), problems: audit.problems, source, needsBootstrap: audit.needsBootstrap };
-    } finally {
-      built.close();
-    }
-  });
+  return withCheckBudget(
+    options.budgetMs,
+    { signal: options.signal, onStep: (step) => onProgress(`${step}…`) },
+    async (budget) => {
+      const source =
+        'file' in target
+          ? await readEnvironmentSource(target.file, { readLocal: target.readLocal, budget })
+          : 'source' in target
+            ? target.source
+            : null;
+      if (source && options.ownName) checkOwnName(source.name);
+      budget.begin(source ? `building ${source.name}` : `opening ${(target as { name: string }).name}`);
+      const built = source
+        ? await budget.open(buildEnvironment(source))
+        : { env: getEnvironment((target as { name: string }).name), close: () => {} };
+      try {
+        const policy = options.policy && options.policy.items > 0 ? policyProbe(options.policy) : undefined;
+        const audit = await auditEnvironment(built.env, { items: options.items, budget, onProgress, policy });
+        return {
+          env: audit.env,
+          lines: formatAudit(audit),
+          problems: audit.problems,
+          source,
+          needsBootstrap: audit.needsBootstrap,
+        };
+      } finally {
+        built.close();
+      }
+    },
+  );
 }
 
 /** What `spindle envs audit NAME` audits: a built-in, else a stored environment of that name; throws when it is neither. */
-export function auditTarget(name: string, stored: EnvironmentSource[]): { source: EnvironmentSource } | { name: string } {
+export function auditTarget(
+  name: string,
+  stored: EnvironmentSource[],
+): { source: EnvironmentSource } | { name: string } {
   if (isBuiltinEnvironment(name)) return { name };
   const source = stored.find((s) => s.name === name);
-  if (!source) throw new Error(`"${name}" is neither a file, a built-in environment nor one added with \`spindle envs add\`.`);
+  if (!source)
+    throw new Error(`"${name}" is neither a file, a built-in environment nor one added with \`spindle envs add\`.`);
   return { source };
 }
 
@@ -129,6 +171,7 @@ export async function keepEnvironment(store: Store, source: EnvironmentSource, p
 
 /** Forgets a user's environment (runs that used it keep their copy); throws when the store has none of that name. */
 export async function forgetEnvironment(store: Store, name: string, where: string): Promise<void> {
-  if (!(await getEnvironmentRecord(store, name))) throw new Error(`There is no environment "${name}" of yours in ${where}.`);
+  if (!(await getEnvironmentRecord(store, name)))
+    throw new Error(`There is no environment "${name}" of yours in ${where}.`);
   await deleteEnvironmentRecord(store, name);
 }

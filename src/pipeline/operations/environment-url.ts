@@ -8,18 +8,37 @@ import { MAX_TASK_FILE_BYTES } from '../../envs/task-file/index.ts';
 import { boundedChunks, concatBytes, fetchWithTimeout, NetError, type ReadLimits } from '../../net.ts';
 
 /** A task file's size cap bounds the download too (a module is far smaller). */
-const ENVIRONMENT_URL_LIMITS: ReadLimits = { connectTimeoutMs: 30_000, idleTimeoutMs: 30_000, maxBytes: MAX_TASK_FILE_BYTES };
+const ENVIRONMENT_URL_LIMITS: ReadLimits = {
+  connectTimeoutMs: 30_000,
+  idleTimeoutMs: 30_000,
+  maxBytes: MAX_TASK_FILE_BYTES,
+};
 
 export function isUrl(path: string): boolean {
   return /^https?:\/\//i.test(path);
 }
 
-export async function fetchEnvironmentFile(url: string, options: { signal?: AbortSignal; limits?: ReadLimits; fetchImpl?: typeof fetch } = {}): Promise<{ bytes: Uint8Array; fileName: string }> {
+export async function fetchEnvironmentFile(
+  url: string,
+  options: { signal?: AbortSignal; limits?: ReadLimits; fetchImpl?: typeof fetch } = {},
+): Promise<{ bytes: Uint8Array; fileName: string }> {
   const limits = options.limits ?? ENVIRONMENT_URL_LIMITS;
-  const { response, controller } = await fetchWithTimeout(options.fetchImpl ?? fetch, url, {}, limits.connectTimeoutMs, options.signal);
+  const { response, controller } = await fetchWithTimeout(
+    options.fetchImpl ?? fetch,
+    url,
+    {},
+    limits.connectTimeoutMs,
+    options.signal,
+  );
   if (!response.ok) {
     controller.abort();
-    throw new NetError('http', url, `GET ${url}: HTTP ${response.status}; check the URL (it must serve the file itself, not a page about it)`, response.status >= 500, response.status);
+    throw new NetError(
+      'http',
+      url,
+      `GET ${url}: HTTP ${response.status}; check the URL (it must serve the file itself, not a page about it)`,
+      response.status >= 500,
+      response.status,
+    );
   }
   const chunks: Uint8Array[] = [];
   let length = 0;

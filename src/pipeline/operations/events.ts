@@ -29,7 +29,15 @@ export type RunEvent =
   | { type: 'evaluation'; run_id: string; step: number; env: string; split: Split; success: number; n: number }
   | { type: 'marker'; run_id: string; marker: RunMarker }
   | { type: 'checkpoint'; run_id: string; step: number; checkpoint_id: string }
-  | { type: 'progress'; run_id: string; done: number; total: number; eta_seconds: number | null; tokens_per_second: number | null; queue: QueueSizes }
+  | {
+      type: 'progress';
+      run_id: string;
+      done: number;
+      total: number;
+      eta_seconds: number | null;
+      tokens_per_second: number | null;
+      queue: QueueSizes;
+    }
   | { type: 'error'; run_id: string; message: string; fatal: boolean }
   /** A judge that could not score some trajectories (its vote was null): running counts, sent when they grow. */
   | { type: 'judge-failures'; run_id: string; judge_id: string; failed: number; total: number; last_reason: string };

@@ -45,8 +45,18 @@ export interface SavedEndpointJudge {
 
 /** The run-config entry of a saved endpoint judge (its key, if any, under `secret.<id>`). */
 function endpointJudgeConfig(r: SavedEndpointJudge): JudgeConfig {
-  const endpoint = { id: r.id, base_url: r.base_url, model: r.model, api_key_env: r.hasKey ? `secret.${r.id}` : null, temperature: 0, timeout_ms: 30_000, max_concurrency: 4, max_retries: 3 };
-  if (r.kind === 'rubric') return { type: 'rubric', ...endpoint, criteria: (r.criteria ?? []).map((c) => ({ ...c })), scale: r.scale ?? 10 };
+  const endpoint = {
+    id: r.id,
+    base_url: r.base_url,
+    model: r.model,
+    api_key_env: r.hasKey ? `secret.${r.id}` : null,
+    temperature: 0,
+    timeout_ms: 30_000,
+    max_concurrency: 4,
+    max_retries: 3,
+  };
+  if (r.kind === 'rubric')
+    return { type: 'rubric', ...endpoint, criteria: (r.criteria ?? []).map((c) => ({ ...c })), scale: r.scale ?? 10 };
   if (r.kind === 'group') return { type: 'group', ...endpoint, rubric: r.rubric ?? '' };
   return { type: 'remote', ...endpoint };
 }
@@ -68,26 +78,45 @@ function withSavedCalibration(config: RunConfig, saved: Record<string, Calibrati
 }
 
 function withSwitchedJudges(config: RunConfig, switches: JudgeSwitches): RunConfig {
-  const wanted = new Map<string, JudgeConfig | null>([[IN_BROWSER_JUDGE.id, switches.inBrowser ? { ...IN_BROWSER_JUDGE } : null]]);
+  const wanted = new Map<string, JudgeConfig | null>([
+    [IN_BROWSER_JUDGE.id, switches.inBrowser ? { ...IN_BROWSER_JUDGE } : null],
+  ]);
   for (const r of switches.remotes) {
     wanted.set(r.id, r.enabled ? endpointJudgeConfig(r) : null);
   }
-  const managed = (j: JudgeConfig) => wanted.has(j.id) && (j.type === 'remote' || j.type === 'rubric' || j.type === 'group' || (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
+  const managed = (j: JudgeConfig) =>
+    wanted.has(j.id) &&
+    (j.type === 'remote' ||
+      j.type === 'rubric' ||
+      j.type === 'group' ||
+      (j.type === 'model' && j.id === IN_BROWSER_JUDGE.id));
   const kept = config.judge.judges.filter((j) => !managed(j) || wanted.get(j.id) !== null);
   const added = [...wanted.values()].filter((j): j is JudgeConfig => j !== null && !kept.some((k) => k.id === j.id));
   const judges = [...kept, ...added];
   if (judges.length === config.judge.judges.length && added.length === 0) return config;
   const { n_judges } = config.judge;
-  const n = n_judges === null ? null : Math.max(1, Math.min(judges.length, n_judges + judges.length - config.judge.judges.length));
+  const n =
+    n_judges === null
+      ? null
+      : Math.max(1, Math.min(judges.length, n_judges + judges.length - config.judge.judges.length));
   return { ...config, judge: { ...config.judge, judges, n_judges: n } };
 }
 
 /** The switches as the Judges screen saved them. */
 export async function readJudgeSwitches(store: Store): Promise<JudgeSwitches> {
-  const remotes = await getSetting<Omit<JudgeSwitches['remotes'][number], 'hasKey'>[]>(store, REMOTE_JUDGES_SETTING, []);
+  const remotes = await getSetting<Omit<JudgeSwitches['remotes'][number], 'hasKey'>[]>(
+    store,
+    REMOTE_JUDGES_SETTING,
+    [],
+  );
   return {
     inBrowser: await getSetting<boolean>(store, IN_BROWSER_JUDGE_SETTING, false),
-    remotes: await Promise.all(remotes.map(async (r) => ({ ...r, hasKey: (await getSetting<string | null>(store, `secret.${r.id}`, null)) !== null }))),
+    remotes: await Promise.all(
+      remotes.map(async (r) => ({
+        ...r,
+        hasKey: (await getSetting<string | null>(store, `secret.${r.id}`, null)) !== null,
+      })),
+    ),
     calibration: await getSetting<Record<string, CalibrationMap>>(store, CALIBRATION_SETTING, {}),
   };
 }

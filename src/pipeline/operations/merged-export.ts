@@ -37,19 +37,32 @@ export function generationConfig(tokenizer: TextTokenizer, config: HfConfigJson)
 }
 
 function modelCard(name: string, revision: string | null, fromHub: boolean, peft: PeftConfig): string {
-  const front = fromHub ? ['---', `base_model: ${name}`, 'library_name: transformers', 'tags:', '- spindle', '- lora-merged', '---', ''] : [];
+  const front = fromHub
+    ? ['---', `base_model: ${name}`, 'library_name: transformers', 'tags:', '- spindle', '- lora-merged', '---', '']
+    : [];
   const at = revision ? ` (revision ${revision})` : '';
   return [
-    ...front, '# Merged with Spindle', '',
-    `\`${name}\`${at} with a LoRA adapter (r=${peft.r}, alpha=${peft.lora_alpha}, modules ${peft.target_modules.join(', ')})`
-      + ' folded into its weights.', '',
-    '```python', 'from transformers import AutoModelForCausalLM, AutoTokenizer',
-    'model = AutoModelForCausalLM.from_pretrained("path/to/this/folder")', 'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")', '```', '',
+    ...front,
+    '# Merged with Spindle',
+    '',
+    `\`${name}\`${at} with a LoRA adapter (r=${peft.r}, alpha=${peft.lora_alpha}, modules ${peft.target_modules.join(', ')})` +
+      ' folded into its weights.',
+    '',
+    '```python',
+    'from transformers import AutoModelForCausalLM, AutoTokenizer',
+    'model = AutoModelForCausalLM.from_pretrained("path/to/this/folder")',
+    'tokenizer = AutoTokenizer.from_pretrained("path/to/this/folder")',
+    '```',
+    '',
   ].join('\n');
 }
 
 /** The merged model's files (see the header); throws when the adapter does not fit the base. */
-export async function mergedModel(base: MergeSource, adapter: HostTensors, peft: PeftConfig): Promise<Map<string, Uint8Array>> {
+export async function mergedModel(
+  base: MergeSource,
+  adapter: HostTensors,
+  peft: PeftConfig,
+): Promise<Map<string, Uint8Array>> {
   checkAdapterTensors(adapter, peft, 'the checkpoint', base.model.config);
   const named = base.baseModel ?? peft.base_model_name_or_path;
   const { base_model_name_or_path: name, revision } = transformersBase(named);

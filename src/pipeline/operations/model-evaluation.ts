@@ -48,10 +48,20 @@ export interface EvaluationPlan {
 }
 
 /** One scored item, as `spindle eval --output` writes it. */
-export interface ScoredItem { env: string; level: number; task_id: string; score: number | null; success: boolean }
+export interface ScoredItem {
+  env: string;
+  level: number;
+  task_id: string;
+  score: number | null;
+  success: boolean;
+}
 
 /** A stored run's latest checkpoint, evaluated as the run evaluates itself; overrides change each part. */
-export async function runEvaluationPlan(store: NodeStore, runId: string, over: EvaluationOverrides = {}): Promise<EvaluationPlan> {
+export async function runEvaluationPlan(
+  store: NodeStore,
+  runId: string,
+  over: EvaluationOverrides = {},
+): Promise<EvaluationPlan> {
   const record = await findRun(store, runId, true);
   await installRunEnvironments(record.environments);
   const config = record.config;
@@ -59,12 +69,22 @@ export async function runEvaluationPlan(store: NodeStore, runId: string, over: E
   if (!checkpoint) throw new Error(`Run ${record.id} has no checkpoint yet; nothing to evaluate.`);
   const adapter = await checkpointAdapter(store, checkpoint);
   const settings = evaluationSettings(config);
-  const envs = (over.envs ?? config.tasks.environments).map((name) => ({ env: getEnvironment(name), levels: over.levels ?? [fixedLevel(config.tasks, name)] }));
+  const envs = (over.envs ?? config.tasks.environments).map((name) => ({
+    env: getEnvironment(name),
+    levels: over.levels ?? [fixedLevel(config.tasks, name)],
+  }));
   return {
-    config, envs, items: over.items ?? settings.items, seed: over.seed ?? settings.seed,
+    config,
+    envs,
+    items: over.items ?? settings.items,
+    seed: over.seed ?? settings.seed,
     sampling: { ...settings.sampling, max_new_tokens: over.maxNewTokens ?? settings.sampling.max_new_tokens },
-    maxSteps: over.maxSteps ?? settings.maxSteps, toolTimeoutMs: settings.toolTimeoutMs,
-    adapter: { label: `run ${record.id} at step ${checkpoint.step}`, attach: (loaded) => attachAdapterTensors(loaded, adapter.config, adapter.tensors, `run ${record.id}`) },
+    maxSteps: over.maxSteps ?? settings.maxSteps,
+    toolTimeoutMs: settings.toolTimeoutMs,
+    adapter: {
+      label: `run ${record.id} at step ${checkpoint.step}`,
+      attach: (loaded) => attachAdapterTensors(loaded, adapter.config, adapter.tensors, `run ${record.id}`),
+    },
     note: `eval: run ${record.id} (${record.name}) at step ${checkpoint.step}, as the run evaluates itself`,
   };
 }
@@ -73,15 +93,25 @@ export async function runEvaluationPlan(store: NodeStore, runId: string, over: E
  * A model on `config`'s environments (the user's own already resolved), 16 items each by default, the
  * lowest level unless levels are given; `adapter` is a PEFT adapter zip to put on top.
  */
-export function modelEvaluationPlan(config: RunConfig, over: EvaluationOverrides = {}, adapter: { label: string; bytes: Uint8Array } | null = null): EvaluationPlan {
+export function modelEvaluationPlan(
+  config: RunConfig,
+  over: EvaluationOverrides = {},
+  adapter: { label: string; bytes: Uint8Array } | null = null,
+): EvaluationPlan {
   return {
-    config, envs: config.tasks.environments.map((name) => ({ env: getEnvironment(name), levels: over.levels })),
-    items: over.items ?? 16, seed: over.seed ?? config.seed,
+    config,
+    envs: config.tasks.environments.map((name) => ({ env: getEnvironment(name), levels: over.levels })),
+    items: over.items ?? 16,
+    seed: over.seed ?? config.seed,
     sampling: { max_new_tokens: over.maxNewTokens ?? config.sampling.max_new_tokens },
     maxSteps: over.maxSteps ?? config.trajectory_collection.max_steps_per_trajectory,
     toolTimeoutMs: config.trajectory_collection.tool_timeout_ms,
-    adapter: adapter ? { label: adapter.label, attach: (loaded) => void attachAdapterZip(loaded, adapter.bytes, adapter.label) } : null,
-    note: adapter ? `eval: the model with ${adapter.label}` : 'eval: the base model (no --run or --adapter); --run RUN_ID evaluates a trained run',
+    adapter: adapter
+      ? { label: adapter.label, attach: (loaded) => void attachAdapterZip(loaded, adapter.bytes, adapter.label) }
+      : null,
+    note: adapter
+      ? `eval: the model with ${adapter.label}`
+      : 'eval: the base model (no --run or --adapter); --run RUN_ID evaluates a trained run',
   };
 }
 
@@ -89,14 +119,18 @@ export function modelEvaluationPlan(config: RunConfig, over: EvaluationOverrides
 export function missingLevels(plan: EvaluationPlan): string | null {
   for (const { env, levels } of plan.envs) {
     const missing = (levels ?? []).filter((l) => !env.difficulties.includes(l));
-    if (missing.length > 0) return `eval: ${env.name} has no level ${missing.join(', ')}; its levels are ${env.difficulties.join(', ')}. Nothing was evaluated.`;
+    if (missing.length > 0)
+      return `eval: ${env.name} has no level ${missing.join(', ')}; its levels are ${env.difficulties.join(', ')}. Nothing was evaluated.`;
   }
   return null;
 }
 
 /** Episodes the plan runs (for a progress bar). */
 export function plannedEpisodes(plan: EvaluationPlan): number {
-  return plan.envs.reduce((n, { env, levels }) => n + (levels ? levels.filter((l) => env.difficulties.includes(l)).length : 1) * plan.items, 0);
+  return plan.envs.reduce(
+    (n, { env, levels }) => n + (levels ? levels.filter((l) => env.difficulties.includes(l)).length : 1) * plan.items,
+    0,
+  );
 }
 
 /**
@@ -105,8 +139,14 @@ export function plannedEpisodes(plan: EvaluationPlan): number {
  * policy's success on the same items beside each rate.
  */
 export async function evaluateModel(
-  loaded: NodeModel, plan: EvaluationPlan,
-  options: { split: Split; signal?: AbortSignal; onAttached?: (label: string) => void; onEpisode?: (item: ScoredItem) => void },
+  loaded: NodeModel,
+  plan: EvaluationPlan,
+  options: {
+    split: Split;
+    signal?: AbortSignal;
+    onAttached?: (label: string) => void;
+    onEpisode?: (item: ScoredItem) => void;
+  },
 ): Promise<{ results: EvalResult[]; items: ScoredItem[]; table: string }> {
   const { split, signal } = options;
   if (plan.adapter) {
@@ -117,16 +157,35 @@ export async function evaluateModel(
   const items: ScoredItem[] = [];
   const results: EvalResult[] = [];
   for (const { env, levels } of plan.envs) {
-    results.push(...await evaluatePolicy(policy, [env], {
-      split, levels, items: plan.items, seed: plan.seed, maxSteps: plan.maxSteps, toolTimeoutMs: plan.toolTimeoutMs, signal, sampling: plan.sampling,
-      onEpisode: (t, score) => {
-        const item = { env: t.env, level: t.difficulty, task_id: t.task_id, score, success: isSuccess(score) === true };
-        items.push(item);
-        options.onEpisode?.(item);
-      },
-    }));
+    results.push(
+      ...(await evaluatePolicy(policy, [env], {
+        split,
+        levels,
+        items: plan.items,
+        seed: plan.seed,
+        maxSteps: plan.maxSteps,
+        toolTimeoutMs: plan.toolTimeoutMs,
+        signal,
+        sampling: plan.sampling,
+        onEpisode: (t, score) => {
+          const item = {
+            env: t.env,
+            level: t.difficulty,
+            task_id: t.task_id,
+            score,
+            success: isSuccess(score) === true,
+          };
+          items.push(item);
+          options.onEpisode?.(item);
+        },
+      })),
+    );
   }
   const blind = new Map<string, number>();
-  for (const r of results) blind.set(`${r.env}/${r.level}`, (await bestBlindSuccess(getEnvironment(r.env), r.level, { items: plan.items, seed: plan.seed, split })).success);
+  for (const r of results)
+    blind.set(
+      `${r.env}/${r.level}`,
+      (await bestBlindSuccess(getEnvironment(r.env), r.level, { items: plan.items, seed: plan.seed, split })).success,
+    );
   return { results, items, table: formatEvalTable(results, blind) };
 }

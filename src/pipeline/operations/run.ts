@@ -23,12 +23,31 @@ import { installedSources, installEnvironmentSource } from '../../envs/sources.t
 import { deriveSeed } from '../../rng.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
-import { appendMetrics, addMarker, createRun, getRun, listEvaluations, putEvaluation, putTrajectories, saveCheckpoint, setGroupAdvantages, setRunStatus, type Store } from '../../store/index.ts';
+import {
+  appendMetrics,
+  addMarker,
+  createRun,
+  getRun,
+  listEvaluations,
+  putEvaluation,
+  putTrajectories,
+  saveCheckpoint,
+  setGroupAdvantages,
+  setRunStatus,
+  type Store,
+} from '../../store/index.ts';
 import { Trainer, type TrainerDeps } from '../../train/trainer.ts';
 import { encodeCheckpoint, loadResumeCheckpoint } from './checkpoint-codec.ts';
 import type { RunController, RunEvent, RunListener, RunStatus } from './events.ts';
 import { GenerationService, linkedGenerator, type RemoteGenerator } from '../engine/generation.ts';
-import { configuredWorker, episodeJob, groupJobs, rolloutSettings, type EpisodeJob, type RolloutWorker } from '../engine/rollout-protocol.ts';
+import {
+  configuredWorker,
+  episodeJob,
+  groupJobs,
+  rolloutSettings,
+  type EpisodeJob,
+  type RolloutWorker,
+} from '../engine/rollout-protocol.ts';
 import { WorkerPool, type Clock, type WorkerLink } from '../engine/worker-pool.ts';
 import { storeGroup } from './store-group.ts';
 import { createGroupStep, type GroupStep } from '../../judge/group-step.ts';
@@ -60,7 +79,7 @@ export interface RunDeps {
 
 /** Said when a run starts with `judge.verifier_gate: false`. */
 export const VERIFIER_GATE_OFF_WARNING =
-  'judge.verifier_gate is off: the judges\' combined score is used as it is, so a lenient judge can score a wrong answer above a right one and give it a positive advantage. Set judge.verifier_gate: true to keep the judges inside the environment\'s verdict.';
+  "judge.verifier_gate is off: the judges' combined score is used as it is, so a lenient judge can score a wrong answer above a right one and give it a positive advantage. Set judge.verifier_gate: true to keep the judges inside the environment's verdict.";
 
 /** What the rollouts given up by `stop()` are rejected with: the run ends as stopped, not failed. */
 export class RunStopped extends Error {
@@ -119,10 +138,21 @@ export class PipelineRun implements RunController {
    * run; a resumed run installs the ones it stored). `transferFrom`: where a transfer starts (the trainer
    * prepares the model from it, once); a resumed run has its own weights.
    */
-  async start(config: RunConfig, options: { resumeRunId?: string; environments?: EnvironmentSource[]; transferFrom?: TrainerDeps['transferFrom'] } = {}): Promise<string> {
-    if (this.status === 'running' || this.status === 'starting') throw new Error('This run is already going; stop it before starting another.');
+  async start(
+    config: RunConfig,
+    options: {
+      resumeRunId?: string;
+      environments?: EnvironmentSource[];
+      transferFrom?: TrainerDeps['transferFrom'];
+    } = {},
+  ): Promise<string> {
+    if (this.status === 'running' || this.status === 'starting')
+      throw new Error('This run is already going; stop it before starting another.');
     // A run trains with GRPO; saying otherwise used to run GRPO anyway.
-    if (config.training.method === 'sft') throw new Error('training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft --data FILE` (the CLI), or set training.method: grpo.');
+    if (config.training.method === 'sft')
+      throw new Error(
+        'training.method is sft, but a run trains with GRPO: fine-tune with `spindle sft --data FILE` (the CLI), or set training.method: grpo.',
+      );
     this.stopRequested = false;
     this.judgeVotes.clear();
     this.config = config;
@@ -137,22 +167,35 @@ export class PipelineRun implements RunController {
       for (const source of options.environments ?? []) await installEnvironmentSource(source);
       for (const name of config.tasks.environments) getEnvironment(name); // an unknown name fails here, listing the known ones
       // Stored running: a page reloaded (or a process killed) while the run starts leaves a run to resume.
-      this.runId = (await createRun(store, config, { environments: installedSources(config.tasks.environments), status: 'running' })).id;
+      this.runId = (
+        await createRun(store, config, { environments: installedSources(config.tasks.environments), status: 'running' })
+      ).id;
     }
     // Which weights a run trains is said, not assumed: a base is only ever the one its config names.
     this.setStatus('starting', `training base model ${this.config.model.base_model}`);
-    if (this.config.judge.verifier_gate === false) this.emit({ type: 'error', run_id: this.runId, fatal: false, message: VERIFIER_GATE_OFF_WARNING });
+    if (this.config.judge.verifier_gate === false)
+      this.emit({ type: 'error', run_id: this.runId, fatal: false, message: VERIFIER_GATE_OFF_WARNING });
     try {
       this.groupStep = createGroupStep(this.config.judge, { getSecret: this.deps.getSecret });
       const { model, tokenizer } = await this.deps.loadModel(this.config);
       const batching = GenerationService.forRun(this.config.trajectory_collection.reproducible);
-      this.generation = new GenerationService(() => model, tokenizer, batching, () => this.held());
+      this.generation = new GenerationService(
+        () => model,
+        tokenizer,
+        batching,
+        () => this.held(),
+      );
       const checkpoint = options.resumeRunId ? await loadResumeCheckpoint(store, this.runId) : undefined;
       this.trainer = new Trainer({
-        model, config: this.config, runId: this.runId, padId: tokenizer.padId,
+        model,
+        config: this.config,
+        runId: this.runId,
+        padId: tokenizer.padId,
         collectGroups: (n, step, levels) => this.collectGroups(n, step, levels),
         // The safety monitor chooses checkpoints, so it looks at validation items, never at test ones.
-        evaluateBaselines: this.config.safety.enabled ? (step) => this.evaluate(step, this.config.safety.eval_items, 'validation') : undefined,
+        evaluateBaselines: this.config.safety.enabled
+          ? (step) => this.evaluate(step, this.config.safety.eval_items, 'validation')
+          : undefined,
         onMetrics: (record) => this.queueWrite(() => this.recordMetrics(record)),
         onMarker: (marker) => this.queueWrite(() => this.recordMarker(marker)),
         resumeFrom: checkpoint,
@@ -220,9 +263,25 @@ export class PipelineRun implements RunController {
     // Every worker the pool starts, a replacement too, is configured once before its first episode; a
     // resumed run builds its pool afresh, with the environments it reinstalled (engine/rollout-protocol.ts).
     const settings = rolloutSettings(this.config, this.runId);
-    const spawn = (i: number, link: WorkerLink) => configuredWorker(this.deps.spawnWorker(i, generator(link)), settings);
-    return new WorkerPool(spawn, { size, jobsPerWorker, hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000, clock: this.deps.hangClock, maxAttempts: 3, paused: () => this.paused !== null }, (index, reason) =>
-      this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.` }),
+    const spawn = (i: number, link: WorkerLink) =>
+      configuredWorker(this.deps.spawnWorker(i, generator(link)), settings);
+    return new WorkerPool(
+      spawn,
+      {
+        size,
+        jobsPerWorker,
+        hangTimeoutMs: this.deps.hangTimeoutMs ?? 120_000,
+        clock: this.deps.hangClock,
+        maxAttempts: 3,
+        paused: () => this.paused !== null,
+      },
+      (index, reason) =>
+        this.emit({
+          type: 'error',
+          run_id: this.runId,
+          fatal: false,
+          message: `Rollout worker ${index} ${reason}; it was replaced and its episode re-queued.`,
+        }),
     );
   }
 
@@ -249,7 +308,8 @@ export class PipelineRun implements RunController {
           cutShort = true;
           break;
         }
-        if (trainer.step % training.eval_interval === 0 || trainer.step === training.max_steps) await this.evaluate(trainer.step, this.config.tasks.eval_items);
+        if (trainer.step % training.eval_interval === 0 || trainer.step === training.max_steps)
+          await this.evaluate(trainer.step, this.config.tasks.eval_items);
       }
     } catch (error) {
       // Rollouts given up by stop() reject with RunStopped: that is the stop, not a failure.
@@ -315,7 +375,11 @@ export class PipelineRun implements RunController {
     // Rollouts ahead of the trainer see the weights change mid-episode at a moment timing decides: a
     // reproducible run rolls each step out on the weights it is trained from.
     const depth = tc.reproducible ? 0 : tc.max_offpolicy_updates;
-    for (let later = step + 1; later <= step + depth && later < this.config.training.max_steps && !this.stopRequested; later++) {
+    for (
+      let later = step + 1;
+      later <= step + depth && later < this.config.training.max_steps && !this.stopRequested;
+      later++
+    ) {
       if (this.prefetched.has(later)) continue;
       const prefetch: Prefetch = { key, finished: 0, groups: Promise.resolve([]) };
       prefetch.groups = this.rollGroups(n, later, levels, () => prefetch.finished++);
@@ -325,32 +389,55 @@ export class PipelineRun implements RunController {
     const groups = await ready;
     for (const group of groups) {
       // A finished group is stored before training on it, and then shown.
-      await storeGroup(this.deps.store, group, { runId: this.runId, step, rewardScale: this.config.training.reward_scale });
+      await storeGroup(this.deps.store, group, {
+        runId: this.runId,
+        step,
+        rewardScale: this.config.training.reward_scale,
+      });
       this.announceGroup(group);
     }
     return groups;
   }
 
   /** Rolls out `step`'s groups, calling `onGroup` as each one finishes. */
-  private rollGroups(n: number, step: number, levels: Record<string, number> | null, onGroup?: () => void): Promise<Trajectory[][]> {
+  private rollGroups(
+    n: number,
+    step: number,
+    levels: Record<string, number> | null,
+    onGroup?: () => void,
+  ): Promise<Trajectory[][]> {
     const { tasks, training, seed } = this.config;
-    return Promise.all(Array.from({ length: n }, async (_, g) => {
-      const envName = tasks.environments[(step * n + g) % tasks.environments.length];
-      const env = getEnvironment(envName);
-      const level = Math.min(Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]), tasks.difficulty_range[1]);
-      const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
-      const jobs = groupJobs(task, `${this.runId}/${step}/${g}`, { seed, step, group: g }, training.group_size, { sampling: this.config.sampling, judging: 'configured' });
-      const rolled = await Promise.all(jobs.map((job) => this.rollout(job)));
-      // The group step: group judges, then every score gated by the environment's verdict (src/judge/group-step.ts).
-      const group = await this.groupStep!.judge(task, rolled);
-      onGroup?.();
-      return group;
-    }));
+    return Promise.all(
+      Array.from({ length: n }, async (_, g) => {
+        const envName = tasks.environments[(step * n + g) % tasks.environments.length];
+        const env = getEnvironment(envName);
+        const level = Math.min(
+          Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]),
+          tasks.difficulty_range[1],
+        );
+        const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
+        const jobs = groupJobs(task, `${this.runId}/${step}/${g}`, { seed, step, group: g }, training.group_size, {
+          sampling: this.config.sampling,
+          judging: 'configured',
+        });
+        const rolled = await Promise.all(jobs.map((job) => this.rollout(job)));
+        // The group step: group judges, then every score gated by the environment's verdict (src/judge/group-step.ts).
+        const group = await this.groupStep!.judge(task, rolled);
+        onGroup?.();
+        return group;
+      }),
+    );
   }
 
   private async rollout(job: EpisodeJob): Promise<Trajectory> {
     this.inFlight++;
-    this.emit({ type: 'episode-start', run_id: this.runId, trajectory_id: job.trajectory_id, task: job.task, worker: -1 });
+    this.emit({
+      type: 'episode-start',
+      run_id: this.runId,
+      trajectory_id: job.trajectory_id,
+      task: job.task,
+      worker: -1,
+    });
     try {
       return await this.pool!.submit(job);
     } finally {
@@ -399,18 +486,44 @@ export class PipelineRun implements RunController {
       const level = fixedLevel(this.config.tasks, envName);
       const tasks = evaluationTasks(env, level, { items, seed: settings.seed, split });
       const groupId = `${this.runId}/eval/${step}/${split}/${envName}`;
-      const runs = await Promise.all(tasks.map((task, i) => this.rollout(episodeJob(task, groupId, i, task.seed, { sampling: settings.sampling, judging: 'env' }))));
+      const runs = await Promise.all(
+        tasks.map((task, i) =>
+          this.rollout(episodeJob(task, groupId, i, task.seed, { sampling: settings.sampling, judging: 'env' })),
+        ),
+      );
       // Stored so they can be browsed (their split is test or validation, their group …/eval/… is never
       // trained on, so it keeps step -1); a dataset export filtered to split=train leaves them out.
       await putTrajectories(this.deps.store, runs);
-      const result = summarizeLevel(envName, level, split, items, runs.map((t) => t.judge_score));
+      const result = summarizeLevel(
+        envName,
+        level,
+        split,
+        items,
+        runs.map((t) => t.judge_score),
+      );
       results[envName] = result.success;
       const benchmark = split === 'test' ? envName : `${envName}/${split}`;
       await putEvaluation(this.deps.store, {
-        run_id: this.runId, step, benchmark,
-        results: { success: result.success, mean_score: result.mean_score, n: result.n, level, unscored: result.unscored },
+        run_id: this.runId,
+        step,
+        benchmark,
+        results: {
+          success: result.success,
+          mean_score: result.mean_score,
+          n: result.n,
+          level,
+          unscored: result.unscored,
+        },
       });
-      this.emit({ type: 'evaluation', run_id: this.runId, step, env: envName, split, success: result.success, n: result.n });
+      this.emit({
+        type: 'evaluation',
+        run_id: this.runId,
+        step,
+        env: envName,
+        split,
+        success: result.success,
+        n: result.n,
+      });
     }
     return results;
   }
@@ -418,13 +531,19 @@ export class PipelineRun implements RunController {
   /** The trainer's metrics and markers, written in order without holding the update up; awaited before a checkpoint. */
   private queueWrite(write: () => Promise<void>): void {
     this.pendingWrites = this.pendingWrites.then(write).catch((error: unknown) =>
-      this.emit({ type: 'error', run_id: this.runId, fatal: false, message: `Could not store the run's metrics: ${error instanceof Error ? error.message : String(error)}` }),
+      this.emit({
+        type: 'error',
+        run_id: this.runId,
+        fatal: false,
+        message: `Could not store the run's metrics: ${error instanceof Error ? error.message : String(error)}`,
+      }),
     );
   }
 
   private async recordMetrics(record: MetricsRecord): Promise<void> {
     const generation = this.generation?.stats;
-    if (generation && generation.seconds > 0) record.metrics['perf/tokens_per_second'] = generation.generatedTokens / generation.seconds;
+    if (generation && generation.seconds > 0)
+      record.metrics['perf/tokens_per_second'] = generation.generatedTokens / generation.seconds;
     this.emit({ type: 'update', run_id: this.runId, step: record.step, metrics: record.metrics });
     await appendMetrics(this.deps.store, record);
   }
@@ -442,10 +561,16 @@ export class PipelineRun implements RunController {
     const stats = this.pool!.stats();
     const g = this.generation!.stats;
     this.emit({
-      type: 'progress', run_id: this.runId, done, total, eta_seconds: rate > 0 ? (total - done) / rate : null,
+      type: 'progress',
+      run_id: this.runId,
+      done,
+      total,
+      eta_seconds: rate > 0 ? (total - done) / rate : null,
       tokens_per_second: g.seconds > 0 ? g.generatedTokens / g.seconds : null,
       queue: {
-        pending_tasks: stats.queued, in_flight: this.inFlight, offpolicy_updates: this.prefetched.size,
+        pending_tasks: stats.queued,
+        in_flight: this.inFlight,
+        offpolicy_updates: this.prefetched.size,
         ready_groups: [...this.prefetched.values()].reduce((n, p) => n + p.finished, 0),
       },
     });

@@ -44,18 +44,24 @@ function selected(row: { success?: boolean | null; score?: number | null }, { mi
 
 /** The selected examples of one file (see SftSelection), and how many rows the selection left out. Errors name the file. */
 export async function sftExamples(
-  file: SftFile, tok: TextTokenizer, selection: SftSelection = {},
+  file: SftFile,
+  tok: TextTokenizer,
+  selection: SftSelection = {},
 ): Promise<{ examples: TrainSample[]; leftOut: number }> {
   try {
     if (file.name.endsWith('.parquet')) {
-      const trajectories = (await parquetToTrajectories(file.bytes, file.name)).filter((t) => t.messages.some((m) => m.role === 'assistant'));
+      const trajectories = (await parquetToTrajectories(file.bytes, file.name)).filter((t) =>
+        t.messages.some((m) => m.role === 'assistant'),
+      );
       const kept = trajectories.filter((t) => selected({ success: t.success, score: t.judge_score }, selection));
       const examples = kept.map((t) => chatExample({ messages: t.messages, tools: t.tools }, tok));
       return { examples, leftOut: trajectories.length - kept.length };
     }
     // Read once; each kept row keeps its line in the file, so an error names the line the user opens.
     const rows = readSftRows(new TextDecoder().decode(file.bytes));
-    const kept = rows.filter((r) => selected(r.value as { success?: boolean | null; score?: number | null }, selection));
+    const kept = rows.filter((r) =>
+      selected(r.value as { success?: boolean | null; score?: number | null }, selection),
+    );
     return { examples: examplesFromRows(kept, tok), leftOut: rows.length - kept.length };
   } catch (e) {
     throw new Error(`${file.name}: ${(e as Error).message}`, { cause: e });
@@ -63,11 +69,17 @@ export async function sftExamples(
 }
 
 /** Cuts examples to the model's context; drops those left with nothing to learn. */
-export function fitToContext(examples: TrainSample[], maxPositions: number): { kept: TrainSample[]; truncated: number } {
+export function fitToContext(
+  examples: TrainSample[],
+  maxPositions: number,
+): { kept: TrainSample[]; truncated: number } {
   let truncated = 0;
   const kept: TrainSample[] = [];
   for (const e of examples) {
-    const cut = e.tokens.length > maxPositions ? { tokens: e.tokens.slice(0, maxPositions), mask: Array.from(e.mask).slice(0, maxPositions) } : e;
+    const cut =
+      e.tokens.length > maxPositions
+        ? { tokens: e.tokens.slice(0, maxPositions), mask: Array.from(e.mask).slice(0, maxPositions) }
+        : e;
     if (cut !== e) truncated++;
     if (Array.from(cut.mask).some((m) => m > 0)) kept.push(cut);
   }
@@ -104,7 +116,10 @@ export interface SftResult {
 export async function runSft(job: SftJob): Promise<SftResult> {
   const { model, tokenizer, config } = job;
   const trainer = new Trainer({
-    model, config, padId: tokenizer.padId, runId: config.name,
+    model,
+    config,
+    padId: tokenizer.padId,
+    runId: config.name,
     collectGroups: () => Promise.reject(new Error('sft collects no rollouts')),
     onMetrics: (r) => job.onUpdate?.(r.metrics['train/loss']),
   });

@@ -20,7 +20,8 @@ import { iterateTrajectories, putSkill, type Store } from '../../store/index.ts'
  * SFT data, as any export's rows do (export/from-store.ts `exportFilter`).
  */
 export async function distilSkills(
-  store: Store, options: { runId?: string; env?: string; minSuccessRate: number; includeHeldOut?: boolean },
+  store: Store,
+  options: { runId?: string; env?: string; minSuccessRate: number; includeHeldOut?: boolean },
 ): Promise<{ name: string; markdown: string; usage_count: number }[]> {
   const all: Trajectory[] = [];
   const asked = { run_id: options.runId, envs: options.env ? [options.env] : undefined };
@@ -38,8 +39,16 @@ export async function distilSkills(
  * Instruction-tuning chat JSONL from skill documents (`file` names each in errors): the rows, how many
  * there are, and how many of the skills gave some.
  */
-export function skillInstructions(documents: { file: string; text: string }[], options: { minUsage: number; minSuccessRate: number }): { jsonl: string; rows: number; used: number; skills: number } {
+export function skillInstructions(
+  documents: { file: string; text: string }[],
+  options: { minUsage: number; minSuccessRate: number },
+): { jsonl: string; rows: number; used: number; skills: number } {
   const skills = documents.map((d) => parseSkill(d.text, d.file));
   const rows = skillsToInstructions(skills, options);
-  return { jsonl: rows.length ? toJsonl(rows) : '', rows: rows.length, used: new Set(rows.map((r) => r.source)).size, skills: skills.length };
+  return {
+    jsonl: rows.length ? toJsonl(rows) : '',
+    rows: rows.length,
+    used: new Set(rows.map((r) => r.source)).size,
+    skills: skills.length,
+  };
 }

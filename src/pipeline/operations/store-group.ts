@@ -19,6 +19,14 @@ export async function storeGroup(store: Store, group: Trajectory[], place: Group
   if (!group.length || !group.every((t) => t.judge_score !== null && t.tokens.length > 0)) return null;
   const scored = toScoredGroup(group, { rewardScale: place.rewardScale });
   const first = group[0];
-  await putScoredGroup(store, { group_id: first.group_id, run_id: place.runId, step: place.step, env: first.env, task_id: first.task_id, scored, trajectory_ids: group.map((t) => t.id) });
+  await putScoredGroup(store, {
+    group_id: first.group_id,
+    run_id: place.runId,
+    step: place.step,
+    env: first.env,
+    task_id: first.task_id,
+    scored,
+    trajectory_ids: group.map((t) => t.id),
+  });
   return scored;
 }

@@ -44,11 +44,15 @@ function environment(name: string, which: string): string {
  * plan. Without a source in the plan, `findSource` is asked for one for the (checked) source environment.
  */
 export async function transferConfig(
-  base: RunConfig, plan: TransferPlan, file: string, findSource: (sourceEnv: string) => Promise<string | null> = async () => null,
+  base: RunConfig,
+  plan: TransferPlan,
+  file: string,
+  findSource: (sourceEnv: string) => Promise<string | null> = async () => null,
 ): Promise<{ config: RunConfig; yaml: string }> {
   const source = environment(plan.sourceEnv, 'source environment');
   const target = environment(plan.targetEnv, 'target environment');
-  if (!LAYER_RANGE.test(plan.freezeLayers)) throw new Error(`frozen layers "${plan.freezeLayers}" is not a layer range; write it like 0-8 or 0-3,6.`);
+  if (!LAYER_RANGE.test(plan.freezeLayers))
+    throw new Error(`frozen layers "${plan.freezeLayers}" is not a layer range; write it like 0-8 or 0-3,6.`);
   const config = structuredClone(base);
   config.name = `transfer-${source}-to-${target}`;
   config.tasks.environments = [target];

@@ -6,7 +6,11 @@
 import type { Judge } from '../../judge/types.ts';
 
 const SHIPPED_JUDGE_PATH = 'models/judge';
-const SHIPPED_JUDGE = import.meta.glob('../../../models/judge/{model.onnx,tokenizer.json,judge_config.json}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const SHIPPED_JUDGE = import.meta.glob('../../../models/judge/{model.onnx,tokenizer.json,judge_config.json}', {
+  query: '?url',
+  import: 'default',
+  eager: true,
+}) as Record<string, string>;
 
 async function fetchBlob(url: string): Promise<Blob> {
   const response = await fetch(url);
@@ -17,14 +21,19 @@ async function fetchBlob(url: string): Promise<Blob> {
 /** The shipped judge from the app's assets, or any folder URL with model.onnx + tokenizer.json (+ judge_config.json). */
 export async function loadBrowserModelJudge(id: string, path: string): Promise<Judge> {
   const [{ OnnxJudge, judgeAssetsFromFiles, judgeAssetsFromUrl }, { ortWasmPaths }] = await Promise.all([
-    import('../../judge/onnx-judge.ts'), import('../../judge/ort-wasm-url.ts'),
+    import('../../judge/onnx-judge.ts'),
+    import('../../judge/ort-wasm-url.ts'),
   ]);
   let assets;
   if (path.replace(/\/$/, '') === SHIPPED_JUDGE_PATH) {
     const url = (name: string) => SHIPPED_JUDGE[`../../../models/judge/${name}`];
-    if (!url('model.onnx') || !url('tokenizer.json')) throw new Error('The shipped judge (models/judge/model.onnx, tokenizer.json) is not in this build: rebuild it with `npx tsx scripts/build-judge-model.ts`, then rebuild the app.');
+    if (!url('model.onnx') || !url('tokenizer.json'))
+      throw new Error(
+        'The shipped judge (models/judge/model.onnx, tokenizer.json) is not in this build: rebuild it with `npx tsx scripts/build-judge-model.ts`, then rebuild the app.',
+      );
     assets = await judgeAssetsFromFiles({
-      model: await fetchBlob(url('model.onnx')), tokenizer: await fetchBlob(url('tokenizer.json')),
+      model: await fetchBlob(url('model.onnx')),
+      tokenizer: await fetchBlob(url('tokenizer.json')),
       config: url('judge_config.json') ? await fetchBlob(url('judge_config.json')) : undefined,
     });
   } else {

@@ -10,7 +10,10 @@
 import type { FileSource } from '../../hub/hf-layout.ts';
 import { loadHfModel, type LoadedModel } from '../../hub/hf.ts';
 
-const SHIPPED = import.meta.glob('../../../models/spindle-base/{config.json,model.safetensors,tokenizer.json,tokenizer_config.json}', { query: '?url', import: 'default', eager: true }) as Record<string, string>;
+const SHIPPED = import.meta.glob(
+  '../../../models/spindle-base/{config.json,model.safetensors,tokenizer.json,tokenizer_config.json}',
+  { query: '?url', import: 'default', eager: true },
+) as Record<string, string>;
 
 const SHIPPED_MODEL = 'spindle-base';
 
@@ -23,7 +26,9 @@ function shippedModelFiles(): Record<string, string> {
 export function shippedModelMissing(): string | null {
   const files = shippedModelFiles();
   const missing = ['config.json', 'model.safetensors'].filter((name) => !files[name]);
-  return missing.length ? `the shipped model is not in this build (models/spindle-base/${missing.join(', ')} missing: run \`npm run model:base\`, then rebuild)` : null;
+  return missing.length
+    ? `the shipped model is not in this build (models/spindle-base/${missing.join(', ')} missing: run \`npm run model:base\`, then rebuild)`
+    : null;
 }
 
 async function fetchBlob(url: string, what: string): Promise<Blob> {
@@ -51,7 +56,10 @@ export function webFolder(base: string): FileSource {
 }
 
 /** Loads `base_model` from a run config (the backend must be initialised first). */
-export async function loadBrowserModel(baseModel: string, options: { quantization?: 'none' | 'int8' } = {}): Promise<LoadedModel> {
+export async function loadBrowserModel(
+  baseModel: string,
+  options: { quantization?: 'none' | 'int8' } = {},
+): Promise<LoadedModel> {
   if (baseModel === SHIPPED_MODEL) {
     const missing = shippedModelMissing();
     if (missing) throw new Error(`Cannot load "${SHIPPED_MODEL}": ${missing}.`);
@@ -63,5 +71,7 @@ export async function loadBrowserModel(baseModel: string, options: { quantizatio
   if (/^https?:\/\//.test(baseModel) || baseModel.startsWith('/')) {
     return loadHfModel(webFolder(new URL(baseModel, self.location.href).href), options);
   }
-  throw new Error(`model.base_model "${baseModel}" cannot be loaded in the browser: use "${SHIPPED_MODEL}" or the URL of a Hugging Face-layout folder (config.json, model.safetensors, tokenizer.json).`);
+  throw new Error(
+    `model.base_model "${baseModel}" cannot be loaded in the browser: use "${SHIPPED_MODEL}" or the URL of a Hugging Face-layout folder (config.json, model.safetensors, tokenizer.json).`,
+  );
 }

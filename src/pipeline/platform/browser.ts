@@ -20,7 +20,12 @@ import { browserCache } from '../../hub/hub.ts';
 
 /** What workers/rollout.worker.ts exposes: `init` once (with the run model's HF tokenizer, or null for bytes), then the rollout worker's calls. */
 export interface RolloutWorkerBoot extends RolloutWorkerApi {
-  init(enginePort: MessagePort, policyId: string, secrets: Record<string, string>, tokenizer: TokenizerSpec | null): void;
+  init(
+    enginePort: MessagePort,
+    policyId: string,
+    secrets: Record<string, string>,
+    tokenizer: TokenizerSpec | null,
+  ): void;
 }
 
 /**
@@ -31,7 +36,10 @@ export interface RolloutWorkerBoot extends RolloutWorkerApi {
  */
 function adoptPageCores(cores: number): void {
   if (navigator.hardwareConcurrency === cores) return;
-  Object.defineProperty(Object.getPrototypeOf(navigator) as object, 'hardwareConcurrency', { configurable: true, get: () => cores });
+  Object.defineProperty(Object.getPrototypeOf(navigator) as object, 'hardwareConcurrency', {
+    configurable: true,
+    get: () => cores,
+  });
 }
 
 /** initBackend for a worker: wasm threads sized from the page's cores, and single-threaded wasm if threads fail. */
@@ -49,7 +57,11 @@ async function initWorkerBackend(forced: string | null, cores: number): Promise<
     if (!threaded) throw error;
     failure = error instanceof Error ? error.message : String(error);
   }
-  const single = await initBackend({ forced, wasmPaths: tfjsWasmPaths, probe: { ...probe, crossOriginIsolated: false } });
+  const single = await initBackend({
+    forced,
+    wasmPaths: tfjsWasmPaths,
+    probe: { ...probe, crossOriginIsolated: false },
+  });
   return { ...single, reason: `wasm threads failed to start (${failure}); ${single.reason}` };
 }
 
@@ -68,11 +80,18 @@ function webgpuDeviceLost(): Promise<string> | null {
  * the worker and re-queues its episode.
  */
 function spawnWebRolloutWorker(
-  index: number, generator: RemoteGenerator, secrets: Record<string, string>, tokenizer: TokenizerSpec | null = null, policyId = 'local',
+  index: number,
+  generator: RemoteGenerator,
+  secrets: Record<string, string>,
+  tokenizer: TokenizerSpec | null = null,
+  policyId = 'local',
 ): RolloutWorker {
   const channel = new MessageChannel();
   Comlink.expose(generator, channel.port1);
-  const worker = new Worker(new URL('../../../workers/rollout.worker.ts', import.meta.url), { type: 'module', name: `rollout-${index}` });
+  const worker = new Worker(new URL('../../../workers/rollout.worker.ts', import.meta.url), {
+    type: 'module',
+    name: `rollout-${index}`,
+  });
   const remote = Comlink.wrap<RolloutWorkerBoot>(worker);
   const ready = remote.init(Comlink.transfer(channel.port2, [channel.port2]), policyId, secrets, tokenizer);
   let crashed: (error: Error) => void = () => {};
@@ -80,7 +99,9 @@ function spawnWebRolloutWorker(
     event.preventDefault();
     crashed(new Error(event.message || 'uncaught error in the rollout worker'));
   });
-  worker.addEventListener('messageerror', () => crashed(new Error('a message from the rollout worker could not be read')));
+  worker.addEventListener('messageerror', () =>
+    crashed(new Error('a message from the rollout worker could not be read')),
+  );
   return {
     configure: async (settings) => {
       await ready;
@@ -95,7 +116,9 @@ function spawnWebRolloutWorker(
       channel.port1.close();
       worker.terminate();
     },
-    onCrash: (callback) => { crashed = callback; },
+    onCrash: (callback) => {
+      crashed = callback;
+    },
   };
 }
 

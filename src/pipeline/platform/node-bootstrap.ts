@@ -6,7 +6,13 @@
  */
 import type { RunConfig } from '../../config/schema.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
-import { bootstrapPolicy, checkBootstrapRequest, type BootstrapEvent, type BootstrapReport, type BootstrapSettings } from '../operations/bootstrap.ts';
+import {
+  bootstrapPolicy,
+  checkBootstrapRequest,
+  type BootstrapEvent,
+  type BootstrapReport,
+  type BootstrapSettings,
+} from '../operations/bootstrap.ts';
 import { createNodeRun } from './node.ts';
 import type { NodeModel } from './node-model.ts';
 import type { NodeStore } from './node-store.ts';
@@ -27,10 +33,16 @@ export async function bootstrapInNode(options: NodeBootstrapOptions): Promise<Bo
   const model = await options.loadModel(config);
   try {
     return await bootstrapPolicy({
-      store, config, environments: options.environments, model, baseModel: config.model.base_model, settings,
+      store,
+      config,
+      environments: options.environments,
+      model,
+      baseModel: config.model.base_model,
+      settings,
       newRun: (trained) => createNodeRun({ store, loadModel: async () => trained }),
       judging: { getSecret: (name) => process.env[name] ?? null },
-      signal: options.signal, onEvent: options.onEvent,
+      signal: options.signal,
+      onEvent: options.onEvent,
     });
   } finally {
     model.model.dispose();

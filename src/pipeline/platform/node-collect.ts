@@ -41,13 +41,24 @@ export async function collectInNode(options: NodeCollectOptions): Promise<Collec
   options.onStart?.(groups);
   try {
     return await collectGroups({
-      store: options.store, config, model, groups, groupSize, signal: options.signal,
+      store: options.store,
+      config,
+      model,
+      groups,
+      groupSize,
+      signal: options.signal,
       runName: options.runName ?? `${config.name}-collect`,
       judging: { getSecret: (name) => process.env[name] ?? null },
-      atropos: atropos ? {
-        url: atropos.url, getWithBody: nodeGetWithBody,
-        onEvent: (e) => { if (e.kind === 'waiting-for-trainer' || e.kind === 'unreachable') atropos.onWait?.(e.kind.replace(/-/g, ' ')); },
-      } : null,
+      atropos: atropos
+        ? {
+            url: atropos.url,
+            getWithBody: nodeGetWithBody,
+            onEvent: (e) => {
+              if (e.kind === 'waiting-for-trainer' || e.kind === 'unreachable')
+                atropos.onWait?.(e.kind.replace(/-/g, ' '));
+            },
+          }
+        : null,
       onGroup: options.onGroup,
     });
   } finally {

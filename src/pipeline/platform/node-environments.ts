@@ -25,13 +25,24 @@ export const MAX_ENVIRONMENT_FILE_BYTES = MAX_TASK_FILE_BYTES;
  * A run config file's text, validated. Environments are checked against the built-ins, unless
  * `userEnvironments` says the caller resolves the user's own afterwards (resolveUserEnvironments checks them).
  */
-export function parseRunConfig(text: string, options: { userEnvironments?: boolean } = {}): ReturnType<typeof parseRunConfigYaml> {
-  return parseRunConfigYaml(text, { knownEnvironments: options.userEnvironments ? undefined : listEnvironments().map((e) => e.name) });
+export function parseRunConfig(
+  text: string,
+  options: { userEnvironments?: boolean } = {},
+): ReturnType<typeof parseRunConfigYaml> {
+  return parseRunConfigYaml(text, {
+    knownEnvironments: options.userEnvironments ? undefined : listEnvironments().map((e) => e.name),
+  });
 }
 
 /** A file or https URL as an environment source; its problems (rows and fields, module lines) are the error, after the path. */
 export async function readEnvironmentSource(
-  path: string, options: { readLocal: ReadLocal; verifier?: Record<string, unknown> | null; signal?: AbortSignal; budget?: CheckBudget },
+  path: string,
+  options: {
+    readLocal: ReadLocal;
+    verifier?: Record<string, unknown> | null;
+    signal?: AbortSignal;
+    budget?: CheckBudget;
+  },
 ): Promise<EnvironmentSource> {
   const { budget, signal } = options;
   const verifier = options.verifier ?? null;
@@ -59,12 +70,22 @@ export async function storedEnvironmentSources(store: Store): Promise<Environmen
  * environment name that is neither built in, nor in a file, nor among `stored` fails, listing the known ones.
  */
 export async function resolveUserEnvironments(
-  config: RunConfig, options: { files?: string[]; stored: EnvironmentSource[]; readLocal: ReadLocal; signal?: AbortSignal },
+  config: RunConfig,
+  options: { files?: string[]; stored: EnvironmentSource[]; readLocal: ReadLocal; signal?: AbortSignal },
 ): Promise<{ config: RunConfig; sources: EnvironmentSource[] }> {
   const c = structuredClone(config);
-  const read = (path: string) => readEnvironmentSource(path, { readLocal: options.readLocal, verifier: c.tasks.verifier as Record<string, unknown> | null, signal: options.signal });
+  const read = (path: string) =>
+    readEnvironmentSource(path, {
+      readLocal: options.readLocal,
+      verifier: c.tasks.verifier as Record<string, unknown> | null,
+      signal: options.signal,
+    });
   const sources: EnvironmentSource[] = [];
-  for (const path of [...(c.tasks.task_file ? [c.tasks.task_file] : []), ...c.tasks.env_files, ...(options.files ?? [])]) {
+  for (const path of [
+    ...(c.tasks.task_file ? [c.tasks.task_file] : []),
+    ...c.tasks.env_files,
+    ...(options.files ?? []),
+  ]) {
     const source = await read(path);
     if (!c.tasks.environments.includes(source.name)) c.tasks.environments.push(source.name);
     sources.push(source);
@@ -74,7 +95,9 @@ export async function resolveUserEnvironments(
     const source = options.stored.find((s) => s.name === name);
     if (!source) {
       const known = [...describeEnvironments().map((e) => e.name), ...options.stored.map((s) => s.name)];
-      throw new Error(`Unknown environment "${name}". Known: ${[...new Set(known)].sort().join(', ')}. Add your own with \`spindle envs add FILE\` or --env-file FILE.`);
+      throw new Error(
+        `Unknown environment "${name}". Known: ${[...new Set(known)].sort().join(', ')}. Add your own with \`spindle envs add FILE\` or --env-file FILE.`,
+      );
     }
     sources.push(source);
   }
@@ -82,7 +105,9 @@ export async function resolveUserEnvironments(
     try {
       await installEnvironmentSource(source);
     } catch (e) {
-      throw new Error(`environment ${source.name}${source.file ? ` (${source.file})` : ''}: ${(e as Error).message}`, { cause: e });
+      throw new Error(`environment ${source.name}${source.file ? ` (${source.file})` : ''}: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
   }
   return { config: c, sources };

@@ -37,7 +37,12 @@ export interface NodeModelOptions {
   /** The run config whose `model.backend` picks the tfjs backend (the first load in a process decides). */
   config?: RunConfig;
   /** Hub downloads: a mirror or test server, the cache folder, a stop signal (keeps what arrived), progress per file. */
-  hub?: { endpoint?: string; cacheDir: string; signal?: AbortSignal; onProgress?: (p: { file: string; loaded: number; total: number | null }) => void };
+  hub?: {
+    endpoint?: string;
+    cacheDir: string;
+    signal?: AbortSignal;
+    onProgress?: (p: { file: string; loaded: number; total: number | null }) => void;
+  };
   /** Told which chat template and call format a Hugging Face tokenizer runs in (or that it has none). */
   onChatFormat?: (summary: string) => void;
 }
@@ -54,9 +59,11 @@ function ensureBackend(config: RunConfig): Promise<BackendChoice> {
 export async function loadPolicyModel(dir: string, options: NodeModelOptions = {}): Promise<NodeModel> {
   if (!isRemoteModel(dir) && !existsSync(join(dir, 'config.json'))) {
     const shipped = dir === resolveModelPath('spindle-base');
-    throw new Error(shipped
-      ? `The shipped model is not in ${dir} yet (build it with \`npm run model:base\`), or pass --model DIR.`
-      : `${dir} is not a model folder (no config.json); pass --model with a Hugging Face layout folder.`);
+    throw new Error(
+      shipped
+        ? `The shipped model is not in ${dir} yet (build it with \`npm run model:base\`), or pass --model DIR.`
+        : `${dir} is not a model folder (no config.json); pass --model with a Hugging Face layout folder.`,
+    );
   }
   await ensureBackend(options.config ?? DEFAULT_CONFIG);
   const hub = options.hub;
@@ -64,7 +71,19 @@ export async function loadPolicyModel(dir: string, options: NodeModelOptions = {
   try {
     // A run's base in int8 quantizes as it loads (its float32 copy never sits on the heap).
     const quantization = options.config?.model.quantization;
-    loaded = await loadHfModel(dir, { ...(hub ? { hub: { endpoint: hub.endpoint, cache: diskCache(hub.cacheDir), signal: hub.signal, onProgress: hub.onProgress } } : {}), quantization });
+    loaded = await loadHfModel(dir, {
+      ...(hub
+        ? {
+            hub: {
+              endpoint: hub.endpoint,
+              cache: diskCache(hub.cacheDir),
+              signal: hub.signal,
+              onProgress: hub.onProgress,
+            },
+          }
+        : {}),
+      quantization,
+    });
   } catch (e) {
     throw new Error(`cannot load the model from ${dir}: ${(e as Error).message}`, { cause: e });
   }
@@ -84,7 +103,10 @@ export function attachAdapterTensors(loaded: NodeModel, config: PeftConfig, tens
   const layers = new Set([...tensors.keys()].map((k) => Number(/layers\.(\d+)\./.exec(k)![1])));
   const without = loaded.model.layers.map((_, i) => i).filter((i) => !layers.has(i));
   attachLora(loaded.model, {
-    r: config.r, alpha: config.lora_alpha, dropout: 0, targetModules: config.target_modules,
+    r: config.r,
+    alpha: config.lora_alpha,
+    dropout: 0,
+    targetModules: config.target_modules,
     freezeLayers: without.length ? without.join(',') : null,
   });
   try {

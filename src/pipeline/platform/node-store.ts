@@ -30,9 +30,15 @@ export interface NodeStoreAccess {
  * error (after `fn`'s own, if it failed too: then both are said). Opening to write takes the folder's lock,
  * so a second writer is refused by name; a `readOnly` open takes none and writes nothing.
  */
-export async function withNodeStore<T>(dir: string, fn: (store: NodeStore) => Promise<T>, options: NodeStoreAccess = {}): Promise<T> {
+export async function withNodeStore<T>(
+  dir: string,
+  fn: (store: NodeStore) => Promise<T>,
+  options: NodeStoreAccess = {},
+): Promise<T> {
   if (!options.create && !hasNodeStore(dir)) {
-    throw new Error(`There is no Spindle store in ${dir} (no ${SNAPSHOT_FILE})${options.hint ? `; ${options.hint}` : '.'}`);
+    throw new Error(
+      `There is no Spindle store in ${dir} (no ${SNAPSHOT_FILE})${options.hint ? `; ${options.hint}` : '.'}`,
+    );
   }
   let store: FileStore;
   try {
@@ -46,7 +52,10 @@ export async function withNodeStore<T>(dir: string, fn: (store: NodeStore) => Pr
     result = await fn(store);
   } catch (e) {
     // The command's failure comes first; a save that failed as well is said after it, unless that failure was it.
-    const saveError = await store.close().then(() => null, (c: unknown) => c as Error);
+    const saveError = await store.close().then(
+      () => null,
+      (c: unknown) => c as Error,
+    );
     if (!saveError || String((e as Error)?.message).includes(saveFailureLead(store.path))) throw e;
     throw new Error(`${(e as Error).message}; and ${saveError.message}`, { cause: e });
   }
@@ -60,12 +69,16 @@ export async function findRun(store: NodeStore, id: string | undefined, needChec
     const run = await getRun(store, id);
     if (!run) {
       const known = (await listRuns(store)).slice(0, 5).map((r) => r.id);
-      throw new Error(`There is no run "${id}" in ${store.path}.${known.length ? ` Recent runs: ${known.join(', ')}.` : ''}`);
+      throw new Error(
+        `There is no run "${id}" in ${store.path}.${known.length ? ` Recent runs: ${known.join(', ')}.` : ''}`,
+      );
     }
     return run;
   }
   for (const run of await listRuns(store)) {
     if (!needCheckpoint || (await loadLatestCheckpoint(store, run.id))) return run;
   }
-  throw new Error(`The store ${store.path} has no run${needCheckpoint ? ' with a checkpoint' : ''} yet; train one first or pass --run ID.`);
+  throw new Error(
+    `The store ${store.path} has no run${needCheckpoint ? ' with a checkpoint' : ''} yet; train one first or pass --run ID.`,
+  );
 }

@@ -18,12 +18,17 @@ import { checkpointSource } from '../operations/transfer.ts';
 import type { TransferStart } from '../../train/model-setup.ts';
 
 /** Where a transfer's weights come from: a run's latest checkpoint, or an adapter zip's bytes. */
-export type TransferSource = { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string } | { kind: 'adapter'; bytes: Uint8Array; label: string };
+export type TransferSource =
+  | { kind: 'checkpoint'; checkpoint: TrainerCheckpoint; label: string }
+  | { kind: 'adapter'; bytes: Uint8Array; label: string };
 
 /** The run `runId`'s latest checkpoint as a transfer source; throws when the store has no such run with a checkpoint. */
 export async function runTransferSource(store: NodeStore, runId: string): Promise<TransferSource> {
   const checkpoint = await checkpointSource(store, runId);
-  if (!checkpoint) throw new Error(`The transfer source "${runId}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`);
+  if (!checkpoint)
+    throw new Error(
+      `The transfer source "${runId}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`,
+    );
   return { kind: 'checkpoint', checkpoint, label: `run ${runId}` };
 }
 
@@ -58,7 +63,8 @@ export interface TrainOutcome {
 
 /** How a wasm heap overflow (4 GB at most) shows up; GRPO batches of long episodes hit it first. */
 const OUT_OF_MEMORY = /memory access out of bounds|out of memory|allocation failed/i;
-const MEMORY_HINT = ' (the wasm heap is full: raise training.grad_accum_steps, or lower training.batch_size × group_size, sampling.max_new_tokens or max_steps_per_trajectory)';
+const MEMORY_HINT =
+  ' (the wasm heap is full: raise training.grad_accum_steps, or lower training.batch_size × group_size, sampling.max_new_tokens or max_steps_per_trajectory)';
 
 /** An adapter source goes onto the run's freshly loaded model here (the trainer then freezes and scales); errors name the source. */
 function attachAdapterSource(loaded: NodeModel, source: TransferSource): void {
@@ -71,7 +77,8 @@ function attachAdapterSource(loaded: NodeModel, source: TransferSource): void {
 }
 
 /** Where the trainer starts a transfer from. */
-const transferStart = (source: TransferSource): TransferStart => (source.kind === 'checkpoint' ? { checkpoint: source.checkpoint } : { adapterAttached: true });
+const transferStart = (source: TransferSource): TransferStart =>
+  source.kind === 'checkpoint' ? { checkpoint: source.checkpoint } : { adapterAttached: true };
 
 /** Runs (or resumes) a training run to the end or to the signal; a fatal run error is thrown after the run wound down. */
 export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutcome> {
@@ -89,7 +96,8 @@ export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutco
   let fatal: string | null = null;
   run.subscribe((e) => {
     if (e.type === 'update') outcome.steps = e.step;
-    else if (e.type === 'evaluation') outcome.evaluations.push({ step: e.step, env: e.env, success: e.success, n: e.n });
+    else if (e.type === 'evaluation')
+      outcome.evaluations.push({ step: e.step, env: e.env, success: e.success, n: e.n });
     else if (e.type === 'checkpoint') outcome.steps = Math.max(outcome.steps, e.step);
     else if (e.type === 'error' && e.fatal) fatal = e.message;
     options.onEvent?.(e);
@@ -100,7 +108,8 @@ export async function trainInNode(options: NodeTrainOptions): Promise<TrainOutco
     const transferFrom = transfer && !resumeRunId ? transferStart(transfer) : undefined;
     outcome.runId = await run.start(config, { resumeRunId, environments: options.environments ?? [], transferFrom });
     // A resumed run reports the step it reached, also when it had no update left to do (it was at the end).
-    if (resumeRunId) outcome.steps = Math.max(outcome.steps, (await loadLatestCheckpoint(store, outcome.runId))?.step ?? 0);
+    if (resumeRunId)
+      outcome.steps = Math.max(outcome.steps, (await loadLatestCheckpoint(store, outcome.runId))?.step ?? 0);
     if (signal.aborted) stop();
     await run.done();
   } finally {

@@ -32,10 +32,18 @@ export async function loadNodeModel(config: RunConfig): ReturnType<RunDeps['load
 }
 
 /** A rollout worker_thread; `thread` is exposed so tests (and a hung-worker watchdog) can kill it outright. */
-export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerator, policyId = 'local', tokenizer: TokenizerSpec | null = null): RolloutWorker & { thread: Worker } {
+export function spawnNodeRolloutWorker(
+  _index: number,
+  generator: RemoteGenerator,
+  policyId = 'local',
+  tokenizer: TokenizerSpec | null = null,
+): RolloutWorker & { thread: Worker } {
   const channel = new MessageChannel();
   Comlink.expose(generator, nodeEndpoint(channel.port1));
-  const worker = new Worker(BOOT, { workerData: { entry: ENTRY, enginePort: channel.port2, policyId, tokenizer }, transferList: [channel.port2] });
+  const worker = new Worker(BOOT, {
+    workerData: { entry: ENTRY, enginePort: channel.port2, policyId, tokenizer },
+    transferList: [channel.port2],
+  });
   const api = Comlink.wrap<RolloutWorkerApi>(nodeEndpoint(worker));
   let crashed: (error: Error) => void = () => {};
   worker.on('error', (error) => crashed(error));
@@ -50,11 +58,18 @@ export function spawnNodeRolloutWorker(_index: number, generator: RemoteGenerato
       channel.port1.close();
       void worker.terminate();
     },
-    onCrash: (callback) => { crashed = callback; },
+    onCrash: (callback) => {
+      crashed = callback;
+    },
   };
 }
 
-export function createNodeRun(options: { store: Store; cores?: number; loadModel?: RunDeps['loadModel']; onHeld?: RunDeps['onHeld'] }): PipelineRun {
+export function createNodeRun(options: {
+  store: Store;
+  cores?: number;
+  loadModel?: RunDeps['loadModel'];
+  onHeld?: RunDeps['onHeld'];
+}): PipelineRun {
   // Workers tokenise with the run model's tokenizer, known once the run loaded it (the pool starts after).
   let tokenizer: TokenizerSpec | null = null;
   return new PipelineRun({

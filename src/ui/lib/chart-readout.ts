@@ -9,7 +9,7 @@ export interface Readout {
 }
 
 /** `data` is uPlot's [steps, ...series]; `index` the cursor's column, or null when it is off the chart. */
-export function chartReadout(data: readonly (ArrayLike<number | null | undefined>)[], index: number | null): Readout {
+export function chartReadout(data: readonly ArrayLike<number | null | undefined>[], index: number | null): Readout {
   const [steps, ...series] = data;
   if (steps.length === 0) return { step: null, values: series.map(() => null) };
   if (index !== null && index >= 0 && index < steps.length) {

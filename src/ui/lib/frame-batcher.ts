@@ -21,7 +21,8 @@ export class FrameBatcher {
 
   cancel(): void {
     if (this.handle === null) return;
-    if (typeof cancelAnimationFrame === 'function' && typeof this.handle === 'number') cancelAnimationFrame(this.handle);
+    if (typeof cancelAnimationFrame === 'function' && typeof this.handle === 'number')
+      cancelAnimationFrame(this.handle);
     else clearTimeout(this.handle as ReturnType<typeof setTimeout>);
     this.handle = null;
     this.scheduled = false;

@@ -42,7 +42,12 @@ function parseInline(text: string): Inline[] {
   return out;
 }
 
-const cells = (line: string) => line.trim().replace(/^\||\|$/g, '').split('|').map((c) => parseInline(c.trim()));
+const cells = (line: string) =>
+  line
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split('|')
+    .map((c) => parseInline(c.trim()));
 
 export function parseMarkdown(source: string): MarkdownDoc {
   const lines = source.replace(/\r\n/g, '\n').split('\n');
@@ -53,7 +58,8 @@ export function parseMarkdown(source: string): MarkdownDoc {
     if (end > 0) {
       for (const line of lines.slice(1, end)) {
         const colon = line.indexOf(':');
-        if (colon > 0 && !line.startsWith(' ')) frontMatter.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
+        if (colon > 0 && !line.startsWith(' '))
+          frontMatter.push([line.slice(0, colon).trim(), line.slice(colon + 1).trim()]);
       }
       i = end + 1;
     }

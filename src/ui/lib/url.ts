@@ -8,6 +8,7 @@ export function baseUrlProblem(text: string): string | null {
     return 'Not a URL: it should look like https://host/v1';
   }
   const local = url.hostname === 'localhost' || url.hostname === '127.0.0.1';
-  if (url.protocol !== 'https:' && !(local && url.protocol === 'http:')) return 'Use https:// (plain http only for localhost).';
+  if (url.protocol !== 'https:' && !(local && url.protocol === 'http:'))
+    return 'Use https:// (plain http only for localhost).';
   return null;
 }

@@ -2,7 +2,12 @@
  * The Environments screen's demo source (`?demo`): drafts kept in memory and a made-up check (the demo
  * has no engine worker, so nothing is loaded or run); the name is read from the module's `name:` line.
  */
-import type { EnvironmentAudit, EnvironmentDraft, EnvironmentSummary, EnvironmentsSource } from '../screens/environments/source.ts';
+import type {
+  EnvironmentAudit,
+  EnvironmentDraft,
+  EnvironmentSummary,
+  EnvironmentsSource,
+} from '../screens/environments/source.ts';
 
 const EXAMPLE = `export default {
   name: 'treasure_hunt',
@@ -16,7 +21,10 @@ const EXAMPLE = `export default {
 const wait = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => { clearTimeout(t); reject(new DOMException('cancelled', 'AbortError')); });
+    signal.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(new DOMException('cancelled', 'AbortError'));
+    });
   });
 
 function nameOf(draft: EnvironmentDraft): string | null {
@@ -24,9 +32,15 @@ function nameOf(draft: EnvironmentDraft): string | null {
   return /name:\s*['"]([a-z_][a-z0-9_]*)['"]/.exec(draft.source)?.[1] ?? null;
 }
 
-export function demoEnvironments(builtins: { id: string; description: string; levels: number[] }[]): EnvironmentsSource {
+export function demoEnvironments(
+  builtins: { id: string; description: string; levels: number[] }[],
+): EnvironmentsSource {
   const stored = new Map<string, { draft: EnvironmentDraft; summary: EnvironmentSummary }>();
-  const missingName = { ok: false as const, problems: ['the module exports no name: write `export default { name, description, tags, sample, evaluate }`'], line: null };
+  const missingName = {
+    ok: false as const,
+    problems: ['the module exports no name: write `export default { name, description, tags, sample, evaluate }`'],
+    line: null,
+  };
   return {
     example: () => ({ kind: 'module', source: EXAMPLE, file: 'treasure-hunt.js' }),
     starter: () => ({ kind: 'module', source: EXAMPLE.replace('treasure_hunt', 'my_environment'), file: null }),
@@ -43,8 +57,17 @@ export function demoEnvironments(builtins: { id: string; description: string; le
       await wait(300, signal);
       const audit: EnvironmentAudit = {
         env: name,
-        samples: [1, 2, 1, 2, 1].map((level, i) => ({ level, split: 'train', prompt: `Start at note n${'abcde'[i]}x. Find the box's code, open the box and tell me what is inside.` })),
-        levels: levels.map((level) => ({ level, expert: { successes: 8, n: 8, firstFailure: null }, blind: { policy: 'empty answer', success: 0, n: 8 }, chance: 0 })),
+        samples: [1, 2, 1, 2, 1].map((level, i) => ({
+          level,
+          split: 'train',
+          prompt: `Start at note n${'abcde'[i]}x. Find the box's code, open the box and tell me what is inside.`,
+        })),
+        levels: levels.map((level) => ({
+          level,
+          expert: { successes: 8, n: 8, firstFailure: null },
+          blind: { policy: 'empty answer', success: 0, n: 8 },
+          chance: 0,
+        })),
         problems: [],
         warnings: [],
         policy: { label: 'the base model', level: 1, successes: 3, n: 4 },
@@ -54,21 +77,38 @@ export function demoEnvironments(builtins: { id: string; description: string; le
         await wait(300, signal);
         onProgress(`level ${level}: expert 8/8`);
       }
-      return { ok: true, source: draft.kind === 'module' ? { ...draft, name } : draft, info: { name, description: '', tags: [], levels, tools: [], expert: true, builtin: false }, audit };
+      return {
+        ok: true,
+        source: draft.kind === 'module' ? { ...draft, name } : draft,
+        info: { name, description: '', tags: [], levels, tools: [], expert: true, builtin: false },
+        audit,
+      };
     },
     async save(draft, auditProblems) {
       const name = nameOf(draft);
       if (!name) return missingName;
       const summary: EnvironmentSummary = {
-        name, kind: draft.kind, file: draft.file, updated: Date.now(), problems: auditProblems ?? [],
+        name,
+        kind: draft.kind,
+        file: draft.file,
+        updated: Date.now(),
+        problems: auditProblems ?? [],
         status: auditProblems === null ? 'unchecked' : auditProblems.length ? 'problems' : 'passed',
       };
       stored.set(name, { draft, summary });
       return { ok: true, summary };
     },
     importFile: async (file) => ({ kind: 'module', source: new TextDecoder().decode(file.bytes), file: file.name }),
-    importUrl: async () => { throw new Error('The demo cannot fetch files; open the app without ?demo to import from a URL.'); },
-    exportFile: (draft, name) => ({ fileName: `${name ?? 'environment'}.js`, mime: 'text/javascript', text: draft.kind === 'module' ? draft.source : '' }),
-    remove: async (name) => { stored.delete(name); },
+    importUrl: async () => {
+      throw new Error('The demo cannot fetch files; open the app without ?demo to import from a URL.');
+    },
+    exportFile: (draft, name) => ({
+      fileName: `${name ?? 'environment'}.js`,
+      mime: 'text/javascript',
+      text: draft.kind === 'module' ? draft.source : '',
+    }),
+    remove: async (name) => {
+      stored.delete(name);
+    },
   };
 }

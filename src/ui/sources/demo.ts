@@ -21,19 +21,36 @@ const DEMO_CONFIG = creditConfig();
 const wait = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); reject(new DOMException('stopped', 'AbortError')); });
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      reject(new DOMException('stopped', 'AbortError'));
+    });
   });
 
 const ENVS = [
-  { id: 'arith_tool', title: 'Arithmetic with a calculator', description: 'Integer arithmetic; the calc tool gives exact results.', levels: [1, 2, 3, 4, 5] },
-  { id: 'json_extract', title: 'JSON extraction', description: 'Pull fields out of a document with the js tool.', levels: [1, 2, 3] },
+  {
+    id: 'arith_tool',
+    title: 'Arithmetic with a calculator',
+    description: 'Integer arithmetic; the calc tool gives exact results.',
+    levels: [1, 2, 3, 4, 5],
+  },
+  {
+    id: 'json_extract',
+    title: 'JSON extraction',
+    description: 'Pull fields out of a document with the js tool.',
+    levels: [1, 2, 3],
+  },
 ];
 
 function demoPlayground(): PlaygroundSource {
   return {
     environments: async () => ENVS,
-    policies: async () => [{ id: 'local', label: 'Local model (spindle-micro)', unavailable: null }, { id: 'remote', label: 'Remote model', unavailable: 'no key set' }],
-    tasks: async (env, difficulty, count) => Array.from({ length: count }, (_, i) => demoTask(env, difficulty, 100 + i)),
+    policies: async () => [
+      { id: 'local', label: 'Local model (spindle-micro)', unavailable: null },
+      { id: 'remote', label: 'Remote model', unavailable: 'no key set' },
+    ],
+    tasks: async (env, difficulty, count) =>
+      Array.from({ length: count }, (_, i) => demoTask(env, difficulty, 100 + i)),
     customTask: async (env, difficulty, prompt) => ({ ...demoTask(env, difficulty, 999), id: 'custom', prompt }),
     async runEpisode({ task, seed }, onEvent, signal) {
       // A two-call chain (product, then sum) whose first call may fail and be retried: see demoChain.
@@ -45,7 +62,16 @@ function demoPlayground(): PlaygroundSource {
         }
         for (const step of played.steps.filter((s) => s.turn === t)) onEvent({ type: 'step', step });
       }
-      return { ...played, id: `demo-play-${seed}`, run_id: 'playground', group_id: `${task.id}#${seed}`, judge_score: null, votes: [], success: null, created_at: Date.now() };
+      return {
+        ...played,
+        id: `demo-play-${seed}`,
+        run_id: 'playground',
+        group_id: `${task.id}#${seed}`,
+        judge_score: null,
+        votes: [],
+        success: null,
+        created_at: Date.now(),
+      };
     },
     async judge(group, signal) {
       await wait(300, signal);
@@ -97,14 +123,79 @@ class DemoRunController implements RunController {
   private tick() {
     const s = ++this.step;
     const r = 0.3 + 0.6 * (1 - Math.exp(-s / 15)) + 0.05 * Math.sin(s);
-    this.emit({ type: 'update', run_id: this.runId, step: s, metrics: { reward: r, reward_std: 0.3 - r * 0.2, 'train/loss': 0.1 * Math.cos(s / 2), kl: 0.002 * s, 'clip_ratio/region_mean': 0.05 + 0.02 * Math.sin(s / 3), entropy: 1.2 - s * 0.01, 'completions/mean_length': 40 + 5 * Math.sin(s / 4), 'tools/failure_frequency': 0.3 * Math.exp(-s / 10) } });
+    this.emit({
+      type: 'update',
+      run_id: this.runId,
+      step: s,
+      metrics: {
+        reward: r,
+        reward_std: 0.3 - r * 0.2,
+        'train/loss': 0.1 * Math.cos(s / 2),
+        kl: 0.002 * s,
+        'clip_ratio/region_mean': 0.05 + 0.02 * Math.sin(s / 3),
+        entropy: 1.2 - s * 0.01,
+        'completions/mean_length': 40 + 5 * Math.sin(s / 4),
+        'tools/failure_frequency': 0.3 * Math.exp(-s / 10),
+      },
+    });
     if (s % 5 === 0) {
-      this.emit({ type: 'evaluation', run_id: this.runId, step: s, env: 'arith_tool', split: 'test', success: Math.min(1, r + 0.05), n: 8 });
-      this.emit({ type: 'evaluation', run_id: this.runId, step: s, env: 'json_extract', split: 'test', success: Math.min(1, r - 0.1), n: 8 });
+      this.emit({
+        type: 'evaluation',
+        run_id: this.runId,
+        step: s,
+        env: 'arith_tool',
+        split: 'test',
+        success: Math.min(1, r + 0.05),
+        n: 8,
+      });
+      this.emit({
+        type: 'evaluation',
+        run_id: this.runId,
+        step: s,
+        env: 'json_extract',
+        split: 'test',
+        success: Math.min(1, r - 0.1),
+        n: 8,
+      });
     }
-    if (s === 12) this.emit({ type: 'marker', run_id: this.runId, marker: { kind: 'curriculum', run_id: this.runId, step: s, env: 'arith_tool', from: 1, to: 2, time: Date.now() } });
-    if (s === 20) this.emit({ type: 'marker', run_id: this.runId, marker: { kind: 'regression', run_id: this.runId, step: s, benchmark: 'capability', baseline: 0.8, current: 0.7, rolled_back_to: 10, time: Date.now() } });
-    this.emit({ type: 'progress', run_id: this.runId, done: s, total: this.total, eta_seconds: (this.total - s) * 0.25, tokens_per_second: 850 + 50 * Math.sin(s), queue: { pending_tasks: 4, in_flight: 2, ready_groups: 1, offpolicy_updates: 1 } });
+    if (s === 12)
+      this.emit({
+        type: 'marker',
+        run_id: this.runId,
+        marker: {
+          kind: 'curriculum',
+          run_id: this.runId,
+          step: s,
+          env: 'arith_tool',
+          from: 1,
+          to: 2,
+          time: Date.now(),
+        },
+      });
+    if (s === 20)
+      this.emit({
+        type: 'marker',
+        run_id: this.runId,
+        marker: {
+          kind: 'regression',
+          run_id: this.runId,
+          step: s,
+          benchmark: 'capability',
+          baseline: 0.8,
+          current: 0.7,
+          rolled_back_to: 10,
+          time: Date.now(),
+        },
+      });
+    this.emit({
+      type: 'progress',
+      run_id: this.runId,
+      done: s,
+      total: this.total,
+      eta_seconds: (this.total - s) * 0.25,
+      tokens_per_second: 850 + 50 * Math.sin(s),
+      queue: { pending_tasks: 4, in_flight: 2, ready_groups: 1, offpolicy_updates: 1 },
+    });
     if (s >= this.total) {
       void this.stop();
       this.emit({ type: 'status', run_id: this.runId, status: 'finished' });
@@ -113,20 +204,47 @@ class DemoRunController implements RunController {
 }
 
 function demoJudges(): JudgesSource {
-  let remotes: RemoteJudgeSettings[] = [{ id: 'remote-1', base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true }];
+  let remotes: RemoteJudgeSettings[] = [
+    { id: 'remote-1', base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: true },
+  ];
   const calibrated = new Map<string, CalibrationMap>();
   return {
-    load: async () => ({ remotes, inBrowser: { enabled: false, unavailable: null }, calibratable: ['rule', ...remotes.map((r) => r.id)], calibrated: [...calibrated.keys()] }),
-    saveRemote: async (s) => { remotes = [...remotes.filter((r) => r.id !== s.id), { ...s, hasKey: true }]; },
-    removeRemote: async (id) => { remotes = remotes.filter((r) => r.id !== id); },
+    load: async () => ({
+      remotes,
+      inBrowser: { enabled: false, unavailable: null },
+      calibratable: ['rule', ...remotes.map((r) => r.id)],
+      calibrated: [...calibrated.keys()],
+    }),
+    saveRemote: async (s) => {
+      remotes = [...remotes.filter((r) => r.id !== s.id), { ...s, hasKey: true }];
+    },
+    removeRemote: async (id) => {
+      remotes = remotes.filter((r) => r.id !== id);
+    },
     forgetKey: async () => {},
     setInBrowser: async () => {},
-    testConnection: async (s) => { await wait(300); throw new Error(`Could not reach ${s.base_url} (demo mode makes no network requests).`); },
-    async calibrate(_id, items, onProgress, signal) {
-      for (let i = 1; i <= items.length; i++) { await wait(20, signal); onProgress(i, items.length); }
-      return { n: items.length, scored: items.length, spearman: 0.71, krippendorff_alpha: 0.64, mae_before: 0.21, mae_after: 0.12, map: { kind: 'affine', a: 0.8, b: 0.1 } };
+    testConnection: async (s) => {
+      await wait(300);
+      throw new Error(`Could not reach ${s.base_url} (demo mode makes no network requests).`);
     },
-    useCalibration: async (id, map) => { calibrated.set(id, map); },
+    async calibrate(_id, items, onProgress, signal) {
+      for (let i = 1; i <= items.length; i++) {
+        await wait(20, signal);
+        onProgress(i, items.length);
+      }
+      return {
+        n: items.length,
+        scored: items.length,
+        spearman: 0.71,
+        krippendorff_alpha: 0.64,
+        mae_before: 0.21,
+        mae_after: 0.12,
+        map: { kind: 'affine', a: 0.8, b: 0.1 },
+      };
+    },
+    useCalibration: async (id, map) => {
+      calibrated.set(id, map);
+    },
     calibrationFile: async () => calibrationFileOf(Object.fromEntries(calibrated)),
     loadCalibrationFile: async (text, fileName) => {
       const { maps } = readCalibrationFile(text, fileName);
@@ -138,17 +256,58 @@ function demoJudges(): JudgesSource {
 
 function demoModels(): ModelsSource {
   const slow = async (onProgress: (d: number, t: number | null) => void, signal: AbortSignal) => {
-    for (let i = 1; i <= 10; i++) { await wait(60, signal); onProgress(i * 1e5, 1e6); }
+    for (let i = 1; i <= 10; i++) {
+      await wait(60, signal);
+      onProgress(i * 1e5, 1e6);
+    }
   };
   return {
-    modelCards: async () => [{ name: 'spindle-micro', readme: '---\nlicense: mit\n---\n# spindle-micro\n\nA **0.8M-parameter** Qwen2-style policy trained for tool use.\n\n## Rebuild\n\n```sh\nnpm run build:model\n```\n\n| eval | success |\n|---|---|\n| arith_tool L1 | 0.62 |' }],
-    checkpoints: async () => [{ id: 'cp-1', run_id: 'run-1', run_name: 'demo', step: 10, kind: 'checkpoint', created_at: Date.now(), bytes: 210_000, evals: { 'eval/arith_tool/success': 0.55 } }],
-    storage: async () => ({ usage: 12_400_000, quota: 2_000_000_000, persisted: false, runs: [{ id: 'run-1', name: 'demo', status: 'completed', created_at: Date.now(), trajectories: 120, checkpoints: 1 }] }),
-    importModelFromUrl: async (_u, p, s) => { await slow(p, s); throw new Error('Demo mode does not download models.'); },
-    importModelFromFiles: async (_f, p, s) => { await slow(p, s); return 'imported-model'; },
-    exportItem: async (kind, _t, p, s) => { await slow(p, s); return { filename: `${kind}.bin`, blob: new Blob(['demo']) }; },
-    importAdapter: async () => { throw new Error('adapter_config.json is missing from the zip.'); },
-    importDataset: async (_f, p, s) => { await slow(p, s); return { trajectories: 3 }; },
+    modelCards: async () => [
+      {
+        name: 'spindle-micro',
+        readme:
+          '---\nlicense: mit\n---\n# spindle-micro\n\nA **0.8M-parameter** Qwen2-style policy trained for tool use.\n\n## Rebuild\n\n```sh\nnpm run build:model\n```\n\n| eval | success |\n|---|---|\n| arith_tool L1 | 0.62 |',
+      },
+    ],
+    checkpoints: async () => [
+      {
+        id: 'cp-1',
+        run_id: 'run-1',
+        run_name: 'demo',
+        step: 10,
+        kind: 'checkpoint',
+        created_at: Date.now(),
+        bytes: 210_000,
+        evals: { 'eval/arith_tool/success': 0.55 },
+      },
+    ],
+    storage: async () => ({
+      usage: 12_400_000,
+      quota: 2_000_000_000,
+      persisted: false,
+      runs: [
+        { id: 'run-1', name: 'demo', status: 'completed', created_at: Date.now(), trajectories: 120, checkpoints: 1 },
+      ],
+    }),
+    importModelFromUrl: async (_u, p, s) => {
+      await slow(p, s);
+      throw new Error('Demo mode does not download models.');
+    },
+    importModelFromFiles: async (_f, p, s) => {
+      await slow(p, s);
+      return 'imported-model';
+    },
+    exportItem: async (kind, _t, p, s) => {
+      await slow(p, s);
+      return { filename: `${kind}.bin`, blob: new Blob(['demo']) };
+    },
+    importAdapter: async () => {
+      throw new Error('adapter_config.json is missing from the zip.');
+    },
+    importDataset: async (_f, p, s) => {
+      await slow(p, s);
+      return { trajectories: 3 };
+    },
     deleteRun: async () => {},
   };
 }
@@ -161,11 +320,20 @@ export function createDemoSources(): AppSources {
     playground: demoPlayground(),
     train,
     // Credits from each demo group with the trainer's own functions, as for a stored run.
-    trajectories: new MemoryTrajectorySource(() => trajectories, (t) => {
-      const members = trajectories.filter((m) => m.group_id === t.group_id);
-      const credit = t.split === 'train' ? groupCredits(members.filter((m) => m.split === 'train'), DEMO_CONFIG)[members.filter((m) => m.split === 'train').indexOf(t)] : uncredited('held_out');
-      return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
-    }),
+    trajectories: new MemoryTrajectorySource(
+      () => trajectories,
+      (t) => {
+        const members = trajectories.filter((m) => m.group_id === t.group_id);
+        const credit =
+          t.split === 'train'
+            ? groupCredits(
+                members.filter((m) => m.split === 'train'),
+                DEMO_CONFIG,
+              )[members.filter((m) => m.split === 'train').indexOf(t)]
+            : uncredited('held_out');
+        return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
+      },
+    ),
     judges: demoJudges(),
     models: demoModels(),
     learn,

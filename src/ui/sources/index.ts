@@ -27,13 +27,21 @@ export function createAppSources(): AppSources {
     playground: playgroundOperations(pageStore, engine),
     // A new run carries the stored sources of the user environments its config names.
     train: {
-      controller: withUserEnvironments(engineRunController(), (config, options) => getEngine().engine.start(config, options), pageStore), ...trainOperations(pageStore),
+      controller: withUserEnvironments(
+        engineRunController(),
+        (config, options) => getEngine().engine.start(config, options),
+        pageStore,
+      ),
+      ...trainOperations(pageStore),
       importedBase: async () => (await engine().importedModel())?.base_model ?? null,
     },
     trajectories: trajectoryOperations(pageStore),
     judges: judgeOperations(pageStore),
     models: modelOperations(pageStore, engine),
-    learn: { runs: async () => lessonRuns(await pageStore()), update: async (runId, step) => lessonUpdate(await pageStore(), runId, step) },
+    learn: {
+      runs: async () => lessonRuns(await pageStore()),
+      update: async (runId, step) => lessonUpdate(await pageStore(), runId, step),
+    },
     environments: environmentOperations(pageStore, engine),
   };
 }

@@ -1,11 +1,19 @@
 /** A TrajectorySource over an in-memory array: for tests, the demo, and trajectories not yet stored. */
 import type { Trajectory } from '../../contracts.ts';
-import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from '../../pipeline/app/trajectory-filter.ts';
+import {
+  matchesFilter,
+  toRow,
+  type TrajectoryFilter,
+  type TrajectoryRow,
+} from '../../pipeline/app/trajectory-filter.ts';
 import { episodeTurns, uncredited, untrainedStatus } from '../../pipeline/app/episode-turns.ts';
 import type { TrajectoryDetailData, TrajectorySource } from '../screens/trajectories/source.ts';
 
 /** Without a store there is no group to credit from: the turns, uncredited, and no tokens. */
-const uncreditedDetail = (t: Trajectory): TrajectoryDetailData => ({ turns: episodeTurns(t, uncredited(untrainedStatus(t))), tokens: null });
+const uncreditedDetail = (t: Trajectory): TrajectoryDetailData => ({
+  turns: episodeTurns(t, uncredited(untrainedStatus(t))),
+  tokens: null,
+});
 
 export class MemoryTrajectorySource implements TrajectorySource {
   constructor(
@@ -23,7 +31,9 @@ export class MemoryTrajectorySource implements TrajectorySource {
     const all = this.items();
     return {
       envs: [...new Set(all.map((t) => t.env))].sort(),
-      runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))].sort().map((id) => ({ id, name: id })),
+      runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))]
+        .sort()
+        .map((id) => ({ id, name: id })),
     };
   }
 
@@ -32,7 +42,9 @@ export class MemoryTrajectorySource implements TrajectorySource {
   }
 
   async page(filter: TrajectoryFilter, offset: number, limit: number): Promise<TrajectoryRow[]> {
-    return this.filtered(filter).slice(offset, offset + limit).map(toRow);
+    return this.filtered(filter)
+      .slice(offset, offset + limit)
+      .map(toRow);
   }
 
   async get(id: string): Promise<Trajectory | null> {

@@ -13,7 +13,9 @@ declare global {
 }
 
 try {
-  const judge = await OnnxJudge.create(await judgeAssetsFromUrl(new URL('/models/judge/', location.href).href), { ort: { wasmPaths: ortWasmPaths } });
+  const judge = await OnnxJudge.create(await judgeAssetsFromUrl(new URL('/models/judge/', location.href).href), {
+    ort: { wasmPaths: ortWasmPaths },
+  });
   const scores: (number | null)[] = [];
   for (const c of judgeCases()) scores.push((await judge.score(c.trajectory, c.task)).score);
   window.__judge = { scores };

@@ -29,7 +29,10 @@ export class BootstrapState {
   error = $state<string | null>(null);
   private controller: AbortController | null = null;
 
-  constructor(private readonly source: EnvironmentsSource, defaults: Omit<BootstrapChoice, 'source'>) {
+  constructor(
+    private readonly source: EnvironmentsSource,
+    defaults: Omit<BootstrapChoice, 'source'>,
+  ) {
     this.demonstrations = defaults.demonstrations;
     this.sftEpochs = defaults.sftEpochs;
     this.sftLearningRate = defaults.sftLearningRate;
@@ -54,8 +57,12 @@ export class BootstrapState {
     this.error = null;
     try {
       const choice: BootstrapChoice = {
-        source: this.demonstrationSource(), demonstrations: whole(this.demonstrations, 1), sftEpochs: whole(this.sftEpochs, 1), sftLearningRate: positive(this.sftLearningRate),
-        grpoSteps: whole(this.grpoSteps, 0), heldOutItems: whole(this.heldOutItems, 1),
+        source: this.demonstrationSource(),
+        demonstrations: whole(this.demonstrations, 1),
+        sftEpochs: whole(this.sftEpochs, 1),
+        sftLearningRate: positive(this.sftLearningRate),
+        grpoSteps: whole(this.grpoSteps, 0),
+        heldOutItems: whole(this.heldOutItems, 1),
       };
       this.report = await this.source.bootstrap(env, choice, (event) => this.hear(event), controller.signal);
       this.phase = this.report.stopped ? 'cancelled' : 'done';
@@ -83,9 +90,12 @@ export class BootstrapState {
   private hear(event: BootstrapEvent): void {
     if (event.type === 'stage') this.lines = [...this.lines, event.line];
     else if (event.type === 'held-out') this.figures = [...this.figures, { stage: event.stage, result: event.result }];
-    else if (event.type === 'demonstration') this.count('demonstration', `demonstration ${event.done}/${event.total}, ${event.good} succeeded`);
-    else if (event.type === 'sft-update') this.count('SFT update', `SFT update ${event.done}/${event.total}, loss ${event.loss.toFixed(3)}`);
-    else if (event.type === 'run' && event.event.type === 'progress') this.count('GRPO update', `GRPO update ${event.event.done}/${event.event.total}`);
+    else if (event.type === 'demonstration')
+      this.count('demonstration', `demonstration ${event.done}/${event.total}, ${event.good} succeeded`);
+    else if (event.type === 'sft-update')
+      this.count('SFT update', `SFT update ${event.done}/${event.total}, loss ${event.loss.toFixed(3)}`);
+    else if (event.type === 'run' && event.event.type === 'progress')
+      this.count('GRPO update', `GRPO update ${event.event.done}/${event.event.total}`);
   }
 
   /** A counting line ("SFT update 3/18, …") replaces the one before it of its kind, so the list keeps the steps. */

@@ -6,7 +6,13 @@
 import { errorMessage } from '../../lib/format.ts';
 import { BOOTSTRAP_CHOICE } from '../../../pipeline/app/environments.ts';
 import { BootstrapState } from './bootstrap.svelte.ts';
-import type { BuiltinSummary, EnvironmentAudit, EnvironmentDraft, EnvironmentSummary, EnvironmentsSource } from './source.ts';
+import type {
+  BuiltinSummary,
+  EnvironmentAudit,
+  EnvironmentDraft,
+  EnvironmentSummary,
+  EnvironmentsSource,
+} from './source.ts';
 import { countOf } from '../../../rollout/success-interval.ts';
 
 type TasksDraft = Extract<EnvironmentDraft, { kind: 'tasks' }>;
@@ -19,7 +25,8 @@ export interface EditorError {
   message: string;
 }
 
-const key = (draft: EnvironmentDraft) => (draft.kind === 'module' ? `m\u0000${draft.source}` : `t\u0000${JSON.stringify(draft)}`);
+const key = (draft: EnvironmentDraft) =>
+  draft.kind === 'module' ? `m\u0000${draft.source}` : `t\u0000${JSON.stringify(draft)}`;
 
 export class EnvironmentsState {
   user = $state<EnvironmentSummary[]>([]);
@@ -62,9 +69,16 @@ export class EnvironmentsState {
   readonly readOnly = $derived(this.tasks !== null);
   readonly checking = $derived(this.phase === 'checking');
   /** The check shown is of an earlier text. */
-  readonly stale = $derived(this.phase !== 'idle' && this.phase !== 'checking' && this.checkedKey !== null && this.checkedKey !== key(this.draft));
+  readonly stale = $derived(
+    this.phase !== 'idle' &&
+      this.phase !== 'checking' &&
+      this.checkedKey !== null &&
+      this.checkedKey !== key(this.draft),
+  );
   readonly editorErrors = $derived<EditorError[]>(
-    this.phase === 'failed' ? this.problems.map((message, i) => (i === 0 && this.errorLine ? { line: this.errorLine, message } : { message })) : [],
+    this.phase === 'failed'
+      ? this.problems.map((message, i) => (i === 0 && this.errorLine ? { line: this.errorLine, message } : { message }))
+      : [],
   );
 
   async load(): Promise<void> {
@@ -131,7 +145,9 @@ export class EnvironmentsState {
     this.phase = 'checking';
     this.clearReport();
     try {
-      const onLine = (line: string) => { if (this.controller === controller) this.progress = nextProgress(this.progress, line); };
+      const onLine = (line: string) => {
+        if (this.controller === controller) this.progress = nextProgress(this.progress, line);
+      };
       const result = await this.source.check(draft, onLine, controller.signal);
       if (this.controller !== controller) return;
       this.checkedKey = key(draft);

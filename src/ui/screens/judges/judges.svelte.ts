@@ -3,7 +3,13 @@ import { errorMessage } from '../../lib/format.ts';
 import { baseUrlProblem } from '../../lib/url.ts';
 import type { CalibrationItem } from '../../../contracts.ts';
 import { readCalibrationSet, type JsonlProblem } from '../../../pipeline/app/calibration-files.ts';
-import type { AgreementFigures, ConnectionResult, InBrowserJudgeState, JudgesSource, RemoteJudgeSettings } from './source.ts';
+import type {
+  AgreementFigures,
+  ConnectionResult,
+  InBrowserJudgeState,
+  JudgesSource,
+  RemoteJudgeSettings,
+} from './source.ts';
 import { criteriaProblem } from '../../../config/validate.ts';
 import type { RubricCriterionConfig } from '../../../config/schema.ts';
 
@@ -44,7 +50,9 @@ export class RemoteJudgeDraft {
     if (this.kind !== 'rubric') return null;
     const problem = criteriaProblem($state.snapshot(this.criteria));
     if (problem) return `The rubric ${problem}`;
-    return Number.isFinite(this.scale) && this.scale > 0 ? null : 'The points per criterion must be a number above 0 (e.g. 5).';
+    return Number.isFinite(this.scale) && this.scale > 0
+      ? null
+      : 'The points per criterion must be a number above 0 (e.g. 5).';
   });
 
   addCriterion(): void {
@@ -60,7 +68,11 @@ export class RemoteJudgeDraft {
   settings(): Omit<RemoteJudgeSettings, 'hasKey'> {
     const base = { id: this.id, base_url: this.base_url.trim(), model: this.model.trim(), enabled: this.enabled };
     if (this.kind === 'rubric') {
-      const criteria = ($state.snapshot(this.criteria) as RubricCriterionConfig[]).map((c) => ({ name: c.name.trim(), description: c.description.trim(), weight: Number(c.weight) }));
+      const criteria = ($state.snapshot(this.criteria) as RubricCriterionConfig[]).map((c) => ({
+        name: c.name.trim(),
+        description: c.description.trim(),
+        weight: Number(c.weight),
+      }));
       return { ...base, kind: 'rubric', criteria, scale: Number(this.scale) };
     }
     if (this.kind === 'group') return { ...base, kind: 'group', rubric: this.rubric.trim() };
@@ -72,7 +84,11 @@ export type JudgeKind = NonNullable<RemoteJudgeSettings['kind']>;
 
 /** A starting rubric for a new rubric judge: edit the criteria to fit the task. */
 const STARTER_CRITERIA: RubricCriterionConfig[] = [
-  { name: 'correctness', description: 'The final answer does what the task asks, with no factual or logical errors.', weight: 2 },
+  {
+    name: 'correctness',
+    description: 'The final answer does what the task asks, with no factual or logical errors.',
+    weight: 2,
+  },
   { name: 'evidence', description: 'The answer rests on what the tools returned, not on guesses.', weight: 1 },
   { name: 'clarity', description: 'The final answer is clear and complete, without padding.', weight: 1 },
 ];
@@ -118,8 +134,22 @@ export class JudgesState {
   addRemote(kind: JudgeKind = 'remote'): void {
     let n = this.remotes.length + 1;
     while (this.remotes.some((r) => r.id === `${kind}-${n}`)) n++;
-    const extra = kind === 'rubric' ? { kind, criteria: STARTER_CRITERIA.map((c) => ({ ...c })), scale: 5 } : kind === 'group' ? { kind, rubric: '' } : {};
-    this.remotes.push(new RemoteJudgeDraft({ id: `${kind}-${n}`, base_url: 'https://api.openai.com/v1', model: 'gpt-4o-mini', enabled: true, hasKey: false, ...extra }));
+    const extra =
+      kind === 'rubric'
+        ? { kind, criteria: STARTER_CRITERIA.map((c) => ({ ...c })), scale: 5 }
+        : kind === 'group'
+          ? { kind, rubric: '' }
+          : {};
+    this.remotes.push(
+      new RemoteJudgeDraft({
+        id: `${kind}-${n}`,
+        base_url: 'https://api.openai.com/v1',
+        model: 'gpt-4o-mini',
+        enabled: true,
+        hasKey: false,
+        ...extra,
+      }),
+    );
   }
 
   /** A rubric judge: named, weighted criteria over an OpenAI-compatible endpoint. */
@@ -254,7 +284,9 @@ export class JudgesState {
     const text = await file.text();
     await this.savedCalibration(async () => {
       const ids = await this.source.loadCalibrationFile(text, file.name);
-      return ids.length ? `Runs now calibrate ${ids.join(', ')} with the maps of ${file.name}.` : `${file.name} holds no maps.`;
+      return ids.length
+        ? `Runs now calibrate ${ids.join(', ')} with the maps of ${file.name}.`
+        : `${file.name} holds no maps.`;
     });
   }
 

@@ -36,7 +36,12 @@ export interface AgreementFigures {
 
 export interface JudgesSource {
   /** `calibrated`: the judges with a calibration map saved for runs. */
-  load(): Promise<{ remotes: RemoteJudgeSettings[]; inBrowser: InBrowserJudgeState; calibratable: string[]; calibrated: string[] }>;
+  load(): Promise<{
+    remotes: RemoteJudgeSettings[];
+    inBrowser: InBrowserJudgeState;
+    calibratable: string[];
+    calibrated: string[];
+  }>;
   /** Saves a remote judge; `apiKey` null keeps the stored key. */
   saveRemote(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<void>;
   removeRemote(id: string): Promise<void>;
@@ -44,7 +49,12 @@ export interface JudgesSource {
   setInBrowser(enabled: boolean): Promise<void>;
   /** One tiny request to the endpoint; throws with a message saying what failed (DNS, CORS, 401, model name). */
   testConnection(settings: Omit<RemoteJudgeSettings, 'hasKey'>, apiKey: string | null): Promise<ConnectionResult>;
-  calibrate(judgeId: string, items: CalibrationItem[], onProgress: (done: number, total: number) => void, signal: AbortSignal): Promise<AgreementFigures>;
+  calibrate(
+    judgeId: string,
+    items: CalibrationItem[],
+    onProgress: (done: number, total: number) => void,
+    signal: AbortSignal,
+  ): Promise<AgreementFigures>;
   /** Saves a judge's map for runs: the Train screen's config takes it in (judge.calibration). */
   useCalibration(judgeId: string, map: CalibrationMap): Promise<void>;
   /** The maps saved for runs, as the calibration file `spindle calibrate` writes. */

@@ -10,7 +10,15 @@ import { lessonDigits, type LessonDigits, type SampleObjective } from './checks.
 import { EXAMPLE_BATCH } from './example.ts';
 import type { LearnSource, LessonBatch, LessonKnobs, LessonRun } from './source.ts';
 
-export const LESSON_STEPS = ['The group', 'Scores', 'Mean and spread', 'Advantages', 'Credit per turn', 'The clipped ratio', 'The tokens it moved'] as const;
+export const LESSON_STEPS = [
+  'The group',
+  'Scores',
+  'Mean and spread',
+  'Advantages',
+  'Credit per turn',
+  'The clipped ratio',
+  'The tokens it moved',
+] as const;
 
 export class LearnState {
   runs = $state<LessonRun[]>([]);
@@ -35,7 +43,9 @@ export class LearnState {
   readonly run = $derived(this.runs.find((r) => r.id === this.batch.run_id) ?? null);
   readonly stored = $derived(this.batch.groups[Math.min(this.groupIndex, this.batch.groups.length - 1)] ?? null);
   readonly config = $derived(withKnobs(this.batch.config, this.knobs));
-  readonly group = $derived(this.stored ? exploreGroup(this.stored.trajectories, this.batch.config, this.knobs, this.stored.task) : null);
+  readonly group = $derived(
+    this.stored ? exploreGroup(this.stored.trajectories, this.batch.config, this.knobs, this.stored.task) : null,
+  );
   /** Per group of the update, whether every sample scored the same at these settings (the update skips it). */
   readonly flatGroups = $derived(this.batch.groups.map((g) => isFlatGroup(g.trajectories, this.config)));
   readonly objectives = $derived<(SampleObjective | null)[]>(
@@ -43,13 +53,24 @@ export class LearnState {
       if (s.advantage === null) return null;
       const base = this.batch.ratios?.[s.trajectory_id] ?? 1;
       const ratio = base * (1 + Math.sign(s.advantage) * (Number.isFinite(this.drift) ? this.drift : 0));
-      return { ratio, ...clippedObjective(ratio, s.advantage, this.config.grpo.clip_epsilon, this.config.grpo.clip_epsilon_high) };
+      return {
+        ratio,
+        ...clippedObjective(ratio, s.advantage, this.config.grpo.clip_epsilon, this.config.grpo.clip_epsilon_high),
+      };
     }),
   );
   /** The decimals each kind of number of this group is shown with, so every formula reproduces by hand (precision.ts). */
-  readonly digits = $derived<LessonDigits>(this.group ? lessonDigits(this.group, this.config.grpo.advantage, this.objectives) : { final: 3, parts: 3, advantage: 3, stats: 3 });
+  readonly digits = $derived<LessonDigits>(
+    this.group
+      ? lessonDigits(this.group, this.config.grpo.advantage, this.objectives)
+      : { final: 3, parts: 3, advantage: 3, stats: 3 },
+  );
   /** Other groups of the update whose walkthrough sample took more than one turn (pointed to from a one-turn group). */
-  readonly multiTurnGroups = $derived(this.batch.groups.flatMap((g, i) => (i !== this.groupIndex && g.trajectories.some((t) => t.turn_spans.length > 1) ? [i] : [])));
+  readonly multiTurnGroups = $derived(
+    this.batch.groups.flatMap((g, i) =>
+      i !== this.groupIndex && g.trajectories.some((t) => t.turn_spans.length > 1) ? [i] : [],
+    ),
+  );
 
   async load(): Promise<void> {
     try {

@@ -1,6 +1,11 @@
 /** One episode as it streams in, then as finished and judged. Feeds the EpisodeView component. */
 import { isSuccess, type JudgeVote, type Task, type Trajectory } from '../../../contracts.ts';
-import { episodeTurns, uncredited, type EpisodeTurns, type TrajectoryCredit } from '../../../pipeline/app/episode-turns.ts';
+import {
+  episodeTurns,
+  uncredited,
+  type EpisodeTurns,
+  type TrajectoryCredit,
+} from '../../../pipeline/app/episode-turns.ts';
 import type { EpisodeTurn } from '../../lib/episode.ts';
 import { turnsFromTrajectory } from '../../lib/episode.ts';
 import type { EpisodeEvent } from './source.ts';
@@ -36,7 +41,11 @@ export class LiveEpisode {
   };
 
   /** The trajectory as judged here (the source saves the score; the returned trajectory predates it). */
-  readonly judged = $derived(this.trajectory && this.phase === 'done' ? { ...this.trajectory, judge_score: this.score, success: isSuccess(this.score) } : this.trajectory);
+  readonly judged = $derived(
+    this.trajectory && this.phase === 'done'
+      ? { ...this.trajectory, judge_score: this.score, success: isSuccess(this.score) }
+      : this.trajectory,
+  );
 
   /** The finished episode as turns, with where it went wrong and, given its sampled group's `credit`, each turn's credit. */
   annotated(credit: TrajectoryCredit | null): EpisodeTurns | null {

@@ -51,14 +51,23 @@ export class PlaygroundState {
    */
   readonly groupCredits = $derived.by((): TrajectoryCredit[] | null => {
     if (this.group.length === 0 || this.group.some((e) => e.phase !== 'done' || !e.judged)) return null;
-    return groupCredits(this.group.map((e) => e.judged!), creditConfig());
+    return groupCredits(
+      this.group.map((e) => e.judged!),
+      creditConfig(),
+    );
   });
   readonly groupStats = $derived.by((): GroupStats | null => {
     const credits = this.groupCredits;
     if (!credits) return null;
     const g = credits.find((c) => c.group)?.group;
     const unscored = credits.filter((c) => c.status === 'unscored').length;
-    return { mean: g?.mean ?? 0, std: g?.std ?? 0, zeroStd: !g || credits.some((c) => c.status === 'flat'), advantages: credits.map((c) => c.advantage ?? 0), unscored };
+    return {
+      mean: g?.mean ?? 0,
+      std: g?.std ?? 0,
+      zeroStd: !g || credits.some((c) => c.status === 'flat'),
+      advantages: credits.map((c) => c.advantage ?? 0),
+      unscored,
+    };
   });
 
   async load(): Promise<void> {
@@ -152,7 +161,9 @@ export class PlaygroundState {
     try {
       // Sources get plain objects: a $state proxy cannot be structured-cloned into IndexedDB or a worker.
       const task = $state.snapshot(episode.task) as Task;
-      episode.finish(await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal));
+      episode.finish(
+        await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal),
+      );
       return true;
     } catch (err) {
       episode.phase = signal.aborted ? 'cancelled' : 'error';
@@ -169,7 +180,10 @@ export class PlaygroundState {
       return;
     }
     try {
-      const results = await this.source.judge(episodes.map((e) => $state.snapshot(e.trajectory!) as Trajectory), signal);
+      const results = await this.source.judge(
+        episodes.map((e) => $state.snapshot(e.trajectory!) as Trajectory),
+        signal,
+      );
       episodes.forEach((e, i) => {
         e.votes = results[i].votes;
         e.score = results[i].score;

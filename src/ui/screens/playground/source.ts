@@ -23,7 +23,6 @@ export interface PolicyOption {
   unavailable: string | null;
 }
 
-
 export interface EpisodeRequest {
   task: Task;
   seed: number;

@@ -18,13 +18,36 @@ export interface ChartSpec {
 
 export const CHARTS: ChartSpec[] = [
   { id: 'reward', title: 'Reward', hint: 'mean judge score of the batch; should rise', keys: ['reward', 'reward_std'] },
-  { id: 'eval', title: 'Held-out success', hint: 'success on test tasks per environment', pattern: /^eval\/(.+)\/success$/, range: [0, 1] },
+  {
+    id: 'eval',
+    title: 'Held-out success',
+    hint: 'success on test tasks per environment',
+    pattern: /^eval\/(.+)\/success$/,
+    range: [0, 1],
+  },
   { id: 'loss', title: 'Loss', hint: 'GRPO surrogate loss; noisy by nature', keys: ['train/loss'] },
   { id: 'kl', title: 'KL to reference', hint: 'how far the adapter moved from the base model', keys: ['kl'] },
-  { id: 'clip', title: 'Clip ratio', hint: 'share of tokens whose ratio hit the clip', pattern: /^clip_ratio\/(.+)$/, range: [0, 1] },
+  {
+    id: 'clip',
+    title: 'Clip ratio',
+    hint: 'share of tokens whose ratio hit the clip',
+    pattern: /^clip_ratio\/(.+)$/,
+    range: [0, 1],
+  },
   { id: 'entropy', title: 'Entropy', hint: 'a collapse to 0 means the policy stopped exploring', keys: ['entropy'] },
-  { id: 'length', title: 'Completion length', hint: 'mean tokens the policy wrote per episode', keys: ['completions/mean_length'] },
-  { id: 'tool-failures', title: 'Tool failure rate', hint: 'share of tool calls that errored', keys: ['tools/failure_frequency'], range: [0, 1] },
+  {
+    id: 'length',
+    title: 'Completion length',
+    hint: 'mean tokens the policy wrote per episode',
+    keys: ['completions/mean_length'],
+  },
+  {
+    id: 'tool-failures',
+    title: 'Tool failure rate',
+    hint: 'share of tool calls that errored',
+    keys: ['tools/failure_frequency'],
+    range: [0, 1],
+  },
 ];
 
 export interface ResolvedSeries {

@@ -19,7 +19,12 @@ export class MetricTable {
       this.rows.set(step, row);
       // Steps almost always arrive in order; insert in place otherwise.
       if (this.steps.length === 0 || step > this.steps[this.steps.length - 1]) this.steps.push(step);
-      else this.steps.splice(this.steps.findIndex((s) => s > step), 0, step);
+      else
+        this.steps.splice(
+          this.steps.findIndex((s) => s > step),
+          0,
+          step,
+        );
     }
     for (const [key, value] of Object.entries(metrics)) {
       if (!Number.isFinite(value)) continue;

@@ -108,17 +108,27 @@ export class TrainState {
 
   constructor(private readonly source: TrainSource) {}
 
-  readonly parsed = $derived(parseRunConfigYaml(this.yamlText, { knownEnvironments: this.knownEnvironments.length ? this.knownEnvironments : undefined }));
+  readonly parsed = $derived(
+    parseRunConfigYaml(this.yamlText, {
+      knownEnvironments: this.knownEnvironments.length ? this.knownEnvironments : undefined,
+    }),
+  );
   readonly config = $derived(this.parsed.config);
   readonly configErrors = $derived<ConfigError[]>(this.parsed.errors);
   readonly shown = $derived(this.config ?? this.lastGood);
   readonly running = $derived(RUNNING.includes(this.status));
   readonly canStart = $derived(!this.running && this.config !== null && this.configErrors.length === 0);
   // A run does GRPO: the SFT and transfer workflows are the CLI's (their presets say which command).
-  readonly presets = Object.entries(PRESETS).filter(([, p]) => !p.cli).map(([name, p]) => ({ name, description: p.description }));
+  readonly presets = Object.entries(PRESETS)
+    .filter(([, p]) => !p.cli)
+    .map(([name, p]) => ({ name, description: p.description }));
 
   async load(): Promise<void> {
-    this.switchesAtLoad ??= this.source.judgeSwitches?.().then((s) => JSON.stringify(s), () => null) ?? Promise.resolve(null);
+    this.switchesAtLoad ??=
+      this.source.judgeSwitches?.().then(
+        (s) => JSON.stringify(s),
+        () => null,
+      ) ?? Promise.resolve(null);
     try {
       this.knownEnvironments = await this.source.environments();
     } catch {
@@ -130,7 +140,8 @@ export class TrainState {
       try {
         this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
         // The newest interrupted run's config comes back with it, unless the user already edited this one.
-        if (this.interrupted.length && this.yamlText === this.initialYaml) this.setYaml(stringifyRunConfig(this.interrupted[0].config));
+        if (this.interrupted.length && this.yamlText === this.initialYaml)
+          this.setYaml(stringifyRunConfig(this.interrupted[0].config));
       } catch {
         // Not being offered a resume is no worse than before; the run's data stays in the store.
       }
@@ -166,7 +177,10 @@ export class TrainState {
     const next = applyJudgeSwitches(config, switches);
     if (next === config) return;
     // n_judges may not exceed the judge count: lower it before removing, raise it after adding.
-    const edits: [string, unknown][] = [['judge.judges', next.judge.judges], ['judge.n_judges', next.judge.n_judges]];
+    const edits: [string, unknown][] = [
+      ['judge.judges', next.judge.judges],
+      ['judge.n_judges', next.judge.n_judges],
+    ];
     if (next.judge.judges.length < config.judge.judges.length) edits.reverse();
     if (next.judge.calibration !== config.judge.calibration) edits.push(['judge.calibration', next.judge.calibration]);
     for (const [path, value] of edits) this.setField(path, value);
@@ -188,7 +202,9 @@ export class TrainState {
   setField(path: string, value: unknown): void {
     try {
       // JSON is YAML flow syntax, so strings stay strings and arrays stay arrays.
-      this.setYaml(setConfigValue(this.yamlText, path, JSON.stringify(value), { knownEnvironments: this.knownEnvironments }));
+      this.setYaml(
+        setConfigValue(this.yamlText, path, JSON.stringify(value), { knownEnvironments: this.knownEnvironments }),
+      );
     } catch (err) {
       this.formErrors = { ...this.formErrors, [path]: errorMessage(err) };
     }
@@ -213,7 +229,11 @@ export class TrainState {
 
   /** The first problem with a field (form edits first, then the YAML's validation). */
   fieldError(path: string): string | null {
-    return this.formErrors[path] ?? this.configErrors.find((e) => e.path === path || e.path.startsWith(`${path}.`))?.message ?? null;
+    return (
+      this.formErrors[path] ??
+      this.configErrors.find((e) => e.path === path || e.path.startsWith(`${path}.`))?.message ??
+      null
+    );
   }
 
   async start(): Promise<void> {
@@ -244,7 +264,13 @@ export class TrainState {
     this.errors = [];
     this.judgeFailures = {};
     this.heldOut = [];
-    this.progress = { done: run.checkpointStep ?? 0, total: run.maxSteps, eta_seconds: null, tokens_per_second: null, queue: null };
+    this.progress = {
+      done: run.checkpointStep ?? 0,
+      total: run.maxSteps,
+      eta_seconds: null,
+      tokens_per_second: null,
+      queue: null,
+    };
     this.episodesFinished = 0;
     this.lastCheckpoint = null;
     this.runId = runId;
@@ -252,7 +278,8 @@ export class TrainState {
     try {
       const history = await this.source.history?.(runId);
       for (const record of history?.metrics ?? []) this.metrics.add(record.step, record.metrics);
-      for (const e of history?.heldOut ?? []) this.metrics.add(e.step, { [`eval/${e.env}/success`]: e.successes / e.n });
+      for (const e of history?.heldOut ?? [])
+        this.metrics.add(e.step, { [`eval/${e.env}/success`]: e.successes / e.n });
       this.heldOut = history?.heldOut ?? [];
       this.markers = history?.markers ?? [];
     } catch {
@@ -292,7 +319,12 @@ export class TrainState {
         break;
       case 'evaluation':
         if (event.split === 'test') {
-          this.heldOut.push({ step: event.step, env: event.env, successes: Math.round(event.success * event.n), n: event.n });
+          this.heldOut.push({
+            step: event.step,
+            env: event.env,
+            successes: Math.round(event.success * event.n),
+            n: event.n,
+          });
           this.metrics.add(event.step, { [`eval/${event.env}/success`]: event.success });
           this.batcher.schedule();
         }
@@ -305,10 +337,19 @@ export class TrainState {
         this.episodesFinished++;
         break;
       case 'progress':
-        this.progress = { done: event.done, total: event.total, eta_seconds: event.eta_seconds, tokens_per_second: event.tokens_per_second, queue: event.queue };
+        this.progress = {
+          done: event.done,
+          total: event.total,
+          eta_seconds: event.eta_seconds,
+          tokens_per_second: event.tokens_per_second,
+          queue: event.queue,
+        };
         break;
       case 'judge-failures':
-        this.judgeFailures = { ...this.judgeFailures, [event.judge_id]: { failed: event.failed, total: event.total, last_reason: event.last_reason } };
+        this.judgeFailures = {
+          ...this.judgeFailures,
+          [event.judge_id]: { failed: event.failed, total: event.total, last_reason: event.last_reason },
+        };
         break;
       case 'checkpoint':
         this.lastCheckpoint = { step: event.step, id: event.checkpoint_id };

@@ -96,7 +96,8 @@ export class TrajectoriesState {
   /** Called by the windowed list with the rows in view. */
   ensureRange = (start: number, end: number): void => {
     this.shown = [start, end];
-    for (let page = Math.floor(start / PAGE_SIZE); page <= Math.floor(Math.max(start, end - 1) / PAGE_SIZE); page++) void this.loadPage(page);
+    for (let page = Math.floor(start / PAGE_SIZE); page <= Math.floor(Math.max(start, end - 1) / PAGE_SIZE); page++)
+      void this.loadPage(page);
   };
 
   private async loadPage(page: number): Promise<void> {
@@ -123,7 +124,8 @@ export class TrajectoriesState {
     this.detail = null;
     try {
       const trajectory = await this.source.get(row.id);
-      if (!trajectory) throw new Error(`Trajectory ${row.id} is no longer stored (deleted with its run?). Refresh the list.`);
+      if (!trajectory)
+        throw new Error(`Trajectory ${row.id} is no longer stored (deleted with its run?). Refresh the list.`);
       this.opened = trajectory;
       this.detail = await this.source.detail(trajectory);
     } catch (err) {

@@ -34,7 +34,10 @@ function forcedBackend(): string | null {
 }
 
 function connect(): Connection {
-  const worker = new Worker(new URL('../../../../workers/engine.worker.ts', import.meta.url), { type: 'module', name: 'engine' });
+  const worker = new Worker(new URL('../../../../workers/engine.worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'engine',
+  });
   const engine = Comlink.wrap<Engine>(worker);
   worker.addEventListener('error', (event) => {
     const message = `The engine worker crashed (${event.message || 'no message'}). Reload the page: finished trajectories and checkpoints are kept, and an interrupted run can be resumed.`;
@@ -42,7 +45,11 @@ function connect(): Connection {
     emitLocal({ type: 'error', run_id: '', message, fatal: true });
   });
   void engine.subscribe(Comlink.proxy(emitLocal));
-  const ready = engine.init({ forced: forcedBackend(), cores: navigator.hardwareConcurrency || 1, hubEndpoint: new URLSearchParams(location.search).get('hf_endpoint') });
+  const ready = engine.init({
+    forced: forcedBackend(),
+    cores: navigator.hardwareConcurrency || 1,
+    hubEndpoint: new URLSearchParams(location.search).get('hf_endpoint'),
+  });
   return { engine, ready };
 }
 
@@ -64,7 +71,8 @@ export function onEngineCrash(listener: (message: string) => void): void {
 /** The Train screen's RunController: every call goes to the engine worker, with the config as the screen shows it. */
 export function engineRunController(): RunController {
   return {
-    start: async (config: RunConfig, options?: { resumeRunId?: string }) => getEngine().engine.start(config, options ?? {}),
+    start: async (config: RunConfig, options?: { resumeRunId?: string }) =>
+      getEngine().engine.start(config, options ?? {}),
     pause: () => getEngine().engine.pause(),
     resume: () => getEngine().engine.resume(),
     stop: () => getEngine().engine.stop(),
