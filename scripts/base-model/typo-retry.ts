@@ -8,6 +8,7 @@
 import type { Trajectory } from '../../src/contracts.ts';
 import { callTurn, type ExpertCall } from '../../src/envs/expert-text.ts';
 import type { Rng } from '../../src/rng.ts';
+import { WORDS } from './universe/surface.ts';
 
 export const RETRY_THOUGHT = 'Typo. Again.';
 
@@ -44,7 +45,7 @@ export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
   }
   if (call.name === 'sh' || call.name === 'js') return null;
   const kind = pick.int(0, 2);
-  if (kind === 0 && call.name.length >= 3) return { name: typo(call.name, 1, pick), arguments: args };
+  if (kind === 0 && call.name.length >= 3) return { name: wrongToolName(call.name, pick), arguments: args };
   if (kind === 1) return withWrongParameter(call, pick);
   const copied = Object.entries(args).flatMap(([key, value]) =>
     typeof value === 'string' ? (value.match(/[a-z]{3,}/g) ?? []).map((word) => ({ key, value, word })) : [],
@@ -52,6 +53,18 @@ export function misspelledCall(call: ExpertCall, pick: Rng): ExpertCall | null {
   if (copied.length === 0) return null;
   const { key, value, word } = copied.reduce((a, b) => (b.word.length > a.word.length ? b : a));
   return { name: call.name, arguments: { ...args, [key]: value.replace(word, typo(word, 1, pick)) } };
+}
+
+/**
+ * A tool's name as the base gets it wrong: one letter off, or (for a name with a prefix, half the time)
+ * the right stem after a prefix it remembers from other worlds (`echo_stock` for `count_stock`), which it
+ * wrote on held-out worlds far more often than a one-letter typo.
+ */
+function wrongToolName(name: string, pick: Rng): string {
+  const cut = name.indexOf('_');
+  if (cut <= 0 || !pick.chance(0.5)) return typo(name, 1, pick);
+  const others = WORDS.prefixes.filter((p) => p !== name.slice(0, cut));
+  return `${others[pick.int(0, others.length - 1)]}${name.slice(cut)}`;
 }
 
 /**

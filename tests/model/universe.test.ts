@@ -10,6 +10,7 @@ import { expertTrajectory } from '../../src/rollout/expert.ts';
 import { evaluateBlindPolicies } from '../../src/rollout/blind-policies.ts';
 import { BUILD_FAMILIES, HELD_OUT_FAMILIES, worlds } from '../../scripts/base-model/universe/index.ts';
 import { copyDrill } from '../../scripts/base-model/universe/copy-drill.ts';
+import { WORDS } from '../../scripts/base-model/universe/surface.ts';
 
 const tokenizer = new ByteTokenizer();
 const ALL = [...BUILD_FAMILIES, ...HELD_OUT_FAMILIES];
@@ -53,6 +54,19 @@ describe('the universe', () => {
       );
       expect(new Set(surfaces).size, family.name).toBeGreaterThan(6);
     }
+  });
+
+  it('draws prefixes the base cannot have memorised in build worlds, and only word prefixes in held-out ones', () => {
+    const prefixesOf = (families: typeof BUILD_FAMILIES) =>
+      families.flatMap((f) => worlds(f, 12, 'build').flatMap((env) => env.ownTools.map((t) => t.name.split('_')[0])));
+    const known = new Set([...WORDS.prefixes, 'tool', 'fn', 'op', 'api', 'cmd']);
+    const plainWords = (name: string) => /^[a-z]+$/.test(name);
+    const unknownBuild = prefixesOf(BUILD_FAMILIES).filter((p) => !known.has(p) && plainWords(p));
+    expect(unknownBuild.length).toBeGreaterThan(10);
+    // The held-out worlds keep the surfaces earlier builds were measured on (this world's names, as drawn then).
+    const inventory = HELD_OUT_FAMILIES.find((f) => f.name === 'inventory')!;
+    const world = worlds(inventory, 20, 'evaluate').find((env) => env.name === 'u_inventory_2317')!;
+    expect(world.ownTools.map((t) => t.name)).toEqual(['sigma_count', 'sigma_receive', 'sigma_ship']);
   });
 
   it('keeps the held-out families out of the build', () => {

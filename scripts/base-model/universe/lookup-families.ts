@@ -77,7 +77,7 @@ export const catalogFamily: Family<CatalogSurface> = {
   name: 'catalog',
   levels: [1, 2, 3],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const taken = new Set<string>();
     const lookups = Object.fromEntries(
       (Object.keys(ATTRIBUTES) as Attribute[]).map((a) => [a, drawTool(rng, naming, taken, lookupSpec(a))]),
@@ -207,7 +207,7 @@ export const directoryFamily: Family<DirectorySurface> = {
   name: 'directory',
   levels: [1, 2, 3],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const taken = new Set<string>();
     const [fieldName, otherName] = pickDistinct(rng, Object.keys(FIELDS) as Field[], 2);
     const find = drawTool(rng, naming, taken, {

@@ -19,7 +19,7 @@ export const counterFamily: Family<CounterSurface> = {
   name: 'counters',
   levels: [1, 2, 3],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const taken = new Set<string>();
     const read = drawTool(rng, naming, taken, {
       words: ['read_counter', 'get_count', 'counter_value'],
@@ -156,7 +156,7 @@ export const queueFamily: Family<QueueSurface> = {
   name: 'queue',
   levels: [1, 2, 3, 4, 5],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const taken = new Set<string>();
     const next = drawTool(rng, naming, taken, {
       words: ['next_job', 'pop_job', 'take_job', 'dequeue'],
@@ -254,7 +254,7 @@ export const converterFamily: Family<ConverterSurface> = {
   name: 'converter',
   levels: [1, 2, 3],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const convert = drawTool(rng, naming, new Set(), {
       words: ['convert', 'convert_units', 'unit_convert'],
       stem: 'convert',
@@ -352,7 +352,7 @@ export const filesFamily: Family<FilesSurface> = {
   name: 'files',
   levels: [1, 2, 3, 4, 5],
   surface(rng) {
-    const naming = nameStyle(rng);
+    const naming = nameStyle(rng, 'any');
     const taken = new Set<string>();
     const list = drawTool(rng, naming, taken, {
       words: ['list_dir', 'ls', 'list_files'],

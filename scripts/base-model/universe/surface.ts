@@ -34,12 +34,30 @@ export type NameStyle = 'plain' | 'prefixed' | 'opaque';
 /**
  * The world's naming style: 'plain' names say what the tool does (`get_price`), 'prefixed' ones share a
  * vendor prefix (`acme_price`), 'opaque' ones say nothing (`tool_kq`, `fn3`), so only the description
- * tells the tools apart.
+ * tells the tools apart. With `prefixes: 'any'` (the build families) half the worlds' prefixes and opaque
+ * tags are letters drawn for the world (`qzr_price`, `tool_hwk`): a name the base cannot have memorised
+ * is one it must copy from the tool list. Before that, every prefix came from 22 words, and on held-out
+ * worlds the base wrote a remembered prefix with the right stem (`echo_stock` for `count_stock`) and kept
+ * it through every "unknown tool" error. The held-out families keep the word prefixes, so their figures
+ * stay comparable across builds.
  */
-export function nameStyle(rng: Rng): { style: NameStyle; prefix: string; opaque: string } {
+export function nameStyle(
+  rng: Rng,
+  prefixes: 'words' | 'any' = 'words',
+): { style: NameStyle; prefix: string; opaque: string; tagLetters: number } {
   const r = rng.next();
   const style: NameStyle = r < 0.4 ? 'plain' : r < 0.7 ? 'prefixed' : 'opaque';
-  return { style, prefix: rng.pick(WORDS.prefixes), opaque: rng.pick(['tool', 'fn', 'op', 'api', 'cmd']) };
+  const naming = {
+    style,
+    prefix: rng.pick(WORDS.prefixes),
+    opaque: rng.pick(['tool', 'fn', 'op', 'api', 'cmd']),
+    tagLetters: 2,
+  };
+  if (prefixes === 'any' && rng.chance(0.5)) {
+    naming.prefix = letters(rng, rng.int(2, 5));
+    naming.tagLetters = rng.int(2, 4);
+  }
+  return naming;
 }
 
 /**
@@ -59,7 +77,7 @@ export function toolName(
         ? rng.pick(words)
         : naming.style === 'prefixed'
           ? `${naming.prefix}_${stem}`
-          : `${naming.opaque}_${letters(rng, 2)}`;
+          : `${naming.opaque}_${letters(rng, naming.tagLetters)}`;
     if (!taken.has(name)) {
       taken.add(name);
       return name;
