@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_PRESET, presetConfig } from '../../src/config/presets.ts';
 import { parseRunConfigYaml } from '../../src/config/yaml.ts';
 import { cli, tempDir } from './helpers.ts';
 
@@ -13,6 +14,14 @@ describe('spindle config', () => {
     expect(config.training.reward_scale).toBe(2.5);
     expect(config.name).toBe('demo');
     expect(await cli(dir, 'config', 'check')).toMatchObject({ code: 0, out: 'spindle.yaml: ok' });
+  });
+
+  it('init with no preset writes the default preset, the config the Train screen opens on', async () => {
+    const dir = tempDir();
+    expect((await cli(dir, 'config', 'init')).code).toBe(0);
+    const config = parseRunConfigYaml(readFileSync(join(dir, 'spindle.yaml'), 'utf8')).config!;
+    expect(config).toEqual(presetConfig(DEFAULT_PRESET));
+    expect(config.tasks.environments).toEqual(['func_trace']);
   });
 
   it('a bad value, a bad flag, an unknown command: one line, non-zero exit, no stack trace', async () => {

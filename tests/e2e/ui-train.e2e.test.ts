@@ -77,13 +77,14 @@ describe('train screen', () => {
     await editor.fill((await editor.inputValue()).replace(/^(\s+)temperature: .*$/m, '$1temperature: 0.7'));
     await expect.poll(() => page.locator('[data-testid="config-validity"]').textContent()).toBe('valid');
     await page.getByRole('button', { name: 'Form', exact: true }).click();
-    await page.locator('#preset').selectOption('chain-calls');
+    // The screen opens on the default preset (chain-calls, func_trace); another one replaces what it names.
+    await page.locator('#preset').selectOption('watch-it-learn');
     await page.locator('[data-testid="yaml-view"]').click();
-    await expect.poll(() => editor.inputValue()).toContain('name: chain-calls');
+    await expect.poll(() => editor.inputValue()).toContain('name: watch-it-learn');
     const yaml = await editor.inputValue();
     expect(yaml).toContain('onnx-judge');
     expect(yaml).toMatch(/temperature: 0\.7/);
-    expect(yaml).toMatch(/environments:\s*\[\s*func_trace\s*\]|environments:\n\s*- func_trace/);
+    expect(yaml).toMatch(/environments:\s*\[\s*arith_tool\s*\]|environments:\n\s*- arith_tool/);
     await page.goto(app.url + '/?backend=wasm#judges');
     await inBrowser.uncheck();
     await page.close();

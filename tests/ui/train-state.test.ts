@@ -1,6 +1,7 @@
 /** TrainState over a fake RunController and TrainSource: config editing, judges from the Judges screen's switches, run control, events, resume. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONFIG, type RunConfig } from '../../src/config/schema.ts';
+import { DEFAULT_PRESET } from '../../src/config/presets.ts';
 import type { JudgeSwitches } from '../../src/pipeline/operations/judge-settings.ts';
 import type { RunController, RunEvent, RunListener } from '../../src/pipeline/operations/events.ts';
 import { TrainState, type InterruptedRun, type TrainSource } from '../../src/ui/screens/train/train.svelte.ts';
@@ -48,7 +49,7 @@ function makeState(over: Partial<TrainSource> = {}) {
   const fake = fakeController();
   state = new TrainState({
     controller: fake.controller,
-    environments: async () => ['arith_tool', 'letter_count'],
+    environments: async () => ['arith_tool', 'func_trace', 'letter_count'],
     judgeSwitches: async () => noSwitches,
     ...over,
   });
@@ -172,7 +173,9 @@ describe('TrainState', () => {
     state.setYaml(`# my run\n${state.yamlText}`);
     const before = state.config!;
 
-    state.applyPreset('chain-calls');
+    // The screen opens on the default preset (chain-calls); another one replaces what it names.
+    expect(before.name).toBe(DEFAULT_PRESET);
+    state.applyPreset('watch-it-learn');
     const after = state.config!;
     expect(after.judge).toEqual(before.judge);
     expect(after.judge.judges).toEqual(judges);
@@ -181,9 +184,9 @@ describe('TrainState', () => {
     expect(state.yamlText.startsWith('# my run\n')).toBe(true);
     // What the preset names, it sets.
     expect(after).toMatchObject({
-      name: 'chain-calls',
-      training: { max_steps: 30, group_size: 8, learning_rate: 1e-3 },
-      tasks: { environments: ['func_trace'], difficulty_range: [2, 2], eval_items: 64 },
+      name: 'watch-it-learn',
+      training: { max_steps: 40, group_size: 8, learning_rate: 5e-4 },
+      tasks: { environments: ['arith_tool'], difficulty_range: [3, 3], eval_items: 32 },
     });
     // Everything it does not name is as it was.
     const {

@@ -3,8 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { CliError, type Command } from '../command.ts';
 import { setConfigValue, stringifyRunConfig, parseRunConfigYaml, formatConfigErrors } from '../../config/yaml.ts';
-import { presetConfig, PRESETS } from '../../config/presets.ts';
-import { DEFAULT_CONFIG } from '../../config/schema.ts';
+import { DEFAULT_PRESET, presetConfig, PRESETS } from '../../config/presets.ts';
 import { countOf } from '../../pipeline/operations/report-text.ts';
 
 const configOption = {
@@ -33,17 +32,21 @@ export const configSet: Command = {
 
 export const configInit: Command = {
   name: 'config init',
-  summary: `Write a full run config with every default (optionally from a preset: ${Object.keys(PRESETS).join(', ')}).`,
+  summary: `Write a full run config with every default, from the ${DEFAULT_PRESET} preset (what the Train screen opens on) or a named one: ${Object.keys(PRESETS).join(', ')}.`,
   options: {
     config: configOption,
-    preset: { type: 'string', description: 'start from a named preset', placeholder: 'name' },
+    preset: {
+      type: 'string',
+      description: `start from a named preset (default ${DEFAULT_PRESET})`,
+      placeholder: 'name',
+    },
     force: { type: 'boolean', description: 'overwrite an existing file' },
   },
   async run(values, _positionals, ctx) {
     const file = resolve(ctx.cwd, values.config as string);
     if (existsSync(file) && !values.force)
       throw new CliError(`${values.config} already exists; pass --force to overwrite it.`);
-    const config = values.preset ? presetConfig(values.preset as string) : DEFAULT_CONFIG;
+    const config = presetConfig((values.preset as string | undefined) ?? DEFAULT_PRESET);
     writeFileSync(file, stringifyRunConfig(config));
     ctx.out(`wrote ${values.config}`);
   },

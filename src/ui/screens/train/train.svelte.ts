@@ -7,7 +7,7 @@
 import type { MetricsRecord, RunMarker } from '../../../contracts.ts';
 import type { RunConfig } from '../../../config/schema.ts';
 import { DEFAULT_CONFIG } from '../../../config/schema.ts';
-import { PRESETS, applyPresetToYaml, presetConfig } from '../../../config/presets.ts';
+import { DEFAULT_PRESET, PRESETS, applyPresetToYaml, presetConfig } from '../../../config/presets.ts';
 import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigError } from '../../../config/yaml.ts';
 import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/operations/events.ts';
 import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/operations/judge-settings.ts';
@@ -68,7 +68,7 @@ const RUNNING: RunStatus[] = ['starting', 'running', 'paused', 'stopping'];
 
 export class TrainState {
   // A first run should show learning: the preset whose held-out success rises within minutes.
-  private readonly initialYaml = stringifyRunConfig(presetConfig('watch-it-learn'));
+  private readonly initialYaml = stringifyRunConfig(presetConfig(DEFAULT_PRESET));
   yamlText = $state(this.initialYaml);
   knownEnvironments = $state<string[]>([]);
   /** Errors from form edits that could not be applied (the YAML is left unchanged). */
@@ -104,7 +104,7 @@ export class TrainState {
   private switchesAtLoad: Promise<string | null> | null = null;
   private unsubscribe: (() => void) | null = null;
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
-  private lastGood: RunConfig = presetConfig('watch-it-learn');
+  private lastGood: RunConfig = presetConfig(DEFAULT_PRESET);
 
   constructor(private readonly source: TrainSource) {}
 
