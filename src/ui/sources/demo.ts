@@ -90,6 +90,8 @@ class DemoRunController implements RunController {
   private step = 0;
   private total = 0;
   private runId = '';
+  /** With β = 0 a real run measures no KL, so the demo logs none either. */
+  private klBeta = 0;
 
   private emit(e: RunEvent) {
     for (const l of this.listeners) l(e);
@@ -98,6 +100,7 @@ class DemoRunController implements RunController {
     this.runId = `demo-run-${Date.now()}`;
     this.step = 0;
     this.total = config.training.max_steps;
+    this.klBeta = config.grpo.kl_beta;
     this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
     this.resume();
     return this.runId;
@@ -131,7 +134,7 @@ class DemoRunController implements RunController {
         reward: r,
         reward_std: 0.3 - r * 0.2,
         'train/loss': 0.1 * Math.cos(s / 2),
-        kl: 0.002 * s,
+        ...(this.klBeta > 0 ? { kl: 0.002 * s } : {}),
         'clip_ratio/region_mean': 0.05 + 0.02 * Math.sin(s / 3),
         entropy: 1.2 - s * 0.01,
         'completions/mean_length': 40 + 5 * Math.sin(s / 4),

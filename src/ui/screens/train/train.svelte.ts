@@ -13,6 +13,7 @@ import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pi
 import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/operations/judge-settings.ts';
 import { FrameBatcher } from '../../lib/frame-batcher.ts';
 import { errorMessage } from '../../lib/format.ts';
+import type { ComparedRun } from './chart-views.ts';
 import { MetricTable } from './metric-table.ts';
 
 export interface TrainSource {
@@ -95,6 +96,12 @@ export class TrainState {
   interrupted = $state<InterruptedRun[]>([]);
   /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
   chartVersion = $state(0);
+  /** EMA weight of the reward curve (0: raw only); the raw curve stays drawn, faint, beneath. */
+  smoothing = $state(0.6);
+  /** The config of the run on the charts (null before one starts: the config being edited stands in). */
+  activeConfig = $state<RunConfig | null>(null);
+  /** Another run whose held-out success is drawn beside this one's. */
+  compare = $state<ComparedRun | null>(null);
 
   readonly metrics = new MetricTable();
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
@@ -117,6 +124,8 @@ export class TrainState {
   readonly configErrors = $derived<ConfigError[]>(this.parsed.errors);
   readonly shown = $derived(this.config ?? this.lastGood);
   readonly running = $derived(RUNNING.includes(this.status));
+  /** What the charts describe (KL off when its β is 0): the run shown, else the config about to run. */
+  readonly chartConfig = $derived(this.activeConfig ?? this.shown);
   readonly canStart = $derived(!this.running && this.config !== null && this.configErrors.length === 0);
   // A run does GRPO: the SFT and transfer workflows are the CLI's (their presets say which command).
   readonly presets = Object.entries(PRESETS)
@@ -247,6 +256,7 @@ export class TrainState {
     this.progress = null;
     this.lastCheckpoint = null;
     this.runId = null;
+    this.activeConfig = $state.snapshot(this.config) as RunConfig;
     await this.control(async () => {
       this.status = 'starting';
       this.runId = await this.source.controller.start($state.snapshot(this.config) as RunConfig);
@@ -274,6 +284,7 @@ export class TrainState {
     this.episodesFinished = 0;
     this.lastCheckpoint = null;
     this.runId = runId;
+    this.activeConfig = $state.snapshot(run.config) as RunConfig;
     this.status = 'starting';
     try {
       const history = await this.source.history?.(runId);
