@@ -84,6 +84,16 @@ function demoPlayground(): PlaygroundSource {
   };
 }
 
+/** A finished run stored before this page opened: its held-out success is there to compare with. */
+const DEMO_EARLIER_RUN = 'demo-earlier-run';
+
+function demoEarlierHeldOut() {
+  return [0, 10, 20, 30, 40].flatMap((step) => [
+    { step, env: 'arith_tool', successes: Math.min(8, 2 + Math.floor(step / 10)), n: 8 },
+    { step, env: 'json_extract', successes: Math.min(8, 1 + Math.floor(step / 10)), n: 8 },
+  ]);
+}
+
 class DemoRunController implements RunController {
   private listeners = new Set<RunListener>();
   private timer: ReturnType<typeof setInterval> | null = null;
@@ -290,6 +300,7 @@ function demoModels(): ModelsSource {
       persisted: false,
       runs: [
         { id: 'run-1', name: 'demo', status: 'completed', created_at: Date.now(), trajectories: 120, checkpoints: 1 },
+        { id: 'run-2', name: 'demo 2', status: 'completed', created_at: Date.now(), trajectories: 80, checkpoints: 1 },
       ],
     }),
     importModelFromUrl: async (_u, p, s) => {
@@ -318,7 +329,16 @@ function demoModels(): ModelsSource {
 export function createDemoSources(): AppSources {
   const trajectories: Trajectory[] = Array.from({ length: 5000 }, (_, i) => demoTrajectory(i));
   const learn: LearnSource = { runs: async () => [], update: async () => null };
-  const train: TrainSource = { controller: new DemoRunController(), environments: async () => ENVS.map((e) => e.id) };
+  const train: TrainSource = {
+    controller: new DemoRunController(),
+    environments: async () => ENVS.map((e) => e.id),
+    runs: async () => [{ id: DEMO_EARLIER_RUN, name: 'earlier-run' }],
+    history: async (runId) => ({
+      metrics: [],
+      markers: [],
+      heldOut: runId === DEMO_EARLIER_RUN ? demoEarlierHeldOut() : [],
+    }),
+  };
   return {
     playground: demoPlayground(),
     train,
@@ -336,6 +356,7 @@ export function createDemoSources(): AppSources {
             : uncredited('held_out');
         return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
       },
+      { 'run-1': 'demo', 'run-2': 'demo 2' },
     ),
     judges: demoJudges(),
     models: demoModels(),

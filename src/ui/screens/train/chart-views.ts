@@ -62,12 +62,17 @@ export function chartView(spec: ChartSpec, resolved: ResolvedSeries[], inputs: C
 function heldOutView(spec: ChartSpec, resolved: ResolvedSeries[], inputs: ChartInputs): ChartView {
   const envs = resolved.map((s) => s.label);
   const compare = inputs.compare ?? null;
-  const comparedEnvs = compare ? envs.filter((env) => compare.heldOut.some((r) => r.env === env)) : [];
+  // Every environment the compared run was evaluated on, so it draws before this run's first result too.
+  const comparedEnvs = compare ? [...new Set(compare.heldOut.map((r) => r.env))] : [];
   const series: SeriesSpec[] = [
     ...envs.map((label) => ({ label })),
     ...envs.map((label, of) => ({ label: `${label} low`, band: { of, edge: 'low' as const } })),
     ...envs.map((label, of) => ({ label: `${label} high`, band: { of, edge: 'high' as const } })),
-    ...comparedEnvs.map((env) => ({ label: `${env} · ${compare!.name}`, colorOf: envs.indexOf(env), dashed: true })),
+    ...comparedEnvs.map((env) => ({
+      label: `${env} · ${compare!.name}`,
+      ...(envs.includes(env) ? { colorOf: envs.indexOf(env) } : {}),
+      dashed: true,
+    })),
   ];
   // Which results each series reads: this run's for its lines and bands, the compared run's for the dashed ones.
   const sources = [
@@ -93,9 +98,12 @@ export function heldOutColumns(
   comparedEnvs: readonly string[] = [],
   compared: readonly HeldOutResult[] = [],
 ): AlignedColumns {
-  const steps = [...new Set([...heldOut, ...compared].filter((r) => envs.includes(r.env)).map((r) => r.step))].sort(
-    (a, b) => a - b,
-  );
+  const steps = [
+    ...new Set([
+      ...heldOut.filter((r) => envs.includes(r.env)).map((r) => r.step),
+      ...compared.filter((r) => comparedEnvs.includes(r.env)).map((r) => r.step),
+    ]),
+  ].sort((a, b) => a - b);
   const at = (results: readonly HeldOutResult[], env: string, f: (r: HeldOutResult) => number) =>
     steps.map((step) => {
       const r = findLast(results, (x) => x.env === env && x.step === step);

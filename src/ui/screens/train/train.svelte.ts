@@ -12,6 +12,7 @@ import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigErro
 import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/operations/events.ts';
 import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/operations/judge-settings.ts';
 import { FrameBatcher } from '../../lib/frame-batcher.ts';
+import type { NamedRun } from '../../lib/run-labels.ts';
 import { errorMessage } from '../../lib/format.ts';
 import type { ComparedRun } from './chart-views.ts';
 import { MetricTable } from './metric-table.ts';
@@ -26,7 +27,9 @@ export interface TrainSource {
   judgeSwitches?(): Promise<JudgeSwitches>;
   /** The imported model's `model.base_model` (Models screen), or null: offered as a base, never put in the config unasked. */
   importedBase?(): Promise<string | null>;
-  /** A run's stored metrics and markers, to refill the charts when it resumes. */
+  /** The stored runs (training runs, newest first), offered to compare held-out success with. */
+  runs?(): Promise<NamedRun[]>;
+  /** A run's stored metrics and markers, to refill the charts when it resumes (and its held-out results to compare). */
   history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[]; heldOut: HeldOutResult[] }>;
 }
 
@@ -102,6 +105,11 @@ export class TrainState {
   activeConfig = $state<RunConfig | null>(null);
   /** Another run whose held-out success is drawn beside this one's. */
   compare = $state<ComparedRun | null>(null);
+  compareId = $state<string | null>(null);
+  /** Why the compared run draws nothing (no held-out results, or they could not be read). */
+  compareNote = $state<string | null>(null);
+  /** Stored runs that can be compared with (this run left out). */
+  storedRuns = $state<NamedRun[]>([]);
 
   readonly metrics = new MetricTable();
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
@@ -145,6 +153,7 @@ export class TrainState {
     }
     this.unsubscribe ??= this.source.controller.subscribe((e) => this.onEvent(e));
     this.importedBase = (await this.source.importedBase?.().catch(() => null)) ?? null;
+    await this.loadRuns();
     if (!this.running) {
       try {
         this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
@@ -193,6 +202,39 @@ export class TrainState {
     if (next.judge.judges.length < config.judge.judges.length) edits.reverse();
     if (next.judge.calibration !== config.judge.calibration) edits.push(['judge.calibration', next.judge.calibration]);
     for (const [path, value] of edits) this.setField(path, value);
+  }
+
+  /** Refreshes the runs offered for comparison (on load and when a run ends, so it can be compared with the next). */
+  async loadRuns(): Promise<void> {
+    try {
+      this.storedRuns = (await this.source.runs?.()) ?? [];
+    } catch {
+      // Without the list there is nothing to compare with; the run's own charts are unaffected.
+    }
+  }
+
+  readonly comparable = $derived(this.storedRuns.filter((r) => r.id !== this.runId));
+
+  /** Draws `runId`'s held-out success beside this run's (null: none). */
+  async compareWith(runId: string | null): Promise<void> {
+    this.compareId = runId;
+    this.compareNote = null;
+    if (runId === null) {
+      this.compare = null;
+      return;
+    }
+    const name = this.storedRuns.find((r) => r.id === runId)?.name ?? runId;
+    try {
+      const history = await this.source.history?.(runId);
+      if (this.compareId !== runId) return;
+      const heldOut = history?.heldOut ?? [];
+      this.compare = { name, heldOut };
+      if (!heldOut.length) this.compareNote = `${name} has no held-out results yet.`;
+    } catch (err) {
+      if (this.compareId !== runId) return;
+      this.compare = null;
+      this.compareNote = `Could not read ${name}'s results: ${errorMessage(err)}`;
+    }
   }
 
   dispose(): void {
@@ -322,6 +364,7 @@ export class TrainState {
         this.runId ??= event.run_id;
         this.status = event.status;
         this.statusMessage = event.message ?? null;
+        if (!this.running) void this.loadRuns();
         if (event.backend) this.backend = event.backend;
         break;
       case 'update':
