@@ -100,6 +100,8 @@ class DemoRunController implements RunController {
   private step = 0;
   private total = 0;
   private runId = '';
+  /** The baseline evaluation's items still to report, one a tick, before the first update (as a real run does). */
+  private baseline: { env: string; done: number }[] = [];
   /** With β = 0 a real run measures no KL, so the demo logs none either. */
   private klBeta = 0;
 
@@ -111,6 +113,7 @@ class DemoRunController implements RunController {
     this.step = 0;
     this.total = config.training.max_steps;
     this.klBeta = config.grpo.kl_beta;
+    this.baseline = config.tasks.environments.flatMap((env) => Array.from({ length: 9 }, (_, done) => ({ env, done })));
     this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
     this.resume();
     return this.runId;
@@ -134,6 +137,13 @@ class DemoRunController implements RunController {
     return () => this.listeners.delete(l);
   }
   private tick() {
+    const item = this.baseline.shift();
+    if (item) {
+      const progress = { run_id: this.runId, step: 0, env: item.env, split: 'test' as const, total: 8 };
+      this.emit({ type: 'evaluation-progress', ...progress, done: item.done });
+      if (item.done === 8) this.emit({ type: 'evaluation', ...progress, success: 0.25, n: 8 });
+      return;
+    }
     const s = ++this.step;
     const r = 0.3 + 0.6 * (1 - Math.exp(-s / 15)) + 0.05 * Math.sin(s);
     this.emit({

@@ -15,6 +15,7 @@ import { FrameBatcher } from '../../lib/frame-batcher.ts';
 import type { NamedRun } from '../../lib/run-labels.ts';
 import { errorMessage } from '../../lib/format.ts';
 import type { ComparedRun } from './chart-views.ts';
+import { advanceEvaluation, type EvaluationProgress } from './evaluation-progress.ts';
 import { MetricTable } from './metric-table.ts';
 
 export interface TrainSource {
@@ -83,6 +84,8 @@ export class TrainState {
   runId = $state<string | null>(null);
   backend = $state<string | null>(null);
   progress = $state<RunProgress | null>(null);
+  /** The evaluation in progress (items done of total), or null when none is. */
+  evaluation = $state<EvaluationProgress | null>(null);
   /** Episodes this run has finished: what shows the rollouts moving before the first update lands. */
   episodesFinished = $state(0);
   errors = $state<RunErrorNote[]>([]);
@@ -121,7 +124,11 @@ export class TrainState {
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
   private lastGood: RunConfig = presetConfig('watch-it-learn');
 
-  constructor(private readonly source: TrainSource) {}
+  /** `now` (ms) times an evaluation's items for its time left. */
+  constructor(
+    private readonly source: TrainSource,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   readonly parsed = $derived(
     parseRunConfigYaml(this.yamlText, {
@@ -296,6 +303,7 @@ export class TrainState {
     this.judgeFailures = {};
     this.heldOut = [];
     this.progress = null;
+    this.evaluation = null;
     this.lastCheckpoint = null;
     this.runId = null;
     this.activeConfig = $state.snapshot(this.config) as RunConfig;
@@ -324,6 +332,7 @@ export class TrainState {
       queue: null,
     };
     this.episodesFinished = 0;
+    this.evaluation = null;
     this.lastCheckpoint = null;
     this.runId = runId;
     this.activeConfig = $state.snapshot(run.config) as RunConfig;
@@ -364,14 +373,27 @@ export class TrainState {
         this.runId ??= event.run_id;
         this.status = event.status;
         this.statusMessage = event.message ?? null;
-        if (!this.running) void this.loadRuns();
+        if (!this.running) {
+          this.evaluation = null;
+          void this.loadRuns();
+        }
         if (event.backend) this.backend = event.backend;
         break;
       case 'update':
         this.metrics.add(event.step, event.metrics);
         this.batcher.schedule();
         break;
+      case 'evaluation-progress':
+        this.evaluation = advanceEvaluation(this.evaluation, event, this.chartConfig.tasks.environments, this.now());
+        break;
       case 'evaluation':
+        // Kept between environments (their items add up to the time left); gone once the last one is in.
+        if (
+          this.evaluation?.env === event.env &&
+          this.evaluation.split === event.split &&
+          this.evaluation.envIndex === this.evaluation.envCount - 1
+        )
+          this.evaluation = null;
         if (event.split === 'test') {
           this.heldOut.push({
             step: event.step,
