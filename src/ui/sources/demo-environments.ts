@@ -53,8 +53,10 @@ export function demoEnvironments(
       const name = nameOf(draft);
       if (!name) return missingName;
       const levels = [1, 2];
-      onProgress('5 tasks sampled');
+      // Parts under way end in "…", as the engine's check reports them.
+      onProgress('sampling 5 tasks…');
       await wait(300, signal);
+      onProgress('5 tasks sampled');
       const audit: EnvironmentAudit = {
         env: name,
         samples: [1, 2, 1, 2, 1].map((level, i) => ({
@@ -74,6 +76,7 @@ export function demoEnvironments(
         needsBootstrap: false,
       };
       for (const level of levels) {
+        onProgress(`level ${level}: running the expert…`);
         await wait(300, signal);
         onProgress(`level ${level}: expert 8/8`);
       }
@@ -87,6 +90,8 @@ export function demoEnvironments(
     async save(draft, auditProblems) {
       const name = nameOf(draft);
       if (!name) return missingName;
+      // A store write takes a moment; so does the demo's, so the screen shows it saving.
+      await wait(300, new AbortController().signal);
       const summary: EnvironmentSummary = {
         name,
         kind: draft.kind,
