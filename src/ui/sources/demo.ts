@@ -114,7 +114,9 @@ class DemoRunController implements RunController {
     this.total = config.training.max_steps;
     this.klBeta = config.grpo.kl_beta;
     this.baseline = config.tasks.environments.flatMap((env) => Array.from({ length: 9 }, (_, done) => ({ env, done })));
-    this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
+    // A real run stays 'starting' while its base model loads; the demo's "model" takes a moment too.
+    this.emit({ type: 'status', run_id: this.runId, status: 'starting' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
     this.resume();
     return this.runId;
   }
