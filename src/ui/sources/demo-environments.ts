@@ -52,6 +52,9 @@ export function demoEnvironments(
     async check(draft, onProgress, signal) {
       const name = nameOf(draft);
       if (!name) return missingName;
+      // Nothing is parsed here; a doubled brace stands in for a syntax error, so the editor can show one at its line.
+      const broken = draft.kind === 'module' ? draft.source.split('\n').findIndex((l) => l.includes('{{')) : -1;
+      if (broken >= 0) return { ok: false, problems: ["SyntaxError: Unexpected token '{'"], line: broken + 1 };
       const levels = [1, 2];
       // Parts under way end in "…", as the engine's check reports them.
       onProgress('sampling 5 tasks…');
