@@ -8,16 +8,10 @@ import type { SeriesSpec } from '../../lib/chart-series.ts';
 import { emaSmooth } from '../../lib/smoothing.ts';
 import type { ChartSpec, ResolvedSeries } from './charts.ts';
 import type { AlignedColumns, MetricTable } from './metric-table.ts';
-import type { HeldOutResult } from './train.svelte.ts';
+import type { ComparedRun, HeldOutResult } from './held-out.ts';
 
 /** The metric whose curve is smoothed (the batch's mean reward: the noisiest line a reader follows). */
 export const SMOOTHED_KEY = 'reward';
-
-/** A run whose held-out results are drawn beside this run's, and the name its lines are labelled with. */
-export interface ComparedRun {
-  name: string;
-  heldOut: HeldOutResult[];
-}
 
 export interface ChartView {
   series: SeriesSpec[];

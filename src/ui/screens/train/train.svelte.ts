@@ -14,7 +14,7 @@ import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/operat
 import { FrameBatcher } from '../../lib/frame-batcher.ts';
 import type { NamedRun } from '../../lib/run-labels.ts';
 import { errorMessage } from '../../lib/format.ts';
-import type { ComparedRun } from './chart-views.ts';
+import type { ComparedRun, HeldOutResult } from './held-out.ts';
 import { advanceEvaluation, type EvaluationProgress } from './evaluation-progress.ts';
 import { MetricTable } from './metric-table.ts';
 
@@ -56,12 +56,7 @@ export interface RunProgress {
   queue: QueueSizes | null;
 }
 
-export interface HeldOutResult {
-  step: number;
-  env: string;
-  successes: number;
-  n: number;
-}
+export type { HeldOutResult } from './held-out.ts';
 
 export interface RunErrorNote {
   message: string;
