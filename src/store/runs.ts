@@ -4,6 +4,7 @@ import type { RunConfig } from '../config/schema.ts';
 import { ALL_STORES } from './schema.ts';
 import { read, write, type Store } from './db.ts';
 import type { RunRecord, RunStatus } from './records.ts';
+import { uniqueRunName } from './run-names.ts';
 
 export function newId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
@@ -13,7 +14,8 @@ export function newId(prefix: string): string {
  * `environments`: the sources of the user environments it uses, kept so it can be resumed and reproduced.
  * `status: 'running'` stores a run that starts now as running from its first write (owned by this process,
  * as setRunStatus does), so one whose page or process goes away while it is still starting is seen as
- * interrupted and offered for resuming, not left 'created' for good.
+ * interrupted and offered for resuming, not left 'created' for good. The run is named after its config,
+ * with a number added when another run has that name (run-names.ts); its config is kept as given.
  */
 export async function createRun(
   store: Store,
@@ -36,6 +38,12 @@ export async function createRun(
     ...(options.environments?.length ? { environments: options.environments } : {}),
   };
   await write(store, ['runs'], `run ${run.id}`, async (tx) => {
+    // Read and written in one transaction, so two runs started at once cannot take the same name.
+    const runs = await tx.objectStore('runs').getAll();
+    run.name = uniqueRunName(
+      config.name,
+      runs.map((r) => r.name),
+    );
     await tx.objectStore('runs').add(run);
   });
   return run;

@@ -28,10 +28,13 @@ describe('the built app in Chromium', () => {
     await page.addInitScript(() => Object.defineProperty(Navigator.prototype, 'hardwareConcurrency', { get: () => 4 }));
     await page.goto(app.url + '/?backend=wasm');
     await page.locator('[data-backend="wasm"]').waitFor({ timeout: 60_000 });
-    expect(await page.locator('[data-testid="backend"] .why').first().textContent()).toContain('threads on');
-    expect(await page.locator('[data-testid="threads"]').textContent()).toBe('2 threads');
-    // Spindle's own kernels use every core the page reports, in workers over the same shared heap.
-    expect(await page.locator('[data-testid="kernel-threads"]').textContent()).toBe("Spindle's kernels on 4 threads");
+    // tfjs-wasm on half the cores, Spindle's own kernels on every core the page reports (workers over the
+    // same shared heap), said as one plain line.
+    expect(await page.locator('[data-testid="runs-where"]').textContent()).toBe(
+      "on the CPU (WebAssembly, SIMD): tfjs's ops on 2 threads, Spindle's kernels on 4 threads",
+    );
+    expect(await page.locator('[data-testid="backend-why"]').textContent()).toContain('forced by the user');
+    expect(await page.locator('[data-testid="backend-why"]').textContent()).not.toContain('threads on');
     expect(errors).toEqual([]);
     await page.close();
   });

@@ -37,7 +37,7 @@ describe('train screen', () => {
     const { page } = app;
     await page.locator('[data-testid="start-run"]').click();
     await expect
-      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 20_000 })
+      .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 })
       .toBe('finished');
     expect(await page.locator('[data-testid="run-backend"]').textContent()).toBe('wasm');
     expect(Number(await page.locator('[data-testid="tokens-per-second"]').textContent())).toBeGreaterThan(0);

@@ -28,6 +28,7 @@ import { exportDataset } from '../operations/dataset-export.ts';
 import type { MergeRequest } from '../engine/engine-api.ts';
 import type { ModelImportSource } from '../engine/model-shelf.ts';
 import type { DownloadProgress } from '../../hub/hub.ts';
+import { IMPORTED_RUN } from './imported-run.ts';
 
 export type ExportKind = 'adapter-zip' | 'merged-weights' | 'dataset-jsonl' | 'dataset-parquet' | 'dataset-atropos';
 
@@ -56,7 +57,6 @@ const CARDS = import.meta.glob('../../../models/*/README.md', {
   import: 'default',
   eager: true,
 }) as Record<string, string>;
-const IMPORTED_RUN = 'imported';
 
 const stamp = () => new Date().toISOString().slice(0, 19).replace(/[:T]/g, '-');
 const bytesOf = (parts: BlobPart[], type: string) => new Blob(parts, { type });

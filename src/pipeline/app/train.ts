@@ -18,6 +18,7 @@ import {
   type Store,
 } from '../../store/index.ts';
 import { storedSources, userEnvironments } from './environments.ts';
+import { IMPORTED_RUN } from './imported-run.ts';
 import { PLAYGROUND_RUN } from './playground.ts';
 
 /** How long a run's lock may stay held after a reload before the run counts as live in another tab. */
@@ -54,6 +55,13 @@ export function trainOperations(getStore: () => Promise<Store>) {
       }));
     },
     judgeSwitches: async () => readJudgeSwitches(await getStore()),
+    /** Training runs, newest first: the Playground's and the imported adapters' holders are not runs to compare. */
+    async runs() {
+      const runs = await listRuns(await getStore());
+      return runs
+        .filter((r) => r.id !== PLAYGROUND_RUN && r.id !== IMPORTED_RUN)
+        .map((r) => ({ id: r.id, name: r.name }));
+    },
     async history(runId: string) {
       const store = await getStore();
       const [metrics, markers, evaluations] = await Promise.all([

@@ -27,6 +27,16 @@ export type RunEvent =
   | { type: 'judged'; run_id: string; trajectory_id: string; score: number | null; votes: JudgeVote[] }
   | { type: 'update'; run_id: string; step: number; metrics: Metrics }
   | { type: 'evaluation'; run_id: string; step: number; env: string; split: Split; success: number; n: number }
+  /** Items of one environment's evaluation finished so far (0 as it starts), so a wait for it shows progress. */
+  | {
+      type: 'evaluation-progress';
+      run_id: string;
+      step: number;
+      env: string;
+      split: Split;
+      done: number;
+      total: number;
+    }
   | { type: 'marker'; run_id: string; marker: RunMarker }
   | { type: 'checkpoint'; run_id: string; step: number; checkpoint_id: string }
   | {

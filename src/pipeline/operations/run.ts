@@ -486,9 +486,27 @@ export class PipelineRun implements RunController {
       const level = fixedLevel(this.config.tasks, envName);
       const tasks = evaluationTasks(env, level, { items, seed: settings.seed, split });
       const groupId = `${this.runId}/eval/${step}/${split}/${envName}`;
+      let done = 0;
+      const progress = () =>
+        this.emit({
+          type: 'evaluation-progress',
+          run_id: this.runId,
+          step,
+          env: envName,
+          split,
+          done,
+          total: tasks.length,
+        });
+      progress();
       const runs = await Promise.all(
         tasks.map((task, i) =>
-          this.rollout(episodeJob(task, groupId, i, task.seed, { sampling: settings.sampling, judging: 'env' })),
+          this.rollout(episodeJob(task, groupId, i, task.seed, { sampling: settings.sampling, judging: 'env' })).then(
+            (t) => {
+              done++;
+              progress();
+              return t;
+            },
+          ),
         ),
       );
       // Stored so they can be browsed (their split is test or validation, their group …/eval/… is never

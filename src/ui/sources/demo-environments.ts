@@ -52,9 +52,14 @@ export function demoEnvironments(
     async check(draft, onProgress, signal) {
       const name = nameOf(draft);
       if (!name) return missingName;
+      // Nothing is parsed here; a doubled brace stands in for a syntax error, so the editor can show one at its line.
+      const broken = draft.kind === 'module' ? draft.source.split('\n').findIndex((l) => l.includes('{{')) : -1;
+      if (broken >= 0) return { ok: false, problems: ["SyntaxError: Unexpected token '{'"], line: broken + 1 };
       const levels = [1, 2];
-      onProgress('5 tasks sampled');
+      // Parts under way end in "…", as the engine's check reports them.
+      onProgress('sampling 5 tasks…');
       await wait(300, signal);
+      onProgress('5 tasks sampled');
       const audit: EnvironmentAudit = {
         env: name,
         samples: [1, 2, 1, 2, 1].map((level, i) => ({
@@ -74,6 +79,7 @@ export function demoEnvironments(
         needsBootstrap: false,
       };
       for (const level of levels) {
+        onProgress(`level ${level}: running the expert…`);
         await wait(300, signal);
         onProgress(`level ${level}: expert 8/8`);
       }
@@ -87,6 +93,8 @@ export function demoEnvironments(
     async save(draft, auditProblems) {
       const name = nameOf(draft);
       if (!name) return missingName;
+      // A store write takes a moment; so does the demo's, so the screen shows it saving.
+      await wait(300, new AbortController().signal);
       const summary: EnvironmentSummary = {
         name,
         kind: draft.kind,

@@ -84,12 +84,26 @@ function demoPlayground(): PlaygroundSource {
   };
 }
 
+/** A finished run stored before this page opened: its held-out success is there to compare with. */
+const DEMO_EARLIER_RUN = 'demo-earlier-run';
+
+function demoEarlierHeldOut() {
+  return [0, 10, 20, 30, 40].flatMap((step) => [
+    { step, env: 'arith_tool', successes: Math.min(8, 2 + Math.floor(step / 10)), n: 8 },
+    { step, env: 'json_extract', successes: Math.min(8, 1 + Math.floor(step / 10)), n: 8 },
+  ]);
+}
+
 class DemoRunController implements RunController {
   private listeners = new Set<RunListener>();
   private timer: ReturnType<typeof setInterval> | null = null;
   private step = 0;
   private total = 0;
   private runId = '';
+  /** The baseline evaluation's items still to report, one a tick, before the first update (as a real run does). */
+  private baseline: { env: string; done: number }[] = [];
+  /** With β = 0 a real run measures no KL, so the demo logs none either. */
+  private klBeta = 0;
 
   private emit(e: RunEvent) {
     for (const l of this.listeners) l(e);
@@ -98,7 +112,11 @@ class DemoRunController implements RunController {
     this.runId = `demo-run-${Date.now()}`;
     this.step = 0;
     this.total = config.training.max_steps;
-    this.emit({ type: 'status', run_id: this.runId, status: 'running', backend: 'wasm' });
+    this.klBeta = config.grpo.kl_beta;
+    this.baseline = config.tasks.environments.flatMap((env) => Array.from({ length: 9 }, (_, done) => ({ env, done })));
+    // A real run stays 'starting' while its base model loads; the demo's "model" takes a moment too.
+    this.emit({ type: 'status', run_id: this.runId, status: 'starting' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
     this.resume();
     return this.runId;
   }
@@ -121,6 +139,13 @@ class DemoRunController implements RunController {
     return () => this.listeners.delete(l);
   }
   private tick() {
+    const item = this.baseline.shift();
+    if (item) {
+      const progress = { run_id: this.runId, step: 0, env: item.env, split: 'test' as const, total: 8 };
+      this.emit({ type: 'evaluation-progress', ...progress, done: item.done });
+      if (item.done === 8) this.emit({ type: 'evaluation', ...progress, success: 0.25, n: 8 });
+      return;
+    }
     const s = ++this.step;
     const r = 0.3 + 0.6 * (1 - Math.exp(-s / 15)) + 0.05 * Math.sin(s);
     this.emit({
@@ -131,7 +156,7 @@ class DemoRunController implements RunController {
         reward: r,
         reward_std: 0.3 - r * 0.2,
         'train/loss': 0.1 * Math.cos(s / 2),
-        kl: 0.002 * s,
+        ...(this.klBeta > 0 ? { kl: 0.002 * s } : {}),
         'clip_ratio/region_mean': 0.05 + 0.02 * Math.sin(s / 3),
         entropy: 1.2 - s * 0.01,
         'completions/mean_length': 40 + 5 * Math.sin(s / 4),
@@ -287,6 +312,7 @@ function demoModels(): ModelsSource {
       persisted: false,
       runs: [
         { id: 'run-1', name: 'demo', status: 'completed', created_at: Date.now(), trajectories: 120, checkpoints: 1 },
+        { id: 'run-2', name: 'demo 2', status: 'completed', created_at: Date.now(), trajectories: 80, checkpoints: 1 },
       ],
     }),
     importModelFromUrl: async (_u, p, s) => {
@@ -315,7 +341,16 @@ function demoModels(): ModelsSource {
 export function createDemoSources(): AppSources {
   const trajectories: Trajectory[] = Array.from({ length: 5000 }, (_, i) => demoTrajectory(i));
   const learn: LearnSource = { runs: async () => [], update: async () => null };
-  const train: TrainSource = { controller: new DemoRunController(), environments: async () => ENVS.map((e) => e.id) };
+  const train: TrainSource = {
+    controller: new DemoRunController(),
+    environments: async () => ENVS.map((e) => e.id),
+    runs: async () => [{ id: DEMO_EARLIER_RUN, name: 'earlier-run' }],
+    history: async (runId) => ({
+      metrics: [],
+      markers: [],
+      heldOut: runId === DEMO_EARLIER_RUN ? demoEarlierHeldOut() : [],
+    }),
+  };
   return {
     playground: demoPlayground(),
     train,
@@ -333,6 +368,7 @@ export function createDemoSources(): AppSources {
             : uncredited('held_out');
         return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
       },
+      { 'run-1': 'demo', 'run-2': 'demo 2' },
     ),
     judges: demoJudges(),
     models: demoModels(),

@@ -19,6 +19,8 @@ export class MemoryTrajectorySource implements TrajectorySource {
   constructor(
     private readonly items: () => Trajectory[],
     private readonly detailOf: (t: Trajectory) => TrajectoryDetailData = uncreditedDetail,
+    /** Run names by id, as a store keeps them; a run without one is listed by its id. */
+    private readonly runNames: Record<string, string> = {},
   ) {}
 
   private filtered(filter: TrajectoryFilter): Trajectory[] {
@@ -33,7 +35,7 @@ export class MemoryTrajectorySource implements TrajectorySource {
       envs: [...new Set(all.map((t) => t.env))].sort(),
       runs: [...new Set(all.map((t) => t.run_id).filter((r): r is string => r !== null))]
         .sort()
-        .map((id) => ({ id, name: id })),
+        .map((id) => ({ id, name: this.runNames[id] ?? id })),
     };
   }
 

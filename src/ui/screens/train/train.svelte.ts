@@ -12,7 +12,10 @@ import { parseRunConfigYaml, setConfigValue, stringifyRunConfig, type ConfigErro
 import type { QueueSizes, RunController, RunEvent, RunStatus } from '../../../pipeline/operations/events.ts';
 import { applyJudgeSwitches, type JudgeSwitches } from '../../../pipeline/operations/judge-settings.ts';
 import { FrameBatcher } from '../../lib/frame-batcher.ts';
+import type { NamedRun } from '../../lib/run-labels.ts';
 import { errorMessage } from '../../lib/format.ts';
+import type { ComparedRun, HeldOutResult } from './held-out.ts';
+import { advanceEvaluation, type EvaluationProgress } from './evaluation-progress.ts';
 import { MetricTable } from './metric-table.ts';
 
 export interface TrainSource {
@@ -25,7 +28,9 @@ export interface TrainSource {
   judgeSwitches?(): Promise<JudgeSwitches>;
   /** The imported model's `model.base_model` (Models screen), or null: offered as a base, never put in the config unasked. */
   importedBase?(): Promise<string | null>;
-  /** A run's stored metrics and markers, to refill the charts when it resumes. */
+  /** The stored runs (training runs, newest first), offered to compare held-out success with. */
+  runs?(): Promise<NamedRun[]>;
+  /** A run's stored metrics and markers, to refill the charts when it resumes (and its held-out results to compare). */
   history?(runId: string): Promise<{ metrics: MetricsRecord[]; markers: RunMarker[]; heldOut: HeldOutResult[] }>;
 }
 
@@ -51,12 +56,7 @@ export interface RunProgress {
   queue: QueueSizes | null;
 }
 
-export interface HeldOutResult {
-  step: number;
-  env: string;
-  successes: number;
-  n: number;
-}
+export type { HeldOutResult } from './held-out.ts';
 
 export interface RunErrorNote {
   message: string;
@@ -79,6 +79,8 @@ export class TrainState {
   runId = $state<string | null>(null);
   backend = $state<string | null>(null);
   progress = $state<RunProgress | null>(null);
+  /** The evaluation in progress (items done of total), or null when none is. */
+  evaluation = $state<EvaluationProgress | null>(null);
   /** Episodes this run has finished: what shows the rollouts moving before the first update lands. */
   episodesFinished = $state(0);
   errors = $state<RunErrorNote[]>([]);
@@ -95,6 +97,17 @@ export class TrainState {
   interrupted = $state<InterruptedRun[]>([]);
   /** Bumped at most once per animation frame when new metrics arrived; charts redraw on change. */
   chartVersion = $state(0);
+  /** EMA weight of the reward curve (0: raw only); the raw curve stays drawn, faint, beneath. */
+  smoothing = $state(0.6);
+  /** The config of the run on the charts (null before one starts: the config being edited stands in). */
+  activeConfig = $state<RunConfig | null>(null);
+  /** Another run whose held-out success is drawn beside this one's. */
+  compare = $state<ComparedRun | null>(null);
+  compareId = $state<string | null>(null);
+  /** Why the compared run draws nothing (no held-out results, or they could not be read). */
+  compareNote = $state<string | null>(null);
+  /** Stored runs that can be compared with (this run left out). */
+  storedRuns = $state<NamedRun[]>([]);
 
   readonly metrics = new MetricTable();
   private readonly batcher = new FrameBatcher(() => this.chartVersion++);
@@ -106,7 +119,11 @@ export class TrainState {
   /** The last config that validated, so the form keeps showing values while the YAML is broken. */
   private lastGood: RunConfig = presetConfig(DEFAULT_PRESET);
 
-  constructor(private readonly source: TrainSource) {}
+  /** `now` (ms) times an evaluation's items for its time left. */
+  constructor(
+    private readonly source: TrainSource,
+    private readonly now: () => number = () => performance.now(),
+  ) {}
 
   readonly parsed = $derived(
     parseRunConfigYaml(this.yamlText, {
@@ -117,6 +134,8 @@ export class TrainState {
   readonly configErrors = $derived<ConfigError[]>(this.parsed.errors);
   readonly shown = $derived(this.config ?? this.lastGood);
   readonly running = $derived(RUNNING.includes(this.status));
+  /** What the charts describe (KL off when its β is 0): the run shown, else the config about to run. */
+  readonly chartConfig = $derived(this.activeConfig ?? this.shown);
   readonly canStart = $derived(!this.running && this.config !== null && this.configErrors.length === 0);
   // A run does GRPO: the SFT and transfer workflows are the CLI's (their presets say which command).
   readonly presets = Object.entries(PRESETS)
@@ -136,6 +155,7 @@ export class TrainState {
     }
     this.unsubscribe ??= this.source.controller.subscribe((e) => this.onEvent(e));
     this.importedBase = (await this.source.importedBase?.().catch(() => null)) ?? null;
+    await this.loadRuns();
     if (!this.running) {
       try {
         this.interrupted = (await this.source.interruptedRuns?.()) ?? [];
@@ -184,6 +204,39 @@ export class TrainState {
     if (next.judge.judges.length < config.judge.judges.length) edits.reverse();
     if (next.judge.calibration !== config.judge.calibration) edits.push(['judge.calibration', next.judge.calibration]);
     for (const [path, value] of edits) this.setField(path, value);
+  }
+
+  /** Refreshes the runs offered for comparison (on load and when a run ends, so it can be compared with the next). */
+  async loadRuns(): Promise<void> {
+    try {
+      this.storedRuns = (await this.source.runs?.()) ?? [];
+    } catch {
+      // Without the list there is nothing to compare with; the run's own charts are unaffected.
+    }
+  }
+
+  readonly comparable = $derived(this.storedRuns.filter((r) => r.id !== this.runId));
+
+  /** Draws `runId`'s held-out success beside this run's (null: none). */
+  async compareWith(runId: string | null): Promise<void> {
+    this.compareId = runId;
+    this.compareNote = null;
+    if (runId === null) {
+      this.compare = null;
+      return;
+    }
+    const name = this.storedRuns.find((r) => r.id === runId)?.name ?? runId;
+    try {
+      const history = await this.source.history?.(runId);
+      if (this.compareId !== runId) return;
+      const heldOut = history?.heldOut ?? [];
+      this.compare = { name, heldOut };
+      if (!heldOut.length) this.compareNote = `${name} has no held-out results yet.`;
+    } catch (err) {
+      if (this.compareId !== runId) return;
+      this.compare = null;
+      this.compareNote = `Could not read ${name}'s results: ${errorMessage(err)}`;
+    }
   }
 
   dispose(): void {
@@ -245,8 +298,10 @@ export class TrainState {
     this.judgeFailures = {};
     this.heldOut = [];
     this.progress = null;
+    this.evaluation = null;
     this.lastCheckpoint = null;
     this.runId = null;
+    this.activeConfig = $state.snapshot(this.config) as RunConfig;
     await this.control(async () => {
       this.status = 'starting';
       this.runId = await this.source.controller.start($state.snapshot(this.config) as RunConfig);
@@ -272,8 +327,10 @@ export class TrainState {
       queue: null,
     };
     this.episodesFinished = 0;
+    this.evaluation = null;
     this.lastCheckpoint = null;
     this.runId = runId;
+    this.activeConfig = $state.snapshot(run.config) as RunConfig;
     this.status = 'starting';
     try {
       const history = await this.source.history?.(runId);
@@ -311,13 +368,27 @@ export class TrainState {
         this.runId ??= event.run_id;
         this.status = event.status;
         this.statusMessage = event.message ?? null;
+        if (!this.running) {
+          this.evaluation = null;
+          void this.loadRuns();
+        }
         if (event.backend) this.backend = event.backend;
         break;
       case 'update':
         this.metrics.add(event.step, event.metrics);
         this.batcher.schedule();
         break;
+      case 'evaluation-progress':
+        this.evaluation = advanceEvaluation(this.evaluation, event, this.chartConfig.tasks.environments, this.now());
+        break;
       case 'evaluation':
+        // Kept between environments (their items add up to the time left); gone once the last one is in.
+        if (
+          this.evaluation?.env === event.env &&
+          this.evaluation.split === event.split &&
+          this.evaluation.envIndex === this.evaluation.envCount - 1
+        )
+          this.evaluation = null;
         if (event.split === 'test') {
           this.heldOut.push({
             step: event.step,

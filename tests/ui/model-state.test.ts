@@ -1,0 +1,12 @@
+import { describe, expect, it } from 'vitest';
+import { modelStateText } from '../../src/ui/screens/train/model-state.ts';
+
+describe('modelStateText', () => {
+  it('loading while the run starts, ready while it runs, and says when it loads before a run', () => {
+    expect(modelStateText('idle', 'models/spindle-base')).toBe('models/spindle-base (loads when a run starts)');
+    expect(modelStateText('starting', 'models/spindle-base')).toBe('loading models/spindle-base…');
+    for (const s of ['running', 'paused', 'stopping'] as const)
+      expect(modelStateText(s, 'models/spindle-base')).toBe('models/spindle-base ready');
+    expect(modelStateText('finished', 'models/spindle-base')).toBe('models/spindle-base (loads when a run starts)');
+  });
+});
