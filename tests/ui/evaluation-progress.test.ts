@@ -48,7 +48,7 @@ describe('TrainState evaluation progress', () => {
       },
     };
     let clock = 0;
-    const state = new TrainState({ controller, environments: async () => ['arith_tool'] }, () => clock);
+    const state = new TrainState({ controller, environments: async () => ['arith_tool', 'func_trace'] }, () => clock);
     await state.load();
     await state.start();
     const emit = (e: Parameters<RunListener>[0]) => listeners.forEach((l) => l(e));

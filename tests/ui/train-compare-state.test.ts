@@ -16,7 +16,7 @@ function makeState(over: Partial<TrainSource> = {}) {
       return () => listeners.delete(l);
     },
   };
-  const state = new TrainState({ controller, environments: async () => ['arith_tool'], ...over });
+  const state = new TrainState({ controller, environments: async () => ['arith_tool', 'func_trace'], ...over });
   return { state, emit: (e: Parameters<RunListener>[0]) => listeners.forEach((l) => l(e)) };
 }
 
