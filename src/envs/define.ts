@@ -128,43 +128,8 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
     instructions: spec.instructions,
     testFraction,
     splitOf,
-    generate(seed: number, difficulty: number, split: Split): Task {
-      if (!difficulties.includes(difficulty)) {
-        throw new RangeError(
-          `${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`,
-        );
-      }
-      if (!SPLITS.includes(split))
-        throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
-      for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
-        const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
-        if (typeof item?.prompt === 'string' && item.prompt.length > MAX_PROMPT_CHARS) {
-          throw new RangeError(
-            `${spec.name}: sample gave a prompt of ${item.prompt.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt ` +
-              "may have; keep the question short and put what it needs in the task's files or tools",
-          );
-        }
-        const key = item.key ?? stableJson(item.data);
-        const itemSplit = item.split ?? splitOf(key);
-        if (!SPLITS.includes(itemSplit))
-          throw new RangeError(
-            `${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`,
-          );
-        if (itemSplit !== split) continue;
-        return {
-          id: `${spec.name}/${split}/${difficulty}/${seed}`,
-          env: spec.name,
-          split,
-          difficulty,
-          seed,
-          prompt: item.prompt,
-          data: { ...item.data, item_key: key },
-        };
-      }
-      throw new Error(
-        `${spec.name}: no ${split} item at difficulty ${difficulty} after ${MAX_SPLIT_ATTEMPTS} draws; the level's item space is too small for a ${split} split`,
-      );
-    },
+    generate: (seed: number, difficulty: number, split: Split): Task =>
+      generateTask(spec, difficulties, splitOf, seed, difficulty, split),
     async evaluate(task: Task, trajectory: Trajectory): Promise<EnvScore> {
       const score = await spec.evaluate(task, trajectory);
       if (score === null) return null;
@@ -190,6 +155,55 @@ export function defineEnvironment(spec: EnvironmentSpec): Environment {
   if (spec.expert) env.expert = (task: Task) => spec.expert!(task);
   if (spec.openTools) env.openTools = (task, options) => spec.openTools!(task, options);
   return env;
+}
+
+/**
+ * The spec's item for (seed, difficulty) in the split: drawn again (a new attempt's seed) until an item of that split
+ * comes, as the item says or its key's hash decides.
+ */
+function generateTask(
+  spec: EnvironmentSpec,
+  difficulties: number[],
+  splitOf: (key: string) => Split,
+  seed: number,
+  difficulty: number,
+  split: Split,
+): Task {
+  if (!difficulties.includes(difficulty)) {
+    throw new RangeError(
+      `${spec.name}: difficulty ${difficulty} is not offered; choose one of ${difficulties.join(', ')}`,
+    );
+  }
+  if (!SPLITS.includes(split))
+    throw new RangeError(`${spec.name}: split must be one of ${SPLITS.join(', ')}, got ${describe(split)}`);
+  for (let attempt = 0; attempt < MAX_SPLIT_ATTEMPTS; attempt++) {
+    const item = spec.sample(createRng(deriveSeed(seed, spec.name, difficulty, attempt)), difficulty);
+    if (typeof item?.prompt === 'string' && item.prompt.length > MAX_PROMPT_CHARS) {
+      throw new RangeError(
+        `${spec.name}: sample gave a prompt of ${item.prompt.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt ` +
+          "may have; keep the question short and put what it needs in the task's files or tools",
+      );
+    }
+    const key = item.key ?? stableJson(item.data);
+    const itemSplit = item.split ?? splitOf(key);
+    if (!SPLITS.includes(itemSplit))
+      throw new RangeError(
+        `${spec.name}: an item's split must be one of ${SPLITS.join(', ')}, got ${describe(itemSplit)}`,
+      );
+    if (itemSplit !== split) continue;
+    return {
+      id: `${spec.name}/${split}/${difficulty}/${seed}`,
+      env: spec.name,
+      split,
+      difficulty,
+      seed,
+      prompt: item.prompt,
+      data: { ...item.data, item_key: key },
+    };
+  }
+  throw new Error(
+    `${spec.name}: no ${split} item at difficulty ${difficulty} after ${MAX_SPLIT_ATTEMPTS} draws; the level's item space is too small for a ${split} split`,
+  );
 }
 
 /** JSON with sorted object keys, so equal data always gives the same key. */

@@ -92,65 +92,7 @@ export async function loadEnvironmentModule(
     throw asModuleError(e);
   }
   try {
-    const { meta, functions } = runner.info;
-    if (!isObject(meta))
-      throw new EnvironmentModuleError(
-        ['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'],
-        null,
-      );
-    const ownTools = readToolSchemas(meta.tools);
-    const has = (name: string) => functions.includes(name);
-    for (const tool of ownTools) {
-      if (!has(`tools.${tool.name}.run`))
-        throw new EnvironmentModuleError(
-          [`tools.${tool.name}.run is missing: a function (args, state, task) => text`],
-          null,
-        );
-    }
-    const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
-    const schemaOf = new Map(ownTools.map((t) => [t.name, t]));
-    /** Why a call cannot run, or null: such a call never reaches the module. */
-    const refusal = (name: string, args: Record<string, unknown>) => ownToolRefusal(schemaOf.get(name)!, args);
-
-    const spec: EnvironmentSpec = {
-      name: meta.name as string,
-      description: meta.description as string,
-      tags: meta.tags as string[],
-      difficulties: (meta.levels ?? meta.difficulties) as number[] | undefined,
-      requiredTools: (meta.requiredTools ?? []) as string[],
-      systemStyle: meta.systemStyle as SystemPromptStyle | undefined,
-      instructions: meta.instructions as string | undefined,
-      testFraction: meta.testFraction as number | undefined,
-      ownTools,
-      sample: has('sample')
-        ? (rng: Rng, level: number): TaskItem => readItem(runner.sample(rng.state(), level))
-        : (undefined as never),
-      evaluate: has('evaluate')
-        ? async (task: Task, trajectory: Trajectory) => {
-            // The episode's own tool calls, replayed on a fresh state, as the episode ran them.
-            const calls = trajectory.steps.flatMap((s) => {
-              const call = s.tool_call;
-              return call && schemaOf.has(call.tool_name) && refusal(call.tool_name, call.parameters) === null
-                ? [{ name: call.tool_name, args: call.parameters }]
-                : [];
-            });
-            const score = await runner.evaluate(task, trajectoryForGuest(trajectory), calls);
-            return score === undefined ? null : (score as number | null);
-          }
-        : (undefined as never),
-      openTools: async (task, { timeoutMs }): Promise<OwnToolSession> => {
-        const session = await runner.openSession(task, timeoutMs);
-        return {
-          call: async (name, args) => {
-            const refused = refusal(name, args);
-            return refused ? { result: '', error: refused } : session.call(name, args);
-          },
-          dispose: () => session.dispose(),
-        };
-      },
-    };
-    if (has('expert')) spec.expert = (task) => readExpert(runner.expert(task), layout);
-    if (has('chance')) spec.chance = (level) => readChance(runner.chance(level), level);
+    const spec = moduleSpec(runner);
     try {
       return { env: defineEnvironment(spec), hosted: runner.hosted, close: () => runner.close() };
     } catch (e) {
@@ -161,6 +103,73 @@ export async function loadEnvironmentModule(
     runner.close();
     throw asModuleError(e);
   }
+}
+
+/**
+ * The environment the module's export describes: its metadata, its functions run by `runner`, its own tools' calls
+ * checked against their schemas before they reach it; throws EnvironmentModuleError for a missing export or tool.
+ */
+function moduleSpec(runner: ModuleRunner): EnvironmentSpec {
+  const { meta, functions } = runner.info;
+  if (!isObject(meta))
+    throw new EnvironmentModuleError(
+      ['the module exports nothing: write `export default { name, description, tags, sample, evaluate }`'],
+      null,
+    );
+  const ownTools = readToolSchemas(meta.tools);
+  const has = (name: string) => functions.includes(name);
+  for (const tool of ownTools) {
+    if (!has(`tools.${tool.name}.run`))
+      throw new EnvironmentModuleError(
+        [`tools.${tool.name}.run is missing: a function (args, state, task) => text`],
+        null,
+      );
+  }
+  const layout = meta.systemStyle === 'full' ? 'full' : 'compact';
+  const schemaOf = new Map(ownTools.map((t) => [t.name, t]));
+  /** Why a call cannot run, or null: such a call never reaches the module. */
+  const refusal = (name: string, args: Record<string, unknown>) => ownToolRefusal(schemaOf.get(name)!, args);
+
+  const spec: EnvironmentSpec = {
+    name: meta.name as string,
+    description: meta.description as string,
+    tags: meta.tags as string[],
+    difficulties: (meta.levels ?? meta.difficulties) as number[] | undefined,
+    requiredTools: (meta.requiredTools ?? []) as string[],
+    systemStyle: meta.systemStyle as SystemPromptStyle | undefined,
+    instructions: meta.instructions as string | undefined,
+    testFraction: meta.testFraction as number | undefined,
+    ownTools,
+    sample: has('sample')
+      ? (rng: Rng, level: number): TaskItem => readItem(runner.sample(rng.state(), level))
+      : (undefined as never),
+    evaluate: has('evaluate')
+      ? async (task: Task, trajectory: Trajectory) => {
+          // The episode's own tool calls, replayed on a fresh state, as the episode ran them.
+          const calls = trajectory.steps.flatMap((s) => {
+            const call = s.tool_call;
+            return call && schemaOf.has(call.tool_name) && refusal(call.tool_name, call.parameters) === null
+              ? [{ name: call.tool_name, args: call.parameters }]
+              : [];
+          });
+          const score = await runner.evaluate(task, trajectoryForGuest(trajectory), calls);
+          return score === undefined ? null : (score as number | null);
+        }
+      : (undefined as never),
+    openTools: async (task, { timeoutMs }): Promise<OwnToolSession> => {
+      const session = await runner.openSession(task, timeoutMs);
+      return {
+        call: async (name, args) => {
+          const refused = refusal(name, args);
+          return refused ? { result: '', error: refused } : session.call(name, args);
+        },
+        dispose: () => session.dispose(),
+      };
+    },
+  };
+  if (has('expert')) spec.expert = (task) => readExpert(runner.expert(task), layout);
+  if (has('chance')) spec.chance = (level) => readChance(runner.chance(level), level);
+  return spec;
 }
 
 /** The spec's field names as a module author writes them. */

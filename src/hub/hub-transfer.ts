@@ -320,6 +320,36 @@ class FileTransfer {
       cancel();
       return null;
     }
+    this.refuse(response, hub, cancel);
+    if (!this.key && this.req.resolve) {
+      const resolved = this.req.resolve(hub.commit);
+      this.key = resolved.key;
+      this.url = resolved.url;
+      this.commit = resolved.commit;
+    }
+    const encoded = !['', 'identity'].includes((response.headers.get('content-encoding') ?? '').toLowerCase());
+    const etag = encoded ? null : strongEtag(response.headers.get('etag'));
+    const total = this.expectedTotal(response, encoded, etag, hub, cancel);
+    if (this.length === 0) {
+      // Without a strong ETag nothing can prove that later bytes continue these: they are not kept for a resume.
+      this.record = etag ? { etag, size: total, sha256: hub.sha256, url: this.url } : null;
+      this.resetPending = true;
+    }
+    await this.receive(response, controller, total);
+    if (total !== null && this.length !== total) {
+      throw new NetError(
+        'network',
+        this.url,
+        `GET ${this.url}: got ${formatBytes(this.length)} of ${formatBytes(total)}; the download was cut off`,
+        true,
+      );
+    }
+    return this.finish(hub.sha256 ?? this.record?.sha256 ?? null, etag);
+  }
+
+  /** Throws for a response that cannot give the file (gated, a refused range, an error status, another commit). */
+  private refuse(response: Response, hub: HubHeaders, cancel: () => void): void {
+    const { status } = response;
     if (status === 401 || status === 403) {
       cancel();
       throw new NetError(
@@ -355,14 +385,20 @@ class FileTransfer {
         false,
       );
     }
-    if (!this.key && this.req.resolve) {
-      const resolved = this.req.resolve(hub.commit);
-      this.key = resolved.key;
-      this.url = resolved.url;
-      this.commit = resolved.commit;
-    }
-    const encoded = !['', 'identity'].includes((response.headers.get('content-encoding') ?? '').toLowerCase());
-    const etag = encoded ? null : strongEtag(response.headers.get('etag'));
+  }
+
+  /**
+   * The file's size as the hub and the response say it (null: unknown), a 206 checked as the continuation of
+   * the kept bytes; throws when the two disagree or it is above the file's limit.
+   */
+  private expectedTotal(
+    response: Response,
+    encoded: boolean,
+    etag: string | null,
+    hub: HubHeaders,
+    cancel: () => void,
+  ): number | null {
+    const { status } = response;
     let total: number | null;
     if (status === 206) {
       total = this.checkContinuation(response, etag, hub);
@@ -389,21 +425,7 @@ class FileTransfer {
         false,
       );
     }
-    if (this.length === 0) {
-      // Without a strong ETag nothing can prove that later bytes continue these: they are not kept for a resume.
-      this.record = etag ? { etag, size: total, sha256: hub.sha256, url: this.url } : null;
-      this.resetPending = true;
-    }
-    await this.receive(response, controller, total);
-    if (total !== null && this.length !== total) {
-      throw new NetError(
-        'network',
-        this.url,
-        `GET ${this.url}: got ${formatBytes(this.length)} of ${formatBytes(total)}; the download was cut off`,
-        true,
-      );
-    }
-    return this.finish(hub.sha256 ?? this.record?.sha256 ?? null, etag);
+    return total;
   }
 
   /** A 206 continues the kept bytes only if it says so exactly; else the file starts again. */

@@ -111,17 +111,7 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
   const base = `${(opts.endpoint ?? HUB_ENDPOINT).replace(/\/$/, '')}/${ref.id}/resolve/`;
   const cache = opts.cache ?? null;
   const urlOf = (revision: string, name: string) => `${base}${encodeURIComponent(revision)}/${segmentsOf(name)}`;
-  const transferOptions: TransferOptions = {
-    fetchImpl: opts.fetchImpl ?? ((input, init) => fetch(input, init)),
-    cache,
-    onProgress: opts.onProgress,
-    checkpointBytes: opts.checkpointBytes ?? 16 << 20,
-    limits: { ...DEFAULT_LIMITS, ...opts.limits },
-    retry: { ...DEFAULT_RETRY, ...opts.retry },
-    maxFileBytes: opts.maxFileBytes,
-    signal: opts.signal,
-    wait: opts.wait,
-  };
+  const transferOptions = transferOptionsOf(opts, cache);
   /** The commit files come from: a string, null (the server names none: keyed by the revision), or undefined (not resolved yet). */
   let pin: { commit: string | null } | undefined = COMMIT.test(ref.revision) ? { commit: ref.revision } : undefined;
   let cacheRead = Boolean(opts.refresh);
@@ -134,37 +124,12 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
     return pin;
   };
 
-  /** A cached file checked against its record; 'missing' when the commit lacks it; null when not cached. */
-  const cached = async (p: { commit: string | null }, name: string): Promise<Uint8Array | 'missing' | null> => {
-    const key = keyOf(p, name);
-    if (!cache) return null;
-    if (await records.missing(cache, key)) return 'missing';
-    const record = await records.entry(cache, key);
-    const bytes = record ? await cache.get(key) : null;
-    if (!record || !bytes) return null;
-    const sha = bytes.length === record.size && record.sha256 ? await sha256Hex(bytes) : null;
-    const problem =
-      bytes.length !== record.size
-        ? `it has ${bytes.length} bytes, not the ${record.size} downloaded`
-        : sha && sha !== record.sha256
-          ? `its SHA-256 is ${sha}, not ${record.sha256}`
-          : contentProblem(name, bytes);
-    if (problem) {
-      await records.dropEntry(cache, key);
-      const where = cache.locate?.(key) ?? key;
-      throw new Error(
-        `The cached ${name} of ${ref.id}@${p.commit ?? ref.revision} (${where}) is damaged: ${problem}. It was removed from the cache; load ${hubRefText(ref)} again (the same command) to download it anew.`,
-      );
-    }
-    return bytes;
-  };
-
   const read = async (name: string): Promise<Uint8Array | null> => {
     checkFileName(name);
     if (resolving) await resolving.catch(() => {});
     const p = await pinned();
     if (p) {
-      const hit = await cached(p, name);
+      const hit = cache ? await cachedFile(cache, ref, p.commit, name, keyOf(p, name)) : null;
       if (hit === 'missing') return null;
       if (hit) {
         opts.onProgress?.({ file: name, loaded: hit.length, total: hit.length, buffered: hit.length });
@@ -211,4 +176,51 @@ export function hubSource(ref: HubRef, opts: HubOptions = {}): FileSource {
     },
     read,
   };
+}
+
+/** The options of every transfer of one hub source: the defaults under what the caller set. */
+function transferOptionsOf(opts: HubOptions, cache: DownloadCache | null): TransferOptions {
+  return {
+    fetchImpl: opts.fetchImpl ?? ((input, init) => fetch(input, init)),
+    cache,
+    onProgress: opts.onProgress,
+    checkpointBytes: opts.checkpointBytes ?? 16 << 20,
+    limits: { ...DEFAULT_LIMITS, ...opts.limits },
+    retry: { ...DEFAULT_RETRY, ...opts.retry },
+    maxFileBytes: opts.maxFileBytes,
+    signal: opts.signal,
+    wait: opts.wait,
+  };
+}
+
+/**
+ * A cached file checked against its record (size, SHA-256, content); 'missing' when the commit lacks it; null when
+ * not cached. A damaged one is dropped from the cache and throws, saying to load the model again.
+ */
+async function cachedFile(
+  cache: DownloadCache,
+  ref: HubRef,
+  commit: string | null,
+  name: string,
+  key: string,
+): Promise<Uint8Array | 'missing' | null> {
+  if (await records.missing(cache, key)) return 'missing';
+  const record = await records.entry(cache, key);
+  const bytes = record ? await cache.get(key) : null;
+  if (!record || !bytes) return null;
+  const sha = bytes.length === record.size && record.sha256 ? await sha256Hex(bytes) : null;
+  const problem =
+    bytes.length !== record.size
+      ? `it has ${bytes.length} bytes, not the ${record.size} downloaded`
+      : sha && sha !== record.sha256
+        ? `its SHA-256 is ${sha}, not ${record.sha256}`
+        : contentProblem(name, bytes);
+  if (problem) {
+    await records.dropEntry(cache, key);
+    const where = cache.locate?.(key) ?? key;
+    throw new Error(
+      `The cached ${name} of ${ref.id}@${commit ?? ref.revision} (${where}) is damaged: ${problem}. It was removed from the cache; load ${hubRefText(ref)} again (the same command) to download it anew.`,
+    );
+  }
+  return bytes;
 }

@@ -88,35 +88,9 @@ function gradientInBunches(
   scale: number,
   list: Bunch[],
 ): void {
-  const { groups, repeats, T, Tk, D } = shape;
-  const R = repeats * T;
-  const repeatBytes = (b: Bunch) => b.rows * b.keys * 4;
-  const pairs = list.flatMap((b) => Array.from({ length: repeats }, (_, r) => ({ b, r })));
-  const scoresOf = (base: number, { b, r }: { b: Bunch; r: number }) => base + b.at + r * repeatBytes(b);
-  const rowsOf = (base: number, { b, r }: { b: Bunch; r: number }) => base + (r * T + b.t0) * D * 4;
-  const scoreStride = (b: Bunch) => repeats * repeatBytes(b);
-  const [rowStride, keyStride] = [R * D * 4, Tk * D * 4];
-  const partBytes = pairs.map(({ b }) => groups * b.keys * D * 4);
-  const dvPart = (i: number) => at.parts + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
-  const dkPart = (i: number) => dvPart(pairs.length) + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
+  const l = gradientLayout(at, shape, list);
   // dP = dO · V[:keys]ᵀ
-  kernels.together(() => {
-    for (const p of pairs)
-      kernels.products(
-        {
-          a: rowsOf(at.dy, p),
-          b: at.v,
-          c: scoresOf(at.dScores, p),
-          m: p.b.rows,
-          k: D,
-          n: p.b.keys,
-          transposeA: false,
-          transposeB: true,
-        },
-        groups,
-        [rowStride, keyStride, scoreStride(p.b)],
-      );
-  });
+  probabilityGradients(kernels, at, shape, l);
   // dS = P∘(dP − Σ dP∘P)·scale, in place
   kernels.together(() => {
     for (const b of list)
@@ -124,20 +98,85 @@ function gradientInBunches(
         at.dScores + b.at,
         at.probabilities + b.at,
         at.dScores + b.at,
-        groups * repeats * b.rows,
+        shape.groups * shape.repeats * b.rows,
         b.keys,
         scale,
       );
   });
   // dQ = dS·K[:keys]; the parts Pᵀ·dO of dV and dSᵀ·Q of dK
+  queryGradientAndParts(kernels, at, shape, l);
+  // dV, dK: each group's parts summed in order
+  sumParts(kernels, at, shape, l);
+}
+
+/** Where each bunch and repeat's rows, scores and parts of dV and dK lie. */
+interface GradientLayout {
+  /** Every bunch once per repeat, in order. */
+  pairs: BunchRepeat[];
+  scoresOf: (base: number, p: BunchRepeat) => number;
+  rowsOf: (base: number, p: BunchRepeat) => number;
+  scoreStride: (b: Bunch) => number;
+  rowStride: number;
+  keyStride: number;
+  dvPart: (i: number) => number;
+  dkPart: (i: number) => number;
+}
+
+interface BunchRepeat {
+  b: Bunch;
+  r: number;
+}
+
+function gradientLayout(at: GradientOperands, shape: Shape, list: Bunch[]): GradientLayout {
+  const { groups, repeats, T, Tk, D } = shape;
+  const R = repeats * T;
+  const repeatBytes = (b: Bunch) => b.rows * b.keys * 4;
+  const pairs = list.flatMap((b) => Array.from({ length: repeats }, (_, r) => ({ b, r })));
+  const partBytes = pairs.map(({ b }) => groups * b.keys * D * 4);
+  const dvPart = (i: number) => at.parts + partBytes.slice(0, i).reduce((s, n) => s + n, 0);
+  return {
+    pairs,
+    scoresOf: (base, { b, r }) => base + b.at + r * repeatBytes(b),
+    rowsOf: (base, { b, r }) => base + (r * T + b.t0) * D * 4,
+    scoreStride: (b) => repeats * repeatBytes(b),
+    rowStride: R * D * 4,
+    keyStride: Tk * D * 4,
+    dvPart,
+    dkPart: (i) => dvPart(pairs.length) + partBytes.slice(0, i).reduce((s, n) => s + n, 0),
+  };
+}
+
+function probabilityGradients(kernels: HeapKernels, at: GradientOperands, shape: Shape, l: GradientLayout): void {
+  const { groups, D } = shape;
   kernels.together(() => {
-    pairs.forEach((p, i) => {
+    for (const p of l.pairs)
+      kernels.products(
+        {
+          a: l.rowsOf(at.dy, p),
+          b: at.v,
+          c: l.scoresOf(at.dScores, p),
+          m: p.b.rows,
+          k: D,
+          n: p.b.keys,
+          transposeA: false,
+          transposeB: true,
+        },
+        groups,
+        [l.rowStride, l.keyStride, l.scoreStride(p.b)],
+      );
+  });
+}
+
+function queryGradientAndParts(kernels: HeapKernels, at: GradientOperands, shape: Shape, l: GradientLayout): void {
+  const { groups, D } = shape;
+  kernels.together(() => {
+    l.pairs.forEach((p, i) => {
       const { rows, keys } = p.b;
       kernels.products(
         {
-          a: scoresOf(at.dScores, p),
+          a: l.scoresOf(at.dScores, p),
           b: at.k,
-          c: rowsOf(at.dq, p),
+          c: l.rowsOf(at.dq, p),
           m: rows,
           k: keys,
           n: D,
@@ -145,13 +184,13 @@ function gradientInBunches(
           transposeB: false,
         },
         groups,
-        [scoreStride(p.b), keyStride, rowStride],
+        [l.scoreStride(p.b), l.keyStride, l.rowStride],
       );
       kernels.products(
         {
-          a: scoresOf(at.probabilities, p),
-          b: rowsOf(at.dy, p),
-          c: dvPart(i),
+          a: l.scoresOf(at.probabilities, p),
+          b: l.rowsOf(at.dy, p),
+          c: l.dvPart(i),
           m: keys,
           k: rows,
           n: D,
@@ -159,13 +198,13 @@ function gradientInBunches(
           transposeB: false,
         },
         groups,
-        [scoreStride(p.b), rowStride, keys * D * 4],
+        [l.scoreStride(p.b), l.rowStride, keys * D * 4],
       );
       kernels.products(
         {
-          a: scoresOf(at.dScores, p),
-          b: rowsOf(at.q, p),
-          c: dkPart(i),
+          a: l.scoresOf(at.dScores, p),
+          b: l.rowsOf(at.q, p),
+          c: l.dkPart(i),
           m: keys,
           k: rows,
           n: D,
@@ -173,23 +212,26 @@ function gradientInBunches(
           transposeB: false,
         },
         groups,
-        [scoreStride(p.b), rowStride, keys * D * 4],
+        [l.scoreStride(p.b), l.rowStride, keys * D * 4],
       );
     });
   });
-  // dV, dK: each group's parts summed in order
+}
+
+function sumParts(kernels: HeapKernels, at: GradientOperands, shape: Shape, l: GradientLayout): void {
+  const { groups, D } = shape;
   kernels.together(() => {
     kernels.sumInto(
       at.dv,
-      keyStride,
+      l.keyStride,
       groups,
-      pairs.map(({ b }, i) => ({ from: dvPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
+      l.pairs.map(({ b }, i) => ({ from: l.dvPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
     );
     kernels.sumInto(
       at.dk,
-      keyStride,
+      l.keyStride,
       groups,
-      pairs.map(({ b }, i) => ({ from: dkPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
+      l.pairs.map(({ b }, i) => ({ from: l.dkPart(i), stride: b.keys * D * 4, floats: b.keys * D })),
     );
   });
 }

@@ -110,6 +110,18 @@ function rowFactor(x: Float32Array, base: number, cols: number, eps: number): nu
 
 export function registerWasmFusedKernels(): void {
   if (tf.getKernel(RMS_NORM_KERNEL, 'wasm')) return;
+  registerRmsNorm();
+  registerRope();
+  if (simdKernelsSupported()) {
+    // Without SIMD these run as tfjs's ops: SwiGLU's JS loops (an exp at 15–30 ns an element) would cost a training step more.
+    registerSwiglu();
+    registerAdam(); // otherwise adam-update.ts's tfjs ops run
+    registerSumSquares(); // otherwise model/ops.ts's sumOfSquares runs a square and a sum per tensor
+  }
+}
+
+/** RMSNorm, its factor alone, and its two gradients (dx and the weight's). */
+function registerRmsNorm(): void {
   register(
     RMS_NORM_KERNEL,
     (i) => i.x.shape,
@@ -177,6 +189,9 @@ export function registerWasmFusedKernels(): void {
       return true;
     },
   );
+}
+
+function registerRope(): void {
   // RoPE over x [B, H, T, D] with cos/sin [T, D] or [B, 1, T, D]; `inverse` rotates back (the gradient).
   register(
     ROPE_KERNEL,
@@ -205,35 +220,33 @@ export function registerWasmFusedKernels(): void {
       return true;
     },
   );
-  if (simdKernelsSupported()) {
-    // Without SIMD these run as tfjs's ops: SwiGLU's JS loops (an exp at 15–30 ns an element) would cost a training step more.
-    // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy). The JS loop where a row is not
-    // whole vectors (a model's width decides, never a batch's rows: the two round differently).
-    register(
-      SWIGLU_KERNEL,
-      (i) => i.gate.shape,
-      ({ gate, up, dy }, out, rows, cols, attrs) => {
-        const n = rows * cols;
-        const part = attrs.part as string | undefined;
-        for (let i = 0; i < n; i++) {
-          const g = gate[i];
-          const s = 1 / (1 + Math.exp(-g));
-          if (!part) out[i] = g * s * up[i];
-          else if (part === 'up') out[i] = dy[i] * g * s;
-          else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
-        }
-      },
-      (k, at, out, rows, cols, attrs) => {
-        if (!simdRows(cols)) return false;
-        if (attrs.part)
-          k.swigluGrad(attrs.part as 'gate' | 'up', { gate: at.gate, up: at.up, dy: at.dy, out }, rows * cols);
-        else k.swiglu(at.gate, at.up, out, rows * cols);
-        return true;
-      },
-    );
-    registerAdam(); // otherwise adam-update.ts's tfjs ops run
-    registerSumSquares(); // otherwise model/ops.ts's sumOfSquares runs a square and a sum per tensor
-  }
+}
+
+function registerSwiglu(): void {
+  // silu(gate)·up, and its two gradients (`part`: 'gate' | 'up', with dy). The JS loop where a row is not
+  // whole vectors (a model's width decides, never a batch's rows: the two round differently).
+  register(
+    SWIGLU_KERNEL,
+    (i) => i.gate.shape,
+    ({ gate, up, dy }, out, rows, cols, attrs) => {
+      const n = rows * cols;
+      const part = attrs.part as string | undefined;
+      for (let i = 0; i < n; i++) {
+        const g = gate[i];
+        const s = 1 / (1 + Math.exp(-g));
+        if (!part) out[i] = g * s * up[i];
+        else if (part === 'up') out[i] = dy[i] * g * s;
+        else out[i] = dy[i] * up[i] * s * (1 + g * (1 - s));
+      }
+    },
+    (k, at, out, rows, cols, attrs) => {
+      if (!simdRows(cols)) return false;
+      if (attrs.part)
+        k.swigluGrad(attrs.part as 'gate' | 'up', { gate: at.gate, up: at.up, dy: at.dy, out }, rows * cols);
+      else k.swiglu(at.gate, at.up, out, rows * cols);
+      return true;
+    },
+  );
 }
 
 /** Adam / AdamW (fused.ts's ADAM_STEP_KERNEL, attrs as src/train/adam-update.ts passes them): p', m' and v' in one SIMD pass. */

@@ -135,7 +135,6 @@ export async function generate(
   options: SamplingOptions,
 ): Promise<GenerateResult> {
   const B = prompts.length;
-  const V = model.config.vocabSize;
   if (B === 0) return { tokens: [], logprobs: [], finishReasons: [] };
   if (prompts.some((p) => p.length === 0)) throw new Error('generate: every prompt needs at least one token.');
   const longest = Math.max(...prompts.map((p) => p.length));
@@ -150,16 +149,7 @@ export async function generate(
   if (options.rowSeeds && options.rowSeeds.length !== B)
     throw new Error(`generate: ${options.rowSeeds.length} rowSeeds for ${B} prompts.`);
   const rngs = prompts.map((_, b) => createRng(options.rowSeeds ? options.rowSeeds[b] : deriveSeed(options.seed, b)));
-
-  // Left-padded rows, their key validity and positions; grown by one column per step.
-  const rows = prompts.map((p) => [...Array<number>(L - p.length).fill(pad), ...p]);
-  const keyValid = prompts.map((p) => [...Array<boolean>(L - p.length).fill(false), ...p.map(() => true)]);
-  const positions = prompts.map((p) => [...Array<number>(L - p.length).fill(0), ...p.map((_, t) => t)]);
-
-  const tokens: number[][] = prompts.map(() => []);
-  const logprobs: number[][] = prompts.map(() => []);
-  const finishReasons: ('stop' | 'length')[] = prompts.map(() => 'length');
-  const done = prompts.map(() => false);
+  const rows = leftPaddedRows(prompts, L, pad);
   // The rows still in the batch, in cache order. Finished rows leave it (and the cache) in bunches: a
   // decoding step costs about in proportion to its rows, and sampled rows finish far apart.
   let active = prompts.map((_, b) => b);
@@ -167,15 +157,15 @@ export async function generate(
   // Rows with the same prompt (a GRPO group's first turn) share one prefill; their cache rows are copies.
   const { distinct, sourceOf } = distinctRows(prompts);
   const sharePrefill = useCache && distinct.length < B;
-  let inputIds = sharePrefill ? distinct.map((b) => rows[b]) : rows;
-  let inputPositions = sharePrefill ? distinct.map((b) => positions[b]) : positions;
+  let inputIds = sharePrefill ? distinct.map((b) => rows.ids[b]) : rows.ids;
+  let inputPositions = sharePrefill ? distinct.map((b) => rows.positions[b]) : rows.positions;
 
   try {
     for (let step = 0; step < maxNew; step++) {
       if (options.signal?.aborted) throw new DOMException('Generation aborted', 'AbortError');
       const prefillShared = sharePrefill && step === 0;
       const batchRows = prefillShared ? distinct : active;
-      const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => keyValid[b]) };
+      const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => rows.keyValid[b]) };
       if (cache) cache.reserve = L + maxNew; // the most positions this call writes: the cache grows once
       const out =
         step === 0 && cache
@@ -187,40 +177,88 @@ export async function generate(
       const data = await out.logits.data();
       out.logits.dispose();
 
-      active.forEach((b, row) => {
-        if (done[b]) return;
-        const logitsRow = prefillShared ? sourceOf[b] : row;
-        const { token, logprob } = sampleToken(data.subarray(logitsRow * V, (logitsRow + 1) * V), options, rngs[b]);
-        tokens[b].push(token);
-        logprobs[b].push(logprob);
-        options.onToken?.(b, token);
-        if (stops.has(token)) {
-          done[b] = true;
-          finishReasons[b] = 'stop';
-        }
-      });
-      if (done.every(Boolean)) break;
+      sampleRows(rows, active, data, model.config.vocabSize, prefillShared ? sourceOf : null, stops, options, rngs);
+      if (rows.done.every(Boolean)) break;
 
-      const finished = active.filter((b) => done[b]).length;
+      const finished = active.filter((b) => rows.done[b]).length;
       if (finished >= Math.max(1, Math.ceil(active.length / 4))) {
-        const keep = active.flatMap((b, row) => (done[b] ? [] : [row]));
+        const keep = active.flatMap((b, row) => (rows.done[b] ? [] : [row]));
         if (cache) cache = keepRows(cache, keep);
         active = keep.map((row) => active[row]);
       }
-      // Next input: the new token of each row (finished rows still in the batch feed padding, their output is ignored).
-      for (const b of active) {
-        const last = tokens[b][tokens[b].length - 1];
-        rows[b].push(done[b] ? pad : last);
-        keyValid[b].push(true);
-        positions[b].push(prompts[b].length + tokens[b].length - 1);
-      }
-      inputIds = active.map((b) => (useCache ? [rows[b][rows[b].length - 1]] : rows[b]));
-      inputPositions = active.map((b) => (useCache ? [positions[b][positions[b].length - 1]] : positions[b]));
+      appendSampled(rows, active, prompts, pad);
+      inputIds = active.map((b) => (useCache ? [rows.ids[b][rows.ids[b].length - 1]] : rows.ids[b]));
+      inputPositions = active.map((b) =>
+        useCache ? [rows.positions[b][rows.positions[b].length - 1]] : rows.positions[b],
+      );
     }
   } finally {
     disposeCache(cache);
   }
-  return { tokens, logprobs, finishReasons };
+  return { tokens: rows.tokens, logprobs: rows.logprobs, finishReasons: rows.finishReasons };
+}
+
+/** Every row of a generate call: its input so far and what it sampled. */
+interface DecodingRows {
+  /** Left-padded ids, their key validity and positions; grown by one column per step. */
+  ids: number[][];
+  keyValid: boolean[][];
+  positions: number[][];
+  tokens: number[][];
+  logprobs: number[][];
+  finishReasons: ('stop' | 'length')[];
+  done: boolean[];
+}
+
+/** The prompts left-padded to `L` positions (padding is masked out of the keys), nothing sampled yet. */
+function leftPaddedRows(prompts: number[][], L: number, pad: number): DecodingRows {
+  return {
+    ids: prompts.map((p) => [...Array<number>(L - p.length).fill(pad), ...p]),
+    keyValid: prompts.map((p) => [...Array<boolean>(L - p.length).fill(false), ...p.map(() => true)]),
+    positions: prompts.map((p) => [...Array<number>(L - p.length).fill(0), ...p.map((_, t) => t)]),
+    tokens: prompts.map(() => []),
+    logprobs: prompts.map(() => []),
+    finishReasons: prompts.map(() => 'length'),
+    done: prompts.map(() => false),
+  };
+}
+
+/**
+ * One token for every unfinished row of the batch, from its logits row (`sourceOf[b]` after a shared prefill, else
+ * its place in the batch); a stop token finishes the row.
+ */
+function sampleRows(
+  rows: DecodingRows,
+  active: number[],
+  data: tf.TypedArray,
+  V: number,
+  sourceOf: number[] | null,
+  stops: ReadonlySet<number>,
+  options: SamplingOptions,
+  rngs: Rng[],
+): void {
+  active.forEach((b, row) => {
+    if (rows.done[b]) return;
+    const logitsRow = sourceOf ? sourceOf[b] : row;
+    const { token, logprob } = sampleToken(data.subarray(logitsRow * V, (logitsRow + 1) * V), options, rngs[b]);
+    rows.tokens[b].push(token);
+    rows.logprobs[b].push(logprob);
+    options.onToken?.(b, token);
+    if (stops.has(token)) {
+      rows.done[b] = true;
+      rows.finishReasons[b] = 'stop';
+    }
+  });
+}
+
+/** Next input: the new token of each row (finished rows still in the batch feed padding, their output is ignored). */
+function appendSampled(rows: DecodingRows, active: number[], prompts: number[][], pad: number): void {
+  for (const b of active) {
+    const last = rows.tokens[b][rows.tokens[b].length - 1];
+    rows.ids[b].push(rows.done[b] ? pad : last);
+    rows.keyValid[b].push(true);
+    rows.positions[b].push(prompts[b].length + rows.tokens[b].length - 1);
+  }
 }
 
 interface StepInputs {

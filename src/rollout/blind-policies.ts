@@ -37,7 +37,7 @@ import { isSuccess, type ChatMessage, type Split, type Task, type Trajectory } f
 import type { Environment } from '../envs/types.ts';
 import { parseAssistant } from '../format/index.ts';
 import { deriveSeed } from '../rng.ts';
-import { evaluatePolicy, evaluationTasks } from './evaluate.ts';
+import { evaluatePolicy, evaluationTasks, type EvalOptions } from './evaluate.ts';
 import type { Policy } from './policy.ts';
 import { ScriptedPolicy } from './scripted-policy.ts';
 
@@ -191,8 +191,19 @@ const NONE: Probe = { name: 'no call', calls: () => [] };
 
 function recipeGroups(env: Environment, common: string): RecipeGroup[] {
   const tools = env.requiredTools;
+  return [
+    { probe: NONE, readings: blindAnswers(common) },
+    ...probingGroups(tools, common),
+    ...formulaToolGroups(tools),
+    ...ownToolGroups(env, common),
+    ...toolTrickGroups(tools, common),
+  ];
+}
+
+/** Answers without a call: constants, the most common train answer, echoes of the question, formulas' values. */
+function blindAnswers(common: string): Reading[] {
   const constants = ['0', '1', '2', '3', '5', '10', 'Done.', 'yes'];
-  const answerNothing: Reading[] = [
+  return [
     { name: 'empty answer', answer: () => '' },
     ...constants.map((c): Reading => ({ name: `always "${c}"`, answer: () => c })),
     { name: `most common train answer ("${common}")`, answer: () => common },
@@ -209,9 +220,11 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
       },
     })),
   ];
-  const groups: RecipeGroup[] = [{ probe: NONE, readings: answerNothing }];
+}
 
-  // Probing: every probe of the environment's tools in a row, then a guess or an echo; and each probe alone, then an echo.
+/** Every probe of the environment's tools in a row, then a guess or an echo; and each probe alone, then an echo. */
+function probingGroups(tools: readonly string[], common: string): RecipeGroup[] {
+  const groups: RecipeGroup[] = [];
   const all = tools.flatMap((tool) => (PROBES[tool] ?? []).map((source) => call(tool, source)));
   if (all.length) {
     groups.push({
@@ -228,8 +241,12 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
       readings: ECHOES,
       readOnly: [c],
     });
+  return groups;
+}
 
-  // Formulas through a tool: the expression checked by calc (or run by js), answered as the expression or the tool's output.
+/** Formulas through a tool: the expression checked by calc (or run by js), answered as the expression or the tool's output. */
+function formulaToolGroups(tools: readonly string[]): RecipeGroup[] {
+  const groups: RecipeGroup[] = [];
   for (const tool of ['calc', 'js'].filter((t) => tools.includes(t))) {
     for (const f of FORMULAS) {
       groups.push({
@@ -247,8 +264,15 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
       });
     }
   }
-  // An environment's own tools (a module's): each called with every argument "1", then an echo or the common answer.
-  // Not read-only: a call may change the episode's state (a try used up), so each runs its own episodes.
+  return groups;
+}
+
+/**
+ * An environment's own tools (a module's): each called with every argument "1", then an echo or the common answer.
+ * Not read-only: a call may change the episode's state (a try used up), so each runs its own episodes.
+ */
+function ownToolGroups(env: Environment, common: string): RecipeGroup[] {
+  const groups: RecipeGroup[] = [];
   for (const schema of env.ownTools) {
     const blindCall: Call = {
       name: schema.name,
@@ -259,6 +283,12 @@ function recipeGroups(env: Environment, common: string): RecipeGroup[] {
       readings: [...ECHOES, { name: 'the most common answer', answer: () => common }],
     });
   }
+  return groups;
+}
+
+/** Blind uses of js, sh and git: the quoted text's length, reading or deleting every file, committing everything. */
+function toolTrickGroups(tools: readonly string[], common: string): RecipeGroup[] {
+  const groups: RecipeGroup[] = [];
   if (tools.includes('js')) {
     groups.push({
       probe: {
@@ -398,84 +428,103 @@ export async function evaluateBlindPolicies(
 ): Promise<BlindResult[]> {
   const common = mostCommonAnswer(env, level);
   const split = options.split ?? 'test';
-  const evalOptions = {
-    items: options.items,
-    seed: options.seed,
-    levels: [level],
-    split,
-    maxSteps: 8,
+  const run: BlindRun = {
+    env,
+    level,
+    evalOptions: {
+      items: options.items,
+      seed: options.seed,
+      levels: [level],
+      split,
+      maxSteps: 8,
+      signal: options.signal,
+    },
+    tasks: new Map(
+      evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((t) => [t.id, t]),
+    ),
     signal: options.signal,
+    results: [],
   };
-  const tasks = new Map(
-    evaluationTasks(env, level, { items: options.items, seed: options.seed, split }).map((t) => [t.id, t]),
-  );
-  const results: BlindResult[] = [];
-  /** Scores each reading on the episodes as `cut` reshapes them; a reading `cut` cannot express runs its own episodes. */
-  const scoreReadings = async (
-    group: RecipeGroup,
-    readings: Reading[],
-    episodes: Trajectory[],
-    cut: (episode: Trajectory, text: string) => Trajectory | null,
-  ): Promise<void> => {
-    for (const reading of readings) {
-      let wins = 0;
-      let cuttable = true;
-      for (const episode of episodes) {
-        options.signal?.throwIfAborted();
-        const text = reading.answer(seenIn(cut(episode, '')?.messages ?? episode.messages));
-        const copy = cut(episode, text);
-        if (copy === null) {
-          cuttable = false;
-          break;
-        }
-        if (isSuccess(await env.evaluate(tasks.get(episode.task_id)!, copy))) wins++;
-      }
-      if (cuttable) {
-        results.push({
-          policy: recipeName(group, reading),
-          success: episodes.length ? wins / episodes.length : 0,
-          n: episodes.length,
-        });
-      } else {
-        const [own] = await evaluatePolicy(asPolicy(group.probe, reading), [env], evalOptions);
-        results.push({ policy: recipeName(group, reading), success: own.success, n: own.n });
-      }
-    }
-  };
-
   const groups = recipeGroups(env, common);
-  // The read-only probes: one episode per item making every such call once, each group scored on its own calls.
-  const shared: Call[] = [];
-  for (const group of groups)
-    for (const c of group.readOnly ?? [])
-      if (!shared.some((d) => JSON.stringify(d) === JSON.stringify(c))) shared.push(c);
-  if (shared.length) {
-    const episodes: Trajectory[] = [];
-    await evaluatePolicy(
-      asPolicy({ name: 'every read-only probe', calls: () => shared }, { name: 'nothing', answer: () => '' }),
-      [env],
-      { ...evalOptions, maxSteps: shared.length + 1, onEpisode: (t) => episodes.push(t) },
-    );
-    const complete = episodes.filter((e) => e.steps.length === shared.length);
-    if (complete.length !== episodes.length)
-      throw new Error(`blind policies: the shared probe episode on ${env.name} level ${level} stopped early`);
-    for (const group of groups.filter((g) => g.readOnly)) {
-      const turns = group.readOnly!.map((c) => shared.findIndex((d) => JSON.stringify(d) === JSON.stringify(c)));
-      await scoreReadings(group, group.readings, episodes, (episode, text) => cutEpisode(episode, turns, text));
-    }
-  }
+  await scoreReadOnlyGroups(run, groups);
   // The rest: one episode per item for the first reading, the others scored on it with their own answer.
   for (const group of groups.filter((g) => !g.readOnly)) {
     const [first, ...others] = group.readings;
     const episodes: Trajectory[] = [];
     const [row] = await evaluatePolicy(asPolicy(group.probe, first), [env], {
-      ...evalOptions,
+      ...run.evalOptions,
       onEpisode: (t) => episodes.push(t),
     });
-    results.push({ policy: recipeName(group, first), success: row.success, n: row.n });
-    await scoreReadings(group, others, episodes, withAnswer);
+    run.results.push({ policy: recipeName(group, first), success: row.success, n: row.n });
+    await scoreReadings(run, group, others, episodes, withAnswer);
   }
-  return results;
+  return run.results;
+}
+
+/** One level's blind evaluation: its evaluation settings and items, and the results so far. */
+interface BlindRun {
+  env: Environment;
+  level: number;
+  evalOptions: EvalOptions;
+  tasks: Map<string, Task>;
+  signal: AbortSignal | undefined;
+  results: BlindResult[];
+}
+
+/** The read-only probes: one episode per item making every such call once, each group scored on its own calls. */
+async function scoreReadOnlyGroups(run: BlindRun, groups: RecipeGroup[]): Promise<void> {
+  const shared: Call[] = [];
+  for (const group of groups)
+    for (const c of group.readOnly ?? [])
+      if (!shared.some((d) => JSON.stringify(d) === JSON.stringify(c))) shared.push(c);
+  if (!shared.length) return;
+  const episodes: Trajectory[] = [];
+  await evaluatePolicy(
+    asPolicy({ name: 'every read-only probe', calls: () => shared }, { name: 'nothing', answer: () => '' }),
+    [run.env],
+    { ...run.evalOptions, maxSteps: shared.length + 1, onEpisode: (t) => episodes.push(t) },
+  );
+  const complete = episodes.filter((e) => e.steps.length === shared.length);
+  if (complete.length !== episodes.length)
+    throw new Error(`blind policies: the shared probe episode on ${run.env.name} level ${run.level} stopped early`);
+  for (const group of groups.filter((g) => g.readOnly)) {
+    const turns = group.readOnly!.map((c) => shared.findIndex((d) => JSON.stringify(d) === JSON.stringify(c)));
+    await scoreReadings(run, group, group.readings, episodes, (episode, text) => cutEpisode(episode, turns, text));
+  }
+}
+
+/** Scores each reading on the episodes as `cut` reshapes them; a reading `cut` cannot express runs its own episodes. */
+async function scoreReadings(
+  run: BlindRun,
+  group: RecipeGroup,
+  readings: Reading[],
+  episodes: Trajectory[],
+  cut: (episode: Trajectory, text: string) => Trajectory | null,
+): Promise<void> {
+  for (const reading of readings) {
+    let wins = 0;
+    let cuttable = true;
+    for (const episode of episodes) {
+      run.signal?.throwIfAborted();
+      const text = reading.answer(seenIn(cut(episode, '')?.messages ?? episode.messages));
+      const copy = cut(episode, text);
+      if (copy === null) {
+        cuttable = false;
+        break;
+      }
+      if (isSuccess(await run.env.evaluate(run.tasks.get(episode.task_id)!, copy))) wins++;
+    }
+    if (cuttable) {
+      run.results.push({
+        policy: recipeName(group, reading),
+        success: episodes.length ? wins / episodes.length : 0,
+        n: episodes.length,
+      });
+    } else {
+      const [own] = await evaluatePolicy(asPolicy(group.probe, reading), [run.env], run.evalOptions);
+      run.results.push({ policy: recipeName(group, reading), success: own.success, n: own.n });
+    }
+  }
 }
 
 /** The best blind policy's success on those items. */

@@ -19,7 +19,7 @@ import { bestBlindSuccess, type BlindResult } from './blind-policies.ts';
 import { evaluatePolicy } from './evaluate.ts';
 import { expertTrajectory } from './expert.ts';
 import type { Policy } from './policy.ts';
-import { countOf, wilsonInterval } from './success-interval.ts';
+import { countOf, formatSuccessCount, wilsonInterval } from './success-interval.ts';
 
 export interface AuditOptions {
   /** Items per level for the expert and for each blind policy. */
@@ -96,22 +96,88 @@ async function audit(
   onProgress: (line: string) => void,
 ): Promise<EnvironmentAudit> {
   const { items = 16, seed = 1, levels = target.difficulties } = options;
-  // Every verdict of the environment is counted: one that never decides cannot be trained on.
-  let scored = 0;
-  let unscored = 0;
-  const budgeted = budgetedEnvironment(target, budget);
+  const { env, verdicts } = countingVerdicts(budgetedEnvironment(target, budget));
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const samples = sampleTasks(env, levels, seed, budget, problems);
+  onProgress(`${SAMPLES} tasks sampled`);
+  if (!env.expert)
+    warnings.push(
+      'no expert(task): solvability is not checked; add one so the audit can prove each level can be solved through the tools',
+    );
+
+  const audits: LevelAudit[] = [];
+  for (const level of levels) {
+    const before = { ...verdicts };
+    const expert = env.expert ? await auditExpert(env, level, Math.min(items, 8), seed, budget, problems) : null;
+    if (expert) onProgress(`level ${level}: expert ${expert.successes}/${expert.n}`);
+    budget.begin(`level ${level}: the task-blind policies on ${items} items`);
+    const blind = await bestBlindSuccess(env, level, { items, seed, split: 'test', signal: budget.signal });
+    const chance = declaredChance(env, level, problems, budget.signal);
+    const blindSuccesses = Math.round(blind.success * blind.n);
+    const [low] = wilsonInterval(blindSuccesses, blind.n);
+    if (low > chance) {
+      problems.push(
+        `level ${level}: ${blind.policy} scores ${formatSuccessCount(blindSuccesses, blind.n)} without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`,
+      );
+    }
+    const judged = verdicts.scored - before.scored + (verdicts.unscored - before.unscored);
+    if (judged > 0 && verdicts.scored === before.scored) {
+      problems.push(
+        `level ${level}: evaluate gave no score on any of the ${judged} episodes it judged (every verdict was null: it could not decide); ` +
+          'an environment that cannot score teaches nothing. Make it return a number in [0, 1]',
+      );
+    }
+    onProgress(
+      `level ${level}: best task-blind policy ${formatSuccessCount(blindSuccesses, blind.n)} (${blind.policy})`,
+    );
+    audits.push({ level, expert, blind, chance });
+  }
+  const policy = options.policy ? await probePolicy(env, options.policy, levels[0], seed, budget) : null;
+  if (policy) {
+    onProgress(`level ${policy.level}: ${policy.label} ${policy.successes}/${policy.n}`);
+    if (policy.successes === 0 && policy.n > 0) warnings.push(bootstrapAdvice(policy, target.name));
+  }
+  return {
+    env: target.name,
+    samples,
+    levels: audits,
+    problems,
+    warnings,
+    policy,
+    needsBootstrap: policy !== null && policy.n > 0 && policy.successes === 0,
+  };
+}
+
+/**
+ * The environment with every verdict of its evaluate counted (scored, or null: undecided), so that one that never
+ * decides, which cannot be trained on, is a problem.
+ */
+function countingVerdicts(budgeted: Environment): {
+  env: Environment;
+  verdicts: { scored: number; unscored: number };
+} {
+  const verdicts = { scored: 0, unscored: 0 };
   const env: Environment = {
     ...budgeted,
     evaluate: async (task, trajectory) => {
       const score = await budgeted.evaluate(task, trajectory);
-      if (score === null) unscored++;
-      else scored++;
+      if (score === null) verdicts.unscored++;
+      else verdicts.scored++;
       return score;
     },
   };
-  const signal = budget.signal;
-  const problems: string[] = [];
-  const warnings: string[] = [];
+  return { env, verdicts };
+}
+
+/** SAMPLES tasks to read, over the levels in turn; a seed that draws two different tasks is a problem. */
+function sampleTasks(
+  env: Environment,
+  levels: readonly number[],
+  seed: number,
+  budget: CheckBudget,
+  problems: string[],
+): EnvironmentAudit['samples'] {
   const samples: EnvironmentAudit['samples'] = [];
   budget.begin(`sampling ${SAMPLES} tasks`);
   for (let i = 0; i < SAMPLES; i++) {
@@ -124,81 +190,54 @@ async function audit(
       );
     }
   }
-  onProgress(`${SAMPLES} tasks sampled`);
-  if (!env.expert)
-    warnings.push(
-      'no expert(task): solvability is not checked; add one so the audit can prove each level can be solved through the tools',
-    );
+  return samples;
+}
 
-  const audits: LevelAudit[] = [];
-  for (const level of levels) {
-    const before = { scored, unscored };
-    let expert: LevelAudit['expert'] = null;
-    if (env.expert) {
-      let successes = 0;
-      let firstFailure: string | null = null;
-      const n = Math.min(items, 8);
-      budget.begin(`level ${level}: the expert on ${n} tasks`);
-      for (let i = 0; i < n; i++) {
-        const task: Task = env.generate(deriveSeed(seed, 'audit-expert', level, i), level, 'train');
-        const t = await expertTrajectory(env, task, { signal });
-        if (t.success) successes++;
-        else
-          firstFailure ??= `task "${task.prompt.slice(0, 80)}" scored ${t.judge_score}${t.steps.find((s) => s.tool_call?.error)?.tool_call?.error ? ` (a tool said: ${t.steps.find((s) => s.tool_call?.error)!.tool_call!.error})` : ''}`;
-      }
-      expert = { successes, n, firstFailure };
-      if (successes < n)
-        problems.push(
-          `level ${level}: the expert succeeds on ${successes} of ${n} tasks; first failure: ${firstFailure}. Fix expert(task) or evaluate so the intended solution scores 1`,
-        );
-      onProgress(`level ${level}: expert ${successes}/${n}`);
-    }
-    budget.begin(`level ${level}: the task-blind policies on ${items} items`);
-    const blind = await bestBlindSuccess(env, level, { items, seed, split: 'test', signal });
-    const chance = declaredChance(env, level, problems, signal);
-    const [low, high] = wilsonInterval(Math.round(blind.success * blind.n), blind.n);
-    if (low > chance) {
-      problems.push(
-        `level ${level}: ${blind.policy} scores ${pct(blind.success)} of ${blind.n} items (95% interval ${pct(low)}–${pct(high)}) without reading the task: this environment pays for ignoring it. Make evaluate require the work (the tool calls that find the answer), or declare the luck with chance(level)`,
-      );
-    }
-    const verdicts = scored - before.scored + (unscored - before.unscored);
-    if (verdicts > 0 && scored === before.scored) {
-      problems.push(
-        `level ${level}: evaluate gave no score on any of the ${verdicts} episodes it judged (every verdict was null: it could not decide); ` +
-          'an environment that cannot score teaches nothing. Make it return a number in [0, 1]',
-      );
-    }
-    onProgress(`level ${level}: best task-blind policy ${pct(blind.success)} (${blind.policy})`);
-    audits.push({ level, expert, blind, chance });
+/** The expert on `n` train tasks of the level through the real sandbox; one that fails any is a problem. */
+async function auditExpert(
+  env: Environment,
+  level: number,
+  n: number,
+  seed: number,
+  budget: CheckBudget,
+  problems: string[],
+): Promise<NonNullable<LevelAudit['expert']>> {
+  let successes = 0;
+  let firstFailure: string | null = null;
+  budget.begin(`level ${level}: the expert on ${n} tasks`);
+  for (let i = 0; i < n; i++) {
+    const task: Task = env.generate(deriveSeed(seed, 'audit-expert', level, i), level, 'train');
+    const t = await expertTrajectory(env, task, { signal: budget.signal });
+    if (t.success) successes++;
+    else
+      firstFailure ??= `task "${task.prompt.slice(0, 80)}" scored ${t.judge_score}${t.steps.find((s) => s.tool_call?.error)?.tool_call?.error ? ` (a tool said: ${t.steps.find((s) => s.tool_call?.error)!.tool_call!.error})` : ''}`;
   }
-  let policy: PolicyProbe | null = null;
-  if (options.policy) {
-    const probe = options.policy;
-    const level = levels[0];
-    budget.begin(`level ${level}: ${probe.label} on ${probe.items} items`);
-    const maxSteps = probe.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
-    const [result] = await evaluatePolicy(probe.policy, [env], {
-      levels: [level],
-      items: probe.items,
-      seed,
-      sampling: probe.sampling,
-      maxSteps,
-      signal,
-    });
-    policy = { label: probe.label, level, successes: Math.round(result.success * result.n), n: result.n };
-    onProgress(`level ${level}: ${probe.label} ${policy.successes}/${policy.n}`);
-    if (policy.successes === 0 && policy.n > 0) warnings.push(bootstrapAdvice(policy, target.name));
-  }
-  return {
-    env: target.name,
-    samples,
-    levels: audits,
-    problems,
-    warnings,
-    policy,
-    needsBootstrap: policy !== null && policy.n > 0 && policy.successes === 0,
-  };
+  if (successes < n)
+    problems.push(
+      `level ${level}: the expert succeeds on ${successes} of ${n} tasks; first failure: ${firstFailure}. Fix expert(task) or evaluate so the intended solution scores 1`,
+    );
+  return { successes, n, firstFailure };
+}
+
+/** The given policy on its distinct test items of the entry level (greedy unless its sampling says otherwise). */
+async function probePolicy(
+  env: Environment,
+  probe: NonNullable<AuditOptions['policy']>,
+  level: number,
+  seed: number,
+  budget: CheckBudget,
+): Promise<PolicyProbe> {
+  budget.begin(`level ${level}: ${probe.label} on ${probe.items} items`);
+  const maxSteps = probe.maxSteps ?? DEFAULT_CONFIG.trajectory_collection.max_steps_per_trajectory;
+  const [result] = await evaluatePolicy(probe.policy, [env], {
+    levels: [level],
+    items: probe.items,
+    seed,
+    sampling: probe.sampling,
+    maxSteps,
+    signal: budget.signal,
+  });
+  return { label: probe.label, level, successes: Math.round(result.success * result.n), n: result.n };
 }
 
 /** The luck the environment declares at a level; one it cannot declare (a throw, a value out of range) is a problem, and no luck. */
@@ -219,8 +258,9 @@ export function formatAudit(audit: EnvironmentAudit): string[] {
   lines.push('Level  expert       best task-blind policy');
   for (const l of audit.levels) {
     const expert = l.expert ? `${l.expert.successes}/${l.expert.n}`.padEnd(12) : 'none'.padEnd(12);
+    const blind = formatSuccessCount(Math.round(l.blind.success * l.blind.n), l.blind.n);
     lines.push(
-      `${String(l.level).padEnd(7)}${expert} ${pct(l.blind.success)} of ${l.blind.n} (${l.blind.policy})${l.chance ? `, declared chance ${pct(l.chance)}` : ''}`,
+      `${String(l.level).padEnd(7)}${expert} ${blind} (${l.blind.policy})${l.chance ? `, declared chance ${pct(l.chance)}` : ''}`,
     );
   }
   if (audit.policy)

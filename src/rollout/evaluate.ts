@@ -13,7 +13,7 @@ import type { Environment } from '../envs/types.ts';
 import { deriveSeed } from '../rng.ts';
 import { DEFAULT_CONFIG, type RunConfig } from '../config/schema.ts';
 import { runEpisode } from './episode.ts';
-import { wilsonInterval } from './success-interval.ts';
+import { formatSuccessCount } from './success-interval.ts';
 import type { Policy } from './policy.ts';
 
 /** Draws per asked item before a level is declared smaller than asked. */
@@ -184,19 +184,18 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
 }
 
 /**
- * The results as a Markdown table: every success rate with its count (and "(only N distinct)" where a
- * level had fewer distinct items than asked), its Wilson 95% interval on the distinct items and, when
- * given (keyed `env/level`), the best task-blind policy's success on the same items.
+ * The results as a Markdown table: every success as its count with its Wilson 95% interval on the distinct
+ * items ("17/32 = 53% [36, 69]", and "(only N distinct)" where a level had fewer distinct items than asked)
+ * and, when given (keyed `env/level`), the best task-blind policy's success on the same items.
  */
 export function formatEvalTable(results: EvalResult[], blind?: ReadonlyMap<string, number>): string {
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
   const rows = results.map((r) => {
-    const k = Math.round(r.success * r.n);
-    const [lo, hi] = wilsonInterval(k, r.n);
+    const success = formatSuccessCount(Math.round(r.success * r.n), r.n);
     const baseline = blind?.get(`${r.env}/${r.level}`);
     const only = distinctNote(r) ? ` (${distinctNote(r)})` : '';
-    return `| ${r.env} | ${r.level} | ${r.split} | ${k}/${r.n} = ${pct(r.success)}${only} | ${pct(lo)}–${pct(hi)} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
+    return `| ${r.env} | ${r.level} | ${r.split} | ${success}${only} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
   });
-  const head = `| environment | level | split | success | 95% interval |${blind ? ' best task-blind |' : ''} mean score |`;
+  const head = `| environment | level | split | success [95% interval] |${blind ? ' best task-blind |' : ''} mean score |`;
   return [head, head.replace(/[^|]+/g, '---'), ...rows].join('\n');
 }

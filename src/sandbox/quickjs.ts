@@ -245,25 +245,34 @@ function freeRuntime(lease: RuntimeLease): void {
   }
 }
 
+type ResolvedRunOptions = ReturnType<typeof resolveRunOptions>;
+
+/**
+ * The guest's running-time deadline: the clock that counts now (setting up, the user's code, formatting its
+ * result each get their own) and whether the guest was stopped for passing it.
+ */
+interface GuestDeadline {
+  clock: GuestClock;
+  interrupted: boolean;
+}
+
 /** `onBroken` is told when freeing the runtime failed: QuickJS leaks objects after an out-of-memory inside a promise job. */
 function runInFreshContext(
   quickjs: QuickJSWASMModule,
   code: string,
-  o: ReturnType<typeof resolveRunOptions>,
+  o: ResolvedRunOptions,
   onBroken: () => void,
 ): RunJsResult {
   const lease = takeRuntime(quickjs);
   const { runtime } = lease;
   let clean = false;
   // Setting up the context runs under a deadline too; the user's code gets a full one of its own after it.
-  let clock = new GuestClock(o.timeoutMs);
-  let interrupted = false;
-  const pastDeadline = () => clock.expired();
+  const deadline: GuestDeadline = { clock: new GuestClock(o.timeoutMs), interrupted: false };
   runtime.setMemoryLimit(o.memoryBytes);
   runtime.setMaxStackSize(o.stackBytes);
   runtime.setInterruptHandler(() => {
-    if (!pastDeadline()) return false;
-    interrupted = true;
+    if (!deadline.clock.expired()) return false;
+    deadline.interrupted = true;
     return true;
   });
   const ctx = runtime.newContext();
@@ -275,55 +284,18 @@ function runInFreshContext(
     // Before any user code: the pristine built-ins (guest-values.ts), and a console whose lines the host
     // cuts to what the buffer can still take, counting the rest.
     const values = new GuestValues(ctx, keep, lease.objects);
-    const log = keep(
-      ctx.newFunction('log', (...args) => {
-        // The deadline first, on every call: a guest that mostly calls console spends its time here, where
-        // QuickJS's interrupt check never runs, so this is where its running time is counted. Past it the
-        // call throws into the guest (formatting its arguments could run getters for ever).
-        if (pastDeadline()) {
-          interrupted = true;
-          return { error: ctx.newError('console: refused, the deadline has passed') };
-        }
-        if (out.full) {
-          out.drop(args.reduce((n, a, i) => n + (i ? 1 : 0) + values.formattedLength(a, CONSOLE_VALUE_CHARS), 0));
-          return;
-        }
-        const { text, length } = consoleLine(values, args, o.maxOutputBytes + 1);
-        out.write(text);
-        out.drop(length - text.length);
-      }),
-    );
-    const consoleObject = keep(ctx.newObject());
-    for (const name of ['log', 'info', 'warn', 'error', 'debug']) ctx.setProp(consoleObject, name, log);
-    ctx.setProp(ctx.global, 'console', consoleObject);
-    const parseJson = values.parseJson;
-
-    for (const [name, fn] of Object.entries(o.globals)) {
-      const guestFn = keep(
-        ctx.newFunction(name, (...args) => {
-          if (pastDeadline())
-            return { error: ctx.newError(`${name}: refused, the ${o.timeoutMs} ms deadline has passed`) };
-          try {
-            return toGuest(ctx, parseJson, fn(...args.map((a) => ctx.dump(a))));
-          } catch (e) {
-            return { error: ctx.newError(e instanceof Error ? e.message : String(e)) };
-          }
-        }),
-      );
-      ctx.setProp(ctx.global, name, guestFn);
-    }
-
-    const formatHandle = (h: QuickJSHandle): string | null => values.format(h, o.maxValueChars);
+    installConsole(ctx, values, keep, out, deadline, o);
+    installGlobals(ctx, values, keep, deadline, o);
 
     // Setting up can be slow on a loaded machine: the user's code's deadline starts now.
-    clock = new GuestClock(o.timeoutMs);
+    deadline.clock = new GuestClock(o.timeoutMs);
     const outcome = evaluate(ctx, code, () => {
-      if (pastDeadline()) interrupted = true;
-      return interrupted;
+      if (deadline.clock.expired()) deadline.interrupted = true;
+      return deadline.interrupted;
     });
     // Once more at the end: a last built-in that ran past the deadline reached no interrupt check after it.
-    if (pastDeadline()) interrupted = true;
-    const timedOut = interrupted;
+    if (deadline.clock.expired()) deadline.interrupted = true;
+    const timedOut = deadline.interrupted;
     if ('pending' in outcome) {
       if (timedOut) return failedRun(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
       return failedRun('the promise never settled (the sandbox has no timers or I/O)', { stdout: out.text() });
@@ -332,27 +304,10 @@ function runInFreshContext(
       outcome.value.dispose();
       return failedRun(timeoutMessage(o.timeoutMs), { stdout: out.text(), timedOut });
     }
-    clock = new GuestClock(FORMAT_GRACE_MS);
+    deadline.clock = new GuestClock(FORMAT_GRACE_MS);
 
-    if ('error' in outcome) {
-      const errorHandle = outcome.error;
-      const isNull = ctx.sameValue(errorHandle, ctx.null);
-      const described = isNull ? 'null' : values.describeError(errorHandle, o.maxValueChars);
-      errorHandle.dispose();
-      // QuickJS throws a bare null when it cannot even allocate its out-of-memory error; a script can
-      // throw null too, so a null counts as out-of-memory only when the script could not have thrown it.
-      const memoryExceeded =
-        (isNull && !/\bthrow\b|\breject\b/.test(code)) || /^InternalError: out of memory/.test(described ?? '');
-      let error: string;
-      if (timedOut) error = timeoutMessage(o.timeoutMs);
-      else if (memoryExceeded)
-        error = `out of memory: the script exceeded the ${formatBytes(o.memoryBytes)} heap limit`;
-      else if (isNull) error = 'uncaught exception: null (the script threw null)';
-      else
-        error = described ?? 'uncaught exception: a value that could not be described (formatting it did not finish)';
-      return { ok: false, value: null, stdout: out.text(), error, timedOut, memoryExceeded };
-    }
-    const value = formatHandle(outcome.value) ?? '[unprintable value]';
+    if ('error' in outcome) return thrownResult(ctx, values, outcome.error, code, timedOut, out, o);
+    const value = values.format(outcome.value, o.maxValueChars) ?? '[unprintable value]';
     outcome.value.dispose();
     clean = true;
     return { ok: true, value, stdout: out.text(), error: null, timedOut: false, memoryExceeded: false };
@@ -366,6 +321,88 @@ function runInFreshContext(
       onBroken();
     }
   }
+}
+
+/** `console.log` and its aliases, writing to `out`. */
+function installConsole(
+  ctx: QuickJSContext,
+  values: GuestValues,
+  keep: (h: QuickJSHandle) => QuickJSHandle,
+  out: OutputBuffer,
+  deadline: GuestDeadline,
+  o: ResolvedRunOptions,
+): void {
+  const log = keep(
+    ctx.newFunction('log', (...args) => {
+      // The deadline first, on every call: a guest that mostly calls console spends its time here, where
+      // QuickJS's interrupt check never runs, so this is where its running time is counted. Past it the
+      // call throws into the guest (formatting its arguments could run getters for ever).
+      if (deadline.clock.expired()) {
+        deadline.interrupted = true;
+        return { error: ctx.newError('console: refused, the deadline has passed') };
+      }
+      if (out.full) {
+        out.drop(args.reduce((n, a, i) => n + (i ? 1 : 0) + values.formattedLength(a, CONSOLE_VALUE_CHARS), 0));
+        return;
+      }
+      const { text, length } = consoleLine(values, args, o.maxOutputBytes + 1);
+      out.write(text);
+      out.drop(length - text.length);
+    }),
+  );
+  const consoleObject = keep(ctx.newObject());
+  for (const name of ['log', 'info', 'warn', 'error', 'debug']) ctx.setProp(consoleObject, name, log);
+  ctx.setProp(ctx.global, 'console', consoleObject);
+}
+
+/** The host functions of `o.globals`, each refused past the deadline, its arguments and result passed as JSON values. */
+function installGlobals(
+  ctx: QuickJSContext,
+  values: GuestValues,
+  keep: (h: QuickJSHandle) => QuickJSHandle,
+  deadline: GuestDeadline,
+  o: ResolvedRunOptions,
+): void {
+  const parseJson = values.parseJson;
+  for (const [name, fn] of Object.entries(o.globals)) {
+    const guestFn = keep(
+      ctx.newFunction(name, (...args) => {
+        if (deadline.clock.expired())
+          return { error: ctx.newError(`${name}: refused, the ${o.timeoutMs} ms deadline has passed`) };
+        try {
+          return toGuest(ctx, parseJson, fn(...args.map((a) => ctx.dump(a))));
+        } catch (e) {
+          return { error: ctx.newError(e instanceof Error ? e.message : String(e)) };
+        }
+      }),
+    );
+    ctx.setProp(ctx.global, name, guestFn);
+  }
+}
+
+/** The result of a script that threw (or whose promise rejected): a timeout, out of memory, or the error described. */
+function thrownResult(
+  ctx: QuickJSContext,
+  values: GuestValues,
+  errorHandle: QuickJSHandle,
+  code: string,
+  timedOut: boolean,
+  out: OutputBuffer,
+  o: ResolvedRunOptions,
+): RunJsResult {
+  const isNull = ctx.sameValue(errorHandle, ctx.null);
+  const described = isNull ? 'null' : values.describeError(errorHandle, o.maxValueChars);
+  errorHandle.dispose();
+  // QuickJS throws a bare null when it cannot even allocate its out-of-memory error; a script can
+  // throw null too, so a null counts as out-of-memory only when the script could not have thrown it.
+  const memoryExceeded =
+    (isNull && !/\bthrow\b|\breject\b/.test(code)) || /^InternalError: out of memory/.test(described ?? '');
+  let error: string;
+  if (timedOut) error = timeoutMessage(o.timeoutMs);
+  else if (memoryExceeded) error = `out of memory: the script exceeded the ${formatBytes(o.memoryBytes)} heap limit`;
+  else if (isNull) error = 'uncaught exception: null (the script threw null)';
+  else error = described ?? 'uncaught exception: a value that could not be described (formatting it did not finish)';
+  return { ok: false, value: null, stdout: out.text(), error, timedOut, memoryExceeded };
 }
 
 /** Non-string console arguments are formatted to at most this many characters each. */

@@ -122,6 +122,48 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
   const enabled = new Set(opts.tools as ToolName[]);
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS;
   const maxChars = opts.maxResultChars ?? DEFAULT_MAX_RESULT_CHARS;
+  const { fs, gitTool } = await prepareWorkspace(opts);
+  const shell: ShellState = { fs, cwd: '/', git: enabled.has('git') ? (argv) => gitTool.run(argv, shell.cwd) : null };
+  const handlers = toolHandlers(opts, timeoutMs, shell, gitTool);
+
+  let disposed = false;
+
+  const runOne = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
+    if (disposed) return { result: '', error: 'the toolbox of this episode was disposed' };
+    if (!isToolName(name) || !enabled.has(name)) {
+      const available = TOOL_NAMES.filter((t) => enabled.has(t))
+        .map((t) => expectedArgs(TOOL_SCHEMAS[t]).replace(' expects ', ' '))
+        .join(', ');
+      return { result: '', error: `unknown tool "${name}"; available tools: ${available || 'none'}` };
+    }
+    const checked = validateArgs(TOOL_SCHEMAS[name], args);
+    if ('error' in checked) return { result: '', error: `${name}: ${checked.error}` };
+    return handlers[name](checked.values);
+  };
+
+  // Calls of one episode run one at a time, in order (its files and cwd depend on it); a call that
+  // hangs past the backstop is given up on, and the next one runs.
+  let queue: Promise<unknown> = Promise.resolve();
+  const call = (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
+    const turn = queue.then(() => withHangBackstop(name, () => runOne(name, args), timeoutMs, maxChars));
+    queue = turn; // never rejects, and settles by the backstop
+    return turn;
+  };
+
+  return {
+    schemas: TOOL_NAMES.filter((t) => enabled.has(t)).map((t) => TOOL_SCHEMAS[t]),
+    fs,
+    call,
+    snapshotFiles: () => fs.snapshot('/'),
+    snapshotGit: () => snapshotGit(gitTool),
+    dispose: () => {
+      disposed = true;
+    },
+  };
+}
+
+/** The episode's files in a fresh virtual file system; with `gitRepo`, a repository with them as its first commit. */
+async function prepareWorkspace(opts: ToolboxOptions): Promise<{ fs: VirtualFs; gitTool: GitTool }> {
   const fs = new VirtualFs();
   for (const [path, content] of Object.entries(opts.files ?? {})) {
     const p = resolvePath(path);
@@ -136,9 +178,17 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       await gitTool.commit('initial commit');
     }
   }
-  const shell: ShellState = { fs, cwd: '/', git: enabled.has('git') ? (argv) => gitTool.run(argv, shell.cwd) : null };
+  return { fs, gitTool };
+}
 
-  const handlers: Record<ToolName, (values: Record<string, string>) => Promise<ToolResult>> = {
+/** What each whitelisted tool does with its checked arguments. */
+function toolHandlers(
+  opts: ToolboxOptions,
+  timeoutMs: number,
+  shell: ShellState,
+  gitTool: GitTool,
+): Record<ToolName, (values: Record<string, string>) => Promise<ToolResult>> {
+  return {
     calc: async ({ expression }) => {
       try {
         return { result: formatNumber(evaluateArithmetic(expression)), error: null };
@@ -161,94 +211,73 @@ export async function createToolbox(opts: ToolboxOptions): Promise<Toolbox> {
       return shellResult(await runShell(command, shell));
     },
     git: async ({ command }) => {
-      let argv: string[];
-      try {
-        const list = parseCommandLine(command);
-        if (
-          list.pipelines.length !== 1 ||
-          list.pipelines[0].length !== 1 ||
-          list.pipelines[0][0].output ||
-          list.pipelines[0][0].input
-        ) {
-          return {
-            result: '',
-            error: 'git: give one git command (no pipes, redirections or &&); use the sh tool for those',
-          };
-        }
-        argv = list.pipelines[0][0].argv.map((w) => w.text);
-      } catch (e) {
-        if (e instanceof ShellSyntaxError) return { result: '', error: `git: ${e.message}` };
-        throw e;
-      }
-      return shellResult(await gitTool.run(argv, shell.cwd));
+      const argv = gitArgv(command);
+      if ('error' in argv) return { result: '', error: argv.error };
+      return shellResult(await gitTool.run(argv.argv, shell.cwd));
     },
   };
+}
 
-  let disposed = false;
-
-  const runOne = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
-    if (disposed) return { result: '', error: 'the toolbox of this episode was disposed' };
-    if (!isToolName(name) || !enabled.has(name)) {
-      const available = TOOL_NAMES.filter((t) => enabled.has(t))
-        .map((t) => expectedArgs(TOOL_SCHEMAS[t]).replace(' expects ', ' '))
-        .join(', ');
-      return { result: '', error: `unknown tool "${name}"; available tools: ${available || 'none'}` };
+/** The git tool's command line as one command's words; pipes, redirections and lists belong to sh. */
+function gitArgv(command: string): { argv: string[] } | { error: string } {
+  try {
+    const list = parseCommandLine(command);
+    if (
+      list.pipelines.length !== 1 ||
+      list.pipelines[0].length !== 1 ||
+      list.pipelines[0][0].output ||
+      list.pipelines[0][0].input
+    ) {
+      return { error: 'git: give one git command (no pipes, redirections or &&); use the sh tool for those' };
     }
-    const checked = validateArgs(TOOL_SCHEMAS[name], args);
-    if ('error' in checked) return { result: '', error: `${name}: ${checked.error}` };
-    return handlers[name](checked.values);
-  };
+    return { argv: list.pipelines[0][0].argv.map((w) => w.text) };
+  } catch (e) {
+    if (e instanceof ShellSyntaxError) return { error: `git: ${e.message}` };
+    throw e;
+  }
+}
 
-  const runLimited = async (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    // Never before the js guest's own wall-clock backstop (WALL_FACTOR × the deadline).
-    const limitMs = Math.max(HANG_BACKSTOP_MS, 2 * WALL_FACTOR * timeoutMs);
-    const limit = new Promise<ToolResult>((resolve) => {
-      timer = setTimeout(
-        () => resolve({ result: '', error: `timeout: ${name} did not finish within ${limitMs} ms of wall time` }),
-        limitMs,
-      );
-    });
-    try {
-      const r = await Promise.race([runOne(name, args), limit]);
-      return { result: truncate(r.result, maxChars), error: r.error === null ? null : truncate(r.error, maxChars) };
-    } catch (e) {
-      return { result: '', error: `${name}: internal tool failure: ${e instanceof Error ? e.message : String(e)}` };
-    } finally {
-      clearTimeout(timer);
-    }
-  };
+/**
+ * One call under the wall-clock hang backstop, its result and error cut to `maxChars`; a call that throws
+ * becomes an error result (Toolbox.call never rejects).
+ */
+async function withHangBackstop(
+  name: string,
+  run: () => Promise<ToolResult>,
+  timeoutMs: number,
+  maxChars: number,
+): Promise<ToolResult> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // Never before the js guest's own wall-clock backstop (WALL_FACTOR × the deadline).
+  const limitMs = Math.max(HANG_BACKSTOP_MS, 2 * WALL_FACTOR * timeoutMs);
+  const limit = new Promise<ToolResult>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ result: '', error: `timeout: ${name} did not finish within ${limitMs} ms of wall time` }),
+      limitMs,
+    );
+  });
+  try {
+    const r = await Promise.race([run(), limit]);
+    return { result: truncate(r.result, maxChars), error: r.error === null ? null : truncate(r.error, maxChars) };
+  } catch (e) {
+    return { result: '', error: `${name}: internal tool failure: ${e instanceof Error ? e.message : String(e)}` };
+  } finally {
+    clearTimeout(timer);
+  }
+}
 
-  // Calls of one episode run one at a time, in order (its files and cwd depend on it); a call that
-  // hangs past the backstop is given up on, and the next one runs.
-  let queue: Promise<unknown> = Promise.resolve();
-  const call = (name: string, args: Record<string, unknown>): Promise<ToolResult> => {
-    const turn = queue.then(() => runLimited(name, args));
-    queue = turn; // never rejects, and settles by the backstop
-    return turn;
-  };
-
+/** The repository's branch, branches, log and each changed file's status code; null when there is no repository. */
+async function snapshotGit(gitTool: GitTool): Promise<GitSnapshot | null> {
+  if (!gitTool.isRepo()) return null;
+  const status: Record<string, string> = {};
+  for (const row of await gitTool.matrix()) {
+    const code = statusCode(row);
+    if (code) status[row[0]] = code;
+  }
   return {
-    schemas: TOOL_NAMES.filter((t) => enabled.has(t)).map((t) => TOOL_SCHEMAS[t]),
-    fs,
-    call,
-    snapshotFiles: () => fs.snapshot('/'),
-    snapshotGit: async () => {
-      if (!gitTool.isRepo()) return null;
-      const status: Record<string, string> = {};
-      for (const row of await gitTool.matrix()) {
-        const code = statusCode(row);
-        if (code) status[row[0]] = code;
-      }
-      return {
-        branch: await gitTool.currentBranch(),
-        branches: await gitTool.branches(),
-        log: await gitTool.log(),
-        status,
-      };
-    },
-    dispose: () => {
-      disposed = true;
-    },
+    branch: await gitTool.currentBranch(),
+    branches: await gitTool.branches(),
+    log: await gitTool.log(),
+    status,
   };
 }

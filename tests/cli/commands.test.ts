@@ -229,7 +229,7 @@ describe('spindle sft → eval', () => {
       'eval.json',
     );
     expect(e.code).toBe(0);
-    expect(e.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/2 = \d+\.\d% \| \d+\.\d%–\d+\.\d% \| \d+\.\d% \|/);
+    expect(e.out).toMatch(/\| arith_tool \| 1 \| test \| \d\/2 = \d+% \[\d+, \d+\] \| \d+\.\d% \|/);
     const json = JSON.parse(readFileSync(join(dir, 'eval.json'), 'utf8')) as {
       results: { n: number; split: string }[];
     };

@@ -114,7 +114,7 @@ describe('auditing a user environment', () => {
     ).replace("name: 'treasure_hunt'", "name: 'lenient_hunt'");
     const bad = await auditEnvironment(await load(lenient), { items: 6, levels: [1] });
     expect(bad.problems.join('\n')).toMatch(
-      /level 1: always "1" scores 100% of 6 items \(95% interval 61%–100%\) without reading the task: this environment pays for ignoring it/,
+      /level 1: always "1" scores 6\/6 = 100% \[61, 100\] without reading the task: this environment pays for ignoring it/,
     );
     expect(formatAudit(bad).at(-1)).toMatch(/^1 problem: fix it before/);
   });

@@ -71,7 +71,7 @@ describe('environment operations', () => {
     expect(progress.slice(-3)).toEqual([
       'level 4: expert 8/8',
       'level 4: the task-blind policies on 8 items…',
-      'level 4: best task-blind policy 0% (empty answer)',
+      'level 4: best task-blind policy 0/8 = 0% [0, 32] (empty answer)',
     ]);
 
     const saved = await ops.save(ops.example(), checked.audit.problems);

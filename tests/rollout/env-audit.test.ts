@@ -48,7 +48,7 @@ describe('an environment that pays for nothing', () => {
       const audit = await auditEnvironment(env, { items: 6 });
       expect(audit.problems).toContainEqual(
         expect.stringMatching(
-          /^level 1: .* scores 100% of 6 items .* without reading the task: this environment pays for ignoring it/,
+          /^level 1: .* scores 6\/6 = 100% \[61, 100\] without reading the task: this environment pays for ignoring it/,
         ),
       );
       if (declared) expect(audit.problems).toContainEqual(expect.stringMatching(declared));

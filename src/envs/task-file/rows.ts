@@ -106,9 +106,44 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
   }
   const { fields, extra } = pickFields(raw as Record<string, unknown>);
   const before = problems.length;
-  const fail = (field: string, message: string) => problems.push(`${where}: "${field}" ${message}`);
+  const fail: Fail = (field, message) => problems.push(`${where}: "${field}" ${message}`);
 
-  const prompt = fields.prompt;
+  checkPrompt(fields.prompt, where, problems, fail);
+  checkAnswer(fields.answer, where, problems, fail);
+  const row = {
+    prompt: String(fields.prompt?.value ?? ''),
+    answer: typeof fields.answer?.value === 'number' ? String(fields.answer.value) : String(fields.answer?.value ?? ''),
+  } as TaskRow;
+  const level = present(fields.level) ? readLevel(fields.level!.value) : undefined;
+  if (level === null)
+    fail(fields.level!.name, `must be a whole number 1–5 (1 the easiest), got ${show(fields.level!.value)}`);
+  else if (level !== undefined) row.level = level;
+
+  if (present(fields.split)) readSplitField(fields.split!, row, fail);
+  if (present(fields.tools)) readToolsField(fields.tools!, row, fail);
+  if (present(fields.verifier)) {
+    const raw = fields.verifier!.value;
+    const value = typeof raw === 'string' && raw.trim().startsWith('{') ? parseJson(raw) : raw;
+    const { verifier, problems: wrong } = checkVerifier(value, 'verifier');
+    for (const p of wrong) problems.push(`${where}: ${p.message}`);
+    if (verifier) row.verifier = verifier;
+  }
+  if (present(fields.choices)) readChoicesField(fields.choices!, row, fail);
+  if (Object.keys(extra).length) row.extra = extra;
+  row.source = where;
+  return problems.length > before ? null : row;
+}
+
+/** A field of a raw row: the name it had there (an alias, any case) and its value. */
+interface RowField {
+  name: string;
+  value: unknown;
+}
+
+/** Records a problem of one field of the row. */
+type Fail = (field: string, message: string) => void;
+
+function checkPrompt(prompt: RowField | undefined, where: string, problems: string[], fail: Fail): void {
   if (prompt === undefined || prompt.value === null || prompt.value === undefined) {
     problems.push(`${where}: "prompt" is missing; add the question as "prompt" (or ${alternatives('prompt')})`);
   } else if (typeof prompt.value !== 'string' || prompt.value.trim() === '') {
@@ -119,7 +154,9 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
       `is ${prompt.value.length} characters, above the ${MAX_PROMPT_CHARS} a task's prompt may have; keep the question short`,
     );
   }
-  const answer = fields.answer;
+}
+
+function checkAnswer(answer: RowField | undefined, where: string, problems: string[], fail: Fail): void {
   if (answer === undefined || answer.value === null || answer.value === undefined) {
     problems.push(`${where}: "answer" is missing; add the expected answer as "answer" (or ${alternatives('answer')})`);
   } else if (
@@ -128,72 +165,50 @@ export function normalizeRow(raw: unknown, where: string, problems: string[]): T
   ) {
     fail(answer.name, `must be the expected answer as text or a number, got ${show(answer.value)}`);
   }
+}
 
-  const row = {
-    prompt: String(prompt?.value ?? ''),
-    answer: typeof answer?.value === 'number' ? String(answer.value) : String(answer?.value ?? ''),
-  } as TaskRow;
-  const level = present(fields.level) ? readLevel(fields.level!.value) : undefined;
-  if (level === null)
-    fail(fields.level!.name, `must be a whole number 1–5 (1 the easiest), got ${show(fields.level!.value)}`);
-  else if (level !== undefined) row.level = level;
+function readSplitField(field: RowField, row: TaskRow, fail: Fail): void {
+  const split = typeof field.value === 'string' ? SPLIT_ALIASES[field.value.trim().toLowerCase()] : undefined;
+  if (split) row.split = split;
+  else
+    fail(
+      'split',
+      `must be train, validation or test (or leave it empty to split by content), got ${show(field.value)}`,
+    );
+}
 
-  if (present(fields.split)) {
-    const split =
-      typeof fields.split!.value === 'string' ? SPLIT_ALIASES[fields.split!.value.trim().toLowerCase()] : undefined;
-    if (split) row.split = split;
-    else
-      fail(
-        'split',
-        `must be train, validation or test (or leave it empty to split by content), got ${show(fields.split!.value)}`,
-      );
-  }
-  if (present(fields.tools)) {
-    const tools = readList(fields.tools!.value);
-    const unknown = tools?.filter((t) => !(KNOWN_TOOLS as readonly string[]).includes(t));
-    if (!tools)
-      fail('tools', `must be a list of tool names like ["calc"] or "calc,js", got ${show(fields.tools!.value)}`);
-    else if (unknown!.length)
-      fail(
-        'tools',
-        `names unknown tools ${unknown!.map((t) => show(t)).join(', ')}; the built-in tools are ${KNOWN_TOOLS.join(', ')}`,
-      );
-    else if (tools.length) row.tools = [...new Set(tools)] as KnownTool[];
-  }
-  if (present(fields.verifier)) {
-    const raw = fields.verifier!.value;
-    const value = typeof raw === 'string' && raw.trim().startsWith('{') ? parseJson(raw) : raw;
-    const { verifier, problems: wrong } = checkVerifier(value, 'verifier');
-    for (const p of wrong) problems.push(`${where}: ${p.message}`);
-    if (verifier) row.verifier = verifier;
-  }
-  if (present(fields.choices)) {
-    const raw = fields.choices!.value;
-    const value = typeof raw === 'string' && raw.trim().startsWith('[') ? parseJson(raw) : raw;
-    const ok =
-      Array.isArray(value) &&
-      value.length >= 2 &&
-      value.length <= MAX_CHOICES &&
-      value.every((c) => (typeof c === 'string' && c.trim() !== '') || typeof c === 'number');
-    if (ok) row.choices = value.map((c) => String(c).trim());
-    else
-      fail(
-        fields.choices!.name,
-        `must be a list of 2–${MAX_CHOICES} option texts like ["12", "14", "16"], got ${show(value)}`,
-      );
-  }
-  if (Object.keys(extra).length) row.extra = extra;
-  row.source = where;
-  return problems.length > before ? null : row;
+function readToolsField(field: RowField, row: TaskRow, fail: Fail): void {
+  const tools = readList(field.value);
+  const unknown = tools?.filter((t) => !(KNOWN_TOOLS as readonly string[]).includes(t));
+  if (!tools) fail('tools', `must be a list of tool names like ["calc"] or "calc,js", got ${show(field.value)}`);
+  else if (unknown!.length)
+    fail(
+      'tools',
+      `names unknown tools ${unknown!.map((t) => show(t)).join(', ')}; the built-in tools are ${KNOWN_TOOLS.join(', ')}`,
+    );
+  else if (tools.length) row.tools = [...new Set(tools)] as KnownTool[];
+}
+
+/** A list of 2–MAX_CHOICES option texts, as a list or as its JSON text (a CSV cell). */
+function readChoicesField(field: RowField, row: TaskRow, fail: Fail): void {
+  const raw = field.value;
+  const value = typeof raw === 'string' && raw.trim().startsWith('[') ? parseJson(raw) : raw;
+  const ok =
+    Array.isArray(value) &&
+    value.length >= 2 &&
+    value.length <= MAX_CHOICES &&
+    value.every((c) => (typeof c === 'string' && c.trim() !== '') || typeof c === 'number');
+  if (ok) row.choices = value.map((c) => String(c).trim());
+  else fail(field.name, `must be a list of 2–${MAX_CHOICES} option texts like ["12", "14", "16"], got ${show(value)}`);
 }
 
 /** The row's fields by canonical name (the first alias present), and the rest. */
 function pickFields(raw: Record<string, unknown>): {
-  fields: Partial<Record<Field, { name: string; value: unknown }>>;
+  fields: Partial<Record<Field, RowField>>;
   extra: Record<string, unknown>;
 } {
   const byLower = new Map(Object.keys(raw).map((k) => [k.trim().toLowerCase(), k]));
-  const fields: Partial<Record<Field, { name: string; value: unknown }>> = {};
+  const fields: Partial<Record<Field, RowField>> = {};
   const used = new Set<string>();
   for (const [field, aliases] of Object.entries(FIELD_ALIASES) as [Field, readonly string[]][]) {
     for (const alias of aliases) {
@@ -215,7 +230,7 @@ function pickFields(raw: Record<string, unknown>): {
 }
 
 /** A field counts when it holds something: CSV gives empty strings for empty cells. */
-function present(field: { name: string; value: unknown } | undefined): boolean {
+function present(field: RowField | undefined): boolean {
   return (
     field !== undefined &&
     field.value !== null &&

@@ -70,34 +70,9 @@ const INSTRUCTIONS: Partial<Record<VerifierConfig['type'], string>> = {
 };
 
 export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOptions = {}): TaskFileSpec {
-  const problems: string[] = [];
-  let fallback = DEFAULT_VERIFIER;
-  if (options.verifier) {
-    const checked = checkVerifier(options.verifier, 'tasks.verifier');
-    problems.push(...checked.problems.map((p) => p.message));
-    if (checked.verifier) fallback = checked.verifier;
-  }
-  const checked: TaskRow[] = [];
-  rows.forEach((given, i) => {
-    const where = given?.source ?? `row ${i + 1}`;
-    const { extra, source: _source, ...fields } = given ?? ({} as TaskRow);
-    const row = normalizeRow({ ...extra, ...fields }, where, problems);
-    if (!row) return;
-    const reference = prepareReference(row.verifier ?? fallback, verifierRow(row));
-    if (reference.problem) problems.push(`${where}: ${reference.problem}`);
-    else checked.push(row);
-  });
-  if (!rows.length) problems.push('there are no rows; a task file needs at least one row with "prompt" and "answer"');
-  pinSharedSplits(checked, problems);
-  if (problems.length) throw new TaskFileError(problems, name);
-
+  const { checked, fallback } = checkedRows(name, rows, options);
   const verifierOf = (row: TaskRow) => row.verifier ?? fallback;
-  const byLevel = new Map<number, TaskRow[]>();
-  for (const row of checked) {
-    const level = row.level ?? 1;
-    if (!byLevel.has(level)) byLevel.set(level, []);
-    byLevel.get(level)!.push(row);
-  }
+  const byLevel = rowsByLevel(checked);
   const types = [...new Set(checked.map((r) => verifierOf(r).type))];
   const tools = KNOWN_TOOLS.filter((t) => checked.some((r) => r.tools?.includes(t)));
   const chanceByLevel = new Map([...byLevel].map(([level, list]) => [level, blindLuck(list, verifierOf)]));
@@ -136,22 +111,7 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
     },
     verify: verifyTask,
     chance: (difficulty) => chanceByLevel.get(difficulty) ?? 0,
-    async tryVerifiers(check = () => {}) {
-      const tried = new Set<string>();
-      const problems: string[] = [];
-      for (const row of checked) {
-        const verifier = verifierOf(row);
-        if (verifier.type !== 'js' || tried.has(JSON.stringify(verifier))) continue;
-        tried.add(JSON.stringify(verifier));
-        check();
-        const answer = String(row.answer);
-        const verdict = await verify(verifier, answer, verifierRow(row), ownAnswerEpisode(promptOf(row), answer));
-        if (verdict.score !== null) continue;
-        const why = `the js verifier gives no score even for the row's own answer (${verdict.reason})`;
-        problems.push(`${row.source}: ${why}, so it can score no answer; fix its source`);
-      }
-      return problems;
-    },
+    tryVerifiers: (check = () => {}) => tryJsVerifiers(checked, verifierOf, check),
   };
   if (checked.every((r) => prepareReference(verifierOf(r), verifierRow(r)).expert !== null)) {
     spec.expert = (task: Task) => {
@@ -160,6 +120,68 @@ export function taskFileSpec(name: string, rows: TaskRow[], options: TaskFileOpt
     };
   }
   return spec;
+}
+
+/** The rows checked and normalized, and the verifier of rows that name none; throws every problem found at once. */
+function checkedRows(
+  name: string,
+  rows: TaskRow[],
+  options: TaskFileOptions,
+): { checked: TaskRow[]; fallback: VerifierConfig } {
+  const problems: string[] = [];
+  let fallback = DEFAULT_VERIFIER;
+  if (options.verifier) {
+    const checked = checkVerifier(options.verifier, 'tasks.verifier');
+    problems.push(...checked.problems.map((p) => p.message));
+    if (checked.verifier) fallback = checked.verifier;
+  }
+  const checked: TaskRow[] = [];
+  rows.forEach((given, i) => {
+    const where = given?.source ?? `row ${i + 1}`;
+    const { extra, source: _source, ...fields } = given ?? ({} as TaskRow);
+    const row = normalizeRow({ ...extra, ...fields }, where, problems);
+    if (!row) return;
+    const reference = prepareReference(row.verifier ?? fallback, verifierRow(row));
+    if (reference.problem) problems.push(`${where}: ${reference.problem}`);
+    else checked.push(row);
+  });
+  if (!rows.length) problems.push('there are no rows; a task file needs at least one row with "prompt" and "answer"');
+  pinSharedSplits(checked, problems);
+  if (problems.length) throw new TaskFileError(problems, name);
+  return { checked, fallback };
+}
+
+/** The rows of each level, a row without one at level 1. */
+function rowsByLevel(checked: TaskRow[]): Map<number, TaskRow[]> {
+  const byLevel = new Map<number, TaskRow[]>();
+  for (const row of checked) {
+    const level = row.level ?? 1;
+    if (!byLevel.has(level)) byLevel.set(level, []);
+    byLevel.get(level)!.push(row);
+  }
+  return byLevel;
+}
+
+/** Each distinct js verifier tried on its row's own answer: one that gives no score can score no answer. */
+async function tryJsVerifiers(
+  checked: TaskRow[],
+  verifierOf: (row: TaskRow) => VerifierConfig,
+  check: () => void,
+): Promise<string[]> {
+  const tried = new Set<string>();
+  const problems: string[] = [];
+  for (const row of checked) {
+    const verifier = verifierOf(row);
+    if (verifier.type !== 'js' || tried.has(JSON.stringify(verifier))) continue;
+    tried.add(JSON.stringify(verifier));
+    check();
+    const answer = String(row.answer);
+    const verdict = await verify(verifier, answer, verifierRow(row), ownAnswerEpisode(promptOf(row), answer));
+    if (verdict.score !== null) continue;
+    const why = `the js verifier gives no score even for the row's own answer (${verdict.reason})`;
+    problems.push(`${row.source}: ${why}, so it can score no answer; fix its source`);
+  }
+  return problems;
 }
 
 /** An episode that answers `answer` at once, as a verifier's trial sees it. */

@@ -15,6 +15,7 @@ import type { RunConfig } from '../../config/schema.ts';
 import { fixedLevel } from '../../config/levels.ts';
 import type { EnvironmentSource } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
+import type { Environment } from '../../envs/types.ts';
 import { evaluatePolicy, evaluationSettings } from '../../rollout/evaluate.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { formatSuccessCount, wilsonInterval } from '../../rollout/success-interval.ts';
@@ -22,7 +23,12 @@ import type { Store } from '../../store/index.ts';
 import { chatExample } from '../../train/sft-data.ts';
 import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import type { JudgingDeps } from '../engine/rollout-worker.ts';
-import { describeSource, gatherDemonstrations, type DemonstrationSource } from './demonstrations.ts';
+import {
+  describeSource,
+  gatherDemonstrations,
+  type DemonstrationSource,
+  type Demonstrations,
+} from './demonstrations.ts';
 import type { RunEvent } from './events.ts';
 import type { PipelineRun } from './run.ts';
 import { fitToContext, runSft } from './sft.ts';
@@ -121,33 +127,18 @@ export function checkBootstrapRequest(config: RunConfig, settings: BootstrapSett
 }
 
 export async function bootstrapPolicy(request: BootstrapRequest): Promise<BootstrapReport> {
-  const { config, settings, model, signal } = request;
+  const { config, settings, signal } = request;
   checkBootstrapRequest(config, settings);
   const emit = request.onEvent ?? (() => {});
   const env = getEnvironment(config.tasks.environments[0]);
   const level = fixedLevel(config.tasks, env.name);
-  const evaluate = async (stage: 'baseline' | 'after-sft'): Promise<HeldOut> => {
-    const s = evaluationSettings(config);
-    const [result] = await evaluatePolicy(new LocalPolicy(model.model, model.tokenizer), [env], {
-      levels: [level],
-      items: s.items,
-      seed: s.seed,
-      sampling: s.sampling,
-      maxSteps: s.maxSteps,
-      toolTimeoutMs: s.toolTimeoutMs,
-      signal,
-    });
-    const h = heldOut(Math.round(result.success * result.n), result.n);
-    emit({ type: 'held-out', stage, result: h });
-    return h;
-  };
 
   emit({
     type: 'stage',
     stage: 'baseline',
     line: `held-out success of the policy on ${env.name} level ${level} (${config.tasks.eval_items} distinct test items, greedy)`,
   });
-  const baseline = await evaluate('baseline');
+  const baseline = await evaluateHeldOut(request, env, level, 'baseline', emit);
 
   const source = describeSource(settings.source);
   emit({ type: 'stage', stage: 'demonstrations', line: `demonstrations from ${source}` });
@@ -173,6 +164,56 @@ export async function bootstrapPolicy(request: BootstrapRequest): Promise<Bootst
   };
   if (signal.aborted) return { ...report, stopped: true };
 
+  report.sft = await sftOnDemonstrations(request, demos, emit);
+  if (signal.aborted || report.sft.losses.length === 0) return { ...report, stopped: true };
+
+  emit({ type: 'stage', stage: 'after-sft', line: 'held-out success after SFT, on the same items' });
+  report.afterSft = await evaluateHeldOut(request, env, level, 'after-sft', emit);
+  if (signal.aborted) return { ...report, stopped: true };
+  if (config.training.max_steps === 0) return report;
+
+  emit({
+    type: 'stage',
+    stage: 'grpo',
+    line: `GRPO from the fine-tuned weights: ${config.training.max_steps} updates`,
+  });
+  // The run's step-0 evaluation would repeat the after-SFT one: same weights, same items.
+  const runConfig: RunConfig = { ...config, training: { ...config.training, eval_at_start: false } };
+  const grpo = await runGrpo(request, runConfig, emit);
+  return { ...report, grpo, stopped: signal.aborted };
+}
+
+/** The policy's held-out success on the level: the run's evaluation (its items, seed, greedy sampling and budgets). */
+async function evaluateHeldOut(
+  request: BootstrapRequest,
+  env: Environment,
+  level: number,
+  stage: 'baseline' | 'after-sft',
+  emit: (e: BootstrapEvent) => void,
+): Promise<HeldOut> {
+  const { model } = request;
+  const s = evaluationSettings(request.config);
+  const [result] = await evaluatePolicy(new LocalPolicy(model.model, model.tokenizer), [env], {
+    levels: [level],
+    items: s.items,
+    seed: s.seed,
+    sampling: s.sampling,
+    maxSteps: s.maxSteps,
+    toolTimeoutMs: s.toolTimeoutMs,
+    signal: request.signal,
+  });
+  const h = heldOut(Math.round(result.success * result.n), result.n);
+  emit({ type: 'held-out', stage, result: h });
+  return h;
+}
+
+/** SFT of the policy's LoRA on the successful demonstrations that fit its context, with the flow's SFT settings. */
+async function sftOnDemonstrations(
+  request: BootstrapRequest,
+  demos: Demonstrations,
+  emit: (e: BootstrapEvent) => void,
+): Promise<BootstrapReport['sft']> {
+  const { config, settings, model } = request;
   const { kept: examples } = fitToContext(
     demos.good.map((t) => chatExample({ messages: t.messages, tools: t.tools }, model.tokenizer)),
     model.model.config.maxPositions,
@@ -203,29 +244,13 @@ export async function bootstrapPolicy(request: BootstrapRequest): Promise<Bootst
     baseModel: request.baseModel,
     examples,
     merge: false,
-    signal,
+    signal: request.signal,
     onUpdate: (loss) => {
       losses.push(loss);
       emit({ type: 'sft-update', done: losses.length, total: updates, loss });
     },
   });
-  report.sft = { losses: sft.losses, adapter: sft.adapter, examples: examples.length };
-  if (signal.aborted || sft.losses.length === 0) return { ...report, stopped: true };
-
-  emit({ type: 'stage', stage: 'after-sft', line: 'held-out success after SFT, on the same items' });
-  report.afterSft = await evaluate('after-sft');
-  if (signal.aborted) return { ...report, stopped: true };
-  if (config.training.max_steps === 0) return report;
-
-  emit({
-    type: 'stage',
-    stage: 'grpo',
-    line: `GRPO from the fine-tuned weights: ${config.training.max_steps} updates`,
-  });
-  // The run's step-0 evaluation would repeat the after-SFT one: same weights, same items.
-  const runConfig: RunConfig = { ...config, training: { ...config.training, eval_at_start: false } };
-  const grpo = await runGrpo(request, runConfig, emit);
-  return { ...report, grpo, stopped: signal.aborted };
+  return { losses: sft.losses, adapter: sft.adapter, examples: examples.length };
 }
 
 async function runGrpo(
