@@ -60,6 +60,8 @@ export default defineConfig({
           include: ['tests/**/*.test.ts'],
           exclude: ['tests/e2e/**', 'tests/**/*.readme.test.ts', 'tests/**/*.slow.test.ts'],
           testTimeout: 60_000,
+          // A setup that trains a small model takes about 10 s alone and several times that on a loaded 2-core machine.
+          hookTimeout: 120_000,
         },
       },
       {

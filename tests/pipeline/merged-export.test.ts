@@ -115,7 +115,7 @@ describe('the merged export', () => {
     } finally {
       await app.close();
     }
-  }, 60_000);
+  }, 240_000);
 
   it("names a hub base by its hub id, in config.json and as the card's base_model", async () => {
     const model = await nanoModelDir(4);
