@@ -36,8 +36,8 @@ describe('train charts', () => {
       .toBe('finished');
     const heldOut = page.locator('[data-testid="chart-Held-out success"]');
     const values = heldOut.locator('[data-testid="chart-value"]');
-    // One entry per environment (the band edges are not listed), each read as counts.
-    expect(await values.count()).toBe(2);
+    // One entry per environment (the band edges are not listed), each read as counts: the default preset has one.
+    expect(await values.count()).toBe(1);
     expect(await values.first().textContent()).toMatch(COUNT);
 
     // Hovering a column reads that evaluation's counts.

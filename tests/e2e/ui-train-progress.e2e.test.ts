@@ -39,7 +39,7 @@ describe('train progress', () => {
     await expect
       .poll(snapshot, { timeout: 60_000 })
       .toMatch(
-        /^\s*Baseline evaluation\s*held-out evaluation before the first update: arith_tool \d\/8 items.* \| max 8$/,
+        /^\s*Baseline evaluation\s*held-out evaluation before the first update: func_trace \d\/8 items.* \| max 8$/,
       );
     await expect
       .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 })

@@ -40,6 +40,13 @@ const ENVS = [
     description: 'Pull fields out of a document with the js tool.',
     levels: [1, 2, 3],
   },
+  // The default preset's environment, so the Train screen's first config is valid in the demo too.
+  {
+    id: 'func_trace',
+    title: 'Trace a chain of function calls',
+    description: 'Read a function, then the one its file names, then run both with js.',
+    levels: [1, 2, 3],
+  },
 ];
 
 function demoPlayground(): PlaygroundSource {
@@ -104,6 +111,8 @@ class DemoRunController implements RunController {
   private baseline: { env: string; done: number }[] = [];
   /** With β = 0 a real run measures no KL, so the demo logs none either. */
   private klBeta = 0;
+  /** The environments the run evaluates. */
+  private envs: string[] = [];
 
   private emit(e: RunEvent) {
     for (const l of this.listeners) l(e);
@@ -113,6 +122,7 @@ class DemoRunController implements RunController {
     this.step = 0;
     this.total = config.training.max_steps;
     this.klBeta = config.grpo.kl_beta;
+    this.envs = config.tasks.environments;
     this.baseline = config.tasks.environments.flatMap((env) => Array.from({ length: 9 }, (_, done) => ({ env, done })));
     // A real run stays 'starting' while its base model loads; the demo's "model" takes a moment too.
     this.emit({ type: 'status', run_id: this.runId, status: 'starting' });
@@ -164,24 +174,18 @@ class DemoRunController implements RunController {
       },
     });
     if (s % 5 === 0) {
-      this.emit({
-        type: 'evaluation',
-        run_id: this.runId,
-        step: s,
-        env: 'arith_tool',
-        split: 'test',
-        success: Math.min(1, r + 0.05),
-        n: 8,
-      });
-      this.emit({
-        type: 'evaluation',
-        run_id: this.runId,
-        step: s,
-        env: 'json_extract',
-        split: 'test',
-        success: Math.min(1, r - 0.1),
-        n: 8,
-      });
+      // The config's environments, as a real run evaluates them (the baseline's too).
+      this.envs.forEach((env, i) =>
+        this.emit({
+          type: 'evaluation',
+          run_id: this.runId,
+          step: s,
+          env,
+          split: 'test',
+          success: Math.max(0, Math.min(1, r + 0.05 - 0.15 * i)),
+          n: 8,
+        }),
+      );
     }
     if (s === 12)
       this.emit({
