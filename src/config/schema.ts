@@ -121,6 +121,12 @@ export interface RunConfig {
      * rollouts, not updates, are the expensive part on a CPU, so reusing them learns more per second.
      */
     iterations: number;
+    /**
+     * How the per-token losses of an update are averaged. 'token': over every assistant token of the
+     * update (DAPO; TRL's `dapo`), so a long episode weighs in proportion to its length; 'sequence': within
+     * each episode first, then over episodes (the GRPO paper's), so every episode weighs the same.
+     */
+    loss_normalization: 'token' | 'sequence';
   };
   sampling: { temperature: number; top_k: number; top_p: number; max_new_tokens: number };
   replay: {
@@ -136,6 +142,8 @@ export interface RunConfig {
     tool_success_bonus: number;
     thought_bonus: number;
     thought_min_chars: number;
+    /** Bonus for a retry that works: the first tool call without an error after a failed call. */
+    recovery_bonus: number;
     /** Where the bonuses count: folded into the score a group is ranked by, or credited to the turn that earned them. */
     apply_to: 'score' | 'turn';
   };
@@ -257,6 +265,7 @@ export const DEFAULT_CONFIG: RunConfig = {
     gamma: 1,
     zero_std_groups: 'skip',
     iterations: 1,
+    loss_normalization: 'token',
   },
   // 128: a byte-level js/sh call with its <think> takes 100–130 tokens (text_reverse's does not fit in 96).
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
@@ -267,6 +276,7 @@ export const DEFAULT_CONFIG: RunConfig = {
     tool_success_bonus: 0.05,
     thought_bonus: 0.02,
     thought_min_chars: 50,
+    recovery_bonus: 0,
     apply_to: 'score',
   },
   safety: { enabled: true, check_every: 20, threshold: 0.05, eval_items: 32, rollback: true, capability_ratio: 0.5 },

@@ -21,7 +21,7 @@ import {
 import { trajectoryCredits } from './turn-credit.ts';
 import { agentStats } from '../rollout/agent-stats.ts';
 import type { TrainSample } from './batch.ts';
-import { stepBonus } from './process-rewards.ts';
+import { episodeBonuses } from './process-rewards.ts';
 import type { ReplayBuffer } from './replay-buffer.ts';
 import type { Rng } from '../rng.ts';
 
@@ -50,7 +50,7 @@ export interface BuiltBatch {
 function rankedScore(t: Trajectory, cfg: RunConfig, withBonus = true): number {
   const bonus =
     withBonus && cfg.process_rewards.enabled && cfg.process_rewards.apply_to === 'score'
-      ? t.steps.reduce((s, step) => s + stepBonus(step, cfg.process_rewards), 0)
+      ? episodeBonuses(t, cfg.process_rewards).reduce((s, b) => s + b, 0)
       : 0;
   return (t.judge_score as number) + bonus;
 }
@@ -115,6 +115,23 @@ function rolloutMetrics(scored: Trajectory[], groupStds: number[], zeroStd: numb
   }
   for (const [judge, scores] of byJudge) m[`rewards/${judge}/mean`] = mean(scores);
   return m;
+}
+
+/**
+ * `grpo.loss_normalization: sequence`: the update divides its token sum by the update's token count N
+ * (update.ts), so scaling an episode's advantages by N / (B · n_b), n_b its own assistant tokens, turns
+ * that into the mean over episodes of each episode's token mean. The clipped surrogate is linear in a
+ * positive scale of A, so this is exact. The stored and shown advantages stay unscaled: the scale is the
+ * loss's weighting, not credit.
+ */
+function weighEpisodesEqually(samples: TrainSample[]): void {
+  const tokens = samples.map((s) => Array.from(s.mask).reduce((n, m) => n + (m ? 1 : 0), 0));
+  const total = tokens.reduce((a, b) => a + b, 0);
+  samples.forEach((s, b) => {
+    if (!s.advantages || tokens[b] === 0) return;
+    const scale = total / (samples.length * tokens[b]);
+    s.advantages = Array.from(s.advantages, (a) => a * scale);
+  });
 }
 
 export function buildGrpoBatch(p: {
@@ -186,6 +203,7 @@ export function buildGrpoBatch(p: {
       `grpo: trajectories sampled at different temperatures (${[...temps].join(', ')}) in one step; keep sampling.temperature fixed during a run`,
     );
   }
+  if (cfg.grpo.loss_normalization === 'sequence') weighEpisodesEqually(samples);
   const metrics = rolloutMetrics(scored, groupStds, zeroStd, nGroups);
   metrics['replay/samples'] = p.replayCount + replaceCount;
   metrics['replay/used'] = replayUsed;

@@ -9,17 +9,17 @@
 import type { Trajectory } from '../contracts.ts';
 import type { RunConfig } from '../config/schema.ts';
 import { creditTurns, STD_EPS, turnCredits } from './advantages.ts';
-import { stepBonus } from './process-rewards.ts';
+import { episodeBonuses } from './process-rewards.ts';
 
 export type CreditConfig = Pick<RunConfig, 'grpo' | 'process_rewards' | 'training'>;
 
 /** Process-reward bonuses per assistant turn (steps grouped by their turn), in score units. */
-export function turnBonuses(t: Pick<Trajectory, 'steps' | 'turn_spans'>, cfg: CreditConfig): number[] {
+export function turnBonuses(t: Pick<Trajectory, 'steps' | 'turn_spans' | 'success'>, cfg: CreditConfig): number[] {
   const out = new Array<number>(creditTurns(t)).fill(0);
-  for (const step of t.steps) {
-    const turn = Math.min(step.turn, out.length - 1);
-    out[turn] += stepBonus(step, cfg.process_rewards);
-  }
+  const bonuses = episodeBonuses(t, cfg.process_rewards);
+  t.steps.forEach((step, i) => {
+    out[Math.min(step.turn, out.length - 1)] += bonuses[i];
+  });
   return out;
 }
 
@@ -33,7 +33,7 @@ export function perTurnProcess(cfg: CreditConfig): boolean {
  * scaled scores) it was normalised by; `std` only matters for per-turn process rewards under z-score.
  */
 export function trajectoryCredits(
-  t: Pick<Trajectory, 'steps' | 'turn_spans'>,
+  t: Pick<Trajectory, 'steps' | 'turn_spans' | 'success'>,
   advantage: number,
   std: number,
   cfg: CreditConfig,

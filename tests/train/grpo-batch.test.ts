@@ -213,6 +213,36 @@ describe('buildGrpoBatch', () => {
     expect(batch.metrics.reward).toBe(0.5); // the ranked score is untouched
   });
 
+  it('sequence normalisation weighs every episode the same: the token-mean loss then averages episodes, not tokens', () => {
+    const long = {
+      tokens: [1, 2, 3, 4, 5, 6, 7],
+      assistant_mask: [0, 1, 1, 1, 1, 1, 1],
+      logprobs: [0, -1, -1, -1, -1, -1, -1],
+    };
+    const make = (normalization: RunConfig['grpo']['loss_normalization']) => {
+      const cfg = config('skip');
+      return buildGrpoBatch({
+        groups: [[scored('short', 'a', 1), scored('long', 'a', 0, long)]],
+        replay: new ReplayBuffer({ capacity: 4, admit_threshold: 0 }),
+        replayCount: 0,
+        rng: createRng(1),
+        config: { ...cfg, grpo: { ...cfg.grpo, loss_normalization: normalization } },
+      });
+    };
+    const tokenMean = make('token');
+    const sequenceMean = make('sequence');
+    // The update divides the sum over tokens by the update's 8 assistant tokens.
+    const weight = (b: ReturnType<typeof make>, i: number) =>
+      Array.from(b.samples[i].advantages!).reduce((a, x) => a + Math.abs(x), 0) / 8;
+    // Token mean: the long failure's 6 tokens outweigh the short success's 2 three to one.
+    expect(weight(tokenMean, 1) / weight(tokenMean, 0)).toBeCloseTo(3, 6);
+    // Sequence mean: half each, and each the episode's own advantage (|A| = 0.707) times 1/B.
+    expect(weight(sequenceMean, 0)).toBeCloseTo(weight(sequenceMean, 1), 6);
+    expect(weight(sequenceMean, 0)).toBeCloseTo(Math.abs(tokenMean.samples[0].advantages![1]) / 2, 6);
+    // What the run stores and shows is the credit itself, unscaled.
+    expect(sequenceMean.groupAdvantages).toEqual(tokenMean.groupAdvantages);
+  });
+
   it('refuses one step sampled at two temperatures (the log-probs would not be comparable)', () => {
     const mixed = [
       [

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { stepBonus } from '../../src/train/process-rewards.ts';
+import { episodeBonuses, stepBonus } from '../../src/train/process-rewards.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
-import { step } from './fixtures.ts';
+import { step, trajectory } from './fixtures.ts';
 
 const W = DEFAULT_CONFIG.process_rewards;
 const LONG = 'x'.repeat(51);
@@ -23,7 +23,26 @@ describe('process rewards (stepBonus)', () => {
   });
 
   it('uses the configured weights', () => {
-    const w = { tool_success_bonus: 0.1, thought_bonus: 0.5, thought_min_chars: 3 };
+    const w = { tool_success_bonus: 0.1, thought_bonus: 0.5, thought_min_chars: 3, recovery_bonus: 0 };
     expect(stepBonus(step(0, { thought: 'abcd' }), w)).toBeCloseTo(0.6, 12);
+  });
+});
+
+describe('process rewards per episode (episodeBonuses)', () => {
+  const w = { ...W, tool_success_bonus: 0, thought_bonus: 0, recovery_bonus: 0.5 };
+  const steps = [step(0), step(1, { error: 'No such file' }), step(2, { error: 'again' }), step(3), step(4)];
+
+  it('pays the recovery bonus once, on the first working call after a failed one, in an episode that succeeded', () => {
+    expect(episodeBonuses(trajectory({ steps, success: true }), w)).toEqual([0, 0, 0, 0.5, 0]);
+  });
+
+  it('pays no recovery bonus in a failed episode: failing on purpose and then calling right earns nothing', () => {
+    expect(episodeBonuses(trajectory({ steps, success: false }), w)).toEqual([0, 0, 0, 0, 0]);
+  });
+
+  it('pays a second recovery after a second failure, and adds the per-step bonuses', () => {
+    const twice = [...steps, step(5, { error: 'x' }), step(6, { thought: LONG })];
+    const bonuses = episodeBonuses(trajectory({ steps: twice, success: true }), { ...W, recovery_bonus: 0.5 });
+    expect(bonuses.map((b) => Number(b.toFixed(6)))).toEqual([0.05, 0, 0, 0.55, 0.05, 0, 0.57]);
   });
 });
