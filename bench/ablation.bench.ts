@@ -32,6 +32,8 @@ import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
 import { mean, sampleStd } from '../src/train/advantages.ts';
 import type { RunConfig } from '../src/config/schema.ts';
+import type { Trajectory } from '../src/contracts.ts';
+import { postFailureMass, type PostFailureMass } from './lib/retry-mass.ts';
 import { EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';
 
 const { values: args } = parseArgs({
@@ -157,15 +159,35 @@ for (const s of EVAL_SETS) {
 }
 base.model.dispose();
 
-const runs: { variant: string; seed: number; seconds: number; after: Record<string, Summary> }[] = [];
+const runs: {
+  variant: string;
+  seed: number;
+  seconds: number;
+  after: Record<string, Summary>;
+  post_failure: PostFailureMass;
+}[] = [];
 for (const seed of SEEDS) {
   for (const name of NAMES) {
     // A fresh copy of the base for every run: a run trains its LoRA in place.
     const loaded = await loadHfModel(modelPath);
-    const { seconds } = await trainGrpo(loaded, configFor(name, seed), { maxUpdates: UPDATES, budgetMs: Infinity });
+    const config = configFor(name, seed);
+    const groups = new Map<string, Trajectory[]>();
+    const { seconds } = await trainGrpo(loaded, config, {
+      maxUpdates: UPDATES,
+      budgetMs: Infinity,
+      onEvent: (event) => {
+        if (event.type !== 'trajectory') return;
+        const t = event.trajectory;
+        groups.set(t.group_id, [...(groups.get(t.group_id) ?? []), t]);
+      },
+    });
+    const postFailure = postFailureMass([...groups.values()], config);
     const after = await evaluateSets(loaded, `grpo-${name}`);
     loaded.model.dispose();
-    runs.push({ variant: name, seed, seconds, after });
+    runs.push({ variant: name, seed, seconds, after, post_failure: postFailure });
+    console.log(
+      `  after a failed call, in ${postFailure.groups} trained groups: net push ${postFailure.retried.toFixed(3)} on ${postFailure.retried_episodes} episodes that retried, ${postFailure.gave_up.toFixed(3)} on ${postFailure.gave_up_episodes} that gave up`,
+    );
     for (const s of EVAL_SETS)
       console.log(
         `${name} seed ${seed} (${seconds.toFixed(0)} s) ${setName(s)}: ${showRate(after[setName(s)])}; ${acts(after[setName(s)])}`,
@@ -194,7 +216,11 @@ const table = NAMES.map((name) => {
       ];
     }),
   );
-  return { variant: name, patch: VARIANTS[name], sets };
+  const push = {
+    retried: spread(mine.map((r) => r.post_failure.retried)),
+    gave_up: spread(mine.map((r) => r.post_failure.gave_up)),
+  };
+  return { variant: name, patch: VARIANTS[name], sets, push };
 });
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
@@ -240,4 +266,7 @@ for (const row of table)
     console.log(
       `| ${row.variant} | ${key} | | ${pm(r.success)}% | ${r.gain.mean >= 0 ? '+' : ''}${pm(r.gain)} | ${r.separated} of ${SEEDS.length} | ${pm(r.calls_per_episode, 2)} | ${pm(r.retry_rate)}% | ${pm(r.recovery_rate)}% |`,
     );
+console.log('\n| variant | net push after a failed call: retried | gave up |');
+console.log('|---|---|---|');
+for (const row of table) console.log(`| ${row.variant} | ${pm(row.push.retried, 3)} | ${pm(row.push.gave_up, 3)} |`);
 process.exit(0);

@@ -8,10 +8,17 @@ export interface Series {
 const COLORS = ['#2f6f5e', '#b3261e', '#3b5bdb', '#e67700', '#7048e8'];
 const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 
+/** A vertical line at x with a label (a curriculum level change, say). */
+export interface Marker {
+  x: number;
+  label: string;
+}
+
 export function lineChartSvg(options: {
   title: string;
   xLabel: string;
   series: Series[];
+  markers?: Marker[];
   width?: number;
   height?: number;
 }): string {
@@ -27,6 +34,11 @@ export function lineChartSvg(options: {
     const v = f * yMax;
     return `<line x1="${pad.left}" x2="${width - pad.right}" y1="${y(v)}" y2="${y(v)}" stroke="#e6e2d8"/><text x="${pad.left - 6}" y="${y(v) + 4}" text-anchor="end" font-size="11">${v.toFixed(2)}</text>`;
   });
+  // Labels alternate between two rows so markers a few updates apart do not write over each other.
+  const markers = (options.markers ?? []).map(
+    (m, i) =>
+      `<line x1="${x(m.x)}" x2="${x(m.x)}" y1="${pad.top}" y2="${height - pad.bottom}" stroke="#7a7467" stroke-dasharray="4 3"/><text x="${x(m.x) + 3}" y="${pad.top + 10 + (i % 2) * 12}" font-size="11">${escape(m.label)}</text>`,
+  );
   const lines = options.series.map((s, i) => {
     const d = s.points.map((p, j) => `${j ? 'L' : 'M'}${x(p[0]).toFixed(1)},${y(p[1]).toFixed(1)}`).join(' ');
     const legendY = height - pad.bottom + 36 + Math.floor(i / 2) * 14;
@@ -42,6 +54,7 @@ export function lineChartSvg(options: {
     `<text x="${pad.left}" y="22" font-size="14" font-weight="600">${escape(options.title)}</text>`,
     ...grid,
     `<text x="${(width + pad.left) / 2}" y="${height - pad.bottom + 20}" text-anchor="middle" font-size="12">${escape(options.xLabel)} (0–${xMax})</text>`,
+    ...markers,
     ...lines,
     '</svg>',
   ].join('\n');
