@@ -73,7 +73,10 @@ export class PlaygroundEpisodes {
     const abandon = new AbortController();
     const service = policy ? new GenerationService(() => policy.model, policy.tokenizer) : null;
     const generator: RemoteGenerator = service
-      ? { generate: (request) => service.generate(request, abandon.signal) }
+      ? {
+          generate: (request) => service.generate(request, abandon.signal),
+          release: (episode) => service.release(episode),
+        }
       : EXPERT_GENERATOR;
     const worker = configuredWorker(this.spawn(generator, policy?.tokenizer ?? null), playSettings(request));
     const stopped = new Promise<never>((_, reject) => {
