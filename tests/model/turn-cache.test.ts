@@ -9,7 +9,8 @@ import * as tf from '@tensorflow/tfjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { presetConfig } from '../../src/model/config.ts';
 import { attachLora } from '../../src/model/lora.ts';
-import { disposeTurnCache, generate, type TurnCache } from '../../src/model/sampling.ts';
+import { disposeTurnCache, generate, turnCacheBytes, type TurnCache } from '../../src/model/sampling.ts';
+import { TurnCacheStore } from '../../src/model/turn-cache.ts';
 import { TransformerModel } from '../../src/model/transformer.ts';
 import { createRng, type Rng } from '../../src/rng.ts';
 import { useBackend } from './helpers.ts';
@@ -131,5 +132,66 @@ describe('turn caches', () => {
     );
     await expect(generate(model, [cache.tokens], { ...SAMPLING, past: [cache] })).rejects.toThrow(/proper prefix/);
     disposeTurnCache(cache);
+  });
+
+  it('run a conversation to the end of the context as a fresh prefill does', async () => {
+    const small = TransformerModel.create({ ...presetConfig('nano', 266), numLayers: 2, maxPositions: 64 }, 9);
+    const rng = createRng(4);
+    let prompt = randomTokens(rng, 20);
+    let cache: TurnCache | null = null;
+    const options = { maxNewTokens: 12, temperature: 1, seed: 0 };
+    for (let turn = 0; prompt.length < 64; turn++) {
+      const fresh = await generate(small, [prompt], { ...options, rowSeeds: [turn] });
+      const reused = await generate(small, [prompt], { ...options, rowSeeds: [turn], past: [cache], keepCaches: true });
+      expect(reused.tokens).toEqual(fresh.tokens);
+      expect(reused.tokens[0].length).toBe(Math.min(12, 64 - prompt.length));
+      disposeTurnCache(cache);
+      cache = reused.caches![0];
+      prompt = [...prompt, ...reused.tokens[0], ...randomTokens(rng, 5)].slice(0, 64);
+    }
+    disposeTurnCache(cache);
+    small.dispose();
+  });
+});
+
+describe('TurnCacheStore', () => {
+  const keep = async (prompt: number[]) =>
+    (await generate(model, [prompt], { ...SAMPLING, stopTokens: [], keepCaches: true })).caches![0]!;
+
+  it('hands a cache back only for a prompt it begins and the weights it was made with', async () => {
+    const before = tf.memory().numTensors;
+    const store = new TurnCacheStore(2 ** 30);
+    const cache = await keep([3, 4, 5]);
+    store.put('a', cache, model, true);
+    const next = [...cache.tokens, 9, 9];
+    expect(store.lookup('a', next, model, true)).toBe(cache);
+    expect(store.lookup('b', next, model, true)).toBeNull();
+    expect(store.lookup('a', next, model, false)).toBeNull(); // LoRA off: another policy; the entry is dropped
+    expect(store.stats).toEqual({ hits: 1, stale: 1 });
+    store.put('a', await keep([3, 4, 5]), model, true);
+    expect(store.lookup('a', [3, 4, 6, 7, 8, 9, 9, 9, 9, 9, 9, 9, 9], model, true)).toBeNull();
+    store.put('a', await keep([3, 4, 5]), model, true);
+    const B = model.layers[0].q_proj.lora!.B;
+    tf.tidy(() => B.assign(tf.add(B, 0))); // as an optimizer step assigns new values
+    expect(store.lookup('a', next, model, true)).toBeNull();
+    expect(store.size).toBe(0);
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('releases the least recently stored past its budget, and everything on clear', async () => {
+    const before = tf.memory().numTensors;
+    const first = await keep([1, 2, 3]);
+    const store = new TurnCacheStore(2.5 * turnCacheBytes(first));
+    store.put('a', first, model, true);
+    store.put('b', await keep([1, 2, 4]), model, true);
+    const last = await keep([1, 2, 5]);
+    store.put('c', last, model, true);
+    expect(store.size).toBeLessThan(3);
+    expect(store.lookup('a', [...first.tokens, 1], model, true)).toBeNull();
+    expect(store.lookup('c', [...last.tokens, 0], model, true)).toBe(last);
+    store.clear();
+    expect(store.size).toBe(0);
+    expect(store.bytes).toBe(0);
+    expect(tf.memory().numTensors).toBe(before);
   });
 });
