@@ -18,7 +18,10 @@
  *   never changes a row. The cached keys of sampled tokens were made by the decoding step rather than a
  *   prefill, which rounds differently: a reused row's log-probs match a fresh prefill's to about 1e-6
  *   (tested within 1e-5), not bit for bit, and its tokens are the same but for a draw that lands within
- *   that distance of a boundary (none in the tests' episodes).
+ *   that distance of a boundary (none in the tests' episodes). Bit equality would need the decoding
+ *   step and the prefill to round alike. The drift is harmless to training: these log-probs are GRPO's
+ *   old_logp (train/grpo-loss.ts), whose ratio exp(logp − old_logp) moves by ~1e-6 against a ±0.2 clip
+ *   and the rounding the trainer's own recomputation of logp already has.
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
