@@ -276,8 +276,8 @@ interface DecodingRows {
   pastWidth: number;
   /** pastWidth plus the prefilled columns. */
   width: number;
-  /** Per row, the cache columns of its prompt's keys, in order. */
-  promptColumns: number[][];
+  /** Per row, the cache columns of its prompt's keys: [first, count] of its cached ones, then of its prefilled ones (which its sampled ones follow). */
+  promptColumns: [number, number][][];
 }
 
 /**
@@ -296,7 +296,6 @@ function paddedRows(prompts: number[][], past: (TurnCache | null)[], pad: number
   const T = align(Math.max(...suffixes.map((s) => s.length)));
   const P = align(Math.max(0, ...cached.map((c, b) => (c > 0 ? c + (suffixes[b].length % PAD_ALIGN) : 0))));
   const cachedStart = cached.map((c, b) => P - (suffixes[b].length % PAD_ALIGN) - c);
-  const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
   return {
     ids: suffixes.map((s) => [...Array<number>(T - s.length).fill(pad), ...s]),
     keyValid: suffixes.map((s, b) => [
@@ -311,7 +310,10 @@ function paddedRows(prompts: number[][], past: (TurnCache | null)[], pad: number
     done: prompts.map(() => false),
     pastWidth: P,
     width: P + T,
-    promptColumns: suffixes.map((s, b) => [...range(cachedStart[b], cached[b]), ...range(P + T - s.length, s.length)]),
+    promptColumns: suffixes.map((s, b) => [
+      ...(cached[b] > 0 ? [[cachedStart[b], cached[b]] as [number, number]] : []),
+      [P + T - s.length, s.length],
+    ]),
   };
 }
 
@@ -330,12 +332,19 @@ function keepTurnCaches(
   active.forEach((b, row) => {
     const sampled = rows.tokens[b].length;
     if (kept[b] || !take(b) || sampled === 0) return;
-    const columns = [...rows.promptColumns[b], ...Array.from({ length: sampled - 1 }, (_, i) => rows.width + i)];
-    const index = tf.tensor1d(columns, 'int32');
+    // Two runs of columns at most, copied by slices: the cached keys, then the prefilled and sampled ones.
+    const runs = rows.promptColumns[b].map(([first, count], i, all) => [
+      first,
+      count + (i === all.length - 1 ? sampled - 1 : 0),
+    ]);
     const pick = (layers: tf.Tensor4D[]) =>
-      layers.map((t) => tf.tidy(() => tf.gather(t.slice([row, 0, 0, 0], [1, -1, -1, -1]), index, 2) as tf.Tensor4D));
+      layers.map((t) =>
+        tf.tidy(() => {
+          const parts = runs.map(([first, count]) => t.slice([row, 0, first, 0], [1, -1, count, -1]));
+          return (parts.length === 1 ? parts[0] : tf.concat(parts, 2)) as tf.Tensor4D;
+        }),
+      );
     kept[b] = { tokens: [...prompts[b], ...rows.tokens[b].slice(0, -1)], k: pick(cache.k), v: pick(cache.v) };
-    index.dispose();
   });
 }
 
