@@ -121,6 +121,10 @@ describe('turn caches', () => {
       expect(batched.tokens[i], `row ${i}`).toEqual(alone.tokens[0]);
       expect(batched.logprobs[i], `row ${i}`).toEqual(alone.logprobs[0]);
     }
+    // A prefill in bunches of rows (a small score budget) lays each bunch's caches out alike.
+    const bunched = await generate(model, prompts, { ...SAMPLING, rowSeeds, past: caches, prefillScoreFloats: 20_000 });
+    expect(bunched.tokens).toEqual(batched.tokens);
+    expect(bunched.logprobs).toEqual(batched.logprobs);
     turn1.caches!.forEach(disposeTurnCache);
   }, 60_000);
 

@@ -96,6 +96,9 @@ export class PlaygroundEpisodes {
       this.running.delete(request.episodeId);
       abandon.abort(new DOMException('The episode ended.', 'AbortError'));
       worker.terminate();
+      // A cancelled episode's worker is gone before it could release its turn cache: cleared once the
+      // engine has ended the forward pass it may still run for it.
+      if (service) void service.idle().then(() => service.turnCaches?.clear());
     }
   }
 
