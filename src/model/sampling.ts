@@ -19,7 +19,9 @@
  *   prefill, which rounds differently: a reused row's log-probs match a fresh prefill's to about 1e-6
  *   (tested within 1e-5), not bit for bit, and its tokens are the same but for a draw that lands within
  *   that distance of a boundary (none in the tests' episodes). Bit equality would need the decoding
- *   step and the prefill to round alike. The drift is harmless to training: these log-probs are GRPO's
+ *   step and the prefill to round alike, and more: keeping only prefilled keys (the sampled tokens
+ *   prefilled again with the observation) was tried and is not exact either, as a prefill of the new
+ *   positions after cached ones does not round as one over the whole conversation. The drift is harmless to training: these log-probs are GRPO's
  *   old_logp (train/grpo-loss.ts), whose ratio exp(logp − old_logp) moves by ~1e-6 against a ±0.2 clip
  *   and the rounding the trainer's own recomputation of logp already has.
  */
