@@ -138,6 +138,22 @@ describe('turn caches', () => {
     disposeTurnCache(cache);
   });
 
+  it('work on an int8 base, which decodes without the one-kernel step', async () => {
+    const int8 = TransformerModel.create({ ...presetConfig('nano', 266), numLayers: 2 }, 6, 'int8');
+    const rng = createRng(8);
+    const first = [randomTokens(rng, 30), randomTokens(rng, 11)];
+    const turn1 = await generate(int8, first, { ...SAMPLING, rowSeeds: [1, 2], keepCaches: true });
+    const prompts = first.map((p, i) => [...p, ...turn1.tokens[i], ...randomTokens(rng, 6)]);
+    const fresh = await generate(int8, prompts, { ...SAMPLING, rowSeeds: [3, 4] });
+    const reused = await generate(int8, prompts, { ...SAMPLING, rowSeeds: [3, 4], past: turn1.caches });
+    expect(reused.tokens).toEqual(fresh.tokens);
+    reused.logprobs.forEach((row, i) =>
+      row.forEach((lp, t) => expect(Math.abs(lp - fresh.logprobs[i][t])).toBeLessThanOrEqual(TOLERANCE)),
+    );
+    turn1.caches!.forEach(disposeTurnCache);
+    int8.dispose();
+  });
+
   it('run a conversation to the end of the context as a fresh prefill does', async () => {
     const small = TransformerModel.create({ ...presetConfig('nano', 266), numLayers: 2, maxPositions: 64 }, 9);
     const rng = createRng(4);
