@@ -114,7 +114,11 @@ async function pipelined(
 ): Promise<Measure> {
   const service = new GenerationService(() => model, tokenizer, alone ? GenerationService.ALONE : batching);
   const pool = new WorkerPool<EpisodeJob, Trajectory>(
-    (i) => configuredWorker(spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r) }), SETTINGS),
+    (i) =>
+      configuredWorker(
+        spawnNodeRolloutWorker(i, { generate: (r) => service.generate(r), release: (e) => service.release(e) }),
+        SETTINGS,
+      ),
     { size: workers, jobsPerWorker, hangTimeoutMs: 300_000, maxAttempts: 2 },
   );
   // Warm-up: worker threads boot (tsx, QuickJS) before the clock starts.

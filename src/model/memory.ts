@@ -169,13 +169,14 @@ export function assertFits(estimate: MemoryEstimate, availableBytes: number, wha
 
 /**
  * How many rows of `length` tokens one forward pass may hold so that its attention scores
- * (rows × heads × length² floats) stay within `scoreFloats`; at least one. Each layer keeps several
+ * (rows × heads × length × keys floats; keys = length unless a cache comes before) stay within
+ * `scoreFloats`; at least one. Each layer keeps several
  * tensors of that size, and tfjs-wasm does not check its allocations: past its 4 GiB heap, memory is
  * corrupted and the run dies minutes later in an unrelated kernel (a prefill of 32 rows × 500 tokens
  * of spindle-base did). Generation's prefill and training's micro-batches are both bounded by this.
  */
-export function rowsWithinScoreBudget(heads: number, length: number, scoreFloats: number): number {
-  return Math.max(1, Math.floor(scoreFloats / (heads * length * length)));
+export function rowsWithinScoreBudget(heads: number, length: number, scoreFloats: number, keys = length): number {
+  return Math.max(1, Math.floor(scoreFloats / (heads * length * keys)));
 }
 
 /**

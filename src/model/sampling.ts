@@ -11,6 +11,19 @@
  *   (temperature.ts, the rule training recomputes by too).
  * - `useCache: false` recomputes the whole prefix at every step: the reference the cache is tested
  *   and benchmarked against.
+ * - Turn caches (`past`, `keepCaches`): a multi-turn episode's next prompt begins with its last prompt
+ *   and what it sampled, so a row may bring the keys and values of that beginning (TurnCache) and only
+ *   the rest is prefilled. The cached keys are placed so that every real key sits at the same offset
+ *   modulo PAD_ALIGN as in a fresh prefill, with whole blocks of masked keys between, so batching still
+ *   never changes a row. The cached keys of sampled tokens were made by the decoding step rather than a
+ *   prefill, which rounds differently: a reused row's log-probs match a fresh prefill's to about 1e-6
+ *   (tested within 1e-5), not bit for bit, and its tokens are the same but for a draw that lands within
+ *   that distance of a boundary (none in the tests' episodes). Bit equality would need the decoding
+ *   step and the prefill to round alike, and more: keeping only prefilled keys (the sampled tokens
+ *   prefilled again with the observation) was tried and is not exact either, as a prefill of the new
+ *   positions after cached ones does not round as one over the whole conversation. The drift is harmless to training: these log-probs are GRPO's
+ *   old_logp (train/grpo-loss.ts), whose ratio exp(logp − old_logp) moves by ~1e-6 against a ±0.2 clip
+ *   and the rounding the trainer's own recomputation of logp already has.
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
@@ -45,6 +58,36 @@ export interface SamplingOptions {
   signal?: AbortSignal;
   /** Called for every sampled token, in order, per row. */
   onToken?: (row: number, token: number) => void;
+  /**
+   * Per row, an earlier turn's cache whose tokens are a proper prefix of that row's prompt (null: the
+   * whole prompt is prefilled). Only the rest of the prompt runs through the model; the caller keeps
+   * ownership of the caches (they are read, never disposed, here). Needs the cache (useCache).
+   */
+  past?: (TurnCache | null)[];
+  /** Return each row's TurnCache (`caches`): its prompt and every sampled token but the last, for its next turn. */
+  keepCaches?: boolean;
+}
+
+/**
+ * The keys and values of `tokens`, per layer [1, Hkv, tokens.length, D]: what a row of one generate call
+ * leaves for the next turn of its episode (its prompt and all but the last token it sampled, which it
+ * never fed). Dispose with disposeTurnCache.
+ */
+export interface TurnCache {
+  tokens: number[];
+  k: tf.Tensor4D[];
+  v: tf.Tensor4D[];
+}
+
+export function disposeTurnCache(cache: TurnCache | null | undefined): void {
+  if (!cache) return;
+  for (const t of cache.k) t.dispose();
+  for (const t of cache.v) t.dispose();
+}
+
+/** Bytes a turn cache holds on the backend. */
+export function turnCacheBytes(cache: TurnCache): number {
+  return [...cache.k, ...cache.v].reduce((n, t) => n + t.size * 4, 0);
 }
 
 export interface GenerateResult {
@@ -53,6 +96,8 @@ export interface GenerateResult {
   /** Log-prob of each new token (see header). */
   logprobs: number[][];
   finishReasons: ('stop' | 'length')[];
+  /** With `keepCaches`: each row's cache for its next turn (null for a row that sampled nothing). The caller disposes them. */
+  caches?: (TurnCache | null)[];
 }
 
 /** Scratch of sampleToken (it is synchronous, so one pair serves every call), grown to the largest vocabulary seen. */
@@ -128,37 +173,35 @@ function drawFrom<T>(candidates: number[], weight: Float64Array, rng: Rng, pick:
 /** Left padding makes every prompt a multiple of this many positions (see generate). */
 const PAD_ALIGN = 8;
 
-/** Samples continuations of each prompt. Leaves no tensors behind. */
+/** Samples continuations of each prompt. Leaves no tensors behind (but the `caches` it returns with keepCaches). */
 export async function generate(
   model: TransformerModel,
   prompts: number[][],
   options: SamplingOptions,
 ): Promise<GenerateResult> {
   const B = prompts.length;
-  if (B === 0) return { tokens: [], logprobs: [], finishReasons: [] };
+  if (B === 0) return { tokens: [], logprobs: [], finishReasons: [], ...(options.keepCaches ? { caches: [] } : {}) };
   if (prompts.some((p) => p.length === 0)) throw new Error('generate: every prompt needs at least one token.');
   const longest = Math.max(...prompts.map((p) => p.length));
   const maxNew = Math.min(options.maxNewTokens, model.config.maxPositions - longest);
-  // Every row is left-padded to a multiple of PAD_ALIGN, alone or batched: a row then starts at the same
-  // offset modulo the SIMD lanes and blocks its sums over keys run in, so batching adds whole blocks of
-  // masked zeros in front and a row's floats, and so its tokens, are those it gets alone (tested).
-  const L = Math.ceil(longest / PAD_ALIGN) * PAD_ALIGN;
   const pad = options.padId ?? 0;
   const stops = new Set(options.stopTokens ?? []);
   const useCache = options.useCache ?? true;
   if (options.rowSeeds && options.rowSeeds.length !== B)
     throw new Error(`generate: ${options.rowSeeds.length} rowSeeds for ${B} prompts.`);
   const rngs = prompts.map((_, b) => createRng(options.rowSeeds ? options.rowSeeds[b] : deriveSeed(options.seed, b)));
-  const rows = leftPaddedRows(prompts, L, pad);
+  const past = checkedPast(prompts, options, useCache);
+  const rows = paddedRows(prompts, past, pad);
   // The rows still in the batch, in cache order. Finished rows leave it (and the cache) in bunches: a
   // decoding step costs about in proportion to its rows, and sampled rows finish far apart.
   let active = prompts.map((_, b) => b);
   let cache: KVCache | null = useCache ? model.emptyCache() : null;
   // Rows with the same prompt (a GRPO group's first turn) share one prefill; their cache rows are copies.
   const { distinct, sourceOf } = distinctRows(prompts);
-  const sharePrefill = useCache && distinct.length < B;
+  const sharePrefill = useCache && rows.pastWidth === 0 && distinct.length < B;
   let inputIds = sharePrefill ? distinct.map((b) => rows.ids[b]) : rows.ids;
   let inputPositions = sharePrefill ? distinct.map((b) => rows.positions[b]) : rows.positions;
+  const kept: (TurnCache | null)[] | null = options.keepCaches ? prompts.map(() => null) : null;
 
   try {
     for (let step = 0; step < maxNew; step++) {
@@ -166,10 +209,11 @@ export async function generate(
       const prefillShared = sharePrefill && step === 0;
       const batchRows = prefillShared ? distinct : active;
       const inputs = { ids: inputIds, positions: inputPositions, keyValid: batchRows.map((b) => rows.keyValid[b]) };
-      if (cache) cache.reserve = L + maxNew; // the most positions this call writes: the cache grows once
+      if (cache) cache.reserve = rows.width + maxNew; // the most positions this call writes: the cache grows once
+      const budget = options.prefillScoreFloats ?? defaultPrefillScoreFloats();
       const out =
         step === 0 && cache
-          ? prefill(model, inputs, options.prefillScoreFloats ?? defaultPrefillScoreFloats(), options.useLora)
+          ? prefill(model, inputs, budget, options.useLora, { past, rows: batchRows, width: rows.pastWidth })
           : forwardStep(model, inputs, cache, options.useLora);
       disposeCache(cache);
       cache = out.cache;
@@ -182,6 +226,7 @@ export async function generate(
 
       const finished = active.filter((b) => rows.done[b]).length;
       if (finished >= Math.max(1, Math.ceil(active.length / 4))) {
+        if (cache && kept) keepTurnCaches(cache, active, prompts, rows, kept, (b) => rows.done[b]);
         const keep = active.flatMap((b, row) => (rows.done[b] ? [] : [row]));
         if (cache) cache = keepRows(cache, keep);
         active = keep.map((row) => active[row]);
@@ -192,35 +237,117 @@ export async function generate(
         useCache ? [rows.positions[b][rows.positions[b].length - 1]] : rows.positions[b],
       );
     }
+    if (cache && kept) keepTurnCaches(cache, active, prompts, rows, kept, () => true);
+  } catch (error) {
+    for (const c of kept ?? []) disposeTurnCache(c);
+    throw error;
   } finally {
     disposeCache(cache);
   }
-  return { tokens: rows.tokens, logprobs: rows.logprobs, finishReasons: rows.finishReasons };
+  const result = { tokens: rows.tokens, logprobs: rows.logprobs, finishReasons: rows.finishReasons };
+  return kept ? { ...result, caches: kept } : result;
+}
+
+/** options.past, checked: one entry per prompt, each a proper prefix of its prompt (all null without it). */
+function checkedPast(prompts: number[][], options: SamplingOptions, useCache: boolean): (TurnCache | null)[] {
+  const past = (options.past ?? prompts.map(() => null)).map((c) => (c && c.tokens.length > 0 ? c : null));
+  if (past.length !== prompts.length)
+    throw new Error(`generate: ${past.length} past caches for ${prompts.length} prompts.`);
+  past.forEach((c, b) => {
+    if (!c) return;
+    if (!useCache) throw new Error('generate: a past cache needs useCache.');
+    const p = prompts[b];
+    if (c.tokens.length >= p.length || c.tokens.some((t, i) => p[i] !== t))
+      throw new Error(`generate: row ${b}'s past cache is not a proper prefix of its prompt.`);
+  });
+  return past;
 }
 
 /** Every row of a generate call: its input so far and what it sampled. */
 interface DecodingRows {
-  /** Left-padded ids, their key validity and positions; grown by one column per step. */
+  /** Left-padded ids (the part of the prompt that is prefilled), their key validity and positions; grown by one column per step. */
   ids: number[][];
+  /** Over the past cache's columns, then the prefilled ones and the sampled ones. */
   keyValid: boolean[][];
   positions: number[][];
   tokens: number[][];
   logprobs: number[][];
   finishReasons: ('stop' | 'length')[];
   done: boolean[];
+  /** Columns of the past caches in front of the prefilled ones (a multiple of PAD_ALIGN; 0 without past caches). */
+  pastWidth: number;
+  /** pastWidth plus the prefilled columns. */
+  width: number;
+  /** Per row, the cache columns of its prompt's keys: [first, count] of its cached ones, then of its prefilled ones (which its sampled ones follow). */
+  promptColumns: [number, number][][];
 }
 
-/** The prompts left-padded to `L` positions (padding is masked out of the keys), nothing sampled yet. */
-function leftPaddedRows(prompts: number[][], L: number, pad: number): DecodingRows {
+/**
+ * The prompts left-padded (padding is masked out of the keys), nothing sampled yet. Without past caches
+ * every row is left-padded to a multiple of PAD_ALIGN, alone or batched: a row then starts at the same
+ * offset modulo the SIMD lanes and blocks its sums over keys run in, so batching adds whole blocks of
+ * masked zeros in front and a row's floats, and so its tokens, are those it gets alone (tested). A row
+ * with a past cache keeps that: its cached keys are followed by `suffix mod PAD_ALIGN` masked ones, so
+ * the masked gap to its (left-padded) suffix is whole blocks and each real key sits where a fresh
+ * prefill of the whole prompt would put it, modulo PAD_ALIGN.
+ */
+function paddedRows(prompts: number[][], past: (TurnCache | null)[], pad: number): DecodingRows {
+  const cached = past.map((c) => c?.tokens.length ?? 0);
+  const suffixes = prompts.map((p, b) => p.slice(cached[b]));
+  const align = (n: number) => Math.ceil(n / PAD_ALIGN) * PAD_ALIGN;
+  const T = align(Math.max(...suffixes.map((s) => s.length)));
+  const P = align(Math.max(0, ...cached.map((c, b) => (c > 0 ? c + (suffixes[b].length % PAD_ALIGN) : 0))));
+  const cachedStart = cached.map((c, b) => P - (suffixes[b].length % PAD_ALIGN) - c);
   return {
-    ids: prompts.map((p) => [...Array<number>(L - p.length).fill(pad), ...p]),
-    keyValid: prompts.map((p) => [...Array<boolean>(L - p.length).fill(false), ...p.map(() => true)]),
-    positions: prompts.map((p) => [...Array<number>(L - p.length).fill(0), ...p.map((_, t) => t)]),
+    ids: suffixes.map((s) => [...Array<number>(T - s.length).fill(pad), ...s]),
+    keyValid: suffixes.map((s, b) => [
+      ...Array.from({ length: P }, (_, j) => j >= cachedStart[b] && j < cachedStart[b] + cached[b]),
+      ...Array<boolean>(T - s.length).fill(false),
+      ...s.map(() => true),
+    ]),
+    positions: suffixes.map((s, b) => [...Array<number>(T - s.length).fill(0), ...s.map((_, t) => cached[b] + t)]),
     tokens: prompts.map(() => []),
     logprobs: prompts.map(() => []),
     finishReasons: prompts.map(() => 'length'),
     done: prompts.map(() => false),
+    pastWidth: P,
+    width: P + T,
+    promptColumns: suffixes.map((s, b) => [
+      ...(cached[b] > 0 ? [[cachedStart[b], cached[b]] as [number, number]] : []),
+      [P + T - s.length, s.length],
+    ]),
   };
+}
+
+/**
+ * The TurnCache of every row of the batch that `take` picks and that has none yet and sampled something:
+ * its prompt's keys and values and those of its sampled tokens but the last (which it never fed).
+ */
+function keepTurnCaches(
+  cache: KVCache,
+  active: number[],
+  prompts: number[][],
+  rows: DecodingRows,
+  kept: (TurnCache | null)[],
+  take: (b: number) => boolean,
+): void {
+  active.forEach((b, row) => {
+    const sampled = rows.tokens[b].length;
+    if (kept[b] || !take(b) || sampled === 0) return;
+    // Two runs of columns at most, copied by slices: the cached keys, then the prefilled and sampled ones.
+    const runs = rows.promptColumns[b].map(([first, count], i, all) => [
+      first,
+      count + (i === all.length - 1 ? sampled - 1 : 0),
+    ]);
+    const pick = (layers: tf.Tensor4D[]) =>
+      layers.map((t) =>
+        tf.tidy(() => {
+          const parts = runs.map(([first, count]) => t.slice([row, 0, first, 0], [1, -1, count, -1]));
+          return (parts.length === 1 ? parts[0] : tf.concat(parts, 2)) as tf.Tensor4D;
+        }),
+      );
+    kept[b] = { tokens: [...prompts[b], ...rows.tokens[b].slice(0, -1)], k: pick(cache.k), v: pick(cache.v) };
+  });
 }
 
 /**
@@ -301,26 +428,45 @@ function defaultPrefillScoreFloats(): number {
   return tf.getBackend() === 'wasm' ? 1 << 22 : 1 << 25;
 }
 
-/** The prompts' forward pass, in bunches of rows holding at most `scoreFloats` attention scores; caches joined by row. */
+/** Past caches of a prefill: per prompt (null: none), the prompts of the batch's rows, and the columns they fill. */
+interface PrefillPast {
+  past: (TurnCache | null)[];
+  rows: number[];
+  width: number;
+}
+
+/**
+ * The prompts' forward pass (after their past caches, when `width` > 0), in bunches of rows holding at most
+ * `scoreFloats` attention scores; caches joined by row.
+ */
 function prefill(
   model: TransformerModel,
   inputs: StepInputs,
   scoreFloats: number,
-  useLora?: boolean,
+  useLora: boolean | undefined,
+  past: PrefillPast,
 ): { logits: tf.Tensor2D; cache: KVCache } {
-  const perChunk = rowsWithinScoreBudget(model.config.numHeads, inputs.ids[0].length, scoreFloats);
-  if (inputs.ids.length <= perChunk)
-    return forwardStep(model, inputs, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache };
+  const T = inputs.ids[0].length;
+  const perChunk = rowsWithinScoreBudget(model.config.numHeads, T, scoreFloats, past.width + T);
   const parts: { logits: tf.Tensor2D; cache: KVCache }[] = [];
   for (let start = 0; start < inputs.ids.length; start += perChunk) {
-    const rows = (xs: unknown[][]) => xs.slice(start, start + perChunk);
-    const chunk = {
-      ids: rows(inputs.ids),
-      positions: rows(inputs.positions),
-      keyValid: rows(inputs.keyValid),
-    } as StepInputs;
-    parts.push(forwardStep(model, chunk, model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache });
+    const rows = <X>(xs: X[]) => (inputs.ids.length <= perChunk ? xs : xs.slice(start, start + perChunk));
+    const chunk = { ids: rows(inputs.ids), positions: rows(inputs.positions), keyValid: rows(inputs.keyValid) };
+    const before =
+      past.width > 0
+        ? pastCache(
+            model,
+            rows(past.rows).map((b) => past.past[b]),
+            past.width,
+            chunk.keyValid,
+          )
+        : null;
+    parts.push(
+      forwardStep(model, chunk, before ?? model.emptyCache(), useLora) as { logits: tf.Tensor2D; cache: KVCache },
+    );
+    disposeCache(before);
   }
+  if (parts.length === 1) return parts[0];
   const joinLayers = (pick: (c: KVCache) => tf.Tensor4D[]) =>
     pick(parts[0].cache).map(
       (_, i) =>
@@ -341,6 +487,32 @@ function prefill(
     disposeCache(p.cache);
   }
   return joined;
+}
+
+/**
+ * The rows' past caches laid out in `width` columns, each row's keys and values in the columns its keyValid
+ * marks (the first `width` flags), zeros elsewhere (masked): [rows, Hkv, width, D] per layer.
+ */
+function pastCache(model: TransformerModel, past: (TurnCache | null)[], width: number, keyValid: boolean[][]): KVCache {
+  const { numKvHeads: Hkv, headDim: D, numLayers } = model.config;
+  const laid = (pick: (c: TurnCache) => tf.Tensor4D[]) =>
+    Array.from({ length: numLayers }, (_, i) =>
+      tf.tidy(() => {
+        const rows = past.map((c, row) => {
+          if (!c) return tf.zeros([1, Hkv, width, D]);
+          const start = keyValid[row].indexOf(true);
+          const after = width - start - c.tokens.length;
+          return tf.pad(pick(c)[i], [
+            [0, 0],
+            [0, 0],
+            [start, after],
+            [0, 0],
+          ]);
+        });
+        return (rows.length === 1 ? rows[0] : tf.concat(rows, 0)) as tf.Tensor4D;
+      }),
+    );
+  return { k: laid((c) => c.k), v: laid((c) => c.v), length: width };
 }
 
 /** The first row of each distinct prompt, and for every row the index of its prompt among those. */

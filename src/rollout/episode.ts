@@ -84,8 +84,9 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
     { ...options.toolbox, timeoutMs: toolTimeoutMs },
     own,
   );
+  const key = newId();
   try {
-    const episode = startEpisode(options, toolbox, maxSteps);
+    const episode = startEpisode(options, toolbox, maxSteps, key);
     if (episode.prompt !== null) {
       for (let turn = 0; turn < maxSteps; turn++) {
         if ((await runTurn(episode, turn)) === 'stop') break;
@@ -95,6 +96,7 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
     episode.emit({ type: 'done', finish_reason: episode.finishReason, trajectory });
     return trajectory;
   } finally {
+    options.policy.releaseEpisode?.(key);
     toolbox.dispose();
   }
 }
@@ -102,6 +104,8 @@ export async function runEpisode(options: EpisodeOptions): Promise<Trajectory> {
 /** One episode as its turns build it: the conversation, its tokens, the steps so far and how it ended. */
 interface Episode {
   options: EpisodeOptions;
+  /** Names the episode to the policy (PolicyContext.episode), which may keep state between its turns. */
+  key: string;
   policy: Policy;
   format: ConversationFormat;
   tools: ToolSchema[];
@@ -120,7 +124,7 @@ interface Episode {
 }
 
 /** The system prompt (with the tools, unless the template lists them itself) and the task, rendered as the first prompt. */
-function startEpisode(options: EpisodeOptions, toolbox: LazyTaskToolbox, maxSteps: number): Episode {
+function startEpisode(options: EpisodeOptions, toolbox: LazyTaskToolbox, maxSteps: number, key: string): Episode {
   const { policy, env, task } = options;
   // The policy's own chat template when its tokenizer has one (a Hugging Face model), else ChatML.
   const format = conversationFormat(policy.tokenizer);
@@ -134,6 +138,7 @@ function startEpisode(options: EpisodeOptions, toolbox: LazyTaskToolbox, maxStep
   });
   const episode: Episode = {
     options,
+    key,
     policy,
     format,
     tools,
@@ -209,7 +214,7 @@ async function generateTurn(episode: Episode, turn: number): Promise<PolicyTurn 
   let out: PolicyTurn;
   try {
     out = await policy.generate(
-      { messages: episode.messages.slice(), tools: episode.tools, tokens: trace.tokens.slice() },
+      { messages: episode.messages.slice(), tools: episode.tools, tokens: trace.tokens.slice(), episode: episode.key },
       {
         seed: deriveSeed(options.seed, 'turn', turn),
         sampling: episode.sampling,

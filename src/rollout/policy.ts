@@ -13,6 +13,11 @@ export interface PolicyContext {
    * policy continues exactly these ids (no re-tokenisation drift); empty when the policy has no tokenizer.
    */
   tokens: number[];
+  /**
+   * The episode this turn belongs to, the same for all its turns: a policy may keep what it computed for
+   * the conversation (the local model's turn cache) until `releaseEpisode`.
+   */
+  episode?: string;
 }
 
 export interface PolicyTurn {
@@ -38,4 +43,6 @@ export interface Policy {
   /** The tokenizer the policy's tokens use; null for text-only policies (remote APIs). */
   readonly tokenizer: TextTokenizer | null;
   generate(context: PolicyContext, options: GenerateOptions): Promise<PolicyTurn>;
+  /** The episode ended (or was given up): whatever was kept for its next turn can go. */
+  releaseEpisode?(episode: string): void;
 }

@@ -107,6 +107,7 @@ describe('a run on a slow engine', () => {
       loadModel: async (cfg) => ({ model: (await loadNodeModel(cfg)).model, tokenizer: new EndlessTokenizer() }),
       spawnWorker: (_i, generator) => {
         const slow: RemoteGenerator = {
+          release: (episode) => generator.release(episode),
           generate: (request) => {
             const answer = generator.generate(request); // the wait on the engine is open from here
             clock.advance(5 * 20);

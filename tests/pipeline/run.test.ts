@@ -244,6 +244,7 @@ describe('the pipeline on worker_threads', () => {
       spawnWorker: (i, generator) => {
         // The first worker to ask for tokens dies as it asks: its episode is under way.
         const asking: RemoteGenerator = {
+          release: (episode) => generator.release(episode),
           generate: (request) => {
             if (killed++ === 0) void handle.thread.terminate();
             return generator.generate(request);

@@ -2,12 +2,15 @@
  * The engine's generation service: every rollout worker sends its `generate` requests here, and the
  * requests that arrive together are sampled as one batch (one forward pass per new token for all of
  * them, KV cache on). Each request keeps its own seed, so an episode samples the same tokens whether
- * it was batched or not. Also the Policy a rollout worker holds: a thin proxy to this service.
+ * it was batched or not. A request that names its episode leaves the episode's keys and values here
+ * (model/turn-cache.ts), so its next turn prefills only the tool observation and the new prompt, until
+ * the episode is released. Also the Policy a rollout worker holds: a thin proxy to this service.
  */
 import * as tf from '@tensorflow/tfjs';
 import type { SamplingParams } from '../../contracts.ts';
 import { deriveSeed } from '../../rng.ts';
-import { generate } from '../../model/sampling.ts';
+import { generate, type TurnCache } from '../../model/sampling.ts';
+import { TurnCacheStore } from '../../model/turn-cache.ts';
 import type { ModelConfig } from '../../model/config.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { GenerateOptions, Policy, PolicyContext, PolicyTurn } from '../../rollout/policy.ts';
@@ -19,6 +22,8 @@ export interface GenerationRequest {
   tokens: number[];
   sampling: SamplingParams;
   seed: number;
+  /** The episode the request is a turn of (PolicyContext.episode): its turn cache is kept for its next turn. */
+  episode?: string;
 }
 
 export interface GenerationStats {
@@ -32,6 +37,8 @@ export interface GenerationStats {
 export class GenerationService {
   private readonly batcher: Batcher<GenerationRequest, PolicyTurn>;
   readonly stats: GenerationStats = { batches: 0, requests: 0, generatedTokens: 0, seconds: 0 };
+  /** The turn caches of the episodes in flight; null when reuseTurnCaches is off. */
+  readonly turnCaches: TurnCacheStore | null;
 
   /**
    * `held` returns a promise while the run is paused: batches wait for it before they sample, so a pause
@@ -84,7 +91,12 @@ export class GenerationService {
     private readonly tokenizer: TextTokenizer,
     options: { maxBatch: number; windowMs: number } = GenerationService.BATCHED,
     private readonly held: () => Promise<void> | null = () => null,
+    /** false prefills every turn's whole conversation (the reference the turn caches are tested and benchmarked against). */
+    reuseTurnCaches = true,
   ) {
+    // The episodes in flight hold at most KV_BUDGET_BYTES at full context (episodesInFlight): no entry of
+    // a live episode is evicted, only those of episodes whose worker was given up.
+    this.turnCaches = reuseTurnCaches ? new TurnCacheStore(2 * GenerationService.KV_BUDGET_BYTES) : null;
     this.batcher = new Batcher((requests, signals) => this.runBatch(requests, signals), options);
   }
 
@@ -99,6 +111,11 @@ export class GenerationService {
   /** Resolves when the batches started so far have ended (after a stop: when the model is free). */
   idle(): Promise<void> {
     return this.batcher.idle();
+  }
+
+  /** The episode ended or was given up: its turn cache goes. */
+  release(episode: string): void {
+    this.turnCaches?.release(episode);
   }
 
   /** Requests neither answered nor given up yet. */
@@ -137,20 +154,11 @@ export class GenerationService {
       let out: Awaited<ReturnType<typeof generate>>;
       try {
         if (abandoned.signal.aborted) throw abandonedError(abandoned.signal);
-        out = await generate(
-          this.model(),
-          indices.map((i) => requests[i].tokens),
-          {
-            maxNewTokens: room,
-            temperature: sampling.temperature,
-            topK: sampling.top_k,
-            topP: sampling.top_p,
-            stopTokens: stops,
-            seed: 0,
-            rowSeeds: indices.map((i) => deriveSeed(requests[i].seed, 0)),
-            padId: this.tokenizer.padId,
-            signal: abandoned.signal,
-          },
+        out = await this.sample(
+          indices.map((i) => requests[i]),
+          room,
+          stops,
+          abandoned.signal,
         );
       } catch (error) {
         if (!abandoned.signal.aborted) throw error;
@@ -176,6 +184,35 @@ export class GenerationService {
     this.stats.requests += requests.length;
     this.stats.seconds += (performance.now() - started) / 1000;
     return answers;
+  }
+
+  /** One generate() for requests of one sampling setting, each after its episode's turn cache (if kept), which it replaces. */
+  private async sample(requests: GenerationRequest[], room: number, stops: number[], signal: AbortSignal) {
+    const model = this.model();
+    const sampling = requests[0].sampling;
+    const store = this.turnCaches;
+    const past: (TurnCache | null)[] = requests.map(
+      (r) => store?.lookup(r.episode, r.tokens, model, model.loraEnabled) ?? null,
+    );
+    const out = await generate(
+      model,
+      requests.map((r) => r.tokens),
+      {
+        maxNewTokens: room,
+        temperature: sampling.temperature,
+        topK: sampling.top_k,
+        topP: sampling.top_p,
+        stopTokens: stops,
+        seed: 0,
+        rowSeeds: requests.map((r) => deriveSeed(r.seed, 0)),
+        padId: this.tokenizer.padId,
+        signal,
+        past,
+        keepCaches: store !== null && requests.some((r) => r.episode !== undefined),
+      },
+    );
+    out.caches?.forEach((cache, row) => store!.put(requests[row].episode, cache, model, model.loraEnabled));
+    return out;
   }
 }
 
@@ -226,9 +263,10 @@ function whenAllAbandoned(rowSignals: AbortSignal[]): { signal: AbortSignal; rel
   };
 }
 
-/** What a rollout worker calls: the engine's `generate`, across a worker boundary. */
+/** What a rollout worker calls: the engine's `generate`, across a worker boundary, and `release` when an episode ends. */
 export interface RemoteGenerator {
   generate(request: GenerationRequest): Promise<PolicyTurn>;
+  release(episode: string): void | Promise<void>;
 }
 
 /**
@@ -236,8 +274,12 @@ export interface RemoteGenerator {
  * opens a wait on the engine for the pool's hang clock, which stands still until the answer is back, and
  * carries the worker's signal, so the engine drops it when the worker is given up.
  */
-export function linkedGenerator(engine: Pick<GenerationService, 'generate'>, link: WorkerLink): RemoteGenerator {
+export function linkedGenerator(
+  engine: Pick<GenerationService, 'generate'> & Partial<Pick<GenerationService, 'release'>>,
+  link: WorkerLink,
+): RemoteGenerator {
   return {
+    release: (episode) => engine.release?.(episode),
     async generate(request) {
       const answered = link.waitOnEngine();
       try {
@@ -252,6 +294,7 @@ export function linkedGenerator(engine: Pick<GenerationService, 'generate'>, lin
 /** The generator of a scripted-expert episode, which samples no tokens: asking it is a bug. */
 export const EXPERT_GENERATOR: RemoteGenerator = {
   generate: () => Promise.reject(new Error('The scripted expert samples no tokens.')),
+  release: () => {},
 };
 
 /** The policy inside a rollout worker: tokens are sampled by the engine, tokenisation happens locally. */
@@ -263,8 +306,18 @@ export class EnginePolicy implements Policy {
   ) {}
 
   async generate(context: PolicyContext, options: GenerateOptions): Promise<PolicyTurn> {
-    const turn = await this.engine.generate({ tokens: context.tokens, sampling: options.sampling, seed: options.seed });
+    const turn = await this.engine.generate({
+      tokens: context.tokens,
+      sampling: options.sampling,
+      seed: options.seed,
+      episode: context.episode,
+    });
     options.onText?.(turn.text);
     return turn;
+  }
+
+  releaseEpisode(episode: string): void {
+    // Across a worker boundary this is a message: a lost one leaves the entry to the store's budget.
+    void Promise.resolve(this.engine.release(episode)).catch(() => {});
   }
 }

@@ -73,7 +73,10 @@ export class PlaygroundEpisodes {
     const abandon = new AbortController();
     const service = policy ? new GenerationService(() => policy.model, policy.tokenizer) : null;
     const generator: RemoteGenerator = service
-      ? { generate: (request) => service.generate(request, abandon.signal) }
+      ? {
+          generate: (request) => service.generate(request, abandon.signal),
+          release: (episode) => service.release(episode),
+        }
       : EXPERT_GENERATOR;
     const worker = configuredWorker(this.spawn(generator, policy?.tokenizer ?? null), playSettings(request));
     const stopped = new Promise<never>((_, reject) => {
@@ -93,6 +96,9 @@ export class PlaygroundEpisodes {
       this.running.delete(request.episodeId);
       abandon.abort(new DOMException('The episode ended.', 'AbortError'));
       worker.terminate();
+      // A cancelled episode's worker is gone before it could release its turn cache: cleared once the
+      // engine has ended the forward pass it may still run for it.
+      if (service) void service.idle().then(() => service.turnCaches?.clear());
     }
   }
 

@@ -320,6 +320,8 @@ export class PipelineRun implements RunController {
       // The model is free for the next run only once the engine has ended what it sampled for given-up
       // rollouts (a forward pass stops at its next token).
       await this.generation?.idle();
+      // Turn caches of episodes whose worker was given up (the others were released as they ended).
+      this.generation?.turnCaches?.clear();
       this.prefetched.clear();
       // The run's Adam moments: the adapter stays on the model, the optimizer state would outlive the run
       // (140 tensors per run of the shipped model, one more set for every run started in the same page).
