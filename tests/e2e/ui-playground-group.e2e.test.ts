@@ -6,6 +6,39 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
 
+/** Each group cell's sample row, turn index, left edge and top, as drawn. */
+async function cellBoxes(app: App, scope: string) {
+  return app.page.locator(`${scope} [data-testid="group-cell"]`).evaluateAll((els) =>
+    els.map((e) => ({
+      row: Number((e as HTMLElement).dataset.row),
+      turn: Number((e as HTMLElement).dataset.turn),
+      x: Math.round(e.getBoundingClientRect().left),
+      top: Math.round(e.getBoundingClientRect().top),
+    })),
+  );
+}
+
+/** Turn k of every sample has the same x, on its own sample's row, and the columns run left to right. */
+async function expectTurnsInColumns(app: App, scope: string): Promise<number> {
+  const rowTops = await app.page
+    .locator(`${scope} [data-testid="group-row"]`)
+    .evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().top)));
+  const cells = await cellBoxes(app, scope);
+  const turns = Math.max(...cells.map((c) => c.turn)) + 1;
+  const columnX: number[] = [];
+  for (let k = 0; k < turns; k++) {
+    const column = cells.filter((c) => c.turn === k);
+    expect(new Set(column.map((c) => c.x)).size, `turn ${k + 1}`).toBe(1);
+    for (const c of column) expect(c.top, `sample ${c.row + 1} turn ${k + 1}`).toBe(rowTops[c.row]);
+    columnX.push(column[0].x);
+  }
+  expect(columnX).toEqual([...columnX].sort((a, b) => a - b));
+  expect(new Set(columnX).size).toBe(turns);
+  // Every sample starts with turn 1.
+  expect(cells.filter((c) => c.turn === 0).length).toBe(rowTops.length);
+  return turns;
+}
+
 describe('playground group table', () => {
   let app: App;
   beforeAll(async () => {
@@ -37,29 +70,7 @@ describe('playground group table', () => {
 
     const rows = page.locator('[data-testid="group-row"]');
     expect(await rows.count()).toBe(4);
-    const rowTops = await rows.evaluateAll((els) => els.map((e) => Math.round(e.getBoundingClientRect().top)));
-    const cells = await page.locator('[data-testid="group-cell"]').evaluateAll((els) =>
-      els.map((e) => ({
-        row: Number((e as HTMLElement).dataset.row),
-        turn: Number((e as HTMLElement).dataset.turn),
-        x: Math.round(e.getBoundingClientRect().left),
-        top: Math.round(e.getBoundingClientRect().top),
-      })),
-    );
-    const turns = Math.max(...cells.map((c) => c.turn)) + 1;
-    expect(turns).toBeGreaterThan(1);
-    const columnX: number[] = [];
-    for (let k = 0; k < turns; k++) {
-      const column = cells.filter((c) => c.turn === k);
-      // Turn k of every sample that has one: the same x, each on its own sample's row.
-      expect(new Set(column.map((c) => c.x)).size, `turn ${k + 1}`).toBe(1);
-      for (const c of column) expect(c.top, `sample ${c.row + 1} turn ${k + 1}`).toBe(rowTops[c.row]);
-      columnX.push(column[0].x);
-    }
-    expect(columnX).toEqual([...columnX].sort((a, b) => a - b));
-    expect(new Set(columnX).size).toBe(turns);
-    // Every sample starts with turn 1.
-    expect(cells.filter((c) => c.turn === 0).length).toBe(4);
+    expect(await expectTurnsInColumns(app, '[data-testid="group"]')).toBeGreaterThan(1);
 
     // Four samples read in about a screen, not a tall stack of narrow columns.
     const height = await page.evaluate(() => document.documentElement.scrollHeight);
@@ -80,6 +91,21 @@ describe('playground group table', () => {
     const loading = seen.indexOf(`Model: loading ${name}…`);
     expect(loading, seen.join(' | ')).toBeGreaterThanOrEqual(0);
     expect(seen.indexOf(`Model: ${name} ready`), seen.join(' | ')).toBeGreaterThan(loading);
+    expect(app.errors).toEqual([]);
+  });
+
+  it("shows a stored trajectory's group in the same table, the opened sample marked", async () => {
+    const { page } = app;
+    await page.locator('[data-testid="tab-trajectories"]').click();
+    await page.locator('[data-testid="trajectory-row"]').first().click();
+    const show = page.locator('[data-testid="show-group"]');
+    await show.click();
+    const size = Number(/\((\d+)\)/.exec((await show.textContent())!)![1]);
+    const detail = '[data-testid="trajectory-detail"]';
+    expect(await page.locator(`${detail} [data-testid="group-row"]`).count()).toBe(size);
+    expect(await page.locator(`${detail} [data-testid="group-row"].current`).count()).toBe(1);
+    await expectTurnsInColumns(app, detail);
+    await page.screenshot({ path: 'docs/screenshots/trajectories-group.png' });
     expect(app.errors).toEqual([]);
   });
 });

@@ -369,14 +369,16 @@ export function createDemoSources(): AppSources {
       () => trajectories,
       (t) => {
         const members = trajectories.filter((m) => m.group_id === t.group_id);
-        const credit =
-          t.split === 'train'
-            ? groupCredits(
-                members.filter((m) => m.split === 'train'),
-                DEMO_CONFIG,
-              )[members.filter((m) => m.split === 'train').indexOf(t)]
-            : uncredited('held_out');
-        return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
+        const trained = members.filter((m) => m.split === 'train');
+        const credits = groupCredits(trained, DEMO_CONFIG);
+        const creditOf = (m: Trajectory) =>
+          m.split === 'train' ? credits[trained.indexOf(m)] : uncredited('held_out');
+        const credit = creditOf(t);
+        return {
+          turns: episodeTurns(t, credit),
+          tokens: tokenDetail(t, credit),
+          group: members.length > 1 ? members.map((m) => ({ trajectory: m, turns: episodeTurns(m, creditOf(m)) })) : [],
+        };
       },
       { 'run-1': 'demo', 'run-2': 'demo 2' },
     ),
