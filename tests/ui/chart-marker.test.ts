@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { placeMarkerLabels, type MarkerLabelBox, type MarkerLabelPlace } from '../../src/ui/lib/chart-marker.ts';
+import { distinctValueLabels, valueAxisWidth } from '../../src/ui/lib/axis-ticks.ts';
 
 /** True when two placed labels share a row and their text spans overlap. */
 function overlap(boxes: MarkerLabelBox[], places: MarkerLabelPlace[], i: number, j: number): boolean {
@@ -47,5 +48,23 @@ describe('placeMarkerLabels', () => {
   it('puts a label that would run past the right edge on the left of its line', () => {
     const places = placeMarkerLabels([{ x: 480, width: 50 }], 500);
     expect(places).toEqual([{ left: 427, row: 0 }]);
+  });
+});
+
+describe('valueAxisWidth', () => {
+  it('keeps the usual width for short labels and widens for long ones, so no label is cut', () => {
+    expect(valueAxisWidth(['0', '0.5', '1'])).toBe(44);
+    expect(valueAxisWidth(['5.5755', '5.576', '5.5765'])).toBe(56);
+    expect(valueAxisWidth(['-12.1393'])).toBeGreaterThan(valueAxisWidth(['5.5755']));
+    expect(valueAxisWidth(null)).toBe(44);
+  });
+});
+
+describe('distinctValueLabels', () => {
+  it('uses the fewest decimals that tell every tick apart', () => {
+    expect(distinctValueLabels([0, 0.5, 1])).toEqual(['0', '0.5', '1']);
+    expect(distinctValueLabels([-0.5, 0])).toEqual(['-0.5', '0']);
+    expect(distinctValueLabels([5.5755, 5.576, 5.5765])).toEqual(['5.5755', '5.576', '5.5765']);
+    expect(distinctValueLabels([1000, 2000])).toEqual(['1000', '2000']);
   });
 });
