@@ -31,5 +31,5 @@ export {
   storedEnvironmentSources,
 } from '../pipeline/platform/node-environments.ts';
 export { isRemoteModel, loadPolicyModel, resolveModelPath } from '../pipeline/platform/node-model.ts';
-export { findRun, hasNodeStore, withNodeStore } from '../pipeline/platform/node-store.ts';
+export { findRun, hasNodeStore, runLabel, runLabeller, withNodeStore } from '../pipeline/platform/node-store.ts';
 export { configToResume, runTransferSource, trainInNode } from '../pipeline/platform/node-train.ts';

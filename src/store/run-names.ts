@@ -15,3 +15,12 @@ export function uniqueRunName(name: string, taken: Iterable<string>): string {
     if (!used.has(candidate)) return candidate;
   }
 }
+
+/**
+ * A run as lines name it: its id (what commands take) and beside it its name (what people recognise),
+ * "run-3f9c… (judged-run 2)"; the bare id when the run has no name of its own.
+ */
+export function runLabel(run: { id: string; name: string }): string {
+  const name = run.name.trim();
+  return name && name !== run.id ? `${run.id} (${name})` : run.id;
+}

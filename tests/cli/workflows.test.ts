@@ -107,7 +107,7 @@ describe('the four workflows', () => {
 
     const resumed = await cli(dir, 'train', '--resume', runId, '--model', model);
     expect(resumed.code).toBe(0);
-    expect(resumed.out).toMatch(new RegExp(`run ${runId}: finished at step 2`));
+    expect(resumed.out).toMatch(new RegExp(`run ${runId} \\(.+\\): finished at step 2`));
     expect(resumed.out).toMatch(/eval arith_tool at step 2 \(test\): \d+\/\d+ = \d+% \[\d+, \d+\]/);
 
     const store = await openFileStore(join(dir, '.spindle'));
@@ -239,7 +239,7 @@ describe('the four workflows', () => {
     const t = await cli(dir, 'transfer', 'train', '--config', 'transfer.yaml', '--model', model);
     expect(t.code).toBe(0);
     expect(t.out).toMatch(/eval git_repo at step 1 \(test\): \d+\/\d+ = /);
-    const runId = /run (\S+): finished at step 1/.exec(t.out)![1];
+    const runId = /run (\S+) \(.+\): finished at step 1/.exec(t.out)![1];
     const store = await openFileStore(join(dir, '.spindle'));
     const ckpt = await loadLatestCheckpoint(store, runId);
     const setup = (ckpt!.meta.checkpoint as { setup: { frozenLayers: number[]; learningRate: number } }).setup;

@@ -61,6 +61,10 @@ describe('bootstrap on the environments screen', () => {
     const afterSft = await figure('after-sft');
     const afterGrpo = await figure('after-grpo');
     expect(before).toEqual({ successes: 0, n: 8 });
+    // Counts with their 95% interval, as everywhere else in the app.
+    expect(await page.locator('[data-testid="boot-figure"][data-stage="baseline"] td').first().textContent()).toBe(
+      'before: 0/8 = 0% [0, 32]',
+    );
     expect(afterSft.n).toBe(8);
     expect(afterSft.successes).toBeGreaterThan(before.successes);
     expect(afterGrpo.n).toBe(8);

@@ -34,6 +34,9 @@ describe('environments screen', () => {
     await page.locator('[data-testid="env-check"][data-phase="passed"]').waitFor({ timeout: 30_000 });
     expect(await page.locator('[data-testid="env-sample"]').count()).toBe(5);
     expect(await page.locator('[data-testid="env-level"]').count()).toBe(4);
+    // Each blind policy's result as counts with their 95% interval, as everywhere else in the app: "0/8 = 0% [0, 32]".
+    for (const cell of await page.locator('[data-testid="env-level-blind"]').allTextContents())
+      expect(cell).toMatch(/^\d+\/\d+ = \d+% \[\d+, \d+\] \(.+\)$/);
     expect(await report.locator('[data-testid="env-check-summary"]').textContent()).toContain('No problems');
     // The module ran in a host thread of its own, not in the engine's (src/envs/module-host.ts).
     expect(await page.locator('[data-testid="env-progress"]').textContent()).toContain(

@@ -195,8 +195,8 @@ async function killAndResume(kills: Kill[]): Promise<Outcome> {
   }
   final ??= await train(dir, args());
   expect(final.code, final.err).toBe(0);
-  runId ??= /run (\S+): finished/.exec(final.out)?.[1] ?? null;
-  expect(final.out).toContain(`run ${runId}: finished at step ${STEPS}`);
+  runId ??= /run (\S+) \(.+\): finished/.exec(final.out)?.[1] ?? null;
+  expect(final.out).toMatch(new RegExp(`run ${runId} \\(.+\\): finished at step ${STEPS}`));
   // The store opened by each resume cleared the temporary snapshots of the processes killed before.
   expect(readdirSync(join(dir, '.spindle'))).toEqual(['spindle.db']);
   return {

@@ -259,6 +259,10 @@ describe("a stored trajectory's credit", () => {
     for (const [i, t] of group.entries()) {
       const detail = await ops.detail(t);
       expect(detail.turns.turns.map((x) => x.credit)).toEqual(expected[i].credits);
+      // Its group, every sample in the group's order with the credits the update gave it: the group table's rows.
+      expect(detail.group.map((m) => m.trajectory.id)).toEqual(['s1', 's2', 's3']);
+      expect(detail.group.map((m) => m.turns.turns.map((x) => x.credit))).toEqual(expected.map((c) => c.credits));
+      expect(detail.group.map((m) => m.turns.credit.advantage)).toEqual(expected.map((c) => c.advantage));
       expect(detail.tokens?.label).toBe('advantage');
       expect(detail.tokens?.pieces.map((p) => p.value)).toEqual(
         Array.from(tokenAdvantages(t, expected[i].credits!)).map((v, k) => (t.assistant_mask[k] ? v : null)),

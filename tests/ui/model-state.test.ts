@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { modelStateText } from '../../src/ui/screens/train/model-state.ts';
+import { modelPhaseText } from '../../src/ui/lib/model-state.ts';
 
 describe('modelStateText', () => {
   it('loading while the run starts, ready while it runs, and says when it loads before a run', () => {
@@ -8,5 +9,15 @@ describe('modelStateText', () => {
     for (const s of ['running', 'paused', 'stopping'] as const)
       expect(modelStateText(s, 'models/spindle-base')).toBe('models/spindle-base ready');
     expect(modelStateText('finished', 'models/spindle-base')).toBe('models/spindle-base (loads when a run starts)');
+  });
+});
+
+describe('modelPhaseText', () => {
+  const notes = { idle: 'loads with the first episode', failed: 'did not load' };
+  it('says each phase of one model the same way on every screen', () => {
+    expect(modelPhaseText('idle', 'spindle-micro', notes)).toBe('spindle-micro (loads with the first episode)');
+    expect(modelPhaseText('loading', 'spindle-micro', notes)).toBe('loading spindle-micro…');
+    expect(modelPhaseText('ready', 'spindle-micro', notes)).toBe('spindle-micro ready');
+    expect(modelPhaseText('failed', 'spindle-micro', notes)).toBe('spindle-micro: did not load');
   });
 });

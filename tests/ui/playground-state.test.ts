@@ -172,6 +172,47 @@ describe('PlaygroundState', () => {
     await state.sampleGroup();
     expect(calls).toEqual([3]);
   });
+  it("says the local model loads with the first episode, is loading until that episode's first text, then ready", async () => {
+    const phases: string[] = [];
+    let state!: PlaygroundState;
+    const { source } = fakeSource({
+      policies: async () => [{ id: 'local', label: 'Local model (m)', unavailable: null, model: 'm' }],
+      async runEpisode(request, onEvent) {
+        phases.push(state.modelText!);
+        onEvent({ type: 'text', piece: 'hi' });
+        phases.push(state.modelText!);
+        return makeTrajectory({ task_id: request.task.id, seed: request.seed });
+      },
+    });
+    state = new PlaygroundState(source);
+    await state.load();
+    expect(state.modelText).toBe('m (loads with the first episode)');
+    await state.run();
+    expect(phases).toEqual(['loading m…', 'm ready']);
+    expect(state.modelText).toBe('m ready');
+    // Loaded once: the next episode does not say it loads again.
+    await state.run();
+    expect(phases.slice(2)).toEqual(['m ready', 'm ready']);
+  });
+
+  it('says the model did not load when the first episode fails before any text, and names no model for the expert', async () => {
+    const { source } = fakeSource({
+      policies: async () => [
+        { id: 'local', label: 'Local model (m)', unavailable: null, model: 'm' },
+        { id: 'expert', label: 'Scripted expert', unavailable: null },
+      ],
+      runEpisode: async () => {
+        throw new Error('no weights');
+      },
+    });
+    const state = new PlaygroundState(source);
+    await state.load();
+    await state.run();
+    expect(state.modelPhase).toBe('failed');
+    expect(state.modelText).toBe("m: did not load: see the episode's error");
+    state.policy = 'expert';
+    expect(state.modelText).toBeNull();
+  });
 });
 
 describe('LiveEpisode', () => {

@@ -86,16 +86,17 @@ function eventPrinter(ctx: CommandContext): { onEvent: (e: BootstrapEvent) => vo
   };
 }
 
-function summary(ctx: CommandContext, report: BootstrapReport): void {
+/** `label` names a run id with its run's name beside it (`runLabeller`). */
+function summary(ctx: CommandContext, report: BootstrapReport, label: (id: string) => string): void {
   const d = report.demonstrations;
   ctx.out(
-    `${report.env} level ${report.level}: demonstrations from ${d.source}: ${d.good} of ${d.total} succeeded${d.runId ? ` (stored as run ${d.runId})` : ''}`,
+    `${report.env} level ${report.level}: demonstrations from ${d.source}: ${d.good} of ${d.total} succeeded${d.runId ? ` (stored as run ${label(d.runId)})` : ''}`,
   );
   const steps = [`before ${pipeline().formatHeldOut(report.baseline)}`];
   if (report.afterSft) steps.push(`after SFT ${pipeline().formatHeldOut(report.afterSft)}`);
   if (report.grpo?.heldOut)
     steps.push(
-      `after GRPO (run ${report.grpo.runId}, ${report.grpo.steps} updates) ${pipeline().formatHeldOut(report.grpo.heldOut)}`,
+      `after GRPO (run ${label(report.grpo.runId)}, ${report.grpo.steps} updates) ${pipeline().formatHeldOut(report.grpo.heldOut)}`,
     );
   ctx.out(`held-out success: ${steps.join(' → ')}`);
   if (report.stopped) ctx.out('interrupted: the figures above are what was done');
@@ -211,13 +212,13 @@ export const bootstrap: Command = {
     };
     const out = outputDir(ctx, stringOption(values, 'output') ?? 'bootstrap-out');
     const printer = eventPrinter(ctx);
-    const report = await withStore(
+    const { report, label } = await withStore(
       ctx,
       values,
       async (store) => {
         const { config, sources } = await useUserEnvironments(ctx, values, asked, store);
         try {
-          return await pipeline().bootstrapInNode({
+          const report = await pipeline().bootstrapInNode({
             store,
             config: smallConfig(config),
             environments: sources,
@@ -226,13 +227,14 @@ export const bootstrap: Command = {
             onEvent: printer.onEvent,
             loadModel: (c) => loadModel(ctx, modelPath(ctx, values, c.model.base_model), c),
           });
+          return { report, label: await pipeline().runLabeller(store) };
         } finally {
           printer.finish();
         }
       },
       { create: true },
     );
-    summary(ctx, report);
+    summary(ctx, report, label);
     if (report.sft.adapter) ctx.out(`wrote ${writeOutput(ctx, join(out, 'sft-adapter.zip'), report.sft.adapter)}`);
     const { adapter: _adapter, ...sft } = report.sft;
     ctx.out(`wrote ${writeOutput(ctx, join(out, 'report.json'), JSON.stringify({ ...report, sft }, null, 2) + '\n')}`);

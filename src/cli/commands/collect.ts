@@ -113,13 +113,21 @@ export const collect: Command = {
     const summary = await withStore(
       ctx,
       values,
-      async (store) => collectInto(store, ctx, values, (await useUserEnvironments(ctx, values, loaded, store)).config),
+      async (store) => {
+        const collected = await collectInto(
+          store,
+          ctx,
+          values,
+          (await useUserEnvironments(ctx, values, loaded, store)).config,
+        );
+        return { ...collected, label: (await pipeline().runLabeller(store))(collected.runId) };
+      },
       { create: true },
     );
     const ts = summary.trajectories;
     const scored = ts.filter((t) => t.judge_score !== null);
     const successes = ts.filter((t) => t.success === true).length;
-    ctx.out(`run ${summary.runId}: ${ts.length} trajectories in ${summary.groups} groups (${scored.length} scored)`);
+    ctx.out(`run ${summary.label}: ${ts.length} trajectories in ${summary.groups} groups (${scored.length} scored)`);
     ctx.out(
       `mean score ${formatScore(mean(ts.map((t) => t.judge_score)))}, success ${ts.length ? percent(successes / ts.length) : '—'}`,
     );

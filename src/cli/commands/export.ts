@@ -67,7 +67,7 @@ export const exportTrajectories: Command = {
       ctx,
       values,
       async (store) => {
-        if (runId) await pipeline().findRun(store, runId);
+        const run = runId ? await pipeline().findRun(store, runId) : null;
         // The Models screen's dataset export, the same function (pipeline/operations/dataset-export.ts).
         const { data, count } = await pipeline().exportDataset(store, format, query);
         if (count === 0) {
@@ -78,7 +78,9 @@ export const exportTrajectories: Command = {
           );
         }
         writeOutput(ctx, file, data);
-        ctx.out(`wrote ${count} ${format === 'atropos' ? 'scored groups' : 'trajectories'} to ${file}`);
+        ctx.out(
+          `wrote ${count} ${format === 'atropos' ? 'scored groups' : 'trajectories'}${run ? ` of run ${pipeline().runLabel(run)}` : ''} to ${file}`,
+        );
       },
       { readOnly: true },
     );
@@ -137,7 +139,7 @@ export const exportAdapter: Command = {
         const adapter = await pipeline().latestAdapterZip(store, run.id);
         const file = writeOutput(ctx, output, adapter.zip);
         ctx.out(
-          `wrote the adapter of run ${run.id} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`,
+          `wrote the adapter of run ${pipeline().runLabel(run)} at step ${adapter.step} (${adapter.tensors.size} tensors, r=${adapter.config.r}) to ${file}`,
         );
         const mergeDir = stringOption(values, 'merge');
         if (mergeDir) {

@@ -89,11 +89,11 @@ async function runTraining(
   store: NodeStore,
   transfer?: TransferSource,
   environments: EnvironmentSource[] = [],
-): Promise<TrainOutcome> {
+): Promise<LabelledOutcome> {
   let last: Metrics = {};
   const progress = new Progress(ctx, 'train: steps', config.training.max_steps, 10);
   try {
-    return await pipeline().trainInNode({
+    const outcome = await pipeline().trainInNode({
       store,
       config,
       resumeRunId: stringOption(values, 'resume'),
@@ -110,16 +110,20 @@ async function runTraining(
         } else if (e.type === 'error' && !e.fatal) ctx.err(`warning: ${e.message}`);
       },
     });
+    return { ...outcome, label: (await pipeline().runLabeller(store))(outcome.runId) };
   } finally {
     progress.finish();
   }
 }
 
-function reportTraining(ctx: CommandContext, values: Values, outcome: TrainOutcome): void {
+/** A finished training run, `label` its id with its name beside it (`runLabeller`). */
+type LabelledOutcome = TrainOutcome & { label: string };
+
+function reportTraining(ctx: CommandContext, values: Values, outcome: LabelledOutcome): void {
   const latest = new Map<string, TrainOutcome['evaluations'][number]>();
   for (const e of outcome.evaluations) latest.set(e.env, e);
   ctx.out(
-    `run ${outcome.runId}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`,
+    `run ${outcome.label}: ${outcome.stopped ? 'stopped' : 'finished'} at step ${outcome.steps}; checkpoint saved in ${storeDir(ctx, values)}`,
   );
   for (const e of latest.values())
     ctx.out(`  eval ${e.env} at step ${e.step} (test): ${formatSuccessCount(Math.round(e.success * e.n), e.n)}`);

@@ -63,7 +63,12 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
   async function localPolicyOption() {
     try {
       const status = await engine().policyStatus();
-      return { id: 'local', label: `Local model (${status.label})`, unavailable: status.unavailable };
+      return {
+        id: 'local',
+        label: `Local model (${status.label})`,
+        unavailable: status.unavailable,
+        model: status.label,
+      };
     } catch (err) {
       return {
         id: 'local',

@@ -25,6 +25,7 @@ import {
   groupCredits,
   uncredited,
   untrainedStatus,
+  type EpisodeTurns,
   type TrajectoryCredit,
 } from './episode-turns.ts';
 import { matchesFilter, toRow, type TrajectoryFilter, type TrajectoryRow } from './trajectory-filter.ts';
@@ -89,8 +90,9 @@ export function trajectoryOperations(getStore: () => Promise<Store>) {
     },
     /** Its turns and its tokens, each with the credit the trainer gave it (from its stored group and its run's config). */
     async detail(t: Trajectory) {
-      const credit = await storedCredit(await getStore(), t);
-      return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
+      const store = await getStore();
+      const credit = await storedCredit(store, t);
+      return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit), group: await storedGroup(store, t) };
     },
   };
 }
@@ -114,6 +116,22 @@ export async function storedCredit(store: Store, t: Trajectory): Promise<Traject
   // The advantages the update stored are the data; the turn credits above explain them.
   const stored = group.scored.advantages?.[group.trajectory_ids.indexOf(t.id)];
   return stored ? { ...credit, stored } : credit;
+}
+
+/**
+ * The samples of a stored trajectory's group, it among them, in the group's order, each with its turns
+ * credited as the trainer credited them (`storedCredit`); empty when it was sampled alone.
+ */
+export async function storedGroup(
+  store: Store,
+  t: Trajectory,
+): Promise<{ trajectory: Trajectory; turns: EpisodeTurns }[]> {
+  const group = await getGroup(store, t.group_id);
+  if (!group || group.trajectory_ids.length < 2) return [];
+  const members = (await getTrajectories(store, group.trajectory_ids)).filter((m) => m !== undefined);
+  return Promise.all(
+    members.map(async (m) => ({ trajectory: m, turns: episodeTurns(m, await storedCredit(store, m)) })),
+  );
 }
 
 /** What each credit status says on the token view. */

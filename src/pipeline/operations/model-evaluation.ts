@@ -20,6 +20,7 @@ import { checkpointAdapter } from './adapter-export.ts';
 import { installRunEnvironments } from '../platform/node-environments.ts';
 import { attachAdapterTensors, attachAdapterZip, type NodeModel } from '../platform/node-model.ts';
 import { findRun, type NodeStore } from '../platform/node-store.ts';
+import { runLabel } from '../../store/run-names.ts';
 
 /** What a caller may override of a plan's defaults (unset: the plan's own). */
 export interface EvaluationOverrides {
@@ -82,10 +83,10 @@ export async function runEvaluationPlan(
     maxSteps: over.maxSteps ?? settings.maxSteps,
     toolTimeoutMs: settings.toolTimeoutMs,
     adapter: {
-      label: `run ${record.id} at step ${checkpoint.step}`,
+      label: `run ${runLabel(record)} at step ${checkpoint.step}`,
       attach: (loaded) => attachAdapterTensors(loaded, adapter.config, adapter.tensors, `run ${record.id}`),
     },
-    note: `eval: run ${record.id} (${record.name}) at step ${checkpoint.step}, as the run evaluates itself`,
+    note: `eval: run ${runLabel(record)} at step ${checkpoint.step}, as the run evaluates itself`,
   };
 }
 

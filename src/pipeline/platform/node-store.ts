@@ -8,6 +8,9 @@ import { join } from 'node:path';
 import { openFileStore, SNAPSHOT_FILE, type FileStore } from '../../store/file-store.ts';
 import { saveFailureLead } from '../../store/snapshot-file.ts';
 import { getRun, listRuns, loadLatestCheckpoint, StoreError, type RunRecord } from '../../store/index.ts';
+import { runLabel } from '../../store/run-names.ts';
+
+export { runLabel };
 
 /** An open store in a folder (`path` is the folder). */
 export type NodeStore = FileStore;
@@ -68,7 +71,7 @@ export async function findRun(store: NodeStore, id: string | undefined, needChec
   if (id) {
     const run = await getRun(store, id);
     if (!run) {
-      const known = (await listRuns(store)).slice(0, 5).map((r) => r.id);
+      const known = (await listRuns(store)).slice(0, 5).map(runLabel);
       throw new Error(
         `There is no run "${id}" in ${store.path}.${known.length ? ` Recent runs: ${known.join(', ')}.` : ''}`,
       );
@@ -81,4 +84,13 @@ export async function findRun(store: NodeStore, id: string | undefined, needChec
   throw new Error(
     `The store ${store.path} has no run${needCheckpoint ? ' with a checkpoint' : ''} yet; train one first or pass --run ID.`,
   );
+}
+
+/** Labels run ids with their runs' names (`runLabel`), read once from `store`; an id it does not hold stays bare. */
+export async function runLabeller(store: NodeStore): Promise<(id: string) => string> {
+  const runs = new Map((await listRuns(store)).map((r) => [r.id, r]));
+  return (id) => {
+    const run = runs.get(id);
+    return run ? runLabel(run) : id;
+  };
 }

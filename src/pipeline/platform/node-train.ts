@@ -13,7 +13,7 @@ import type { TrainerCheckpoint } from '../../train/checkpoint.ts';
 import type { RunEvent } from '../operations/events.ts';
 import { createNodeRun } from './node.ts';
 import { attachAdapterZip, type NodeModel } from './node-model.ts';
-import type { NodeStore } from './node-store.ts';
+import { runLabeller, type NodeStore } from './node-store.ts';
 import { checkpointSource } from '../operations/transfer.ts';
 import type { TransferStart } from '../../train/model-setup.ts';
 
@@ -29,7 +29,7 @@ export async function runTransferSource(store: NodeStore, runId: string): Promis
     throw new Error(
       `The transfer source "${runId}" is neither an adapter zip nor a run with a checkpoint in ${store.path}.`,
     );
-  return { kind: 'checkpoint', checkpoint, label: `run ${runId}` };
+  return { kind: 'checkpoint', checkpoint, label: `run ${(await runLabeller(store))(runId)}` };
 }
 
 /** The stored config of the run to resume; throws when there is none. */

@@ -50,16 +50,22 @@ const ENVS = [
 ];
 
 function demoPlayground(): PlaygroundSource {
+  let modelLoaded = false;
   return {
     environments: async () => ENVS,
     policies: async () => [
-      { id: 'local', label: 'Local model (spindle-micro)', unavailable: null },
+      { id: 'local', label: 'Local model (spindle-micro)', unavailable: null, model: 'spindle-micro' },
       { id: 'remote', label: 'Remote model', unavailable: 'no key set' },
     ],
     tasks: async (env, difficulty, count) =>
       Array.from({ length: count }, (_, i) => demoTask(env, difficulty, 100 + i)),
     customTask: async (env, difficulty, prompt) => ({ ...demoTask(env, difficulty, 999), id: 'custom', prompt }),
-    async runEpisode({ task, seed }, onEvent, signal) {
+    async runEpisode({ task, seed, policy }, onEvent, signal) {
+      // The engine loads the local model with the first episode that plays it; the demo's takes a moment too.
+      if (policy === 'local' && !modelLoaded) {
+        await wait(400, signal);
+        modelLoaded = true;
+      }
       // A two-call chain (product, then sum) whose first call may fail and be retried: see demoChain.
       const played = demoChainTrajectory(seed, task);
       for (const [t, message] of played.messages.filter((m) => m.role === 'assistant').entries()) {
@@ -363,14 +369,16 @@ export function createDemoSources(): AppSources {
       () => trajectories,
       (t) => {
         const members = trajectories.filter((m) => m.group_id === t.group_id);
-        const credit =
-          t.split === 'train'
-            ? groupCredits(
-                members.filter((m) => m.split === 'train'),
-                DEMO_CONFIG,
-              )[members.filter((m) => m.split === 'train').indexOf(t)]
-            : uncredited('held_out');
-        return { turns: episodeTurns(t, credit), tokens: tokenDetail(t, credit) };
+        const trained = members.filter((m) => m.split === 'train');
+        const credits = groupCredits(trained, DEMO_CONFIG);
+        const creditOf = (m: Trajectory) =>
+          m.split === 'train' ? credits[trained.indexOf(m)] : uncredited('held_out');
+        const credit = creditOf(t);
+        return {
+          turns: episodeTurns(t, credit),
+          tokens: tokenDetail(t, credit),
+          group: members.length > 1 ? members.map((m) => ({ trajectory: m, turns: episodeTurns(m, creditOf(m)) })) : [],
+        };
       },
       { 'run-1': 'demo', 'run-2': 'demo 2' },
     ),

@@ -13,6 +13,7 @@ import type { TrajectoryDetailData, TrajectorySource } from '../screens/trajecto
 const uncreditedDetail = (t: Trajectory): TrajectoryDetailData => ({
   turns: episodeTurns(t, uncredited(untrainedStatus(t))),
   tokens: null,
+  group: [],
 });
 
 export class MemoryTrajectorySource implements TrajectorySource {

@@ -7,8 +7,9 @@ import type { Task, Trajectory } from '../../../contracts.ts';
 import { errorMessage } from '../../lib/format.ts';
 import { creditConfig, groupCredits, type TrajectoryCredit } from '../../../pipeline/app/episode-turns.ts';
 import type { GroupStats } from '../../../pipeline/app/group-stats.ts';
+import { modelPhaseText, type ModelPhase } from '../../lib/model-state.ts';
 import { LiveEpisode } from './live-episode.svelte.ts';
-import type { EnvironmentInfo, PlaygroundSource, PolicyOption } from './source.ts';
+import type { EnvironmentInfo, EpisodeEvent, PlaygroundSource, PolicyOption } from './source.ts';
 
 const TASKS_TO_OFFER = 6;
 
@@ -35,12 +36,28 @@ export class PlaygroundState {
   episode = $state<LiveEpisode | null>(null);
   group = $state<LiveEpisode[]>([]);
 
+  /**
+   * The local model's state. The engine loads it with the first episode that plays it and keeps it, so
+   * that episode's first text (or its end) says it is ready; a failure before then, that it did not load.
+   */
+  modelPhase = $state<ModelPhase>('idle');
+
   private controller: AbortController | null = null;
 
   constructor(private readonly source: PlaygroundSource) {}
 
   readonly env = $derived(this.environments.find((e) => e.id === this.envId) ?? null);
   readonly task = $derived(this.tasks.find((t) => t.id === this.taskId) ?? null);
+  /** The model the chosen policy runs, or null (the scripted expert runs none). */
+  readonly model = $derived(this.policies.find((p) => p.id === this.policy)?.model ?? null);
+  readonly modelText = $derived(
+    this.model
+      ? modelPhaseText(this.modelPhase, this.model, {
+          idle: 'loads with the first episode',
+          failed: "did not load: see the episode's error",
+        })
+      : null,
+  );
   readonly busy = $derived(
     (this.episode !== null && (this.episode.phase === 'running' || this.episode.phase === 'judging')) ||
       this.group.some((e) => e.phase === 'running' || e.phase === 'judging'),
@@ -158,16 +175,25 @@ export class PlaygroundState {
 
   /** Runs one episode; true when it finished (it then waits to be judged). */
   private async play(episode: LiveEpisode, signal: AbortSignal): Promise<boolean> {
+    const loading = this.model !== null && this.modelPhase !== 'ready';
+    if (loading) this.modelPhase = 'loading';
+    const ready = () => {
+      if (loading) this.modelPhase = 'ready';
+    };
     try {
       // Sources get plain objects: a $state proxy cannot be structured-cloned into IndexedDB or a worker.
       const task = $state.snapshot(episode.task) as Task;
-      episode.finish(
-        await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, episode.onEvent, signal),
-      );
+      const onEvent = (event: EpisodeEvent) => {
+        ready();
+        episode.onEvent(event);
+      };
+      episode.finish(await this.source.runEpisode({ task, seed: episode.seed, policy: this.policy }, onEvent, signal));
+      ready();
       return true;
     } catch (err) {
       episode.phase = signal.aborted ? 'cancelled' : 'error';
       episode.error = signal.aborted ? null : errorMessage(err);
+      if (loading && this.modelPhase === 'loading') this.modelPhase = signal.aborted ? 'idle' : 'failed';
       return false;
     }
   }

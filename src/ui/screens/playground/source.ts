@@ -21,6 +21,8 @@ export interface PolicyOption {
   label: string;
   /** Why it cannot be used now (no remote key set, model still loading), or null when it can. */
   unavailable: string | null;
+  /** The model it runs, for a policy that loads one (the local model: "the base model (spindle-base)"). */
+  model?: string;
 }
 
 export interface EpisodeRequest {

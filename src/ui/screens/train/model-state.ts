@@ -3,18 +3,26 @@
  * (a run stays 'starting' until the model is loaded and its rollout workers are up) or ready.
  */
 import type { RunStatus } from '../../../pipeline/operations/events.ts';
+import { modelPhaseText, type ModelPhase } from '../../lib/model-state.ts';
 
-export function modelStateText(status: RunStatus, baseModel: string): string {
+export function runModelPhase(status: RunStatus): ModelPhase {
   switch (status) {
     case 'starting':
-      return `loading ${baseModel}…`;
+      return 'loading';
     case 'running':
     case 'paused':
     case 'stopping':
-      return `${baseModel} ready`;
+      return 'ready';
     case 'error':
-      return `${baseModel}: the run stopped`;
+      return 'failed';
     default:
-      return `${baseModel} (loads when a run starts)`;
+      return 'idle';
   }
+}
+
+export function modelStateText(status: RunStatus, baseModel: string): string {
+  return modelPhaseText(runModelPhase(status), baseModel, {
+    idle: 'loads when a run starts',
+    failed: 'the run stopped',
+  });
 }

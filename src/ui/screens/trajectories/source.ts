@@ -10,11 +10,19 @@ export interface TokenDetail {
   label: string;
 }
 
-/** An opened trajectory's detail: its turns with their credits and where it went wrong, and its tokens. */
+/** A sample of the opened trajectory's GRPO group, its turns credited as the trainer credited them. */
+export interface GroupMember {
+  trajectory: Trajectory;
+  turns: EpisodeTurns;
+}
+
+/** An opened trajectory's detail: its turns with their credits and where it went wrong, its tokens, its group. */
 export interface TrajectoryDetailData {
   turns: EpisodeTurns;
   /** Null when it has no tokens (remote policy, no tokenizer). */
   tokens: TokenDetail | null;
+  /** Every sample of its group, it among them; empty when it was sampled alone. */
+  group: GroupMember[];
 }
 
 /** A run as the screen names it: by its config's name, its id kept for filtering. */
