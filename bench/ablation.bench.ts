@@ -29,7 +29,7 @@ import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/platform/node.ts';
-import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
+import { bestBlindByKind } from '../src/rollout/blind-policies.ts';
 import { mean, sampleStd } from '../src/train/advantages.ts';
 import type { RunConfig } from '../src/config/schema.ts';
 import type { Trajectory } from '../src/contracts.ts';
@@ -144,18 +144,20 @@ const acts = (s: Summary) =>
 const modelPath = resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base');
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
-const blind: Record<string, number> = {};
-for (const s of EVAL_SETS)
-  blind[setName(s)] = (
-    await bestBlindSuccess(getEnvironment(s.env), s.level, { items: ITEMS, seed: EVAL_SEED })
-  ).success;
+const blind: Record<string, { task: number; part: number | null }> = {};
+for (const s of EVAL_SETS) {
+  const best = await bestBlindByKind(getEnvironment(s.env), s.level, { items: ITEMS, seed: EVAL_SEED });
+  blind[setName(s)] = { task: best.task.success, part: best.part?.success ?? null };
+}
+const blindText = (key: string) =>
+  `best task-blind ${pct(blind[key].task)}, part-blind ${blind[key].part === null ? '—' : pct(blind[key].part!)}`;
 await initBackend();
 
 const base = await loadHfModel(modelPath);
 const before = await evaluateSets(base, 'spindle-base');
 for (const s of EVAL_SETS) {
   const b = before[setName(s)];
-  console.log(`before ${setName(s)}: ${showRate(b)} of ${b.n}; ${acts(b)}; best task-blind ${pct(blind[setName(s)])}`);
+  console.log(`before ${setName(s)}: ${showRate(b)} of ${b.n}; ${acts(b)}; ${blindText(setName(s))}`);
 }
 base.model.dispose();
 
@@ -258,7 +260,7 @@ console.log('|---|---|---|---|---|---|---|---|---|');
 for (const s of EVAL_SETS) {
   const b = before[setName(s)];
   console.log(
-    `| base | ${setName(s)} | ${showRate(b)} | | | | ${b.agent.calls_per_episode.toFixed(2)} | ${pct(b.agent.retry_rate)} | ${pct(b.agent.recovery_rate)} (best task-blind ${pct(blind[setName(s)])}) |`,
+    `| base | ${setName(s)} | ${showRate(b)} | | | | ${b.agent.calls_per_episode.toFixed(2)} | ${pct(b.agent.retry_rate)} | ${pct(b.agent.recovery_rate)} (${blindText(setName(s))}) |`,
   );
 }
 for (const row of table)

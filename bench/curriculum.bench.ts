@@ -3,7 +3,7 @@
  * at level 1 and moves an environment up a level when its last `--window` training episodes succeed more
  * than 75% of the time (the curriculum's rule, src/train/curriculum.ts), up to `--max-level`. Greedy
  * held-out success at every level up to it, on the same distinct items before and after, each with its
- * interval and the best task-blind policy beside it; the training batch's success per update with the
+ * interval and the best task-blind and part-blind policies beside it; the training batch's success per update with the
  * level changes marked (bench/results/curriculum.svg).
  *
  *   npm run bench:curriculum                              # func_trace, levels 1–3, 60 updates
@@ -17,7 +17,7 @@ import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/platform/node.ts';
-import { bestBlindSuccess } from '../src/rollout/blind-policies.ts';
+import { bestBlindByKind } from '../src/rollout/blind-policies.ts';
 import type { RunMarker } from '../src/contracts.ts';
 import { EVAL_SEED, heldOut, pct, showRate, trainGrpo } from './lib/learn-run.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
@@ -70,9 +70,13 @@ if (!config) throw new Error(JSON.stringify(errors));
 
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
-const blind: Record<number, number> = {};
-for (const level of LEVELS)
-  blind[level] = (await bestBlindSuccess(getEnvironment(ENV), level, { items: ITEMS, seed: EVAL_SEED })).success;
+const blind: Record<number, { task: number; part: number | null }> = {};
+for (const level of LEVELS) {
+  const best = await bestBlindByKind(getEnvironment(ENV), level, { items: ITEMS, seed: EVAL_SEED });
+  blind[level] = { task: best.task.success, part: best.part?.success ?? null };
+}
+const blindText = (level: number) =>
+  `best task-blind ${pct(blind[level].task)}, part-blind ${blind[level].part === null ? '—' : pct(blind[level].part!)}`;
 await initBackend();
 const loaded = await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
 
@@ -80,9 +84,7 @@ const evaluate = async (id: string) => {
   const out: Record<number, Awaited<ReturnType<typeof heldOut>>> = {};
   for (const level of LEVELS) {
     out[level] = await heldOut(loaded, id, ENV, level, ITEMS, { turns: TURNS });
-    console.log(
-      `  ${ENV} L${level}: ${showRate(out[level])} of ${out[level].result.n}; best task-blind ${pct(blind[level])}`,
-    );
+    console.log(`  ${ENV} L${level}: ${showRate(out[level])} of ${out[level].result.n}; ${blindText(level)}`);
   }
   return out;
 };
@@ -161,11 +163,11 @@ writeFileSync(
     markers: changes.map((c) => ({ x: c.step, label: `L${c.to}` })),
   }),
 );
-console.log(`\n| level | before | after | best task-blind | intervals |`);
+console.log(`\n| level | before | after | best task-blind, part-blind | intervals |`);
 console.log('|---|---|---|---|---|');
 for (const l of levels)
   console.log(
-    `| ${l.level} | ${showRate(l.before)} | ${showRate(l.after)} | ${pct(l.blind_best)} | ${l.separated ? 'apart' : 'overlap'} |`,
+    `| ${l.level} | ${showRate(l.before)} | ${showRate(l.after)} | ${blindText(l.level)} | ${l.separated ? 'apart' : 'overlap'} |`,
   );
 console.log(`level changes: ${changes.map((c) => `L${c.from} → L${c.to} at update ${c.step}`).join(', ') || 'none'}`);
 process.exit(0);

@@ -2,7 +2,7 @@
  * The learning benchmark (`npm run bench:learn`): GRPO from the shipped base model on three
  * environments for a fixed wall-clock budget on the wasm backend (2 cores), with held-out success
  * measured before and after on the SAME test items, greedy. Every rate is printed with its Wilson 95%
- * interval and, beside it, the best task-blind policy's success on those items
+ * interval and, beside it, the best task-blind and part-blind policies' success on those items
  * (src/rollout/blind-policies.ts), so a gain that a policy ignoring the task could match shows as such.
  *
  * Writes bench/results/learn.json (`{"envs": [{env, items, before: {success, ci95, tool_use, agent}, after, blind_best}], ...}`)
@@ -31,7 +31,7 @@ import { getEnvironment } from '../src/envs/registry.ts';
 import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/platform/node.ts';
-import { bestBlindSuccess, type BlindResult } from '../src/rollout/blind-policies.ts';
+import { bestBlindByKind, type BlindResult } from '../src/rollout/blind-policies.ts';
 import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
@@ -116,10 +116,13 @@ async function evaluateAll(
 
 const loadBefore = loadavg();
 console.log(`load average before: ${loadBefore.map((l) => l.toFixed(2)).join(' ')}`);
-const blind = new Map<string, BlindResult>();
+const blind = new Map<string, { task: BlindResult; part: BlindResult | null }>();
 for (const env of ENVS)
-  blind.set(env, await bestBlindSuccess(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED }));
-for (const [env, b] of blind) console.log(`best task-blind policy on ${env}: ${pct(b.success)} (${b.policy})`);
+  blind.set(env, await bestBlindByKind(getEnvironment(env), LEVELS[env], { items: ITEMS, seed: EVAL_SEED }));
+for (const [env, b] of blind)
+  console.log(
+    `best task-blind policy on ${env}: ${pct(b.task.success)} (${b.task.policy}); best part-blind: ${b.part ? `${pct(b.part.success)} (${b.part.policy})` : 'none reads this question'}`,
+  );
 
 await initBackend();
 const base = await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
@@ -162,7 +165,8 @@ const envs = ENVS.map((env) => {
     items: b.n,
     before: b,
     after: a,
-    blind_best: { success: blindBest.success, policy: blindBest.policy },
+    blind_best: { success: blindBest.task.success, policy: blindBest.task.policy },
+    part_blind_best: blindBest.part && { success: blindBest.part.success, policy: blindBest.part.policy },
     points: 100 * (a.success - b.success),
     separated: a.ci95[0] > b.ci95[1],
   };
@@ -210,14 +214,14 @@ writeFileSync(
   }),
 );
 console.log(
-  '\n| environment | level | items | before | after | points | best task-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |',
+  '\n| environment | level | items | before | after | points | best task-blind | best part-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |',
 );
-console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const e of envs) {
   const use = `${pct(e.before.tool_use.called)} → ${pct(e.after.tool_use.called)} | ${pct(e.before.tool_use.success_when_called)} → ${pct(e.after.tool_use.success_when_called)}`;
   const agent = `${e.before.agent.calls_per_episode.toFixed(2)} → ${e.after.agent.calls_per_episode.toFixed(2)} | ${pct(e.before.agent.recovery_rate)} of ${e.before.agent.failed_call_episodes} → ${pct(e.after.agent.recovery_rate)} of ${e.after.agent.failed_call_episodes}`;
   console.log(
-    `| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${use} | ${agent} |`,
+    `| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${e.part_blind_best ? pct(e.part_blind_best.success) : '—'} | ${use} | ${agent} |`,
   );
 }
 process.exit(0);

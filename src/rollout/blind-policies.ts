@@ -58,12 +58,16 @@ interface Call {
 interface Probe {
   name: string;
   calls: (seen: Seen) => Call[];
+  /** True when the calls use part of the question (its numbers, its quoted text): a part-blind recipe. */
+  readsQuestion?: boolean;
 }
 
 /** What a blind policy answers after its probe. */
 interface Reading {
   name: string;
   answer: (seen: Seen) => string;
+  /** True when the answer uses part of the question: a part-blind recipe. */
+  readsQuestion?: boolean;
 }
 
 /** Recipes sharing one probe: one episode per item, scored once per reading. */
@@ -207,12 +211,15 @@ function blindAnswers(common: string): Reading[] {
     { name: 'empty answer', answer: () => '' },
     ...constants.map((c): Reading => ({ name: `always "${c}"`, answer: () => c })),
     { name: `most common train answer ("${common}")`, answer: () => common },
-    { name: 'echo the question', answer: (s) => s.question },
-    { name: 'echo the quoted text', answer: (s) => quotedIn(s.question) },
-    { name: 'echo the first number', answer: (s) => numbersIn(s.question)[0] ?? '0' },
-    { name: 'echo the last number', answer: (s) => numbersIn(s.question).at(-1) ?? '0' },
-    { name: 'echo every number', answer: (s) => numbersIn(s.question).join(' ') },
+    ...[
+      { name: 'echo the question', answer: (s: Seen) => s.question },
+      { name: 'echo the quoted text', answer: (s: Seen) => quotedIn(s.question) },
+      { name: 'echo the first number', answer: (s: Seen) => numbersIn(s.question)[0] ?? '0' },
+      { name: 'echo the last number', answer: (s: Seen) => numbersIn(s.question).at(-1) ?? '0' },
+      { name: 'echo every number', answer: (s: Seen) => numbersIn(s.question).join(' ') },
+    ].map((r): Reading => ({ ...r, readsQuestion: true })),
     ...FORMULAS.map((f): Reading => ({
+      readsQuestion: true,
       name: `${f.name}, answered as its value`,
       answer: (s) => {
         const result = formulaFor(f, s.question);
@@ -251,6 +258,7 @@ function formulaToolGroups(tools: readonly string[]): RecipeGroup[] {
     for (const f of FORMULAS) {
       groups.push({
         probe: {
+          readsQuestion: true,
           name: `${f.name} by ${tool}`,
           calls: (s) => {
             const r = formulaFor(f, s.question);
@@ -292,6 +300,7 @@ function toolTrickGroups(tools: readonly string[], common: string): RecipeGroup[
   if (tools.includes('js')) {
     groups.push({
       probe: {
+        readsQuestion: true,
         name: 'length of the quoted text by js',
         calls: (s) => [call('js', `${JSON.stringify(quotedIn(s.question))}.length`)],
       },
@@ -335,6 +344,11 @@ function toolTrickGroups(tools: readonly string[], common: string): RecipeGroup[
   }
   return groups;
 }
+
+export type BlindKind = 'task-blind' | 'part-blind';
+
+const recipeKind = (group: RecipeGroup, reading: Reading): BlindKind =>
+  group.probe.readsQuestion || reading.readsQuestion ? 'part-blind' : 'task-blind';
 
 const recipeName = (group: RecipeGroup, reading: Reading): string =>
   group.probe === NONE ? reading.name : `${group.probe.name}, then ${reading.name}`;
@@ -389,6 +403,11 @@ function mostCommonAnswer(env: Environment, level: number, items = 300): string 
 
 export interface BlindResult {
   policy: string;
+  /**
+   * `task-blind`: the recipe never reads the question (constants, fixed calls, echoes of tool output);
+   * `part-blind`: it reads part of it (its numbers, its quoted text) but not what it asks.
+   */
+  kind: BlindKind;
   success: number;
   /** Distinct items the policy ran on (the evaluation's n). */
   n: number;
@@ -455,7 +474,12 @@ export async function evaluateBlindPolicies(
       ...run.evalOptions,
       onEpisode: (t) => episodes.push(t),
     });
-    run.results.push({ policy: recipeName(group, first), success: row.success, n: row.n });
+    run.results.push({
+      policy: recipeName(group, first),
+      kind: recipeKind(group, first),
+      success: row.success,
+      n: row.n,
+    });
     await scoreReadings(run, group, others, episodes, withAnswer);
   }
   return run.results;
@@ -517,18 +541,39 @@ async function scoreReadings(
     if (cuttable) {
       run.results.push({
         policy: recipeName(group, reading),
+        kind: recipeKind(group, reading),
         success: episodes.length ? wins / episodes.length : 0,
         n: episodes.length,
       });
     } else {
       const [own] = await evaluatePolicy(asPolicy(group.probe, reading), [run.env], run.evalOptions);
-      run.results.push({ policy: recipeName(group, reading), success: own.success, n: own.n });
+      run.results.push({
+        policy: recipeName(group, reading),
+        kind: recipeKind(group, reading),
+        success: own.success,
+        n: own.n,
+      });
     }
   }
 }
 
+const best = (results: BlindResult[]): BlindResult => results.reduce((b, r) => (r.success > b.success ? r : b));
+
 /** The best blind policy's success on those items. */
 export async function bestBlindSuccess(env: Environment, level: number, options: BlindOptions): Promise<BlindResult> {
+  return best(await evaluateBlindPolicies(env, level, options));
+}
+
+/**
+ * The best task-blind and the best part-blind policy on those items, what a success rate is reported
+ * beside; `part` is null when no recipe reads the question on this environment (it has none to read).
+ */
+export async function bestBlindByKind(
+  env: Environment,
+  level: number,
+  options: BlindOptions,
+): Promise<{ task: BlindResult; part: BlindResult | null }> {
   const all = await evaluateBlindPolicies(env, level, options);
-  return all.reduce((best, r) => (r.success > best.success ? r : best));
+  const part = all.filter((r) => r.kind === 'part-blind');
+  return { task: best(all.filter((r) => r.kind === 'task-blind')), part: part.length ? best(part) : null };
 }

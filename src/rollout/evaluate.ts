@@ -188,14 +188,17 @@ export async function evaluatePolicy(policy: Policy, envs: Environment[], option
  * items ("17/32 = 53% [36, 69]", and "(only N distinct)" where a level had fewer distinct items than asked)
  * and, when given (keyed `env/level`), the best task-blind policy's success on the same items.
  */
-export function formatEvalTable(results: EvalResult[], blind?: ReadonlyMap<string, number>): string {
-  const pct = (x: number) => `${(100 * x).toFixed(1)}%`;
+export function formatEvalTable(
+  results: EvalResult[],
+  blind?: ReadonlyMap<string, { task: number; part: number | null }>,
+): string {
+  const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : `${(100 * x).toFixed(1)}%`);
   const rows = results.map((r) => {
     const success = formatSuccessCount(Math.round(r.success * r.n), r.n);
     const baseline = blind?.get(`${r.env}/${r.level}`);
     const only = distinctNote(r) ? ` (${distinctNote(r)})` : '';
-    return `| ${r.env} | ${r.level} | ${r.split} | ${success}${only} |${blind ? ` ${baseline === undefined ? '—' : pct(baseline)} |` : ''} ${r.mean_score.toFixed(3)} |`;
+    return `| ${r.env} | ${r.level} | ${r.split} | ${success}${only} |${blind ? ` ${pct(baseline?.task)} | ${pct(baseline?.part)} |` : ''} ${r.mean_score.toFixed(3)} |`;
   });
-  const head = `| environment | level | split | success [95% interval] |${blind ? ' best task-blind |' : ''} mean score |`;
+  const head = `| environment | level | split | success [95% interval] |${blind ? ' best task-blind | best part-blind |' : ''} mean score |`;
   return [head, head.replace(/[^|]+/g, '---'), ...rows].join('\n');
 }

@@ -11,7 +11,7 @@ import { defineEnvironment } from '../../src/envs/define.ts';
 import { equalsInteger, evaluateExact } from '../../src/envs/expr.ts';
 import { toolDidTheWork } from '../../src/envs/evidence.ts';
 import { scoreQuestion } from '../../src/envs/state-check.ts';
-import { bestBlindSuccess, evaluateBlindPolicies } from '../../src/rollout/blind-policies.ts';
+import { bestBlindByKind, bestBlindSuccess, evaluateBlindPolicies } from '../../src/rollout/blind-policies.ts';
 
 describe('the blind family finds the shortcuts a reviewer found', () => {
   it('"larger − smaller" through calc on a two-number countdown', async () => {
@@ -52,6 +52,12 @@ describe('the blind family finds the shortcuts a reviewer found', () => {
     const best = await bestBlindSuccess(env, 1, { items: 40, seed: 11 });
     expect(best.success).toBe(1);
     expect(best.policy).toMatch(/larger − smaller.*by calc/);
+    // The formula reads the question's numbers: part-blind. A recipe that reads nothing of it does not get there.
+    expect(best.kind).toBe('part-blind');
+    const byKind = await bestBlindByKind(env, 1, { items: 40, seed: 11 });
+    expect(byKind.part?.success).toBe(1);
+    expect(byKind.task.kind).toBe('task-blind');
+    expect(byKind.task.success).toBeLessThan(0.2);
   });
 
   it('`git log -1`, then its last line, on "what is the message of the last commit?"', async () => {

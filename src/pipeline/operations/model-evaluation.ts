@@ -5,14 +5,14 @@
  *   (evaluationSettings: its environments at their fixed levels, its eval_items and seed, greedy with its
  *   budgets), so the figure equals the run's last held-out one item by item;
  * - `modelEvaluationPlan`: a model (plus an optional adapter zip) on the environments named.
- * `evaluateModel` runs a plan on a loaded model and puts the best task-blind policy's rate beside each.
+ * `evaluateModel` runs a plan on a loaded model and puts the best task-blind and part-blind policies' rates beside each.
  */
 import type { RunConfig } from '../../config/schema.ts';
 import { fixedLevel } from '../../config/levels.ts';
 import { isSuccess, type SamplingParams, type Split } from '../../contracts.ts';
 import { getEnvironment } from '../../envs/registry.ts';
 import type { Environment } from '../../envs/types.ts';
-import { bestBlindSuccess } from '../../rollout/blind-policies.ts';
+import { bestBlindByKind } from '../../rollout/blind-policies.ts';
 import { evaluatePolicy, evaluationSettings, formatEvalTable, type EvalResult } from '../../rollout/evaluate.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { loadLatestCheckpoint } from '../../store/index.ts';
@@ -182,11 +182,10 @@ export async function evaluateModel(
       })),
     );
   }
-  const blind = new Map<string, number>();
-  for (const r of results)
-    blind.set(
-      `${r.env}/${r.level}`,
-      (await bestBlindSuccess(getEnvironment(r.env), r.level, { items: plan.items, seed: plan.seed, split })).success,
-    );
+  const blind = new Map<string, { task: number; part: number | null }>();
+  for (const r of results) {
+    const best = await bestBlindByKind(getEnvironment(r.env), r.level, { items: plan.items, seed: plan.seed, split });
+    blind.set(`${r.env}/${r.level}`, { task: best.task.success, part: best.part?.success ?? null });
+  }
   return { results, items, table: formatEvalTable(results, blind) };
 }

@@ -70,7 +70,7 @@ export function demoEnvironments(
         levels: levels.map((level) => ({
           level,
           expert: { successes: 8, n: 8, firstFailure: null },
-          blind: { policy: 'empty answer', success: 0, n: 8 },
+          blind: { policy: 'empty answer', kind: 'task-blind', success: 0, n: 8 },
           chance: 0,
         })),
         problems: [],
