@@ -46,6 +46,8 @@ const { values: args } = parseArgs({
     eval: { type: 'string', default: '' },
     seeds: { type: 'string', default: '1,2,3' },
     updates: { type: 'string', default: '30' },
+    /** Groups of each environment in an update. */
+    groups: { type: 'string', default: '1' },
     items: { type: 'string', default: '100' },
     turns: { type: 'string', default: '12' },
     gamma: { type: 'string', default: '0.9' },
@@ -68,6 +70,9 @@ const UPDATES = Number(args.updates);
 const ITEMS = Number(args.items);
 const TURNS = Number(args.turns);
 const GAMMA = Number(args.gamma);
+
+type Normalization = RunConfig['grpo']['loss_normalization'];
+const NORMALIZATIONS: Normalization[] = ['token', 'sequence'];
 
 type Patch = { [section: string]: Record<string, unknown> };
 const VARIANTS: Record<string, Patch> = {
@@ -93,7 +98,7 @@ function configFor(name: string, seed: number): RunConfig {
   const base: Patch = {
     training: {
       max_steps: 1000,
-      batch_size: ENVS.length,
+      batch_size: ENVS.length * Number(args.groups),
       group_size: 8,
       grad_accum_steps: 4,
       learning_rate: Number(args.lr),
@@ -166,7 +171,8 @@ const runs: {
   seed: number;
   seconds: number;
   after: Record<string, Summary>;
-  post_failure: PostFailureMass;
+  /** On the run's own training groups, weighed as each loss normalisation would weigh them. */
+  post_failure: Record<Normalization, PostFailureMass>;
 }[] = [];
 for (const seed of SEEDS) {
   for (const name of NAMES) {
@@ -183,13 +189,21 @@ for (const seed of SEEDS) {
         groups.set(t.group_id, [...(groups.get(t.group_id) ?? []), t]);
       },
     });
-    const postFailure = postFailureMass([...groups.values()], config);
+    const postFailure = Object.fromEntries(
+      NORMALIZATIONS.map((n) => [
+        n,
+        postFailureMass([...groups.values()], { ...config, grpo: { ...config.grpo, loss_normalization: n } }),
+      ]),
+    ) as Record<Normalization, PostFailureMass>;
     const after = await evaluateSets(loaded, `grpo-${name}`);
     loaded.model.dispose();
     runs.push({ variant: name, seed, seconds, after, post_failure: postFailure });
-    console.log(
-      `  after a failed call, in ${postFailure.groups} trained groups: net push ${postFailure.retried.toFixed(3)} on ${postFailure.retried_episodes} episodes that retried, ${postFailure.gave_up.toFixed(3)} on ${postFailure.gave_up_episodes} that gave up`,
-    );
+    for (const n of NORMALIZATIONS) {
+      const p = postFailure[n];
+      console.log(
+        `  after a failed call, in ${p.groups} trained groups weighed per ${n}: net push ${p.retried.toFixed(3)} on ${p.retried_episodes} episodes that retried, ${p.gave_up.toFixed(3)} on ${p.gave_up_episodes} that gave up`,
+      );
+    }
     for (const s of EVAL_SETS)
       console.log(
         `${name} seed ${seed} (${seconds.toFixed(0)} s) ${setName(s)}: ${showRate(after[setName(s)])}; ${acts(after[setName(s)])}`,
@@ -218,10 +232,15 @@ const table = NAMES.map((name) => {
       ];
     }),
   );
-  const push = {
-    retried: spread(mine.map((r) => r.post_failure.retried)),
-    gave_up: spread(mine.map((r) => r.post_failure.gave_up)),
-  };
+  const push = Object.fromEntries(
+    NORMALIZATIONS.map((n) => [
+      n,
+      {
+        retried: spread(mine.map((r) => r.post_failure[n].retried)),
+        gave_up: spread(mine.map((r) => r.post_failure[n].gave_up)),
+      },
+    ]),
+  ) as Record<Normalization, { retried: ReturnType<typeof spread>; gave_up: ReturnType<typeof spread> }>;
   return { variant: name, patch: VARIANTS[name], sets, push };
 });
 mkdirSync('bench/results', { recursive: true });
@@ -239,6 +258,7 @@ writeFileSync(
       eval: EVAL_SETS,
       seeds: SEEDS,
       updates: UPDATES,
+      groups_per_environment: Number(args.groups),
       items: ITEMS,
       turns: TURNS,
       lr: Number(args.lr),
@@ -252,7 +272,9 @@ writeFileSync(
   ),
 );
 const pm = (x: { mean: number; sd: number }, digits = 1) => `${x.mean.toFixed(digits)} ± ${x.sd.toFixed(digits)}`;
-console.log(`\n${SEEDS.length} seeds, ${UPDATES} updates, ${ITEMS} distinct held-out items per set`);
+console.log(
+  `\n${SEEDS.length} seeds, ${UPDATES} updates of ${args.groups} group(s) per environment, ${ITEMS} distinct held-out items per set`,
+);
 console.log(
   '| variant | set | before | after (mean ± sd) | gain | seeds separated | calls per episode | retry rate | recovery rate |',
 );
@@ -268,7 +290,12 @@ for (const row of table)
     console.log(
       `| ${row.variant} | ${key} | | ${pm(r.success)}% | ${r.gain.mean >= 0 ? '+' : ''}${pm(r.gain)} | ${r.separated} of ${SEEDS.length} | ${pm(r.calls_per_episode, 2)} | ${pm(r.retry_rate)}% | ${pm(r.recovery_rate)}% |`,
     );
-console.log('\n| variant | net push after a failed call: retried | gave up |');
-console.log('|---|---|---|');
-for (const row of table) console.log(`| ${row.variant} | ${pm(row.push.retried, 3)} | ${pm(row.push.gave_up, 3)} |`);
+console.log(
+  '\n| variant | net push after a failed call, weighed per token: retried | gave up | weighed per episode: retried | gave up |',
+);
+console.log('|---|---|---|---|---|');
+for (const row of table)
+  console.log(
+    `| ${row.variant} | ${pm(row.push.token.retried, 3)} | ${pm(row.push.token.gave_up, 3)} | ${pm(row.push.sequence.retried, 3)} | ${pm(row.push.sequence.gave_up, 3)} |`,
+  );
 process.exit(0);
