@@ -69,7 +69,7 @@ describe('bootstrap on the environments screen', () => {
     expect(afterSft.successes).toBeGreaterThan(before.successes);
     expect(afterGrpo.n).toBe(8);
     expect(await page.locator('[data-testid="boot-summary"]').textContent()).toMatch(
-      /12 of 12 demonstrations succeeded; GRPO run run-\S+ \(1 updates\)/,
+      /12 of 12 demonstrations succeeded; GRPO run run-\S+ \(bootstrap-bell\) \(1 updates\)/,
     );
     expect(await page.locator('[data-testid="boot-progress"]').textContent()).toMatch(
       /SFT on 12 successful demonstrations/,

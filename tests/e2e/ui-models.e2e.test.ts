@@ -214,9 +214,13 @@ describe('importing a Hugging Face model and exporting merged weights', () => {
     // The imported model is now the playground's local policy.
     await page.locator('[data-testid="tab-playground"]').click();
     const local = page.locator('[data-testid="policy-select"] option[value="local"]');
-    await expect.poll(() => local.textContent(), { timeout: 30_000 }).toContain('the imported model tiny-e2e');
+    await expect.poll(() => local.textContent(), { timeout: 30_000 }).toContain('Local model (tiny-e2e)');
     expect(await local.isDisabled()).toBe(false);
     await page.locator('[data-testid="policy-select"]').selectOption('local');
+    // The option says the short name; the model line under it says which model that is.
+    expect(await page.locator('[data-testid="playground-model"]').textContent()).toContain(
+      'the imported model tiny-e2e',
+    );
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 120_000 });
     expect(app.errors).toEqual([]);

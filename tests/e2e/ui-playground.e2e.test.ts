@@ -21,6 +21,11 @@ describe('playground and trajectories screens', () => {
     await expect
       .poll(() => page.locator('[data-testid="policy-select"]').inputValue(), { timeout: 60_000 })
       .toBe('local');
+    // The chosen policy's label is shown whole in the select (the model line under it says the rest).
+    const policy = page.locator('[data-testid="policy-select"]');
+    expect((await policy.locator('option[value="local"]').textContent())?.trim()).toBe('Local model (spindle-base)');
+    const [scroll, client] = await policy.evaluate((el) => [el.scrollWidth, el.clientWidth]);
+    expect(scroll).toBeLessThanOrEqual(client);
     await page.locator('[data-testid="policy-select"]').selectOption('expert');
     await page.locator('[data-testid="run-episode"]').click();
     await page.locator('[data-testid="episode-panel"][data-phase="done"]').waitFor({ timeout: 60_000 });

@@ -1,7 +1,7 @@
 /**
  * Before its first update a (simulated, `?demo`) run evaluates the base on held-out items, and the run
  * controls say so: items done of total on the bar and in words, not a silent "waiting for the first
- * update…"; and the model line says it is loading while the run starts, then that it is ready.
+ * update…"; and the model line says it is loading while the run starts, then that it is ready, then what became of it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openApp, type App } from './harness.ts';
@@ -45,6 +45,10 @@ describe('train progress', () => {
       .poll(() => page.locator('[data-testid="run-status"]').textContent(), { timeout: 60_000 })
       .toBe('finished');
     expect(await progress.textContent()).toMatch(/\d+\/\d+ updates/);
+    // Once the run is over the line says what became of the model, not that it loads when a run starts.
+    expect((await page.locator('[data-testid="run-model"]').textContent())!.trim()).toBe(
+      `${base} (the run is over: its trained copy is the Playground’s policy; the next run loads the base again)`,
+    );
     const seen = await page.evaluate(() => (window as unknown as { modelSeen: string[] }).modelSeen);
     // Loading first, then ready (other texts may come between page load and the start, or after the run).
     const loading = seen.indexOf(`loading ${base}…`);

@@ -69,7 +69,7 @@ describe('playground operations', () => {
   function fakeEngine(result: (request: PlayRequest) => Trajectory) {
     const requests: PlayRequest[] = [];
     const engine: PlaygroundEngine = {
-      policyStatus: () => ({ unavailable: null, label: 'the shipped base model' }),
+      policyStatus: () => ({ unavailable: null, label: 'the shipped base model', name: 'spindle-base' }),
       async playEpisode(request, onEvent) {
         requests.push(request);
         onEvent({ type: 'text', turn: 0, piece: 'hi' } as Parameters<typeof onEvent>[0]);
@@ -99,6 +99,11 @@ describe('playground operations', () => {
       ['local', null],
       ['expert', null],
     ]);
+    // The option says the policy's short name; the model line under the select says the rest.
+    expect((await ops.policies())[0]).toMatchObject({
+      label: 'Local model (spindle-base)',
+      model: 'the shipped base model',
+    });
     const pieces: string[] = [];
     const trajectory = await ops.runEpisode(
       { task, seed: 4, policy: 'expert' },
@@ -178,7 +183,7 @@ describe('playground cancellation', () => {
     const cancelled: string[] = [];
     let rejectPlay: (error: Error) => void = () => {};
     const engine: PlaygroundEngine = {
-      policyStatus: () => ({ unavailable: null, label: 'x' }),
+      policyStatus: () => ({ unavailable: null, label: 'x', name: 'x' }),
       playEpisode: () =>
         new Promise((_, reject) => {
           rejectPlay = reject;

@@ -153,7 +153,9 @@ describe('bootstrap: demonstrations, SFT, GRPO', () => {
     // Both the demonstrations and the GRPO run are runs of the store, the user's environment stored with each.
     const demoRun = await getRun(store, report.demonstrations.runId!);
     expect(demoRun?.environments?.map((e) => e.name)).toEqual(['bell']);
-    expect((await getRun(store, report.grpo!.runId))?.status).toBe('completed');
+    const stored = await getRun(store, report.grpo!.runId);
+    expect(stored?.status).toBe('completed');
+    expect(report.grpo!.runName).toBe(stored?.name);
 
     const again = await bootstrapOnce(store, config());
     expect([again.baseline, again.afterSft, again.grpo?.heldOut, again.sft.losses]).toEqual([

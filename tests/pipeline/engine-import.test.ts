@@ -76,7 +76,7 @@ describe('importing a Hugging Face model into the engine', () => {
     expect(info.card).toMatch(/\| weights on this device \| float32 \|/);
     expect(info.card).toMatch(/`model.base_model: imported:tiny-test`/);
     expect(info.card).toMatch(/no README\.md/);
-    expect(e.policyStatus()).toEqual({ unavailable: null, label: 'the imported model tiny-test' });
+    expect(e.policyStatus()).toEqual({ unavailable: null, label: 'the imported model tiny-test', name: 'tiny-test' });
     const trajectory = await e.playEpisode(
       {
         episodeId: 'p',

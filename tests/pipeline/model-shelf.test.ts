@@ -37,7 +37,7 @@ describe('ModelShelf across runs', () => {
     const { shelf, live } = fakeShelf();
     for (const name of ['a', 'b', 'c']) await shelf.loadForRun(config(name));
     expect([...live]).toEqual([2]);
-    expect(shelf.policyStatus().label).toBe('the model of run c');
+    expect(shelf.policyStatus()).toMatchObject({ label: 'the model of run c', name: 'run c' });
   });
 
   it('leaves the previous run’s model alone while an episode plays it', async () => {

@@ -3,12 +3,15 @@ import { modelStateText } from '../../src/ui/screens/train/model-state.ts';
 import { modelPhaseText } from '../../src/ui/lib/model-state.ts';
 
 describe('modelStateText', () => {
-  it('loading while the run starts, ready while it runs, and says when it loads before a run', () => {
+  it('loading while the run starts, ready while it runs, says when it loads before a run, and what became of it after one', () => {
     expect(modelStateText('idle', 'models/spindle-base')).toBe('models/spindle-base (loads when a run starts)');
     expect(modelStateText('starting', 'models/spindle-base')).toBe('loading models/spindle-base…');
     for (const s of ['running', 'paused', 'stopping'] as const)
       expect(modelStateText(s, 'models/spindle-base')).toBe('models/spindle-base ready');
-    expect(modelStateText('finished', 'models/spindle-base')).toBe('models/spindle-base (loads when a run starts)');
+    for (const s of ['finished', 'stopped'] as const)
+      expect(modelStateText(s, 'models/spindle-base')).toBe(
+        'models/spindle-base (the run is over: its trained copy is the Playground’s policy; the next run loads the base again)',
+      );
   });
 });
 

@@ -65,7 +65,8 @@ export function playgroundOperations(getStore: () => Promise<Store>, engine: () 
       const status = await engine().policyStatus();
       return {
         id: 'local',
-        label: `Local model (${status.label})`,
+        // The short name: the select is narrow, and the model line under it says the rest.
+        label: `Local model (${status.name})`,
         unavailable: status.unavailable,
         model: status.label,
       };

@@ -48,6 +48,8 @@ export interface PolicyStatus {
   unavailable: string | null;
   /** What the local policy is: the latest run's model, the imported model or the base model. */
   label: string;
+  /** The same, short enough for a picker's option: "spindle-base", "run chain-calls", the import's name. */
+  name: string;
 }
 
 /** The model a merge starts from; `release` frees it when it was loaded just for this. */
@@ -86,7 +88,7 @@ export interface ShelfDeps {
 
 export class ModelShelf {
   /** The model of the latest run (the policy being trained). */
-  private runModel: (LoadedPolicyModel & { label: string }) | null = null;
+  private runModel: (LoadedPolicyModel & { label: string; name: string }) | null = null;
   private baseModel: Promise<LoadedPolicyModel> | null = null;
   private imported: ImportedModel | null = null;
 
@@ -98,9 +100,11 @@ export class ModelShelf {
   }
 
   policyStatus(): PolicyStatus {
-    if (this.runModel) return { unavailable: null, label: this.runModel.label };
-    if (this.imported) return { unavailable: null, label: `the imported model ${this.imported.name}` };
-    return { unavailable: this.deps.baseModelMissing(), label: `the base model (${DEFAULT_CONFIG.model.base_model})` };
+    if (this.runModel) return { unavailable: null, label: this.runModel.label, name: this.runModel.name };
+    if (this.imported)
+      return { unavailable: null, label: `the imported model ${this.imported.name}`, name: this.imported.name };
+    const base = DEFAULT_CONFIG.model.base_model;
+    return { unavailable: this.deps.baseModelMissing(), label: `the base model (${base})`, name: base };
   }
 
   /**
@@ -120,7 +124,7 @@ export class ModelShelf {
       importedModel.dispose();
       this.imported.loaded = null;
     }
-    this.runModel = { ...loaded, label: `the model of run ${config.name}` };
+    this.runModel = { ...loaded, label: `the model of run ${config.name}`, name: `run ${config.name}` };
     return loaded;
   }
 

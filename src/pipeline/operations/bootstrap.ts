@@ -19,7 +19,7 @@ import type { Environment } from '../../envs/types.ts';
 import { evaluatePolicy, evaluationSettings } from '../../rollout/evaluate.ts';
 import { LocalPolicy } from '../../rollout/local-policy.ts';
 import { formatSuccessCount, wilsonInterval } from '../../rollout/success-interval.ts';
-import type { Store } from '../../store/index.ts';
+import { getRun, type Store } from '../../store/index.ts';
 import { chatExample } from '../../train/sft-data.ts';
 import type { LoadedPolicyModel } from '../engine/engine-api.ts';
 import type { JudgingDeps } from '../engine/rollout-worker.ts';
@@ -92,7 +92,8 @@ export interface BootstrapReport {
   sft: { losses: number[]; adapter: Uint8Array | null; examples: number };
   afterSft: HeldOut | null;
   /** The GRPO run and its last held-out figure (null when it was stopped before its evaluation, or training.max_steps is 0). */
-  grpo: { runId: string; steps: number; heldOut: HeldOut | null } | null;
+  /** The GRPO run: its id and the name the store gave it (a taken name gets a number), for `runLabel`. */
+  grpo: { runId: string; runName: string; steps: number; heldOut: HeldOut | null } | null;
   stopped: boolean;
 }
 
@@ -259,7 +260,7 @@ async function runGrpo(
   emit: (e: BootstrapEvent) => void,
 ): Promise<NonNullable<BootstrapReport['grpo']>> {
   const run = request.newRun(request.model);
-  const result: NonNullable<BootstrapReport['grpo']> = { runId: '', steps: 0, heldOut: null };
+  const result: NonNullable<BootstrapReport['grpo']> = { runId: '', runName: config.name, steps: 0, heldOut: null };
   let fatal: string | null = null;
   const unsubscribe = run.subscribe((event) => {
     if (event.type === 'update' || event.type === 'checkpoint') result.steps = Math.max(result.steps, event.step);
@@ -272,6 +273,7 @@ async function runGrpo(
   request.signal.addEventListener('abort', stop, { once: true });
   try {
     result.runId = await run.start(config, { environments: request.environments });
+    result.runName = (await getRun(request.store, result.runId))?.name ?? config.name;
     if (request.signal.aborted) stop();
     await run.done();
   } finally {

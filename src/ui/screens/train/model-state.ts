@@ -20,9 +20,16 @@ export function runModelPhase(status: RunStatus): ModelPhase {
   }
 }
 
+/**
+ * Before any run the base is not loaded; after one, the run's trained copy stays in the tab as the
+ * Playground's policy and the next run loads the base again (model-shelf.ts).
+ */
 export function modelStateText(status: RunStatus, baseModel: string): string {
+  const over = status === 'finished' || status === 'stopped';
   return modelPhaseText(runModelPhase(status), baseModel, {
-    idle: 'loads when a run starts',
+    idle: over
+      ? 'the run is over: its trained copy is the Playground’s policy; the next run loads the base again'
+      : 'loads when a run starts',
     failed: 'the run stopped',
   });
 }
