@@ -32,6 +32,11 @@ const { values: args } = parseArgs({
     turns: { type: 'string', default: '12' },
     lr: { type: 'string', default: '1e-3' },
     seed: { type: 'string', default: '1' },
+    /** curriculum.next_level_share: the share of groups drawn a level above the current one. */
+    'next-level-share': { type: 'string', default: '0' },
+    /** grpo.loss_normalization. */
+    'loss-normalization': { type: 'string', default: 'token' },
+    out: { type: 'string', default: 'curriculum' },
   },
 });
 const ENV = args.env;
@@ -61,7 +66,9 @@ const { config, errors } = validateRunConfig({
     window: Number(args.window),
     advance_threshold: 0.75,
     max_level: MAX_LEVEL,
+    next_level_share: Number(args['next-level-share']),
   },
+  grpo: { loss_normalization: args['loss-normalization'] },
   safety: { enabled: false },
   trajectory_collection: { n_workers: 2, max_steps_per_trajectory: TURNS },
   tasks: { environments: [ENV], difficulty_range: [1, MAX_LEVEL], eval_items: ITEMS },
@@ -127,7 +134,7 @@ const levels = LEVELS.map((l) => ({
 }));
 mkdirSync('bench/results', { recursive: true });
 writeFileSync(
-  'bench/results/curriculum.json',
+  `bench/results/${args.out}.json`,
   JSON.stringify(
     {
       benchmark: 'curriculum',
@@ -146,7 +153,7 @@ writeFileSync(
   ),
 );
 writeFileSync(
-  'bench/results/curriculum.svg',
+  `bench/results/${args.out}.svg`,
   lineChartSvg({
     title: `Curriculum on ${ENV} from spindle-base (${curve.length} updates, ${(seconds / 60).toFixed(1)} min)`,
     xLabel: 'update',

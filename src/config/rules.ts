@@ -79,6 +79,7 @@ export const FIELD_RULES: Record<string, FieldRule> = {
   'curriculum.window': { kind: 'int', min: 1, max: 1_000_000 },
   'curriculum.advance_threshold': { kind: 'number', min: 0, max: 1 },
   'curriculum.max_level': { kind: 'int', min: 1, max: 5 },
+  'curriculum.next_level_share': { kind: 'number', min: 0, max: 1 },
   'process_rewards.tool_success_bonus': { kind: 'number', min: 0, max: 1 },
   'process_rewards.thought_bonus': { kind: 'number', min: 0, max: 1 },
   'process_rewards.thought_min_chars': { kind: 'int', min: 0, max: 100_000 },

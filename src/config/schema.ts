@@ -136,7 +136,20 @@ export interface RunConfig {
     /** Successful trajectories (the environment's verdict) whose judge score exceeds this enter the buffer. */
     admit_threshold: number;
   };
-  curriculum: { enabled: boolean; start_level: number; window: number; advance_threshold: number; max_level: number };
+  curriculum: {
+    enabled: boolean;
+    start_level: number;
+    window: number;
+    advance_threshold: number;
+    max_level: number;
+    /**
+     * The share of an environment's groups drawn one level above its current one. A policy trained at one
+     * level only learns that level's length (two calls, then the answer) and meets the next having
+     * unlearned the extra call; groups from the next level keep it in every batch, where they have
+     * spread while that level is partly solved. Only the current level's episodes count toward advancing.
+     */
+    next_level_share: number;
+  };
   process_rewards: {
     enabled: boolean;
     tool_success_bonus: number;
@@ -270,7 +283,14 @@ export const DEFAULT_CONFIG: RunConfig = {
   // 128: a byte-level js/sh call with its <think> takes 100–130 tokens (text_reverse's does not fit in 96).
   sampling: { temperature: 1, top_k: 0, top_p: 1, max_new_tokens: 128 },
   replay: { capacity: 10_000, online_ratio: 0.7, admit_threshold: 0 },
-  curriculum: { enabled: true, start_level: 1, window: 100, advance_threshold: 0.75, max_level: 5 },
+  curriculum: {
+    enabled: true,
+    start_level: 1,
+    window: 100,
+    advance_threshold: 0.75,
+    max_level: 5,
+    next_level_share: 0,
+  },
   process_rewards: {
     enabled: false,
     tool_success_bonus: 0.05,

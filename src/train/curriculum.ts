@@ -20,6 +20,15 @@ export type CurriculumConfig = Pick<
   'start_level' | 'window' | 'advance_threshold' | 'max_level'
 >;
 
+/**
+ * The level one group of an environment is drawn at: its current `level`, or with probability
+ * `next_level_share` (`draw` is a uniform number in [0, 1) the caller derives from the run's seed, the step
+ * and the group, so a rerun draws the same) the level above, up to `top` (max_level and the run's range).
+ */
+export function groupLevel(level: number, share: number, draw: number, top: number): number {
+  return share > 0 && draw < share && level < top ? level + 1 : level;
+}
+
 export interface EnvCurriculum {
   level: number;
   /** The most recent scores at this level, oldest first, at most `window` long. */

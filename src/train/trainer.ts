@@ -300,7 +300,11 @@ export class Trainer {
     const byEnv = new Map<string, number[]>();
     // The curriculum follows the success rate (the environment's verdict), not the blended score: a
     // level is mastered when its tasks are done, not when the judges are pleased.
-    for (const t of scored) byEnv.set(t.env, [...(byEnv.get(t.env) ?? []), t.success === true ? 1 : 0]);
+    // Only the current level's episodes count: those drawn a level above (curriculum.next_level_share) do not.
+    const levels = this.levels();
+    for (const t of scored)
+      if (!levels || t.difficulty === levels[t.env])
+        byEnv.set(t.env, [...(byEnv.get(t.env) ?? []), t.success === true ? 1 : 0]);
     for (const [env, scores] of byEnv) {
       const r = recordScores(this.curriculum, env, scores, this.config.curriculum);
       this.curriculum = r.state;

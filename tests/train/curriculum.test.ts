@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createCurriculum, levelOf, recordScores } from '../../src/train/curriculum.ts';
+import { createCurriculum, groupLevel, levelOf, recordScores } from '../../src/train/curriculum.ts';
 import { DEFAULT_CONFIG } from '../../src/config/schema.ts';
 
 const CFG = DEFAULT_CONFIG.curriculum; // window 100, threshold 0.75, levels 1..5
@@ -56,5 +56,16 @@ describe('curriculum', () => {
 
   it('rejects a bad config with the field name', () => {
     expect(() => createCurriculum(['e'], { ...CFG, start_level: 6 })).toThrow(/start_level/);
+  });
+});
+
+describe('groupLevel (curriculum.next_level_share)', () => {
+  it('draws a group a level above with the given share, never past the top, never with share 0', () => {
+    const draws = Array.from({ length: 1000 }, (_, i) => (i + 0.5) / 1000);
+    const above = draws.filter((d) => groupLevel(2, 0.25, d, 5) === 3).length;
+    expect(above).toBe(250);
+    expect(draws.every((d) => groupLevel(2, 0, d, 5) === 2)).toBe(true);
+    expect(draws.every((d) => groupLevel(5, 1, d, 5) === 5)).toBe(true);
+    expect(groupLevel(3, 1, 0.99, 4)).toBe(4);
   });
 });

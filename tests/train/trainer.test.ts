@@ -256,6 +256,21 @@ describe('trainer', () => {
     model.dispose();
   });
 
+  it("counts only the current level's episodes toward advancing: those drawn a level above do not", async () => {
+    const model = tinyModel({ lora: false });
+    const markers: RunMarker[] = [];
+    const aboveOnly: CollectGroups = async (n, step, levels) => {
+      const gs = await fakeCollector(model)(n, step, levels);
+      return gs.map((g) => g.map((t, i) => ({ ...t, difficulty: 2, success: true, judge_score: i === 0 ? 0.5 : 1 })));
+    };
+    const t = new Trainer({ model, config: config(), collectGroups: aboveOnly, onMarker: (m) => markers.push(m) });
+    await t.trainStep();
+    await t.trainStep();
+    expect(markers.filter((m) => m.kind === 'curriculum')).toEqual([]);
+    t.dispose();
+    model.dispose();
+  });
+
   it('a regression rolls back to the best checkpoint and raises the capability share', async () => {
     const model = tinyModel({ lora: false });
     const evals = [{ bench: 0.8 }, { bench: 0.5 }];

@@ -20,7 +20,8 @@ import type { EnvironmentSource, MetricsRecord, RunMarker, Split, Trajectory } f
 import { getEnvironment } from '../../envs/registry.ts';
 import { evaluationSettings, evaluationTasks, summarizeLevel } from '../../rollout/evaluate.ts';
 import { installedSources, installEnvironmentSource } from '../../envs/sources.ts';
-import { deriveSeed } from '../../rng.ts';
+import { createRng, deriveSeed } from '../../rng.ts';
+import { groupLevel } from '../../train/curriculum.ts';
 import type { TransformerModel } from '../../model/transformer.ts';
 import type { TextTokenizer } from '../../tokenizer/tokenizer.ts';
 import {
@@ -413,10 +414,18 @@ export class PipelineRun implements RunController {
       Array.from({ length: n }, async (_, g) => {
         const envName = tasks.environments[(step * n + g) % tasks.environments.length];
         const env = getEnvironment(envName);
-        const level = Math.min(
+        const current = Math.min(
           Math.max(levels?.[envName] ?? fixedLevel(tasks, envName), tasks.difficulty_range[0]),
           tasks.difficulty_range[1],
         );
+        const level = levels
+          ? groupLevel(
+              current,
+              this.config.curriculum.next_level_share,
+              createRng(deriveSeed(seed, 'next-level', step, g)).next(),
+              Math.min(this.config.curriculum.max_level, tasks.difficulty_range[1]),
+            )
+          : current;
         const task = env.generate(deriveSeed(seed, 'task', step, g), level, 'train');
         const jobs = groupJobs(task, `${this.runId}/${step}/${g}`, { seed, step, group: g }, training.group_size, {
           sampling: this.config.sampling,
