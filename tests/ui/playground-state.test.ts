@@ -174,7 +174,6 @@ describe('PlaygroundState', () => {
   });
   it("says the local model loads with the first episode, is loading until that episode's first text, then ready", async () => {
     const phases: string[] = [];
-    let state!: PlaygroundState;
     const { source } = fakeSource({
       policies: async () => [{ id: 'local', label: 'Local model (m)', unavailable: null, model: 'm' }],
       async runEpisode(request, onEvent) {
@@ -184,7 +183,7 @@ describe('PlaygroundState', () => {
         return makeTrajectory({ task_id: request.task.id, seed: request.seed });
       },
     });
-    state = new PlaygroundState(source);
+    const state = new PlaygroundState(source);
     await state.load();
     expect(state.modelText).toBe('m (loads with the first episode)');
     await state.run();
