@@ -21,9 +21,10 @@
  *   that distance of a boundary (none in the tests' episodes). Bit equality would need the decoding
  *   step and the prefill to round alike, and more: keeping only prefilled keys (the sampled tokens
  *   prefilled again with the observation) was tried and is not exact either, as a prefill of the new
- *   positions after cached ones does not round as one over the whole conversation. The drift is harmless to training: these log-probs are GRPO's
- *   old_logp (train/grpo-loss.ts), whose ratio exp(logp − old_logp) moves by ~1e-6 against a ±0.2 clip
- *   and the rounding the trainer's own recomputation of logp already has.
+ *   positions after cached ones does not round as one over the whole conversation. The drift is harmless
+ *   to training: these log-probs are GRPO's old_logp (train/grpo-loss.ts), whose ratio
+ *   exp(logp − old_logp) moves by ~1e-6 against a ±0.2 clip and the rounding the trainer's own
+ *   recomputation of logp already has.
  */
 import * as tf from '@tensorflow/tfjs';
 import { createRng, deriveSeed, type Rng } from '../rng.ts';
