@@ -16,6 +16,7 @@
  *   npm run bench:learn -- --updates 40       # a fixed number of updates (comparisons that ignore the load)
  *   npm run bench:learn -- --levels 2         # every environment at level 2
  *   npm run bench:learn -- --envs arith_tool --levels arith_tool=3 --lr 1e-3
+ *   npm run bench:learn -- --seeds 1,2,3 --updates 40  # three runs: mean ± sd, how many seeds separate
  *
  * Default levels: arith_tool 3, letter_count 2, shell_exec 2, where the shipped base's greedy success is
  * 27–61% (it answers some items without its tool and miscopies into the call on others), and the
@@ -32,7 +33,17 @@ import { loadHfModel } from '../src/hub/hf.ts';
 import { initBackend } from '../src/kernels/backend.ts';
 import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { bestBlindByKind, type BlindResult } from '../src/rollout/blind-policies.ts';
-import { BENCH_MAX_STEPS, EVAL_SEED, heldOut, pct, showRate, trainGrpo, type HeldOut } from './lib/learn-run.ts';
+import { mean, sampleStd } from '../src/train/advantages.ts';
+import {
+  BENCH_MAX_STEPS,
+  EVAL_SEED,
+  heldOut,
+  pct,
+  showRate,
+  trainGrpo,
+  type HeldOut,
+  type UpdatePoint,
+} from './lib/learn-run.ts';
 import { lineChartSvg } from './lib/svg-chart.ts';
 
 const { values: args } = parseArgs({
@@ -46,8 +57,11 @@ const { values: args } = parseArgs({
     'online-ratio': { type: 'string', default: '0.7' },
     iterations: { type: 'string', default: '1' },
     temperature: { type: 'string', default: '1' },
+    /** One run per seed from a fresh copy of the base; the table gives the mean and spread over them. */
+    seeds: { type: 'string', default: '11' },
   },
 });
+const SEEDS = args.seeds.split(',').map(Number);
 const BUDGET_MS = Number(args.minutes) * 60_000;
 /** An update budget as well (`--updates 40`): experiments compared by updates do not depend on the machine's load. */
 const MAX_UPDATES = Number(args.updates);
@@ -66,7 +80,7 @@ const levelRange: [number, number] = [Math.min(...Object.values(LEVELS)), Math.m
 
 const { config, errors } = validateRunConfig({
   name: 'bench-learn',
-  seed: 11,
+  seed: SEEDS[0],
   model: { base_model: 'spindle-base' },
   lora: { r: 8, alpha: 16 },
   // One group per environment per update; micro-batches of a quarter keep activations inside the wasm heap.
@@ -128,25 +142,48 @@ await initBackend();
 const base = await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
 const before = await evaluateAll('held-out success before GRPO (greedy):', base, 'spindle-base');
 
-const { curve, seconds: trainSeconds } = await trainGrpo(base, config, {
-  maxUpdates: MAX_UPDATES,
-  budgetMs: BUDGET_MS,
-  onUpdate: ({ step, metrics: m, seconds }) => {
-    const envSuccess = ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined)
-      .map((env) => `${env} ${m[`rollout/success/${env}`].toFixed(2)}`)
-      .join(' ');
-    console.log(
-      `update ${step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} calls ${(m['tools/call_frequency'] ?? 0).toFixed(2)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`,
-    );
-  },
-}).catch((error: Error) => {
-  console.error(`${error.message}; bench/results/learn.json is left as it was.`);
-  process.exit(1);
-});
-const loadDuring = loadavg();
+interface SeedRun {
+  seed: number;
+  curve: UpdatePoint[];
+  seconds: number;
+  after: Map<string, HeldOut>;
+}
 
-// The run trained LoRA adapters on the loaded model in place: evaluate the same object again.
-const after = await evaluateAll('held-out success after GRPO (greedy):', base, 'spindle-grpo');
+/** One GRPO run from `loaded` (trained in place) with `seed`, then the same held-out evaluation. */
+async function runSeed(loaded: Parameters<typeof heldOut>[0], seed: number): Promise<SeedRun> {
+  const { curve, seconds } = await trainGrpo(
+    loaded,
+    { ...config!, seed },
+    {
+      maxUpdates: MAX_UPDATES,
+      budgetMs: BUDGET_MS,
+      onUpdate: ({ step, metrics: m, seconds }) => {
+        const envSuccess = ENVS.filter((env) => m[`rollout/success/${env}`] !== undefined)
+          .map((env) => `${env} ${m[`rollout/success/${env}`].toFixed(2)}`)
+          .join(' ');
+        console.log(
+          `seed ${seed} update ${step} reward ${(m.reward ?? 0).toFixed(3)} success ${envSuccess} calls ${(m['tools/call_frequency'] ?? 0).toFixed(2)} zero_std ${(m.frac_reward_zero_std ?? 0).toFixed(2)} loss ${(m['train/loss'] ?? 0).toFixed(4)} rollouts ${(m['perf/rollout_seconds'] ?? 0).toFixed(1)} s update ${(m['perf/update_seconds'] ?? 0).toFixed(1)} s heap ${wasmHeapGiB()} (${seconds.toFixed(0)} s)`,
+        );
+      },
+    },
+  ).catch((error: Error) => {
+    console.error(`${error.message}; bench/results/learn.json is left as it was.`);
+    process.exit(1);
+  });
+  // The run trained LoRA adapters on the loaded model in place: evaluate the same object again.
+  const after = await evaluateAll(`held-out success after GRPO, seed ${seed} (greedy):`, loaded, 'spindle-grpo');
+  return { seed, curve, seconds, after };
+}
+
+const runs: SeedRun[] = [];
+for (const [i, seed] of SEEDS.entries()) {
+  // The first run trains the model the baseline was measured on; every other one a fresh copy of the base.
+  const loaded =
+    i === 0 ? base : await loadHfModel(resolveModelPath(process.env.SPINDLE_BENCH_MODEL ?? 'spindle-base'));
+  runs.push(await runSeed(loaded, seed));
+  loaded.model.dispose();
+}
+const loadDuring = loadavg();
 
 const summary = (h: HeldOut) => ({
   success: h.success,
@@ -155,34 +192,30 @@ const summary = (h: HeldOut) => ({
   tool_use: h.tool_use,
   agent: h.agent,
 });
+const spread = (xs: number[]) => ({ mean: mean(xs), sd: xs.length > 1 ? sampleStd(xs) : 0 });
 const envs = ENVS.map((env) => {
   const b = summary(before.get(env)!);
-  const a = summary(after.get(env)!);
+  const after = runs.map((r) => ({ seed: r.seed, ...summary(r.after.get(env)!) }));
   const blindBest = blind.get(env)!;
   return {
     env,
     level: LEVELS[env],
     items: b.n,
     before: b,
-    after: a,
+    after,
+    success_after: spread(after.map((a) => a.success)),
+    points: spread(after.map((a) => 100 * (a.success - b.success))),
+    calls_per_episode_after: spread(after.map((a) => a.agent.calls_per_episode)),
+    retry_rate_after: spread(after.map((a) => a.agent.retry_rate)),
+    recovery_rate_after: spread(after.map((a) => a.agent.recovery_rate)),
+    /** Seeds whose interval lies wholly above the base's. */
+    separated: after.filter((a) => a.ci95[0] > b.ci95[1]).length,
     blind_best: { success: blindBest.task.success, policy: blindBest.task.policy },
     part_blind_best: blindBest.part && { success: blindBest.part.success, policy: blindBest.part.policy },
-    points: 100 * (a.success - b.success),
-    separated: a.ci95[0] > b.ci95[1],
   };
 });
-const result = {
-  benchmark: 'learn',
-  date: new Date().toISOString(),
-  machine: 'Node 20, tfjs-wasm, 2 vCPU',
-  load_average_before: loadBefore,
-  load_average_end_of_training: loadDuring,
-  budget_minutes: Number(args.minutes),
-  train_seconds: trainSeconds,
-  updates: curve.length,
-  config,
-  envs,
-  curve: curve.map(({ step, metrics: m, seconds }) => ({
+const curveOf = (curve: UpdatePoint[]) =>
+  curve.map(({ step, metrics: m, seconds }) => ({
     step,
     reward: m.reward ?? 0,
     success: m['rollout/success'] ?? 0,
@@ -191,37 +224,53 @@ const result = {
       ENVS.filter((e) => m[`rollout/success/${e}`] !== undefined).map((e) => [e, m[`rollout/success/${e}`]]),
     ),
     seconds,
-  })),
+  }));
+const result = {
+  benchmark: 'learn',
+  date: new Date().toISOString(),
+  machine: 'Node 20, tfjs-wasm, 2 vCPU',
+  load_average_before: loadBefore,
+  load_average_end_of_training: loadDuring,
+  budget_minutes: Number(args.minutes),
+  seeds: SEEDS,
+  config,
+  envs,
+  runs: runs.map((r) => ({ seed: r.seed, train_seconds: r.seconds, updates: r.curve.length, curve: curveOf(r.curve) })),
 };
 mkdirSync('bench/results', { recursive: true });
 writeFileSync('bench/results/learn.json', JSON.stringify(result, null, 2));
+const first = runs[0];
 writeFileSync(
   'bench/results/learn.svg',
   lineChartSvg({
-    title: `GRPO from spindle-base (${curve.length} updates, ${(trainSeconds / 60).toFixed(1)} min)`,
+    title: `GRPO from spindle-base (seed ${first.seed}: ${first.curve.length} updates, ${(first.seconds / 60).toFixed(1)} min)`,
     xLabel: 'update',
     series: [
-      { name: 'mean reward (train batch)', points: result.curve.map((c) => [c.step, c.reward]) },
-      { name: 'success rate (train batch)', points: result.curve.map((c) => [c.step, c.success]) },
+      { name: 'mean reward (train batch)', points: curveOf(first.curve).map((c) => [c.step, c.reward]) },
+      { name: 'success rate (train batch)', points: curveOf(first.curve).map((c) => [c.step, c.success]) },
       ...envs.map((e) => ({
         name: `${e.env} held-out success`,
         points: [
           [0, e.before.success],
-          [curve.length, e.after.success],
+          [first.curve.length, e.after[0].success],
         ] as [number, number][],
       })),
     ],
   }),
 );
+const pm = (x: { mean: number; sd: number }, scale = 100, digits = 1) =>
+  `${(scale * x.mean).toFixed(digits)} ± ${(scale * x.sd).toFixed(digits)}`;
 console.log(
-  '\n| environment | level | items | before | after | points | best task-blind | best part-blind | called its tool (before → after) | success when it did | calls per episode | recovery after a failed call |',
+  `\n${SEEDS.length} seed(s) (${SEEDS.join(', ')}); after: mean ± sd over the seeds, each seed's success in brackets`,
+);
+console.log(
+  "| environment | level | items | before | after | points | seeds whose interval clears the base's | best task-blind | best part-blind | calls per episode (before → after) | retry rate after a failed call | recovery rate |",
 );
 console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
 for (const e of envs) {
-  const use = `${pct(e.before.tool_use.called)} → ${pct(e.after.tool_use.called)} | ${pct(e.before.tool_use.success_when_called)} → ${pct(e.after.tool_use.success_when_called)}`;
-  const agent = `${e.before.agent.calls_per_episode.toFixed(2)} → ${e.after.agent.calls_per_episode.toFixed(2)} | ${pct(e.before.agent.recovery_rate)} of ${e.before.agent.failed_call_episodes} → ${pct(e.after.agent.recovery_rate)} of ${e.after.agent.failed_call_episodes}`;
+  const each = e.after.map((a) => pct(a.success)).join(', ');
   console.log(
-    `| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${showRate(e.after)} | ${e.points >= 0 ? '+' : ''}${e.points.toFixed(1)}${e.separated ? ' (intervals separate)' : ''} | ${pct(e.blind_best.success)} | ${e.part_blind_best ? pct(e.part_blind_best.success) : '—'} | ${use} | ${agent} |`,
+    `| ${e.env} | ${e.level} | ${e.items} | ${showRate(e.before)} | ${pm(e.success_after)}% (${each}) | ${e.points.mean >= 0 ? '+' : ''}${pm(e.points, 1)} | ${e.separated} of ${SEEDS.length} | ${pct(e.blind_best.success)} | ${e.part_blind_best ? pct(e.part_blind_best.success) : '—'} | ${e.before.agent.calls_per_episode.toFixed(2)} → ${pm(e.calls_per_episode_after, 1, 2)} | ${pct(e.before.agent.retry_rate)} → ${pm(e.retry_rate_after)}% | ${pct(e.before.agent.recovery_rate)} of ${e.before.agent.failed_call_episodes} → ${pm(e.recovery_rate_after)}% |`,
   );
 }
 process.exit(0);
