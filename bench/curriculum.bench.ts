@@ -20,7 +20,7 @@ import { resolveModelPath } from '../src/pipeline/platform/node.ts';
 import { bestBlindByKind } from '../src/rollout/blind-policies.ts';
 import type { RunMarker } from '../src/contracts.ts';
 import { EVAL_SEED, heldOut, pct, showRate, trainGrpo } from './lib/learn-run.ts';
-import { lineChartSvg } from './lib/svg-chart.ts';
+import { curriculumChart } from './lib/curriculum-chart.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -154,20 +154,12 @@ writeFileSync(
 );
 writeFileSync(
   `bench/results/${args.out}.svg`,
-  lineChartSvg({
-    title: `Curriculum on ${ENV} from spindle-base (${curve.length} updates, ${(seconds / 60).toFixed(1)} min)`,
-    xLabel: 'update',
-    series: [
-      { name: 'success rate (training batch)', points: curve.map((c) => [c.step, c.metrics['rollout/success'] ?? 0]) },
-      ...LEVELS.map((l) => ({
-        name: `held-out L${l}: before → after`,
-        points: [
-          [0, before[l].success],
-          [curve.length, after[l].success],
-        ] as [number, number][],
-      })),
-    ],
-    markers: changes.map((c) => ({ x: c.step, label: `L${c.to}` })),
+  curriculumChart({
+    env: ENV,
+    trainSeconds: seconds,
+    curve: curve.map((c) => ({ step: c.step, success: c.metrics['rollout/success'] ?? 0 })),
+    levels,
+    changes,
   }),
 );
 console.log(`\n| level | before | after | best task-blind, part-blind | intervals |`);
