@@ -11,7 +11,7 @@ const BENCHES = [
   'bench/model-135m.bench.ts',
   'bench/memory.bench.ts',
   'bench/pipeline.bench.ts',
-  'bench/rollout-kv.ts',
+  'bench/rollout-kv.bench.ts',
   'bench/sandbox.bench.ts',
 ];
 let failed = 0;

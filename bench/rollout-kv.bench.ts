@@ -9,7 +9,7 @@
  * with their min–max, and the ratio to the full prefill; the target is ≥ 2×. The episodes are checked to be
  * the same tokens both ways. Writes bench/results/rollout-kv.json with the load average before and after.
  *
- *   npx tsx bench/rollout-kv.ts [--episodes 12] [--repeats 3] [--steps 6] [--setups loop,batched]
+ *   npx tsx bench/rollout-kv.bench.ts [--episodes 12] [--repeats 3] [--steps 6] [--setups loop,batched]
  *
  * A smoke run: `--episodes 3 --repeats 1`.
  */
